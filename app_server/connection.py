@@ -1,0 +1,225 @@
+"""One client connection of the app-server: its session state, inbound queue and outbound requests.
+
+``AppConnection`` is what a transport drives (see :mod:`pycodex.transport`). It feeds raw messages to
+the sans-IO peer, answers wire violations the way Codex does (no reply, one stderr line), queues
+requests for a single dispatcher task (so responses and the notifications handlers emit stay in arrival
+order), and refuses requests with -32001 once the inbound queue is full.
+
+``Session`` is the view handlers get: client identity and capabilities, ``notify`` (which honours
+opt-outs and experimental-only notifications and stamps ``emittedAtMs``) and ``request`` for
+server-to-client requests with a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from app_server.router import Router
+from pycodex.jsonrpc import (
+    ErrorReceived,
+    NotificationReceived,
+    RequestReceived,
+    ResponseReceived,
+    RpcError,
+    RpcPeer,
+    ServerOverloaded,
+    Violation,
+)
+from pycodex.jsonrpc.errors import InvalidRequest
+from pycodex.transport.base import Outbox
+
+__all__ = ["AppConnection", "ConnectionClosedError", "ServerRequestTimeout", "Session"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_QUEUED_REQUESTS = 256
+_connection_ids = itertools.count(1)
+
+
+class ConnectionClosedError(Exception):
+    """The client went away before answering a server request."""
+
+
+class ServerRequestTimeout(Exception):
+    """The client did not answer a server request before its deadline."""
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Session:
+    """Per-connection state and the outbound API handlers use."""
+
+    def __init__(
+        self,
+        peer: RpcPeer,
+        outbox: Outbox,
+        *,
+        app: Any,
+        experimental_notifications: Iterable[str] = (),
+    ) -> None:
+        self.id = next(_connection_ids)
+        self.app = app
+        self._peer = peer
+        self._outbox = outbox
+        self._experimental_notifications = frozenset(experimental_notifications)
+        self._waiters: dict[int, asyncio.Future[Any]] = {}
+        self.initialized = False
+        self.client_name = ""
+        self.client_version = ""
+        self.client_title: str | None = None
+        self.experimental_api = False
+        self.opt_out: frozenset[str] = frozenset()
+        self.closed = asyncio.Event()
+        #: Callbacks run once when the connection closes (thread unsubscription, pending approvals).
+        self.on_close: list[Callable[[], Any]] = []
+        self._after_response: list[Callable[[], Awaitable[None]]] = []
+
+    def after_response(self, callback: Callable[[], Awaitable[None]]) -> None:
+        """Run ``callback`` right after the current request's response is written.
+
+        Codex emits e.g. ``thread/started`` after the ``thread/start`` response, not before it.
+        """
+        self._after_response.append(callback)
+
+    async def run_after_response(self) -> None:
+        callbacks, self._after_response = self._after_response, []
+        for callback in callbacks:
+            await callback()
+
+    # -- outbound ---------------------------------------------------------------------------------
+    def wants(self, method: str) -> bool:
+        if method in self.opt_out:
+            return False
+        return self.experimental_api or method not in self._experimental_notifications
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification unless the client opted out of it or may not see it."""
+        if self.closed.is_set() or not self.wants(method):
+            return
+        await self._outbox.send(self._peer.notify(method, params, emitted_at_ms=now_ms()))
+
+    async def send_raw(self, data: bytes) -> None:
+        await self._outbox.send(data)
+
+    async def request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
+        """Send a server-to-client request and wait for its result.
+
+        Raises ``RpcError`` if the client answered with an error, ``ServerRequestTimeout`` after
+        ``timeout`` seconds, ``ConnectionClosedError`` if the connection ends first.
+        """
+        if self.closed.is_set():
+            raise ConnectionClosedError(method)
+        request_id, data = self._peer.request(method, params)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiters[request_id] = future
+        try:
+            await self._outbox.send(data)
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            raise ServerRequestTimeout(f"{method} timed out after {timeout} s") from None
+        finally:
+            self._waiters.pop(request_id, None)
+            self._peer.forget(request_id)
+
+    def next_request_id(self) -> int:
+        """The id the next server request will get (tests and logs)."""
+        return self._peer._next_id
+
+    def resolve(self, msg: ResponseReceived | ErrorReceived) -> None:
+        future = self._waiters.get(msg.id) if isinstance(msg.id, int) else None
+        if future is None or future.done():
+            logger.warning("could not find callback for server request id %r", msg.id)
+            return
+        if isinstance(msg, ResponseReceived):
+            future.set_result(msg.result)
+        else:
+            error = msg.error if isinstance(msg.error, dict) else {}
+            future.set_exception(
+                RpcError(str(error.get("message", "client error")), code=int(error.get("code", -32603)))
+            )
+
+    def fail_pending(self) -> None:
+        for future in self._waiters.values():
+            if not future.done():
+                future.set_exception(ConnectionClosedError("connection closed"))
+
+
+class AppConnection:
+    """Transport-facing handler for one connection (implements ``MessageHandler``)."""
+
+    def __init__(
+        self,
+        outbox: Outbox,
+        router: Router,
+        *,
+        app: Any,
+        max_queued_requests: int = DEFAULT_MAX_QUEUED_REQUESTS,
+        experimental_notifications: Iterable[str] = (),
+    ) -> None:
+        self._peer = RpcPeer()
+        self._router = router
+        self.session = Session(
+            self._peer, outbox, app=app, experimental_notifications=experimental_notifications
+        )
+        self._queue: asyncio.Queue[RequestReceived] = asyncio.Queue(max_queued_requests)
+        self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
+
+    async def on_message(self, raw: bytes) -> None:
+        msg = self._peer.receive(raw)
+        if isinstance(msg, RequestReceived):
+            if msg.duplicate:
+                err = InvalidRequest(f"duplicate request id {msg.id!r}: a request with this id is in flight")
+                await self.session.send_raw(self._peer.error_untracked(msg.id, err))
+                return
+            try:
+                self._queue.put_nowait(msg)
+            except asyncio.QueueFull:
+                await self.session.send_raw(self._peer.respond_error(msg.id, ServerOverloaded()))
+        elif isinstance(msg, ResponseReceived | ErrorReceived):
+            self.session.resolve(msg)
+        elif isinstance(msg, NotificationReceived):
+            if msg.method != "initialized":
+                logger.info("ignoring client notification %s", msg.method)
+        elif isinstance(msg, Violation):
+            logger.error("Failed to deserialize JSONRPCMessage: %s (%s)", msg.reason, msg.excerpt)
+
+    async def on_line_too_long(self, size: int) -> None:
+        logger.error("Failed to deserialize JSONRPCMessage: line of %d bytes exceeds the limit", size)
+
+    async def on_close(self) -> None:
+        session = self.session
+        session.closed.set()
+        session.fail_pending()
+        self._dispatcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._dispatcher
+        for callback in session.on_close:
+            try:
+                result = callback()
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:
+                logger.exception("close callback failed")
+
+    async def _dispatch_loop(self) -> None:
+        while True:
+            req = await self._queue.get()
+            try:
+                result = await self._router.dispatch(self.session, req.method, req.params, req.has_params)
+            except RpcError as exc:
+                self.session._after_response.clear()
+                await self.session.send_raw(self._peer.respond_error(req.id, exc))
+                continue
+            await self.session.send_raw(self._peer.respond(req.id, result))
+            try:
+                await self.session.run_after_response()
+            except Exception:
+                logger.exception("post-response step of %s failed", req.method)

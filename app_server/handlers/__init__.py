@@ -1,0 +1,21 @@
+"""Request handlers, grouped by area. ``register_all`` fills the server's router at startup."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app_server.app import AppServer
+
+__all__ = ["register_all"]
+
+
+def register_all(app: AppServer) -> None:
+    from app_server.handlers import initialize
+
+    initialize.register(app)
+    try:
+        from app_server.handlers import threads
+    except ImportError:
+        return
+    threads.register(app)

@@ -1,0 +1,61 @@
+"""Entry point of ``pycodex app-server``: build the server, pick the transport, run until done."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from app_server.app import AppServer, default_codex_home
+from pycodex.transport.stdio import serve_stdio
+from pycodex.transport.websocket import parse_ws_listen, serve_websocket
+
+__all__ = ["run_app_server"]
+
+logger = logging.getLogger(__name__)
+
+
+class StartupError(Exception):
+    """A fatal configuration problem; reported on stderr as ``Error: ...`` with exit status 1."""
+
+
+def run_app_server(*, listen: str, config_overrides: Sequence[str] = (), strict_config: bool = False) -> int:
+    try:
+        return asyncio.run(_serve(listen, config_overrides, strict_config))
+    except StartupError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _serve(listen: str, config_overrides: Sequence[str], strict_config: bool) -> int:
+    if listen in ("stdio", "stdio://", ""):
+        app = AppServer(codex_home=default_codex_home(), config_overrides=config_overrides,
+                        strict_config=strict_config)
+        try:
+            await serve_stdio(app.connection)
+        finally:
+            await app.shutdown()
+        return 0
+    if listen.startswith("ws://"):
+        try:
+            host, port = parse_ws_listen(listen)
+        except ValueError as exc:
+            raise StartupError(str(exc)) from None
+        app = AppServer(codex_home=default_codex_home(), config_overrides=config_overrides,
+                        strict_config=strict_config)
+
+        def announce(server: object) -> None:
+            sockets = getattr(server, "sockets", [])
+            for sock in sockets:
+                addr = sock.getsockname()
+                print(f"app-server listening on ws://{addr[0]}:{addr[1]}", file=sys.stderr, flush=True)
+
+        try:
+            await serve_websocket(app.connection, host, port, on_listening=announce)
+        finally:
+            await app.shutdown()
+        return 0
+    raise StartupError(f"unsupported --listen value {listen!r}: use stdio:// or ws://IP:PORT")

@@ -1,0 +1,54 @@
+"""The model layer: Responses SSE decoding, typed events, the HTTP client and the offline scripted provider.
+
+Both clients satisfy `ModelStreamer`; `create_model_client()` picks one for a provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Protocol
+
+from app_server.model.client import ModelClient
+from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
+from app_server.model.events import ResponseEvent
+from app_server.model.provider import SCRIPTED_PROVIDER_ID, ProviderConfig, RequestContext, turn_metadata
+from app_server.model.retry import RetryCallback
+from app_server.model.scripted import ScriptedModelClient
+
+
+class ModelStreamer(Protocol):
+    """What the turn runner needs from a model provider."""
+
+    @property
+    def provider(self) -> ProviderConfig: ...
+
+    def stream(
+        self, body: Mapping[str, Any], ctx: RequestContext, on_retry: RetryCallback | None = None
+    ) -> AsyncIterator[ResponseEvent]: ...
+
+    async def aclose(self) -> None: ...
+
+
+def create_model_client(provider: ProviderConfig, env: Mapping[str, str] | None = None) -> ModelStreamer:
+    """The scripted provider for `scripted`, the HTTP Responses client for anything else."""
+    if provider.is_scripted:
+        return ScriptedModelClient.from_provider(provider, env)
+    return ModelClient(provider, env=env)
+
+
+__all__ = [
+    "SCRIPTED_PROVIDER_ID",
+    "ModelClient",
+    "ModelError",
+    "ModelStreamer",
+    "ProviderConfig",
+    "RequestContext",
+    "ResponseEvent",
+    "RetryCallback",
+    "RetryNotice",
+    "RetryScope",
+    "ScriptedModelClient",
+    "TurnErrorPayload",
+    "create_model_client",
+    "turn_metadata",
+]

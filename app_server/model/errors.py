@@ -1,0 +1,185 @@
+"""Model errors and their mapping to Codex's TurnError payloads (message + codexErrorInfo).
+
+The texts and categories were observed on Codex 0.169.0 against a fake Responses server. Both the HTTP
+client and the scripted provider build their errors here, so a turn cannot tell them apart.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from typing import Any
+
+HIGH_DEMAND = "We’re currently experiencing high demand, which may cause temporary errors."
+USAGE_LIMIT = "You’ve hit your usage limit. Try again later."
+CONTEXT_WINDOW = (
+    "Codex ran out of room in the model's context window. "
+    "Start a new thread or clear earlier history before retrying."
+)
+DISCONNECTED = "stream disconnected before completion: "
+STREAM_CLOSED = DISCONNECTED + "stream closed before response.completed"
+IDLE_TIMEOUT = DISCONNECTED + "idle timeout waiting for SSE"
+CONNECTION_FAILED = "Connection failed: error sending request"
+WAITING_FOR_NETWORK = "Reconnecting... waiting for network"
+
+# response.failed codes that retrying cannot fix.
+_FATAL_FAILED_CODES = frozenset({"context_length_exceeded", "insufficient_quota", "usage_not_included"})
+
+_REASONS = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    402: "Payment Required",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    408: "Request Timeout",
+    409: "Conflict",
+    413: "Payload Too Large",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+}
+
+
+@dataclass(frozen=True)
+class TurnErrorPayload:
+    """The wire `TurnError`: `{message, codexErrorInfo, additionalDetails, misalignment}`."""
+
+    message: str
+    codex_error_info: str | dict[str, Any]
+    additional_details: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "message": self.message,
+            "codexErrorInfo": self.codex_error_info,
+            "additionalDetails": self.additional_details,
+            "misalignment": None,
+        }
+
+
+class RetryScope(enum.Enum):
+    """Which retry budget an error may use (Codex has two, plus an unbounded network wait)."""
+
+    NONE = "none"  # fatal: fail the turn now
+    STREAM = "stream"  # stream_max_retries, each retry announced
+    REQUEST = "request"  # request_max_retries silently, then stream_max_retries
+    NETWORK = "network"  # could not connect: "waiting for network"
+
+
+class ModelError(Exception):
+    """A model request failed. `payload` is what the turn reports; `scope` drives retries."""
+
+    def __init__(self, payload: TurnErrorPayload, scope: RetryScope, http_status: int | None = None) -> None:
+        super().__init__(payload.message)
+        self.payload = payload
+        self.scope = scope
+        self.http_status = http_status
+
+    @property
+    def retryable(self) -> bool:
+        return self.scope is not RetryScope.NONE
+
+    def __repr__(self) -> str:
+        return (
+            f"ModelError({self.payload.message!r}, scope={self.scope.value}, http_status={self.http_status})"
+        )
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """Handed to `on_retry` before a retry. `payload` is what Codex sends in `error` with willRetry=true."""
+
+    attempt: int  # 1-based
+    max_attempts: int | None  # None while waiting for the network
+    cause: ModelError
+    payload: TurnErrorPayload
+
+
+def retry_notice(attempt: int, max_attempts: int | None, cause: ModelError) -> RetryNotice:
+    if cause.scope is RetryScope.NETWORK:
+        message = WAITING_FOR_NETWORK
+    else:
+        message = f"Reconnecting... {attempt}/{max_attempts}"
+    payload = TurnErrorPayload(
+        message=message,
+        codex_error_info={"responseStreamDisconnected": {"httpStatusCode": cause.http_status}},
+        additional_details=cause.payload.message,
+    )
+    return RetryNotice(attempt=attempt, max_attempts=max_attempts, cause=cause, payload=payload)
+
+
+def _json_error(body: str) -> dict[str, Any]:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return {}
+    error = data.get("error") if isinstance(data, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def from_http_status(status: int, body: str, url: str) -> ModelError:
+    """Map a non-2xx answer to the error Codex reports for it."""
+    error = _json_error(body)
+    kind = error.get("type") or error.get("code")
+    if status == 429 and kind == "usage_limit_reached":
+        return ModelError(TurnErrorPayload(USAGE_LIMIT, "usageLimitExceeded"), RetryScope.NONE, status)
+    if status == 429:
+        return ModelError(
+            TurnErrorPayload(
+                f"exceeded retry limit, last status: 429 {_REASONS[429]}",
+                {"responseTooManyFailedAttempts": {"httpStatusCode": 429}},
+            ),
+            RetryScope.NONE,
+            status,
+        )
+    if status >= 500:
+        # Codex drops the status here: its retry notices say `httpStatusCode: null` for a 5xx.
+        return ModelError(TurnErrorPayload(HIGH_DEMAND, "internalServerError"), RetryScope.REQUEST, None)
+    if status == 400:
+        if kind == "context_length_exceeded" or error.get("code") == "context_length_exceeded":
+            return ModelError(
+                TurnErrorPayload(CONTEXT_WINDOW, "contextWindowExceeded"), RetryScope.NONE, status
+            )
+        return ModelError(TurnErrorPayload(body, "other"), RetryScope.NONE, status)
+    detail = error.get("message") if isinstance(error.get("message"), str) else body
+    reason = _REASONS.get(status, "")
+    status_text = f"{status} {reason}".rstrip()
+    return ModelError(
+        TurnErrorPayload(
+            f"unexpected status {status_text}: {detail}, url: {url}",
+            {"httpConnectionFailed": {"httpStatusCode": status}},
+        ),
+        RetryScope.STREAM,
+        status,
+    )
+
+
+def from_response_failed(code: str | None, message: str) -> ModelError:
+    """Map a `response.failed` event (also `error` / `response.incomplete`)."""
+    if code == "context_length_exceeded":
+        return ModelError(TurnErrorPayload(CONTEXT_WINDOW, "contextWindowExceeded"), RetryScope.NONE)
+    if code in ("insufficient_quota", "usage_not_included"):
+        return ModelError(TurnErrorPayload(USAGE_LIMIT, "usageLimitExceeded"), RetryScope.NONE)
+    scope = RetryScope.NONE if code in _FATAL_FAILED_CODES else RetryScope.STREAM
+    return ModelError(TurnErrorPayload(DISCONNECTED + message, "other"), scope)
+
+
+def stream_closed() -> ModelError:
+    return ModelError(TurnErrorPayload(STREAM_CLOSED, "other"), RetryScope.STREAM)
+
+
+def idle_timeout() -> ModelError:
+    return ModelError(TurnErrorPayload(IDLE_TIMEOUT, "other"), RetryScope.STREAM)
+
+
+def stream_broken(reason: str) -> ModelError:
+    """The connection failed while reading the body (reset, protocol error, undecodable event)."""
+    return ModelError(TurnErrorPayload(DISCONNECTED + reason, "other"), RetryScope.STREAM)
+
+
+def connection_failed() -> ModelError:
+    return ModelError(
+        TurnErrorPayload(CONNECTION_FAILED, {"responseStreamConnectionFailed": {"httpStatusCode": None}}),
+        RetryScope.NETWORK,
+    )

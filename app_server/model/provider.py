@@ -1,0 +1,128 @@
+"""Provider settings (one `model_providers.<id>` table) and the per-request context.
+
+Plain frozen data, shared by the config loader, the HTTP client and the scripted provider.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+SCRIPTED_PROVIDER_ID = "scripted"
+DEFAULT_REQUEST_MAX_RETRIES = 4
+DEFAULT_STREAM_MAX_RETRIES = 5
+DEFAULT_STREAM_IDLE_TIMEOUT_MS = 300_000
+BETA_FEATURES = "remote_compaction_v2"
+
+
+def _empty() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """One model provider. `wire_api` is always "responses" (the only API Codex 0.169 speaks)."""
+
+    id: str
+    name: str
+    base_url: str | None = None
+    wire_api: str = "responses"
+    env_key: str | None = None
+    request_max_retries: int = DEFAULT_REQUEST_MAX_RETRIES
+    stream_max_retries: int = DEFAULT_STREAM_MAX_RETRIES
+    stream_idle_timeout_ms: int = DEFAULT_STREAM_IDLE_TIMEOUT_MS
+    http_headers: Mapping[str, str] = field(default_factory=_empty)
+    query_params: Mapping[str, str] = field(default_factory=_empty)
+    requires_openai_auth: bool = False
+    # Only for the built-in `scripted` provider: a model script path (see app_server.model.scripted).
+    script: str | None = None
+
+    @property
+    def is_scripted(self) -> bool:
+        return self.id == SCRIPTED_PROVIDER_ID
+
+    def responses_url(self) -> str:
+        if not self.base_url:
+            raise ValueError(f"model provider `{self.id}` has no base_url")
+        return self.base_url.rstrip("/") + "/responses"
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """Who is asking: the values that become Codex's per-request headers (§8 of the reference)."""
+
+    thread_id: str
+    turn_id: str
+    originator: str
+    user_agent: str
+    window_number: int = 0
+    beta_features: str = BETA_FEATURES
+    # Serialized into `x-codex-turn-metadata` as compact JSON; keys keep their order.
+    turn_metadata: Mapping[str, Any] | None = None
+
+    @property
+    def window_id(self) -> str:
+        return f"{self.thread_id}:{self.window_number}"
+
+    def headers(self) -> dict[str, str]:
+        headers = {
+            "accept": "text/event-stream",
+            "content-type": "application/json",
+            "originator": self.originator,
+            "user-agent": self.user_agent,
+            "session-id": self.thread_id,
+            "thread-id": self.thread_id,
+            "x-client-request-id": self.thread_id,
+            "x-codex-window-id": self.window_id,
+            "x-codex-beta-features": self.beta_features,
+        }
+        if self.turn_metadata is not None:
+            headers["x-codex-turn-metadata"] = json.dumps(
+                dict(self.turn_metadata), separators=(",", ":"), ensure_ascii=False
+            )
+        return headers
+
+
+def turn_metadata(
+    *,
+    installation_id: str,
+    thread_id: str,
+    turn_id: str,
+    root_turn_id: str,
+    context_window_id: str,
+    sandbox_mode: str,
+    model: str,
+    turn_started_at_unix_ms: int,
+    window_number: int = 0,
+    request_kind: str = "turn",
+    history_initialization: str = "new",
+    compaction: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The `x-codex-turn-metadata` object with Codex's keys in Codex's order."""
+    meta: dict[str, Any] = {
+        "installation_id": installation_id,
+        "session_id": thread_id,
+        "thread_id": thread_id,
+        "agent_name": "/root",
+        "turn_id": turn_id,
+        "window_id": f"{thread_id}:{window_number}",
+        "window_number": window_number,
+        "context_window_id": context_window_id,
+        "request_kind": request_kind,
+        "history_initialization": history_initialization,
+        "root_turn_id": root_turn_id,
+        "sandbox": "seccomp",
+        "sandbox_mode": sandbox_mode,
+        "auto_review_enabled": False,
+        "node_repl_auto_review_required": False,
+        "node_repl_disabled": False,
+        "turn_started_at_unix_ms": turn_started_at_unix_ms,
+        "analytics_enabled": True,
+        "model": model,
+    }
+    if compaction is not None:
+        meta["compaction"] = dict(compaction)
+    return meta

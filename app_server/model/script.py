@@ -1,0 +1,198 @@
+"""The model script format of the offline `scripted` provider: parsing, validation, expansion to events.
+
+A script is JSON: a list of responses, or `{"responses": [...]}`. Each model request consumes the next
+response. A response is a list of output items, or `{"output": [...], "usage": {...}, "delay_ms": N}`
+(`delay_ms` is slept before each event). Items:
+
+    "plain text"                                           an assistant message (shorthand)
+    {"type": "message", "text": "...", "deltas": [...], "phase": null}
+                                                           deltas default to one delta with the whole text
+    {"type": "reasoning", "summary": ["..."]}              reasoning with summary parts
+    {"type": "function_call", "name": "exec_command", "arguments": {...} | "json", "call_id": "..."}
+    {"type": "custom_tool_call", "name": "apply_patch", "input": "...", "call_id": "..."}
+Faults (each ends the response; items before it are still streamed):
+    {"type": "failed", "code": "server_error", "message": "..."}     as `response.failed`
+    {"type": "http_error", "status": 500, "body": "..." | {...}}      as that HTTP answer (only first)
+    {"type": "truncate"}                                   the stream closes before response.completed
+    {"type": "stall", "seconds": 30}                       hold the stream open (an interrupt ends it)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app_server.model.events import (
+    OutputItemAdded,
+    OutputItemDone,
+    OutputTextDelta,
+    ReasoningSummaryPartAdded,
+    ReasoningSummaryTextDelta,
+    ResponseCompleted,
+    ResponseCreated,
+    ResponseEvent,
+    Usage,
+    parse_item,
+    parse_usage,
+)
+
+JsonObj = dict[str, Any]
+ITEM_TYPES = ("message", "reasoning", "function_call", "custom_tool_call")
+FAULT_TYPES = ("failed", "http_error", "truncate", "stall")
+DEFAULT_USAGE = Usage(input_tokens=10, output_tokens=5, total_tokens=15)
+
+
+class ScriptError(ValueError):
+    """A model script that does not follow the format; the message names the file and the position."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str  # one of FAULT_TYPES
+    spec: JsonObj
+
+
+@dataclass(frozen=True)
+class ScriptedResponse:
+    items: tuple[JsonObj, ...]
+    fault: Fault | None
+    usage: Usage
+    delay_ms: int = 0
+
+
+@dataclass(frozen=True)
+class ModelScript:
+    source: str  # where it came from, for messages
+    responses: tuple[ScriptedResponse, ...]
+
+
+def _parse_item(raw: Any, where: str) -> JsonObj:
+    if isinstance(raw, str):
+        return {"type": "message", "text": raw}
+    if not isinstance(raw, dict):
+        raise ScriptError(f"{where}: an item must be a string or an object, got {type(raw).__name__}")
+    kind = raw.get("type")
+    if kind not in ITEM_TYPES + FAULT_TYPES:
+        allowed = ", ".join(ITEM_TYPES + FAULT_TYPES)
+        raise ScriptError(f"{where}: unknown item type {kind!r} (expected one of {allowed})")
+    if kind in ("function_call", "custom_tool_call") and not isinstance(raw.get("name"), str):
+        raise ScriptError(f"{where}: {kind} needs a string `name`")
+    if kind == "message" and not isinstance(raw.get("text", ""), str):
+        raise ScriptError(f"{where}: message `text` must be a string")
+    if kind == "http_error" and not isinstance(raw.get("status"), int):
+        raise ScriptError(f"{where}: http_error needs an integer `status`")
+    return raw
+
+
+def _parse_response(raw: Any, where: str) -> ScriptedResponse:
+    spec: Mapping[str, Any]
+    if isinstance(raw, list):
+        spec = {"output": raw}
+    elif isinstance(raw, dict):
+        spec = raw
+    else:
+        raise ScriptError(f"{where}: a response must be a list of items or an object with `output`")
+    output = spec.get("output", [])
+    if not isinstance(output, list):
+        raise ScriptError(f"{where}: `output` must be a list")
+    items: list[JsonObj] = []
+    fault: Fault | None = None
+    for index, raw_item in enumerate(output):
+        item = _parse_item(raw_item, f"{where} item {index}")
+        if fault is not None:
+            raise ScriptError(f"{where} item {index}: nothing may follow a `{fault.kind}` fault")
+        if item["type"] in FAULT_TYPES:
+            if item["type"] == "http_error" and items:
+                raise ScriptError(f"{where} item {index}: http_error must be the only item")
+            fault = Fault(item["type"], item)
+        else:
+            items.append(item)
+    usage = parse_usage(spec["usage"]) if "usage" in spec else DEFAULT_USAGE
+    delay = spec.get("delay_ms", 0)
+    if not isinstance(delay, int) or delay < 0:
+        raise ScriptError(f"{where}: `delay_ms` must be a non-negative integer")
+    return ScriptedResponse(tuple(items), fault, usage or DEFAULT_USAGE, delay)
+
+
+def parse_script(data: Any, source: str = "<script>") -> ModelScript:
+    responses = data.get("responses") if isinstance(data, dict) else data
+    if not isinstance(responses, list) or not responses:
+        raise ScriptError(f"model script {source}: expected a non-empty list of responses")
+    return ModelScript(
+        source=source,
+        responses=tuple(
+            _parse_response(r, f"model script {source}: response {i}") for i, r in enumerate(responses)
+        ),
+    )
+
+
+def load_script(path: Path) -> ModelScript:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScriptError(f"cannot read model script {path}: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScriptError(f"model script {path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    return parse_script(data, str(path))
+
+
+def expand(response: ScriptedResponse, response_id: str, id_prefix: str) -> list[ResponseEvent]:
+    """The typed events of one scripted response, up to (not including) its fault or completion."""
+    events: list[ResponseEvent] = [ResponseCreated(response_id=response_id)]
+    for index, spec in enumerate(response.items):
+        item_id = spec.get("id") or f"{id_prefix}_{index}"
+        kind = spec["type"]
+        if kind == "message":
+            text = spec.get("text", "")
+            done: JsonObj = {
+                "type": "message",
+                "id": item_id,
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+            if spec.get("phase") is not None:
+                done["phase"] = spec["phase"]
+            events.append(OutputItemAdded(index, parse_item({**done, "content": []})))
+            for delta in spec.get("deltas", [text] if text else []):
+                events.append(
+                    OutputTextDelta(item_id=item_id, delta=delta, output_index=index, content_index=0)
+                )
+        elif kind == "reasoning":
+            summary = [str(s) for s in spec.get("summary", [])]
+            done = {
+                "type": "reasoning",
+                "id": item_id,
+                "summary": [{"type": "summary_text", "text": s} for s in summary],
+            }
+            events.append(OutputItemAdded(index, parse_item({**done, "summary": []})))
+            for s_index, text in enumerate(summary):
+                events.append(ReasoningSummaryPartAdded(item_id=item_id, summary_index=s_index))
+                events.append(ReasoningSummaryTextDelta(item_id=item_id, summary_index=s_index, delta=text))
+        elif kind == "function_call":
+            arguments = spec.get("arguments", {})
+            done = {
+                "type": "function_call",
+                "id": item_id,
+                "name": spec["name"],
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                "call_id": spec.get("call_id") or f"call_{id_prefix}_{index}",
+            }
+            events.append(OutputItemAdded(index, parse_item(done)))
+        else:  # custom_tool_call
+            done = {
+                "type": "custom_tool_call",
+                "id": item_id,
+                "call_id": spec.get("call_id") or f"call_{id_prefix}_{index}",
+                "name": spec["name"],
+                "input": str(spec.get("input", "")),
+            }
+            events.append(OutputItemAdded(index, parse_item(done)))
+        events.append(OutputItemDone(index, parse_item(done)))
+    if response.fault is None:
+        events.append(ResponseCompleted(response_id=response_id, usage=response.usage))
+    return events

@@ -1,0 +1,110 @@
+"""Server -> client approval requests and the client's answers.
+
+`item/commandExecution/requestApproval` and `item/fileChange/requestApproval`: params (server side,
+Codex key order and omission rules) and responses (client side, validated when the answer arrives).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Annotated, Literal, TypeAlias
+
+from pydantic import Field
+
+from .base import OMIT_IF_NONE, OmittingWireModel, WireModel
+from .common import ItemId, ThreadId, TurnId
+from .items import CommandAction
+
+CommandExecutionApprovalKind = Literal["command", "writeStdin", "humanCommand"]
+NetworkApprovalProtocol = Literal["http", "https", "socks5Tcp", "socks5Udp"]
+NetworkPolicyRuleAction = Literal["allow", "deny"]
+SimpleApprovalDecision = Literal["accept", "acceptForSession", "decline", "cancel"]
+
+
+class NetworkApprovalContext(WireModel):
+    host: str
+    protocol: NetworkApprovalProtocol
+
+
+class NetworkPolicyAmendment(WireModel):
+    host: str
+    action: NetworkPolicyRuleAction
+
+
+class ExecpolicyAmendmentBody(WireModel):
+    execpolicy_amendment: list[str] = Field(alias="execpolicy_amendment")
+
+
+class AcceptWithExecpolicyAmendment(WireModel):
+    """`{"acceptWithExecpolicyAmendment": {"execpolicy_amendment": [...]}}` (inner key snake_case)."""
+
+    accept_with_execpolicy_amendment: ExecpolicyAmendmentBody
+
+
+class NetworkPolicyAmendmentBody(WireModel):
+    network_policy_amendment: NetworkPolicyAmendment = Field(alias="network_policy_amendment")
+
+
+class ApplyNetworkPolicyAmendment(WireModel):
+    apply_network_policy_amendment: NetworkPolicyAmendmentBody
+
+
+CommandExecutionApprovalDecision: TypeAlias = Annotated[
+    SimpleApprovalDecision | AcceptWithExecpolicyAmendment | ApplyNetworkPolicyAmendment,
+    Field(union_mode="left_to_right"),
+]
+FileChangeApprovalDecision: TypeAlias = SimpleApprovalDecision
+
+
+class CommandExecutionRequestApprovalParams(OmittingWireModel):
+    """Unset optional keys are left out (Codex sends no `reason` key when there is none)."""
+
+    kind: CommandExecutionApprovalKind = "command"
+    thread_id: ThreadId
+    turn_id: TurnId
+    item_id: ItemId
+    started_at_ms: int
+    environment_id: str | None = None
+    approval_id: Annotated[str | None, OMIT_IF_NONE] = None
+    reason: Annotated[str | None, OMIT_IF_NONE] = None
+    network_approval_context: Annotated[NetworkApprovalContext | None, OMIT_IF_NONE] = None
+    command: Annotated[str | None, OMIT_IF_NONE] = None
+    cwd: Annotated[str | None, OMIT_IF_NONE] = None
+    command_actions: Annotated[list[CommandAction] | None, OMIT_IF_NONE] = None
+    additional_permissions: Annotated[dict[str, object] | None, OMIT_IF_NONE] = None
+    proposed_execpolicy_amendment: Annotated[list[str] | None, OMIT_IF_NONE] = None
+    proposed_network_policy_amendments: Annotated[list[NetworkPolicyAmendment] | None, OMIT_IF_NONE] = None
+    available_decisions: Annotated[list[CommandExecutionApprovalDecision] | None, OMIT_IF_NONE] = None
+
+
+class CommandExecutionRequestApprovalResponse(WireModel):
+    decision: CommandExecutionApprovalDecision
+
+
+class FileChangeRequestApprovalParams(WireModel):
+    """Codex sends `reason` and `grantRoot` as explicit nulls here."""
+
+    thread_id: ThreadId
+    turn_id: TurnId
+    item_id: ItemId
+    started_at_ms: int
+    reason: str | None = None
+    grant_root: str | None = None
+
+
+class FileChangeRequestApprovalResponse(WireModel):
+    decision: FileChangeApprovalDecision
+
+
+SERVER_REQUESTS: MappingProxyType[str, tuple[type[WireModel], type[WireModel]]] = MappingProxyType(
+    {
+        "item/commandExecution/requestApproval": (
+            CommandExecutionRequestApprovalParams,
+            CommandExecutionRequestApprovalResponse,
+        ),
+        "item/fileChange/requestApproval": (
+            FileChangeRequestApprovalParams,
+            FileChangeRequestApprovalResponse,
+        ),
+    }
+)

@@ -1,0 +1,269 @@
+"""Small shared wire types: ids, string enums, policies, TurnError/codexErrorInfo, token usage, rate limits.
+
+Enumerations are `Literal` aliases so values stay plain strings in code and on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import Field
+
+from .base import SerdeType, WireModel
+
+ThreadId: TypeAlias = str
+TurnId: TypeAlias = str
+ItemId: TypeAlias = str
+RequestId: TypeAlias = int | str
+AbsolutePath: TypeAlias = str
+ReasoningEffort: TypeAlias = Annotated[str, Field(min_length=1)]
+# Optional u32 param (pagination limits); the marker lets errors say `expected u32` like serde.
+OptionalU32: TypeAlias = Annotated[int | None, Field(ge=0, le=4_294_967_295), SerdeType("u32")]
+
+SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
+ApprovalPolicyName = Literal["untrusted", "on-request", "never"]
+ApprovalsReviewer = Literal["user", "auto_review", "guardian_subagent"]
+Personality = Literal["none", "friendly", "pragmatic"]
+ReasoningSummary = Literal["auto", "concise", "detailed", "none"]
+ThreadHistoryMode = Literal["legacy", "paginated"]
+ThreadStartSource = Literal["startup", "clear"]
+ThreadActiveFlag = Literal["waitingOnApproval", "waitingOnUserInput"]
+TurnStatus = Literal["completed", "interrupted", "failed", "inProgress"]
+TurnItemsView = Literal["notLoaded", "summary", "full"]
+SortDirection = Literal["asc", "desc"]
+ThreadSortKey = Literal["created_at", "updated_at", "recency_at", "section_position"]
+ThreadSourceKind = Literal[
+    "cli",
+    "vscode",
+    "exec",
+    "appServer",
+    "subAgent",
+    "subAgentReview",
+    "subAgentCompact",
+    "subAgentThreadSpawn",
+    "subAgentOther",
+    "unknown",
+]
+RemoteControlConnectionStatus = Literal["disabled", "connecting", "connected", "errored"]
+NetworkAccess = Literal["restricted", "enabled"]
+MultiAgentModeName = Literal["explicitRequestOnly", "proactive"]
+
+# ---- approval policy (`AskForApproval`) --------------------------------------------------------
+
+
+class GranularApprovalSettings(WireModel):
+    """The body of `{"granular": {...}}`; its keys are snake_case on the wire."""
+
+    sandbox_approval: bool = Field(alias="sandbox_approval")
+    rules: bool = Field(alias="rules")
+    skill_approval: bool = Field(default=False, alias="skill_approval")
+    request_permissions: bool = Field(default=False, alias="request_permissions")
+    mcp_elicitations: bool = Field(alias="mcp_elicitations")
+
+
+class GranularApprovalPolicy(WireModel):
+    granular: GranularApprovalSettings
+
+
+AskForApproval: TypeAlias = Annotated[
+    ApprovalPolicyName | GranularApprovalPolicy, Field(union_mode="left_to_right")
+]
+
+
+class CustomMultiAgentMode(WireModel):
+    custom: str
+
+
+MultiAgentMode: TypeAlias = Annotated[
+    MultiAgentModeName | CustomMultiAgentMode, Field(union_mode="left_to_right")
+]
+
+# ---- sandbox policy (response side, camelCase tagged union) ------------------------------------
+
+
+class DangerFullAccessSandboxPolicy(WireModel):
+    type: Literal["dangerFullAccess"] = "dangerFullAccess"
+
+
+class ReadOnlySandboxPolicy(WireModel):
+    type: Literal["readOnly"] = "readOnly"
+    network_access: bool = False
+
+
+class ExternalSandboxSandboxPolicy(WireModel):
+    type: Literal["externalSandbox"] = "externalSandbox"
+    network_access: NetworkAccess = "restricted"
+
+
+class WorkspaceWriteSandboxPolicy(WireModel):
+    type: Literal["workspaceWrite"] = "workspaceWrite"
+    writable_roots: list[AbsolutePath] = Field(default_factory=list)
+    network_access: bool = False
+    exclude_tmpdir_env_var: bool = False
+    exclude_slash_tmp: bool = False
+
+
+SandboxPolicy: TypeAlias = Annotated[
+    DangerFullAccessSandboxPolicy
+    | ReadOnlySandboxPolicy
+    | ExternalSandboxSandboxPolicy
+    | WorkspaceWriteSandboxPolicy,
+    Field(discriminator="type"),
+]
+
+
+class ActivePermissionProfile(WireModel):
+    id: str
+    extends: str | None = None
+
+
+# ---- thread status ----------------------------------------------------------------------------
+
+
+class NotLoadedThreadStatus(WireModel):
+    type: Literal["notLoaded"] = "notLoaded"
+
+
+class IdleThreadStatus(WireModel):
+    type: Literal["idle"] = "idle"
+
+
+class SystemErrorThreadStatus(WireModel):
+    type: Literal["systemError"] = "systemError"
+
+
+class ActiveThreadStatus(WireModel):
+    type: Literal["active"] = "active"
+    active_flags: list[ThreadActiveFlag] = Field(default_factory=list)
+
+
+ThreadStatus: TypeAlias = Annotated[
+    NotLoadedThreadStatus | IdleThreadStatus | SystemErrorThreadStatus | ActiveThreadStatus,
+    Field(discriminator="type"),
+]
+
+# ---- errors -----------------------------------------------------------------------------------
+
+CodexErrorName = Literal[
+    "contextWindowExceeded",
+    "sessionBudgetExceeded",
+    "usageLimitExceeded",
+    "rateLimitExceeded",
+    "flexUnavailable",
+    "serverOverloaded",
+    "modelNotFound",
+    "policyCapacityUnavailable",
+    "cyberPolicy",
+    "misalignmentPolicyViolation",
+    "tooManyDenials",
+    "internalServerError",
+    "unauthorized",
+    "badRequest",
+    "threadRollbackFailed",
+    "sandboxError",
+    "other",
+    "inferenceHookDenied",
+]
+
+
+class HttpStatusDetail(WireModel):
+    http_status_code: int | None = None
+
+
+class HttpConnectionFailedInfo(WireModel):
+    http_connection_failed: HttpStatusDetail
+
+
+class ResponseStreamConnectionFailedInfo(WireModel):
+    response_stream_connection_failed: HttpStatusDetail
+
+
+class ResponseStreamDisconnectedInfo(WireModel):
+    response_stream_disconnected: HttpStatusDetail
+
+
+class ResponseTooManyFailedAttemptsInfo(WireModel):
+    response_too_many_failed_attempts: HttpStatusDetail
+
+
+class NonSteerableDetail(WireModel):
+    turn_kind: str
+
+
+class ActiveTurnNotSteerableInfo(WireModel):
+    active_turn_not_steerable: NonSteerableDetail
+
+
+# A camelCase name or a single-key object. Unknown names/objects pass through as plain values so
+# stored errors from newer versions still load.
+CodexErrorInfo: TypeAlias = Annotated[
+    CodexErrorName
+    | HttpConnectionFailedInfo
+    | ResponseStreamConnectionFailedInfo
+    | ResponseStreamDisconnectedInfo
+    | ResponseTooManyFailedAttemptsInfo
+    | ActiveTurnNotSteerableInfo
+    | str
+    | dict[str, Any],
+    Field(union_mode="left_to_right"),
+]
+
+
+class TurnError(WireModel):
+    message: str
+    codex_error_info: CodexErrorInfo | None = None
+    additional_details: str | None = None
+    misalignment: dict[str, Any] | None = None
+
+
+# ---- token usage and rate limits --------------------------------------------------------------
+
+
+class TokenUsageBreakdown(WireModel):
+    total_tokens: int = 0
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_output_tokens: int = 0
+
+
+class ThreadTokenUsage(WireModel):
+    total: TokenUsageBreakdown
+    last: TokenUsageBreakdown
+    model_context_window: int | None = None
+
+
+class RateLimitSnapshot(WireModel):
+    limit_id: str | None = None
+    limit_name: str | None = None
+    normal_model_slug: str | None = None
+    primary: dict[str, Any] | None = None
+    secondary: dict[str, Any] | None = None
+    credits: dict[str, Any] | None = None
+    individual_limit: dict[str, Any] | None = None
+    spend_control_reached: bool | None = None
+    plan_type: str | None = None
+    rate_limit_reached_type: str | None = None
+
+
+# ---- read state -------------------------------------------------------------------------------
+
+
+class ThreadStartUnreadPosition(WireModel):
+    type: Literal["threadStart"] = "threadStart"
+
+
+class TurnUnreadPosition(WireModel):
+    type: Literal["turn"] = "turn"
+    turn_id: TurnId
+
+
+ThreadUnreadPosition: TypeAlias = Annotated[
+    ThreadStartUnreadPosition | TurnUnreadPosition, Field(discriminator="type")
+]
+
+
+class ThreadReadState(WireModel):
+    first_unread: ThreadUnreadPosition | None = None
+    revision: str

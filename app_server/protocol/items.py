@@ -1,0 +1,325 @@
+"""Thread items: the `ThreadItem` tagged union and its parts (command actions, file changes).
+
+Two flavours of each tagged union (the UserInput ones live in `user_input` and are re-exported here):
+* strict (`UserInput`, `KnownThreadItem`): unknown `type` tags are an error that lists the variants,
+  used for client input such as turn/start;
+* tolerant (`StoredUserInput`, `ThreadItem`): unknown tags load as a raw-dict model that serializes
+  back unchanged, used wherever we read stored or foreign data.
+
+Note the snake_case exceptions on the wire: text input `text_elements`, fileChange kind `move_path`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import Discriminator, Field, Tag
+
+from .base import WireModel
+from .common import AbsolutePath, ItemId
+from .user_input import (
+    UNKNOWN_TAG,
+    USER_INPUT_VARIANTS,
+    AudioUserInput,
+    ByteRange,
+    ImageDetail,
+    ImageUserInput,
+    LocalAudioUserInput,
+    LocalImageUserInput,
+    MentionUserInput,
+    RawWireObject,
+    SkillUserInput,
+    StoredUserInput,
+    TextElement,
+    TextUserInput,
+    UnknownUserInput,
+    UserInput,
+    tag_of,
+)
+
+# ---- pieces of items ---------------------------------------------------------------------------
+
+MessagePhase = Literal["commentary", "partial_answer", "final_answer"]
+CommandExecutionStatus = Literal["inProgress", "completed", "failed", "declined"]
+CommandExecutionSource = Literal["agent", "userShell", "unifiedExecStartup", "unifiedExecInteraction"]
+PatchApplyStatus = Literal["inProgress", "completed", "failed", "declined"]
+
+
+class ReadCommandAction(WireModel):
+    type: Literal["read"] = "read"
+    command: str
+    name: str
+    path: str
+
+
+class ListFilesCommandAction(WireModel):
+    type: Literal["listFiles"] = "listFiles"
+    command: str
+    path: str | None = None
+
+
+class SearchCommandAction(WireModel):
+    type: Literal["search"] = "search"
+    command: str
+    query: str | None = None
+    path: str | None = None
+
+
+class UnknownCommandAction(WireModel):
+    type: Literal["unknown"] = "unknown"
+    command: str
+
+
+CommandAction: TypeAlias = Annotated[
+    ReadCommandAction | ListFilesCommandAction | SearchCommandAction | UnknownCommandAction,
+    Field(discriminator="type"),
+]
+
+
+class AddPatchChangeKind(WireModel):
+    type: Literal["add"] = "add"
+
+
+class DeletePatchChangeKind(WireModel):
+    type: Literal["delete"] = "delete"
+
+
+class UpdatePatchChangeKind(WireModel):
+    type: Literal["update"] = "update"
+    move_path: str | None = Field(default=None, alias="move_path")
+
+
+PatchChangeKind: TypeAlias = Annotated[
+    AddPatchChangeKind | DeletePatchChangeKind | UpdatePatchChangeKind, Field(discriminator="type")
+]
+
+
+class FileUpdateChange(WireModel):
+    path: str
+    kind: PatchChangeKind
+    diff: str
+
+
+# ---- ThreadItem variants -----------------------------------------------------------------------
+# Every item Codex emits ends with startedAtMs / completedAtMs (null until the item completes),
+# although the published schema does not list them.
+
+
+class UserMessageItem(WireModel):
+    type: Literal["userMessage"] = "userMessage"
+    id: ItemId
+    client_id: str | None = None
+    content: list[StoredUserInput]
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+class AgentMessageItem(WireModel):
+    type: Literal["agentMessage"] = "agentMessage"
+    moderation: dict[str, Any] | None = None
+    id: ItemId
+    text: str
+    phase: MessagePhase | None = None
+    memory_citation: dict[str, Any] | None = None
+    delivery: Literal["async"] | None = None
+    questions: list[dict[str, Any]] | None = None
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+class ReasoningItem(WireModel):
+    type: Literal["reasoning"] = "reasoning"
+    id: ItemId
+    summary: list[str] = Field(default_factory=list)
+    content: list[str] = Field(default_factory=list)
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+class CommandExecutionItem(WireModel):
+    type: Literal["commandExecution"] = "commandExecution"
+    id: ItemId
+    plugin_id: str | None = None
+    script_path: str | None = None
+    command: str
+    cwd: AbsolutePath
+    process_id: str | None = None
+    source: CommandExecutionSource = "agent"
+    status: CommandExecutionStatus
+    command_actions: list[CommandAction]
+    aggregated_output: str | None = None
+    exit_code: int | None = None
+    duration_ms: int | None = None
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+class FileChangeItem(WireModel):
+    type: Literal["fileChange"] = "fileChange"
+    id: ItemId
+    changes: list[FileUpdateChange]
+    status: PatchApplyStatus
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+class ContextCompactionItem(WireModel):
+    type: Literal["contextCompaction"] = "contextCompaction"
+    id: ItemId
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+class PlanItem(WireModel):
+    type: Literal["plan"] = "plan"
+    id: ItemId
+    text: str
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+class ImageViewItem(WireModel):
+    type: Literal["imageView"] = "imageView"
+    id: ItemId
+    path: str
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+class EnteredReviewModeItem(WireModel):
+    type: Literal["enteredReviewMode"] = "enteredReviewMode"
+    id: ItemId
+    review: str
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+class ExitedReviewModeItem(WireModel):
+    type: Literal["exitedReviewMode"] = "exitedReviewMode"
+    id: ItemId
+    review: str
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+# Variants we model, in the order of the Codex schema.
+THREAD_ITEM_VARIANTS: tuple[str, ...] = (
+    "userMessage",
+    "agentMessage",
+    "plan",
+    "reasoning",
+    "commandExecution",
+    "fileChange",
+    "imageView",
+    "enteredReviewMode",
+    "exitedReviewMode",
+    "contextCompaction",
+)
+
+
+class UnknownThreadItem(RawWireObject):
+    """A ThreadItem variant we do not model (mcpToolCall, webSearch, ...), kept verbatim."""
+
+    KNOWN_TAGS = THREAD_ITEM_VARIANTS
+
+    @property
+    def id(self) -> str | None:
+        value = self.root.get("id")
+        return value if isinstance(value, str) else None
+
+
+# Every ThreadItem tag Codex 0.169.0 defines (the unmodelled ones load as UnknownThreadItem).
+CODEX_THREAD_ITEM_TYPES: tuple[str, ...] = (
+    "userMessage",
+    "hookPrompt",
+    "agentMessage",
+    "functionCallOutput",
+    "plan",
+    "reasoning",
+    "commandExecution",
+    "fileChange",
+    "mcpToolCall",
+    "dynamicToolCall",
+    "collabAgentToolCall",
+    "subAgentActivity",
+    "webSearch",
+    "imageView",
+    "sleep",
+    "imageGeneration",
+    "enteredReviewMode",
+    "exitedReviewMode",
+    "contextCompaction",
+)
+
+KnownThreadItem: TypeAlias = Annotated[
+    UserMessageItem
+    | AgentMessageItem
+    | PlanItem
+    | ReasoningItem
+    | CommandExecutionItem
+    | FileChangeItem
+    | ImageViewItem
+    | EnteredReviewModeItem
+    | ExitedReviewModeItem
+    | ContextCompactionItem,
+    Field(discriminator="type"),
+]
+
+
+def _thread_item_tag(value: Any) -> str:
+    tag = tag_of(value)
+    return tag if isinstance(tag, str) and tag in THREAD_ITEM_VARIANTS else UNKNOWN_TAG
+
+
+ThreadItem: TypeAlias = Annotated[
+    Annotated[UserMessageItem, Tag("userMessage")]
+    | Annotated[AgentMessageItem, Tag("agentMessage")]
+    | Annotated[PlanItem, Tag("plan")]
+    | Annotated[ReasoningItem, Tag("reasoning")]
+    | Annotated[CommandExecutionItem, Tag("commandExecution")]
+    | Annotated[FileChangeItem, Tag("fileChange")]
+    | Annotated[ImageViewItem, Tag("imageView")]
+    | Annotated[EnteredReviewModeItem, Tag("enteredReviewMode")]
+    | Annotated[ExitedReviewModeItem, Tag("exitedReviewMode")]
+    | Annotated[ContextCompactionItem, Tag("contextCompaction")]
+    | Annotated[UnknownThreadItem, Tag(UNKNOWN_TAG)],
+    Discriminator(_thread_item_tag),
+]
+
+
+__all__ = [
+    "CODEX_THREAD_ITEM_TYPES",
+    "THREAD_ITEM_VARIANTS",
+    "UNKNOWN_TAG",
+    "USER_INPUT_VARIANTS",
+    "AgentMessageItem",
+    "AudioUserInput",
+    "ByteRange",
+    "CommandAction",
+    "CommandExecutionItem",
+    "ContextCompactionItem",
+    "EnteredReviewModeItem",
+    "ExitedReviewModeItem",
+    "FileChangeItem",
+    "FileUpdateChange",
+    "ImageDetail",
+    "ImageUserInput",
+    "ImageViewItem",
+    "KnownThreadItem",
+    "LocalAudioUserInput",
+    "LocalImageUserInput",
+    "MentionUserInput",
+    "PatchChangeKind",
+    "PlanItem",
+    "RawWireObject",
+    "ReasoningItem",
+    "SkillUserInput",
+    "StoredUserInput",
+    "TextElement",
+    "TextUserInput",
+    "ThreadItem",
+    "UnknownThreadItem",
+    "UnknownUserInput",
+    "UserInput",
+    "UserMessageItem",
+]

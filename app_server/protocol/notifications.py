@@ -1,0 +1,251 @@
+"""Params models of the server notifications pycodex emits, and the method -> model table.
+
+Every server notification goes out as `{"method", "params", "emittedAtMs"}` (see `notification_envelope`).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Annotated, Any
+
+from pydantic import BaseModel
+
+from .base import OMIT_IF_NONE, OmittingWireModel, WireModel, to_wire
+from .common import (
+    ItemId,
+    RateLimitSnapshot,
+    RemoteControlConnectionStatus,
+    RequestId,
+    ThreadId,
+    ThreadReadState,
+    ThreadStatus,
+    ThreadTokenUsage,
+    TurnError,
+    TurnId,
+)
+from .items import ThreadItem
+from .threads import Thread
+from .turns import Turn
+
+
+class ErrorNotification(WireModel):
+    error: TurnError
+    will_retry: bool
+    thread_id: ThreadId
+    turn_id: TurnId
+
+
+class ThreadStartedNotification(WireModel):
+    thread: Thread
+
+
+class ThreadStatusChangedNotification(WireModel):
+    thread_id: ThreadId
+    status: ThreadStatus
+
+
+class ThreadReadStateChangedNotification(WireModel):
+    thread_id: ThreadId
+    read_state: ThreadReadState
+
+
+class ThreadIdNotification(WireModel):
+    """Shape shared by thread/archived, thread/unarchived, thread/closed, thread/goal/cleared."""
+
+    thread_id: ThreadId
+
+
+class ThreadArchivedNotification(ThreadIdNotification):
+    pass
+
+
+class ThreadUnarchivedNotification(ThreadIdNotification):
+    pass
+
+
+class ThreadClosedNotification(ThreadIdNotification):
+    pass
+
+
+class ThreadGoalClearedNotification(ThreadIdNotification):
+    pass
+
+
+class ThreadNameUpdatedNotification(WireModel):
+    thread_id: ThreadId
+    thread_name: str | None = None
+
+
+class ThreadSettingsUpdatedNotification(WireModel):
+    thread_id: ThreadId
+    thread_settings: dict[str, Any]
+
+
+class ThreadTokenUsageUpdatedNotification(WireModel):
+    thread_id: ThreadId
+    turn_id: TurnId
+    token_usage: ThreadTokenUsage
+
+
+class TurnStartedNotification(WireModel):
+    thread_id: ThreadId
+    turn: Turn
+
+
+class TurnCompletedNotification(WireModel):
+    thread_id: ThreadId
+    turn: Turn
+
+
+class TurnDiffUpdatedNotification(WireModel):
+    thread_id: ThreadId
+    turn_id: TurnId
+    diff: str
+
+
+class ContextCompactedNotification(WireModel):
+    thread_id: ThreadId
+    turn_id: TurnId
+
+
+class ItemStartedNotification(WireModel):
+    item: ThreadItem
+    thread_id: ThreadId
+    turn_id: TurnId
+    started_at_ms: int
+
+
+class ItemCompletedNotification(WireModel):
+    item: ThreadItem
+    thread_id: ThreadId
+    turn_id: TurnId
+    content_token_count: int | None = None
+    completed_at_ms: int
+
+
+class ItemDeltaNotification(WireModel):
+    """Shape shared by the plain text deltas (agent message, command output, file change output)."""
+
+    thread_id: ThreadId
+    turn_id: TurnId
+    item_id: ItemId
+    delta: str
+
+
+class AgentMessageDeltaNotification(ItemDeltaNotification):
+    pass
+
+
+class CommandExecutionOutputDeltaNotification(ItemDeltaNotification):
+    pass
+
+
+class FileChangeOutputDeltaNotification(ItemDeltaNotification):
+    pass
+
+
+class ReasoningSummaryTextDeltaNotification(WireModel):
+    thread_id: ThreadId
+    turn_id: TurnId
+    item_id: ItemId
+    delta: str
+    summary_index: int
+
+
+class ReasoningSummaryPartAddedNotification(WireModel):
+    thread_id: ThreadId
+    turn_id: TurnId
+    item_id: ItemId
+    summary_index: int
+
+
+class ReasoningTextDeltaNotification(WireModel):
+    thread_id: ThreadId
+    turn_id: TurnId
+    item_id: ItemId
+    delta: str
+    content_index: int
+
+
+class ServerRequestResolvedNotification(WireModel):
+    thread_id: ThreadId
+    request_id: RequestId
+
+
+class AccountRateLimitsUpdatedNotification(WireModel):
+    rate_limits: RateLimitSnapshot
+
+
+class WarningNotification(WireModel):
+    thread_id: ThreadId | None = None
+    message: str
+
+
+class ConfigWarningNotification(OmittingWireModel):
+    summary: str
+    details: str | None = None
+    path: Annotated[str | None, OMIT_IF_NONE] = None
+    range: Annotated[dict[str, Any] | None, OMIT_IF_NONE] = None
+
+
+class DeprecationNoticeNotification(WireModel):
+    summary: str
+    details: str | None = None
+
+
+class RemoteControlStatusChangedNotification(WireModel):
+    status: RemoteControlConnectionStatus
+    server_name: str
+    installation_id: str
+    environment_id: str | None = None
+
+
+NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
+    {
+        "error": ErrorNotification,
+        "thread/started": ThreadStartedNotification,
+        "thread/status/changed": ThreadStatusChangedNotification,
+        "thread/readState/changed": ThreadReadStateChangedNotification,
+        "thread/archived": ThreadArchivedNotification,
+        "thread/unarchived": ThreadUnarchivedNotification,
+        "thread/closed": ThreadClosedNotification,
+        "thread/name/updated": ThreadNameUpdatedNotification,
+        "thread/goal/cleared": ThreadGoalClearedNotification,
+        "thread/settings/updated": ThreadSettingsUpdatedNotification,
+        "thread/tokenUsage/updated": ThreadTokenUsageUpdatedNotification,
+        "thread/compacted": ContextCompactedNotification,
+        "turn/started": TurnStartedNotification,
+        "turn/completed": TurnCompletedNotification,
+        "turn/diff/updated": TurnDiffUpdatedNotification,
+        "item/started": ItemStartedNotification,
+        "item/completed": ItemCompletedNotification,
+        "item/agentMessage/delta": AgentMessageDeltaNotification,
+        "item/commandExecution/outputDelta": CommandExecutionOutputDeltaNotification,
+        "item/fileChange/outputDelta": FileChangeOutputDeltaNotification,
+        "item/reasoning/summaryTextDelta": ReasoningSummaryTextDeltaNotification,
+        "item/reasoning/summaryPartAdded": ReasoningSummaryPartAddedNotification,
+        "item/reasoning/textDelta": ReasoningTextDeltaNotification,
+        "serverRequest/resolved": ServerRequestResolvedNotification,
+        "account/rateLimits/updated": AccountRateLimitsUpdatedNotification,
+        "warning": WarningNotification,
+        "configWarning": ConfigWarningNotification,
+        "deprecationNotice": DeprecationNoticeNotification,
+        "remoteControl/status/changed": RemoteControlStatusChangedNotification,
+    }
+)
+
+# Sent only to connections that negotiated `experimentalApi` (both observed on Codex 0.169.0: a
+# non-experimental client got neither during the same turn).
+EXPERIMENTAL_NOTIFICATIONS: frozenset[str] = frozenset(
+    {"thread/readState/changed", "thread/settings/updated"}
+)
+
+
+def notification_envelope(method: str, params: BaseModel, emitted_at_ms: int) -> dict[str, Any]:
+    """The full notification line Codex writes: method, params, then the top-level `emittedAtMs`."""
+    return {"method": method, "params": to_wire(params), "emittedAtMs": emitted_at_ms}
+
+
+def parse_notification(method: str, params: Any) -> WireModel:
+    """Validate notification params against the model registered for `method` (KeyError if unknown)."""
+    return NOTIFICATIONS[method].model_validate(params)

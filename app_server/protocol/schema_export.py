@@ -1,0 +1,75 @@
+"""JSON Schema export of pycodex's protocol models (`pycodex app-server generate-json-schema --out DIR`).
+
+Layout: `DIR/v2/<ModelName>.json` for each params/response/notification/server-request model, plus
+the bundle `DIR/pycodex_app_server_protocol.v2.schemas.json` holding every model under `definitions`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from .approvals import SERVER_REQUESTS
+from .methods import METHODS
+from .notifications import NOTIFICATIONS
+
+BUNDLE_NAME = "pycodex_app_server_protocol.v2.schemas.json"
+_DRAFT = "http://json-schema.org/draft-07/schema#"
+_REF_TEMPLATE = "#/definitions/{model}"
+
+
+def exported_models() -> list[type[BaseModel]]:
+    """Every top-level model we export, deduplicated, in a stable order."""
+    seen: dict[str, type[BaseModel]] = {}
+    for spec in METHODS.values():
+        seen.setdefault(spec.params.__name__, spec.params)
+        seen.setdefault(spec.response.__name__, spec.response)
+    for model in NOTIFICATIONS.values():
+        seen.setdefault(model.__name__, model)
+    for params, response in SERVER_REQUESTS.values():
+        seen.setdefault(params.__name__, params)
+        seen.setdefault(response.__name__, response)
+    return list(seen.values())
+
+
+def _single_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True, ref_template=_REF_TEMPLATE)
+    defs = schema.pop("$defs", None)
+    out: dict[str, Any] = {"$schema": _DRAFT, **schema}
+    if defs:
+        out["definitions"] = defs
+    return out
+
+
+def bundle_schema() -> dict[str, Any]:
+    """One document with every exported model (and everything they reference) under `definitions`."""
+    models = exported_models()
+    _, top = models_json_schema(
+        [(m, "validation") for m in models], by_alias=True, ref_template=_REF_TEMPLATE
+    )
+    return {
+        "$schema": _DRAFT,
+        "title": "PycodexAppServerProtocolV2",
+        "type": "object",
+        "definitions": top.get("$defs", {}),
+        "x-methods": {name: spec.experimental for name, spec in METHODS.items()},
+        "x-notifications": sorted(NOTIFICATIONS),
+    }
+
+
+def _write(path: Path, document: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    return path
+
+
+def write_json_schema(out_dir: Path) -> list[Path]:
+    """Write one schema file per model under `out_dir/v2/` plus the bundle; returns the paths written."""
+    v2 = out_dir / "v2"
+    v2.mkdir(parents=True, exist_ok=True)
+    written = [_write(v2 / f"{model.__name__}.json", _single_schema(model)) for model in exported_models()]
+    written.append(_write(out_dir / BUNDLE_NAME, bundle_schema()))
+    return written

@@ -1,0 +1,112 @@
+"""Minimal models of the informational methods: skills/list, config/read, model/list, account/read.
+
+Large nested structures (the effective config, model catalog entries, account variants) stay plain
+JSON objects: pycodex passes them through rather than interpreting them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field
+
+from .base import EXPERIMENTAL, OMIT_IF_NONE, OmittingWireModel, ParamsModel, WireModel
+from .common import OptionalU32
+
+SkillScope = Literal["user", "repo", "system", "admin"]
+
+# ---- skills/list ------------------------------------------------------------------------------
+
+
+class SkillsListParams(ParamsModel):
+    METHOD: ClassVar[str] = "skills/list"
+
+    cwds: list[str] = Field(default_factory=list)
+    force_reload: bool = False
+
+
+class SkillInterface(WireModel):
+    display_name: str | None = None
+    short_description: str | None = None
+    icon_small: str | None = None
+    icon_large: str | None = None
+    icon_small_url: str | None = None
+    icon_large_url: str | None = None
+    brand_color: str | None = None
+    default_prompt: str | None = None
+
+
+class SkillMetadata(OmittingWireModel):
+    name: str
+    description: str
+    short_description: Annotated[str | None, OMIT_IF_NONE] = None
+    interface: Annotated[SkillInterface | None, OMIT_IF_NONE] = None
+    dependencies: Annotated[dict[str, Any] | None, OMIT_IF_NONE] = None
+    path: str
+    scope: SkillScope
+    enabled: bool = True
+    plugin_id: str | None = None
+
+
+class SkillErrorInfo(WireModel):
+    path: str
+    message: str
+
+
+class SkillsListEntry(WireModel):
+    cwd: str
+    skills: list[SkillMetadata] = Field(default_factory=list)
+    errors: list[SkillErrorInfo] = Field(default_factory=list)
+
+
+class SkillsListResponse(WireModel):
+    data: list[SkillsListEntry]
+
+
+# ---- config/read ------------------------------------------------------------------------------
+
+
+class ConfigReadParams(ParamsModel):
+    METHOD: ClassVar[str] = "config/read"
+
+    cwd: str | None = None
+    include_layers: bool = False
+
+
+class ConfigReadResponse(WireModel):
+    config: dict[str, Any]
+    origins: dict[str, Any] = Field(default_factory=dict)
+    layers: list[dict[str, Any]] | None = None
+
+
+# ---- model/list -------------------------------------------------------------------------------
+
+
+class ModelListParams(ParamsModel):
+    METHOD: ClassVar[str] = "model/list"
+
+    cursor: str | None = None
+    limit: OptionalU32 = None
+    include_hidden: bool | None = None
+    model_provider: str | None = None
+
+
+class ModelListResponse(WireModel):
+    data: list[dict[str, Any]]
+    next_cursor: str | None = None
+
+
+# ---- account/read -----------------------------------------------------------------------------
+
+
+class GetAccountParams(ParamsModel):
+    METHOD: ClassVar[str] = "account/read"
+
+    refresh_token: bool = False
+
+
+class GetAccountResponse(WireModel):
+    account: dict[str, Any] | None = None
+    user_id: str | None = None
+    requires_openai_auth: bool
+    workspace_routing: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None

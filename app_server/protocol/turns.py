@@ -1,0 +1,112 @@
+"""Turn and the turn/* methods: turn/start, turn/steer, turn/interrupt (params and responses)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
+
+from .base import EXPERIMENTAL, EmptyObject, ExperimentalVariant, ParamsModel, WireModel
+from .common import (
+    AbsolutePath,
+    ApprovalsReviewer,
+    AskForApproval,
+    MultiAgentMode,
+    Personality,
+    ReasoningEffort,
+    ReasoningSummary,
+    SandboxPolicy,
+    ThreadId,
+    TurnError,
+    TurnId,
+    TurnItemsView,
+    TurnStatus,
+)
+from .items import ThreadItem, UserInput
+
+GRANULAR_APPROVAL = ExperimentalVariant(key="granular", descriptor="askForApproval.granular")
+
+
+class Turn(WireModel):
+    """A turn as Codex emits it: `startedAt`/`completedAt` in unix seconds, `durationMs` in ms."""
+
+    id: TurnId
+    root_turn_id: str | None = None
+    items: list[ThreadItem] = Field(default_factory=list)
+    items_view: TurnItemsView = "full"
+    status: TurnStatus
+    error: TurnError | None = None
+    started_at: int | None = None
+    completed_at: int | None = None
+    duration_ms: int | None = None
+
+
+class TurnEnvironmentParams(WireModel):
+    environment_id: str
+    cwd: str
+    runtime_workspace_roots: list[str] | None = None
+
+
+class TurnStartParams(ParamsModel):
+    METHOD: ClassVar[str] = "turn/start"
+
+    thread_id: ThreadId
+    input: list[UserInput]
+    client_user_message_id: str | None = None
+    root_turn_id: str | None = None
+    parent_turn_id: str | None = None
+    turn_trigger: str | None = None
+    cwd: str | None = None
+    approval_policy: Annotated[AskForApproval | None, GRANULAR_APPROVAL] = None
+    approvals_reviewer: ApprovalsReviewer | None = None
+    sandbox_policy: SandboxPolicy | None = None
+    model: str | None = None
+    service_tier: str | None = None
+    service_tier_for_turn: str | None = None
+    effort: ReasoningEffort | None = None
+    summary: ReasoningSummary | None = None
+    personality: Personality | None = None
+    output_schema: Any = None
+    tool_output: dict[str, Any] | None = None
+    disabled_plugin_ids: list[str] | None = None
+    # experimental
+    additional_context: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
+    collaboration_mode: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
+    cyber_access_program: Annotated[Any, EXPERIMENTAL] = None
+    environments: Annotated[list[TurnEnvironmentParams] | None, EXPERIMENTAL] = None
+    multi_agent_mode: Annotated[MultiAgentMode | None, EXPERIMENTAL] = None
+    permissions: Annotated[str | None, EXPERIMENTAL] = None
+    responsesapi_client_metadata: Annotated[dict[str, str] | None, EXPERIMENTAL] = None
+    responsesapi_client_metadata_patch: Annotated[dict[str, str] | None, EXPERIMENTAL] = None
+    runtime_workspace_roots: Annotated[list[AbsolutePath] | None, EXPERIMENTAL] = None
+
+
+class TurnStartResponse(WireModel):
+    turn: Turn
+
+
+class TurnSteerParams(ParamsModel):
+    METHOD: ClassVar[str] = "turn/steer"
+
+    thread_id: ThreadId
+    expected_turn_id: TurnId
+    input: list[UserInput]
+    client_user_message_id: str | None = None
+    additional_context: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
+    responsesapi_client_metadata: Annotated[dict[str, str] | None, EXPERIMENTAL] = None
+    responsesapi_client_metadata_patch: Annotated[dict[str, str] | None, EXPERIMENTAL] = None
+
+
+class TurnSteerResponse(WireModel):
+    turn_id: TurnId
+
+
+class TurnInterruptParams(ParamsModel):
+    METHOD: ClassVar[str] = "turn/interrupt"
+
+    thread_id: ThreadId
+    turn_id: TurnId
+
+
+class TurnInterruptResponse(EmptyObject):
+    pass

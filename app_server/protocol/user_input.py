@@ -1,0 +1,146 @@
+"""`UserInput`: what a client sends as turn/start / turn/steer input and what userMessage items echo.
+
+`UserInput` is strict (unknown `type` tags fail, naming the variants in `USER_INPUT_VARIANTS`);
+`StoredUserInput` is tolerant (unknown tags load as `UnknownUserInput`, a raw dict kept verbatim).
+The text variant's `text_elements` is snake_case on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+
+from pydantic import Discriminator, Field, GetJsonSchemaHandler, RootModel, Tag
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from .base import OMIT_IF_NONE, OmittingWireModel, WireModel
+
+ImageDetail = Literal["auto", "low", "high", "original"]
+UNKNOWN_TAG = "__unknown__"
+
+
+class ByteRange(WireModel):
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class TextElement(WireModel):
+    byte_range: ByteRange
+    placeholder: str | None = None
+
+
+class TextUserInput(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+    # snake_case on the wire; the camelCase `textElements` is ignored like any unknown key
+    text_elements: list[TextElement] = Field(default_factory=list, alias="text_elements")
+
+
+class ImageUserInput(OmittingWireModel):
+    type: Literal["image"] = "image"
+    url: Annotated[str | None, OMIT_IF_NONE] = None
+    file_id: Annotated[str | None, OMIT_IF_NONE] = None
+    detail: ImageDetail | None = None
+
+
+class LocalImageUserInput(WireModel):
+    type: Literal["localImage"] = "localImage"
+    path: str
+    detail: ImageDetail | None = None
+
+
+class AudioUserInput(OmittingWireModel):
+    type: Literal["audio"] = "audio"
+    url: Annotated[str | None, OMIT_IF_NONE] = None
+    file_id: Annotated[str | None, OMIT_IF_NONE] = None
+
+
+class LocalAudioUserInput(WireModel):
+    type: Literal["localAudio"] = "localAudio"
+    path: str
+
+
+class SkillUserInput(WireModel):
+    type: Literal["skill"] = "skill"
+    name: str
+    path: str
+
+
+class MentionUserInput(WireModel):
+    type: Literal["mention"] = "mention"
+    name: str
+    path: str
+
+
+USER_INPUT_VARIANTS: tuple[str, ...] = (
+    "text",
+    "image",
+    "localImage",
+    "audio",
+    "localAudio",
+    "skill",
+    "mention",
+)
+
+UserInput: TypeAlias = Annotated[
+    TextUserInput
+    | ImageUserInput
+    | LocalImageUserInput
+    | AudioUserInput
+    | LocalAudioUserInput
+    | SkillUserInput
+    | MentionUserInput,
+    Field(discriminator="type"),
+]
+
+
+class RawWireObject(RootModel[dict[str, Any]]):
+    """An object of a variant we do not model; kept verbatim (key order included)."""
+
+    # tags the sibling models own; the JSON schema excludes them so the union stays a proper oneOf
+    KNOWN_TAGS: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema = handler.resolve_ref_schema(schema)
+        if cls.KNOWN_TAGS:
+            schema["not"] = {"properties": {"type": {"enum": list(cls.KNOWN_TAGS)}}, "required": ["type"]}
+        return schema
+
+    @property
+    def type(self) -> str | None:
+        tag = self.root.get("type")
+        return tag if isinstance(tag, str) else None
+
+
+class UnknownUserInput(RawWireObject):
+    KNOWN_TAGS = USER_INPUT_VARIANTS
+
+
+def tag_of(value: Any) -> Any:
+    if isinstance(value, dict):
+        return value.get("type")
+    if isinstance(value, RawWireObject):
+        return value.type
+    return getattr(value, "type", None)
+
+
+def _stored_user_input_tag(value: Any) -> str:
+    tag = tag_of(value)
+    return tag if isinstance(tag, str) and tag in USER_INPUT_VARIANTS else UNKNOWN_TAG
+
+
+StoredUserInput: TypeAlias = Annotated[
+    Annotated[TextUserInput, Tag("text")]
+    | Annotated[ImageUserInput, Tag("image")]
+    | Annotated[LocalImageUserInput, Tag("localImage")]
+    | Annotated[AudioUserInput, Tag("audio")]
+    | Annotated[LocalAudioUserInput, Tag("localAudio")]
+    | Annotated[SkillUserInput, Tag("skill")]
+    | Annotated[MentionUserInput, Tag("mention")]
+    | Annotated[UnknownUserInput, Tag(UNKNOWN_TAG)],
+    Discriminator(_stored_user_input_tag),
+]

@@ -1,0 +1,39 @@
+"""Errors raised by the thread store. Messages follow the reference server's wording where one exists."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of every thread-store error."""
+
+
+class InvalidThreadIdError(StoreError, ValueError):
+    """The id is not a UUID."""
+
+
+class ThreadNotFoundError(StoreError, LookupError):
+    """No rollout exists for the id."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(f"no rollout found for thread id {thread_id}")
+        self.thread_id = thread_id
+
+
+class ThreadLockedError(StoreError):
+    """Another writer (in this or another process) already appends to the rollout."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(f"thread {thread_id} is already open for writing by another writer")
+        self.thread_id = thread_id
+
+
+class ThreadArchivedStateError(StoreError):
+    """Archive of an archived thread, or unarchive of a live one."""
+
+
+class InvalidCursorError(StoreError, ValueError):
+    """A list cursor that this store did not produce, or one made for another sort key."""
+
+
+class WriterClosedError(StoreError):
+    """Append on a closed rollout writer."""

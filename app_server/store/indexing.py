@@ -1,0 +1,102 @@
+"""Fill and repair the SQLite index from the rollouts (the source of truth)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from . import records as r
+from .errors import StoreError
+from .index import IndexRow, ThreadIndex, source_kind
+from .layout import iter_rollout_files, thread_id_of
+from .reconstruct import LoadedThread, reconstruct
+from .thread_shape import THREAD_KEYS
+
+log = logging.getLogger(__name__)
+
+
+def row_from_meta(
+    meta: dict[str, Any], *, path: Path, created_at_ms: int, archived: bool = False
+) -> IndexRow:
+    source = meta.get("source")
+    return IndexRow(
+        id=str(meta["id"]),
+        rollout_path=str(path),
+        created_at_ms=created_at_ms,
+        updated_at_ms=created_at_ms,
+        cwd=_str(meta.get("cwd")),
+        name=meta.get("name") if isinstance(meta.get("name"), str) else None,
+        model_provider=_str(meta.get("modelProvider")),
+        model=meta.get("model") if isinstance(meta.get("model"), str) else None,
+        source=source if isinstance(source, str) else "",
+        source_kind=source_kind(source),
+        archived=archived,
+        forked_from_id=meta.get("forkedFromId") if isinstance(meta.get("forkedFromId"), str) else None,
+        cli_version=_str(meta.get("cliVersion")),
+        meta={k: v for k, v in meta.items() if k in THREAD_KEYS},  # not e.g. 17 kB of base instructions
+    )
+
+
+def row_from_loaded(loaded: LoadedThread) -> IndexRow:
+    assert loaded.rollout_path is not None
+    row = row_from_meta(
+        loaded.meta, path=loaded.rollout_path, created_at_ms=loaded.created_at_ms, archived=loaded.archived
+    )
+    row.updated_at_ms = loaded.updated_at_ms
+    row.preview = loaded.preview
+    row.name = loaded.name
+    for key, column in (("cwd", "cwd"), ("model", "model"), ("modelProvider", "model_provider")):
+        value = loaded.settings.get(key)
+        if isinstance(value, str):
+            setattr(row, column, value)
+    if loaded.archived:
+        row.archived_at_ms = loaded.updated_at_ms
+    return row
+
+
+def row_from_file(path: Path, archived: bool) -> IndexRow | None:
+    try:
+        loaded = reconstruct(r.read_records(path), path=path, archived=archived)
+    except (OSError, StoreError) as exc:
+        log.warning("not indexing rollout %s: %s", path, exc)
+        return None
+    if thread_id_of(path) != loaded.thread_id:
+        log.warning("not indexing rollout %s: its session_meta names thread %s", path, loaded.thread_id)
+        return None
+    return row_from_loaded(loaded)
+
+
+def rebuild(index: ThreadIndex, codex_home: Path) -> int:
+    """Replace the whole index with what the rollouts say. Returns the number of threads indexed."""
+    rows: dict[str, IndexRow] = {}
+    for path, archived in iter_rollout_files(codex_home):
+        row = row_from_file(path, archived)
+        if row is not None and row.id not in rows:
+            rows[row.id] = row
+    index.replace_all(rows.values())
+    log.info("rebuilt thread index %s from %d rollouts", index.db_path, len(rows))
+    return len(rows)
+
+
+def reconcile(index: ThreadIndex, codex_home: Path) -> None:
+    """Cheap repair at startup: index rollouts the index does not know (e.g. the process died between creating
+    the file and inserting the row, or the file was moved in by hand) and drop rows whose file is gone."""
+    known = index.paths()
+    seen: set[str] = set()
+    for path, archived in iter_rollout_files(codex_home):
+        thread_id = thread_id_of(path)
+        if thread_id is None or thread_id in seen:
+            continue
+        seen.add(thread_id)
+        if known.get(thread_id) == str(path):
+            continue
+        row = row_from_file(path, archived)
+        if row is not None:
+            index.upsert(row)
+    for thread_id in known.keys() - seen:
+        index.delete(thread_id)
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,114 @@
+"""Rollout line format: `{timestamp, ordinal, type, payload}` JSONL records, and a reader that tolerates damage.
+
+Line types are our own, modelled on the reference rollouts (which use session_meta/event_msg/response_item/...).
+Payloads are plain JSON-able dicts; thread items, turns and token usage are stored in v2 wire shape (camelCase),
+response items in Responses API shape, so nothing needs converting on the way back out.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+log = logging.getLogger(__name__)
+
+SESSION_META: Final = "session_meta"  # first line: the thread metadata dict
+TURN_STARTED: Final = "turn_started"  # {turnId, rootTurnId, startedAt}
+TURN_ENDED: Final = "turn_ended"  # {turnId, status, error, completedAt, durationMs}
+ITEM_COMPLETED: Final = "item_completed"  # {turnId, item: ThreadItem}
+RESPONSE_ITEM: Final = "response_item"  # one Responses input item of the model history
+COMPACTED: Final = "compacted"  # {replacementHistory: [...]}: the model history is replaced
+TOKEN_USAGE: Final = "token_usage"  # {turnId, tokenUsage: {total, last, modelContextWindow}}
+THREAD_SETTINGS: Final = "thread_settings"  # {settings: {...}}: merged over earlier settings
+THREAD_NAME: Final = "thread_name"  # {name}
+
+# Appends of these types are fsync'd when the store runs with fsync on: the caller emits a client-visible
+# completion right after them, so they must survive a power loss, not just a process kill.
+DURABLE_TYPES: Final = frozenset({SESSION_META, ITEM_COMPLETED, TURN_ENDED, THREAD_NAME, COMPACTED})
+
+TURN_END_STATUSES: Final = frozenset({"completed", "interrupted", "failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    timestamp: str
+    ordinal: int
+    type: str
+    payload: dict[str, Any]
+
+
+def utc_timestamp(ms: int) -> str:
+    """ISO-8601 UTC with milliseconds, as the reference writes (`2026-11-30T05:54:11.231Z`)."""
+    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def parse_timestamp_ms(value: str) -> int | None:
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return int(dt.timestamp() * 1000)
+
+
+def encode_record(ordinal: int, type_: str, payload: dict[str, Any], now_ms: int) -> bytes:
+    line = {"timestamp": utc_timestamp(now_ms), "ordinal": ordinal, "type": type_, "payload": payload}
+    # ensure_ascii keeps every line pure ASCII, so a torn write can never split a multi-byte character
+    return (json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+
+
+def _decode(raw: bytes) -> Record | None:
+    try:
+        obj = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    type_, payload, ordinal = obj.get("type"), obj.get("payload"), obj.get("ordinal")
+    if not isinstance(type_, str) or not isinstance(payload, dict) or not isinstance(ordinal, int):
+        return None
+    timestamp = obj.get("timestamp")
+    return Record(timestamp if isinstance(timestamp, str) else "", ordinal, type_, payload)
+
+
+def read_records(path: Path) -> list[Record]:
+    """All intact records of a rollout, in file order.
+
+    An unterminated last line is a write cut off by a crash (or one still in progress in another process) and
+    is dropped silently. A damaged line in the middle is skipped with a warning: the rest is still the truth.
+    """
+    with path.open("rb") as f:
+        data = f.read()
+    return list(iter_records(data, path))
+
+
+def iter_records(data: bytes, origin: Path | str = "<bytes>") -> Iterator[Record]:
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the data ends with a newline, else the torn last line
+    if tail:
+        log.info("ignoring unterminated last line (%d bytes) in %s", len(tail), origin)
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        record = _decode(raw)
+        if record is None:
+            log.warning("skipping damaged rollout line %d in %s", number, origin)
+            continue
+        yield record
+
+
+def read_session_meta(path: Path, max_bytes: int = 1 << 20) -> dict[str, Any] | None:
+    """The session_meta payload from the first line, without reading the whole file."""
+    with path.open("rb") as f:
+        first = f.readline(max_bytes)
+    if not first.endswith(b"\n"):
+        return None
+    record = _decode(first)
+    if record is None or record.type != SESSION_META:
+        return None
+    return record.payload

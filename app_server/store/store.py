@@ -1,0 +1,343 @@
+"""ThreadStore: the durable thread store of the app-server (rollout files + SQLite index) behind one object.
+
+Every method is synchronous, thread-safe and bounded by the size of one rollout (load/fork) or one index query
+(list). Appends are small but may fsync; loads, forks, lists, archive moves and the startup index check touch
+the disk, so asyncio callers should run them via asyncio.to_thread.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import indexing
+from . import records as r
+from .errors import ThreadArchivedStateError, ThreadLockedError, ThreadNotFoundError
+from .ids import new_uuid7, parse_thread_id
+from .index import IndexRow, ListQuery, ThreadIndex
+from .layout import (
+    INDEX_FILE,
+    archived_rollout_path,
+    find_rollout_file,
+    fsync_dir,
+    is_archived_path,
+    live_rollout_path,
+    rollout_file_name,
+)
+from .reconstruct import LoadedThread, reconstruct
+from .thread_shape import build_thread, preview_of, stored_meta
+from .writer import RolloutWriter, now_ms
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadPage:
+    threads: list[dict[str, Any]]  # wire Thread dicts, status notLoaded, turns []
+    rows: list[IndexRow]
+    next_cursor: str | None
+
+
+class ThreadStore:
+    """Owns CODEX_HOME/sessions, CODEX_HOME/archived_sessions and CODEX_HOME/state_pycodex.sqlite."""
+
+    def __init__(self, codex_home: Path | str, *, fsync: bool = True, reconcile: bool = True) -> None:
+        self.codex_home = Path(codex_home)
+        self.fsync = fsync
+        self.codex_home.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._writers: dict[str, RolloutWriter] = {}
+        self._index = ThreadIndex(self.codex_home / INDEX_FILE)
+        if self._index.needs_rebuild:
+            self.rebuild_index()
+        elif reconcile:
+            indexing.reconcile(self._index, self.codex_home)
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            writers, self._writers = list(self._writers.values()), {}
+        for writer in writers:
+            writer.close()
+        self._index.close()
+
+    def __enter__(self) -> ThreadStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def rebuild_index(self) -> int:
+        return indexing.rebuild(self._index, self.codex_home)
+
+    # -- creating and writing -----------------------------------------------------------------------------
+
+    def create_thread(self, meta: dict[str, Any]) -> RolloutWriter:
+        """Start a thread's rollout. `meta` is the thread dict in wire shape (id optional: a UUIDv7 is made;
+        cwd, modelProvider, model, source, cliVersion, originator, forkedFromId, name, ephemeral, ...); extra
+        keys (e.g. baseInstructions) are stored too and come back in LoadedThread.meta. An ephemeral thread gets
+        a writer that stores nothing."""
+        thread_id = parse_thread_id(meta["id"]) if meta.get("id") is not None else new_uuid7()
+        if meta.get("ephemeral"):
+            return RolloutWriter.ephemeral(thread_id)
+        created = now_ms()
+        stored = {**stored_meta(meta), "id": thread_id, "createdAtMs": created}
+        stored.setdefault("sessionId", thread_id)
+        path = live_rollout_path(self.codex_home, rollout_file_name(thread_id, created))
+        writer = RolloutWriter.create(thread_id, path, stored, fsync=self.fsync, hook=self._on_append)
+        self._index_safely(
+            lambda: self._index.upsert(indexing.row_from_meta(stored, path=path, created_at_ms=created))
+        )
+        with self._lock:
+            self._writers[thread_id] = writer
+        return writer
+
+    def open_writer(self, thread_id: str) -> RolloutWriter:
+        """The writer of a stored thread (resume). Returns the one this store already has open, if any;
+        raises ThreadLockedError if another process holds it, ThreadNotFoundError if there is no rollout."""
+        thread_id = parse_thread_id(thread_id)
+        with self._lock:
+            current = self._writers.get(thread_id)
+            if current is not None and not current.closed:
+                return current
+        path = self._require_rollout(thread_id)
+        writer = RolloutWriter.reopen(thread_id, path, fsync=self.fsync, hook=self._on_append)
+        with self._lock:
+            self._writers[thread_id] = writer
+        return writer
+
+    def close_writer(self, thread_id: str) -> None:
+        """Unload: close this store's writer of the thread (no-op if none)."""
+        with self._lock:
+            writer = self._writers.pop(parse_thread_id(thread_id), None)
+        if writer is not None:
+            writer.close()
+
+    def _on_append(self, thread_id: str, type_: str, payload: dict[str, Any], at_ms: int) -> None:
+        if type_ == r.ITEM_COMPLETED:
+            item = payload.get("item")
+            preview = preview_of(item) if isinstance(item, dict) else None
+            if preview:
+                self._index_safely(lambda: self._index.set_preview_if_empty(thread_id, preview))
+            self._index_safely(lambda: self._index.touch(thread_id, at_ms))
+        elif type_ in (r.TURN_STARTED, r.TURN_ENDED):
+            self._index_safely(lambda: self._index.touch(thread_id, at_ms))
+        elif type_ == r.THREAD_NAME:
+            name = payload.get("name")
+            self._index_safely(
+                lambda: self._index.update(thread_id, name=name if isinstance(name, str) else None)
+            )
+            self._index_safely(lambda: self._index.touch(thread_id, at_ms))
+        elif type_ == r.THREAD_SETTINGS:
+            settings = payload.get("settings") or {}
+            fields = {
+                column: settings[key]
+                for key, column in (("cwd", "cwd"), ("model", "model"), ("modelProvider", "model_provider"))
+                if isinstance(settings.get(key), str)
+            }
+            if fields:
+                self._index_safely(lambda: self._index.update(thread_id, **fields))
+
+    def _index_safely(self, update: Any) -> None:
+        # The record is already durable in the rollout; a failed index update is repaired on the next start.
+        try:
+            update()
+        except sqlite3.Error as exc:
+            log.warning("thread index update failed (the rollout is intact): %s", exc)
+
+    # -- reading ------------------------------------------------------------------------------------------
+
+    def find_rollout(self, thread_id: str) -> Path | None:
+        """The rollout file of a thread (live or archived), or None. Falls back to scanning the layout, and
+        repairs the index when the scan finds what the index did not."""
+        thread_id = parse_thread_id(thread_id)
+        row = self._get_row(thread_id)
+        if row is not None and os.path.exists(row.rollout_path):
+            return Path(row.rollout_path)
+        path = find_rollout_file(self.codex_home, thread_id)
+        if path is None:
+            if row is not None:
+                self._index_safely(lambda: self._index.delete(thread_id))
+            return None
+        fresh = indexing.row_from_file(path, is_archived_path(self.codex_home, path))
+        if fresh is not None:
+            self._index_safely(lambda: self._index.upsert(fresh))
+        return path
+
+    def load_thread(self, thread_id: str) -> LoadedThread:
+        """Rebuild a stored thread from its rollout. Raises ThreadNotFoundError ("no rollout found ...")."""
+        thread_id = parse_thread_id(thread_id)
+        path = self._require_rollout(thread_id)
+        records = r.read_records(path)
+        return reconstruct(records, path=path, archived=is_archived_path(self.codex_home, path))
+
+    def read_thread(self, thread_id: str) -> dict[str, Any]:
+        """The Thread dict (no turns, status notLoaded) from the index, without reading the rollout."""
+        thread_id = parse_thread_id(thread_id)
+        row = self._get_row(thread_id)
+        if row is None or not os.path.exists(row.rollout_path):
+            self._require_rollout(thread_id)
+            row = self._get_row(thread_id)
+            if row is None:
+                return self.load_thread(thread_id).thread()
+        return thread_from_row(row)
+
+    def list_threads(
+        self,
+        *,
+        cursor: str | None = None,
+        limit: int | None = None,
+        sort_key: str = "created_at",
+        sort_direction: str = "desc",
+        archived: bool = False,
+        cwd: str | Sequence[str] | None = None,
+        search_term: str | None = None,
+        source_kinds: Sequence[str] | None = None,
+        model_providers: Sequence[str] | None = None,
+        excluded_ids: Sequence[str] | None = None,
+    ) -> ThreadPage:
+        """One page of stored threads, newest first by default. The cursor is opaque and bound to the sort key
+        and direction; InvalidCursorError for a foreign one, ValueError for a bad sort key or direction."""
+        cwds = (cwd,) if isinstance(cwd, str) else tuple(cwd or ())
+        query = ListQuery(
+            cursor=cursor,
+            limit=limit,
+            sort_key=sort_key,
+            sort_direction=sort_direction,
+            archived=archived,
+            cwds=cwds,
+            search_term=search_term,
+            source_kinds=tuple(source_kinds or ()),
+            model_providers=tuple(model_providers or ()),
+            excluded_ids=tuple(parse_thread_id(t) for t in excluded_ids or ()),
+        )
+        rows, next_cursor = self._index.list(query)
+        return ThreadPage([thread_from_row(row) for row in rows], rows, next_cursor)
+
+    # -- fork, name, archive ------------------------------------------------------------------------------
+
+    def fork_thread(
+        self, source_id: str, overrides: dict[str, Any] | None = None, *, ephemeral: bool = False
+    ) -> tuple[RolloutWriter, LoadedThread]:
+        """Copy a stored thread's records (turns, items, history, token usage, name, settings) into a new
+        thread with forkedFromId set. Returns the new thread's open writer and its reconstruction."""
+        source_id = parse_thread_id(source_id)
+        source_path = self._require_rollout(source_id)
+        source_records = r.read_records(source_path)
+        source = reconstruct(source_records, path=source_path, archived=False)
+        keep = {k: v for k, v in source.meta.items() if k not in ("id", "sessionId", "createdAtMs")}
+        meta = {
+            **keep,
+            **(overrides or {}),
+            "forkedFromId": source_id,
+            "name": source.name,
+            "ephemeral": ephemeral,
+        }
+        meta.pop("id", None)
+        writer = self.create_thread(meta)
+        copied = source_records[1:]
+        for rec in copied:
+            writer.append(rec.type, rec.payload, durable=False)
+        if writer.path is not None:
+            writer.sync()  # one fsync covers the whole copy
+            return writer, self.load_thread(writer.thread_id)
+        head = r.Record(
+            r.utc_timestamp(now_ms()), 0, r.SESSION_META, {**stored_meta(meta), "id": writer.thread_id}
+        )
+        return writer, reconstruct([head, *copied], path=None, archived=False)
+
+    def set_name(self, thread_id: str, name: str | None) -> None:
+        """Record a new name (None clears it); bumps updatedAt. Uses this store's open writer if there is one."""
+        thread_id = parse_thread_id(thread_id)
+        with self._lock:
+            writer = self._writers.get(thread_id)
+        if writer is not None and not writer.closed:
+            writer.name_changed(name)
+            return
+        path = self._require_rollout(thread_id)
+        with RolloutWriter.reopen(thread_id, path, fsync=self.fsync, hook=self._on_append) as temporary:
+            temporary.name_changed(name)
+
+    def archive(self, thread_id: str) -> Path:
+        """Move the rollout to archived_sessions/ (same file name) and flag the index. Closes this store's
+        writer of the thread (archiving unloads it). Returns the new path."""
+        thread_id = parse_thread_id(thread_id)
+        path = self._require_rollout(thread_id)
+        if is_archived_path(self.codex_home, path):
+            raise ThreadArchivedStateError(f"thread is already archived: {thread_id}")
+        self.close_writer(thread_id)
+        target = archived_rollout_path(self.codex_home, path.name)
+        self._move(thread_id, path, target)
+        self._index_safely(
+            lambda: self._index.update(
+                thread_id, rollout_path=str(target), archived=True, archived_at_ms=now_ms()
+            )
+        )
+        return target
+
+    def unarchive(self, thread_id: str) -> dict[str, Any]:
+        """Move an archived rollout back to sessions/YYYY/MM/DD and return the Thread dict."""
+        thread_id = parse_thread_id(thread_id)
+        path = self._require_rollout(thread_id)
+        if not is_archived_path(self.codex_home, path):
+            raise ThreadArchivedStateError(f"thread is not archived: {thread_id}")
+        target = live_rollout_path(self.codex_home, path.name)
+        self._move(thread_id, path, target)
+        self._index_safely(
+            lambda: self._index.update(
+                thread_id, rollout_path=str(target), archived=False, archived_at_ms=None
+            )
+        )
+        return self.read_thread(thread_id)
+
+    def _move(self, thread_id: str, source: Path, target: Path) -> None:
+        if target.exists():
+            raise ThreadArchivedStateError(f"cannot move rollout of {thread_id}: {target} already exists")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            try:  # a live writer elsewhere would keep appending to the moved file
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ThreadLockedError(thread_id) from None
+            os.rename(source, target)
+        finally:
+            os.close(fd)
+        if self.fsync:
+            fsync_dir(target.parent)
+            fsync_dir(source.parent)
+
+    # -- helpers ------------------------------------------------------------------------------------------
+
+    def _get_row(self, thread_id: str) -> IndexRow | None:
+        try:
+            return self._index.get(thread_id)
+        except sqlite3.Error as exc:
+            log.warning("thread index read failed, scanning rollouts instead: %s", exc)
+            return None
+
+    def _require_rollout(self, thread_id: str) -> Path:
+        path = self.find_rollout(thread_id)
+        if path is None:
+            raise ThreadNotFoundError(thread_id)
+        return path
+
+
+def thread_from_row(row: IndexRow) -> dict[str, Any]:
+    return build_thread(
+        {**row.meta, "cwd": row.cwd, "model": row.model, "modelProvider": row.model_provider},
+        thread_id=row.id,
+        path=row.rollout_path,
+        preview=row.preview,
+        name=row.name,
+        created_at_ms=row.created_at_ms,
+        updated_at_ms=row.updated_at_ms,
+    )

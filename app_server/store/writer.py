@@ -1,0 +1,230 @@
+"""RolloutWriter: the single appender of one thread's rollout file.
+
+Every append is written with one os.write on an O_APPEND descriptor before the call returns (so a killed process
+loses nothing it acknowledged), and fsync'd for the completion records in DURABLE_TYPES when fsync is on (so a
+power loss does not either). An flock on the file keeps a second writer, in this process or another, out.
+All methods are synchronous, thread-safe, and short; with fsync on an append may wait for the disk (~ms), so an
+asyncio caller should run it in asyncio.to_thread.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import records as r
+from .errors import ThreadLockedError, WriterClosedError
+from .layout import fsync_dir
+
+# (thread_id, record type, payload, now_ms): lets the store keep its index in step with the rollout.
+AppendHook = Callable[[str, str, dict[str, Any], int], None]
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class RolloutWriter:
+    """Appends records to one rollout. `path is None` means an ephemeral thread: appends are accepted and dropped."""
+
+    def __init__(
+        self,
+        thread_id: str,
+        path: Path | None,
+        fd: int | None,
+        *,
+        next_ordinal: int,
+        fsync: bool,
+        hook: AppendHook | None = None,
+    ) -> None:
+        self.thread_id = thread_id
+        self.path = path
+        self._fd = fd
+        self._next_ordinal = next_ordinal
+        self._fsync = fsync
+        self._hook = hook
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- construction -------------------------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        thread_id: str,
+        path: Path,
+        meta: dict[str, Any],
+        *,
+        fsync: bool,
+        hook: AppendHook | None = None,
+    ) -> RolloutWriter:
+        """Create the file (it must not exist) and write the session_meta line."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        writer = cls(thread_id, path, fd, next_ordinal=0, fsync=fsync, hook=hook)
+        try:
+            _lock_or_raise(fd, thread_id)
+            writer.append(r.SESSION_META, meta)
+            if fsync:
+                fsync_dir(path.parent)
+        except BaseException:
+            writer.close()
+            raise
+        return writer
+
+    @classmethod
+    def reopen(
+        cls, thread_id: str, path: Path, *, fsync: bool, hook: AppendHook | None = None
+    ) -> RolloutWriter:
+        """Continue an existing rollout (resume). A torn last line left by a crash is cut off first, so the next
+        record starts on a line of its own."""
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        try:
+            _lock_or_raise(fd, thread_id)
+            with path.open("rb") as f:
+                data = f.read()
+            good_end = data.rfind(b"\n") + 1
+            if good_end < len(data):
+                os.ftruncate(fd, good_end)
+                os.fsync(fd)
+            ordinals = [rec.ordinal for rec in r.iter_records(data[:good_end], path)]
+        except BaseException:
+            os.close(fd)
+            raise
+        return cls(thread_id, path, fd, next_ordinal=max(ordinals, default=-1) + 1, fsync=fsync, hook=hook)
+
+    @classmethod
+    def ephemeral(cls, thread_id: str) -> RolloutWriter:
+        return cls(thread_id, None, None, next_ordinal=0, fsync=False)
+
+    # -- appending ----------------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def ephemeral_thread(self) -> bool:
+        return self.path is None
+
+    def append(self, type_: str, payload: dict[str, Any], *, durable: bool | None = None) -> int:
+        """Append one record and return its ordinal. `durable` forces (True) or skips (False) the fsync that the
+        record type would otherwise get (see DURABLE_TYPES); it has no effect when the store runs without fsync."""
+        with self._lock:
+            if self._closed:
+                raise WriterClosedError(f"rollout writer for thread {self.thread_id} is closed")
+            ordinal = self._next_ordinal
+            stamp = now_ms()
+            if self._fd is not None:
+                _write_all(self._fd, r.encode_record(ordinal, type_, payload, stamp))
+                want_sync = type_ in r.DURABLE_TYPES if durable is None else durable
+                if self._fsync and want_sync:
+                    os.fsync(self._fd)
+            self._next_ordinal = ordinal + 1
+            if self._hook is not None and self._fd is not None:
+                self._hook(self.thread_id, type_, payload, stamp)
+            return ordinal
+
+    def turn_started(
+        self, turn_id: str, *, root_turn_id: str | None = None, started_at: int | None = None
+    ) -> int:
+        started = started_at if started_at is not None else now_ms() // 1000
+        return self.append(
+            r.TURN_STARTED, {"turnId": turn_id, "rootTurnId": root_turn_id or turn_id, "startedAt": started}
+        )
+
+    def turn_ended(
+        self,
+        turn_id: str,
+        status: str,
+        *,
+        error: dict[str, Any] | None = None,
+        completed_at: int | None = None,
+        duration_ms: int | None = None,
+    ) -> int:
+        """status: completed | interrupted | failed; error: the TurnError dict of a failed turn."""
+        if status not in r.TURN_END_STATUSES:
+            raise ValueError(
+                f"invalid turn end status {status!r}; expected one of {sorted(r.TURN_END_STATUSES)}"
+            )
+        payload = {
+            "turnId": turn_id,
+            "status": status,
+            "error": error,
+            "completedAt": completed_at if completed_at is not None else now_ms() // 1000,
+            "durationMs": duration_ms,
+        }
+        return self.append(r.TURN_ENDED, payload)
+
+    def item_completed(self, turn_id: str, item: dict[str, Any]) -> int:
+        """A completed ThreadItem in wire shape; durable before return, so item/completed may be sent after."""
+        if not isinstance(item.get("id"), str) or not isinstance(item.get("type"), str):
+            raise ValueError("a thread item needs string 'id' and 'type' fields")
+        return self.append(r.ITEM_COMPLETED, {"turnId": turn_id, "item": item})
+
+    def response_items(self, items: list[dict[str, Any]], *, durable: bool | None = None) -> None:
+        """Model-facing history (Responses input items), in order."""
+        for index, item in enumerate(items):
+            last = index == len(items) - 1
+            self.append(r.RESPONSE_ITEM, item, durable=durable if last else False)
+
+    def compacted(self, replacement_history: list[dict[str, Any]]) -> int:
+        return self.append(r.COMPACTED, {"replacementHistory": replacement_history})
+
+    def token_usage(self, turn_id: str | None, token_usage: dict[str, Any]) -> int:
+        """token_usage: the wire ThreadTokenUsage {total, last, modelContextWindow}; the last record wins."""
+        return self.append(r.TOKEN_USAGE, {"turnId": turn_id, "tokenUsage": token_usage})
+
+    def settings_changed(self, settings: dict[str, Any]) -> int:
+        """Sticky per-thread settings (model, cwd, approvalPolicy, sandbox, effort, ...); merged on reload."""
+        return self.append(r.THREAD_SETTINGS, {"settings": settings})
+
+    def name_changed(self, name: str | None) -> int:
+        return self.append(r.THREAD_NAME, {"name": name})
+
+    def sync(self) -> None:
+        """fsync now (when the store runs with fsync), e.g. after a batch of non-durable appends."""
+        with self._lock:
+            if self._fd is not None and self._fsync and not self._closed:
+                os.fsync(self._fd)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._fd is not None:
+                try:
+                    if self._fsync:
+                        os.fsync(self._fd)
+                finally:
+                    os.close(self._fd)  # releases the flock
+                    self._fd = None
+
+    def __enter__(self) -> RolloutWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _lock_or_raise(fd: int, thread_id: str) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise ThreadLockedError(thread_id) from None
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]

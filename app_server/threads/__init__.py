@@ -1,0 +1,1 @@
+"""Threads and turns: loaded-thread state, the agent loop, and what the model is sent."""

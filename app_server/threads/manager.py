@@ -1,0 +1,207 @@
+"""Loaded threads: creating, resuming and forking them, subscriptions, and their wire views.
+
+The ``ThreadManager`` is the one owner of ``ThreadRuntime`` objects in a process. Stored state lives in
+the ``ThreadStore``; the manager overlays live state (status, active turn, environments) on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new_uuid7
+from app_server.store.thread_shape import build_thread
+from app_server.threads.state import ThreadRuntime, ThreadSettings
+from pycodex import COMPATIBLE_CODEX_VERSION
+from pycodex.jsonrpc.errors import InvalidRequest
+
+if TYPE_CHECKING:
+    from app_server.connection import Session
+
+__all__ = ["Defaults", "ThreadManager"]
+
+logger = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """Thread settings from config, before per-thread overrides."""
+
+    model: str
+    model_provider: str
+    approval_policy: str = "on-request"
+    sandbox_mode: str = "workspace-write"
+    developer_instructions: str | None = None
+    base_instructions: str | None = None
+    effort: str | None = None
+    summary: str | None = None
+    writable_roots: tuple[str, ...] = ()
+
+
+def sandbox_policy_wire(settings: ThreadSettings) -> JsonObj:
+    if settings.sandbox_mode == "danger-full-access":
+        return {"type": "dangerFullAccess"}
+    if settings.sandbox_mode == "read-only":
+        return {"type": "readOnly", "networkAccess": False}
+    return {"type": "workspaceWrite", "writableRoots": list(settings.writable_roots),
+            "networkAccess": settings.network_access, "excludeTmpdirEnvVar": False, "excludeSlashTmp": False}
+
+
+class ThreadManager:
+    def __init__(self, store: ThreadStore, *, attach: Callable[[ThreadRuntime], None]) -> None:
+        self.store = store
+        self.loaded: dict[str, ThreadRuntime] = {}
+        self._attach = attach  # gives a new runtime its environment and sandbox
+
+    # -- views -----------------------------------------------------------------------------------
+    def thread_wire(self, thread: ThreadRuntime, *, include_turns: bool = False) -> JsonObj:
+        turns = [dict(t) for t in thread.turns] if include_turns else []
+        wire = build_thread(
+            thread.meta, thread_id=thread.id, path=str(thread.writer.path) if thread.writer.path else None,
+            preview=thread.preview, name=thread.name, created_at_ms=thread.created_at * 1000,
+            updated_at_ms=max(thread.updated_at, thread.created_at) * 1000, turns=turns, status=thread.status(),
+        )
+        wire["environments"] = self.environments_wire(thread)
+        return wire
+
+    def environments_wire(self, thread: ThreadRuntime) -> list[JsonObj]:
+        if thread.environment is None and thread.environment_error is None:
+            return []
+        cwd = str(thread.settings.cwd)
+        return [{"environmentId": thread.environment_id, "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}]
+
+    def settings_response(self, thread: ThreadRuntime, *, include_turns: bool) -> JsonObj:
+        s = thread.settings
+        return {
+            "thread": self.thread_wire(thread, include_turns=include_turns),
+            "model": s.model,
+            "modelProvider": s.model_provider,
+            "serviceTier": s.service_tier,
+            "disabledPluginIds": [],
+            "cwd": str(s.cwd),
+            "runtimeWorkspaceRoots": [str(s.cwd)],
+            "instructionSources": [],
+            "approvalPolicy": s.approval_policy,
+            "approvalsReviewer": s.approvals_reviewer,
+            "sandbox": sandbox_policy_wire(s),
+            "activePermissionProfile": None,
+            "reasoningEffort": s.effort,
+            "multiAgentMode": "explicitRequestOnly",
+        }
+
+    # -- lookup ----------------------------------------------------------------------------------
+    def get_loaded(self, thread_id: str) -> ThreadRuntime:
+        thread = self.loaded.get(thread_id)
+        if thread is None:
+            raise InvalidRequest(f"thread not found: {thread_id}")
+        return thread
+
+    def subscribe(self, thread: ThreadRuntime, session: Session) -> None:
+        if session not in thread.subscribers:
+            thread.subscribers.add(session)
+            session.on_close.append(lambda: thread.subscribers.discard(session))
+
+    # -- creation ----------------------------------------------------------------------------------
+    async def start(self, session: Session, settings: ThreadSettings, *, ephemeral: bool,
+                    thread_source: str | None) -> ThreadRuntime:
+        thread_id = new_uuid7()
+        meta: JsonObj = {
+            "id": thread_id, "sessionId": thread_id, "forkedFromId": None, "ephemeral": ephemeral,
+            "historyMode": "paginated", "modelProvider": settings.model_provider, "model": settings.model,
+            "reasoningEffort": settings.effort, "cwd": str(settings.cwd), "cliVersion": COMPATIBLE_CODEX_VERSION,
+            "originator": session.client_name or None, "source": "vscode", "threadSource": thread_source,
+            "name": None, "settings": settings.to_record(),
+            "baseInstructions": settings.base_instructions, "developerInstructions": settings.developer_instructions,
+        }
+        writer = await asyncio.to_thread(self.store.create_thread, meta)
+        thread = ThreadRuntime(thread_id=thread_id, meta=meta, settings=settings, writer=writer)
+        self._register(thread, session)
+        return thread
+
+    def _register(self, thread: ThreadRuntime, session: Session) -> None:
+        self._attach(thread)
+        self.loaded[thread.id] = thread
+        self.subscribe(thread, session)
+
+    def _settings_from_store(self, loaded: LoadedThread, defaults: ThreadSettings) -> ThreadSettings:
+        stored = {**(loaded.meta.get("settings") or {}), **loaded.settings}
+        settings = replace(defaults)
+        mapping = {"model": "model", "modelProvider": "model_provider", "approvalPolicy": "approval_policy",
+                   "approvalsReviewer": "approvals_reviewer", "sandbox": "sandbox_mode", "effort": "effort",
+                   "summary": "summary"}
+        for key, attr in mapping.items():
+            if stored.get(key) is not None:
+                setattr(settings, attr, stored[key])
+        if stored.get("cwd"):
+            settings.cwd = Path(stored["cwd"])
+        settings.base_instructions = loaded.meta.get("baseInstructions")
+        settings.developer_instructions = loaded.meta.get("developerInstructions")
+        return settings
+
+    async def resume(self, session: Session, thread_id: str, defaults: ThreadSettings,
+                     overrides: Callable[[ThreadSettings], ThreadSettings]) -> ThreadRuntime:
+        existing = self.loaded.get(thread_id)
+        if existing is not None:
+            self.subscribe(existing, session)
+            return existing
+        try:
+            loaded = await asyncio.to_thread(self.store.load_thread, thread_id)
+        except ThreadNotFoundError:
+            raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
+        writer = await asyncio.to_thread(self.store.open_writer, thread_id)
+        settings = overrides(self._settings_from_store(loaded, defaults))
+        thread = self._from_loaded(loaded, writer, settings, history_initialization="cold_resume")
+        self._register(thread, session)
+        return thread
+
+    def _from_loaded(self, loaded: LoadedThread, writer: Any, settings: ThreadSettings,
+                     *, history_initialization: str) -> ThreadRuntime:
+        thread = ThreadRuntime(
+            thread_id=loaded.thread_id, meta=dict(loaded.meta), settings=settings, writer=writer,
+            history=list(loaded.history), turns=list(loaded.turns), token_usage=loaded.token_usage,
+            name=loaded.name, preview=loaded.preview, created_at=loaded.created_at_ms // 1000,
+            history_initialization=history_initialization,
+        )
+        thread.updated_at = loaded.updated_at_ms // 1000
+        return thread
+
+    async def fork(self, session: Session, source_id: str, defaults: ThreadSettings, *, ephemeral: bool,
+                   overrides: Callable[[ThreadSettings], ThreadSettings]) -> ThreadRuntime:
+        source = self.loaded.get(source_id)
+        if source is not None:
+            await asyncio.to_thread(source.writer.sync)
+        try:
+            writer, loaded = await asyncio.to_thread(self.store.fork_thread, source_id, None, ephemeral=ephemeral)
+        except ThreadNotFoundError:
+            raise InvalidRequest(f"no rollout found for thread id {source_id}") from None
+        settings = overrides(self._settings_from_store(loaded, defaults))
+        thread = self._from_loaded(loaded, writer, settings, history_initialization="warm_fork")
+        thread.meta["forkedFromId"] = source_id
+        thread.created_at = int(time.time())
+        self._register(thread, session)
+        return thread
+
+    async def read_stored(self, thread_id: str) -> LoadedThread:
+        try:
+            return await asyncio.to_thread(self.store.load_thread, thread_id)
+        except ThreadNotFoundError:
+            raise InvalidRequest(f"thread not loaded: {thread_id}") from None
+
+    async def unload(self, thread: ThreadRuntime) -> None:
+        self.loaded.pop(thread.id, None)
+        if thread.exec_sessions is not None:
+            await thread.exec_sessions.close_all()
+        await asyncio.to_thread(self.store.close_writer, thread.id)
+
+    async def shutdown(self) -> None:
+        for thread in list(self.loaded.values()):
+            if thread.exec_sessions is not None:
+                await thread.exec_sessions.close_all()
+        await asyncio.to_thread(self.store.close)

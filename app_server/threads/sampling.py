@@ -1,0 +1,203 @@
+"""Map one model response's events to thread items and notifications (no IO).
+
+``SampleMapper.feed(event)`` returns actions for the turn runner to carry out in order: notifications
+to emit, completed items to store and then announce, history items for the model, tool calls to run,
+and the response's usage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app_server.model import events as ev
+from app_server.threads import items as it
+
+__all__ = ["Completed", "Emit", "HistoryAppend", "ItemDone", "SampleMapper", "ToolCall"]
+
+JsonObj = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    method: str
+    params: JsonObj
+
+
+@dataclass(frozen=True, slots=True)
+class ItemDone:
+    """A completed item: store it durably, then emit ``item/completed``."""
+
+    item: JsonObj
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryAppend:
+    item: JsonObj
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    call_id: str
+    name: str
+    arguments: str
+    namespace: str | None = None
+    custom: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    usage: ev.Usage | None
+
+
+Action = Emit | ItemDone | HistoryAppend | ToolCall | Completed
+
+
+@dataclass
+class _Open:
+    item: JsonObj
+    parts: list[str] = field(default_factory=list)
+
+
+class SampleMapper:
+    def __init__(self, thread_id: str, turn_id: str) -> None:
+        self.thread_id = thread_id
+        self.turn_id = turn_id
+        self._open: dict[str, _Open] = {}
+        self._anon = 0
+        #: True once the response produced anything visible (a steer then no longer restarts it).
+        self.produced_output = False
+
+    def _key(self, item_id: str | None) -> str:
+        if item_id:
+            return item_id
+        self._anon += 1
+        return f"msg_{self.turn_id}_{self._anon}"
+
+    def _start(self, item: JsonObj) -> list[Action]:
+        self._open[item["id"]] = _Open(item)
+        return [Emit("item/started", it.started_params(item, self.thread_id, self.turn_id))]
+
+    def _finish(self, key: str, **updates: Any) -> list[Action]:
+        opened = self._open.pop(key)
+        done = {**opened.item, **updates, "completedAtMs": it.now_ms()}
+        return [ItemDone(done)]
+
+    def reset(self) -> None:
+        """The response restarted after a retry: forget half-built items."""
+        self._open.clear()
+
+    def feed(self, event: ev.ResponseEvent) -> list[Action]:
+        if isinstance(event, ev.OutputTextDelta):
+            return self._text_delta(event)
+        if isinstance(event, ev.OutputItemAdded):
+            return self._added(event.item)
+        if isinstance(event, ev.OutputItemDone):
+            return self._done(event.item)
+        if isinstance(event, ev.ReasoningSummaryPartAdded):
+            return self._summary_part(event)
+        if isinstance(event, ev.ReasoningSummaryTextDelta):
+            return self._summary_delta(event)
+        if isinstance(event, ev.ResponseCompleted):
+            return [Completed(event.usage)]
+        if isinstance(event, ev.ResponseRestarted):
+            self.reset()
+        return []
+
+    def _added(self, item: ev.OutputItem) -> list[Action]:
+        if isinstance(item, ev.MessageItem) and item.role == "assistant":
+            key = self._key(item.id)
+            self.produced_output = True
+            return self._start(it.agent_message(key, "", phase=item.phase, started_at_ms=it.now_ms()))
+        if isinstance(item, ev.ReasoningItem):
+            key = self._key(item.id)
+            return self._start(it.reasoning(key, started_at_ms=it.now_ms()))
+        return []
+
+    def _text_delta(self, event: ev.OutputTextDelta) -> list[Action]:
+        key = event.item_id or ""
+        actions: list[Action] = []
+        opened = self._open.get(key)
+        if opened is None:
+            key = self._key(event.item_id)
+            actions += self._start(it.agent_message(key, "", phase=None, started_at_ms=it.now_ms()))
+            opened = self._open[key]
+        self.produced_output = True
+        opened.parts.append(event.delta)
+        actions.append(
+            Emit(
+                "item/agentMessage/delta",
+                {"threadId": self.thread_id, "turnId": self.turn_id, "itemId": opened.item["id"],
+                 "delta": event.delta},
+            )
+        )
+        return actions
+
+    def _summary_part(self, event: ev.ReasoningSummaryPartAdded) -> list[Action]:
+        opened = self._open.get(event.item_id or "")
+        if opened is None:
+            return []
+        summary: list[str] = opened.item["summary"]
+        while len(summary) <= event.summary_index:
+            summary.append("")
+        return [
+            Emit(
+                "item/reasoning/summaryPartAdded",
+                {"threadId": self.thread_id, "turnId": self.turn_id, "itemId": opened.item["id"],
+                 "summaryIndex": event.summary_index},
+            )
+        ]
+
+    def _summary_delta(self, event: ev.ReasoningSummaryTextDelta) -> list[Action]:
+        opened = self._open.get(event.item_id or "")
+        if opened is None:
+            return []
+        summary: list[str] = opened.item["summary"]
+        while len(summary) <= event.summary_index:
+            summary.append("")
+        summary[event.summary_index] += event.delta
+        return [
+            Emit(
+                "item/reasoning/summaryTextDelta",
+                {"threadId": self.thread_id, "turnId": self.turn_id, "itemId": opened.item["id"],
+                 "delta": event.delta, "summaryIndex": event.summary_index},
+            )
+        ]
+
+    def _done(self, item: ev.OutputItem) -> list[Action]:
+        actions: list[Action] = []
+        if isinstance(item, ev.MessageItem):
+            actions.append(HistoryAppend(item.raw))
+            if item.role != "assistant":
+                return actions
+            self.produced_output = True
+            key = item.id or ""
+            if key not in self._open:
+                key = self._key(item.id)
+                actions += self._start(it.agent_message(key, item.text, phase=item.phase,
+                                                        started_at_ms=it.now_ms()))
+            text = item.text or "".join(self._open[key].parts)
+            actions += self._finish(key, text=text, phase=item.phase)
+            return actions
+        if isinstance(item, ev.ReasoningItem):
+            actions.append(HistoryAppend(item.raw))
+            key = item.id or ""
+            if key not in self._open:
+                key = self._key(item.id)
+                actions += self._start(it.reasoning(key, started_at_ms=it.now_ms()))
+            summary = list(item.summary) if item.summary else self._open[key].item["summary"]
+            actions += self._finish(key, summary=summary, content=list(item.content))
+            return actions
+        if isinstance(item, ev.FunctionCallItem):
+            self.produced_output = True
+            actions.append(HistoryAppend(item.raw))
+            actions.append(ToolCall(item.call_id, item.name, item.arguments, item.namespace))
+            return actions
+        if isinstance(item, ev.CustomToolCallItem):
+            self.produced_output = True
+            actions.append(HistoryAppend(item.raw))
+            actions.append(ToolCall(item.call_id, item.name, item.input, custom=True))
+            return actions
+        if isinstance(item, ev.OtherItem):
+            actions.append(HistoryAppend(item.raw))
+        return actions

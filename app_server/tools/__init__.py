@@ -1,0 +1,1 @@
+"""Tools the model can call: their specs, the unified exec sessions behind them, approvals, sandbox."""

@@ -1,0 +1,116 @@
+"""Command approvals: when to ask, what the ``item/commandExecution/requestApproval`` request says,
+and what each decision means for the command and the turn.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "DECLINED_OUTPUT",
+    "Decision",
+    "approval_params",
+    "is_known_safe",
+    "needs_approval",
+    "parse_decision",
+]
+
+#: What the model is told when the user declines (the text Codex uses, so prompts tuned on it work).
+DECLINED_OUTPUT = 'exec_command failed: CreateProcess { message: "Rejected(\\"rejected by user\\")" }'
+CANCELLED_OUTPUT = "aborted by user"
+
+_SAFE_PROGRAMS = frozenset(
+    {"ls", "cat", "pwd", "head", "tail", "wc", "grep", "rg", "echo", "true", "false", "which", "whoami",
+     "date", "uname", "stat", "file", "nl", "sort", "uniq", "cut", "tr", "basename", "dirname", "realpath"}
+)
+_SHELL_META = re.compile(r"[<>|;&`$(){}\n]")
+
+
+def is_known_safe(cmd: str) -> bool:
+    """A single read-only command with no redirection, pipes or substitutions."""
+    if _SHELL_META.search(cmd):
+        return False
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        return False
+    return bool(words) and words[0] in _SAFE_PROGRAMS
+
+
+def needs_approval(*, policy: str, escalated: bool, cmd: str, approved: set[str]) -> bool:
+    if cmd in approved:
+        return False
+    if policy == "never":
+        return False
+    if policy == "untrusted":
+        return escalated or not is_known_safe(cmd)
+    return escalated  # on-request (and granular policies, conservatively)
+
+
+@dataclass(frozen=True)
+class Decision:
+    kind: str  # accept | acceptForSession | decline | cancel
+    remember_prefix: tuple[str, ...] | None = None
+
+    @property
+    def runs(self) -> bool:
+        return self.kind in ("accept", "acceptForSession")
+
+
+def parse_decision(result: Any) -> Decision:
+    """Read the client's answer; anything unreadable counts as a decline (fail closed)."""
+    decision = result.get("decision") if isinstance(result, dict) else None
+    if decision in ("accept", "acceptForSession", "decline", "cancel"):
+        return Decision(decision)
+    if isinstance(decision, dict):
+        amend = decision.get("acceptWithExecpolicyAmendment")
+        if isinstance(amend, dict):
+            prefix = amend.get("execpolicy_amendment")
+            return Decision("accept", tuple(prefix) if isinstance(prefix, list) else None)
+        if "applyNetworkPolicyAmendment" in decision:
+            return Decision("accept")
+    return Decision("decline")
+
+
+def approval_params(
+    *,
+    thread_id: str,
+    turn_id: str,
+    item_id: str,
+    started_at_ms: int,
+    environment_id: str,
+    reason: str | None,
+    command: str,
+    argv: list[str],
+    cwd: str,
+    user_cmd: str,
+    prefix_rule: list[str] | None,
+) -> dict[str, Any]:
+    amendment = list(prefix_rule) if prefix_rule else list(argv)
+    params: dict[str, Any] = {
+        "kind": "command",
+        "threadId": thread_id,
+        "turnId": turn_id,
+        "itemId": item_id,
+        "startedAtMs": started_at_ms,
+        "environmentId": environment_id,
+    }
+    if reason is not None:
+        params["reason"] = reason
+    params.update(
+        {
+            "command": command,
+            "cwd": cwd,
+            "commandActions": [{"type": "unknown", "command": user_cmd}],
+            "proposedExecpolicyAmendment": amendment,
+            "availableDecisions": [
+                "accept",
+                {"acceptWithExecpolicyAmendment": {"execpolicy_amendment": amendment}},
+                "cancel",
+            ],
+        }
+    )
+    return params

@@ -1,0 +1,224 @@
+"""``exec_command`` and ``write_stdin``: from a model function call to a process and back.
+
+One path for every environment: the thread's ``Spawner`` (in-process local, or an exec-server) runs the
+command; approvals and the sandbox are decided here; the ``commandExecution`` item streams the output
+and its result becomes the ``function_call_output`` text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app_server.threads import items as it
+from app_server.tools import approvals
+from app_server.tools.output import format_exec_output
+from app_server.tools.processes import SpawnError
+from app_server.tools.unified_exec import (
+    DEFAULT_EXEC_YIELD_MS,
+    DEFAULT_POLL_YIELD_MS,
+    DEFAULT_WRITE_YIELD_MS,
+    MAX_SESSIONS,
+    UnifiedExec,
+    UnknownSession,
+    clamp_yield_ms,
+)
+
+if TYPE_CHECKING:
+    from app_server.threads.runner import TurnRunner
+    from app_server.threads.sampling import ToolCall
+
+__all__ = ["NO_ENVIRONMENT", "handle_tool_call"]
+
+logger = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
+
+NO_ENVIRONMENT = (
+    "No usable execution environment is available. Wait for an environment to become available before "
+    "using this tool."
+)
+APPROVAL_TIMEOUT_S = float(os.environ.get("PYCODEX_APPROVAL_TIMEOUT_S", "3600"))
+
+
+def _output(call: ToolCall, text: str) -> JsonObj:
+    if call.custom:
+        return {"type": "custom_tool_call_output", "call_id": call.call_id, "output": text}
+    return {"type": "function_call_output", "call_id": call.call_id, "output": text}
+
+
+async def handle_tool_call(runner: TurnRunner, call: ToolCall) -> JsonObj:
+    if call.custom or call.namespace:
+        return _output(call, f"unsupported call: {call.name}")
+    try:
+        args = json.loads(call.arguments or "{}")
+        if not isinstance(args, dict):
+            raise ValueError("arguments must be a JSON object")
+    except ValueError as exc:
+        return _output(call, f"failed to parse function arguments: {exc}")
+    if call.name == "exec_command":
+        return _output(call, await _exec_command(runner, call, args))
+    if call.name == "write_stdin":
+        return _output(call, await _write_stdin(runner, args))
+    return _output(call, f"unsupported call: {call.name}")
+
+
+def _sessions(runner: TurnRunner) -> UnifiedExec:
+    thread = runner.thread
+    if thread.exec_sessions is None:
+        thread.exec_sessions = UnifiedExec()
+    sessions: UnifiedExec = thread.exec_sessions
+    return sessions
+
+
+def _int_arg(args: JsonObj, key: str) -> int | None:
+    value = args.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> str:
+    thread, turn = runner.thread, runner.turn
+    cmd = args.get("cmd")
+    if not isinstance(cmd, str) or not cmd.strip():
+        return "failed to parse function arguments: missing field `cmd`"
+    if thread.environment is None:
+        return NO_ENVIRONMENT if thread.environment_error is None else f"{NO_ENVIRONMENT}"
+    settings = thread.settings
+    workdir = args.get("workdir")
+    cwd = Path(settings.cwd)
+    if isinstance(workdir, str) and workdir:
+        cwd = cwd / workdir
+    shell = args.get("shell") if isinstance(args.get("shell"), str) else "/bin/bash"
+    login = args.get("login") is not False
+    argv = [str(shell), "-lc" if login else "-c", cmd]
+    escalated = args.get("sandbox_permissions") == "require_escalated"
+    started_ms = it.now_ms()
+    item = it.command_execution(
+        call.call_id, argv=argv, user_cmd=cmd, cwd=str(cwd), process_id=None, source="agent",
+        started_at_ms=started_ms,
+    )
+    announced = False
+    if approvals.needs_approval(policy=settings.approval_policy, escalated=escalated, cmd=cmd,
+                                approved=thread.approved_commands):
+        decision = await _ask(runner, item, argv, cmd, args)
+        announced = True
+        if not decision.runs:
+            declined = dict(item, status="declined", completedAtMs=it.now_ms())
+            if decision.kind == "cancel":
+                from app_server.threads.runner import TurnCancelled
+
+                await runner.complete_item(declined)
+                runner._unanswered.remove(call.call_id)
+                await runner._record_history(
+                    [_output(call, f"Wall time: 0.1 seconds\n{approvals.CANCELLED_OUTPUT}")]
+                )
+                raise TurnCancelled()
+            await runner.complete_item(declined)
+            await thread.emit_status()
+            return approvals.DECLINED_OUTPUT
+        if decision.kind == "acceptForSession":
+            thread.approved_commands.add(cmd)
+        escalated = True
+    sessions = _sessions(runner)
+    if sessions.count >= MAX_SESSIONS:
+        return f"exec_command failed: too many running sessions (limit {MAX_SESSIONS})"
+    sandbox = None if escalated else thread.sandbox_for(cwd)
+    t0 = time.monotonic()
+    try:
+        process = await thread.environment.spawn(
+            argv if sandbox is None else sandbox.wrap(argv), cwd=str(cwd), env=None, tty=bool(args.get("tty")),
+            preexec=None if sandbox is None else sandbox.preexec,
+        )
+    except SpawnError as exc:
+        failed = dict(item, status="failed", completedAtMs=it.now_ms(), aggregatedOutput=str(exc))
+        if not announced:
+            await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+        await runner.complete_item(failed)
+        return f"exec_command failed: {exc}"
+    item.update(processId=process.pid, source="unifiedExecStartup")
+    if not announced:
+        await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+    aggregated: list[str] = []
+
+    async def on_output(text: str) -> None:
+        aggregated.append(text)
+        await thread.emit("item/commandExecution/outputDelta",
+                          {"threadId": thread.id, "turnId": turn.id, "itemId": call.call_id, "delta": text})
+
+    session = sessions.open(process, on_output)
+    yield_ms = clamp_yield_ms(args.get("yield_time_ms"), DEFAULT_EXEC_YIELD_MS)
+    result = await sessions.collect(session, yield_ms, t0)
+    if result.exit_code is not None:
+        status = "completed" if result.exit_code == 0 else "failed"
+        await runner.complete_item(dict(
+            item, status=status, aggregatedOutput="".join(aggregated) or None, exitCode=result.exit_code,
+            durationMs=int((time.monotonic() - t0) * 1000), completedAtMs=it.now_ms(),
+        ))
+    else:
+        session.on_output = None  # later output is collected by write_stdin, not streamed to this item
+        await runner.complete_item(dict(
+            item, status="completed", aggregatedOutput="".join(aggregated) or None,
+            durationMs=int((time.monotonic() - t0) * 1000), completedAtMs=it.now_ms(),
+        ))
+    return format_exec_output(output=result.output, wall_time_s=result.wall_time_s, exit_code=result.exit_code,
+                              session_id=result.session_id, max_output_tokens=_int_arg(args, "max_output_tokens"))
+
+
+async def _write_stdin(runner: TurnRunner, args: JsonObj) -> str:
+    session_id = _int_arg(args, "session_id")
+    if session_id is None:
+        return "failed to parse function arguments: missing field `session_id`"
+    sessions = _sessions(runner)
+    try:
+        session = sessions.get(session_id)
+    except UnknownSession as exc:
+        return f"write_stdin failed: {exc}"
+    chars = args.get("chars") if isinstance(args.get("chars"), str) else ""
+    t0 = time.monotonic()
+    try:
+        await sessions.write(session, chars or "")
+    except (BrokenPipeError, ConnectionError, OSError) as exc:
+        return f"write_stdin failed: {exc}"
+    default = DEFAULT_WRITE_YIELD_MS if chars else DEFAULT_POLL_YIELD_MS
+    result = await sessions.collect(session, clamp_yield_ms(args.get("yield_time_ms"), default), t0)
+    return format_exec_output(output=result.output, wall_time_s=result.wall_time_s, exit_code=result.exit_code,
+                              session_id=result.session_id, max_output_tokens=_int_arg(args, "max_output_tokens"))
+
+
+async def _ask(runner: TurnRunner, item: JsonObj, argv: list[str], cmd: str, args: JsonObj) -> approvals.Decision:
+    """Send the approval request and wait for the user's decision."""
+    thread, turn = runner.thread, runner.turn
+    params = approvals.approval_params(
+        thread_id=thread.id, turn_id=turn.id, item_id=item["id"], started_at_ms=item["startedAtMs"],
+        environment_id=thread.environment_id, reason=args.get("justification") if isinstance(
+            args.get("justification"), str) else None,
+        command=item["command"], argv=argv, cwd=item["cwd"], user_cmd=cmd,
+        prefix_rule=args.get("prefix_rule") if isinstance(args.get("prefix_rule"), list) else None,
+    )
+    session = runner.origin if runner.origin is not None and not runner.origin.closed.is_set() else next(
+        (s for s in thread.subscribers if not s.closed.is_set()), None)
+    if session is None:
+        return approvals.Decision("decline")
+    request_id = session.next_request_id()
+    turn.open_requests[request_id] = session
+    await thread.emit_status()
+    await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+    try:
+        result = await session.request("item/commandExecution/requestApproval", params, timeout=APPROVAL_TIMEOUT_S)
+        decision = approvals.parse_decision(result)
+    except Exception as exc:  # timeout, error answer, or the client went away
+        logger.info("approval request %s ended without a decision: %s", request_id, exc)
+        decision = approvals.Decision("decline")
+    # On interrupt (CancelledError) the request stays in open_requests: the runner resolves it after
+    # turn/completed, the order Codex uses.
+    turn.open_requests.pop(request_id, None)
+    await thread.emit("serverRequest/resolved", {"threadId": thread.id, "requestId": request_id})
+    if decision.runs:
+        await thread.emit_status()
+    return decision

@@ -1,0 +1,183 @@
+"""Unified exec sessions: ``exec_command`` starts a process and waits up to ``yield_time_ms``; a process
+still running then stays open as a session that ``write_stdin`` continues.
+
+Output is pumped into a per-session buffer by one task per process; ``collect`` hands back what
+arrived since the previous call. The buffer is bounded: past the cap the oldest bytes are dropped and
+counted, so a chatty background process cannot grow memory without limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from app_server.tools.processes import ExecProcess
+
+__all__ = ["CollectResult", "ExecSession", "UnifiedExec", "UnknownSession", "clamp_yield_ms"]
+
+logger = logging.getLogger(__name__)
+
+MIN_YIELD_MS = 250
+MAX_YIELD_MS = 30_000
+DEFAULT_EXEC_YIELD_MS = 10_000
+DEFAULT_WRITE_YIELD_MS = 250
+DEFAULT_POLL_YIELD_MS = 5_000
+_BUFFER_CAP = 1 << 20
+#: After the process exits, how long to wait for its output pipe to close (a background child may
+#: keep it open forever).
+_EOF_GRACE_S = 0.2
+MAX_SESSIONS = 64
+
+OutputCallback = Callable[[str], Awaitable[None]]
+
+
+def clamp_yield_ms(value: float | None, default: int) -> int:
+    if value is None:
+        return default
+    return int(min(max(value, MIN_YIELD_MS), MAX_YIELD_MS))
+
+
+class UnknownSession(Exception):
+    pass
+
+
+@dataclass
+class CollectResult:
+    output: str
+    exit_code: int | None
+    session_id: int | None
+    wall_time_s: float
+
+
+class ExecSession:
+    """One running process and its output buffer."""
+
+    def __init__(self, session_id: int, process: ExecProcess, on_output: OutputCallback | None) -> None:
+        self.id = session_id
+        self.process = process
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._pending: list[str] = []
+        self._pending_bytes = 0
+        self.dropped_bytes = 0
+        self.on_output = on_output
+        self._changed = asyncio.Event()
+        self.output_closed = asyncio.Event()
+        self.exited = asyncio.Event()
+        self.exit_code: int | None = None
+        self._pump = asyncio.get_running_loop().create_task(self._run(), name=f"exec-pump-{session_id}")
+
+    async def _run(self) -> None:
+        reader = asyncio.get_running_loop().create_task(self._read_all())
+        try:
+            self.exit_code = await self.process.wait()
+            self.exited.set()
+            self._changed.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reader), _EOF_GRACE_S)
+        finally:
+            if not reader.done():
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
+            self._flush_decoder()
+            self.output_closed.set()
+            self._changed.set()
+
+    async def _read_all(self) -> None:
+        while True:
+            chunk = await self.process.read()
+            if not chunk:
+                return
+            text = self._decoder.decode(chunk)
+            if text:
+                await self._push(text)
+
+    def _flush_decoder(self) -> None:
+        tail = self._decoder.decode(b"", final=True)
+        if tail:
+            self._pending.append(tail)
+            self._pending_bytes += len(tail)
+
+    async def _push(self, text: str) -> None:
+        self._pending.append(text)
+        self._pending_bytes += len(text)
+        while self._pending_bytes > _BUFFER_CAP and len(self._pending) > 1:
+            dropped = self._pending.pop(0)
+            self._pending_bytes -= len(dropped)
+            self.dropped_bytes += len(dropped)
+        self._changed.set()
+        if self.on_output is not None:
+            await self.on_output(text)
+
+    def take_output(self) -> str:
+        text = "".join(self._pending)
+        self._pending.clear()
+        self._pending_bytes = 0
+        return text
+
+    @property
+    def finished(self) -> bool:
+        return self.exited.is_set() and self.output_closed.is_set()
+
+    async def wait_until(self, deadline: float) -> None:
+        """Return when the process has finished or the deadline passed."""
+        while not self.finished:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._changed.clear()
+            if self.finished:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+
+    async def close(self) -> None:
+        await self.process.kill()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(self._pump, 5)
+
+
+class UnifiedExec:
+    """The exec sessions of one thread."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[int, ExecSession] = {}
+        self._next_id = 1
+
+    def open(self, process: ExecProcess, on_output: OutputCallback | None) -> ExecSession:
+        session = ExecSession(self._next_id, process, on_output)
+        self._next_id += 1
+        self._sessions[session.id] = session
+        return session
+
+    def get(self, session_id: int) -> ExecSession:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise UnknownSession(f"Unknown process id {session_id}")
+        return session
+
+    @property
+    def count(self) -> int:
+        return len(self._sessions)
+
+    async def collect(self, session: ExecSession, yield_ms: int, started: float) -> CollectResult:
+        await session.wait_until(time.monotonic() + yield_ms / 1000)
+        output = session.take_output()
+        if session.finished:
+            self._sessions.pop(session.id, None)
+            return CollectResult(output, session.exit_code, None, time.monotonic() - started)
+        return CollectResult(output, None, session.id, time.monotonic() - started)
+
+    async def write(self, session: ExecSession, chars: str) -> None:
+        if chars:
+            await session.process.write(chars.encode("utf-8"))
+
+    async def close_all(self) -> None:
+        sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            await session.close()

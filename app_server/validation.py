@@ -1,0 +1,87 @@
+"""Turn pydantic validation failures into the short, field-naming messages the wire carries.
+
+The text follows the shape Codex uses (``Invalid request: missing field `cwd```), never a pydantic
+dump, so clients that show the message to a person get one line that names the offending field.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+__all__ = ["describe_validation_error", "validate_params"]
+
+_JSON_TYPES = {
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "a boolean",
+    "dict": "a map",
+    "list": "a sequence",
+    "NoneType": "null",
+}
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean `{str(value).lower()}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value}`"
+    if isinstance(value, str):
+        return f'string "{value[:80]}"'
+    if isinstance(value, list):
+        return "sequence"
+    if isinstance(value, dict):
+        return "map"
+    return type(value).__name__
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    # Drop pydantic's union-branch labels (e.g. "function-after[...]" or tag names) from the location.
+    parts = [str(p) for p in loc if not (isinstance(p, str) and ("[" in p or p.endswith("]")))]
+    return ".".join(parts) if parts else "params"
+
+
+def describe_validation_error(exc: ValidationError, *, aliases: dict[str, str] | None = None) -> str:
+    """One line naming the first offending field."""
+    err = exc.errors(include_url=False)[0]
+    loc = tuple(err.get("loc", ()))
+    field = _field_path(loc)
+    kind = err.get("type", "")
+    value = err.get("input")
+    ctx = err.get("ctx") or {}
+    if kind == "missing":
+        return f"Invalid request: missing field `{field}`"
+    if kind in ("literal_error", "enum") and "expected" in ctx:
+        expected = str(ctx["expected"]).replace("'", "`")
+        return f"Invalid request: unknown variant `{value}` for `{field}`, expected one of {expected}"
+    if kind == "union_tag_invalid":
+        tags = str(ctx.get("expected_tags", "")).replace("'", "`")
+        tag = ctx.get("tag", value)
+        return f"Invalid request: unknown variant `{tag}` for `{field}`, expected one of {tags}"
+    if kind == "union_tag_not_found":
+        return f"Invalid request: missing field `{field}.type`"
+    if kind.endswith("_type") or kind in ("model_type", "dict_type", "list_type"):
+        expected = _JSON_TYPES.get(kind.removesuffix("_type"), kind.removesuffix("_type"))
+        if kind == "model_type":
+            expected = "a map"
+        return f"Invalid request: invalid type: {_json_kind(value)} for `{field}`, expected {expected}"
+    msg = str(err.get("msg", "invalid value"))
+    shown = json.dumps(value)[:80] if value is not None else "null"
+    return f"Invalid request: invalid value {shown} for `{field}`: {msg}"
+
+
+def validate_params(model: type[BaseModel], params: Any) -> BaseModel:
+    """Validate ``params`` into ``model``; raise ``InvalidParams`` naming the field on failure."""
+    from pycodex.jsonrpc.errors import InvalidParams
+
+    try:
+        return model.model_validate(params)
+    except ValidationError as exc:
+        raise InvalidParams(describe_validation_error(exc)) from None

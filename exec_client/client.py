@@ -1,0 +1,387 @@
+"""Typed async client for an exec-server (ours or Codex's), over a websocket URL or stdio streams.
+
+One reader task turns incoming messages into resolved request futures and per-process event
+subscriptions. Subscribe *before* ``process/start`` (``start_process`` does it for you): Codex may send
+the first ``process/output`` before the start response. Subscription queues are bounded; when one is
+full the reader waits, so an unread process throttles the connection (and the server then stops
+reading the child's pipe) instead of growing memory. Events for processes nobody subscribed to are
+dropped; ``read_process`` can fetch them from the server's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from exec_client import protocol as p
+from exec_client.errors import ExecServerClosed, ExecServerError
+from pycodex.jsonrpc import (
+    ErrorReceived,
+    LineBuffer,
+    NotificationReceived,
+    OverlongLine,
+    RequestReceived,
+    ResponseReceived,
+    RpcPeer,
+)
+
+__all__ = ["ExecServerClient", "ProcessEvent", "ProcessSubscription", "Transport"]
+
+ProcessEvent = p.ProcessOutput | p.ProcessExited | p.ProcessClosed
+NotificationHandler = Callable[[str, Any], None]
+
+_MAX_MESSAGE = 64 * 1024 * 1024 + 1024
+
+
+class Transport(Protocol):
+    async def send(self, data: bytes) -> None: ...
+    async def recv(self) -> bytes | None: ...  # None at end of stream
+    async def close(self) -> None: ...
+
+
+class _WebSocketTransport:
+    def __init__(self, ws: ClientConnection) -> None:
+        self._ws = ws
+
+    async def send(self, data: bytes) -> None:
+        try:
+            await self._ws.send(data.decode("utf-8"))
+        except ConnectionClosed as exc:
+            raise ExecServerClosed(f"exec-server connection closed: {exc}") from exc
+
+    async def recv(self) -> bytes | None:
+        try:
+            msg = await self._ws.recv()
+        except ConnectionClosed:
+            return None
+        return msg.encode("utf-8") if isinstance(msg, str) else msg
+
+    async def close(self) -> None:
+        await self._ws.close()
+
+
+class _StdioTransport:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._lines = LineBuffer(_MAX_MESSAGE)
+        self._ready: list[bytes] = []
+
+    async def send(self, data: bytes) -> None:
+        try:
+            self._writer.write(data + b"\n")
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            raise ExecServerClosed(f"exec-server stdin closed: {exc}") from exc
+
+    async def recv(self) -> bytes | None:
+        for _ in range(1_000_000):
+            if self._ready:
+                return self._ready.pop(0)
+            data = await self._reader.read(65536)
+            lines = self._lines.feed(data) if data else self._lines.feed_eof()
+            self._ready.extend(x for x in lines if not isinstance(x, OverlongLine) and x.strip())
+            if not data and not self._ready:
+                return None
+        raise ExecServerClosed("exec-server stream produced no complete message")
+
+    async def close(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(Exception):
+            await self._writer.wait_closed()
+
+
+class ProcessSubscription:
+    """Events of one process in order: output, then ``ProcessExited``, then ``ProcessClosed``."""
+
+    def __init__(self, process_id: str, maxsize: int) -> None:
+        self.process_id = process_id
+        self._queue: asyncio.Queue[ProcessEvent | None] = asyncio.Queue(maxsize)
+        self._closed: ExecServerClosed | None = None
+
+    async def _put(self, event: ProcessEvent) -> None:
+        await self._queue.put(event)
+
+    def _close(self, error: ExecServerClosed) -> None:
+        self._closed = error
+        with contextlib.suppress(asyncio.QueueFull):
+            self._queue.put_nowait(None)  # wake a waiting reader
+
+    async def next(self, timeout: float | None = None) -> ProcessEvent | None:
+        """The next event, or None if ``timeout`` passes first.
+
+        Raises ExecServerClosed once the connection is gone and every queued event was taken.
+        """
+        for _ in range(2):
+            if self._queue.empty() and self._closed is not None:
+                raise self._closed
+            try:
+                item = await asyncio.wait_for(self._queue.get(), timeout)
+            except TimeoutError:
+                return None
+            if item is not None:
+                return item
+        raise self._closed or ExecServerClosed("exec-server connection is closed")
+
+
+class ExecServerClient:
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        request_timeout: float = 60.0,
+        subscription_queue_size: int = 256,
+    ) -> None:
+        self._transport = transport
+        self._peer = RpcPeer(include_jsonrpc=False)
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._subs: dict[str, ProcessSubscription] = {}
+        self._handlers: list[NotificationHandler] = []
+        self._timeout = request_timeout
+        self._queue_size = subscription_queue_size
+        self._write_ids = itertools.count(1)
+        self.closed = asyncio.Event()
+        self.session_id: str | None = None
+        self.environment_info: p.EnvironmentInfo | None = None
+        self._reader = asyncio.create_task(self._read_loop(), name="exec-client-reader")
+
+    # -- construction -------------------------------------------------------------------------------
+    @classmethod
+    async def connect_websocket(
+        cls, url: str, *, token: str | None = None, connect_timeout: float = 10.0, **kwargs: Any
+    ) -> ExecServerClient:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+        try:
+            ws = await connect(
+                url,
+                additional_headers=headers,
+                compression=None,
+                max_size=_MAX_MESSAGE,
+                open_timeout=connect_timeout,
+                ping_interval=30,
+                ping_timeout=60,
+            )
+        except InvalidStatus as exc:
+            status = exc.response.status_code
+            raise ExecServerClosed(f"exec-server at {url} refused the connection: HTTP {status}") from exc
+        except (OSError, TimeoutError) as exc:
+            raise ExecServerClosed(f"cannot connect to exec-server at {url}: {exc}") from exc
+        return cls(_WebSocketTransport(ws), **kwargs)
+
+    @classmethod
+    def over_stdio(
+        cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, **kwargs: Any
+    ) -> ExecServerClient:
+        """Speak to a child started with ``--listen stdio`` (its stdout → reader, its stdin → writer)."""
+        return cls(_StdioTransport(reader, writer), **kwargs)
+
+    # -- plumbing -----------------------------------------------------------------------------------
+    def add_notification_handler(self, handler: NotificationHandler) -> None:
+        """Called for every notification that is not a process event (e.g. ``fs/missingChanged``)."""
+        self._handlers.append(handler)
+
+    def subscribe(self, process_id: str) -> ProcessSubscription:
+        sub = self._subs.get(process_id)
+        if sub is None:
+            sub = self._subs[process_id] = ProcessSubscription(process_id, self._queue_size)
+            if self.closed.is_set():
+                sub._close(ExecServerClosed("exec-server connection is closed"))
+        return sub
+
+    def unsubscribe(self, process_id: str) -> None:
+        self._subs.pop(process_id, None)
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                raw = await self._transport.recv()
+                if raw is None:
+                    return
+                await self._on_message(raw)
+        except (ExecServerClosed, OSError):
+            return
+        finally:
+            self._shutdown("exec-server connection closed")
+
+    async def _on_message(self, raw: bytes) -> None:
+        msg = self._peer.receive(raw)
+        if isinstance(msg, ResponseReceived | ErrorReceived):
+            fut = self._pending.pop(msg.id, None) if isinstance(msg.id, int) else None
+            if fut is not None and not fut.done():
+                if isinstance(msg, ResponseReceived):
+                    fut.set_result(msg.result)
+                else:
+                    fut.set_exception(ExecServerError.from_wire(msg.error))
+        elif isinstance(msg, NotificationReceived):
+            await self._on_notification(msg.method, msg.params)
+        elif isinstance(msg, RequestReceived):
+            # The exec-server never calls its client; refuse politely rather than leave it hanging.
+            await self._transport.send(self._peer.respond_error(msg.id, {"code": -32601, "message": "no"}))
+
+    async def _on_notification(self, method: str, params: Any) -> None:
+        event: ProcessEvent | None = None
+        if method == p.Method.PROCESS_OUTPUT:
+            event = p.ProcessOutput.model_validate(params)
+        elif method == p.Method.PROCESS_EXITED:
+            event = p.ProcessExited.model_validate(params)
+        elif method == p.Method.PROCESS_CLOSED:
+            event = p.ProcessClosed.model_validate(params)
+        if event is None:
+            for handler in list(self._handlers):
+                handler(method, params)
+            return
+        sub = self._subs.get(event.process_id)
+        if sub is not None:
+            await sub._put(event)
+
+    def _shutdown(self, reason: str) -> None:
+        self.closed.set()
+        for fut in self._pending.values():
+            if not fut.done():
+                fut.set_exception(ExecServerClosed(reason))
+        self._pending.clear()
+        for sub in self._subs.values():
+            sub._close(ExecServerClosed(reason))
+
+    async def request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
+        if self.closed.is_set():
+            raise ExecServerClosed("exec-server connection is closed")
+        request_id, data = self._peer.request(method, params)
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = fut
+        try:
+            await self._transport.send(data)
+            return await asyncio.wait_for(fut, self._timeout if timeout is None else timeout)
+        except TimeoutError:
+            self._peer.forget(request_id)
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def close(self) -> None:
+        await self._transport.close()
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(self._reader, 5)
+        if not self._reader.done():
+            self._reader.cancel()
+        self._shutdown("client closed")
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    async def initialize(
+        self, client_name: str = "pycodex", resume_session_id: str | None = None
+    ) -> p.InitializeResult:
+        """``initialize`` then ``initialized``; with ``resume_session_id`` the old session is resumed."""
+        params = p.InitializeParams(client_name=client_name, resume_session_id=resume_session_id)
+        result = p.InitializeResult.model_validate(await self.request(p.Method.INITIALIZE, params.wire()))
+        await self._transport.send(self._peer.notify(p.Method.INITIALIZED, {}))
+        self.session_id = result.session_id
+        self.environment_info = result.environment_info
+        return result
+
+    # -- processes ----------------------------------------------------------------------------------
+    async def start_process(
+        self,
+        process_id: str,
+        argv: list[str],
+        cwd: str | Path,
+        env: dict[str, str],
+        *,
+        tty: bool = False,
+        pipe_stdin: bool = False,
+        arg0: str | None = None,
+        env_policy: dict[str, Any] | None = None,
+    ) -> ProcessSubscription:
+        """Start a process and return its event subscription (registered before the request)."""
+        params: dict[str, Any] = {
+            "processId": process_id,
+            "argv": argv,
+            "cwd": p.path_to_uri(cwd) if isinstance(cwd, Path) else cwd,
+            "env": env,
+            "tty": tty,
+            "arg0": arg0,
+            "pipeStdin": pipe_stdin,
+        }
+        if env_policy is not None:
+            params["envPolicy"] = env_policy
+        sub = self.subscribe(process_id)
+        try:
+            p.ProcessStartResult.model_validate(await self.request(p.Method.PROCESS_START, params))
+        except BaseException:
+            self.unsubscribe(process_id)
+            raise
+        return sub
+
+    async def read_process(
+        self,
+        process_id: str,
+        *,
+        after_seq: int | None = None,
+        max_bytes: int | None = None,
+        wait_ms: int | None = None,
+    ) -> p.ProcessReadResult:
+        params = p.ProcessReadParams(
+            process_id=process_id, after_seq=after_seq, max_bytes=max_bytes, wait_ms=wait_ms
+        )
+        timeout = self._timeout + (wait_ms or 0) / 1000
+        raw = await self.request(p.Method.PROCESS_READ, params.wire(), timeout=timeout)
+        return p.ProcessReadResult.model_validate(raw)
+
+    async def write_process(self, process_id: str, data: bytes, *, write_id: str | None = None) -> str:
+        params = p.ProcessWriteParams(
+            process_id=process_id, chunk=p.b64encode(data), write_id=write_id or f"w{next(self._write_ids)}"
+        )
+        raw = await self.request(p.Method.PROCESS_WRITE, params.wire())
+        return p.ProcessWriteResult.model_validate(raw).status
+
+    async def interrupt_process(self, process_id: str) -> None:
+        await self.request(p.Method.PROCESS_SIGNAL, {"processId": process_id, "signal": "interrupt"})
+
+    async def terminate_process(self, process_id: str) -> bool:
+        """Kill the process group; True if the process was still running."""
+        raw = await self.request(p.Method.PROCESS_TERMINATE, {"processId": process_id})
+        return p.ProcessTerminateResult.model_validate(raw).running
+
+    # -- filesystem ---------------------------------------------------------------------------------
+    async def _fs(self, method: str, params: dict[str, Any]) -> Any:
+        return await self.request(method, {**params, "sandbox": None})
+
+    async def read_file(self, path: Path) -> bytes:
+        raw = await self._fs(p.Method.FS_READ_FILE, {"path": p.path_to_uri(path)})
+        return p.b64decode_strict(p.FsReadFileResult.model_validate(raw).data_base64)
+
+    async def write_file(self, path: Path, data: bytes) -> None:
+        await self._fs(p.Method.FS_WRITE_FILE, {"path": p.path_to_uri(path), "dataBase64": p.b64encode(data)})
+
+    async def create_directory(self, path: Path, *, recursive: bool = False) -> None:
+        await self._fs(p.Method.FS_CREATE_DIRECTORY, {"path": p.path_to_uri(path), "recursive": recursive})
+
+    async def get_metadata(self, path: Path) -> p.FsMetadata:
+        raw = await self._fs(p.Method.FS_GET_METADATA, {"path": p.path_to_uri(path)})
+        return p.FsMetadata.model_validate(raw)
+
+    async def read_directory(self, path: Path) -> list[p.FsDirectoryEntry]:
+        raw = await self._fs(p.Method.FS_READ_DIRECTORY, {"path": p.path_to_uri(path)})
+        return p.FsReadDirectoryResult.model_validate(raw).entries
+
+    async def canonicalize(self, path: Path) -> Path:
+        raw = await self._fs(p.Method.FS_CANONICALIZE, {"path": p.path_to_uri(path)})
+        return p.uri_to_path(str(raw["path"]))
+
+    async def copy(self, source: Path, destination: Path, *, recursive: bool = False) -> None:
+        params = {
+            "sourcePath": p.path_to_uri(source),
+            "destinationPath": p.path_to_uri(destination),
+            "recursive": recursive,
+        }
+        await self._fs(p.Method.FS_COPY, params)
+
+    async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None:
+        params = {"path": p.path_to_uri(path), "recursive": recursive, "force": force}
+        await self._fs(p.Method.FS_REMOVE, params)

@@ -1,0 +1,443 @@
+"""Where tools run commands and read files: the ``ExecutionEnvironment`` interface and two homes.
+
+* ``LocalEnvironment`` spawns real processes in this process (no sockets): each child in its own
+  session/process group, pipes or a pty, output pulled in chunks of ≤ 8192 bytes.
+* ``ExecServerEnvironment`` does the same through an exec-server (``exec_client.client``).
+
+Both yield the same events: ``OutputChunk`` in order, then one ``ProcessExit``, then ``None`` from
+``next_event`` once all output was delivered. A missing file is ``FileNotFoundError`` in both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import fcntl
+import itertools
+import os
+import shutil
+import signal
+import termios
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from exec_client import protocol as p
+from exec_client.client import ExecServerClient, ProcessSubscription
+from exec_client.errors import NOT_FOUND, ExecServerError
+
+__all__ = [
+    "DirEntry",
+    "ExecProcess",
+    "ExecServerEnvironment",
+    "ExecutionEnvironment",
+    "FileMetadata",
+    "LocalEnvironment",
+    "OutputChunk",
+    "ProcessEvent",
+    "ProcessExit",
+    "ProcessSpec",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessSpec:
+    argv: Sequence[str]
+    cwd: Path
+    #: None: the environment's own variables; a mapping: exactly these variables.
+    env: Mapping[str, str] | None = None
+    tty: bool = False
+    pipe_stdin: bool = False
+    arg0: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputChunk:
+    stream: str  # "stdout", "stderr" or "pty"
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessExit:
+    exit_code: int  # signals as 128+N
+
+
+ProcessEvent = OutputChunk | ProcessExit
+
+
+@dataclass(frozen=True, slots=True)
+class DirEntry:
+    name: str
+    is_dir: bool
+    is_file: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FileMetadata:
+    is_dir: bool
+    is_file: bool
+    is_symlink: bool
+    size: int
+    modified_at_ms: int
+
+
+class ExecProcess(ABC):
+    process_id: str
+    exit_code: int | None = None
+
+    @abstractmethod
+    async def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
+        """Next event; None when ``timeout`` passed or the process is closed (see ``is_closed``)."""
+
+    @property
+    @abstractmethod
+    def is_closed(self) -> bool: ...
+
+    @abstractmethod
+    async def write_stdin(self, data: bytes) -> bool: ...
+
+    @abstractmethod
+    async def interrupt(self) -> None: ...
+
+    @abstractmethod
+    async def terminate(self) -> bool:
+        """Kill the whole process group; True if it was still running."""
+
+    async def events(self, timeout: float) -> AsyncIterator[ProcessEvent]:
+        """All remaining events; each wait is bounded by ``timeout`` (TimeoutError when exceeded)."""
+        while not self.is_closed:
+            event = await self.next_event(timeout)
+            if event is None and not self.is_closed:
+                raise TimeoutError(f"no event from process {self.process_id} within {timeout}s")
+            if event is not None:
+                yield event
+
+    async def wait(self, timeout: float) -> int:
+        """Drain (and drop) remaining output until the process closes; returns its exit code."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self.is_closed:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise TimeoutError(f"process {self.process_id} still running after {timeout}s")
+            await self.next_event(left)
+        assert self.exit_code is not None
+        return self.exit_code
+
+
+class ExecutionEnvironment(ABC):
+    @abstractmethod
+    async def start(self, spec: ProcessSpec) -> ExecProcess: ...
+    @abstractmethod
+    async def read_file(self, path: Path) -> bytes: ...
+    @abstractmethod
+    async def write_file(self, path: Path, data: bytes) -> None: ...
+    @abstractmethod
+    async def list_dir(self, path: Path) -> list[DirEntry]: ...
+    @abstractmethod
+    async def metadata(self, path: Path) -> FileMetadata: ...
+    @abstractmethod
+    async def create_directory(self, path: Path, *, recursive: bool = False) -> None: ...
+    @abstractmethod
+    async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None: ...
+    @abstractmethod
+    async def close(self) -> None:
+        """Kill what is still running and release the environment."""
+
+
+# -- local --------------------------------------------------------------------------------------
+class _LocalProcess(ExecProcess):
+    def __init__(self, process_id: str, proc: asyncio.subprocess.Process, pty_master: int | None) -> None:
+        self.process_id = process_id
+        self._proc = proc
+        self._master = pty_master
+        self._events: asyncio.Queue[ProcessEvent | None] = asyncio.Queue(64)  # bounded: backpressure
+        self._closed = False
+        self._task = asyncio.create_task(self._run())
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    async def _pump(self, stream: str, reader: asyncio.StreamReader) -> None:
+        while True:
+            try:
+                data = await reader.read(p.MAX_CHUNK_BYTES)
+            except OSError as exc:  # a pty reports EIO once the last writer is gone
+                if exc.errno != errno.EIO:
+                    raise
+                data = b""
+            if not data:
+                return
+            await self._events.put(OutputChunk(stream, data))
+
+    async def _run(self) -> None:
+        readers: list[tuple[str, asyncio.StreamReader]] = []
+        transport: asyncio.ReadTransport | None = None
+        if self._master is not None:
+            loop = asyncio.get_running_loop()
+            reader = asyncio.StreamReader(limit=65536)
+            pipe = os.fdopen(os.dup(self._master), "rb", buffering=0)
+            transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+            readers.append(("pty", reader))
+        else:
+            assert self._proc.stdout is not None and self._proc.stderr is not None
+            readers += [("stdout", self._proc.stdout), ("stderr", self._proc.stderr)]
+        pumps = [asyncio.create_task(self._pump(name, r)) for name, r in readers]
+        try:
+            code = await _wait_leader(self._proc)
+            await asyncio.wait(pumps, timeout=0.1)
+            if transport is not None:
+                transport.close()  # background children may hold the terminal open forever
+            await self._events.put(ProcessExit(code))
+            await asyncio.gather(*pumps, return_exceptions=True)
+        finally:
+            for pump in pumps:
+                pump.cancel()
+            if self._master is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._master)
+                self._master = None
+            await self._events.put(None)
+
+    async def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
+        if self._closed:
+            return None
+        try:
+            event = await asyncio.wait_for(self._events.get(), timeout)
+        except TimeoutError:
+            return None
+        if event is None:
+            self._closed = True
+        elif isinstance(event, ProcessExit):
+            self.exit_code = event.exit_code
+        return event
+
+    async def write_stdin(self, data: bytes) -> bool:
+        if self._master is not None:
+            try:
+                await asyncio.to_thread(os.write, self._master, data)
+            except OSError:
+                return False
+            return True
+        stdin = self._proc.stdin
+        if stdin is None or stdin.is_closing():
+            return False
+        try:
+            stdin.write(data)
+            await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+        return True
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, sig)
+
+    async def interrupt(self) -> None:
+        self._signal(signal.SIGINT)
+
+    async def terminate(self) -> bool:
+        running = self._proc.returncode is None
+        if not self._task.done():
+            self._signal(signal.SIGKILL)
+        return running
+
+
+async def _wait_leader(proc: asyncio.subprocess.Process) -> int:
+    """Exit code of the leader without waiting for its pipes (asyncio's wait() does)."""
+    for _ in range(10_000_000):
+        if proc.returncode is not None:
+            rc = proc.returncode
+            return 128 - rc if rc < 0 else rc
+        await asyncio.sleep(0.005)
+    return await proc.wait()
+
+
+def _controlling_tty() -> None:
+    with contextlib.suppress(OSError):
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class LocalEnvironment(ExecutionEnvironment):
+    def __init__(self) -> None:
+        self._ids = itertools.count(1)
+        self._procs: list[_LocalProcess] = []
+
+    async def start(self, spec: ProcessSpec) -> ExecProcess:
+        if not spec.argv:
+            raise ValueError("argv must not be empty")
+        program, *rest = spec.argv
+        args = [spec.arg0 if spec.arg0 is not None else program, *rest]
+        env = dict(os.environ) if spec.env is None else dict(spec.env)
+        master: int | None = None
+        if spec.tty:
+            master, slave = os.openpty()
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *args, executable=program, stdin=slave, stdout=slave, stderr=slave,
+                    cwd=spec.cwd, env=env, start_new_session=True, preexec_fn=_controlling_tty,
+                )  # fmt: skip
+            except BaseException:
+                os.close(master)
+                raise
+            finally:
+                os.close(slave)
+        else:
+            stdin = asyncio.subprocess.PIPE if spec.pipe_stdin else asyncio.subprocess.DEVNULL
+            proc = await asyncio.create_subprocess_exec(
+                *args, executable=program, stdin=stdin, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=spec.cwd, env=env, start_new_session=True,
+            )  # fmt: skip
+        handle = _LocalProcess(f"local-{next(self._ids)}", proc, master)
+        self._procs = [x for x in self._procs if not x.is_closed] + [handle]
+        return handle
+
+    async def read_file(self, path: Path) -> bytes:
+        return await asyncio.to_thread(path.read_bytes)
+
+    async def write_file(self, path: Path, data: bytes) -> None:
+        await asyncio.to_thread(path.write_bytes, data)
+
+    async def list_dir(self, path: Path) -> list[DirEntry]:
+        def work() -> list[DirEntry]:
+            with os.scandir(path) as it:
+                return sorted((DirEntry(e.name, e.is_dir(), e.is_file()) for e in it), key=lambda e: e.name)
+
+        return await asyncio.to_thread(work)
+
+    async def metadata(self, path: Path) -> FileMetadata:
+        def work() -> FileMetadata:
+            is_link = path.is_symlink()
+            st = path.stat()
+            return FileMetadata(path.is_dir(), path.is_file(), is_link, st.st_size, int(st.st_mtime * 1000))
+
+        return await asyncio.to_thread(work)
+
+    async def create_directory(self, path: Path, *, recursive: bool = False) -> None:
+        await asyncio.to_thread(path.mkdir, parents=recursive, exist_ok=recursive)
+
+    async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None:
+        def work() -> None:
+            try:
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path) if recursive else path.rmdir()
+                else:
+                    path.unlink()
+            except FileNotFoundError:
+                if not force:
+                    raise
+
+        await asyncio.to_thread(work)
+
+    async def close(self) -> None:
+        for proc in self._procs:
+            await proc.terminate()
+        self._procs = []
+
+
+# -- over an exec-server ------------------------------------------------------------------------
+def _not_found_as_oserror(exc: ExecServerError, path: Path) -> Exception:
+    if exc.code == NOT_FOUND:
+        return FileNotFoundError(errno.ENOENT, exc.message, str(path))
+    return exc
+
+
+@dataclass
+class _RemoteProcess(ExecProcess):
+    client: ExecServerClient
+    process_id: str
+    sub: ProcessSubscription
+    exit_code: int | None = None
+    _closed: bool = field(default=False)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    async def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
+        if self._closed:
+            return None
+        event = await self.sub.next(timeout)
+        if isinstance(event, p.ProcessOutput):
+            return OutputChunk(event.stream, event.data)
+        if isinstance(event, p.ProcessExited):
+            self.exit_code = event.exit_code
+            return ProcessExit(event.exit_code)
+        if isinstance(event, p.ProcessClosed):
+            self._closed = True
+            self.client.unsubscribe(self.process_id)
+        return None
+
+    async def write_stdin(self, data: bytes) -> bool:
+        return await self.client.write_process(self.process_id, data) == "accepted"
+
+    async def interrupt(self) -> None:
+        await self.client.interrupt_process(self.process_id)
+
+    async def terminate(self) -> bool:
+        return await self.client.terminate_process(self.process_id)
+
+
+class ExecServerEnvironment(ExecutionEnvironment):
+    """Runs everything through an initialized ``ExecServerClient`` (which it then owns)."""
+
+    def __init__(self, client: ExecServerClient) -> None:
+        self.client = client
+        self._ids = itertools.count(1)
+
+    async def start(self, spec: ProcessSpec) -> ExecProcess:
+        # Like the app-server: "<n>-<uuid>", unique across reconnects of one session.
+        process_id = f"{next(self._ids)}-{uuid.uuid4()}"
+        policy = None
+        if spec.env is None:  # inherit the executor's own environment, as the app-server does
+            policy = {
+                "inherit": "all",
+                "ignoreDefaultExcludes": True,
+                "exclude": [],
+                "set": {},
+                "includeOnly": [],
+            }
+        sub = await self.client.start_process(
+            process_id, list(spec.argv), spec.cwd, dict(spec.env or {}),
+            tty=spec.tty, pipe_stdin=spec.pipe_stdin, arg0=spec.arg0, env_policy=policy,
+        )  # fmt: skip
+        return _RemoteProcess(self.client, process_id, sub)
+
+    async def read_file(self, path: Path) -> bytes:
+        try:
+            return await self.client.read_file(path)
+        except ExecServerError as exc:
+            raise _not_found_as_oserror(exc, path) from exc
+
+    async def write_file(self, path: Path, data: bytes) -> None:
+        await self.client.write_file(path, data)
+
+    async def list_dir(self, path: Path) -> list[DirEntry]:
+        try:
+            entries = await self.client.read_directory(path)
+        except ExecServerError as exc:
+            raise _not_found_as_oserror(exc, path) from exc
+        return [DirEntry(e.file_name, e.is_directory, e.is_file) for e in entries]
+
+    async def metadata(self, path: Path) -> FileMetadata:
+        try:
+            m = await self.client.get_metadata(path)
+        except ExecServerError as exc:
+            raise _not_found_as_oserror(exc, path) from exc
+        return FileMetadata(m.is_directory, m.is_file, m.is_symlink, m.size, m.modified_at_ms)
+
+    async def create_directory(self, path: Path, *, recursive: bool = False) -> None:
+        await self.client.create_directory(path, recursive=recursive)
+
+    async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None:
+        try:
+            await self.client.remove(path, recursive=recursive, force=force)
+        except ExecServerError as exc:
+            raise _not_found_as_oserror(exc, path) from exc
+
+    async def close(self) -> None:
+        await self.client.close()

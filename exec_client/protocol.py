@@ -1,0 +1,312 @@
+"""Wire models of the Codex exec-server protocol (0.169.0), shared by our client and our server.
+
+Field names are camelCase on the wire. Request params ignore unknown members (as serde does by
+default); paths are ``file://`` URIs kept as strings here, converted by ``uri_to_path``/``path_to_uri``.
+Method names live in ``Method`` so that neither side spells them twice.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import quote, unquote, urlsplit
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "MAX_CHUNK_BYTES",
+    "EnvironmentInfo",
+    "FileUri",
+    "FsCopyParams",
+    "FsCreateDirectoryParams",
+    "FsDirectoryEntry",
+    "FsMetadata",
+    "FsPathParams",
+    "FsReadDirectoryResult",
+    "FsReadFileResult",
+    "FsRemoveParams",
+    "FsWriteFileParams",
+    "InitializeParams",
+    "InitializeResult",
+    "InvalidUri",
+    "Method",
+    "ProcessChunk",
+    "ProcessClosed",
+    "ProcessExited",
+    "ProcessIdParams",
+    "ProcessOutput",
+    "ProcessReadParams",
+    "ProcessReadResult",
+    "ProcessSignalParams",
+    "ProcessStartParams",
+    "ProcessStartResult",
+    "ProcessTerminateResult",
+    "ProcessWriteParams",
+    "ProcessWriteResult",
+    "Shell",
+    "b64decode_strict",
+    "b64encode",
+    "path_to_uri",
+    "uri_to_path",
+]
+
+#: Codex sends output in chunks of at most this many raw bytes.
+MAX_CHUNK_BYTES = 8192
+
+Stream = Literal["stdout", "stderr", "pty"]
+WriteStatus = Literal["accepted", "unknownProcess", "stdinClosed", "starting"]
+
+
+def _check_file_uri(value: str) -> str:
+    uri_to_path(value)
+    return value
+
+
+#: A ``file://`` URI; anything else fails validation with Codex's ``invalid URI: ...`` text.
+FileUri = Annotated[str, AfterValidator(_check_file_uri)]
+
+
+class Method:
+    INITIALIZE = "initialize"
+    INITIALIZED = "initialized"
+    ENVIRONMENT_INFO = "environment/info"
+    ENVIRONMENT_STATUS = "environment/status"
+    PROCESS_START = "process/start"
+    PROCESS_READ = "process/read"
+    PROCESS_WRITE = "process/write"
+    PROCESS_SIGNAL = "process/signal"
+    PROCESS_TERMINATE = "process/terminate"
+    PROCESS_OUTPUT = "process/output"
+    PROCESS_EXITED = "process/exited"
+    PROCESS_CLOSED = "process/closed"
+    FS_READ_FILE = "fs/readFile"
+    FS_WRITE_FILE = "fs/writeFile"
+    FS_CREATE_DIRECTORY = "fs/createDirectory"
+    FS_GET_METADATA = "fs/getMetadata"
+    FS_READ_DIRECTORY = "fs/readDirectory"
+    FS_CANONICALIZE = "fs/canonicalize"
+    FS_COPY = "fs/copy"
+    FS_REMOVE = "fs/remove"
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, mode="json")
+
+
+class StrictWire(WireModel):
+    """Params are strict about types, like serde: no str→int or int→bool coercion."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True)
+
+
+# -- lifecycle ---------------------------------------------------------------------------------
+class InitializeParams(StrictWire):
+    client_name: str
+    resume_session_id: str | None = None
+
+
+class Shell(WireModel):
+    name: str
+    path: str
+
+
+class EnvironmentInfo(WireModel):
+    shell: Shell
+    executor_version: str
+    provider_id: str
+    cwd: str
+    user_home_dir: str
+    platform_os: str
+    prepend_path_dirs: list[str] = Field(default_factory=list)
+    temporary_directories: list[str] = Field(default_factory=list)
+    temp_dir: str
+    capabilities: dict[str, bool] = Field(default_factory=dict)
+
+
+class InitializeResult(WireModel):
+    session_id: str
+    environment_info: EnvironmentInfo
+
+
+# -- processes ---------------------------------------------------------------------------------
+class ProcessStartParams(StrictWire):
+    process_id: str
+    argv: list[str]
+    cwd: FileUri
+    env: dict[str, str]
+    tty: bool
+    arg0: str | None = None
+    pipe_stdin: bool = False
+    env_policy: dict[str, Any] | None = None
+    sandbox: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class ProcessStartResult(WireModel):
+    process_id: str
+    sandbox_type: str = "none"
+
+
+class ProcessIdParams(StrictWire):
+    process_id: str
+
+
+class ProcessReadParams(StrictWire):
+    process_id: str
+    after_seq: int | None = None
+    max_bytes: int | None = None
+    wait_ms: int | None = None
+
+
+class ProcessChunk(WireModel):
+    seq: int
+    stream: Stream
+    chunk: str
+
+    @property
+    def data(self) -> bytes:
+        return base64.b64decode(self.chunk)
+
+
+class ProcessReadResult(WireModel):
+    chunks: list[ProcessChunk]
+    next_seq: int
+    exited: bool
+    exit_code: int | None
+    closed: bool
+    failure: str | None = None
+    sandbox_denied: bool = False
+
+
+class ProcessWriteParams(StrictWire):
+    process_id: str
+    chunk: str
+    write_id: str
+
+
+class ProcessWriteResult(WireModel):
+    status: WriteStatus
+
+
+class ProcessSignalParams(StrictWire):
+    process_id: str
+    signal: Literal["interrupt"]
+
+
+class ProcessTerminateResult(WireModel):
+    running: bool
+
+
+class ProcessOutput(WireModel):
+    process_id: str
+    seq: int
+    stream: Stream
+    chunk: str
+
+    @property
+    def data(self) -> bytes:
+        return base64.b64decode(self.chunk)
+
+
+class ProcessExited(WireModel):
+    process_id: str
+    seq: int
+    exit_code: int
+    sandbox_denied: bool = False
+
+
+class ProcessClosed(WireModel):
+    process_id: str
+    seq: int
+
+
+# -- filesystem --------------------------------------------------------------------------------
+class FsPathParams(StrictWire):
+    path: FileUri
+    sandbox: dict[str, Any] | None = None
+
+
+class FsReadFileResult(WireModel):
+    data_base64: str
+
+
+class FsWriteFileParams(StrictWire):
+    path: FileUri
+    data_base64: str
+    sandbox: dict[str, Any] | None = None
+
+
+class FsCreateDirectoryParams(StrictWire):
+    path: FileUri
+    recursive: bool = False
+    sandbox: dict[str, Any] | None = None
+
+
+class FsMetadata(WireModel):
+    is_directory: bool
+    is_file: bool
+    is_symlink: bool
+    size: int
+    created_at_ms: int
+    modified_at_ms: int
+
+
+class FsDirectoryEntry(WireModel):
+    file_name: str
+    is_directory: bool
+    is_file: bool
+
+
+class FsReadDirectoryResult(WireModel):
+    entries: list[FsDirectoryEntry]
+
+
+class FsCopyParams(StrictWire):
+    source_path: FileUri
+    destination_path: FileUri
+    recursive: bool = False
+    sandbox: dict[str, Any] | None = None
+
+
+class FsRemoveParams(StrictWire):
+    path: FileUri
+    recursive: bool = False
+    force: bool = False
+    sandbox: dict[str, Any] | None = None
+
+
+# -- helpers -----------------------------------------------------------------------------------
+class InvalidUri(ValueError):
+    """A path on the wire that is not an absolute ``file://`` URI (Codex: -32602 ``invalid URI``)."""
+
+
+def uri_to_path(uri: str) -> Path:
+    """``file:///a/b`` → ``/a/b``; Codex's messages are reproduced for the common failures."""
+    parts = urlsplit(uri)
+    if not parts.scheme:
+        raise InvalidUri("invalid URI: relative URL without a base")
+    if parts.scheme != "file":
+        raise InvalidUri(f"invalid URI: expected a file:// URI, got scheme `{parts.scheme}`")
+    return Path(unquote(parts.path) or "/")
+
+
+def path_to_uri(path: str | Path) -> str:
+    return "file://" + quote(str(path), safe="/:@!$&'()*+,;=-._~")
+
+
+def b64encode(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def b64decode_strict(text: str) -> bytes:
+    """Decode standard padded base64, refusing stray characters (Codex answers those with -32602)."""
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"invalid base64: {exc}") from exc

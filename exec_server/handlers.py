@@ -1,0 +1,176 @@
+"""Method table of the exec-server: params model, the family used in gating messages, handler.
+
+Handlers take the connection's session and validated params and return the JSON result, or raise an
+``RpcError``. Lifecycle (initialize/initialized) is the connection's business, not theirs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from exec_client import protocol as p
+from exec_server import fs_service
+from exec_server.info import environment_info
+from exec_server.session import Session
+from exec_server.spawn import SpawnError, SpawnRequest, spawn
+from pycodex.jsonrpc.errors import InternalError, InvalidParams
+
+__all__ = ["METHODS", "MethodSpec", "build_env"]
+
+Handler = Callable[[Session, Any], Awaitable[dict[str, Any]]]
+
+#: Variables kept by ``envPolicy.inherit == "core"``.
+_CORE_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP")
+#: Dropped unless ``ignoreDefaultExcludes`` (Codex's default secret filter).
+_DEFAULT_EXCLUDES = ("*KEY*", "*SECRET*", "*TOKEN*")
+#: ``process/read`` long-polls are capped so a request never holds the connection forever.
+MAX_WAIT_MS = 60_000
+
+
+class _NoParams(BaseModel):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    family: str
+    model: type[BaseModel]
+    handler: Handler
+
+
+def _matches(name: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name.upper(), pat.upper()) for pat in patterns)
+
+
+def build_env(env: dict[str, str], policy: dict[str, Any] | None) -> dict[str, str]:
+    """Without a policy the child gets exactly ``env``; with one, the policy applies, then ``env``."""
+    if policy is None:
+        return dict(env)
+    inherit = policy.get("inherit", "all")
+    if inherit == "all":
+        base = dict(os.environ)
+    elif inherit == "core":
+        base = {k: v for k, v in os.environ.items() if k in _CORE_VARS}
+    else:
+        base = {}
+    if not policy.get("ignoreDefaultExcludes", False):
+        base = {k: v for k, v in base.items() if not _matches(k, list(_DEFAULT_EXCLUDES))}
+    exclude = [str(x) for x in policy.get("exclude") or []]
+    base = {k: v for k, v in base.items() if not _matches(k, exclude)}
+    base.update({str(k): str(v) for k, v in (policy.get("set") or {}).items()})
+    include_only = [str(x) for x in policy.get("includeOnly") or []]
+    if include_only:
+        base = {k: v for k, v in base.items() if _matches(k, include_only)}
+    base.update(env)
+    return base
+
+
+# -- environment -------------------------------------------------------------------------------
+async def _info(session: Session, params: _NoParams) -> dict[str, Any]:
+    return environment_info()
+
+
+async def _status(session: Session, params: _NoParams) -> dict[str, Any]:
+    return {"status": "ready"}
+
+
+# -- processes ---------------------------------------------------------------------------------
+async def _start(session: Session, params: p.ProcessStartParams) -> dict[str, Any]:
+    if not params.argv:
+        raise InvalidParams("argv must not be empty")
+    try:
+        cwd = p.uri_to_path(params.cwd)
+    except ValueError as exc:
+        raise InvalidParams(str(exc)) from exc
+    session.check_capacity(params.process_id)
+    request = SpawnRequest(
+        argv=params.argv,
+        cwd=cwd,
+        env=build_env(params.env, params.env_policy),
+        tty=params.tty,
+        pipe_stdin=params.pipe_stdin,
+        arg0=params.arg0,
+    )
+    try:
+        spawned = await spawn(request)
+    except SpawnError as exc:
+        raise InternalError(exc.message) from exc
+    session.add(params.process_id, spawned, params.tty)
+    return {"processId": params.process_id, "sandboxType": "none"}
+
+
+async def _read(session: Session, params: p.ProcessReadParams) -> dict[str, Any]:
+    proc = session.get(params.process_id)
+    after = params.after_seq or 0
+    wait_ms = min(max(params.wait_ms or 0, 0), MAX_WAIT_MS)
+    await proc.wait_for_news(after, wait_ms / 1000)
+    got = proc.log.read(params.after_seq, params.max_bytes)
+    return {
+        "chunks": [{"seq": c.seq, "stream": c.stream, "chunk": p.b64encode(c.data)} for c in got.chunks],
+        "nextSeq": got.next_seq,
+        "exited": got.exited,
+        "exitCode": got.exit_code,
+        "closed": got.closed,
+        "failure": None,
+        "sandboxDenied": False,
+    }
+
+
+async def _write(session: Session, params: p.ProcessWriteParams) -> dict[str, Any]:
+    try:
+        data = p.b64decode_strict(params.chunk)
+    except ValueError as exc:
+        raise InvalidParams(str(exc)) from exc
+    proc = session.processes.get(params.process_id)
+    if proc is None:
+        return {"status": "unknownProcess"}
+    return {"status": await proc.write(data)}
+
+
+async def _signal(session: Session, params: p.ProcessSignalParams) -> dict[str, Any]:
+    proc = session.processes.get(params.process_id)
+    if proc is not None:
+        proc.interrupt()
+    return {}
+
+
+async def _terminate(session: Session, params: p.ProcessIdParams) -> dict[str, Any]:
+    proc = session.processes.get(params.process_id)
+    return {"running": proc.terminate() if proc is not None else False}
+
+
+# -- filesystem --------------------------------------------------------------------------------
+def _fs(fn: Callable[[Any], Awaitable[dict[str, Any]]]) -> Handler:
+    async def handler(session: Session, params: Any) -> dict[str, Any]:
+        return await fn(params)
+
+    return handler
+
+
+_ENV_INFO, _ENV_STATUS, _EXEC, _FS = "environment info", "environment status", "exec", "filesystem"
+
+METHODS: dict[str, MethodSpec] = {
+    p.Method.ENVIRONMENT_INFO: MethodSpec(_ENV_INFO, _NoParams, _info),
+    p.Method.ENVIRONMENT_STATUS: MethodSpec(_ENV_STATUS, _NoParams, _status),
+    p.Method.PROCESS_START: MethodSpec(_EXEC, p.ProcessStartParams, _start),
+    p.Method.PROCESS_READ: MethodSpec(_EXEC, p.ProcessReadParams, _read),
+    p.Method.PROCESS_WRITE: MethodSpec(_EXEC, p.ProcessWriteParams, _write),
+    p.Method.PROCESS_SIGNAL: MethodSpec(_EXEC, p.ProcessSignalParams, _signal),
+    p.Method.PROCESS_TERMINATE: MethodSpec(_EXEC, p.ProcessIdParams, _terminate),
+    p.Method.FS_READ_FILE: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.read_file)),
+    p.Method.FS_WRITE_FILE: MethodSpec(_FS, p.FsWriteFileParams, _fs(fs_service.write_file)),
+    p.Method.FS_CREATE_DIRECTORY: MethodSpec(
+        _FS, p.FsCreateDirectoryParams, _fs(fs_service.create_directory)
+    ),
+    p.Method.FS_GET_METADATA: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.get_metadata)),
+    p.Method.FS_READ_DIRECTORY: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.read_directory)),
+    p.Method.FS_CANONICALIZE: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.canonicalize)),
+    p.Method.FS_COPY: MethodSpec(_FS, p.FsCopyParams, _fs(fs_service.copy)),
+    p.Method.FS_REMOVE: MethodSpec(_FS, p.FsRemoveParams, _fs(fs_service.remove)),
+}

@@ -1,0 +1,159 @@
+"""One managed process: its state machine, output pumps, exit/close sequencing and teardown.
+
+States: running → exited (leader gone; ``process/exited``) → closed (all output drained;
+``process/closed``). Output is pumped one chunk (≤ 8192 bytes) at a time and each chunk is delivered
+before the next is read, so backpressure from the connection reaches the child's pipe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import signal
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from exec_client.protocol import MAX_CHUNK_BYTES, Method, b64encode
+from exec_server.output_log import OutputLog
+from exec_server.spawn import SpawnedProcess
+
+__all__ = ["Deliver", "ManagedProcess", "ProcessState"]
+
+#: Send one notification (method, params, raw byte count); may block for backpressure.
+Deliver = Callable[[str, dict[str, Any], int], Awaitable[None]]
+
+#: After the leader exits, how long to let already-written output reach the log before ``exited``.
+EXIT_DRAIN_GRACE_S = 0.1
+
+
+class ProcessState(enum.Enum):
+    RUNNING = "running"
+    EXITED = "exited"
+    CLOSED = "closed"
+
+
+class ManagedProcess:
+    def __init__(
+        self,
+        process_id: str,
+        spawned: SpawnedProcess,
+        *,
+        tty: bool,
+        deliver: Deliver,
+        emit_lock: asyncio.Lock,
+        retain_bytes: int,
+    ) -> None:
+        self.process_id = process_id
+        self.tty = tty
+        self._spawned = spawned
+        self._deliver = deliver
+        self._emit_lock = emit_lock
+        self.log = OutputLog(retain_bytes)
+        self.state = ProcessState.RUNNING
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def pid(self) -> int:
+        return self._spawned.pid
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"exec-process-{self.process_id}")
+
+    # -- events ---------------------------------------------------------------------------------
+    def _bump(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def wait_for_news(self, after_seq: int, timeout_s: float) -> None:
+        """Return once the log has an event after ``after_seq``, or the timeout passes."""
+        if self.log.has_news(after_seq) or timeout_s <= 0:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout_s)
+
+    async def _emit_output(self, stream: str, data: bytes) -> None:
+        async with self._emit_lock:
+            chunk = self.log.append_output(stream, data)
+            self._bump()
+            params = {
+                "processId": self.process_id,
+                "seq": chunk.seq,
+                "stream": stream,
+                "chunk": b64encode(data),
+            }
+            await self._deliver(Method.PROCESS_OUTPUT, params, len(data))
+
+    async def _emit_exited(self, code: int) -> None:
+        async with self._emit_lock:
+            seq = self.log.mark_exited(code)
+            self.state = ProcessState.EXITED
+            self._bump()
+            params = {"processId": self.process_id, "seq": seq, "exitCode": code, "sandboxDenied": False}
+            await self._deliver(Method.PROCESS_EXITED, params, 0)
+
+    async def _emit_closed(self) -> None:
+        async with self._emit_lock:
+            seq = self.log.mark_closed()
+            self.state = ProcessState.CLOSED
+            self._bump()
+            await self._deliver(Method.PROCESS_CLOSED, {"processId": self.process_id, "seq": seq}, 0)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    async def _pump(self, stream: str) -> None:
+        while True:
+            data = await self._spawned.read_chunk(stream, MAX_CHUNK_BYTES)
+            if not data:
+                return
+            await self._emit_output(stream, data)
+
+    async def _run(self) -> None:
+        pumps = [asyncio.create_task(self._pump(s)) for s in self._spawned.streams]
+        try:
+            code = await self._spawned.wait()
+            await asyncio.wait(pumps, timeout=EXIT_DRAIN_GRACE_S)
+            await self._emit_exited(code)
+            if self.tty:
+                # The terminal stays open while background children hold it; stop reading.
+                self._spawned.close_pty()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            await self._emit_closed()
+        finally:
+            for pump in pumps:
+                pump.cancel()
+
+    async def wait_closed(self, timeout_s: float) -> bool:
+        if self._task is None:
+            return True
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(self._task), timeout_s)
+        return self._task.done()
+
+    # -- control --------------------------------------------------------------------------------
+    def terminate(self) -> bool:
+        """Kill the whole process group; returns whether the leader was still running."""
+        running = self.state is ProcessState.RUNNING
+        if self.state is not ProcessState.CLOSED:
+            self._spawned.signal_group(signal.SIGKILL)
+        return running
+
+    def interrupt(self) -> None:
+        if self.state is ProcessState.RUNNING:
+            self._spawned.signal_group(signal.SIGINT)
+
+    async def write(self, data: bytes) -> str:
+        if not self._spawned.has_stdin:
+            return "stdinClosed"
+        # Codex answers "accepted" even when the child already exited, so a failed write is silent.
+        await self._spawned.write_stdin(data)
+        return "accepted"
+
+    async def kill_and_forget(self) -> None:
+        """Teardown at session end: kill the group and stop the pumps."""
+        self._spawned.signal_group(signal.SIGKILL)
+        self._spawned.close_pty()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._task, 2.0)

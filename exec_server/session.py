@@ -1,0 +1,174 @@
+"""Sessions own the process table; the registry attaches, detaches, resumes and expires them.
+
+A session outlives its connection (as in Codex): when the connection ends the session is *detached*,
+its processes keep running and their output is buffered, and a new connection may resume it with
+``initialize{resumeSessionId}``. A detached session that nobody resumes within ``detached_ttl_s`` is
+ended and its process groups are killed. While detached, a process may buffer at most
+``detached_buffer_bytes`` of new output; beyond that its pump waits (the child blocks on its pipe).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from exec_client.errors import SessionAlreadyAttached
+from exec_server.output_log import DEFAULT_RETAIN_BYTES
+from exec_server.processes import ManagedProcess, ProcessState
+from exec_server.spawn import SpawnedProcess
+from pycodex.jsonrpc.errors import InvalidRequest
+
+__all__ = [
+    "DEFAULT_DETACHED_TTL_S",
+    "DEFAULT_MAX_PROCESSES",
+    "Limits",
+    "Notify",
+    "Session",
+    "SessionRegistry",
+]
+
+#: Send one notification to the attached connection (may block: that is the backpressure).
+Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+DEFAULT_MAX_PROCESSES = 64
+DEFAULT_DETACHED_TTL_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_processes: int = DEFAULT_MAX_PROCESSES
+    retain_bytes: int = DEFAULT_RETAIN_BYTES
+    detached_buffer_bytes: int = 4 * 1024 * 1024
+    detached_ttl_s: float = DEFAULT_DETACHED_TTL_S
+    max_finished_kept: int = 1024
+
+
+class Session:
+    def __init__(self, session_id: str, limits: Limits) -> None:
+        self.id = session_id
+        self.limits = limits
+        self.processes: dict[str, ManagedProcess] = {}
+        self._notify: Notify | None = None
+        self.connection_token: object | None = None
+        self._attached = asyncio.Event()
+        self._detached_bytes = 0
+        self._emit_lock = asyncio.Lock()
+
+    @property
+    def attached(self) -> bool:
+        return self._notify is not None
+
+    def attach(self, notify: Notify, token: object) -> None:
+        self._notify = notify
+        self.connection_token = token
+        self._detached_bytes = 0
+        self._attached.set()
+
+    def detach(self) -> None:
+        self._notify = None
+        self.connection_token = None
+        self._attached.clear()
+
+    async def _deliver(self, method: str, params: dict[str, Any], nbytes: int) -> None:
+        if self._notify is not None:
+            try:
+                await self._notify(method, params)
+            except ConnectionError:
+                pass  # the connection is going away; the event stays in the log for a resume
+            return
+        self._detached_bytes += nbytes
+        if self._detached_bytes > self.limits.detached_buffer_bytes:
+            await self._attached.wait()  # ends on resume, or by cancellation at expiry
+
+    def running_count(self) -> int:
+        return sum(1 for p in self.processes.values() if p.state is ProcessState.RUNNING)
+
+    def check_capacity(self, process_id: str) -> None:
+        if process_id in self.processes:
+            raise InvalidRequest(f"process {process_id} already exists")
+        if self.running_count() >= self.limits.max_processes:
+            raise InvalidRequest(
+                f"too many running processes: the limit is {self.limits.max_processes} per session; "
+                "terminate one before starting another"
+            )
+
+    def add(self, process_id: str, spawned: SpawnedProcess, tty: bool) -> ManagedProcess:
+        proc = ManagedProcess(
+            process_id,
+            spawned,
+            tty=tty,
+            deliver=self._deliver,
+            emit_lock=self._emit_lock,
+            retain_bytes=self.limits.retain_bytes,
+        )
+        self.processes[process_id] = proc
+        self._evict_finished()
+        proc.start()
+        return proc
+
+    def _evict_finished(self) -> None:
+        closed = [pid for pid, p in self.processes.items() if p.state is ProcessState.CLOSED]
+        for pid in closed[: max(0, len(closed) - self.limits.max_finished_kept)]:
+            del self.processes[pid]
+
+    def get(self, process_id: str) -> ManagedProcess:
+        proc = self.processes.get(process_id)
+        if proc is None:
+            raise InvalidRequest(f"unknown process id {process_id}")
+        return proc
+
+    async def shutdown(self) -> None:
+        await asyncio.gather(*(p.kill_and_forget() for p in self.processes.values()))
+
+
+class SessionRegistry:
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self._sessions: dict[str, Session] = {}
+        self._expiry: dict[str, asyncio.Task[None]] = {}
+
+    def attach(self, resume_session_id: str | None, notify: Notify, token: object) -> Session:
+        if resume_session_id is None:
+            session = Session(str(uuid.uuid4()), self.limits)
+            self._sessions[session.id] = session
+        else:
+            found = self._sessions.get(resume_session_id)
+            if found is None:
+                raise InvalidRequest(f"unknown session id {resume_session_id}")
+            if found.attached:
+                raise SessionAlreadyAttached(
+                    f"session {resume_session_id} is already attached to another connection"
+                )
+            session = found
+            timer = self._expiry.pop(session.id, None)
+            if timer is not None:
+                timer.cancel()
+        session.attach(notify, token)
+        return session
+
+    def detach(self, session: Session, token: object) -> None:
+        if session.connection_token is not token:
+            return  # already taken over by another connection
+        session.detach()
+        self._expiry[session.id] = asyncio.create_task(self._expire(session))
+
+    async def _expire(self, session: Session) -> None:
+        await asyncio.sleep(self.limits.detached_ttl_s)
+        if session.attached:
+            return
+        self._expiry.pop(session.id, None)
+        self._sessions.pop(session.id, None)
+        await session.shutdown()
+
+    async def shutdown(self) -> None:
+        for timer in self._expiry.values():
+            timer.cancel()
+        self._expiry.clear()
+        sessions, self._sessions = list(self._sessions.values()), {}
+        with contextlib.suppress(Exception):
+            await asyncio.gather(*(s.shutdown() for s in sessions))

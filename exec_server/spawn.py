@@ -1,0 +1,237 @@
+"""The spawning edge: start a child in its own session/process group, with pipes or a pty.
+
+Reading is pull-based (``read_chunk``): nothing is read from the child's pipe until the caller asks, so
+a slow consumer throttles the child through the kernel pipe buffer instead of growing our memory.
+Teardown signals the whole process group, so grandchildren (``sleep 100 &``) die with the leader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import fcntl
+import os
+import signal
+import termios
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["SpawnError", "SpawnRequest", "SpawnedProcess", "exit_code_of", "os_error_text", "spawn"]
+
+_READ_LIMIT = 64 * 1024
+
+
+class SpawnError(Exception):
+    """The child could not be started; ``message`` is in Codex's wording (``... (os error N)``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def os_error_text(exc: OSError) -> str:
+    """Render like Rust's io::Error Display: ``No such file or directory (os error 2)``."""
+    if exc.errno is None:
+        return str(exc)
+    return f"{os.strerror(exc.errno)} (os error {exc.errno})"
+
+
+def exit_code_of(returncode: int) -> int:
+    """Signals are reported as 128+N, as a shell would."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnRequest:
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    tty: bool = False
+    pipe_stdin: bool = False
+    arg0: str | None = None
+
+
+def _make_controlling_tty() -> None:  # runs in the child after setsid()
+    with contextlib.suppress(OSError):
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class SpawnedProcess:
+    """A running child. Streams are named ``stdout``/``stderr``, or ``pty`` for a terminal."""
+
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        readers: dict[str, asyncio.StreamReader],
+        pty_master: int | None,
+        pty_transport: asyncio.ReadTransport | None = None,
+    ) -> None:
+        self._proc = proc
+        self._readers = readers
+        self._pty_master = pty_master
+        self._pty_transport = pty_transport
+        self.pid = proc.pid
+        self.returncode: int | None = None
+        # A pidfd tells us when the leader exits even while its pipes stay open (asyncio's own
+        # wait() only returns once every pipe is closed, e.g. never with `sleep 100 &`).
+        try:
+            self._pidfd: int | None = os.pidfd_open(proc.pid)
+        except (OSError, AttributeError):
+            self._pidfd = None
+
+    @property
+    def streams(self) -> list[str]:
+        return list(self._readers)
+
+    @property
+    def has_stdin(self) -> bool:
+        return self._pty_master is not None or self._proc.stdin is not None
+
+    async def read_chunk(self, stream: str, size: int) -> bytes:
+        """Up to ``size`` bytes from ``stream``; ``b""`` at end of stream (a pty's EIO counts as EOF)."""
+        try:
+            return await self._readers[stream].read(size)
+        except OSError as exc:
+            if exc.errno == errno.EIO:
+                return b""
+            raise
+
+    async def wait(self) -> int:
+        """Wait for the leader to exit; returns the exit code (signals as 128+N)."""
+        if self._pidfd is not None:
+            loop = asyncio.get_running_loop()
+            exited: asyncio.Future[None] = loop.create_future()
+
+            def on_exit() -> None:
+                if not exited.done():
+                    exited.set_result(None)
+
+            loop.add_reader(self._pidfd, on_exit)
+            try:
+                await exited
+            finally:
+                loop.remove_reader(self._pidfd)
+                os.close(self._pidfd)
+                self._pidfd = None
+        # The child watcher reaps the leader right after it exits; poll briefly for its status.
+        for _ in range(100_000):
+            rc = self._proc.returncode
+            if rc is not None:
+                self.returncode = rc
+                return exit_code_of(rc)
+            await asyncio.sleep(0.002)
+        rc = await self._proc.wait()
+        self.returncode = rc
+        return exit_code_of(rc)
+
+    async def write_stdin(self, data: bytes) -> bool:
+        """Write to the child's stdin or pty; False if it is closed."""
+        if self._pty_master is not None:
+            return await _write_fd(self._pty_master, data)
+        stdin = self._proc.stdin
+        if stdin is None or stdin.is_closing():
+            return False
+        try:
+            stdin.write(data)
+            await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+        return True
+
+    def signal_group(self, sig: int) -> bool:
+        """Signal the whole process group; False if it no longer exists."""
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    def close_pty(self) -> None:
+        """Stop reading the terminal (background children may keep it open forever)."""
+        if self._pty_transport is not None:
+            self._pty_transport.close()
+            self._pty_transport = None
+        if self._pty_master is not None:
+            fd, self._pty_master = self._pty_master, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+async def _write_fd(fd: int, data: bytes) -> bool:
+    view = memoryview(data)
+    for _ in range(10_000):  # bounded: a terminal that never drains gets a False after ~10 s
+        if not view:
+            return True
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            await asyncio.sleep(0.001)
+            continue
+        except OSError:
+            return False
+        view = view[written:]
+    return not view
+
+
+async def spawn(request: SpawnRequest) -> SpawnedProcess:
+    """Start the child; raises SpawnError with Codex's message when exec or chdir fails."""
+    if not request.argv:
+        raise SpawnError("argv must not be empty")
+    program = request.argv[0]
+    args = [request.arg0 if request.arg0 is not None else program, *request.argv[1:]]
+    try:
+        if request.tty:
+            return await _spawn_pty(request, program, args)
+        proc = await asyncio.create_subprocess_exec(
+            *args,
+            executable=program,
+            stdin=asyncio.subprocess.PIPE if request.pipe_stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=request.cwd,
+            env=request.env,
+            start_new_session=True,
+            limit=_READ_LIMIT,
+        )
+    except OSError as exc:
+        raise SpawnError(os_error_text(exc)) from exc
+    assert proc.stdout is not None and proc.stderr is not None
+    return SpawnedProcess(proc, {"stdout": proc.stdout, "stderr": proc.stderr}, None)
+
+
+async def _spawn_pty(request: SpawnRequest, program: str, args: list[str]) -> SpawnedProcess:
+    master, slave = os.openpty()
+    preexec: Callable[[], None] = _make_controlling_tty
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *args,
+            executable=program,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=request.cwd,
+            env=request.env,
+            start_new_session=True,
+            preexec_fn=preexec,
+        )
+    except BaseException:
+        os.close(master)
+        raise
+    finally:
+        os.close(slave)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_READ_LIMIT, loop=loop)
+    # The read transport owns a duplicate so that closing it never closes the fd we write to.
+    read_file = os.fdopen(os.dup(master), "rb", buffering=0)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), read_file
+    )
+    return SpawnedProcess(proc, {"pty": reader}, master, transport)
+
+
+def kill_group_now(pid: int) -> None:
+    """Best-effort SIGKILL of a process group (used at shutdown)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

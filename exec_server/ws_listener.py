@@ -1,0 +1,103 @@
+"""The websocket listener (``--listen ws://IP:PORT``): upgrade checks, then one Connection per socket.
+
+As in Codex 0.169.0: ``GET /readyz`` → 200; only ``/`` upgrades (other paths 404, plain HTTP 400);
+any ``Origin`` header → 403 (browsers must not reach an executor); with capability-token auth a
+missing or wrong ``Authorization: Bearer`` → 401. One JSON-RPC message per text frame; no
+compression, no subprotocol. ``send`` awaits the socket's drain, which is what throttles output pumps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+from dataclasses import dataclass
+from http import HTTPStatus
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from exec_server.connection import Connection
+from exec_server.session import SessionRegistry
+
+__all__ = ["WsOptions", "start_ws_server"]
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class WsOptions:
+    host: str
+    port: int
+    #: SHA-256 digest of the capability token; None disables auth.
+    token_sha256: bytes | None = None
+    concurrent_requests: int = 1
+
+
+def _check_request(options: WsOptions, conn: ServerConnection, request: Request) -> Response | None:
+    path = request.path.split("?", 1)[0]
+    upgrade = "websocket" in request.headers.get("Upgrade", "").lower()
+    if path == "/readyz" and not upgrade:
+        return conn.respond(HTTPStatus.OK, "")
+    if path != "/":
+        return conn.respond(HTTPStatus.NOT_FOUND, "")
+    if not upgrade:
+        return conn.respond(HTTPStatus.BAD_REQUEST, "expected a websocket upgrade request\n")
+    if "Origin" in request.headers:
+        return conn.respond(HTTPStatus.FORBIDDEN, "")
+    if options.token_sha256 is not None:
+        auth = request.headers.get("Authorization", "")
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return conn.respond(HTTPStatus.UNAUTHORIZED, "missing websocket bearer token")
+        digest = hashlib.sha256(token.strip().encode()).digest()
+        if not hmac.compare_digest(digest, options.token_sha256):
+            return conn.respond(HTTPStatus.UNAUTHORIZED, "invalid websocket bearer token")
+    return None
+
+
+async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Server:
+    async def handler(ws: ServerConnection) -> None:
+        host, port = ws.remote_address[:2]
+        label = f"{host}:{port}"
+
+        async def send(data: bytes) -> None:
+            try:
+                await ws.send(data.decode("utf-8"))
+            except ConnectionClosed as exc:
+                raise ConnectionError(str(exc)) from exc
+
+        conn = Connection(
+            registry,
+            send,
+            transport="websocket",
+            parse_error_prefix=f"failed to parse websocket JSON-RPC message from exec-server websocket {label}",
+            concurrent_requests=options.concurrent_requests,
+        )
+        try:
+            async for message in ws:
+                if not await conn.handle(message):
+                    ws.transport.abort()  # Codex drops the TCP connection without a close frame
+                    break
+        except ConnectionClosed:
+            pass
+        finally:
+            await conn.close()
+
+    def process_request(conn: ServerConnection, request: Request) -> Response | None:
+        return _check_request(options, conn, request)
+
+    return await serve(
+        handler,
+        options.host,
+        options.port,
+        process_request=process_request,
+        compression=None,
+        server_header=None,
+        max_size=MAX_MESSAGE_BYTES,
+        ping_interval=30,
+        ping_timeout=60,
+    )

@@ -1,0 +1,5 @@
+"""Allow ``python -m pycodex``."""
+
+from pycodex.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,84 @@
+"""The ``pycodex`` command line: global options, then one subcommand per product.
+
+Subcommands import their package lazily so ``pycodex --version`` and the app-server start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pycodex import COMPATIBLE_CODEX_VERSION, __version__
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pycodex",
+        description="An open implementation of the Codex app-server stack "
+        f"(wire-compatible with Codex CLI {COMPATIBLE_CODEX_VERSION}).",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"pycodex {__version__} (codex-compatible {COMPATIBLE_CODEX_VERSION})"
+    )
+    parser.add_argument(
+        "-c",
+        "--config",
+        action="append",
+        default=[],
+        metavar="key=value",
+        help="override a config.toml value (dotted key; the value is parsed as TOML, else taken as a string)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    app = sub.add_parser("app-server", help="serve the Codex v2 JSON-RPC protocol (stdio by default)")
+    app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default) or ws://IP:PORT")
+    app.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
+    app_sub = app.add_subparsers(dest="app_command", metavar="SUBCOMMAND")
+    schema = app_sub.add_parser("generate-json-schema", help="write the JSON Schema of the protocol models")
+    schema.add_argument("--out", required=True, metavar="DIR")
+    schema.add_argument("--experimental", action="store_true", help="include experimental fields and methods")
+
+    try:
+        from exec_server.cli import add_exec_server_arguments
+    except ImportError:  # the exec-server package is optional at import time
+        add_exec_server_arguments = None
+    if add_exec_server_arguments is not None:
+        exec_server = sub.add_parser("exec-server", help="run processes and file operations for an app-server")
+        add_exec_server_arguments(exec_server)
+
+    demo = sub.add_parser("demo", help="run one offline turn on the built-in scripted model and print it")
+    demo.add_argument("--json", action="store_true", help="print the raw protocol lines instead of a transcript")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from pycodex.logging_setup import configure_logging
+
+    configure_logging()
+    if args.command == "app-server":
+        if args.app_command == "generate-json-schema":
+            from app_server.protocol.schema_export import write_json_schema
+
+            write_json_schema(Path(args.out))
+            return 0
+        from app_server.main import run_app_server
+
+        return run_app_server(listen=args.listen, config_overrides=args.config, strict_config=args.strict_config)
+    if args.command == "exec-server":
+        import asyncio
+
+        from exec_server.cli import run_exec_server
+
+        return asyncio.run(run_exec_server(args))
+    if args.command == "demo":
+        from pycodex.demo import run_demo
+
+        return run_demo(config_overrides=args.config, raw=args.json)
+    parser.print_help(sys.stderr)
+    return 2

@@ -1,0 +1,167 @@
+"""``pycodex demo``: an offline end-to-end run, printed as a readable transcript.
+
+It is a plain client: it spawns ``pycodex app-server`` over stdio with a throw-away ``CODEX_HOME`` and
+workspace, so the built-in scripted model is used, and drives one thread and one turn through the
+public protocol exactly as an IDE would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["run_demo"]
+
+_TIMEOUT_S = 60.0
+
+
+class _Client:
+    def __init__(self, proc: subprocess.Popen[bytes], raw: bool) -> None:
+        self._proc = proc
+        self._raw = raw
+        self._next_id = 1
+        self.deadline = time.monotonic() + _TIMEOUT_S
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        assert self._proc.stdin is not None
+        line = json.dumps(msg)
+        if self._raw:
+            print(f"> {line}")
+        self._proc.stdin.write(line.encode() + b"\n")
+        self._proc.stdin.flush()
+
+    def read(self) -> dict[str, Any]:
+        assert self._proc.stdout is not None
+        if time.monotonic() > self.deadline:
+            raise TimeoutError("the demo did not finish in time")
+        line = self._proc.stdout.readline()
+        if not line:
+            raise EOFError("the app-server closed its output")
+        msg: dict[str, Any] = json.loads(line)
+        if self._raw:
+            print(f"< {line.decode().rstrip()}")
+        return msg
+
+    def request(self, method: str, params: dict[str, Any], on_message: Any) -> dict[str, Any]:
+        rid = self._next_id
+        self._next_id += 1
+        self._send({"id": rid, "method": method, "params": params})
+        while True:
+            msg = self.read()
+            if msg.get("id") == rid and "method" not in msg:
+                if "error" in msg:
+                    raise RuntimeError(f"{method} failed: {msg['error'].get('message')}")
+                return dict(msg["result"])
+            on_message(self, msg)
+
+    def notify(self, method: str) -> None:
+        self._send({"method": method})
+
+    def answer(self, request_id: int, result: dict[str, Any]) -> None:
+        self._send({"id": request_id, "result": result})
+
+
+def _say(raw: bool, text: str, out: IO[str] = sys.stdout) -> None:
+    if not raw:
+        print(text, file=out, flush=True)
+
+
+def _describe(client: _Client, msg: dict[str, Any], raw: bool) -> str | None:
+    """Print one server message as a transcript line; return the turn status when the turn ends."""
+    method = msg.get("method", "")
+    params = msg.get("params") or {}
+    if "id" in msg and method:  # a server request: approve so the demo can go on
+        _say(raw, f"  ? {method}: approving")
+        client.answer(msg["id"], {"decision": "accept"})
+        return None
+    item = params.get("item") or {}
+    if method == "configWarning":
+        _say(raw, f"  ! {params.get('summary')}")
+    elif method == "item/started" and item.get("type") == "commandExecution":
+        _say(raw, f"  $ {item.get('command')}")
+    elif method == "item/commandExecution/outputDelta":
+        for line in str(params.get("delta", "")).splitlines():
+            _say(raw, f"  | {line}")
+    elif method == "item/completed" and item.get("type") == "commandExecution":
+        _say(raw, f"  $ exit {item.get('exitCode')} in {item.get('durationMs')} ms")
+    elif method == "item/completed" and item.get("type") == "agentMessage":
+        _say(raw, f"  assistant: {item.get('text')}")
+    elif method == "item/completed" and item.get("type") == "reasoning":
+        _say(raw, f"  (thinking) {' '.join(item.get('summary') or [])}")
+    elif method == "error":
+        _say(raw, f"  error: {(params.get('error') or {}).get('message')}")
+    elif method == "turn/completed":
+        status = str((params.get("turn") or {}).get("status"))
+        _say(raw, f"< turn/completed: {status}")
+        return status
+    return None
+
+
+def run_demo(*, config_overrides: Sequence[str] = (), raw: bool = False) -> int:
+    with tempfile.TemporaryDirectory(prefix="pycodex-demo-") as tmp:
+        home = Path(tmp, "home")
+        workspace = Path(tmp, "workspace")
+        home.mkdir()
+        workspace.mkdir()
+        env = dict(os.environ, CODEX_HOME=str(home))
+        env.pop("PYCODEX_SCRIPT", None)
+        argv = [sys.executable, "-m", "pycodex"]
+        for kv in config_overrides:
+            argv += ["-c", kv]
+        argv.append("app-server")
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=workspace, env=env)
+        try:
+            return _drive(_Client(proc, raw), workspace, raw)
+        except (RuntimeError, TimeoutError, EOFError) as exc:
+            print(f"demo failed: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            if proc.stdin:
+                proc.stdin.close()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+
+
+def _drive(client: _Client, workspace: Path, raw: bool) -> int:
+    status: dict[str, str] = {}
+
+    def on_message(c: _Client, msg: dict[str, Any]) -> None:
+        done = _describe(c, msg, raw)
+        if done:
+            status["turn"] = done
+
+    _say(raw, "> initialize")
+    init = client.request(
+        "initialize",
+        {"clientInfo": {"name": "pycodex_demo", "title": "pycodex demo", "version": "0.1.0"},
+         "capabilities": {"experimentalApi": True}},
+        on_message,
+    )
+    _say(raw, f"< userAgent {init['userAgent']}")
+    client.notify("initialized")
+    _say(raw, "> thread/start")
+    started = client.request("thread/start", {"cwd": str(workspace)}, on_message)
+    thread = started["thread"]
+    _say(raw, f"< thread {thread['id']} (model {started.get('model')}, provider {started.get('modelProvider')})")
+    prompt = "Show me that commands run: say hello from the workspace."
+    _say(raw, f"> turn/start: {prompt}")
+    try:
+        client.request(
+            "turn/start", {"threadId": thread["id"], "input": [{"type": "text", "text": prompt}]}, on_message
+        )
+    except RuntimeError as exc:
+        _say(raw, f"< {exc}")
+        return 1
+    while "turn" not in status:
+        on_message(client, client.read())
+    return 0 if status["turn"] == "completed" else 1

@@ -1,0 +1,114 @@
+"""Encoding and classification of single JSON-RPC messages (no framing, no IO).
+
+The wire omits the ``"jsonrpc"`` member on output and accepts it on input. Output is compact JSON with
+non-ASCII kept as UTF-8, except U+2028/U+2029, which are escaped so that no consumer that treats them as
+line breaks (JavaScript line readers do) can split a message.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ErrorReceived",
+    "Message",
+    "NotificationReceived",
+    "RequestReceived",
+    "ResponseReceived",
+    "Violation",
+    "classify",
+    "encode",
+]
+
+_LS_PS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """Serialise one message as a single line of compact JSON, without the trailing LF."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if "\u2028" in text or "\u2029" in text:
+        # Inside JSON text these characters can only occur within strings, so escaping is lossless.
+        text = text.translate(_LS_PS)
+    return text.encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestReceived:
+    """A request from the remote side; it must get exactly one response."""
+
+    id: Any
+    method: str
+    params: Any
+    has_params: bool
+    #: Another request with the same id is still in flight; answer with ``error_untracked``.
+    duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NotificationReceived:
+    method: str
+    params: Any
+    has_params: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseReceived:
+    """A result for one of our own requests. ``method`` is None when the id was not ours."""
+
+    id: Any
+    result: Any
+    method: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReceived:
+    id: Any
+    error: Any
+    method: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """Input that is not a JSON-RPC message. Each wire decides how to answer it."""
+
+    reason: str
+    excerpt: str
+
+
+Message = RequestReceived | NotificationReceived | ResponseReceived | ErrorReceived | Violation
+
+_EXCERPT = 120
+
+
+def _excerpt(raw: bytes | str) -> str:
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
+
+
+def classify(raw: bytes | str) -> Message:
+    """Parse one message. Responses come back with ``method=None``; the peer fills it in."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return Violation(f"invalid JSON: {exc}", _excerpt(raw))
+    if isinstance(obj, list):
+        return Violation("batches are not supported", _excerpt(raw))
+    if not isinstance(obj, dict):
+        return Violation(f"expected a JSON object, got {type(obj).__name__}", _excerpt(raw))
+    method = obj.get("method")
+    if "method" in obj:
+        if not isinstance(method, str):
+            return Violation("`method` must be a string", _excerpt(raw))
+        has_params = "params" in obj
+        params = obj.get("params")
+        if "id" in obj:
+            return RequestReceived(obj["id"], method, params, has_params)
+        return NotificationReceived(method, params, has_params)
+    if "id" in obj:
+        if "error" in obj:
+            return ErrorReceived(obj["id"], obj["error"], None)
+        if "result" in obj:
+            return ResponseReceived(obj["id"], obj["result"], None)
+    return Violation("object has neither a method nor a response id", _excerpt(raw))

@@ -1,0 +1,87 @@
+"""The contract between transports and the sessions that sit on them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+__all__ = ["ConnectionHandler", "MessageHandler", "Outbox", "WriteFn"]
+
+logger = logging.getLogger(__name__)
+
+WriteFn = Callable[[bytes], Awaitable[None]]
+
+
+class MessageHandler(Protocol):
+    """What a transport drives: one object per connection."""
+
+    async def on_message(self, raw: bytes) -> None:
+        """One complete inbound message (a line without its LF, or a text frame's bytes)."""
+
+    async def on_line_too_long(self, size: int) -> None:
+        """An inbound line exceeded the size limit and was dropped."""
+
+    async def on_close(self) -> None:
+        """The remote side went away (EOF or a closed socket); no more messages will arrive."""
+
+
+#: Builds the handler for a new connection from its outbox.
+ConnectionHandler = Callable[["Outbox"], MessageHandler]
+
+
+class Outbox:
+    """Ordered, bounded outgoing queue for one connection with a single writer task.
+
+    ``send`` waits while the queue is full (backpressure). Once the write side fails or the outbox is
+    closed, further sends are dropped silently: the connection is gone and nobody can read them.
+    """
+
+    def __init__(self, write: WriteFn, *, max_queued: int = 4096) -> None:
+        self._write = write
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue(max_queued)
+        self._closed = False
+        self._task: asyncio.Task[None] | None = None
+        self.failed = asyncio.Event()
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="outbox-writer")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed or self.failed.is_set()
+
+    async def send(self, data: bytes) -> None:
+        if self.closed:
+            return
+        await self._queue.put(data)
+
+    async def close(self, *, flush_timeout: float = 5.0) -> None:
+        """Write what is queued (bounded by ``flush_timeout``), then stop the writer."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._task is None:
+            return
+        try:
+            self._queue.put_nowait(None)
+        except asyncio.QueueFull:
+            self._task.cancel()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), flush_timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            self._task.cancel()
+
+    async def _run(self) -> None:
+        while True:
+            data = await self._queue.get()
+            if data is None:
+                return
+            if self.failed.is_set():
+                continue  # keep draining so producers blocked on a full queue wake up
+            try:
+                await self._write(data)
+            except Exception as exc:  # a vanished peer: stop writing, never crash the server
+                logger.info("connection write failed: %s", exc)
+                self.failed.set()

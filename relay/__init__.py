@@ -1,0 +1,1 @@
+"""``pycodex relay``: a development registry and rendezvous relay (not a production control plane)."""
