@@ -1,7 +1,7 @@
-"""The app-server process: shared state (home, config, threads) and the route table.
+"""The app-server process: shared state (home, config, store, threads) and the route table.
 
 One ``AppServer`` per process; every connection gets an ``AppConnection`` bound to it. Handlers reach
-the state through ``session.app``.
+the state through ``session.app``. This module wires the pieces together and holds no protocol logic.
 """
 
 from __future__ import annotations
@@ -9,16 +9,48 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from app_server.connection import AppConnection
+from app_server.config import ConfigError, LoadedConfig, load_config
+from app_server.connection import AppConnection, Session
+from app_server.model.client import ModelClient
+from app_server.model.errors import RetryNotice
+from app_server.model.events import ResponseEvent
+from app_server.model.provider import ProviderConfig, RequestContext
+from app_server.model.scripted import ScriptedModelClient
+from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
+from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
+from app_server.store import ThreadStore
+from app_server.threads.manager import ThreadManager
+from app_server.threads.prompt import ContextInputs, initial_context
+from app_server.threads.runner import TurnRunner
+from app_server.threads.state import ThreadRuntime, ThreadSettings, TurnState
+from app_server.tools.exec_tool import handle_tool_call
+from app_server.tools.processes import LocalSpawner
+from app_server.tools.sandbox import landlock_abi, make_sandbox
+from app_server.tools.specs import tool_specs
+from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.transport.base import Outbox
 
-__all__ = ["AppServer", "default_codex_home"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["AppServer", "StartupError", "default_codex_home"]
 
 logger = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
+SANDBOX_UNAVAILABLE = (
+    "pycodex could not find Landlock or bubblewrap on this system: commands run without a filesystem "
+    "sandbox, whatever sandbox_mode says."
+)
+
+
+class StartupError(Exception):
+    """A fatal configuration problem; reported on stderr as ``Error: ...`` with exit status 1."""
 
 
 def default_codex_home() -> Path:
@@ -39,19 +71,32 @@ class AppServer:
         max_queued_requests: int | None = None,
     ) -> None:
         self.codex_home = codex_home
-        self.config_overrides = list(config_overrides)
         self.strict_config = strict_config
+        try:
+            codex_home.mkdir(parents=True, exist_ok=True)
+            self.config: LoadedConfig = load_config(codex_home, list(config_overrides), strict=strict_config)
+        except ConfigError as exc:
+            raise StartupError(str(exc).strip()) from None
+        except OSError as exc:
+            raise StartupError(f"cannot use CODEX_HOME {codex_home}: {exc.strerror or exc}") from None
+        self.startup_warnings: list[str] = [w.summary for w in self.config.warnings]
+        if landlock_abi() == 0:
+            self.startup_warnings.append(SANDBOX_UNAVAILABLE)
         self.max_queued_requests = max_queued_requests or int(
             os.environ.get("PYCODEX_MAX_QUEUED_REQUESTS", "256")
         )
-        self.startup_warnings: list[str] = []
-        self.router = Router(known_methods=_codex_method_names())
+        self.router = Router(known_methods=CODEX_CLIENT_METHODS, experimental_methods=EXPERIMENTAL_METHODS)
         self.experimental_notifications: frozenset[str] = frozenset({"thread/readState/changed"})
-        self._tasks: set[asyncio.Task[object]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._clients: dict[str, ModelClient | ScriptedModelClient] = {}
+        self.spawner = LocalSpawner()
+        self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
+        self.threads = ThreadManager(self.store, attach=self._attach)
         from app_server.handlers import register_all
 
         register_all(self)
 
+    # -- connections and tasks ---------------------------------------------------------------------
     def connection(self, outbox: Outbox) -> AppConnection:
         return AppConnection(
             outbox,
@@ -61,9 +106,9 @@ class AppServer:
             experimental_notifications=self.experimental_notifications,
         )
 
-    def spawn(self, coro: object, *, name: str) -> asyncio.Task[object]:
+    def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
         """Start a background task owned by the server (cancelled at shutdown)."""
-        task: asyncio.Task[object] = asyncio.get_running_loop().create_task(coro, name=name)  # type: ignore[arg-type]
+        task = asyncio.get_running_loop().create_task(coro, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -74,11 +119,88 @@ class AppServer:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
+        for client in self._clients.values():
+            await client.aclose()
+        try:
+            await asyncio.wait_for(self.threads.shutdown(), timeout)
+        except TimeoutError:
+            logger.warning("thread shutdown timed out")
 
+    # -- config -------------------------------------------------------------------------------------
+    def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
+        return lambda raw: experimental_fields_present(model, raw)
 
-def _codex_method_names() -> list[str]:
-    try:
-        from app_server.protocol.method_names import CODEX_CLIENT_METHODS as CODEX_METHOD_NAMES
-    except ImportError:
-        return []
-    return list(CODEX_METHOD_NAMES)
+    def thread_defaults(self, overrides: JsonObj | None) -> ThreadSettings:
+        config = self.config
+        if overrides:
+            try:
+                config = config.with_overrides(overrides)
+            except ConfigError as exc:
+                raise InvalidRequest(f"invalid config override: {str(exc).strip()}") from None
+        return ThreadSettings(
+            model=config.model,
+            model_provider=config.model_provider_id,
+            cwd=Path(os.getcwd()),
+            approval_policy=config.approval_policy or "on-request",
+            sandbox_mode=config.sandbox_mode or "workspace-write",
+            base_instructions=config.instructions,
+            developer_instructions=config.developer_instructions,
+            effort=config.model_reasoning_effort,
+            summary=config.model_reasoning_summary,
+        )
+
+    def provider(self, provider_id: str) -> ProviderConfig:
+        provider = self.config.model_providers.get(provider_id)
+        if provider is None:
+            raise InvalidRequest(f"unknown model provider `{provider_id}`")
+        return provider
+
+    # -- turns ----------------------------------------------------------------------------------------
+    def _attach(self, thread: ThreadRuntime) -> None:
+        thread.environment = self.spawner
+        thread.sandbox_factory = lambda settings, cwd: make_sandbox(
+            settings.sandbox_mode, Path(cwd), settings.writable_roots
+        )
+
+    def _client(self, provider_id: str) -> ModelClient | ScriptedModelClient:
+        client = self._clients.get(provider_id)
+        if client is None:
+            provider = self.provider(provider_id)
+            client = ScriptedModelClient.from_provider(provider) if provider.is_scripted else ModelClient(provider)
+            self._clients[provider_id] = client
+        return client
+
+    def stream(
+        self, thread: ThreadRuntime, body: JsonObj, ctx: RequestContext,
+        on_retry: Callable[[RetryNotice], Awaitable[None]],
+    ) -> AsyncIterator[ResponseEvent]:
+        return self._client(thread.settings.model_provider).stream(body, ctx, on_retry)
+
+    def make_runner(self, thread: ThreadRuntime, turn: TurnState, session: Session) -> TurnRunner:
+        def request_ctx(t: ThreadRuntime, tr: TurnState) -> RequestContext:
+            from app_server.handlers.initialize import user_agent
+
+            metadata = {
+                "session_id": t.id, "thread_id": t.id, "turn_id": tr.id, "window_id": f"{t.id}:0",
+                "request_kind": "turn", "history_initialization": t.history_initialization,
+                "sandbox_mode": t.settings.sandbox_mode, "model": t.settings.model,
+            }
+            return RequestContext(
+                thread_id=t.id, turn_id=tr.id, originator=session.client_name or "pycodex",
+                user_agent=user_agent(session.client_name or "pycodex", session.client_version or ""),
+                turn_metadata=metadata,
+            )
+
+        def build_context(t: ThreadRuntime) -> list[JsonObj]:
+            s = t.settings
+            return initial_context(ContextInputs(
+                cwd=s.cwd, sandbox_mode=s.sandbox_mode, approval_policy=s.approval_policy,
+                writable_roots=list(s.writable_roots), base_instructions=s.base_instructions,
+                developer_instructions=s.developer_instructions,
+                project_root_markers=self.config.project_root_markers,
+            ))
+
+        return TurnRunner(
+            thread=thread, turn=turn, gateway=self, tools=tool_specs(), tool_handler=handle_tool_call,
+            request_ctx=request_ctx, build_context=build_context, origin=session,
+        )

@@ -7,17 +7,13 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from app_server.app import AppServer, default_codex_home
+from app_server.app import AppServer, StartupError, default_codex_home
 from pycodex.transport.stdio import serve_stdio
 from pycodex.transport.websocket import parse_ws_listen, serve_websocket
 
 __all__ = ["run_app_server"]
 
 logger = logging.getLogger(__name__)
-
-
-class StartupError(Exception):
-    """A fatal configuration problem; reported on stderr as ``Error: ...`` with exit status 1."""
 
 
 def run_app_server(*, listen: str, config_overrides: Sequence[str] = (), strict_config: bool = False) -> int:

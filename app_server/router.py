@@ -43,9 +43,10 @@ class Route:
 class Router:
     """A table of routes built at startup; one per server, shared by its connections."""
 
-    def __init__(self, known_methods: Iterable[str] = ()) -> None:
+    def __init__(self, known_methods: Iterable[str] = (), experimental_methods: Iterable[str] = ()) -> None:
         self._routes: dict[str, Route] = {}
         self._known = set(known_methods)
+        self._experimental = frozenset(experimental_methods)
 
     def add(
         self,
@@ -77,6 +78,8 @@ class Router:
     async def _dispatch(self, session: Session, method: str, params: Any, has_params: bool) -> Any:
         route = self._routes.get(method)
         if route is None:
+            if method in self._experimental and not session.experimental_api:
+                raise InvalidRequest(f"{method} requires experimentalApi capability")
             if method in self._known:
                 raise MethodNotFound(f"method `{method}` is not supported by pycodex")
             expected = ", ".join(f"`{m}`" for m in self._routes)

@@ -11,11 +11,8 @@ __all__ = ["register_all"]
 
 
 def register_all(app: AppServer) -> None:
-    from app_server.handlers import initialize
+    from app_server.handlers import initialize, threads, turns
 
     initialize.register(app)
-    try:
-        from app_server.handlers import threads
-    except ImportError:
-        return
     threads.register(app)
+    turns.register(app)

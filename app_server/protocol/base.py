@@ -29,11 +29,9 @@ from pydantic_core import CoreSchema, PydanticUndefined
 class Experimental:
     """Marks a params field that needs the `experimentalApi` capability.
 
-    Codex gates on a *set* value: present and not null, not `false`; an empty list still counts
-    (`Some(vec![])`), except for non-optional collections where only a non-empty one counts.
+    Codex gates on a *set* value: present and neither null nor `false`; an empty list or string
+    still counts (`Some(vec![])`), as observed on the 0.169.0 binary.
     """
-
-    nonempty_only: bool = False
 
     def __get_pydantic_json_schema__(
         self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
@@ -67,7 +65,6 @@ class SerdeType:
 
 
 EXPERIMENTAL = Experimental()
-EXPERIMENTAL_NONEMPTY = Experimental(nonempty_only=True)
 OMIT_IF_NONE = OmitIfNone()
 
 
@@ -82,7 +79,6 @@ class WireModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         extra="ignore",
-        use_enum_values=True,
     )
 
     # keys (alias and python name) where an explicit null means "use the default" (see _null_means_default)

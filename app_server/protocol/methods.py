@@ -99,11 +99,9 @@ METHODS: MappingProxyType[str, MethodSpec] = MappingProxyType(
 CLIENT_NOTIFICATIONS: tuple[str, ...] = ("initialized",)
 
 
-def _is_set(value: Any, marker: Experimental) -> bool:
+def _is_set(value: Any) -> bool:
     # Codex's gate: Option fields count when Some (even Some([]) or Some("")), bools when true.
-    if value is None or value is False:
-        return False
-    return not (marker.nonempty_only and isinstance(value, list | dict) and not value)
+    return value is not None and value is not False
 
 
 def experimental_fields_present(params_model_cls: type[BaseModel], raw_params: Any) -> str | None:
@@ -122,7 +120,7 @@ def experimental_fields_present(params_model_cls: type[BaseModel], raw_params: A
             continue
         value = raw_params[key]
         for marker in field.metadata:
-            if isinstance(marker, Experimental) and _is_set(value, marker):
+            if isinstance(marker, Experimental) and _is_set(value):
                 return f"{method}.{alias}"
             if isinstance(marker, ExperimentalVariant) and isinstance(value, dict) and marker.key in value:
                 return marker.descriptor

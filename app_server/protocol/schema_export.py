@@ -1,7 +1,10 @@
 """JSON Schema export of pycodex's protocol models (`pycodex app-server generate-json-schema --out DIR`).
 
-Layout: `DIR/v2/<ModelName>.json` for each params/response/notification/server-request model, plus
-the bundle `DIR/pycodex_app_server_protocol.v2.schemas.json` holding every model under `definitions`.
+Layout mirrors `codex app-server generate-json-schema`: `DIR/v2/<ModelName>.json` for each
+params/response/notification/server-request model, plus the bundle
+`DIR/codex_app_server_protocol.v2.schemas.json` holding every model under `definitions` (SDKs read
+`v2/TurnStartParams.json` etc. to probe which properties a server supports). Experimental fields carry
+`"x-experimental": true` and are left out unless `experimental=True` (like Codex's `--experimental`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from .approvals import SERVER_REQUESTS
 from .methods import METHODS
 from .notifications import NOTIFICATIONS
 
-BUNDLE_NAME = "pycodex_app_server_protocol.v2.schemas.json"
+BUNDLE_NAME = "codex_app_server_protocol.v2.schemas.json"
 _DRAFT = "http://json-schema.org/draft-07/schema#"
 _REF_TEMPLATE = "#/definitions/{model}"
 
@@ -61,15 +64,37 @@ def bundle_schema() -> dict[str, Any]:
     }
 
 
+def _strip_experimental(node: Any) -> Any:
+    """Remove properties marked `x-experimental` everywhere in a schema document."""
+    if isinstance(node, list):
+        return [_strip_experimental(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _strip_experimental(value) for key, value in node.items()}
+    properties = out.get("properties")
+    if isinstance(properties, dict):
+        gated = {k for k, v in properties.items() if isinstance(v, dict) and v.get("x-experimental")}
+        out["properties"] = {k: v for k, v in properties.items() if k not in gated}
+        if isinstance(out.get("required"), list):
+            out["required"] = [k for k in out["required"] if k not in gated]
+    return out
+
+
 def _write(path: Path, document: dict[str, Any]) -> Path:
     path.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     return path
 
 
-def write_json_schema(out_dir: Path) -> list[Path]:
+def write_json_schema(out_dir: Path, experimental: bool = False) -> list[Path]:
     """Write one schema file per model under `out_dir/v2/` plus the bundle; returns the paths written."""
     v2 = out_dir / "v2"
     v2.mkdir(parents=True, exist_ok=True)
-    written = [_write(v2 / f"{model.__name__}.json", _single_schema(model)) for model in exported_models()]
-    written.append(_write(out_dir / BUNDLE_NAME, bundle_schema()))
+
+    def finish(document: dict[str, Any]) -> dict[str, Any]:
+        return document if experimental else _strip_experimental(document)
+
+    written = [
+        _write(v2 / f"{model.__name__}.json", finish(_single_schema(model))) for model in exported_models()
+    ]
+    written.append(_write(out_dir / BUNDLE_NAME, finish(bundle_schema())))
     return written

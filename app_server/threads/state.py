@@ -163,6 +163,7 @@ class ThreadRuntime:
         self.history_initialization = history_initialization
         self.subscribers: set[Session] = set()
         self.active: TurnState | None = None
+        self.runner: Any = None
         self.system_error = False
         self.approved_commands: set[str] = set()
         self.window_number = 0

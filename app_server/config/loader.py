@@ -1,0 +1,326 @@
+"""Loading `CODEX_HOME/config.toml` plus `-c` overrides and per-thread overrides into a `LoadedConfig`.
+
+Layers, lowest first: the user file, `-c key=value` flags ("session-flags"), then `thread/start.config`.
+Behaviour observed on Codex 0.169:
+* an unknown key is ignored with one aggregated warning (an error with `strict=True`);
+* a file that does not parse or has a badly typed value is ignored ("Invalid configuration; using
+  defaults.") unless `strict=True`; bad `-c` flags and bad thread overrides are errors;
+* `approval_policy = "untrusted"` in any config layer is a fatal error (the `approvalPolicy`
+  parameter of thread/start is a different path and still allows it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from app_server.config import schema
+from app_server.config.errors import (
+    INVALID_CONFIG_SUMMARY,
+    UNTRUSTED_MESSAGE,
+    ConfigError,
+    ConfigWarning,
+    unknown_keys_warning,
+)
+from app_server.config.tables import deep_merge, expand_dotted, locate, nest, parse_cli_override, parse_toml
+from app_server.model.provider import (
+    SCRIPTED_PROVIDER_ID,
+    ProviderConfig,
+)
+
+DEFAULT_CODEX_HOME = "~/.pycodex"
+DEFAULT_MODEL = "gpt-6.1-sol"
+OPENAI_PROVIDER_ID = "openai"
+API_KEY_ENV_VARS = ("CODEX_API_KEY", "OPENAI_API_KEY")
+SESSION_FLAGS = "session-flags"
+SCRIPTED_FALLBACK_WARNING = (
+    "No model provider or API key is configured, so pycodex uses its built-in offline `scripted` model. "
+    "Set `model_provider` in config.toml or OPENAI_API_KEY to talk to a real model."
+)
+
+JsonObj = dict[str, Any]
+
+
+def resolve_codex_home(env: Mapping[str, str] | None = None) -> Path:
+    """`$CODEX_HOME` if set and non-empty, else `~/.pycodex`."""
+    env = os.environ if env is None else env
+    return Path(env.get("CODEX_HOME") or DEFAULT_CODEX_HOME).expanduser()
+
+
+@dataclass(frozen=True)
+class ConfigLayer:
+    """One source of settings, as `config/read {includeLayers}` reports it."""
+
+    kind: str  # "user" | "session-flags" | "thread"
+    file: str | None
+    config: Mapping[str, Any]
+
+    @property
+    def version(self) -> str:
+        canonical = json.dumps(self.config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    @property
+    def label(self) -> str:
+        return f"user ({self.file})" if self.kind == "user" else SESSION_FLAGS
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """The effective configuration. `warnings` are those of the latest load step only."""
+
+    codex_home: Path
+    raw: Mapping[str, Any]  # the merged effective table (all layers)
+    layers: tuple[ConfigLayer, ...]
+    model: str
+    model_provider_id: str
+    model_providers: Mapping[str, ProviderConfig]
+    approval_policy: str | None
+    sandbox_mode: str | None
+    developer_instructions: str | None
+    instructions: str | None
+    model_reasoning_effort: str | None
+    model_reasoning_summary: str | None
+    project_root_markers: tuple[str, ...]
+    features: Mapping[str, Any]
+    warnings: tuple[ConfigWarning, ...] = ()
+    strict: bool = False
+    env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def config_path(self) -> Path:
+        return self.codex_home / "config.toml"
+
+    @property
+    def provider(self) -> ProviderConfig:
+        return self.model_providers[self.model_provider_id]
+
+    def with_overrides(self, overrides: Mapping[str, Any], strict: bool | None = None) -> LoadedConfig:
+        """Apply a `thread/start.config` dict (dotted or nested keys) on top; raises ConfigError."""
+        strict = self.strict if strict is None else strict
+        table = expand_dotted(overrides)
+        layer = ConfigLayer(kind="thread", file=None, config=MappingProxyType(table))
+        warnings = _unknown_key_warnings([layer], strict, text=None)
+        merged = deep_merge(self.raw, table)
+        try:
+            result = _build(self.codex_home, merged, (*self.layers, layer), self.env, strict)
+        except schema.Invalid as exc:
+            raise _override_error(exc) from None
+        return replace(result, warnings=tuple(warnings))
+
+
+def _override_error(exc: schema.Invalid) -> ConfigError:
+    key = ".".join(exc.path)
+    return ConfigError(f"{exc.message}\nin `{key}`\n", key=key)
+
+
+def _builtin_providers(env: Mapping[str, str]) -> dict[str, ProviderConfig]:
+    key_var = next((name for name in API_KEY_ENV_VARS if env.get(name)), "OPENAI_API_KEY")
+    return {
+        OPENAI_PROVIDER_ID: ProviderConfig(
+            id=OPENAI_PROVIDER_ID,
+            name="OpenAI",
+            base_url=env.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+            env_key=key_var,
+            requires_openai_auth=True,
+        ),
+        SCRIPTED_PROVIDER_ID: ProviderConfig(
+            id=SCRIPTED_PROVIDER_ID,
+            name="pycodex scripted model (offline)",
+            request_max_retries=0,
+            stream_max_retries=0,
+        ),
+    }
+
+
+def _provider(provider_id: str, table: Mapping[str, Any], base: ProviderConfig | None) -> ProviderConfig:
+    path = ["model_providers", provider_id]
+    name = schema.opt_str(table, "name", path)
+    if name is None and base is None:
+        raise schema.Invalid(path, "missing field `name`")
+    base = base or ProviderConfig(id=provider_id, name=name or provider_id)
+
+    def pick(value: Any, default: Any) -> Any:
+        return default if value is None else value
+
+    headers = schema.opt_str_map(table, "http_headers", path)
+    params = schema.opt_str_map(table, "query_params", path)
+    return ProviderConfig(
+        id=provider_id,
+        name=pick(name, base.name),
+        base_url=pick(schema.opt_str(table, "base_url", path), base.base_url),
+        wire_api=pick(schema.opt_variant(table, "wire_api", path, schema.WIRE_APIS), base.wire_api),
+        env_key=pick(schema.opt_str(table, "env_key", path), base.env_key),
+        request_max_retries=pick(
+            schema.opt_u64(table, "request_max_retries", path), base.request_max_retries
+        ),
+        stream_max_retries=pick(schema.opt_u64(table, "stream_max_retries", path), base.stream_max_retries),
+        stream_idle_timeout_ms=pick(
+            schema.opt_u64(table, "stream_idle_timeout_ms", path), base.stream_idle_timeout_ms
+        ),
+        http_headers=MappingProxyType(headers) if headers is not None else base.http_headers,
+        query_params=MappingProxyType(params) if params is not None else base.query_params,
+        requires_openai_auth=pick(schema.opt_bool(table, "requires_openai_auth", path), False),
+        script=pick(schema.opt_str(table, "script", path), base.script),
+    )
+
+
+def _build(
+    codex_home: Path,
+    raw: Mapping[str, Any],
+    layers: tuple[ConfigLayer, ...],
+    env: Mapping[str, str],
+    strict: bool,
+) -> LoadedConfig:
+    """Check and type the merged table. Raises schema.Invalid or ConfigError."""
+    top: list[str] = []
+    approval = schema.opt_variant(raw, "approval_policy", top, schema.APPROVAL_POLICIES)
+    if approval == "untrusted":
+        raise ConfigError(UNTRUSTED_MESSAGE, key="approval_policy")
+    providers = _builtin_providers(env)
+    tables = schema.opt_table(raw, "model_providers", top) or {}
+    for table_id, table in tables.items():
+        if not isinstance(table, Mapping):
+            raise schema.Invalid(
+                ["model_providers", table_id], f"invalid type: {schema.describe(table)}, expected a map"
+            )
+        providers[table_id] = _provider(table_id, table, providers.get(table_id))
+    provider_id = schema.opt_str(raw, "model_provider", top)
+    if provider_id is None:
+        has_key = any(env.get(name) for name in API_KEY_ENV_VARS)
+        provider_id = OPENAI_PROVIDER_ID if has_key else SCRIPTED_PROVIDER_ID
+    if provider_id not in providers:
+        raise ConfigError(f"Model provider `{provider_id}` not found", key="model_provider")
+    if providers[provider_id].base_url is None and provider_id != SCRIPTED_PROVIDER_ID:
+        raise schema.Invalid(["model_providers", provider_id, "base_url"], "missing field `base_url`")
+    markers = schema.opt_str_list(raw, "project_root_markers", top)
+    return LoadedConfig(
+        codex_home=codex_home,
+        raw=MappingProxyType(dict(raw)),
+        layers=layers,
+        model=schema.opt_str(raw, "model", top) or DEFAULT_MODEL,
+        model_provider_id=provider_id,
+        model_providers=MappingProxyType(providers),
+        approval_policy=approval,
+        sandbox_mode=schema.opt_variant(raw, "sandbox_mode", top, schema.SANDBOX_MODES),
+        developer_instructions=schema.opt_str(raw, "developer_instructions", top),
+        instructions=schema.opt_str(raw, "instructions", top),
+        model_reasoning_effort=schema.opt_variant(
+            raw, "model_reasoning_effort", top, schema.REASONING_EFFORTS
+        ),
+        model_reasoning_summary=schema.opt_variant(
+            raw, "model_reasoning_summary", top, schema.REASONING_SUMMARIES
+        ),
+        project_root_markers=tuple(markers) if markers is not None else (".git",),
+        features=MappingProxyType(dict(schema.opt_table(raw, "features", top) or {})),
+        strict=strict,
+        env=env,
+    )
+
+
+def _unknown_key_warnings(
+    layers: Sequence[ConfigLayer], strict: bool, text: str | None
+) -> list[ConfigWarning]:
+    found = [(layer, key) for layer in layers for key in schema.unknown_keys(layer.config)]
+    if not found:
+        return []
+    if strict:
+        layer, key = found[0]
+        message = f"unknown configuration field `{key.split('.')[-1]}`"
+        if layer.kind == "user" and text is not None:
+            pos = locate(text, key.split("."), at_value=False)
+            line, col = pos if pos else (None, None)
+            where = f"{layer.file}:{line}:{col}" if pos else f"{layer.file}"
+            raise ConfigError(f"{where}: {message}", key=key, path=layer.file, line=line, column=col)
+        raise ConfigError(f"{message}\nin `{key}`\n", key=key)
+    return [unknown_keys_warning([(layer.label, key) for layer, key in found])]
+
+
+def _fallback_warnings(config: LoadedConfig, raw: Mapping[str, Any]) -> tuple[ConfigWarning, ...]:
+    if config.model_provider_id == SCRIPTED_PROVIDER_ID and "model_provider" not in raw:
+        return (ConfigWarning(summary=SCRIPTED_FALLBACK_WARNING),)
+    return ()
+
+
+def _file_error(exc: schema.Invalid, path: str, text: str) -> ConfigError:
+    pos = locate(text, exc.path, at_value=True)
+    line, col = pos if pos else (None, None)
+    where = f"{path}:{line}:{col}" if pos else path
+    return ConfigError(f"{where}: {exc.message}", key=".".join(exc.path), path=path, line=line, column=col)
+
+
+def _invalid_file_warning(err: ConfigError) -> ConfigWarning:
+    return ConfigWarning(
+        summary=INVALID_CONFIG_SUMMARY, details=err.message, path=err.path, line=err.line, column=err.column
+    )
+
+
+def load_config(
+    codex_home: Path,
+    cli_overrides: Sequence[str] = (),
+    strict: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> LoadedConfig:
+    """Load `codex_home/config.toml` (missing is fine) and apply `-c key=value` overrides.
+
+    Raises ConfigError for anything fatal: bad `-c` flags, "untrusted", and (with `strict`) unknown keys
+    or an invalid file. `env` (default `os.environ`) decides the default provider.
+    """
+    env = dict(os.environ) if env is None else env
+    path = codex_home / "config.toml"
+    cli_table: JsonObj = {}
+    for override in cli_overrides:
+        key_path, value = parse_cli_override(override)
+        cli_table = deep_merge(cli_table, nest(key_path, value))
+    cli_layer = ConfigLayer(kind=SESSION_FLAGS, file=None, config=MappingProxyType(cli_table))
+
+    warnings: list[ConfigWarning] = []
+    text: str | None = None
+    file_table: JsonObj = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}", path=str(path)) from exc
+    if text is not None:
+        try:
+            file_table = parse_toml(text, str(path))
+        except ConfigError as err:
+            if strict:
+                raise
+            warnings.append(_invalid_file_warning(err))
+    user_layer = ConfigLayer(kind="user", file=str(path), config=MappingProxyType(file_table))
+
+    if file_table:
+        # Check the file on its own first so its errors point at its lines.
+        try:
+            _build(codex_home, file_table, (user_layer,), env, strict)
+        except schema.Invalid as exc:
+            file_err = _file_error(exc, str(path), text or "")
+            if strict:
+                raise file_err from None
+            warnings.append(_invalid_file_warning(file_err))
+            file_table = {}
+            user_layer = replace(user_layer, config=MappingProxyType({}))
+        except ConfigError as err:
+            if err.message == UNTRUSTED_MESSAGE or strict:
+                raise
+            warnings.append(ConfigWarning(summary=INVALID_CONFIG_SUMMARY, details=err.message))
+            file_table = {}
+            user_layer = replace(user_layer, config=MappingProxyType({}))
+
+    layers = (user_layer, cli_layer)
+    warnings = _unknown_key_warnings(layers, strict, text) + warnings
+    merged = deep_merge(file_table, cli_table)
+    try:
+        config = _build(codex_home, merged, layers, env, strict)
+    except schema.Invalid as exc:
+        raise _override_error(exc) from None
+    return replace(config, warnings=tuple(warnings) + _fallback_warnings(config, merged))

@@ -1,0 +1,142 @@
+"""TOML table plumbing: `-c key=value` parsing, dotted keys, deep merges, and finding a key's line.
+
+tomllib reports no positions for valid documents, so `locate()` scans the text to point an error at
+the line (and column) where a key is set.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import tomllib
+from collections.abc import Mapping
+from typing import Any
+
+from app_server.config.errors import ConfigError
+
+JsonObj = dict[str, Any]
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+
+
+def parse_cli_override(text: str) -> tuple[list[str], Any]:
+    """`"a.b=1"` -> `(["a", "b"], 1)`. The value is parsed as TOML, or else kept as a plain string."""
+    key, sep, raw = text.partition("=")
+    if not sep:
+        raise ConfigError(f"error parsing -c overrides: Invalid override (missing '='): {text}")
+    key = key.strip()
+    if not key:
+        raise ConfigError(f"error parsing -c overrides: Invalid override (empty key): {text}")
+    path = [part.strip() for part in key.split(".")]
+    if any(not part for part in path):
+        raise ConfigError(f"error parsing -c overrides: Invalid override (empty key segment): {text}")
+    raw = raw.strip()
+    try:
+        value = tomllib.loads(f"_v_ = {raw}")["_v_"]
+    except tomllib.TOMLDecodeError:
+        # Like Codex: `-c model=gpt-5` means the string "gpt-5".
+        value = raw.strip("'\"") if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" else raw
+    return path, value
+
+
+def nest(path: list[str], value: Any) -> JsonObj:
+    table: JsonObj = {path[-1]: value}
+    for part in reversed(path[:-1]):
+        table = {part: table}
+    return table
+
+
+def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> JsonObj:
+    """`top` wins; tables merge key by key. Inputs are not modified."""
+    merged: JsonObj = copy.deepcopy(dict(base))
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def expand_dotted(table: Mapping[str, Any]) -> JsonObj:
+    """A `thread/start.config` dict may use dotted keys (`"a.b": 1`) or nesting; make it nested."""
+    result: JsonObj = {}
+    for key, value in table.items():
+        if not isinstance(key, str) or not key:
+            raise ConfigError(f"invalid configuration key {key!r}")
+        inner = expand_dotted(value) if isinstance(value, Mapping) else value
+        result = deep_merge(result, nest(key.split("."), inner))
+    return result
+
+
+def parse_toml(text: str, path: str) -> JsonObj:
+    """tomllib with errors in Codex's `<path>:<line>:<col>: <message>` shape."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        line = col = None
+        found = _TOML_POS.search(message)
+        if found:
+            line, col = int(found.group(1)), int(found.group(2))
+            message = message[: found.start()]
+        where = f"{path}:{line}:{col}" if line is not None else path
+        raise ConfigError(f"{where}: {message}", path=path, line=line, column=col) from exc
+
+
+def _split_key(text: str) -> list[str] | None:
+    """Split a TOML key (`a."b.c".d`) into parts; None if it is not a plain key."""
+    parts: list[str] = []
+    rest = text.strip()
+    while rest:
+        if rest[0] in "'\"":
+            end = rest.find(rest[0], 1)
+            if end == -1:
+                return None
+            parts.append(rest[1:end])
+            rest = rest[end + 1 :].lstrip()
+        else:
+            match = _BARE_KEY.match(rest)
+            if not match:
+                return None
+            parts.append(match.group(0))
+            rest = rest[match.end() :].lstrip()
+        if rest.startswith("."):
+            rest = rest[1:].lstrip()
+        elif rest:
+            return None
+    return parts
+
+
+def locate(text: str, key_path: list[str], at_value: bool) -> tuple[int, int] | None:
+    """1-based (line, column) where `key_path` is assigned; the column of the value or of the key.
+
+    Falls back to the closest enclosing table (header or assignment) when the exact key is not found
+    (for example inside an inline table).
+    """
+    best: tuple[int, tuple[int, int]] | None = None
+    prefix: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if stripped.startswith("["):
+            inner = stripped.strip("[]").split("#")[0].strip().rstrip("]")
+            parts = _split_key(inner)
+            prefix = parts if parts is not None else []
+            candidate, pos = prefix, (number, indent + 1)
+        else:
+            key_text, sep, value = line.partition("=")
+            parts = _split_key(key_text) if sep else None
+            if parts is None:
+                continue
+            candidate = prefix + parts
+            value_col = len(key_text) + 1 + (len(value) - len(value.lstrip())) + 1
+            pos = (number, value_col if at_value else indent + 1)
+        if candidate == key_path:
+            return pos
+        depth = len(candidate)
+        if depth < len(key_path) and key_path[:depth] == candidate and (best is None or depth > best[0]):
+            best = (depth, pos)
+    return best[1] if best else None

@@ -1,0 +1,236 @@
+"""thread/* requests: start, resume, fork, read, list, archive, names and subscriptions."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app_server.connection import Session
+from app_server.protocol import threads as p
+from app_server.store import InvalidCursorError, ThreadArchivedStateError, ThreadNotFoundError
+from app_server.threads.state import ThreadRuntime, ThreadSettings
+from pycodex.jsonrpc.errors import InvalidRequest
+
+if TYPE_CHECKING:
+    from app_server.app import AppServer
+
+__all__ = ["apply_overrides", "register"]
+
+JsonObj = dict[str, Any]
+
+
+def _resolve_cwd(cwd: str | None, fallback: Path) -> Path:
+    if not cwd:
+        return fallback
+    path = Path(cwd)
+    return path if path.is_absolute() else (Path(os.getcwd()) / path)
+
+
+def apply_overrides(settings: ThreadSettings, params: Any) -> ThreadSettings:
+    """Copy ``settings`` with the thread-level overrides a start/resume/fork request carries."""
+    s = replace(settings)
+    if getattr(params, "cwd", None):
+        s.cwd = _resolve_cwd(params.cwd, s.cwd)
+    for attr, field in (("model", "model"), ("model_provider", "model_provider"),
+                        ("approvals_reviewer", "approvals_reviewer"), ("sandbox_mode", "sandbox"),
+                        ("base_instructions", "base_instructions"),
+                        ("developer_instructions", "developer_instructions"), ("service_tier", "service_tier")):
+        value = getattr(params, field, None)
+        if value is not None:
+            setattr(s, attr, value)
+    policy = getattr(params, "approval_policy", None)
+    if isinstance(policy, str):
+        s.approval_policy = policy
+    elif policy is not None:  # a granular policy: ask when the model requests escalation
+        s.approval_policy = "on-request"
+    return s
+
+
+def _read_state(turn_id: str | None) -> JsonObj:
+    first = {"type": "turn", "turnId": turn_id} if turn_id else {"type": "threadStart"}
+    return {"firstUnread": first, "revision": str(uuid.uuid4())}
+
+
+def register(app: AppServer) -> None:
+    router, threads = app.router, app.threads
+
+    async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj:
+        settings = apply_overrides(app.thread_defaults(params.config), params)
+        thread = await threads.start(session, settings, ephemeral=bool(params.ephemeral),
+                                     thread_source=params.thread_source)
+        response = threads.settings_response(thread, include_turns=False)
+        if params.service_tier is None and "service_tier" in params.model_fields_set:
+            response["serviceTier"] = "default"  # Codex's answer to an explicit null
+
+        async def started() -> None:
+            await thread.emit("thread/started", {"thread": threads.thread_wire(thread)})
+
+        session.after_response(started)
+        return response
+
+    async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonObj:
+        defaults = app.thread_defaults(params.config)
+        thread = await threads.resume(session, params.thread_id, defaults,
+                                      lambda s: apply_overrides(s, params))
+        response = threads.settings_response(thread, include_turns=not params.exclude_turns)
+        response["collaborationMode"] = None
+        response["initialTurnsPage"] = None
+        response["turnsBackwardsCursor"] = None
+        response["itemsBackwardsCursor"] = None
+
+        async def after() -> None:
+            await session.notify("thread/status/changed", {"threadId": thread.id, "status": thread.status()})
+            usage = thread.token_usage_wire()
+            if usage is not None:
+                await session.notify("thread/tokenUsage/updated",
+                                     {"threadId": thread.id, "turnId": None, "tokenUsage": usage})
+
+        session.after_response(after)
+        return response
+
+    async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
+        defaults = app.thread_defaults(params.config)
+        thread = await threads.fork(session, params.thread_id, defaults, ephemeral=params.ephemeral,
+                                    overrides=lambda s: apply_overrides(s, params))
+        response = threads.settings_response(thread, include_turns=not params.exclude_turns)
+
+        async def after() -> None:
+            usage = thread.token_usage_wire()
+            if usage is not None:
+                await session.notify("thread/tokenUsage/updated",
+                                     {"threadId": thread.id, "turnId": None, "tokenUsage": usage})
+            await thread.emit("thread/started", {"thread": threads.thread_wire(thread)})
+
+        session.after_response(after)
+        return response
+
+    async def thread_read(session: Session, params: p.ThreadReadParams) -> JsonObj:
+        loaded = threads.loaded.get(params.thread_id)
+        if loaded is not None:
+            wire = threads.thread_wire(loaded, include_turns=params.include_turns)
+            last = loaded.turns[-1]["id"] if loaded.turns else None
+        else:
+            stored = await threads.read_stored(params.thread_id)
+            wire = stored.thread(include_turns=params.include_turns)
+            last = stored.last_turn_id
+        return {"thread": wire, "readState": _read_state(last)}
+
+    async def thread_list(session: Session, params: p.ThreadListParams) -> JsonObj:
+        cwd = params.cwd
+        try:
+            page = await asyncio.to_thread(
+                threads.store.list_threads, cursor=params.cursor, limit=params.limit,
+                sort_key=params.sort_key or "created_at", sort_direction=params.sort_direction or "desc",
+                archived=bool(params.archived), cwd=cwd, search_term=params.search_term,
+                source_kinds=params.source_kinds, model_providers=params.model_providers,
+                excluded_ids=params.excluded_thread_ids,
+            )
+        except InvalidCursorError as exc:
+            raise InvalidRequest(f"invalid cursor: {exc}") from None
+        data = []
+        for wire in page.threads:
+            live = threads.loaded.get(wire["id"])
+            data.append(threads.thread_wire(live) if live is not None else wire)
+        read_states = {t["id"]: _read_state(None) for t in data}
+        return {"data": data, "readStates": read_states, "nextCursor": page.next_cursor, "backwardsCursor": None}
+
+    async def loaded_list(session: Session, params: p.ThreadLoadedListParams) -> JsonObj:
+        ids = list(threads.loaded)
+        return {"data": ids, "nextCursor": None}
+
+    async def turns_list(session: Session, params: p.ThreadTurnsListParams) -> JsonObj:
+        loaded = threads.loaded.get(params.thread_id)
+        turns = loaded.turns if loaded is not None else (await threads.read_stored(params.thread_id)).turns
+        view = params.items_view or "summary"
+        data = []
+        for turn in turns:
+            items = list(turn.get("items") or [])
+            if view == "summary":
+                agent = [i for i in items if i.get("type") == "agentMessage"]
+                items = agent[-1:] if turn.get("status") == "completed" else []
+            elif view == "notLoaded":
+                items = []
+            data.append(dict(turn, items=items, itemsView=view))
+        if params.sort_direction == "desc":
+            data.reverse()
+        limit = params.limit or len(data) or 1
+        return {"data": data[:limit], "nextCursor": None, "backwardsCursor": None}
+
+    async def name_set(session: Session, params: p.ThreadSetNameParams) -> JsonObj:
+        loaded = threads.loaded.get(params.thread_id)
+        try:
+            if loaded is not None:
+                await asyncio.to_thread(loaded.writer.name_changed, params.name)
+                loaded.name = params.name
+            else:
+                await asyncio.to_thread(threads.store.set_name, params.thread_id, params.name)
+        except ThreadNotFoundError:
+            raise InvalidRequest(f"thread not found: {params.thread_id}") from None
+
+        async def after() -> None:
+            note = {"threadId": params.thread_id, "threadName": params.name}
+            if loaded is not None:
+                await loaded.emit("thread/name/updated", note)
+            else:
+                await session.notify("thread/name/updated", note)
+
+        session.after_response(after)
+        return {}
+
+    async def archive(session: Session, params: p.ThreadArchiveParams) -> JsonObj:
+        loaded = threads.loaded.get(params.thread_id)
+        if loaded is not None and loaded.active is not None:
+            raise InvalidRequest(f"thread {params.thread_id} has an active turn; interrupt it first")
+        if loaded is not None:
+            subscribers = list(loaded.subscribers)
+            await threads.unload(loaded)
+            for sub in subscribers:
+                await sub.notify("thread/status/changed",
+                                 {"threadId": params.thread_id, "status": {"type": "notLoaded"}})
+        try:
+            await asyncio.to_thread(threads.store.archive, params.thread_id)
+        except ThreadNotFoundError:
+            raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
+        except ThreadArchivedStateError as exc:
+            raise InvalidRequest(str(exc)) from None
+        session.after_response(lambda: session.notify("thread/archived", {"threadId": params.thread_id}))
+        return {}
+
+    async def unarchive(session: Session, params: p.ThreadUnarchiveParams) -> JsonObj:
+        try:
+            wire = await asyncio.to_thread(threads.store.unarchive, params.thread_id)
+        except ThreadNotFoundError:
+            raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
+        except ThreadArchivedStateError as exc:
+            raise InvalidRequest(str(exc)) from None
+        session.after_response(lambda: session.notify("thread/unarchived", {"threadId": params.thread_id}))
+        return {"thread": wire}
+
+    async def unsubscribe(session: Session, params: p.ThreadUnsubscribeParams) -> JsonObj:
+        loaded: ThreadRuntime | None = threads.loaded.get(params.thread_id)
+        if loaded is None:
+            return {"status": "notLoaded"}
+        if session not in loaded.subscribers:
+            return {"status": "notSubscribed"}
+        loaded.subscribers.discard(session)
+        return {"status": "unsubscribed"}
+
+    router.add("thread/start", p.ThreadStartParams, thread_start,
+               experimental_probe=app.experimental_probe(p.ThreadStartParams))
+    router.add("thread/resume", p.ThreadResumeParams, thread_resume,
+               experimental_probe=app.experimental_probe(p.ThreadResumeParams))
+    router.add("thread/fork", p.ThreadForkParams, thread_fork,
+               experimental_probe=app.experimental_probe(p.ThreadForkParams))
+    router.add("thread/read", p.ThreadReadParams, thread_read)
+    router.add("thread/list", p.ThreadListParams, thread_list,
+               experimental_probe=app.experimental_probe(p.ThreadListParams))
+    router.add("thread/loaded/list", p.ThreadLoadedListParams, loaded_list)
+    router.add("thread/turns/list", p.ThreadTurnsListParams, turns_list)
+    router.add("thread/name/set", p.ThreadSetNameParams, name_set)
+    router.add("thread/archive", p.ThreadArchiveParams, archive)
+    router.add("thread/unarchive", p.ThreadUnarchiveParams, unarchive)
+    router.add("thread/unsubscribe", p.ThreadUnsubscribeParams, unsubscribe)
