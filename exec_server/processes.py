@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import logging
 import signal
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,6 +20,8 @@ from exec_server.output_log import OutputLog
 from exec_server.spawn import SpawnedProcess
 
 __all__ = ["Deliver", "ManagedProcess", "ProcessState"]
+
+log = logging.getLogger(__name__)
 
 #: Send one notification (method, params, raw byte count); may block for backpressure.
 Deliver = Callable[[str, dict[str, Any], int], Awaitable[None]]
@@ -117,7 +120,9 @@ class ManagedProcess:
             if self.tty:
                 # The terminal stays open while background children hold it; stop reading.
                 self._spawned.close_pty()
-            await asyncio.gather(*pumps, return_exceptions=True)
+            for outcome in await asyncio.gather(*pumps, return_exceptions=True):
+                if isinstance(outcome, Exception):
+                    log.warning("output pump of process %s failed: %r", self.process_id, outcome)
             await self._emit_closed()
         finally:
             for pump in pumps:

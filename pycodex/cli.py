@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.app_command == "generate-json-schema":
             from app_server.protocol.schema_export import write_json_schema
 
-            write_json_schema(Path(args.out))
+            write_json_schema(Path(args.out), experimental=args.experimental)
             return 0
         from app_server.main import run_app_server
 

@@ -147,3 +147,20 @@ async def app_server_ws(
     clients: list[ValidatingClient] = []
     yield _factory(WsAppServerClient, clients, codex_schemas, app_server_argv, codex_home, workspace)
     await _close_all(clients)
+
+
+@pytest.fixture
+async def fake_model(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Any]]]:
+    """Start fake Responses servers with a script: ``model = await fake_model([...])``."""
+    from tests.support.fake_model import FakeModel
+
+    started: list[FakeModel] = []
+
+    async def start(script: Any, name: str = "model") -> FakeModel:
+        model = await FakeModel.start(script, tmp_path / name)
+        started.append(model)
+        return model
+
+    yield start
+    for model in started:
+        await model.stop()

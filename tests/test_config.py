@@ -70,7 +70,7 @@ def test_a_codex_style_file_loads_into_typed_values(tmp_path: Path) -> None:
         MOCK_CONFIG
         + 'env_key = "CODEX_API_KEY"\nstream_idle_timeout_ms = 1500\nrequires_openai_auth = false\n'
         + 'http_headers = { "x-a" = "1" }\nquery_params = { api-version = "v2" }\n'
-        + '\n[features]\nsome_feature = true\nnested = { anything = [1, 2] }\n',
+        + "\n[features]\nsome_feature = true\nnested = { anything = [1, 2] }\n",
     )
     config = load(tmp_path)
     assert config.warnings == ()

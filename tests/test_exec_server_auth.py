@@ -14,13 +14,20 @@ TOKEN = "s3cret-capability-token"
 
 @pytest.mark.parametrize("name", server_params())
 @pytest.mark.parametrize("how", ["token-file", "token-sha256"])
-async def test_a_missing_or_wrong_bearer_token_is_refused_with_401(name: str, how: str, tmp_path: Path) -> None:
+async def test_a_missing_or_wrong_bearer_token_is_refused_with_401(
+    name: str, how: str, tmp_path: Path
+) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
     if how == "token-file":
         flags = ["--ws-auth", "capability-token", "--ws-token-file", str(token_file)]
     else:
-        flags = ["--ws-auth", "capability-token", "--ws-token-sha256", hashlib.sha256(TOKEN.encode()).hexdigest()]
+        flags = [
+            "--ws-auth",
+            "capability-token",
+            "--ws-token-sha256",
+            hashlib.sha256(TOKEN.encode()).hexdigest(),
+        ]
     with run_ws_server(name, tmp_path, *flags) as server:
         for headers in (None, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"}):
             with pytest.raises(websockets.InvalidStatus) as info:
@@ -32,10 +39,14 @@ async def test_a_missing_or_wrong_bearer_token_is_refused_with_401(name: str, ho
 
 
 @pytest.mark.parametrize("name", server_params())
-async def test_the_refusal_body_says_whether_the_token_was_missing_or_wrong(name: str, tmp_path: Path) -> None:
+async def test_the_refusal_body_says_whether_the_token_was_missing_or_wrong(
+    name: str, tmp_path: Path
+) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
-    with run_ws_server(name, tmp_path, "--ws-auth", "capability-token", "--ws-token-file", str(token_file)) as srv:
+    with run_ws_server(
+        name, tmp_path, "--ws-auth", "capability-token", "--ws-token-file", str(token_file)
+    ) as srv:
         bodies = []
         for headers in (None, {"Authorization": "Bearer nope"}):
             with pytest.raises(websockets.InvalidStatus) as info:

@@ -51,7 +51,7 @@ def run_ws_server(name: str, tmp: Path, *extra: str) -> Iterator[ServerProc]:
     proc = subprocess.Popen(
         server_argv(name, "--listen", "ws://127.0.0.1:0", *extra),
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=None if os.environ.get("EXEC_TEST_STDERR") else subprocess.DEVNULL,
         env=server_env(tmp),
         cwd=tmp,
         start_new_session=True,

@@ -99,9 +99,7 @@ def provider(server: FakeServer, **overrides: Any) -> ProviderConfig:
     return replace(base, **overrides)
 
 
-async def collect(
-    client: ModelClient, notices: list[RetryNotice] | None = None
-) -> list[ResponseEvent]:
+async def collect(client: ModelClient, notices: list[RetryNotice] | None = None) -> list[ResponseEvent]:
     events: list[ResponseEvent] = []
     async for event in client.stream(BODY, CTX, on_retry=None if notices is None else notices.append):
         events.append(event)
@@ -142,7 +140,11 @@ async def test_a_successful_stream_yields_typed_events_in_order(fake_server: Any
     assert isinstance(done[0], ReasoningItem) and done[0].summary == ("thinking",)
     assert isinstance(done[1], MessageItem) and done[1].text == "hello"
     assert isinstance(done[2], FunctionCallItem)
-    assert (done[2].name, done[2].call_id, json.loads(done[2].arguments)) == ("exec_command", "call_1", {"cmd": "ls"})
+    assert (done[2].name, done[2].call_id, json.loads(done[2].arguments)) == (
+        "exec_command",
+        "call_1",
+        {"cmd": "ls"},
+    )
     last = events[-1]
     assert isinstance(last, ResponseCompleted) and last.usage is not None
     assert (last.usage.input_tokens, last.usage.cached_input_tokens, last.usage.output_tokens) == (12, 2, 7)
@@ -176,15 +178,26 @@ async def test_the_request_carries_codex_headers_params_and_a_streaming_body(fak
     assert request["body"] == {**BODY, "stream": True}
 
 
-async def test_no_authorization_header_is_sent_without_env_key_or_when_its_variable_is_unset(
-    fake_server: Any,
-) -> None:
-    server = fake_server([FULL_RESPONSE, FULL_RESPONSE])
+async def test_no_authorization_header_is_sent_without_env_key(fake_server: Any) -> None:
+    server = fake_server([FULL_RESPONSE])
     async with ModelClient(provider(server), env={"OPENAI_API_KEY": "x"}) as client:
         await collect(client)
-    async with ModelClient(provider(server, env_key="MISSING_KEY"), env={}) as client:
-        await collect(client)
-    assert all("authorization" not in r["headers"] for r in server.requests())
+    [request] = server.requests()
+    assert "authorization" not in request["headers"]
+
+
+async def test_an_unset_env_key_fails_before_any_request_like_codex(fake_server: Any) -> None:
+    server = fake_server([FULL_RESPONSE])
+    prov = provider(server, env_key="MISSING_KEY", stream_max_retries=3)
+    async with ModelClient(prov, env={"MISSING_KEY": ""}) as client:
+        err = await expect_error(client)
+    assert err.payload.to_wire() == {
+        "message": "Missing environment variable: `MISSING_KEY`.",
+        "codexErrorInfo": "other",
+        "additionalDetails": None,
+        "misalignment": None,
+    }
+    assert server.requests() == []
 
 
 async def test_http_500_is_retried_silently_then_reported_as_internal_server_error(fake_server: Any) -> None:
@@ -226,7 +239,10 @@ async def test_http_401_maps_to_http_connection_failed_with_the_url(fake_server:
     prov = provider(server, request_max_retries=3, stream_max_retries=1)
     async with ModelClient(prov, env={}, backoff=no_backoff) as client:
         err = await expect_error(client, notices)
-    assert err.payload.message == f"unexpected status 401 Unauthorized: bad key, url: {server.base_url}/responses"
+    assert (
+        err.payload.message
+        == f"unexpected status 401 Unauthorized: bad key, url: {server.base_url}/responses"
+    )
     assert err.payload.codex_error_info == {"httpConnectionFailed": {"httpStatusCode": 401}}
     assert [n.payload.codex_error_info for n in notices] == [
         {"responseStreamDisconnected": {"httpStatusCode": 401}}

@@ -8,6 +8,9 @@ Retry rules follow what Codex 0.169 does (observed with a fake server):
 * a connection that cannot be opened is retried while "waiting for network", without limit unless
   `network_retry_limit` is set;
 * 400, 429 and context-window errors fail at once.
+
+Auth: `authorization: Bearer $<env_key>` when the provider names an `env_key`; if that variable is
+unset or empty the request fails before it is sent ("Missing environment variable: `X`."), as in Codex.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from app_server.model.retry import (
     default_network_backoff,
     stream_with_retries,
 )
-from app_server.model.sse import SseDecoder
+from app_server.model.sse import SseDecoder, SseError
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +102,9 @@ class ModelClient:
         headers.update(ctx.headers())
         if self._provider.env_key:
             key = self._env.get(self._provider.env_key)
-            if key:
-                headers["authorization"] = f"Bearer {key}"
+            if not key:
+                raise errors.missing_env_key(self._provider.env_key)
+            headers["authorization"] = f"Bearer {key}"
         payload = dict(body)
         payload["stream"] = True
         return self._http.build_request(
@@ -175,7 +179,11 @@ class ModelClient:
                 raise errors.stream_closed() from None
             except httpx.TransportError as exc:
                 raise errors.stream_broken(str(exc) or type(exc).__name__) from exc
-            for sse in decoder.feed(chunk):
+            try:
+                decoded = decoder.feed(chunk)
+            except SseError as exc:
+                raise errors.stream_broken(str(exc)) from exc
+            for sse in decoded:
                 try:
                     event = parse_event(sse)
                 except EventParseError as exc:

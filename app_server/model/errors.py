@@ -183,3 +183,10 @@ def connection_failed() -> ModelError:
         TurnErrorPayload(CONNECTION_FAILED, {"responseStreamConnectionFailed": {"httpStatusCode": None}}),
         RetryScope.NETWORK,
     )
+
+
+def missing_env_key(env_key: str) -> ModelError:
+    """The provider names an `env_key` that is not set: Codex fails the turn without a request."""
+    return ModelError(
+        TurnErrorPayload(f"Missing environment variable: `{env_key}`.", "other"), RetryScope.NONE
+    )

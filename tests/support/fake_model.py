@@ -1,0 +1,78 @@
+"""The fake Responses server (fixtures/fake_responses_server.py) as a real subprocess for tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER = REPO / "fixtures" / "fake_responses_server.py"
+
+
+class FakeModel:
+    """A running fake model server: ``url`` for config, ``requests()`` for what it received."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, port: int, log: Path) -> None:
+        self.proc = proc
+        self.port = port
+        self.log = log
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @classmethod
+    async def start(cls, script: list[Any] | dict[str, Any], tmp: Path) -> FakeModel:
+        tmp.mkdir(parents=True, exist_ok=True)
+        script_path = tmp / "model_script.json"
+        script_path.write_text(json.dumps(script))
+        log = tmp / "model_requests.jsonl"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(SERVER), str(script_path), "--log", str(log),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 10)
+        return cls(proc, int(line.strip()), log)
+
+    def requests(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+
+    async def stop(self) -> None:
+        if self.proc.returncode is None:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            try:
+                await asyncio.wait_for(self.proc.wait(), 5)
+            except TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+
+
+def model_config(codex_home: Path, url: str, *, approval_policy: str = "never",
+                 sandbox_mode: str = "workspace-write", extra: str = "") -> None:
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        f'model = "mock-model"\napproval_policy = "{approval_policy}"\nsandbox_mode = "{sandbox_mode}"\n'
+        f'model_provider = "mock_provider"\n{extra}\n[model_providers.mock_provider]\nname = "Mock provider"\n'
+        f'base_url = "{url}"\nwire_api = "responses"\nrequest_max_retries = 0\nstream_max_retries = 0\n'
+    )
+
+
+def exec_call(call_id: str, cmd: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "function_call", "name": "exec_command", "call_id": call_id,
+            "arguments": json.dumps({"cmd": cmd, **extra})}
+
+
+def message(text: str, *, deltas: list[str] | None = None, item_id: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"type": "message", "text": text}
+    if deltas is not None:
+        spec["deltas"] = deltas
+    if item_id is not None:
+        spec["id"] = item_id
+    return spec
