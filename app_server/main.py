@@ -26,7 +26,25 @@ def run_app_server(*, listen: str, config_overrides: Sequence[str] = (), strict_
         return 130
 
 
+def _dump_tasks() -> None:
+    """SIGUSR1: print every task's stack to stderr (debugging a stuck server)."""
+    for task in asyncio.all_tasks():
+        print(f"--- {task.get_name()}", file=sys.stderr)
+        awaitable: object = task.get_coro()
+        for _ in range(64):  # walk the await chain down to the innermost frame
+            frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "ag_frame", None)
+            if frame is not None:
+                print(f"  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}", file=sys.stderr)
+            awaitable = getattr(awaitable, "cr_await", None) or getattr(awaitable, "ag_await", None)
+            if awaitable is None:
+                break
+    sys.stderr.flush()
+
+
 async def _serve(listen: str, config_overrides: Sequence[str], strict_config: bool) -> int:
+    import signal
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, _dump_tasks)
     if listen in ("stdio", "stdio://", ""):
         app = AppServer(codex_home=default_codex_home(), config_overrides=config_overrides,
                         strict_config=strict_config)

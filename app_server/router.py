@@ -1,8 +1,8 @@
 """Method routing for the app-server: method -> (params model, handler), and the error boundary.
 
 The router is the single place where exceptions become wire errors: ``RpcError`` keeps its code and
-message, a validation failure becomes -32602 naming the field, anything else is logged to stderr and
-answered with a generic -32603. The order of checks follows Codex: an unknown method is reported even
+message, a validation failure becomes -32602 naming the field, a malformed id or cursor found by the
+store becomes -32600, anything else is logged to stderr and answered with a generic -32603. The order of checks follows Codex: an unknown method is reported even
 before ``initialize``; params are validated next; then the initialize gate; then experimental gating.
 """
 
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from app_server.store.errors import InvalidCursorError, InvalidThreadIdError
 from app_server.validation import validate_params
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
 
@@ -71,6 +72,9 @@ class Router:
             return await self._dispatch(session, method, params, has_params)
         except RpcError:
             raise
+        except (InvalidThreadIdError, InvalidCursorError) as exc:
+            # Malformed client input detected below the handler: the client's fault, not ours.
+            raise InvalidRequest(str(exc)) from None
         except Exception:
             logger.exception("internal error while handling %s", method)
             raise InternalError(f"internal error while handling {method}") from None

@@ -13,14 +13,19 @@ from pydantic import BaseModel, ValidationError
 
 __all__ = ["describe_validation_error", "validate_params"]
 
+# pydantic error-type stem (``string_type``, ``int_parsing``, ...) -> what the field expects, in serde words.
 _JSON_TYPES = {
+    "string": "a string",
     "str": "a string",
     "int": "an integer",
     "float": "a number",
     "bool": "a boolean",
     "dict": "a map",
+    "model": "a map",
+    "typed_dict": "a map",
     "list": "a sequence",
-    "NoneType": "null",
+    "tuple": "a sequence",
+    "none": "null",
 }
 
 
@@ -59,7 +64,8 @@ def describe_validation_error(exc: ValidationError, *, aliases: dict[str, str] |
     if kind == "missing":
         return f"Invalid request: missing field `{field}`"
     if kind in ("literal_error", "enum") and "expected" in ctx:
-        expected = str(ctx["expected"]).replace("'", "`")
+        # pydantic lists "'a', 'b' or 'c'"; serde (and so Codex) lists "`a`, `b`, `c`".
+        expected = str(ctx["expected"]).replace("'", "`").replace("` or `", "`, `")
         return f"Invalid request: unknown variant `{value}` for `{field}`, expected one of {expected}"
     if kind == "union_tag_invalid":
         tags = str(ctx.get("expected_tags", "")).replace("'", "`")
@@ -67,11 +73,9 @@ def describe_validation_error(exc: ValidationError, *, aliases: dict[str, str] |
         return f"Invalid request: unknown variant `{tag}` for `{field}`, expected one of {tags}"
     if kind == "union_tag_not_found":
         return f"Invalid request: missing field `{field}.type`"
-    if kind.endswith("_type") or kind in ("model_type", "dict_type", "list_type"):
-        expected = _JSON_TYPES.get(kind.removesuffix("_type"), kind.removesuffix("_type"))
-        if kind == "model_type":
-            expected = "a map"
-        return f"Invalid request: invalid type: {_json_kind(value)} for `{field}`, expected {expected}"
+    stem = kind.removesuffix("_type").removesuffix("_parsing").removesuffix("_from_float")
+    if stem != kind and stem in _JSON_TYPES:
+        return f"Invalid request: invalid type: {_json_kind(value)} for `{field}`, expected {_JSON_TYPES[stem]}"
     msg = str(err.get("msg", "invalid value"))
     shown = json.dumps(value)[:80] if value is not None else "null"
     return f"Invalid request: invalid value {shown} for `{field}`: {msg}"
@@ -82,6 +86,7 @@ def validate_params(model: type[BaseModel], params: Any) -> BaseModel:
     from pycodex.jsonrpc.errors import InvalidParams
 
     try:
-        return model.model_validate(params)
+        # strict: serde never coerces "5" to 5 or 1 to true, so neither may we (JSON input only needs it).
+        return model.model_validate(params, strict=True)
     except ValidationError as exc:
         raise InvalidParams(describe_validation_error(exc)) from None

@@ -248,12 +248,31 @@ class _LocalProcess(ExecProcess):
 
 
 async def _wait_leader(proc: asyncio.subprocess.Process) -> int:
-    """Exit code of the leader without waiting for its pipes (asyncio's wait() does)."""
-    for _ in range(10_000_000):
+    """Exit code of the leader without waiting for its pipes (asyncio's wait() does, and background
+    children can hold them open forever). A pidfd says when it exits; the child watcher reaps it."""
+    loop = asyncio.get_running_loop()
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (OSError, AttributeError):
+        pidfd = None
+    if pidfd is not None:
+        exited: asyncio.Future[None] = loop.create_future()
+
+        def on_exit() -> None:
+            if not exited.done():
+                exited.set_result(None)
+
+        loop.add_reader(pidfd, on_exit)
+        try:
+            await exited
+        finally:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+    for _ in range(1_000_000):  # the watcher records the status right after the exit
         if proc.returncode is not None:
             rc = proc.returncode
             return 128 - rc if rc < 0 else rc
-        await asyncio.sleep(0.005)
+        await asyncio.sleep(0.002)
     return await proc.wait()
 
 

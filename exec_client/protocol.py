@@ -20,14 +20,20 @@ __all__ = [
     "MAX_CHUNK_BYTES",
     "EnvironmentInfo",
     "FileUri",
+    "FsCloseParams",
     "FsCopyParams",
     "FsCreateDirectoryParams",
     "FsDirectoryEntry",
     "FsMetadata",
+    "FsOpenParams",
     "FsPathParams",
+    "FsReadBlockParams",
     "FsReadDirectoryResult",
     "FsReadFileResult",
     "FsRemoveParams",
+    "FsWalkParams",
+    "FsWatchMissingParams",
+    "FsWriteBlockParams",
     "FsWriteFileParams",
     "InitializeParams",
     "InitializeResult",
@@ -47,6 +53,9 @@ __all__ = [
     "ProcessWriteParams",
     "ProcessWriteResult",
     "Shell",
+    "StrictWire",
+    "WalkOptions",
+    "WireModel",
     "b64decode_strict",
     "b64encode",
     "path_to_uri",
@@ -279,6 +288,48 @@ class FsRemoveParams(StrictWire):
     recursive: bool = False
     force: bool = False
     sandbox: dict[str, Any] | None = None
+
+
+class WalkOptions(StrictWire):
+    max_depth: int
+    max_directories: int
+    max_entries: int
+    follow_directory_symlinks: bool
+
+
+class FsWalkParams(StrictWire):
+    path: FileUri
+    options: WalkOptions
+    sandbox: dict[str, Any] | None = None
+
+
+class FsOpenParams(StrictWire):
+    handle_id: str
+    path: FileUri
+    mode: Literal["read", "replace"] = "read"
+    sandbox: dict[str, Any] | None = None
+
+
+class FsReadBlockParams(StrictWire):
+    handle_id: str
+    offset: int
+    len: int
+
+
+class FsWriteBlockParams(StrictWire):
+    handle_id: str
+    offset: int
+    chunk: str
+
+
+class FsCloseParams(StrictWire):
+    handle_id: str
+
+
+class FsWatchMissingParams(StrictWire):
+    watch_id: int
+    missing: list[FileUri]
+    present: str | None = None
 
 
 # -- helpers -----------------------------------------------------------------------------------

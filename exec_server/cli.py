@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -150,5 +151,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pycodex exec-server", description="Run the exec-server.")
     add_exec_server_arguments(parser)
     options = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    level = os.environ.get("PYCODEX_LOG_LEVEL", "WARNING").upper()
+    logging.basicConfig(level=getattr(logging, level, logging.WARNING), stream=sys.stderr)
     return asyncio.run(run_exec_server(options))

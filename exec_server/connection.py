@@ -54,9 +54,13 @@ class Connection:
         self._session: Session | None = None
         self._initialized = False
         self._token = object()
-        self._concurrency = max(1, concurrent_requests)
-        self._slots = asyncio.Semaphore(self._concurrency)
-        self._tasks: set[asyncio.Task[None]] = set()
+        # Requests run on ``concurrent_requests`` workers fed in arrival order, so the reader keeps
+        # reading (and notices a closed socket) while a long-poll ``process/read`` waits.
+        self._queue: asyncio.Queue[RequestReceived] = asyncio.Queue(maxsize=64)
+        self._workers = [
+            asyncio.create_task(self._work(), name="exec-server-request-worker")
+            for _ in range(max(1, concurrent_requests))
+        ]
 
     @property
     def session(self) -> Session | None:
@@ -68,18 +72,20 @@ class Connection:
             await self._parse_error(_codex_reason(msg.reason))
             return True
         if isinstance(msg, RequestReceived):
+            log.debug("request %s", msg.method)
             if isinstance(msg.id, bool) or not isinstance(msg.id, int | str):
                 self._peer.respond_error(msg.id, InvalidRequest("bad id"))  # untrack it
                 await self._parse_error("data did not match any variant of untagged enum RequestId")
                 return True
-            if self._concurrency == 1:
+            if msg.method == Method.INITIALIZE:
+                # Lifecycle steps take effect in order: earlier requests finish first.
+                await self._queue.join()
                 await self._serve(msg)
             else:
-                task = asyncio.create_task(self._serve_limited(msg))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                await self._queue.put(msg)
             return True
         if isinstance(msg, NotificationReceived):
+            await self._queue.join()
             if msg.method == Method.INITIALIZED and self._session is not None:
                 self._initialized = True
                 return True
@@ -93,9 +99,15 @@ class Connection:
         text = f"{self._parse_error_prefix}: {reason}"
         await self._send(self._peer.error_untracked(-1, InvalidRequest(text)))
 
-    async def _serve_limited(self, msg: RequestReceived) -> None:
-        async with self._slots:
-            await self._serve(msg)
+    async def _work(self) -> None:
+        while True:
+            msg = await self._queue.get()
+            try:
+                await self._serve(msg)
+            except ConnectionError:
+                pass  # the transport is gone; close() will stop this worker
+            finally:
+                self._queue.task_done()
 
     async def _serve(self, msg: RequestReceived) -> None:
         try:
@@ -114,6 +126,7 @@ class Connection:
             return self._initialize(parse_params(InitializeParams, params))
         spec = METHODS.get(method)
         if spec is None:
+            log.info("unimplemented method %s", method)
             raise MethodNotFound(f"exec-server stub does not implement `{method}` yet")
         if params is None and not any(f.is_required() for f in spec.model.model_fields.values()):
             params = {}
@@ -135,8 +148,9 @@ class Connection:
 
     async def close(self) -> None:
         """The transport ended: stop in-flight work and detach the session (it stays resumable)."""
-        for task in list(self._tasks):
-            task.cancel()
+        for worker in self._workers:
+            worker.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
         if self._session is not None:
             self._registry.detach(self._session, self._token)
 

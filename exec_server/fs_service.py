@@ -39,6 +39,7 @@ __all__ = [
     "read_directory",
     "read_file",
     "remove",
+    "run_fs",
     "write_file",
 ]
 
@@ -58,7 +59,7 @@ def _os_error(exc: OSError) -> RpcError:
     return InternalError(os_error_text(exc))
 
 
-async def _run(fn: Callable[[], T]) -> T:
+async def run_fs(fn: Callable[[], T]) -> T:
     try:
         return await asyncio.to_thread(fn)
     except OSError as exc:
@@ -73,7 +74,7 @@ async def read_file(p: FsPathParams) -> dict[str, Any]:
             raise InvalidRequest(f"path `{path}` is not a file")
         return path.read_bytes()
 
-    return {"dataBase64": b64encode(await _run(work))}
+    return {"dataBase64": b64encode(await run_fs(work))}
 
 
 async def write_file(p: FsWriteFileParams) -> dict[str, Any]:
@@ -82,16 +83,16 @@ async def write_file(p: FsWriteFileParams) -> dict[str, Any]:
         data = b64decode_strict(p.data_base64)
     except ValueError as exc:
         raise InvalidParams(str(exc)) from exc
-    await _run(lambda: path.write_bytes(data))
+    await run_fs(lambda: path.write_bytes(data))
     return {}
 
 
 async def create_directory(p: FsCreateDirectoryParams) -> dict[str, Any]:
     path = _path(p.path)
     if p.recursive:
-        await _run(lambda: path.mkdir(parents=True, exist_ok=True))
+        await run_fs(lambda: path.mkdir(parents=True, exist_ok=True))
     else:
-        await _run(path.mkdir)
+        await run_fs(path.mkdir)
     return {}
 
 
@@ -116,7 +117,7 @@ async def get_metadata(p: FsPathParams) -> dict[str, Any]:
             "modifiedAtMs": _ms(target.st_mtime),
         }
 
-    return await _run(work)
+    return await run_fs(work)
 
 
 async def read_directory(p: FsPathParams) -> dict[str, Any]:
@@ -131,12 +132,12 @@ async def read_directory(p: FsPathParams) -> dict[str, Any]:
                 )
         return sorted(entries, key=lambda e: str(e["fileName"]))
 
-    return {"entries": await _run(work)}
+    return {"entries": await run_fs(work)}
 
 
 async def canonicalize(p: FsPathParams) -> dict[str, Any]:
     path = _path(p.path)
-    resolved = await _run(lambda: path.resolve(strict=True))
+    resolved = await run_fs(lambda: path.resolve(strict=True))
     return {"path": path_to_uri(resolved)}
 
 
@@ -151,7 +152,7 @@ async def copy(p: FsCopyParams) -> dict[str, Any]:
         else:
             shutil.copy2(src, dst)
 
-    await _run(work)
+    await run_fs(work)
     return {}
 
 
@@ -171,5 +172,5 @@ async def remove(p: FsRemoveParams) -> dict[str, Any]:
             if not p.force:
                 raise
 
-    await _run(work)
+    await run_fs(work)
     return {}

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from exec_client import protocol as p
-from exec_server import fs_service
+from exec_server import fs_extra, fs_service
 from exec_server.info import environment_info
 from exec_server.session import Session
 from exec_server.spawn import SpawnError, SpawnRequest, spawn
@@ -153,6 +153,26 @@ def _fs(fn: Callable[[Any], Awaitable[dict[str, Any]]]) -> Handler:
     return handler
 
 
+async def _open(session: Session, params: p.FsOpenParams) -> dict[str, Any]:
+    return await session.files.open(params)
+
+
+async def _read_block(session: Session, params: p.FsReadBlockParams) -> dict[str, Any]:
+    return await session.files.read_block(params)
+
+
+async def _write_block(session: Session, params: p.FsWriteBlockParams) -> dict[str, Any]:
+    return await session.files.write_block(params)
+
+
+async def _close(session: Session, params: p.FsCloseParams) -> dict[str, Any]:
+    return await session.files.close(params)
+
+
+async def _watch_missing(session: Session, params: p.FsWatchMissingParams) -> dict[str, Any]:
+    return await session.watches.watch(params, session.notify)
+
+
 _ENV_INFO, _ENV_STATUS, _EXEC, _FS = "environment info", "environment status", "exec", "filesystem"
 
 METHODS: dict[str, MethodSpec] = {
@@ -173,4 +193,10 @@ METHODS: dict[str, MethodSpec] = {
     p.Method.FS_CANONICALIZE: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.canonicalize)),
     p.Method.FS_COPY: MethodSpec(_FS, p.FsCopyParams, _fs(fs_service.copy)),
     p.Method.FS_REMOVE: MethodSpec(_FS, p.FsRemoveParams, _fs(fs_service.remove)),
+    "fs/walk": MethodSpec(_FS, p.FsWalkParams, _fs(fs_extra.walk)),
+    "fs/open": MethodSpec(_FS, p.FsOpenParams, _open),
+    "fs/readBlock": MethodSpec(_FS, p.FsReadBlockParams, _read_block),
+    "fs/writeBlock": MethodSpec(_FS, p.FsWriteBlockParams, _write_block),
+    "fs/close": MethodSpec(_FS, p.FsCloseParams, _close),
+    "fs/watchMissing": MethodSpec(_FS, p.FsWatchMissingParams, _watch_missing),
 }

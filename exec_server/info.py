@@ -40,7 +40,7 @@ _CAPABILITIES = (
     "linuxRootWritePreservesDevices",
     "linuxApprovedRootWritePreservesRestrictions",
 )
-_IMPLEMENTED: frozenset[str] = frozenset()
+_IMPLEMENTED: frozenset[str] = frozenset({"fsWatchMissing"})
 
 
 def _shell() -> dict[str, str]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from exec_client.errors import SessionAlreadyAttached
+from exec_server.fs_extra import FileHandles, Watches
 from exec_server.output_log import DEFAULT_RETAIN_BYTES
 from exec_server.processes import ManagedProcess, ProcessState
 from exec_server.spawn import SpawnedProcess
@@ -58,6 +59,8 @@ class Session:
         self._attached = asyncio.Event()
         self._detached_bytes = 0
         self._emit_lock = asyncio.Lock()
+        self.files = FileHandles()
+        self.watches = Watches()
 
     @property
     def attached(self) -> bool:
@@ -84,6 +87,10 @@ class Session:
         self._detached_bytes += nbytes
         if self._detached_bytes > self.limits.detached_buffer_bytes:
             await self._attached.wait()  # ends on resume, or by cancellation at expiry
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """A session-level notification (not part of a process's sequence)."""
+        await self._deliver(method, params, 0)
 
     def running_count(self) -> int:
         return sum(1 for p in self.processes.values() if p.state is ProcessState.RUNNING)
@@ -123,6 +130,8 @@ class Session:
         return proc
 
     async def shutdown(self) -> None:
+        self.watches.cancel_all()
+        self.files.close_all()
         await asyncio.gather(*(p.kill_and_forget() for p in self.processes.values()))
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 __all__ = ["SpawnError", "SpawnRequest", "SpawnedProcess", "exit_code_of", "os_error_text", "spawn"]
 
 _READ_LIMIT = 64 * 1024
+STDIN_DRAIN_TIMEOUT_S = 5.0
 
 
 class SpawnError(Exception):
@@ -135,7 +136,10 @@ class SpawnedProcess:
             return False
         try:
             stdin.write(data)
-            await stdin.drain()
+            # A child that never reads must not wedge the connection: after a while the bytes
+            # stay queued in the pipe transport and the write still counts as accepted.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stdin.drain(), STDIN_DRAIN_TIMEOUT_S)
         except (BrokenPipeError, ConnectionResetError):
             return False
         return True

@@ -71,6 +71,8 @@ async def serve_stdio(
                     return 0
             if not data:
                 return 0
+    except ConnectionError:
+        return 0  # stdout is gone: nobody is listening any more
     finally:
         await conn.close()
         await registry.shutdown()

@@ -82,7 +82,7 @@ async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Serv
                 if not await conn.handle(message):
                     ws.transport.abort()  # Codex drops the TCP connection without a close frame
                     break
-        except ConnectionClosed:
+        except (ConnectionClosed, ConnectionError):
             pass
         finally:
             await conn.close()

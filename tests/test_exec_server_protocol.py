@@ -340,3 +340,36 @@ async def test_a_detached_session_can_be_resumed_with_its_buffered_output(
     async with raw_client(server.url) as third:
         bogus = await third.call("initialize", {"clientName": "x", "resumeSessionId": "not-a-session"})
         assert bogus["error"] == {"code": -32600, "message": "unknown session id not-a-session"}
+
+
+async def test_a_pending_long_poll_does_not_keep_a_lost_connection_attached(
+    server: ServerProc, tmp_path: Path
+) -> None:
+    async with raw_client(server.url) as first:
+        session = (await first.initialize())["sessionId"]
+        await first.ok("process/start", start_params("quiet", ["/bin/sleep", "30"], tmp_path))
+        await first.send(
+            {"id": 99, "method": "process/read", "params": {"processId": "quiet", "waitMs": 8000}}
+        )
+        await asyncio.sleep(0.2)
+    await asyncio.sleep(0.3)
+    async with raw_client(server.url) as second:
+        assert (await second.initialize(resume=session))["sessionId"] == session
+        assert await second.ok("process/terminate", {"processId": "quiet"}) == {"running": True}
+
+
+@pytest.mark.parametrize("name", server_params())
+@pytest.mark.parametrize("concurrency", [1, 2])
+async def test_concurrent_requests_bounds_how_many_requests_run_at_once(
+    name: str, concurrency: int, tmp_path: Path
+) -> None:
+    with run_ws_server(name, tmp_path, "--concurrent-requests", str(concurrency)) as srv:
+        async with raw_client(srv.url) as c:
+            await c.initialize()
+            await c.ok("process/start", start_params("q", ["/bin/sleep", "30"], tmp_path))
+            await c.send({"id": 500, "method": "process/read", "params": {"processId": "q", "waitMs": 1500}})
+            await c.send({"id": 501, "method": "environment/status"})
+            first = await c.recv()
+            # With one slot the status waits behind the long poll; with two it overtakes it.
+            assert first["id"] == (500 if concurrency == 1 else 501)
+            await c.ok("process/terminate", {"processId": "q"})

@@ -44,7 +44,9 @@ def server_env(tmp: Path) -> dict[str, str]:
 
 
 @contextmanager
-def run_ws_server(name: str, tmp: Path, *extra: str) -> Iterator[ServerProc]:
+def run_ws_server(
+    name: str, tmp: Path, *extra: str, env_extra: dict[str, str] | None = None
+) -> Iterator[ServerProc]:
     """Start a websocket exec-server on an ephemeral port; its first stdout line is the URL."""
     if name == "codex" and not CODEX_BIN.exists():
         pytest.skip("Codex binary not installed")
@@ -52,7 +54,7 @@ def run_ws_server(name: str, tmp: Path, *extra: str) -> Iterator[ServerProc]:
         server_argv(name, "--listen", "ws://127.0.0.1:0", *extra),
         stdout=subprocess.PIPE,
         stderr=None if os.environ.get("EXEC_TEST_STDERR") else subprocess.DEVNULL,
-        env=server_env(tmp),
+        env={**server_env(tmp), **(env_extra or {})},
         cwd=tmp,
         start_new_session=True,
     )

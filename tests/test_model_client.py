@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -349,3 +350,25 @@ async def test_a_refused_connection_waits_for_network_then_fails_when_the_limit_
         }
     ] * 2
     assert err.payload.message == "Connection failed: error sending request"
+
+
+async def test_cancelling_a_stalled_stream_ends_promptly_and_frees_the_connection(fake_server: Any) -> None:
+    server = fake_server([{**FULL_RESPONSE, "stall_after": 1, "stall_s": 20}, FULL_RESPONSE])
+    seen: list[ResponseEvent] = []
+
+    async def consume(client: ModelClient) -> None:
+        async for event in client.stream(BODY, CTX):
+            seen.append(event)
+
+    async with ModelClient(provider(server), env={}) as client:
+        task = asyncio.create_task(consume(client))
+        deadline = asyncio.get_running_loop().time() + 5
+        while not seen and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, timeout=2)
+        assert isinstance(seen[0], ResponseCreated)
+        # The same client still works for the next request.
+        events = await asyncio.wait_for(collect(client), timeout=5)
+    assert isinstance(events[-1], ResponseCompleted)

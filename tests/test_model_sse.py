@@ -63,6 +63,12 @@ def test_a_crlf_split_between_chunks_is_one_line_end_not_two() -> None:
     assert not truncated
 
 
+def test_a_cr_then_an_empty_chunk_then_lf_is_still_one_line_end() -> None:
+    events, truncated = decode([b"data: a\r", b"", b"\ndata: b\n\n"])
+    assert events == [SseEvent(data="a\nb")]
+    assert not truncated
+
+
 def test_a_stream_cut_off_inside_an_event_is_reported_as_truncated() -> None:
     events, truncated = decode([b"data: complete\n\n", b'data: {"type":"resp'])
     assert events == [SseEvent(data="complete")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from tests.support.fake_model import exec_call, message, model_config
@@ -81,6 +82,10 @@ async def test_steering_a_turn_and_interrupting_a_stalled_model(
     turn = (await client.call("turn/start", {"threadId": thread_id,
                                              "input": [{"type": "text", "text": "go"}]}))["turn"]
     await client.wait_notification("turn/started")
+    for _ in range(200):  # interrupt only once the model holds the request open
+        if model.requests():
+            break
+        await asyncio.sleep(0.02)
     bad = await client.request("turn/interrupt", {"threadId": thread_id, "turnId": "01a22b0e-0000-7000-8000-000000000000"})
     assert bad["error"]["message"] == "no active turn to interrupt"
     assert await client.call("turn/interrupt", {"threadId": thread_id, "turnId": turn["id"]}) == {}

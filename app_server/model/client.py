@@ -125,7 +125,8 @@ class ModelClient:
         self, body: Mapping[str, Any], ctx: RequestContext
     ) -> AsyncGenerator[ResponseEvent, None]:
         """One announced attempt: silent request retries for 5xx, then one streamed response."""
-        idle = self._provider.stream_idle_timeout_ms / 1000.0
+        # 0 disables the idle timeout rather than failing every request at once.
+        idle = self._provider.stream_idle_timeout_ms / 1000.0 or None
         request_retries = 0
         while True:
             request = self.build_request(body, ctx)
@@ -164,7 +165,9 @@ class ModelClient:
             finally:
                 await response.aclose()
 
-    async def _events(self, response: httpx.Response, idle: float) -> AsyncGenerator[ResponseEvent, None]:
+    async def _events(
+        self, response: httpx.Response, idle: float | None
+    ) -> AsyncGenerator[ResponseEvent, None]:
         decoder = SseDecoder()
         chunks = response.aiter_bytes().__aiter__()
         while True:

@@ -270,8 +270,8 @@ def parse_event(sse: SseEvent) -> ResponseEvent:
     if not isinstance(data, dict):
         raise EventParseError(f"SSE data is not a JSON object: {sse.data[:200]!r}")
     type_ = _str(data, "type") or sse.event
-    response = data.get("response") if isinstance(data.get("response"), dict) else {}
-    assert isinstance(response, dict)
+    found = data.get("response")
+    response: JsonObj = found if isinstance(found, dict) else {}
     if type_ == "response.created":
         return ResponseCreated(response_id=_str(response, "id"))
     if type_ == "response.output_item.added":

@@ -64,6 +64,8 @@ class SseDecoder:
         if not self._started and text:
             self._started = True
             text = text.removeprefix("\ufeff")
+        if not text:
+            return []  # an empty chunk or half a UTF-8 character: keep the pending CR state
         if self._saw_cr and text.startswith("\n"):
             text = text[1:]
         self._saw_cr = False

@@ -1,0 +1,113 @@
+"""The app-server's own skills per cwd (`.agents/skills` of the project, `CODEX_HOME/skills`) and `skills/list`.
+
+Repo skills come from `<dir>/.agents/skills` for every dir from the project root (the nearest ancestor
+holding a root marker, default `.git`) down to the cwd; with no marker, from the cwd only. User skills
+come from `CODEX_HOME/skills` (hidden folders such as Codex's `.system` are skipped; pycodex ships no
+system skills). Results are cached per cwd until `force_reload`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .model import SCOPE_ORDER, Skill, SkillError, SkillLimits, SkillScope, SkillSet
+from .reader import LocalSkillReader, SkillFileReader
+from .scan import ScanBudget, scan_root
+
+__all__ = ["SkillsCatalog"]
+
+REPO_SKILLS_DIR = (".agents", "skills")
+
+
+class SkillsCatalog:
+    """`await catalog.list_for_cwds(cwds, force_reload)` answers `skills/list`; `skills_for_cwd` feeds turns."""
+
+    def __init__(
+        self,
+        codex_home: Path,
+        project_root_markers: Sequence[str] = (".git",),
+        *,
+        reader: SkillFileReader | None = None,
+        limits: SkillLimits | None = None,
+    ) -> None:
+        self._codex_home = Path(codex_home)
+        self._markers = tuple(project_root_markers)
+        self._reader: SkillFileReader = reader or LocalSkillReader()
+        self._limits = limits or SkillLimits()
+        self._cache: dict[str, SkillSet] = {}
+
+    @property
+    def user_root(self) -> Path:
+        return self._codex_home / "skills"
+
+    def invalidate(self, cwd: str | Path | None = None) -> None:
+        """Forget cached results: for one cwd, or all of them."""
+        if cwd is None:
+            self._cache.clear()
+        else:
+            self._cache.pop(str(cwd), None)
+
+    async def list_for_cwds(self, cwds: Sequence[str | Path], force_reload: bool = False) -> dict[str, Any]:
+        """The `skills/list` result: `{data: [{cwd, skills, errors}, ...]}`, one entry per cwd in order."""
+        data = [(await self.skills_for_cwd(cwd, force_reload=force_reload)).to_wire() for cwd in cwds]
+        return {"data": data}
+
+    async def skills_for_cwd(self, cwd: str | Path, *, force_reload: bool = False) -> SkillSet:
+        key = str(cwd)
+        cached = self._cache.get(key)
+        if cached is not None and not force_reload:
+            return cached
+        result = await self._load(key)
+        self._cache[key] = result
+        return result
+
+    async def project_root(self, cwd: Path) -> Path | None:
+        """The nearest ancestor of `cwd` (itself included) holding a root marker, or None."""
+        for candidate in (cwd, *cwd.parents):
+            for marker in self._markers:
+                try:
+                    await self._reader.stat(candidate / marker)
+                except OSError:
+                    continue
+                return candidate
+        return None
+
+    async def repo_roots(self, cwd: Path) -> list[Path]:
+        """The `.agents/skills` folders that apply to `cwd`, outermost first."""
+        top = await self.project_root(cwd)
+        if top is None:
+            chain = [cwd]
+        else:
+            chain = [p for p in reversed(cwd.parents) if p == top or top in p.parents] + [cwd]
+        return [folder.joinpath(*REPO_SKILLS_DIR) for folder in dict.fromkeys(chain)]
+
+    async def _load(self, cwd_text: str) -> SkillSet:
+        cwd = Path(os.path.abspath(cwd_text))
+        budget = ScanBudget(self._limits)
+        skills: list[Skill] = []
+        errors: list[SkillError] = []
+        roots: list[tuple[Path, SkillScope, bool]] = [(r, "repo", False) for r in await self.repo_roots(cwd)]
+        roots.append((self.user_root, "user", False))
+        for root, scope, hidden in roots:
+            found, failed = await scan_root(self._reader, root, budget, include_hidden=hidden)
+            errors.extend(failed)
+            for item in found:
+                relative = f"{item.package_dir}/SKILL.md".lstrip("/")
+                skills.append(
+                    Skill(
+                        name=item.name,
+                        description=item.header.description,
+                        path=str(item.path),
+                        scope=scope,
+                        root=str(root),
+                        relative_path=relative,
+                        contents=item.contents,
+                        short_description=item.header.short_description,
+                    )
+                )
+        skills.sort(key=lambda s: (SCOPE_ORDER[s.scope], s.name, s.path))
+        errors.sort(key=lambda e: e.path)
+        return SkillSet(cwd=cwd_text, skills=tuple(skills), errors=tuple(errors))

@@ -1,0 +1,141 @@
+"""The file access skills discovery needs, as an interface, with a local and an environment-backed version.
+
+Discovery never touches `os` directly: the app-server's own skills use `LocalSkillReader`, a selected
+capability root uses whatever reader the lead builds for that environment (e.g. `EnvironmentSkillReader`
+over the exec-server `fs/*` methods). Every method raises OSError (FileNotFoundError, ...) on failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat as _stat
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "EnvironmentLike",
+    "EnvironmentSkillReader",
+    "FsEntry",
+    "FsStat",
+    "LocalSkillReader",
+    "SkillEntry",
+    "SkillFileReader",
+    "SkillStat",
+]
+
+
+class SkillEntry(Protocol):
+    """One directory entry; `is_dir`/`is_file` follow symlinks (as `os.scandir` and `fs/readDirectory` do)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def is_dir(self) -> bool: ...
+    @property
+    def is_file(self) -> bool: ...
+
+
+class SkillStat(Protocol):
+    """File facts; `is_symlink` describes the path itself, the rest its target (`fs/getMetadata`)."""
+
+    @property
+    def is_dir(self) -> bool: ...
+    @property
+    def is_file(self) -> bool: ...
+    @property
+    def is_symlink(self) -> bool: ...
+    @property
+    def size(self) -> int: ...
+
+
+@runtime_checkable
+class SkillFileReader(Protocol):
+    async def read_file(self, path: Path) -> bytes: ...
+    async def list_dir(self, path: Path) -> Sequence[SkillEntry]: ...
+    async def stat(self, path: Path) -> SkillStat: ...
+
+    async def canonicalize(self, path: Path) -> Path:
+        """The path with every symlink resolved; NotImplementedError when the backend cannot tell."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FsEntry:
+    name: str
+    is_dir: bool
+    is_file: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FsStat:
+    is_dir: bool
+    is_file: bool
+    is_symlink: bool
+    size: int
+
+
+class LocalSkillReader:
+    """The app-server's own filesystem, off the event loop."""
+
+    async def read_file(self, path: Path) -> bytes:
+        return await asyncio.to_thread(path.read_bytes)
+
+    async def list_dir(self, path: Path) -> Sequence[SkillEntry]:
+        def work() -> list[FsEntry]:
+            with os.scandir(path) as it:
+                return sorted((FsEntry(e.name, e.is_dir(), e.is_file()) for e in it), key=lambda e: e.name)
+
+        return await asyncio.to_thread(work)
+
+    async def stat(self, path: Path) -> SkillStat:
+        def work() -> FsStat:
+            link = os.lstat(path)
+            target = os.stat(path) if _stat.S_ISLNK(link.st_mode) else link
+            is_link = _stat.S_ISLNK(link.st_mode)
+            return FsStat(
+                _stat.S_ISDIR(target.st_mode), _stat.S_ISREG(target.st_mode), is_link, target.st_size
+            )
+
+        return await asyncio.to_thread(work)
+
+    async def canonicalize(self, path: Path) -> Path:
+        return await asyncio.to_thread(lambda: path.resolve(strict=True))
+
+
+class EnvironmentLike(Protocol):
+    """The slice of `exec_client.environment.ExecutionEnvironment` discovery uses."""
+
+    async def read_file(self, path: Path) -> bytes: ...
+    async def list_dir(self, path: Path) -> Sequence[SkillEntry]: ...
+    async def metadata(self, path: Path) -> SkillStat: ...
+
+
+class EnvironmentSkillReader:
+    """Adapts an execution environment (local or remote exec-server) to `SkillFileReader`.
+
+    `canonicalize` is optional because the environment interface has none; pass e.g. the exec-server
+    client's `canonicalize` (`fs/canonicalize`). Without it, symlinks inside a root are refused.
+    """
+
+    def __init__(
+        self, env: EnvironmentLike, canonicalize: Callable[[Path], Awaitable[Path]] | None = None
+    ) -> None:
+        self._env = env
+        self._canonicalize = canonicalize
+
+    async def read_file(self, path: Path) -> bytes:
+        return await self._env.read_file(path)
+
+    async def list_dir(self, path: Path) -> Sequence[SkillEntry]:
+        return await self._env.list_dir(path)
+
+    async def stat(self, path: Path) -> SkillStat:
+        return await self._env.metadata(path)
+
+    async def canonicalize(self, path: Path) -> Path:
+        if self._canonicalize is None:
+            raise NotImplementedError("this environment cannot resolve symlinks")
+        return await self._canonicalize(path)

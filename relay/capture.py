@@ -1,0 +1,69 @@
+"""``--capture FILE``: every relayed websocket message as one JSON line.
+
+Line shape: ``{"t": seconds since start, "direction": "harness->environment" | "environment->harness",
+"environment_id", "stream_id", "body": frame kind or null, "size", "frame": base64 of the exact bytes}``.
+Connection events are lines with an ``"event"`` key instead of ``"frame"``. Only relayed bytes are
+written (ciphertext in Noise mode); bearer tokens and tickets never are.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from exec_client.relay_frames import RelayFrameDecodeError, RelayMessageFrame, decode_frame
+
+__all__ = ["FrameCapture", "body_kind"]
+
+_BODY_NAMES = {
+    "RelayData": "data",
+    "RelayAck": "ack",
+    "RelayResume": "resume",
+    "RelayReset": "reset",
+    "RelayHeartbeat": "heartbeat",
+    "RelayHandshake": "handshake",
+}
+
+
+def body_kind(frame: RelayMessageFrame) -> str:
+    return _BODY_NAMES[type(frame.body).__name__]
+
+
+class FrameCapture:
+    """Appends JSON lines to a file; flushed per line so a crash loses at most the line in flight."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._start = time.monotonic()
+
+    def frame(self, direction: str, environment_id: str, data: bytes) -> None:
+        try:
+            frame: RelayMessageFrame | None = decode_frame(data, validate=False)
+        except RelayFrameDecodeError:
+            frame = None
+        self._write(
+            {
+                "direction": direction,
+                "environment_id": environment_id,
+                "stream_id": frame.stream_id if frame else None,
+                "body": body_kind(frame) if frame else None,
+                "size": len(data),
+                "frame": base64.b64encode(data).decode("ascii"),
+            }
+        )
+
+    def event(self, event: str, environment_id: str, **details: Any) -> None:
+        self._write({"event": event, "environment_id": environment_id, **details})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        if self._file.closed:
+            return
+        line = {"t": round(time.monotonic() - self._start, 4), **record}
+        self._file.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()

@@ -1,0 +1,145 @@
+"""``pycodex relay``: run the development registry and rendezvous (the lead wires the subcommand).
+
+Prints the registry URL (``http://127.0.0.1:PORT``, what ``exec-server --remote`` and
+``CODEX_EXEC_SERVER_NOISE_REGISTRY_URL`` take) as the first stdout line and the rendezvous URL as the
+second, then serves until SIGINT/SIGTERM. Bearer tokens come from ``PYCODEX_RELAY_TOKEN`` and/or
+``--token-file`` (one token per line); they are never printed or logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from relay.registry import AuthorizationDecision, fixed_policy
+from relay.server import start_relay
+
+__all__ = ["DESCRIPTION", "TOKEN_ENV_VAR", "add_relay_arguments", "run_relay"]
+
+TOKEN_ENV_VAR = "PYCODEX_RELAY_TOKEN"
+DESCRIPTION = (
+    "Run a DEVELOPMENT environment registry and rendezvous relay for remote exec-servers on loopback. "
+    "It keeps state in memory and accepts static bearer tokens: it is a development tool, not a "
+    "production control plane."
+)
+
+
+class _UsageError(Exception):
+    pass
+
+
+def add_relay_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = DESCRIPTION
+    parser.add_argument(
+        "--listen",
+        default="127.0.0.1:0",
+        metavar="127.0.0.1:PORT",
+        help="loopback address of the registry HTTP endpoint (default: a free port)",
+    )
+    parser.add_argument(
+        "--rendezvous-listen",
+        default=None,
+        metavar="127.0.0.1:PORT",
+        help="loopback address of the rendezvous websocket (default: same host, a free port)",
+    )
+    parser.add_argument(
+        "--token-file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help=f"file with accepted bearer tokens, one per line (also: ${TOKEN_ENV_VAR})",
+    )
+    parser.add_argument(
+        "--capture", default=None, metavar="FILE", help="append every relayed frame to FILE as JSON lines"
+    )
+    parser.add_argument(
+        "--validate-decision",
+        choices=[d.value for d in AuthorizationDecision],
+        default=AuthorizationDecision.ALLOW.value,
+        help="answer of /validate for a correctly authorized harness key (default: allow)",
+    )
+
+
+def _loopback(value: str, flag: str) -> tuple[str, int]:
+    host, sep, port_text = value.rpartition(":")
+    if not sep or not port_text.isdigit() or int(port_text) > 65535:
+        raise _UsageError(f"{flag} must be 127.0.0.1:PORT, got {value!r}")
+    try:
+        is_loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        is_loopback = False
+    if not is_loopback:
+        raise _UsageError(f"{flag} must bind a loopback address (development tool), got {host!r}")
+    return host.strip("[]"), int(port_text)
+
+
+def _tokens(files: list[str]) -> list[str]:
+    tokens = [t for t in [os.environ.get(TOKEN_ENV_VAR, "").strip()] if t]
+    for name in files:
+        try:
+            text = Path(name).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise _UsageError(f"cannot read --token-file {name}: {exc.strerror}") from exc
+        tokens += [line.strip() for line in text.splitlines() if line.strip()]
+    if not tokens:
+        raise _UsageError(f"no bearer token configured: set ${TOKEN_ENV_VAR} or pass --token-file")
+    return tokens
+
+
+async def run_relay(args: Any) -> int:
+    """Serve until SIGINT/SIGTERM; returns the exit status (2 for bad options, 1 if binding fails)."""
+    try:
+        host, port = _loopback(args.listen, "--listen")
+        ws_host, ws_port = (
+            _loopback(args.rendezvous_listen, "--rendezvous-listen") if args.rendezvous_listen else (host, 0)
+        )
+        if ws_host != host:
+            raise _UsageError("--listen and --rendezvous-listen must use the same host")
+        tokens = _tokens(list(args.token_file))
+    except _UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    policy = fixed_policy(AuthorizationDecision(args.validate_decision))
+    capture = Path(args.capture) if args.capture else None
+    try:
+        relay = await start_relay(
+            tokens, host=host, port=port, rendezvous_port=ws_port, capture=capture, policy=policy
+        )
+    except OSError as exc:
+        print(f"error: cannot listen on {host}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(relay.registry_url, flush=True)
+    print(relay.rendezvous_url, flush=True)
+    print(
+        f"pycodex relay: development registry {relay.registry_url}, rendezvous {relay.rendezvous_url} "
+        "(development tool, not a production control plane)",
+        file=sys.stderr,
+        flush=True,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await relay.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pycodex relay")
+    add_relay_arguments(parser)
+    return asyncio.run(run_relay(parser.parse_args(argv)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Start the development registry and rendezvous together (used by the CLI and by tests in-process)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from websockets.asyncio.server import Server
+
+from relay.capture import FrameCapture
+from relay.http import start_http_server
+from relay.registry import AuthorizationPolicy, DevRegistry
+from relay.rendezvous import Rendezvous
+
+__all__ = ["RunningRelay", "start_relay"]
+
+_CLOSE_TIMEOUT_S = 5.0
+
+
+@dataclass
+class RunningRelay:
+    registry: DevRegistry
+    rendezvous: Rendezvous
+    #: ``http://host:port``: what an executor passes as ``--remote`` and a harness as the registry URL.
+    registry_url: str
+    #: ``ws://host:port``: the base of the URLs the registry hands out.
+    rendezvous_url: str
+    _http: asyncio.Server
+    _ws: Server
+    _capture: FrameCapture | None
+
+    async def close(self) -> None:
+        self._http.close()
+        self._ws.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._http.wait_closed(), _CLOSE_TIMEOUT_S)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ws.wait_closed(), _CLOSE_TIMEOUT_S)
+        if self._capture is not None:
+            self._capture.close()
+
+
+async def start_relay(
+    tokens: Iterable[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    rendezvous_port: int = 0,
+    capture: Path | None = None,
+    policy: AuthorizationPolicy | None = None,
+) -> RunningRelay:
+    """Bind the rendezvous first (the registry hands out its URL), then the registry."""
+    registry = DevRegistry(tokens, policy=policy)
+    frame_capture = FrameCapture(capture) if capture is not None else None
+    rendezvous = Rendezvous(registry, frame_capture)
+    ws_server = await rendezvous.start(host, rendezvous_port)
+    ws_port = next(iter(ws_server.sockets)).getsockname()[1]
+    registry.rendezvous_url = f"ws://{host}:{ws_port}"
+    try:
+        http_server = await start_http_server(registry.handle, host, port)
+    except OSError:
+        ws_server.close()
+        raise
+    http_port = http_server.sockets[0].getsockname()[1]
+    return RunningRelay(
+        registry=registry,
+        rendezvous=rendezvous,
+        registry_url=f"http://{host}:{http_port}",
+        rendezvous_url=registry.rendezvous_url,
+        _http=http_server,
+        _ws=ws_server,
+        _capture=frame_capture,
+    )
