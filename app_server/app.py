@@ -29,7 +29,8 @@ from app_server.threads.prompt import ContextInputs, initial_context
 from app_server.threads.runner import TurnRunner
 from app_server.threads.state import ThreadRuntime, ThreadSettings, TurnState
 from app_server.tools.exec_tool import handle_tool_call
-from app_server.tools.processes import LocalSpawner
+from app_server.tools.processes import EnvironmentSpawner
+from exec_client.environment import LocalEnvironment
 from app_server.tools.sandbox import landlock_abi, make_sandbox
 from app_server.tools.specs import tool_specs
 from pycodex.jsonrpc.errors import InvalidRequest
@@ -89,7 +90,7 @@ class AppServer:
         self.experimental_notifications: frozenset[str] = frozenset({"thread/readState/changed"})
         self._tasks: set[asyncio.Task[Any]] = set()
         self._clients: dict[str, ModelClient | ScriptedModelClient] = {}
-        self.spawner = LocalSpawner()
+        self.spawner = EnvironmentSpawner(LocalEnvironment())
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, attach=self._attach)
         from app_server.handlers import register_all

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -16,14 +17,40 @@ __all__ = ["run_app_server"]
 logger = logging.getLogger(__name__)
 
 
-def run_app_server(*, listen: str, config_overrides: Sequence[str] = (), strict_config: bool = False) -> int:
+def run_app_server(
+    *,
+    listen: str,
+    config_overrides: Sequence[str] = (),
+    strict_config: bool = False,
+    exit_process: bool = True,
+) -> int:
+    """Serve until the transport ends; then, with ``exit_process``, end the process at once.
+
+    Interpreter teardown of the loaded modules alone takes 50-200 ms, which would break the promise that
+    stdin EOF ends an idle server within 100 ms; everything that matters (responses, rollouts, logs) is
+    flushed by then, so the process leaves with ``os._exit`` after flushing the standard streams.
+    """
     try:
-        return asyncio.run(_serve(listen, config_overrides, strict_config))
+        code = asyncio.run(_serve(listen, config_overrides, strict_config))
     except StartupError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    if exit_process:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    logger.debug("app-server exiting with status %d", code)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def _dump_tasks() -> None:

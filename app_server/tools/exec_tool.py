@@ -133,7 +133,6 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
     try:
         process = await thread.environment.spawn(
             argv if sandbox is None else sandbox.wrap(argv), cwd=str(cwd), env=None, tty=bool(args.get("tty")),
-            preexec=None if sandbox is None else sandbox.preexec,
         )
     except SpawnError as exc:
         failed = dict(item, status="failed", completedAtMs=it.now_ms(), aggregatedOutput=str(exc))

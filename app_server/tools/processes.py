@@ -1,23 +1,22 @@
-"""The process contract the exec tools run on, and its in-process local implementation.
+"""The process contract the exec tools run on, over any ``ExecutionEnvironment``.
 
-``Spawner.spawn`` starts a command and returns an ``ExecProcess``: a byte stream of combined output,
-stdin, the exit code and a tree kill. The app-server's environments (local, exec-server, remote) all
-offer this contract, so ``exec_command`` has one code path whatever runs the command.
+``EnvironmentSpawner`` adapts an environment (in-process local, an exec-server over WebSocket, or a
+remote one behind the relay) to what the unified exec sessions need: a byte stream of output, stdin,
+the exit code and a tree kill. Every tool therefore has one code path whatever runs the command.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import pty
-import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Protocol
 
-__all__ = ["ExecProcess", "LocalSpawner", "SpawnError", "Spawner"]
+from exec_client.environment import ExecutionEnvironment, OutputChunk, ProcessExit, ProcessSpec
+from exec_client.environment import ExecProcess as EnvProcess
 
-_READ_CHUNK = 64 * 1024
+__all__ = ["EnvironmentSpawner", "ExecProcess", "SpawnError", "Spawner"]
 
 
 class SpawnError(Exception):
@@ -44,110 +43,65 @@ class ExecProcess(Protocol):
 
 class Spawner(Protocol):
     async def spawn(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: str,
-        env: Mapping[str, str] | None,
-        tty: bool,
-        preexec: Callable[[], None] | None = None,
+        self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None, tty: bool
     ) -> ExecProcess: ...
 
 
-class _LocalProcess:
-    def __init__(self, proc: asyncio.subprocess.Process, master_fd: int | None) -> None:
-        self._proc = proc
-        self._master = master_fd
-        self._reader: asyncio.StreamReader | None = proc.stdout
-        self._pty_reader: asyncio.StreamReader | None = None
+class _Adapted:
+    """One environment process seen as a byte stream plus an exit code."""
+
+    def __init__(self, process: EnvProcess) -> None:
+        self._process = process
+        self._exit: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
     @property
     def pid(self) -> str | None:
-        return str(self._proc.pid)
+        return self._process.process_id
 
     @property
     def exit_code(self) -> int | None:
-        return self._proc.returncode
-
-    async def _open_pty_reader(self) -> asyncio.StreamReader:
-        if self._pty_reader is None:
-            assert self._master is not None
-            loop = asyncio.get_running_loop()
-            reader = asyncio.StreamReader()
-            # A dup keeps the master open for writes after the read transport closes it.
-            await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(self._master), "rb", 0)
-            )
-            self._pty_reader = reader
-        return self._pty_reader
+        return self._exit.result() if self._exit.done() else None
 
     async def read(self) -> bytes:
-        reader = await self._open_pty_reader() if self._master is not None else self._reader
-        if reader is None:
-            return b""
-        try:
-            return await reader.read(_READ_CHUNK)
-        except OSError:  # EIO on a pty whose slave side closed: the output is over
-            return b""
+        while True:
+            event = await self._process.next_event(None)
+            if isinstance(event, OutputChunk):
+                return event.data
+            if isinstance(event, ProcessExit):
+                if not self._exit.done():
+                    self._exit.set_result(event.exit_code)
+                continue
+            if self._process.is_closed:
+                if not self._exit.done() and self._process.exit_code is not None:
+                    self._exit.set_result(self._process.exit_code)
+                return b""
 
     async def write(self, data: bytes) -> None:
-        if self._master is not None:
-            await asyncio.to_thread(os.write, self._master, data)
-            return
-        stdin = self._proc.stdin
-        if stdin is None or stdin.is_closing():
-            raise BrokenPipeError("stdin is closed")
-        stdin.write(data)
-        await stdin.drain()
+        if not await self._process.write_stdin(data):
+            raise BrokenPipeError("the process no longer accepts input")
 
     async def wait(self) -> int:
-        return await self._proc.wait()
+        return await asyncio.shield(self._exit)
 
     async def kill(self) -> None:
-        if self._proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                self._proc.kill()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._proc.wait(), 5)
-        if self._master is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._master)
-            self._master = None
+            await self._process.terminate()
 
 
-class LocalSpawner:
-    """Runs commands as children of this process, each in its own process group."""
+class EnvironmentSpawner:
+    """Starts commands in an ``ExecutionEnvironment``."""
+
+    def __init__(self, environment: ExecutionEnvironment) -> None:
+        self.environment = environment
 
     async def spawn(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: str,
-        env: Mapping[str, str] | None,
-        tty: bool,
-        preexec: Callable[[], None] | None = None,
+        self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None, tty: bool
     ) -> ExecProcess:
-        if not os.path.isdir(cwd):
-            raise SpawnError(f"working directory does not exist: {cwd}")
-        master: int | None = None
+        spec = ProcessSpec(argv=list(argv), cwd=Path(cwd), env=env, tty=tty, pipe_stdin=True)
         try:
-            if tty:
-                master, slave = pty.openpty()
-                proc = await asyncio.create_subprocess_exec(
-                    *argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
-                    env=dict(env) if env is not None else None, start_new_session=True, preexec_fn=preexec,
-                )
-                os.close(slave)
-            else:
-                proc = await asyncio.create_subprocess_exec(
-                    *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.STDOUT, cwd=cwd, env=dict(env) if env is not None else None,
-                    start_new_session=True, preexec_fn=preexec,
-                )
+            process = await self.environment.start(spec)
         except (OSError, ValueError) as exc:
-            if master is not None:
-                os.close(master)
             raise SpawnError(f"failed to start {argv[0] if argv else 'command'}: {exc}") from None
-        return _LocalProcess(proc, master)
+        except Exception as exc:  # the exec-server refused or went away
+            raise SpawnError(str(exc)) from None
+        return _Adapted(process)

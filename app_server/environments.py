@@ -1,0 +1,145 @@
+"""Which execution environment the app-server's tools use, chosen as Codex chooses it.
+
+Order: the Noise relay variables (``CODEX_EXEC_SERVER_NOISE_REGISTRY_URL`` with ``_ENVIRONMENT_ID`` and
+``_AUTH_TOKEN``) select a remote executor behind the relay; else ``CODEX_HOME/environments.toml`` when
+present; else ``CODEX_EXEC_SERVER_URL``: unset or empty = the in-process local environment, ``none`` =
+no environment, ``ws://…`` = an exec-server over WebSocket (environment id ``remote``).
+
+A remote environment that cannot be reached does not stop a thread or a turn: the model is told the
+environment failed and ``exec_command`` answers that no environment is usable. The connection is
+retried on the next use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app_server.tools.processes import EnvironmentSpawner
+from exec_client.environment import ExecServerEnvironment, LocalEnvironment
+
+__all__ = ["EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "choose_environment"]
+
+logger = logging.getLogger(__name__)
+
+URL_ENV_VAR = "CODEX_EXEC_SERVER_URL"
+CONNECT_TIMEOUT_S = 5.0
+
+
+class EnvironmentsConfigError(Exception):
+    """environments.toml could not be used; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class EnvironmentChoice:
+    kind: str  # local | none | websocket | noise
+    environment_id: str | None
+    url: str | None = None
+
+
+def _from_toml(path: Path) -> EnvironmentChoice:
+    try:
+        table = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise EnvironmentsConfigError(f"{path}: {exc}") from None
+    envs: dict[str, Any] = {}
+    raw = table.get("environments", {})
+    if isinstance(raw, dict):
+        envs = {k: v for k, v in raw.items() if isinstance(v, dict)}
+    elif isinstance(raw, list):
+        envs = {str(e.get("id")): e for e in raw if isinstance(e, dict) and e.get("id")}
+    default = table.get("default") or table.get("default_environment") or (next(iter(envs), None))
+    if default in (None, "local"):
+        return EnvironmentChoice("local", "local")
+    if default == "none":
+        return EnvironmentChoice("none", None)
+    spec = envs.get(str(default))
+    if spec is None:
+        raise EnvironmentsConfigError(f"{path}: default environment `{default}` is not defined")
+    url = spec.get("url")
+    if not isinstance(url, str) or not url:
+        raise EnvironmentsConfigError(f"{path}: environment `{default}`: url cannot be empty")
+    return EnvironmentChoice("websocket", str(default), url)
+
+
+def choose_environment(env: Mapping[str, str], codex_home: Path) -> EnvironmentChoice:
+    if env.get("CODEX_EXEC_SERVER_NOISE_REGISTRY_URL"):
+        return EnvironmentChoice("noise", "remote")
+    toml_path = codex_home / "environments.toml"
+    if toml_path.exists():
+        return _from_toml(toml_path)
+    url = env.get(URL_ENV_VAR, "").strip()
+    if not url:
+        return EnvironmentChoice("local", "local")
+    if url == "none":
+        return EnvironmentChoice("none", None)
+    return EnvironmentChoice("websocket", "remote", url)
+
+
+class EnvironmentHub:
+    """Owns the default environment of the process and its (re)connection."""
+
+    def __init__(self, choice: EnvironmentChoice, env: Mapping[str, str]) -> None:
+        self.choice = choice
+        self._env = dict(env)
+        self._spawner: EnvironmentSpawner | None = None
+        self._environment: ExecServerEnvironment | LocalEnvironment | None = None
+        self._lock = asyncio.Lock()
+        if choice.kind == "local":
+            self._environment = LocalEnvironment()
+            self._spawner = EnvironmentSpawner(self._environment)
+
+    @property
+    def environment_id(self) -> str | None:
+        return self.choice.environment_id
+
+    def _alive(self) -> bool:
+        environment = self._environment
+        if isinstance(environment, ExecServerEnvironment):
+            return not environment.client.closed.is_set()
+        return environment is not None
+
+    async def get(self) -> tuple[EnvironmentSpawner | None, str | None]:
+        """The spawner to use now, or None with the reason the environment is unusable."""
+        if self.choice.kind == "none":
+            return None, None
+        async with self._lock:
+            if self._spawner is not None and self._alive():
+                return self._spawner, None
+            try:
+                environment = await asyncio.wait_for(self._connect(), CONNECT_TIMEOUT_S)
+            except Exception as exc:
+                logger.warning("execution environment %s is unavailable: %s", self.environment_id, exc)
+                return None, str(exc) or type(exc).__name__
+            self._environment = environment
+            self._spawner = EnvironmentSpawner(environment)
+            return self._spawner, None
+
+    async def _connect(self) -> ExecServerEnvironment:
+        from exec_client.client import ExecServerClient
+
+        if self.choice.kind == "websocket":
+            assert self.choice.url is not None
+            client = await ExecServerClient.connect_websocket(self.choice.url, connect_timeout=CONNECT_TIMEOUT_S)
+            await client.initialize("pycodex-app-server")
+            return ExecServerEnvironment(client)
+        from exec_client.remote import NoiseRemoteConfig, RemoteEnvironmentConnector
+
+        config = NoiseRemoteConfig.from_env(self._env)
+        if config is None:
+            raise EnvironmentsConfigError("the Noise relay environment variables are incomplete")
+        connector = RemoteEnvironmentConnector(config)
+        remote_client = await connector.open_client("pycodex-app-server")
+        return ExecServerEnvironment(remote_client)
+
+    async def close(self) -> None:
+        if self._environment is not None:
+            try:
+                await asyncio.wait_for(self._environment.close(), 2)
+            except Exception as exc:
+                logger.info("closing the execution environment failed: %s", exc)
