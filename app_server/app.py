@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from app_server.config import ConfigError, LoadedConfig, load_config
 from app_server.connection import AppConnection, Session
+from app_server.environments import EnvironmentHub, EnvironmentsConfigError, choose_environment
 from app_server.model.client import ModelClient
 from app_server.model.errors import RetryNotice
 from app_server.model.events import ResponseEvent
@@ -25,12 +26,10 @@ from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
-from app_server.threads.prompt import ContextInputs, initial_context
+from app_server.threads.prompt import ContextInputs, EnvironmentStatus, initial_context
 from app_server.threads.runner import TurnRunner
 from app_server.threads.state import ThreadRuntime, ThreadSettings, TurnState
 from app_server.tools.exec_tool import handle_tool_call
-from app_server.tools.processes import EnvironmentSpawner
-from exec_client.environment import LocalEnvironment
 from app_server.tools.sandbox import landlock_abi, make_sandbox
 from app_server.tools.specs import tool_specs
 from pycodex.jsonrpc.errors import InvalidRequest
@@ -90,7 +89,10 @@ class AppServer:
         self.experimental_notifications: frozenset[str] = frozenset({"thread/readState/changed"})
         self._tasks: set[asyncio.Task[Any]] = set()
         self._clients: dict[str, ModelClient | ScriptedModelClient] = {}
-        self.spawner = EnvironmentSpawner(LocalEnvironment())
+        try:
+            self.environments = EnvironmentHub(choose_environment(os.environ, codex_home), os.environ)
+        except EnvironmentsConfigError as exc:
+            raise StartupError(str(exc)) from None
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, attach=self._attach)
         from app_server.handlers import register_all
@@ -122,6 +124,7 @@ class AppServer:
             await asyncio.wait(tasks, timeout=timeout)
         for client in self._clients.values():
             await client.aclose()
+        await self.environments.close()
         try:
             await asyncio.wait_for(self.threads.shutdown(), timeout)
         except TimeoutError:
@@ -157,11 +160,21 @@ class AppServer:
         return provider
 
     # -- turns ----------------------------------------------------------------------------------------
-    def _attach(self, thread: ThreadRuntime) -> None:
-        thread.environment = self.spawner
-        thread.sandbox_factory = lambda settings, cwd: make_sandbox(
-            settings.sandbox_mode, Path(cwd), settings.writable_roots
-        )
+    async def _attach(self, thread: ThreadRuntime) -> None:
+        """Give a newly loaded thread its environment (connecting it if needed) and sandbox."""
+        await self.refresh_environment(thread)
+        thread.reconnect = lambda: self.refresh_environment(thread)
+        if self.environments.choice.kind == "local":
+            thread.sandbox_factory = lambda settings, cwd: make_sandbox(
+                settings.sandbox_mode, Path(cwd), settings.writable_roots
+            )
+
+    async def refresh_environment(self, thread: ThreadRuntime) -> None:
+        spawner, error = await self.environments.get()
+        thread.environment = spawner
+        thread.environment_id = self.environments.environment_id or "local"
+        thread.environment_error = error
+        thread.has_environment = self.environments.choice.kind != "none"
 
     def _client(self, provider_id: str) -> ModelClient | ScriptedModelClient:
         client = self._clients.get(provider_id)
@@ -194,7 +207,13 @@ class AppServer:
 
         def build_context(t: ThreadRuntime) -> list[JsonObj]:
             s = t.settings
+            if not t.has_environment:
+                status = EnvironmentStatus(kind="none")
+            else:
+                status = EnvironmentStatus(kind="local" if t.environment_id == "local" else "remote",
+                                           failed_reason=t.environment_error)
             return initial_context(ContextInputs(
+                environment=status,
                 cwd=s.cwd, sandbox_mode=s.sandbox_mode, approval_policy=s.approval_policy,
                 writable_roots=list(s.writable_roots), base_instructions=s.base_instructions,
                 developer_instructions=s.developer_instructions,

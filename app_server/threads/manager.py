@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,7 +55,7 @@ def sandbox_policy_wire(settings: ThreadSettings) -> JsonObj:
 
 
 class ThreadManager:
-    def __init__(self, store: ThreadStore, *, attach: Callable[[ThreadRuntime], None]) -> None:
+    def __init__(self, store: ThreadStore, *, attach: Callable[[ThreadRuntime], Awaitable[None]]) -> None:
         self.store = store
         self.loaded: dict[str, ThreadRuntime] = {}
         self._attach = attach  # gives a new runtime its environment and sandbox
@@ -72,7 +72,7 @@ class ThreadManager:
         return wire
 
     def environments_wire(self, thread: ThreadRuntime) -> list[JsonObj]:
-        if thread.environment is None and thread.environment_error is None:
+        if not thread.has_environment:
             return []
         cwd = str(thread.settings.cwd)
         return [{"environmentId": thread.environment_id, "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}]
@@ -122,11 +122,11 @@ class ThreadManager:
         }
         writer = await asyncio.to_thread(self.store.create_thread, meta)
         thread = ThreadRuntime(thread_id=thread_id, meta=meta, settings=settings, writer=writer)
-        self._register(thread, session)
+        await self._register(thread, session)
         return thread
 
-    def _register(self, thread: ThreadRuntime, session: Session) -> None:
-        self._attach(thread)
+    async def _register(self, thread: ThreadRuntime, session: Session) -> None:
+        await self._attach(thread)
         self.loaded[thread.id] = thread
         self.subscribe(thread, session)
 
@@ -158,7 +158,7 @@ class ThreadManager:
         writer = await asyncio.to_thread(self.store.open_writer, thread_id)
         settings = overrides(self._settings_from_store(loaded, defaults))
         thread = self._from_loaded(loaded, writer, settings, history_initialization="cold_resume")
-        self._register(thread, session)
+        await self._register(thread, session)
         return thread
 
     def _from_loaded(self, loaded: LoadedThread, writer: Any, settings: ThreadSettings,
@@ -185,7 +185,7 @@ class ThreadManager:
         thread = self._from_loaded(loaded, writer, settings, history_initialization="warm_fork")
         thread.meta["forkedFromId"] = source_id
         thread.created_at = int(time.time())
-        self._register(thread, session)
+        await self._register(thread, session)
         return thread
 
     async def read_stored(self, thread_id: str) -> LoadedThread:

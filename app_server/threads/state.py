@@ -172,6 +172,9 @@ class ThreadRuntime:
         self.exec_sessions: Any = None
         self.environment: Any = None
         self.environment_id = "local"
+        self.has_environment = True
+        #: Reconnects the default environment (set by the app); None in unit tests.
+        self.reconnect: Any = None
         self.environment_error: str | None = None
         #: Builds the sandbox for a command in a given cwd (None: run unsandboxed).
         self.sandbox_factory: Any = None

@@ -87,8 +87,10 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
     cmd = args.get("cmd")
     if not isinstance(cmd, str) or not cmd.strip():
         return "failed to parse function arguments: missing field `cmd`"
+    if thread.environment is None and thread.has_environment and thread.reconnect is not None:
+        await thread.reconnect()  # a remote environment that failed earlier may be back
     if thread.environment is None:
-        return NO_ENVIRONMENT if thread.environment_error is None else f"{NO_ENVIRONMENT}"
+        return NO_ENVIRONMENT
     settings = thread.settings
     workdir = args.get("workdir")
     cwd = Path(settings.cwd)
