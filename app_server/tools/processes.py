@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from exec_client.environment import ExecutionEnvironment, OutputChunk, ProcessExit, ProcessSpec
 from exec_client.environment import ExecProcess as EnvProcess
+from exec_client.environment import ExecutionEnvironment, OutputChunk, ProcessExit, ProcessSpec
 
 __all__ = ["EnvironmentSpawner", "ExecProcess", "SpawnError", "Spawner"]
 
