@@ -1,0 +1,54 @@
+"""``python -m bench [app|exec|relay|all]``: run the benchmarks and print pycodex/Codex ratios."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from bench.harness import implementations, print_table
+
+
+async def _app() -> None:
+    from bench.app_server_bench import delta_rate, exec_turn_latency
+
+    latency: dict[str, float] = {}
+    rate: dict[str, float] = {}
+    for impl in implementations():
+        latency[impl.name] = await exec_turn_latency(impl)
+        rate[impl.name] = await delta_rate(impl)
+    print_table("app-server", [
+        ("two-call exec turn latency", "s", latency, "lower"),
+        ("agentMessage/delta rate", "deltas/s", rate, "higher"),
+    ])
+
+
+async def _main(which: str) -> None:
+    if which in ("app", "all"):
+        await _app()
+    if which in ("exec", "all"):
+        try:
+            from bench.exec_server_bench import run as run_exec
+        except ImportError:
+            print("\nexec-server benchmarks: not available yet")
+        else:
+            await run_exec()
+    if which in ("relay", "all"):
+        try:
+            from bench.relay_bench import run as run_relay
+        except ImportError:
+            print("\nrelay benchmarks: not available yet")
+        else:
+            await run_relay()
+
+
+def main() -> int:
+    which = sys.argv[1] if len(sys.argv) > 1 else "all"
+    if which not in ("app", "exec", "relay", "all"):
+        print("usage: python -m bench [app|exec|relay|all]", file=sys.stderr)
+        return 2
+    asyncio.run(_main(which))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,160 @@
+"""Shared pieces of the benchmarks: the two implementations, a minimal stdio JSON-RPC driver, the fake
+model server, and the table printer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+CODEX_BIN = Path(os.environ.get("PYCODEX_CODEX_BIN") or
+                 REPO / "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
+FAKE_MODEL = REPO / "fixtures" / "fake_responses_server.py"
+
+
+@dataclass(frozen=True)
+class Impl:
+    name: str
+    argv: list[str]  # the command prefix; the subcommand follows
+
+
+def implementations() -> list[Impl]:
+    impls = [Impl("pycodex", [sys.executable, "-m", "pycodex"])]
+    if CODEX_BIN.exists():
+        impls.append(Impl("codex", [str(CODEX_BIN)]))
+    return impls
+
+
+class FakeModel:
+    def __init__(self, proc: asyncio.subprocess.Process, port: int) -> None:
+        self.proc, self.port = proc, port
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @classmethod
+    async def start(cls, script: list[Any], tmp: Path) -> FakeModel:
+        path = tmp / "script.json"
+        path.write_text(json.dumps({"responses": script, "when_exhausted": "repeat_last"}))
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(FAKE_MODEL), str(path), stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE)
+        assert proc.stdout is not None
+        port = int(await asyncio.wait_for(proc.stdout.readline(), 10))
+        return cls(proc, port)
+
+    async def stop(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            await asyncio.wait_for(self.proc.wait(), 5)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+
+
+def write_config(home: Path, url: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        'model = "mock-model"\napproval_policy = "never"\nsandbox_mode = "workspace-write"\n'
+        'model_provider = "mock_provider"\n\n[model_providers.mock_provider]\nname = "Mock"\n'
+        f'base_url = "{url}"\nwire_api = "responses"\nrequest_max_retries = 0\nstream_max_retries = 0\n')
+
+
+class Driver:
+    """Just enough of a client: requests, and a reader that counts notifications by method."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self._id = 0
+        self.counts: dict[str, int] = {}
+        self._waiters: dict[Any, asyncio.Future[Any]] = {}
+        self._events: list[tuple[str, asyncio.Future[Any], Callable[[Any], bool]]] = []
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def spawn(cls, impl: Impl, home: Path, cwd: Path, env: dict[str, str] | None = None) -> Driver:
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "OPENAI_"))}
+        full_env.update(CODEX_HOME=str(home), RUST_LOG="error", PYCODEX_LOG="error", **(env or {}))
+        proc = await asyncio.create_subprocess_exec(
+            *impl.argv, "app-server", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL, cwd=cwd, env=full_env, limit=1 << 26)
+        driver = cls(proc)
+        await driver.call("initialize", {"clientInfo": {"name": "bench", "version": "1"},
+                                         "capabilities": {"experimentalApi": True}})
+        return driver
+
+    async def _read(self) -> None:
+        assert self.proc.stdout is not None
+        while line := await self.proc.stdout.readline():
+            msg = json.loads(line)
+            if "id" in msg and "method" not in msg:
+                fut = self._waiters.pop(msg["id"], None)
+                if fut is not None and not fut.done():
+                    fut.set_result(msg)
+                continue
+            method = msg.get("method", "")
+            self.counts[method] = self.counts.get(method, 0) + 1
+            for entry in list(self._events):
+                name, fut, pred = entry
+                if name == method and not fut.done() and pred(msg.get("params")):
+                    fut.set_result(msg)
+                    self._events.remove(entry)
+
+    def expect(self, method: str, pred: Callable[[Any], bool] = lambda _p: True) -> asyncio.Future[Any]:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._events.append((method, fut, pred))
+        return fut
+
+    async def call(self, method: str, params: Any, timeout: float = 60) -> Any:
+        self._id += 1
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiters[self._id] = fut
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"id": self._id, "method": method, "params": params}).encode() + b"\n")
+        await self.proc.stdin.drain()
+        msg = await asyncio.wait_for(fut, timeout)
+        if "error" in msg:
+            raise RuntimeError(f"{method}: {msg['error']}")
+        return msg["result"]
+
+    async def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            await asyncio.wait_for(self.proc.wait(), 10)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+        self._reader.cancel()
+
+
+def temp_dirs() -> tuple[tempfile.TemporaryDirectory[str], Path, Path]:
+    tmp = tempfile.TemporaryDirectory(prefix="pycodex-bench-")
+    home, work = Path(tmp.name, "home"), Path(tmp.name, "work")
+    work.mkdir()
+    return tmp, home, work
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def print_table(title: str, rows: list[tuple[str, str, dict[str, float], str]]) -> None:
+    """rows: (metric, unit, {impl: value}, better) with better 'lower' or 'higher'."""
+    print(f"\n{title}")
+    print(f"{'metric':<38} {'pycodex':>12} {'codex':>12} {'ratio':>8}  target")
+    for metric, unit, values, better in rows:
+        ours, theirs = values.get("pycodex", float("nan")), values.get("codex", float("nan"))
+        ratio = ours / theirs if theirs and theirs == theirs else float("nan")
+        target = "<= 1.0x" if better == "lower" else ">= 1.0x"
+        print(f"{metric + ' (' + unit + ')':<38} {ours:>12.3f} {theirs:>12.3f} {ratio:>7.2f}x  {target}")
