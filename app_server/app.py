@@ -31,6 +31,7 @@ from app_server.threads.runner import TurnRunner
 from app_server.threads.state import ThreadRuntime, ThreadSettings, TurnState
 from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.sandbox import landlock_abi, make_sandbox
+from app_server.tools.shell_snapshot import ShellSnapshot
 from app_server.tools.specs import tool_specs
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.transport.base import Outbox
@@ -165,6 +166,9 @@ class AppServer:
         await self.refresh_environment(thread)
         thread.reconnect = lambda: self.refresh_environment(thread)
         if self.environments.choice.kind == "local":
+            snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread.id}.sh")
+            snapshot.start(thread.settings.cwd)
+            thread.shell_snapshot = snapshot
             thread.sandbox_factory = lambda settings, cwd: make_sandbox(
                 settings.sandbox_mode, Path(cwd), settings.writable_roots
             )

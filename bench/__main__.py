@@ -17,8 +17,8 @@ async def _app() -> None:
         latency[impl.name] = await exec_turn_latency(impl)
         rate[impl.name] = await delta_rate(impl)
     print_table("app-server", [
-        ("two-call exec turn latency", "s", latency, "lower"),
-        ("agentMessage/delta rate", "deltas/s", rate, "higher"),
+        ("two-call exec turn latency", "s", latency, "lower", 0.5),
+        ("agentMessage/delta rate", "deltas/s", rate, "higher", 1.0),
     ])
 
 

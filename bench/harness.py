@@ -149,12 +149,13 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def print_table(title: str, rows: list[tuple[str, str, dict[str, float], str]]) -> None:
-    """rows: (metric, unit, {impl: value}, better) with better 'lower' or 'higher'."""
+def print_table(title: str, rows: list[tuple[str, str, dict[str, float], str, float]]) -> None:
+    """rows: (metric, unit, {impl: value}, better, target ratio) with better 'lower' or 'higher'."""
     print(f"\n{title}")
     print(f"{'metric':<38} {'pycodex':>12} {'codex':>12} {'ratio':>8}  target")
-    for metric, unit, values, better in rows:
+    for metric, unit, values, better, goal in rows:
         ours, theirs = values.get("pycodex", float("nan")), values.get("codex", float("nan"))
         ratio = ours / theirs if theirs and theirs == theirs else float("nan")
-        target = "<= 1.0x" if better == "lower" else ">= 1.0x"
+        met = ratio <= goal if better == "lower" else ratio >= goal
+        target = f"{'<=' if better == 'lower' else '>='} {goal:.1f}x {'ok' if met else 'MISSED'}"
         print(f"{metric + ' (' + unit + ')':<38} {ours:>12.3f} {theirs:>12.3f} {ratio:>7.2f}x  {target}")

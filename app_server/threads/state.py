@@ -173,6 +173,8 @@ class ThreadRuntime:
         self.environment: Any = None
         self.environment_id = "local"
         self.has_environment = True
+        #: The login-shell snapshot for local commands (None: run a real login shell each time).
+        self.shell_snapshot: Any = None
         #: Reconnects the default environment (set by the app); None in unit tests.
         self.reconnect: Any = None
         self.environment_error: str | None = None

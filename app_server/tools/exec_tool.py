@@ -132,9 +132,14 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
         return f"exec_command failed: too many running sessions (limit {MAX_SESSIONS})"
     sandbox = None if escalated else thread.sandbox_for(cwd)
     t0 = time.monotonic()
+    run_argv = argv
+    snapshot = thread.shell_snapshot
+    if snapshot is not None and shell == snapshot.shell:
+        run_argv = await snapshot.argv_for(cmd, login=login) or argv
     try:
         process = await thread.environment.spawn(
-            argv if sandbox is None else sandbox.wrap(argv), cwd=str(cwd), env=None, tty=bool(args.get("tty")),
+            run_argv if sandbox is None else sandbox.wrap(run_argv), cwd=str(cwd), env=None,
+            tty=bool(args.get("tty")),
         )
     except SpawnError as exc:
         failed = dict(item, status="failed", completedAtMs=it.now_ms(), aggregatedOutput=str(exc))
