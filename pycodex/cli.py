@@ -42,13 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("--out", required=True, metavar="DIR")
     schema.add_argument("--experimental", action="store_true", help="include experimental fields and methods")
 
-    try:
-        from exec_server.cli import add_exec_server_arguments
-    except ImportError:  # the exec-server package is optional at import time
-        add_exec_server_arguments = None
-    if add_exec_server_arguments is not None:
-        exec_server = sub.add_parser("exec-server", help="run processes and file operations for an app-server")
-        add_exec_server_arguments(exec_server)
+    from exec_server.cli import add_exec_server_arguments
+
+    exec_server = sub.add_parser("exec-server", help="run processes and file operations for an app-server")
+    add_exec_server_arguments(exec_server)
 
     demo = sub.add_parser("demo", help="run one offline turn on the built-in scripted model and print it")
     demo.add_argument("--json", action="store_true", help="print the raw protocol lines instead of a transcript")

@@ -76,7 +76,7 @@ def register(app: AppServer) -> None:
         thread.runner = runner
 
         async def launch() -> None:
-            turn.task = app.spawn(runner.run(), name=f"turn-{turn.id}")  # type: ignore[assignment]
+            turn.task = app.spawn(runner.run(), name=f"turn-{turn.id}")
 
         session.after_response(launch)
         return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
