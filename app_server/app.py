@@ -24,10 +24,12 @@ from app_server.model.scripted import ScriptedModelClient
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
+from app_server.skills import SkillsCatalog
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
 from app_server.threads.prompt import ContextInputs, EnvironmentStatus, initial_context
 from app_server.threads.runner import TurnRunner
+from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings, TurnState
 from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.sandbox import landlock_abi, make_sandbox
@@ -96,6 +98,7 @@ class AppServer:
             raise StartupError(str(exc)) from None
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, attach=self._attach)
+        self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
         from app_server.handlers import register_all
 
         register_all(self)
@@ -164,6 +167,7 @@ class AppServer:
     async def _attach(self, thread: ThreadRuntime) -> None:
         """Give a newly loaded thread its environment (connecting it if needed) and sandbox."""
         await self.refresh_environment(thread)
+        thread.skills = ThreadSkills(self.skills_catalog)
         thread.reconnect = lambda: self.refresh_environment(thread)
         if self.environments.choice.kind == "local":
             snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread.id}.sh")
@@ -194,7 +198,9 @@ class AppServer:
     ) -> AsyncIterator[ResponseEvent]:
         return self._client(thread.settings.model_provider).stream(body, ctx, on_retry)
 
-    def make_runner(self, thread: ThreadRuntime, turn: TurnState, session: Session) -> TurnRunner:
+    async def make_runner(self, thread: ThreadRuntime, turn: TurnState, session: Session) -> TurnRunner:
+        await thread.skills.refresh(thread)
+
         def request_ctx(t: ThreadRuntime, tr: TurnState) -> RequestContext:
             from app_server.handlers.initialize import user_agent
 
@@ -217,7 +223,7 @@ class AppServer:
                 status = EnvironmentStatus(kind="local" if t.environment_id == "local" else "remote",
                                            failed_reason=t.environment_error)
             return initial_context(ContextInputs(
-                environment=status,
+                environment=status, skills_sections=t.skills.sections(),
                 cwd=s.cwd, sandbox_mode=s.sandbox_mode, approval_policy=s.approval_policy,
                 writable_roots=list(s.writable_roots), base_instructions=s.base_instructions,
                 developer_instructions=s.developer_instructions,
@@ -225,6 +231,7 @@ class AppServer:
             ))
 
         return TurnRunner(
-            thread=thread, turn=turn, gateway=self, tools=tool_specs(), tool_handler=handle_tool_call,
+            thread=thread, turn=turn, gateway=self, tools=tool_specs() + thread.skills.tools(),
+            tool_handler=handle_tool_call, inject=thread.skills.injections,
             request_ctx=request_ctx, build_context=build_context, origin=session,
         )

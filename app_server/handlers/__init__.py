@@ -11,8 +11,9 @@ __all__ = ["register_all"]
 
 
 def register_all(app: AppServer) -> None:
-    from app_server.handlers import initialize, threads, turns
+    from app_server.handlers import info, initialize, threads, turns
 
     initialize.register(app)
     threads.register(app)
     turns.register(app)
+    info.register(app)

@@ -72,7 +72,7 @@ def register(app: AppServer) -> None:
         turn = TurnState(new_uuid7(), inputs=inputs)
         turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None
         thread.active = turn
-        runner = app.make_runner(thread, turn, session)
+        runner = await app.make_runner(thread, turn, session)
         thread.runner = runner
 
         async def launch() -> None:

@@ -1,9 +1,10 @@
 """The app-server's own skills per cwd (`.agents/skills` of the project, `CODEX_HOME/skills`) and `skills/list`.
 
-Repo skills come from `<dir>/.agents/skills` for every dir from the project root (the nearest ancestor
-holding a root marker, default `.git`) down to the cwd; with no marker, from the cwd only. User skills
-come from `CODEX_HOME/skills` (hidden folders such as Codex's `.system` are skipped; pycodex ships no
-system skills). Results are cached per cwd until `force_reload`.
+Repo skills come from `<dir>/.agents/skills` and the older `<dir>/.codex/skills` for every dir from the
+project root (the nearest ancestor holding a root marker, default `.git`) down to the cwd; with no
+marker, from the cwd only. User skills come from `CODEX_HOME/skills` and `$HOME/.agents/skills` (hidden
+folders such as Codex's `.system` are skipped; pycodex ships no system skills). Results are cached per
+cwd until `force_reload`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from .scan import ScanBudget, scan_root
 
 __all__ = ["SkillsCatalog"]
 
-REPO_SKILLS_DIR = (".agents", "skills")
+REPO_SKILLS_DIRS = ((".agents", "skills"), (".codex", "skills"))
 
 
 class SkillsCatalog:
@@ -32,16 +33,18 @@ class SkillsCatalog:
         *,
         reader: SkillFileReader | None = None,
         limits: SkillLimits | None = None,
+        user_home: Path | None = None,
     ) -> None:
         self._codex_home = Path(codex_home)
+        self._user_home = Path(user_home) if user_home is not None else Path.home()
         self._markers = tuple(project_root_markers)
         self._reader: SkillFileReader = reader or LocalSkillReader()
         self._limits = limits or SkillLimits()
         self._cache: dict[str, SkillSet] = {}
 
     @property
-    def user_root(self) -> Path:
-        return self._codex_home / "skills"
+    def user_roots(self) -> list[Path]:
+        return list(dict.fromkeys([self._codex_home / "skills", self._user_home / ".agents" / "skills"]))
 
     def invalidate(self, cwd: str | Path | None = None) -> None:
         """Forget cached results: for one cwd, or all of them."""
@@ -76,23 +79,23 @@ class SkillsCatalog:
         return None
 
     async def repo_roots(self, cwd: Path) -> list[Path]:
-        """The `.agents/skills` folders that apply to `cwd`, outermost first."""
+        """The repo skill folders that apply to `cwd`, outermost first."""
         top = await self.project_root(cwd)
         if top is None:
             chain = [cwd]
         else:
             chain = [p for p in reversed(cwd.parents) if p == top or top in p.parents] + [cwd]
-        return [folder.joinpath(*REPO_SKILLS_DIR) for folder in dict.fromkeys(chain)]
+        return [folder.joinpath(*parts) for folder in dict.fromkeys(chain) for parts in REPO_SKILLS_DIRS]
 
     async def _load(self, cwd_text: str) -> SkillSet:
         cwd = Path(os.path.abspath(cwd_text))
         budget = ScanBudget(self._limits)
         skills: list[Skill] = []
         errors: list[SkillError] = []
-        roots: list[tuple[Path, SkillScope, bool]] = [(r, "repo", False) for r in await self.repo_roots(cwd)]
-        roots.append((self.user_root, "user", False))
-        for root, scope, hidden in roots:
-            found, failed = await scan_root(self._reader, root, budget, include_hidden=hidden)
+        roots: list[tuple[Path, SkillScope]] = [(r, "repo") for r in await self.repo_roots(cwd)]
+        roots += [(r, "user") for r in self.user_roots if r not in {repo for repo, _ in roots}]
+        for root, scope in roots:
+            found, failed = await scan_root(self._reader, root, budget, include_hidden=False)
             errors.extend(failed)
             for item in found:
                 relative = f"{item.package_dir}/SKILL.md".lstrip("/")
@@ -106,6 +109,9 @@ class SkillsCatalog:
                         relative_path=relative,
                         contents=item.contents,
                         short_description=item.header.short_description,
+                        interface=item.agents.interface,
+                        dependencies=item.agents.dependencies,
+                        allow_implicit_invocation=item.agents.allow_implicit_invocation,
                     )
                 )
         skills.sort(key=lambda s: (SCOPE_ORDER[s.scope], s.name, s.path))

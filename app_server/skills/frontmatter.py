@@ -15,8 +15,10 @@ __all__ = [
     "MAX_NAME_CHARS",
     "FrontMatterError",
     "SkillHeader",
+    "flow_sequence",
     "parse_front_matter",
     "parse_skill_header",
+    "scalar_value",
     "split_front_matter",
 ]
 
@@ -111,7 +113,7 @@ def _after_quote(rest: str, line_no: int) -> None:
         raise _invalid(line_no, "unexpected text after a quoted string")
 
 
-def _scalar(raw: str, line_no: int) -> str | None:
+def scalar_value(raw: str, line_no: int) -> str | None:
     """One inline scalar; None for YAML null."""
     raw = raw.strip()
     if raw.startswith('"'):
@@ -128,7 +130,7 @@ def _scalar(raw: str, line_no: int) -> str | None:
     return None if plain in _NULLS else plain
 
 
-def _flow_sequence(raw: str, line_no: int) -> list[str]:
+def flow_sequence(raw: str, line_no: int) -> list[str]:
     body = _strip_comment(raw)
     if not body.endswith("]"):
         raise _invalid(line_no, "unterminated flow sequence `[`")
@@ -139,7 +141,7 @@ def _flow_sequence(raw: str, line_no: int) -> list[str]:
     for part in inner.split(","):
         if any(c in part for c in "[]{}"):
             raise _invalid(line_no, "nested flow collections are not supported")
-        items.append(_scalar(part, line_no) or "")
+        items.append(scalar_value(part, line_no) or "")
     return items
 
 
@@ -175,7 +177,7 @@ def _nested(body: list[tuple[int, str]]) -> list[str] | dict[str, str]:
             stripped = line.strip()
             if not (stripped.startswith("- ") or stripped == "-"):
                 raise _invalid(line_no, "expected `- item` in a list")
-            items.append(_scalar(stripped[1:], line_no) or "")
+            items.append(scalar_value(stripped[1:], line_no) or "")
         return items
     mapping: dict[str, str] = {}
     for line_no, line in body:
@@ -188,7 +190,7 @@ def _nested(body: list[tuple[int, str]]) -> list[str] | dict[str, str]:
         value = match["value"] or ""
         if value.strip()[:1] in ("|", ">", "["):
             raise _invalid(line_no, "nested values must be single-line scalars")
-        mapping[key] = _scalar(value, line_no) or ""
+        mapping[key] = scalar_value(value, line_no) or ""
     return mapping
 
 
@@ -225,11 +227,11 @@ def parse_front_matter(yaml_text: str) -> dict[str, Value | None]:
         elif raw.startswith("["):
             if block:
                 raise _invalid(block[0][0], "multi-line flow sequences are not supported")
-            value = _flow_sequence(raw, line_no)
+            value = flow_sequence(raw, line_no)
         elif not raw or raw.startswith("#"):
             value = _nested(block) if block else None
         else:
-            value = _scalar(raw, line_no)
+            value = scalar_value(raw, line_no)
             if block:
                 if raw[:1] in ('"', "'"):
                     raise _invalid(block[0][0], "multi-line quoted strings are not supported")

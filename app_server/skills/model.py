@@ -52,14 +52,21 @@ class Skill:
     relative_path: str  # path of SKILL.md below `root`, with `/` separators
     contents: str  # the whole file, front matter included: what a `<skill>` message carries
     short_description: str | None = None
+    interface: dict[str, Any] | None = None  # from agents/openai.yaml, already in wire form
+    dependencies: dict[str, Any] | None = None
+    allow_implicit_invocation: bool = True  # False: not advertised to the model, still usable via `$name`
     enabled: bool = True
     plugin_id: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        """One `SkillMetadata` in Codex's key order; `shortDescription` only when the file sets it."""
+        """One `SkillMetadata` in Codex's key order; the optional keys only when the skill has them."""
         out: dict[str, Any] = {"name": self.name, "description": self.description}
         if self.short_description is not None:
             out["shortDescription"] = self.short_description
+        if self.interface is not None:
+            out["interface"] = self.interface
+        if self.dependencies is not None:
+            out["dependencies"] = self.dependencies
         out.update(path=self.path, scope=self.scope, enabled=self.enabled, pluginId=self.plugin_id)
         return out
 
@@ -103,6 +110,7 @@ class SelectedSkill:
     root: SelectedRoot
     package_dir: str  # directory of SKILL.md below the root ("" for the root itself), `/` separators
     contents: str
+    allow_implicit_invocation: bool = True
 
     @property
     def package(self) -> str:

@@ -25,6 +25,7 @@ __all__ = [
     "injections_for",
     "instructions_section",
     "mentioned_names",
+    "root_aliases",
     "selected_instructions_section",
     "skill_message",
     "skills_sections",
@@ -54,7 +55,11 @@ _SELECTED_HOWTO = (
 
 
 def instructions_section(skills: Sequence[Skill]) -> str | None:
-    """The `<skills_instructions>` part for the app-server's own skills; None when there are none."""
+    """The `<skills_instructions>` part for the app-server's own skills; None when there are none.
+
+    Skills whose `agents/openai.yaml` sets `policy.allow_implicit_invocation: false` are left out.
+    """
+    skills = [s for s in skills if s.allow_implicit_invocation]
     if not skills:
         return None
     aliases = {root: f"r{i}" for i, root in enumerate(sorted({s.root for s in skills}))}
@@ -69,11 +74,10 @@ def instructions_section(skills: Sequence[Skill]) -> str | None:
 
 def selected_instructions_section(skills: Sequence[SelectedSkill]) -> str | None:
     """The second `<skills_instructions>` part, for selected capability roots; None when they hold no skill."""
+    skills = [s for s in skills if s.allow_implicit_invocation]
     if not skills:
         return None
-    aliases: dict[str, str] = {}
-    for skill in skills:
-        aliases.setdefault(skill.root.locator, f"e{len(aliases)}")
+    aliases = root_aliases(skills)
     lines = ["<skills_instructions>", "## Skills", _SELECTED_INTRO, "### Skill roots"]
     lines += [f"- `{alias}` = `{locator}`" for locator, alias in aliases.items()]
     lines += [_SELECTED_HOWTO, "### Available skills"]
@@ -83,6 +87,15 @@ def selected_instructions_section(skills: Sequence[SelectedSkill]) -> str | None
         lines.append(f"- {s.name}: {s.description} (executor package: {package})")
     lines.append("</skills_instructions>")
     return "\n".join(lines)
+
+
+def root_aliases(skills: Sequence[SelectedSkill]) -> dict[str, str]:
+    """`e0`, `e1`, ... per root locator, in root order, for roots with an advertised skill."""
+    aliases: dict[str, str] = {}
+    for skill in skills:
+        if skill.allow_implicit_invocation:
+            aliases.setdefault(skill.root.locator, f"e{len(aliases)}")
+    return aliases
 
 
 def skills_sections(local: Sequence[Skill], selected: Sequence[SelectedSkill] = ()) -> list[str]:

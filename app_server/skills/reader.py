@@ -8,12 +8,15 @@ over the exec-server `fs/*` methods). Every method raises OSError (FileNotFoundE
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import stat as _stat
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
+
+from exec_client.errors import ExecServerClosed, ExecServerError
 
 __all__ = [
     "EnvironmentLike",
@@ -25,6 +28,9 @@ __all__ = [
     "SkillFileReader",
     "SkillStat",
 ]
+
+
+T = TypeVar("T")
 
 
 class SkillEntry(Protocol):
@@ -118,6 +124,7 @@ class EnvironmentSkillReader:
 
     `canonicalize` is optional because the environment interface has none; pass e.g. the exec-server
     client's `canonicalize` (`fs/canonicalize`). Without it, symlinks inside a root are refused.
+    Exec-server failures (error answers, a closed connection) surface as OSError, as the interface says.
     """
 
     def __init__(
@@ -127,15 +134,22 @@ class EnvironmentSkillReader:
         self._canonicalize = canonicalize
 
     async def read_file(self, path: Path) -> bytes:
-        return await self._env.read_file(path)
+        return await _as_oserror(self._env.read_file(path), path)
 
     async def list_dir(self, path: Path) -> Sequence[SkillEntry]:
-        return await self._env.list_dir(path)
+        return await _as_oserror(self._env.list_dir(path), path)
 
     async def stat(self, path: Path) -> SkillStat:
-        return await self._env.metadata(path)
+        return await _as_oserror(self._env.metadata(path), path)
 
     async def canonicalize(self, path: Path) -> Path:
         if self._canonicalize is None:
             raise NotImplementedError("this environment cannot resolve symlinks")
-        return await self._canonicalize(path)
+        return await _as_oserror(self._canonicalize(path), path)
+
+
+async def _as_oserror(call: Awaitable[T], path: Path) -> T:
+    try:
+        return await call
+    except (ExecServerError, ExecServerClosed) as exc:
+        raise OSError(errno.EIO, getattr(exc, "message", None) or str(exc), str(path)) from exc

@@ -11,6 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .agents_yaml import AgentsMetadata, parse_agents_yaml
 from .frontmatter import MAX_NAME_CHARS, FrontMatterError, SkillHeader, parse_skill_header
 from .model import SkillError, SkillLimits
 from .reader import SkillFileReader
@@ -22,11 +23,12 @@ SKILL_FILE = "SKILL.md"
 
 @dataclass(frozen=True, slots=True)
 class FoundSkill:
-    path: Path  # SKILL.md as reached from the root (not symlink-resolved)
+    path: Path  # SKILL.md's real location, expressed under the root as given
     package_dir: str  # its directory below the root, `/` separators, "" for the root itself
     name: str
     header: SkillHeader
     contents: str
+    agents: AgentsMetadata  # from agents/openai.yaml; defaults when absent or unusable
 
 
 @dataclass(slots=True)
@@ -52,6 +54,12 @@ class _Walk:
     include_hidden: bool
     found: list[FoundSkill] = field(default_factory=list)
     errors: list[SkillError] = field(default_factory=list)
+
+    def shown(self, real: Path, reached: Path) -> Path:
+        """Where a file is reported: its real location, expressed under the root as the caller named it."""
+        if self.real_root is None:
+            return reached
+        return self.root / real.relative_to(self.real_root)
 
     def error(self, path: Path, message: str) -> None:
         self.errors.append(SkillError(str(path), message))
@@ -83,7 +91,7 @@ class _Walk:
             return None
         return target
 
-    async def load_file(self, path: Path, real_path: Path, package_dir: str, dir_name: str) -> None:
+    async def load_file(self, path: Path, real_path: Path) -> None:
         if real_path in self.budget.seen_files:
             return
         limits = self.budget.limits
@@ -118,7 +126,7 @@ class _Walk:
         except FrontMatterError as exc:
             self.error(path, str(exc))
             return
-        name = header.name or dir_name
+        name = header.name or path.parent.name
         if len(name) > MAX_NAME_CHARS:
             self.error(path, f"invalid name: exceeds maximum length of {MAX_NAME_CHARS} characters")
             return
@@ -129,7 +137,23 @@ class _Walk:
             return
         self.budget.skills_left -= 1
         self.budget.seen_files.add(real_path)
-        self.found.append(FoundSkill(path, package_dir, name, header, contents))
+        package_dir = path.parent.relative_to(self.root).as_posix()
+        agents = await self.load_agents(path.parent)
+        self.found.append(
+            FoundSkill(path, "" if package_dir == "." else package_dir, name, header, contents, agents)
+        )
+
+    async def load_agents(self, skill_dir: Path) -> AgentsMetadata:
+        """`agents/openai.yaml` beside SKILL.md; like Codex, a missing or unusable file just means defaults."""
+        path = skill_dir / "agents" / "openai.yaml"
+        try:
+            info = await self.reader.stat(path)
+            if info.is_symlink or not info.is_file or info.size > self.budget.limits.max_file_bytes:
+                return AgentsMetadata()
+            text = (await self.reader.read_file(path)).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return AgentsMetadata()
+        return parse_agents_yaml(text, str(skill_dir)) or AgentsMetadata()
 
 
 def _valid_entry_name(name: str) -> bool:
@@ -156,11 +180,11 @@ async def scan_root(
         return [], []
     walk = _Walk(reader, root, real_root, budget, include_hidden)
     limits = budget.limits
-    queue: deque[tuple[Path, Path, str, int]] = deque([(root, real_root or root, "", 0)])
+    queue: deque[tuple[Path, Path, int]] = deque([(root, real_root or root, 0)])
     visited = {real_root or root}
     listed = 0
     while queue:
-        directory, real_dir, package_dir, depth = queue.popleft()
+        directory, real_dir, depth = queue.popleft()
         listed += 1
         if listed > limits.max_directories:
             walk.error(
@@ -180,7 +204,7 @@ async def scan_root(
             if entry.name == SKILL_FILE and entry.is_file:
                 real = await walk.real_path(child, real_dir, entry.name)
                 if real is not None:
-                    await walk.load_file(child, real, package_dir, directory.name)
+                    await walk.load_file(walk.shown(real, child), real)
             elif entry.is_dir and depth < limits.max_depth:
                 if entry.name.startswith(".") and not include_hidden:
                     continue
@@ -188,5 +212,5 @@ async def scan_root(
                 if real is None or real in visited:
                     continue
                 visited.add(real)
-                queue.append((child, real, f"{package_dir}/{entry.name}".lstrip("/"), depth + 1))
+                queue.append((child, real, depth + 1))
     return walk.found, walk.errors

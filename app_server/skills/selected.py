@@ -99,6 +99,7 @@ async def discover_selected(
                     root=root,
                     package_dir=item.package_dir,
                     contents=item.contents,
+                    allow_implicit_invocation=item.agents.allow_implicit_invocation,
                 )
             )
     return SelectedSkills(skills=tuple(skills), errors=tuple(errors))

@@ -63,6 +63,7 @@ class TurnRunner:
         request_ctx: Callable[[ThreadRuntime, TurnState], RequestContext],
         build_context: Callable[[ThreadRuntime], list[JsonObj]],
         origin: Session | None,
+        inject: Callable[[list[JsonObj]], list[str]] | None = None,
     ) -> None:
         self.thread = thread
         self.turn = turn
@@ -72,6 +73,7 @@ class TurnRunner:
         self._request_ctx = request_ctx
         self._build_context = build_context
         self.origin = origin
+        self._inject = inject
         #: Function calls whose output has not been recorded yet (kept valid on interrupt).
         self._unanswered: list[str] = []
         self._mapper: SampleMapper | None = None
@@ -143,9 +145,9 @@ class TurnRunner:
             await thread.emit_status()
         view = "summary" if status == "completed" else "notLoaded"
         await thread.emit("turn/completed", {"threadId": thread.id, "turn": turn.wire(view=view)})
-        for request_id in list(turn.open_requests):
-            turn.open_requests.pop(request_id, None)
-            await thread.emit("serverRequest/resolved", {"threadId": thread.id, "requestId": request_id})
+        for key in list(turn.open_requests):
+            pending = turn.open_requests.pop(key)
+            await pending.close(thread.id)
 
     # -- inputs and history ----------------------------------------------------------------------
     async def _record_history(self, entries: list[JsonObj]) -> None:
@@ -161,6 +163,8 @@ class TurnRunner:
             thread.preview = " ".join(it.user_input_texts(inputs))[:200]
         await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
         await self._record_history([user_message_item(it.user_input_texts(inputs) or [""])])
+        if self._inject is not None:  # skills named by the input ride along as extra user messages
+            await self._record_history([user_message_item([text]) for text in self._inject(inputs)])
         await self.complete_item(dict(item, completedAtMs=it.now_ms()))
 
     async def complete_item(self, item: JsonObj) -> None:

@@ -91,7 +91,7 @@ class TurnState:
         #: Input that arrived while the turn ran (turn/steer, or turn/start merged into this turn).
         self.pending_inputs: list[list[JsonObj]] = []
         self.input_arrived = asyncio.Event()
-        #: Server requests (approvals) still open, resolved by interrupt or disconnect.
+        #: Server requests (approvals, ``PendingRequest``) still open; the turn's end resolves them.
         self.open_requests: dict[int, Any] = {}
         self.output_schema: JsonObj | None = None
 
@@ -173,6 +173,8 @@ class ThreadRuntime:
         self.environment: Any = None
         self.environment_id = "local"
         self.has_environment = True
+        #: Skills of this thread (``app_server.threads.skills_glue.ThreadSkills``), set by the app.
+        self.skills: Any = None
         #: The login-shell snapshot for local commands (None: run a real login shell each time).
         self.shell_snapshot: Any = None
         #: Reconnects the default environment (set by the app); None in unit tests.

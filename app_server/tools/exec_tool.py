@@ -7,6 +7,7 @@ and its result becomes the ``function_call_output`` text.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -17,12 +18,14 @@ from typing import TYPE_CHECKING, Any
 from app_server.threads import items as it
 from app_server.tools import approvals
 from app_server.tools.output import format_exec_output
+from app_server.tools.pending import PendingRequest
 from app_server.tools.processes import SpawnError
 from app_server.tools.unified_exec import (
     DEFAULT_EXEC_YIELD_MS,
     DEFAULT_POLL_YIELD_MS,
     DEFAULT_WRITE_YIELD_MS,
     MAX_SESSIONS,
+    ExecSession,
     UnifiedExec,
     UnknownSession,
     clamp_yield_ms,
@@ -52,6 +55,9 @@ def _output(call: ToolCall, text: str) -> JsonObj:
 
 
 async def handle_tool_call(runner: TurnRunner, call: ToolCall) -> JsonObj:
+    skills = runner.thread.skills
+    if call.namespace == "skills" and skills is not None:
+        return _output(call, await skills.call_tool(call.name, call.arguments))
     if call.custom or call.namespace:
         return _output(call, f"unsupported call: {call.name}")
     try:
@@ -161,19 +167,40 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
     yield_ms = clamp_yield_ms(args.get("yield_time_ms"), DEFAULT_EXEC_YIELD_MS)
     result = await sessions.collect(session, yield_ms, t0)
     if result.exit_code is not None:
-        status = "completed" if result.exit_code == 0 else "failed"
-        await runner.complete_item(dict(
-            item, status=status, aggregatedOutput="".join(aggregated) or None, exitCode=result.exit_code,
-            durationMs=int((time.monotonic() - t0) * 1000), completedAtMs=it.now_ms(),
-        ))
+        await _complete_command(runner, item, result.exit_code, aggregated, t0)
     else:
-        session.on_output = None  # later output is collected by write_stdin, not streamed to this item
-        await runner.complete_item(dict(
-            item, status="completed", aggregatedOutput="".join(aggregated) or None,
-            durationMs=int((time.monotonic() - t0) * 1000), completedAtMs=it.now_ms(),
-        ))
+        # Codex keeps the item open while the process runs (its output still streams to it) and
+        # completes it when the process exits, whichever turn is running by then.
+        sessions.watch(session, _complete_on_exit(runner, session, item, aggregated, t0),
+                       name=f"exec-item-{call.call_id}")
     return format_exec_output(output=result.output, wall_time_s=result.wall_time_s, exit_code=result.exit_code,
                               session_id=result.session_id, max_output_tokens=_int_arg(args, "max_output_tokens"))
+
+
+async def _complete_command(
+    runner: TurnRunner, item: JsonObj, exit_code: int, aggregated: list[str], t0: float
+) -> None:
+    await runner.complete_item(dict(
+        item, status="completed" if exit_code == 0 else "failed", aggregatedOutput="".join(aggregated) or None,
+        exitCode=exit_code, durationMs=int((time.monotonic() - t0) * 1000), completedAtMs=it.now_ms(),
+    ))
+
+
+async def _complete_on_exit(
+    runner: TurnRunner, session: ExecSession, item: JsonObj, aggregated: list[str], t0: float
+) -> None:
+    await session.wait_finished()
+    exit_code = session.exit_code if session.exit_code is not None else -1
+    try:
+        await _complete_command(runner, item, exit_code, aggregated, t0)
+    except Exception:  # the thread may be closing; the process result still reached write_stdin
+        logger.exception("could not complete command item %s", item["id"])
+        return
+    turn = runner.turn
+    if turn.ended:  # the turn's stored snapshot was taken at its end: add the late item to it
+        for snapshot in runner.thread.turns:
+            if snapshot.get("id") == turn.id:
+                snapshot["items"] = [*snapshot.get("items", []), turn.items[-1]]
 
 
 async def _write_stdin(runner: TurnRunner, args: JsonObj) -> str:
@@ -207,24 +234,28 @@ async def _ask(runner: TurnRunner, item: JsonObj, argv: list[str], cmd: str, arg
         command=item["command"], argv=argv, cwd=item["cwd"], user_cmd=cmd,
         prefix_rule=args.get("prefix_rule") if isinstance(args.get("prefix_rule"), list) else None,
     )
-    session = runner.origin if runner.origin is not None and not runner.origin.closed.is_set() else next(
-        (s for s in thread.subscribers if not s.closed.is_set()), None)
-    if session is None:
+    pending = PendingRequest("item/commandExecution/requestApproval", params, timeout=APPROVAL_TIMEOUT_S)
+    askable = [runner.origin] if runner.origin is not None and not runner.origin.closed.is_set() else []
+    askable += [s for s in thread.subscribers if s is not runner.origin and not s.closed.is_set()]
+    if not askable:
         return approvals.Decision("decline")
-    request_id = session.next_request_id()
-    turn.open_requests[request_id] = session
+    key = id(pending)
+    turn.open_requests[key] = pending
     await thread.emit_status()
     await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+    for session in askable:
+        pending.offer(session)
     try:
-        result = await session.request("item/commandExecution/requestApproval", params, timeout=APPROVAL_TIMEOUT_S)
-        decision = approvals.parse_decision(result)
-    except Exception as exc:  # timeout, error answer, or the client went away
-        logger.info("approval request %s ended without a decision: %s", request_id, exc)
+        decision = approvals.parse_decision(await pending.wait())
+    except asyncio.CancelledError:
+        # On interrupt the request stays open: the runner resolves it after turn/completed, the order
+        # Codex uses.
+        raise
+    except Exception as exc:  # timeout, or an error answer
+        logger.info("approval request for %s ended without a decision: %s", item["id"], exc)
         decision = approvals.Decision("decline")
-    # On interrupt (CancelledError) the request stays in open_requests: the runner resolves it after
-    # turn/completed, the order Codex uses.
-    turn.open_requests.pop(request_id, None)
-    await thread.emit("serverRequest/resolved", {"threadId": thread.id, "requestId": request_id})
+    turn.open_requests.pop(key, None)
+    await pending.close(thread.id)
     if decision.runs:
         await thread.emit_status()
     return decision
