@@ -31,7 +31,7 @@ from pycodex.jsonrpc import (
     ServerOverloaded,
     Violation,
 )
-from pycodex.jsonrpc.errors import InvalidRequest
+from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
 __all__ = ["AppConnection", "ConnectionClosedError", "ServerRequestTimeout", "Session"]
@@ -39,6 +39,8 @@ __all__ = ["AppConnection", "ConnectionClosedError", "ServerRequestTimeout", "Se
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_QUEUED_REQUESTS = 256
+#: Every server-to-client request has a deadline; callers waiting on a person (approvals) pass their own.
+DEFAULT_SERVER_REQUEST_TIMEOUT_S = 300.0
 _connection_ids = itertools.count(1)
 
 
@@ -106,10 +108,23 @@ class Session:
             return
         await self._outbox.send(self._peer.notify(method, params, emitted_at_ms=now_ms()))
 
+    async def notify_within(self, method: str, params: Any, timeout: float) -> bool:
+        """Like ``notify`` but give up after ``timeout`` seconds of a full outbox; False if so."""
+        if self.closed.is_set() or not self.wants(method):
+            return True
+        data = self._peer.notify(method, params, emitted_at_ms=now_ms())
+        try:
+            await asyncio.wait_for(self._outbox.send(data), timeout)
+        except TimeoutError:
+            return False
+        return True
+
     async def send_raw(self, data: bytes) -> None:
         await self._outbox.send(data)
 
-    async def request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
+    async def request(
+        self, method: str, params: Any, *, timeout: float = DEFAULT_SERVER_REQUEST_TIMEOUT_S
+    ) -> Any:
         """Send a server-to-client request and wait for its result.
 
         Raises ``RpcError`` if the client answered with an error, ``ServerRequestTimeout`` after
@@ -189,7 +204,8 @@ class AppConnection:
             if msg.method != "initialized":
                 logger.info("ignoring client notification %s", msg.method)
         elif isinstance(msg, Violation):
-            logger.error("Failed to deserialize JSONRPCMessage: %s (%s)", msg.reason, msg.excerpt)
+            # The reason only, never the line itself: a malformed line may still carry a key or token.
+            logger.error("Failed to deserialize JSONRPCMessage: %s (%d bytes)", msg.reason, len(raw))
 
     async def on_line_too_long(self, size: int) -> None:
         logger.error("Failed to deserialize JSONRPCMessage: line of %d bytes exceeds the limit", size)
@@ -213,13 +229,26 @@ class AppConnection:
         while True:
             req = await self._queue.get()
             try:
-                result = await self._router.dispatch(self.session, req.method, req.params, req.has_params)
-            except RpcError as exc:
-                self.session._after_response.clear()
-                await self.session.send_raw(self._peer.respond_error(req.id, exc))
-                continue
-            await self.session.send_raw(self._peer.respond(req.id, result))
-            try:
-                await self.session.run_after_response()
-            except Exception:
-                logger.exception("post-response step of %s failed", req.method)
+                await self._dispatch_one(req)
+            except Exception:  # one broken request must not end the connection's dispatcher
+                logger.exception("dispatch of %s failed", req.method)
+
+    async def _dispatch_one(self, req: RequestReceived) -> None:
+        try:
+            result = await self._router.dispatch(self.session, req.method, req.params, req.has_params)
+            data = self._peer.respond(req.id, result)
+        except RpcError as exc:
+            self.session._after_response.clear()
+            await self.session.send_raw(self._peer.respond_error(req.id, exc))
+            return
+        except (TypeError, ValueError):  # a result that is not JSON: a bug here, still answered
+            logger.exception("result of %s is not JSON-serialisable", req.method)
+            self.session._after_response.clear()
+            error = InternalError(f"internal error while handling {req.method}")
+            await self.session.send_raw(self._peer.respond_error(req.id, error))
+            return
+        await self.session.send_raw(data)
+        try:
+            await self.session.run_after_response()
+        except Exception:
+            logger.exception("post-response step of %s failed", req.method)

@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     app = sub.add_parser("app-server", help="serve the Codex v2 JSON-RPC protocol (stdio by default)")
     app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default) or ws://IP:PORT")
     app.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
+    # Codex also takes -c after the subcommand (`codex app-server -c k=v`); a separate dest keeps both.
+    app.add_argument("-c", "--config", action="append", default=[], dest="app_config", metavar="key=value",
+                     help="override a config.toml value (same as the top-level -c)")
     app_sub = app.add_subparsers(dest="app_command", metavar="SUBCOMMAND")
     schema = app_sub.add_parser("generate-json-schema", help="write the JSON Schema of the protocol models")
     schema.add_argument("--out", required=True, metavar="DIR")
@@ -46,6 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     exec_server = sub.add_parser("exec-server", help="run processes and file operations for an app-server")
     add_exec_server_arguments(exec_server)
+
+    from relay.cli import add_relay_arguments
+
+    relay = sub.add_parser(
+        "relay",
+        help="development registry + rendezvous relay for remote exec-servers (not a production control plane)",
+    )
+    add_relay_arguments(relay)
 
     demo = sub.add_parser("demo", help="run one offline turn on the built-in scripted model and print it")
     demo.add_argument("--json", action="store_true", help="print the raw protocol lines instead of a transcript")
@@ -66,13 +77,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         from app_server.main import run_app_server
 
-        return run_app_server(listen=args.listen, config_overrides=args.config, strict_config=args.strict_config)
+        return run_app_server(listen=args.listen, config_overrides=[*args.config, *args.app_config],
+                              strict_config=args.strict_config)
     if args.command == "exec-server":
         import asyncio
 
         from exec_server.cli import run_exec_server
 
         return asyncio.run(run_exec_server(args))
+    if args.command == "relay":
+        import asyncio
+
+        from relay.cli import run_relay
+
+        return asyncio.run(run_relay(args))
     if args.command == "demo":
         from pycodex.demo import run_demo
 

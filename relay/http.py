@@ -103,13 +103,24 @@ def _serialize(response: HttpResponse, *, keep_alive: bool) -> bytes:
         phrase = HTTPStatus(response.status).phrase
     except ValueError:
         phrase = "Status"
-    lines = [f"HTTP/1.1 {response.status} {phrase}"]
-    if response.body or response.status >= 200:
-        lines.append(f"content-type: {response.content_type}")
-    lines.append(f"content-length: {len(response.body)}")
+    lines = [
+        f"HTTP/1.1 {response.status} {phrase}",
+        f"content-type: {response.content_type}",
+        f"content-length: {len(response.body)}",
+    ]
     lines += [f"{k}: {v}" for k, v in response.headers.items()]
     lines.append("connection: keep-alive" if keep_alive else "connection: close")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + response.body
+
+
+async def _drain_briefly(reader: asyncio.StreamReader) -> None:
+    """Read what the client still sends (up to 1 MiB, 1 s) so that closing does not reset the
+    connection and destroy the error answer before the client reads it."""
+    with contextlib.suppress(TimeoutError, ConnectionError, asyncio.LimitOverrunError):
+        async with asyncio.timeout(1.0):
+            for _ in range(16):
+                if not await reader.read(65536):
+                    return
 
 
 async def start_http_server(handler: Handler, host: str, port: int) -> asyncio.Server:
@@ -121,8 +132,13 @@ async def start_http_server(handler: Handler, host: str, port: int) -> asyncio.S
                 try:
                     request = await _read_request(reader)
                 except _BadRequest as exc:
-                    writer.write(_serialize(json_error(exc.status, "bad_request", str(exc)), keep_alive=False))
+                    writer.write(
+                        _serialize(json_error(exc.status, "bad_request", str(exc)), keep_alive=False)
+                    )
                     await writer.drain()
+                    if writer.can_write_eof():
+                        writer.write_eof()  # half-close: the client sees the end of the answer
+                    await _drain_briefly(reader)
                     return
                 if request is None:
                     return

@@ -186,7 +186,9 @@ class DevRegistry:
     def _connect(self, environment_id: str, body: dict[str, Any]) -> HttpResponse:
         registration = self._registrations.get(environment_id)
         if registration is None:
-            return json_error(404, "environment_not_found", f"environment {environment_id!r} is not registered")
+            return json_error(
+                404, "environment_not_found", f"environment {environment_id!r} is not registered"
+            )
         try:
             harness_key = HybridPublicKey.from_json(body.get("harness_public_key"))
         except NoiseKeyError as exc:
@@ -227,7 +229,9 @@ class DevRegistry:
         if decision is AuthorizationDecision.INVALID:
             return json_response(200, {"valid": False})
         if decision is AuthorizationDecision.UNAUTHORIZED:
-            return json_error(401, "harness_key_unauthorized", "the registry policy rejected this harness key")
+            return json_error(
+                401, "harness_key_unauthorized", "the registry policy rejected this harness key"
+            )
         if decision is AuthorizationDecision.FORBIDDEN:
             return json_error(403, "forbidden", "the registry policy forbids this harness key")
         return json_error(503, "unavailable", "the registry policy is unavailable")

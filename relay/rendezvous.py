@@ -3,7 +3,8 @@
 Development tool, not a production control plane. One executor websocket per environment
 (``/relay/{environment_id}?role=environment&ticket=…``) multiplexes many streams; each harness
 websocket (``…?role=harness&ticket=…``) carries one stream, claimed by its first frame (``Resume``).
-Frames are forwarded byte for byte and never decrypted. The rendezvous sends ``Reset`` to the executor
+Frames are forwarded byte for byte and never decrypted; the relay parses only what routing needs
+(a stream id) and leaves the frame validation rules to the executor. The rendezvous sends ``Reset`` to the executor
 when a harness goes away (otherwise the old stream stays attached and a resume is refused), and to
 every harness of an environment whose executor goes away. Websocket messages over 256 KiB close the
 connection (1009), as on Codex's relay endpoints; pings are answered and sent every 30 s.
@@ -31,6 +32,7 @@ from exec_client.relay_frames import (
     RelayResume,
     decode_frame,
     encode_frame,
+    validate_frame,
 )
 from relay.capture import FrameCapture
 
@@ -54,6 +56,7 @@ RESET_ENVIRONMENT_UNAVAILABLE = "environment_unavailable"
 RESET_STREAM_IN_USE = "stream_id_in_use"
 _SEND_TIMEOUT_S = 30.0
 _FIRST_FRAME_TIMEOUT_S = 30.0
+_CLOSE_TIMEOUT_S = 2.0
 _TO_HARNESS = "environment->harness"
 _TO_ENVIRONMENT = "harness->environment"
 
@@ -93,6 +96,7 @@ class Rendezvous:
         self._capture = capture
         self._executors: dict[str, ServerConnection] = {}
         self._streams: dict[tuple[str, str], ServerConnection] = {}
+        self._closing: set[asyncio.Task[None]] = set()
         #: Why frames were dropped instead of forwarded (for tests and debugging).
         self.dropped: Counter[str] = Counter()
 
@@ -107,6 +111,7 @@ class Rendezvous:
             server_header=None,
             ping_interval=30,
             ping_timeout=60,
+            close_timeout=_CLOSE_TIMEOUT_S,
         )
 
     def executor_connected(self, environment_id: str) -> bool:
@@ -114,6 +119,14 @@ class Rendezvous:
 
     def stream_count(self, environment_id: str) -> int:
         return sum(1 for env, _ in self._streams if env == environment_id)
+
+    def drop_environment(self, environment_id: str) -> bool:
+        """Cut the executor's websocket without a close frame (a network loss, for reconnect drills)."""
+        ws = self._executors.get(environment_id)
+        if ws is None:
+            return False
+        ws.transport.abort()
+        return True
 
     # -- admission ----------------------------------------------------------------------------------
 
@@ -145,7 +158,9 @@ class Rendezvous:
         self._executors[env] = ws
         self._event("environment_connected", env)
         if old is not None:
-            await old.close(1001, "replaced by a newer environment connection")
+            # The old connection's streams died with it; a half-open socket will not answer a close.
+            await self._reset_harnesses(env)
+            old.transport.abort()
         try:
             async for message in ws:
                 if isinstance(message, str):
@@ -164,7 +179,7 @@ class Rendezvous:
                 if isinstance(frame.body, RelayReset):
                     del self._streams[key]  # the stream is over; no Reset back when the harness leaves
                     await self._send(harness, message)
-                    await harness.close(1000, "stream reset by the environment")
+                    self._close_later(harness, "stream reset by the environment")
                 else:
                     await self._send(harness, message)
         except ConnectionClosed:
@@ -176,10 +191,10 @@ class Rendezvous:
             self._event("environment_disconnected", env)
 
     async def _reset_harnesses(self, env: str) -> None:
-        for key in [k for k in self._streams if k[0] == env]:
-            harness = self._streams.pop(key)
-            await self._send(harness, _reset(key[1], RESET_ENVIRONMENT_GONE))
-            await harness.close(1000, "environment disconnected")
+        harnesses = [(key[1], self._streams.pop(key)) for key in [k for k in self._streams if k[0] == env]]
+        await asyncio.gather(*(self._send(ws, _reset(sid, RESET_ENVIRONMENT_GONE)) for sid, ws in harnesses))
+        for _, ws in harnesses:
+            self._close_later(ws, "environment disconnected")
 
     # -- harness side -------------------------------------------------------------------------------
 
@@ -230,6 +245,11 @@ class Rendezvous:
         except (TimeoutError, ConnectionClosed):
             return None
         frame = self._decode(first) if isinstance(first, bytes) else None
+        if frame is not None:
+            try:
+                validate_frame(frame)  # the claim itself must be a well-formed Resume
+            except RelayFrameDecodeError:
+                frame = None
         if frame is None or not isinstance(frame.body, RelayResume):
             self.dropped["harness_without_resume"] += 1
             return None
@@ -251,11 +271,16 @@ class Rendezvous:
     # -- helpers ------------------------------------------------------------------------------------
 
     def _decode(self, data: bytes) -> RelayMessageFrame | None:
+        """Parse just enough to route; the executor applies the full validation rules, as with Codex."""
         try:
-            return decode_frame(data)
+            frame = decode_frame(data, validate=False)
         except RelayFrameDecodeError as exc:
             self.dropped[exc.reason.value] += 1
             return None
+        if not frame.stream_id:
+            self.dropped["missing_stream_id"] += 1
+            return None
+        return frame
 
     async def _send(self, ws: ServerConnection, data: bytes) -> None:
         """Forward one message; a peer that is gone or stalled for 30 s loses its connection."""
@@ -267,6 +292,12 @@ class Rendezvous:
             self.dropped["peer_stalled"] += 1
             with contextlib.suppress(Exception):
                 ws.transport.abort()
+
+    def _close_later(self, ws: ServerConnection, reason: str) -> None:
+        """Close without stalling the caller's routing loop on a slow close handshake."""
+        task = asyncio.create_task(ws.close(1000, reason))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     def _event(self, event: str, env: str, **details: str) -> None:
         log.info("%s %s %s", event, env, " ".join(f"{k}={v}" for k, v in details.items()))

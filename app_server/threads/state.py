@@ -25,6 +25,8 @@ logger = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 MODEL_CONTEXT_WINDOW = 258_400
+#: How long a thread with several subscribers waits for one that does not read.
+SLOW_SUBSCRIBER_S = 1.0
 
 
 def empty_usage() -> JsonObj:
@@ -166,6 +168,8 @@ class ThreadRuntime:
         self.runner: Any = None
         self.system_error = False
         self.approved_commands: set[str] = set()
+        #: argv prefixes the user allowed with acceptWithExecpolicyAmendment (not persisted yet).
+        self.approved_prefixes: list[tuple[str, ...]] = []
         self.window_number = 0
         self.lock = asyncio.Lock()
         #: Set by the manager: the unified exec sessions of this thread (tools layer).
@@ -207,11 +211,22 @@ class ThreadRuntime:
                 "modelContextWindow": MODEL_CONTEXT_WINDOW}
 
     async def emit(self, method: str, params: JsonObj) -> None:
-        for session in list(self.subscribers):
-            if session.closed.is_set():
+        """Send to every subscriber, in order.
+
+        One subscriber gets plain backpressure: a client that stops reading slows the turn down. With
+        several, a subscriber that has not read for ``SLOW_SUBSCRIBER_S`` is unsubscribed instead, so it
+        cannot stall the others.
+        """
+        live = [s for s in self.subscribers if not s.closed.is_set()]
+        if len(live) != len(self.subscribers):
+            self.subscribers.intersection_update(live)
+        if len(live) == 1:
+            await live[0].notify(method, params)
+            return
+        for session in live:
+            if not await session.notify_within(method, params, SLOW_SUBSCRIBER_S):
+                logger.warning("unsubscribing connection %s from thread %s: it stopped reading", session.id, self.id)
                 self.subscribers.discard(session)
-                continue
-            await session.notify(method, params)
 
     async def emit_status(self) -> None:
         await self.emit("thread/status/changed", {"threadId": self.id, "status": self.status()})

@@ -41,7 +41,9 @@ class NoiseRemoteConfig:
     def __post_init__(self) -> None:
         url = urlsplit(self.registry_url)
         if url.scheme not in ("http", "https") or not url.hostname:
-            raise RemoteConfigError(f"{REGISTRY_URL_ENV_VAR} must be an http(s) URL, got {self.registry_url!r}")
+            raise RemoteConfigError(
+                f"{REGISTRY_URL_ENV_VAR} must be an http(s) URL, got {self.registry_url!r}"
+            )
         if not self.environment_id:
             raise RemoteConfigError(f"{ENVIRONMENT_ID_ENV_VAR} must not be empty")
         if not self.auth_token:

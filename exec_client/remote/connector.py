@@ -99,7 +99,9 @@ class RemoteEnvironmentConnector:
                 user_agent_header=None,
             )
         except InvalidStatus as exc:
-            raise RemoteConnectError(f"rendezvous refused the websocket: HTTP {exc.response.status_code}") from exc
+            raise RemoteConnectError(
+                f"rendezvous refused the websocket: HTTP {exc.response.status_code}"
+            ) from exc
         except (OSError, TimeoutError, InvalidHandshake) as exc:
             raise RemoteConnectError(f"cannot reach the rendezvous: {exc}") from exc
 

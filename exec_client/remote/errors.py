@@ -1,8 +1,8 @@
 """Errors of the harness side of a Noise remote environment.
 
-    RemoteConnectError                 a stream could not be opened (worth retrying unless a subclass says not)
-    ├── RemoteAuthorizationRejected    the executor's registry refused this harness key: do not retry
-    └── RemoteStreamReset              the executor or rendezvous reset the stream during the handshake
+RemoteConnectError                 a stream could not be opened (worth retrying unless a subclass says not)
+├── RemoteAuthorizationRejected    the executor's registry refused this harness key: do not retry
+└── RemoteStreamReset              the executor or rendezvous reset the stream during the handshake
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 import httpx
@@ -50,7 +51,7 @@ class RegistryResponseError(Exception):
 
 def _phrase(status: int) -> str:
     try:
-        return httpx.codes(status).reason_phrase
+        return HTTPStatus(status).phrase
     except ValueError:
         return ""
 
@@ -123,7 +124,9 @@ def _required_str(body: dict[str, Any], name: str, what: str) -> str:
 def _check_profile(body: dict[str, Any], what: str) -> None:
     profile = _required_str(body, "security_profile", what)
     if profile != SECURITY_PROFILE:
-        raise RegistryResponseError(f"{what} answer has security_profile {profile!r}, expected {SECURITY_PROFILE!r}")
+        raise RegistryResponseError(
+            f"{what} answer has security_profile {profile!r}, expected {SECURITY_PROFILE!r}"
+        )
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,8 @@ _MAX_WAIT_FRAMES = 10_000  # frames for other streams tolerated while waiting fo
 def data_frames(stream_id: str, records: list[SealedRecord]) -> list[bytes]:
     """Encode sealed records as ``Data`` frames (one record per frame, seq from the transport)."""
     return [
-        encode_frame(RelayMessageFrame(stream_id, RelayData(seq=r.seq, payload=r.ciphertext))) for r in records
+        encode_frame(RelayMessageFrame(stream_id, RelayData(seq=r.seq, payload=r.ciphertext)))
+        for r in records
     ]
 
 
