@@ -28,6 +28,8 @@ __all__ = ["EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "ch
 logger = logging.getLogger(__name__)
 
 URL_ENV_VAR = "CODEX_EXEC_SERVER_URL"
+#: The client name Codex's app-server gives its exec-server sessions.
+CLIENT_NAME = "codex-environment"
 CONNECT_TIMEOUT_S = 5.0
 
 
@@ -90,6 +92,7 @@ class EnvironmentHub:
         self._spawner: EnvironmentSpawner | None = None
         self._environment: ExecServerEnvironment | LocalEnvironment | None = None
         self._lock = asyncio.Lock()
+        self._connector: Any = None  # one Noise connector per process: a stable key, resumable sessions
         if choice.kind == "local":
             self._environment = LocalEnvironment()
             self._spawner = EnvironmentSpawner(self._environment)
@@ -126,18 +129,24 @@ class EnvironmentHub:
         if self.choice.kind == "websocket":
             assert self.choice.url is not None
             client = await ExecServerClient.connect_websocket(self.choice.url, connect_timeout=CONNECT_TIMEOUT_S)
-            await client.initialize("pycodex-app-server")
+            await client.initialize(CLIENT_NAME)
             return ExecServerEnvironment(client)
         from exec_client.remote import NoiseRemoteConfig, RemoteEnvironmentConnector
 
-        config = NoiseRemoteConfig.from_env(self._env)
-        if config is None:
-            raise EnvironmentsConfigError("the Noise relay environment variables are incomplete")
-        connector = RemoteEnvironmentConnector(config)
-        remote_client = await connector.open_client("pycodex-app-server")
+        if self._connector is None:
+            config = NoiseRemoteConfig.from_env(self._env)
+            if config is None:
+                raise EnvironmentsConfigError("the Noise relay environment variables are incomplete")
+            self._connector = RemoteEnvironmentConnector(config)
+        remote_client = await self._connector.open_client(CLIENT_NAME)
         return ExecServerEnvironment(remote_client)
 
     async def close(self) -> None:
+        if self._connector is not None:
+            try:
+                await asyncio.wait_for(self._connector.aclose(), 2)
+            except Exception as exc:
+                logger.info("closing the relay connector failed: %s", exc)
         if self._environment is not None:
             try:
                 await asyncio.wait_for(self._environment.close(), 2)
