@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run one offline turn on the built-in scripted model and print it")
     demo.add_argument("--json", action="store_true", help="print the raw protocol lines instead of a transcript")
+    demo.add_argument("--local", action="store_true",
+                      help="run the command in the app-server's own environment instead of via the relay")
     return parser
 
 
@@ -94,6 +96,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from pycodex.demo import run_demo
 
-        return run_demo(config_overrides=args.config, raw=args.json)
+        return run_demo(config_overrides=args.config, raw=args.json, local=args.local)
     parser.print_help(sys.stderr)
     return 2

@@ -2,7 +2,8 @@
 
 It is a plain client: it spawns ``pycodex app-server`` over stdio with a throw-away ``CODEX_HOME`` and
 workspace, so the built-in scripted model is used, and drives one thread and one turn through the
-public protocol exactly as an IDE would.
+public protocol exactly as an IDE would. By default the command runs on a remote exec-server reached
+through ``pycodex relay`` (Noise-encrypted); ``--local`` runs it in the app-server's own environment.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
+
+from pycodex.demo_remote import ENVIRONMENT_ID, MARKER_VAR, RemoteSetup, inspect_capture
 
 __all__ = ["run_demo"]
 
@@ -104,32 +107,61 @@ def _describe(client: _Client, msg: dict[str, Any], raw: bool) -> str | None:
     return None
 
 
-def run_demo(*, config_overrides: Sequence[str] = (), raw: bool = False) -> int:
+_REMOTE_CMD = f'echo "hello from the remote executor (${MARKER_VAR})"'
+
+
+def _remote_script(path: Path) -> Path:
+    script = {"responses": [
+        [{"type": "reasoning", "summary": ["**Running a command**\n\nI will run it on the remote executor."]},
+         {"type": "function_call", "name": "exec_command", "arguments": {"cmd": _REMOTE_CMD}}],
+        [{"type": "message", "text": "The command ran on the remote exec-server, reached through the relay."}],
+    ]}
+    path.write_text(json.dumps(script))
+    return path
+
+
+def run_demo(*, config_overrides: Sequence[str] = (), raw: bool = False, local: bool = False) -> int:
     with tempfile.TemporaryDirectory(prefix="pycodex-demo-") as tmp:
         home = Path(tmp, "home")
         workspace = Path(tmp, "workspace")
         home.mkdir()
         workspace.mkdir()
-        env = dict(os.environ, CODEX_HOME=str(home))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "OPENAI_"))}
+        env["CODEX_HOME"] = str(home)
         env.pop("PYCODEX_SCRIPT", None)
-        argv = [sys.executable, "-m", "pycodex"]
-        for kv in config_overrides:
-            argv += ["-c", kv]
-        argv.append("app-server")
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=workspace, env=env)
         try:
-            return _drive(_Client(proc, raw), workspace, raw)
-        except (RuntimeError, TimeoutError, EOFError) as exc:
+            if local:
+                return _run_app_server(env, workspace, config_overrides, raw)
+            with RemoteSetup(Path(tmp)) as remote:
+                _say(raw, f"* relay {remote.registry_url}; remote exec-server registered as `{ENVIRONMENT_ID}`")
+                env.update(remote.app_server_env(), PYCODEX_SCRIPT=str(_remote_script(Path(tmp, "s.json"))))
+                status = _run_app_server(env, workspace, config_overrides, raw)
+            report = inspect_capture(remote.capture, [remote.marker, "hello from", "exec_command",
+                                                      "process/start", "initialize", '"jsonrpc"'])
+            _say(raw, f"* relay carried {report.frames} frames ({report.data_frames} data, {report.bytes} bytes); "
+                      f"plaintext found in them: {', '.join(report.plaintext_hits) or 'none'}")
+            return status if not report.plaintext_hits else 1
+        except (RuntimeError, TimeoutError, EOFError, OSError) as exc:
             print(f"demo failed: {exc}", file=sys.stderr)
             return 1
-        finally:
-            if proc.stdin:
-                proc.stdin.close()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+
+
+def _run_app_server(env: dict[str, str], workspace: Path, config_overrides: Sequence[str], raw: bool) -> int:
+    argv = [sys.executable, "-m", "pycodex"]
+    for kv in config_overrides:
+        argv += ["-c", kv]
+    argv.append("app-server")
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=workspace, env=env)
+    try:
+        return _drive(_Client(proc, raw), workspace, raw)
+    finally:
+        if proc.stdin:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
 
 
 def _drive(client: _Client, workspace: Path, raw: bool) -> int:

@@ -1,0 +1,59 @@
+"""The commands the README promises work on a fresh machine: `pycodex demo` runs offline to a completed turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.support.schema import REPO_ROOT
+
+
+def _clean_env(home: Path) -> dict[str, str]:
+    """A temp HOME and no CODEX_*/OPENAI_* values: no real key, config or history can be used."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "OPENAI_"))}
+    env["HOME"] = str(home)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
+    return env
+
+
+async def _run(args: list[str], home: Path, cwd: Path, timeout: float = 45.0) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pycodex", *args,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=_clean_env(home), cwd=str(cwd),
+    )  # fmt: skip
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
+    assert proc.returncode is not None
+    return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+async def test_pycodex_demo_runs_offline_to_a_completed_turn(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir()
+    cwd.mkdir()
+    code, out, err = await _run(["demo"], home, cwd)
+    assert code == 0, f"stdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}"
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert lines and lines[-1].strip() == "< turn/completed: completed", out[-2000:]
+    assert "assistant:" in out
+    assert list(home.iterdir()) == []  # the demo used a throw-away CODEX_HOME, not ~/.pycodex
+
+
+async def test_pycodex_demo_json_prints_protocol_lines_ending_with_turn_completed(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir()
+    cwd.mkdir()
+    code, out, err = await _run(["demo", "--json"], home, cwd)
+    assert code == 0, f"stdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}"
+    received = [json.loads(line[2:]) for line in out.splitlines() if line.startswith("< ")]
+    completed = [m for m in received if m.get("method") == "turn/completed"]
+    assert len(completed) == 1 and completed[0]["params"]["turn"]["status"] == "completed", completed
+    assert all("emittedAtMs" in m for m in received if "method" in m and "id" not in m)
