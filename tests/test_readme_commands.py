@@ -42,9 +42,22 @@ async def test_pycodex_demo_runs_offline_to_a_completed_turn(tmp_path: Path) -> 
     code, out, err = await _run(["demo"], home, cwd)
     assert code == 0, f"stdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}"
     lines = [line for line in out.splitlines() if line.strip()]
-    assert lines and lines[-1].strip() == "< turn/completed: completed", out[-2000:]
+    assert "< turn/completed: completed" in lines, out[-2000:]
     assert "assistant:" in out
+    # The command ran on the remote executor (only it knows the marker) and the relay saw no plaintext.
+    assert "| hello from the remote executor (executor-" in out, out[-2000:]
+    assert lines[-1].endswith("plaintext found in them: none"), out[-2000:]
     assert list(home.iterdir()) == []  # the demo used a throw-away CODEX_HOME, not ~/.pycodex
+
+
+async def test_pycodex_demo_local_runs_the_command_in_process(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir()
+    cwd.mkdir()
+    code, out, err = await _run(["demo", "--local"], home, cwd)
+    assert code == 0, f"stdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}"
+    assert [line for line in out.splitlines() if line.strip()][-1] == "< turn/completed: completed"
+    assert "| hello from pycodex" in out
 
 
 async def test_pycodex_demo_json_prints_protocol_lines_ending_with_turn_completed(tmp_path: Path) -> None:
