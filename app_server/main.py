@@ -61,7 +61,9 @@ def _dump_tasks() -> None:
         for _ in range(64):  # walk the await chain down to the innermost frame
             frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "ag_frame", None)
             if frame is not None:
-                print(f"  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}", file=sys.stderr)
+                print(
+                    f"  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}", file=sys.stderr
+                )
             awaitable = getattr(awaitable, "cr_await", None) or getattr(awaitable, "ag_await", None)
             if awaitable is None:
                 break
@@ -73,8 +75,9 @@ async def _serve(listen: str, config_overrides: Sequence[str], strict_config: bo
 
     asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, _dump_tasks)
     if listen in ("stdio", "stdio://", ""):
-        app = AppServer(codex_home=default_codex_home(), config_overrides=config_overrides,
-                        strict_config=strict_config)
+        app = AppServer(
+            codex_home=default_codex_home(), config_overrides=config_overrides, strict_config=strict_config
+        )
         try:
             await serve_stdio(app.connection)
         finally:
@@ -85,8 +88,9 @@ async def _serve(listen: str, config_overrides: Sequence[str], strict_config: bo
             host, port = parse_ws_listen(listen)
         except ValueError as exc:
             raise StartupError(str(exc)) from None
-        app = AppServer(codex_home=default_codex_home(), config_overrides=config_overrides,
-                        strict_config=strict_config)
+        app = AppServer(
+            codex_home=default_codex_home(), config_overrides=config_overrides, strict_config=strict_config
+        )
 
         def announce(server: object) -> None:
             sockets = getattr(server, "sockets", [])

@@ -82,9 +82,12 @@ class Router:
     async def _dispatch(self, session: Session, method: str, params: Any, has_params: bool) -> Any:
         route = self._routes.get(method)
         if route is None:
-            if method in self._experimental and not session.experimental_api:
-                raise InvalidRequest(f"{method} requires experimentalApi capability")
-            if method in self._known:
+            if method in self._known or method in self._experimental:
+                # A real Codex method we do not implement: Codex would parse it, so the same gates apply.
+                if not session.initialized:
+                    raise InvalidRequest("Not initialized")
+                if method in self._experimental and not session.experimental_api:
+                    raise InvalidRequest(f"{method} requires experimentalApi capability")
                 raise MethodNotFound(f"method `{method}` is not supported by pycodex")
             expected = ", ".join(f"`{m}`" for m in self._routes)
             raise MethodNotFound(f"Invalid request: unknown variant `{method}`, expected one of {expected}")

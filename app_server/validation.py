@@ -47,17 +47,40 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _field_path(loc: tuple[int | str, ...]) -> str:
-    # Drop pydantic's union-branch labels (e.g. "function-after[...]" or tag names) from the location.
-    parts = [str(p) for p in loc if not (isinstance(p, str) and ("[" in p or p.endswith("]")))]
+def _field_path(loc: tuple[int | str, ...], data: Any = None) -> str:
+    """The wire path of an error location, without pydantic's union-branch labels.
+
+    Labels ("function-after[...]", "list[str]", a tagged union's tag such as "text", a model name) are
+    not keys of the input, so the path is walked against the input itself: an element that does not
+    step into it is a label, except a final key of an object, which names a missing field.
+    """
+    parts: list[str] = []
+    value = data
+    for index, part in enumerate(loc):
+        last = index == len(loc) - 1
+        if isinstance(part, str) and "[" in part:
+            continue
+        if isinstance(value, dict):
+            if not last and part == value.get("type") and isinstance(part, str):
+                continue  # the tag of a tagged union, not a key
+            if part in value:
+                parts.append(str(part))
+                value = value[part]
+            elif last:
+                parts.append(str(part))
+        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+            parts.append(str(part))
+            value = value[part]
     return ".".join(parts) if parts else "params"
 
 
-def describe_validation_error(exc: ValidationError, *, aliases: dict[str, str] | None = None) -> str:
-    """One line naming the first offending field."""
+def describe_validation_error(
+    exc: ValidationError, *, aliases: dict[str, str] | None = None, data: Any = None
+) -> str:
+    """One line naming the first offending field (``data``, the validated input, resolves the path)."""
     err = exc.errors(include_url=False)[0]
     loc = tuple(err.get("loc", ()))
-    field = _field_path(loc)
+    field = _field_path(loc, data)
     kind = err.get("type", "")
     value = err.get("input")
     ctx = err.get("ctx") or {}
@@ -75,7 +98,9 @@ def describe_validation_error(exc: ValidationError, *, aliases: dict[str, str] |
         return f"Invalid request: missing field `{field}.type`"
     stem = kind.removesuffix("_type").removesuffix("_parsing").removesuffix("_from_float")
     if stem != kind and stem in _JSON_TYPES:
-        return f"Invalid request: invalid type: {_json_kind(value)} for `{field}`, expected {_JSON_TYPES[stem]}"
+        return (
+            f"Invalid request: invalid type: {_json_kind(value)} for `{field}`, expected {_JSON_TYPES[stem]}"
+        )
     msg = str(err.get("msg", "invalid value"))
     shown = json.dumps(value)[:80] if value is not None else "null"
     return f"Invalid request: invalid value {shown} for `{field}`: {msg}"
@@ -89,4 +114,4 @@ def validate_params(model: type[BaseModel], params: Any) -> BaseModel:
         # strict: serde never coerces "5" to 5 or 1 to true, so neither may we (JSON input only needs it).
         return model.model_validate(params, strict=True)
     except ValidationError as exc:
-        raise InvalidParams(describe_validation_error(exc)) from None
+        raise InvalidParams(describe_validation_error(exc, data=params)) from None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from exec_client import protocol as p
 from exec_client.errors import ExecServerClosed, ExecServerError
@@ -171,7 +171,7 @@ class ExecServerClient:
         except InvalidStatus as exc:
             status = exc.response.status_code
             raise ExecServerClosed(f"exec-server at {url} refused the connection: HTTP {status}") from exc
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
             raise ExecServerClosed(f"cannot connect to exec-server at {url}: {exc}") from exc
         return cls(_WebSocketTransport(ws), **kwargs)
 
@@ -223,7 +223,8 @@ class ExecServerClient:
             await self._on_notification(msg.method, msg.params)
         elif isinstance(msg, RequestReceived):
             # The exec-server never calls its client; refuse politely rather than leave it hanging.
-            await self._transport.send(self._peer.respond_error(msg.id, {"code": -32601, "message": "no"}))
+            refusal = {"code": -32601, "message": "the exec-server client does not serve requests"}
+            await self._send(self._peer.respond_error(msg.id, refusal))
 
     async def _on_notification(self, method: str, params: Any) -> None:
         event: ProcessEvent | None = None
@@ -257,13 +258,21 @@ class ExecServerClient:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = fut
         try:
-            await self._transport.send(data)
+            await self._send(data)
             return await asyncio.wait_for(fut, self._timeout if timeout is None else timeout)
         except TimeoutError:
             self._peer.forget(request_id)
             raise
         finally:
             self._pending.pop(request_id, None)
+
+    async def _send(self, data: bytes) -> None:
+        try:
+            await self._transport.send(data)
+        except ExecServerClosed:
+            raise
+        except OSError as exc:  # any transport's "connection gone" (e.g. a relay channel's)
+            raise ExecServerClosed(f"exec-server connection lost: {exc}") from exc
 
     async def close(self) -> None:
         await self._transport.close()
@@ -280,7 +289,7 @@ class ExecServerClient:
         """``initialize`` then ``initialized``; with ``resume_session_id`` the old session is resumed."""
         params = p.InitializeParams(client_name=client_name, resume_session_id=resume_session_id)
         result = p.InitializeResult.model_validate(await self.request(p.Method.INITIALIZE, params.wire()))
-        await self._transport.send(self._peer.notify(p.Method.INITIALIZED, {}))
+        await self._send(self._peer.notify(p.Method.INITIALIZED, {}))
         self.session_id = result.session_id
         self.environment_info = result.environment_info
         return result

@@ -144,6 +144,10 @@ class ExecutionEnvironment(ABC):
     @abstractmethod
     async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None: ...
     @abstractmethod
+    async def canonicalize(self, path: Path) -> Path:
+        """The absolute path with symlinks resolved; FileNotFoundError if it does not exist."""
+
+    @abstractmethod
     async def close(self) -> None:
         """Kill what is still running and release the environment."""
 
@@ -352,6 +356,9 @@ class LocalEnvironment(ExecutionEnvironment):
 
         await asyncio.to_thread(work)
 
+    async def canonicalize(self, path: Path) -> Path:
+        return await asyncio.to_thread(path.resolve, strict=True)
+
     async def close(self) -> None:
         for proc in self._procs:
             await proc.terminate()
@@ -372,12 +379,15 @@ class _RemoteProcess(ExecProcess):
     sub: ProcessSubscription
     exit_code: int | None = None
     _closed: bool = field(default=False)
+    _close_next: bool = field(default=False)
 
     @property
     def is_closed(self) -> bool:
         return self._closed
 
     async def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
+        if self._close_next:
+            self._finish()
         if self._closed:
             return None
         event = await self.sub.next(timeout)
@@ -387,8 +397,26 @@ class _RemoteProcess(ExecProcess):
             self.exit_code = event.exit_code
             return ProcessExit(event.exit_code)
         if isinstance(event, p.ProcessClosed):
-            self._closed = True
-            self.client.unsubscribe(self.process_id)
+            if self.exit_code is None:
+                # Seen from Codex under load: the close overtook the exit. The log has the code.
+                code = await self._exit_code_from_log(event.seq)
+                if code is not None:
+                    self.exit_code = code
+                    self._close_next = True
+                    return ProcessExit(code)
+            self._finish()
+        return None
+
+    def _finish(self) -> None:
+        self._closed = True
+        self._close_next = False
+        self.client.unsubscribe(self.process_id)
+
+    async def _exit_code_from_log(self, after_seq: int) -> int | None:
+        for _ in range(20):
+            read = await self.client.read_process(self.process_id, after_seq=after_seq, wait_ms=100)
+            if read.exited:
+                return read.exit_code
         return None
 
     async def write_stdin(self, data: bytes) -> bool:
@@ -455,6 +483,12 @@ class ExecServerEnvironment(ExecutionEnvironment):
     async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None:
         try:
             await self.client.remove(path, recursive=recursive, force=force)
+        except ExecServerError as exc:
+            raise _not_found_as_oserror(exc, path) from exc
+
+    async def canonicalize(self, path: Path) -> Path:
+        try:
+            return await self.client.canonicalize(path)
         except ExecServerError as exc:
             raise _not_found_as_oserror(exc, path) from exc
 

@@ -35,6 +35,8 @@ __all__ = [
     "FsWatchMissingParams",
     "FsWriteBlockParams",
     "FsWriteFileParams",
+    "HttpHeader",
+    "HttpRequestParams",
     "InitializeParams",
     "InitializeResult",
     "InvalidUri",
@@ -330,6 +332,23 @@ class FsWatchMissingParams(StrictWire):
     watch_id: int
     missing: list[FileUri]
     present: str | None = None
+
+
+# -- http ------------------------------------------------------------------------------------------
+class HttpHeader(StrictWire):
+    name: str
+    value: str
+
+
+class HttpRequestParams(StrictWire):
+    method: str
+    url: str
+    headers: list[HttpHeader] = Field(default_factory=list)
+    body_base64: str | None = None
+    timeout_ms: int | None = None
+    redirect_policy: Literal["follow", "stop"] | None = None
+    request_id: str
+    stream_response: bool = False
 
 
 # -- helpers -----------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Flags mirror ``codex exec-server``: ``--listen ws://IP:PORT | stdio | stdio://`` (default
 ``ws://127.0.0.1:0``), ``--ws-auth capability-token`` with ``--ws-token-file`` or
 ``--ws-token-sha256``, ``--concurrent-requests``. The websocket URL is printed as the first stdout
-line once listening, as Codex does. Extra knobs (not in Codex): process cap and detached-session TTL.
+line once listening, as Codex does. Extra knobs (not in Codex): process cap, detached-session TTL and ``--allow-unsandboxed`` (a start
+whose sandbox policy cannot be applied here is refused by default; see ``exec_server.sandbox``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from exec_server.remote import connection_session_factory
+from exec_server.remote.cli import add_remote_arguments, run_remote_executor
 from exec_server.session import DEFAULT_DETACHED_TTL_S, DEFAULT_MAX_PROCESSES, Limits, SessionRegistry
 from exec_server.stdio_listener import serve_stdio
 from exec_server.ws_listener import WsOptions, start_ws_server
@@ -48,12 +51,18 @@ def add_exec_server_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-processes", type=int, default=DEFAULT_MAX_PROCESSES, help="running processes per session"
     )
     parser.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="run commands whose sandbox policy cannot be applied here WITHOUT a sandbox",
+    )
+    parser.add_argument(
         "--detached-session-ttl",
         type=float,
         default=DEFAULT_DETACHED_TTL_S,
         metavar="SECONDS",
         help="how long a disconnected session stays resumable before its processes are killed",
     )
+    add_remote_arguments(parser)
 
 
 def _opt(options: Any, name: str, default: Any = None) -> Any:
@@ -116,11 +125,19 @@ async def run_exec_server(options: Any) -> int:
         limits = Limits(
             max_processes=int(_opt(options, "max_processes", DEFAULT_MAX_PROCESSES)),
             detached_ttl_s=float(_opt(options, "detached_session_ttl", DEFAULT_DETACHED_TTL_S)),
+            allow_unsandboxed=bool(_opt(options, "allow_unsandboxed", False)),
         )
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     registry = SessionRegistry(limits)
+    if _opt(options, "remote"):
+        try:
+            return await run_remote_executor(
+                options, connection_session_factory(registry, concurrent_requests=concurrent)
+            )
+        finally:
+            await registry.shutdown()
     if listen is None:
         return await serve_stdio(registry, concurrent_requests=concurrent)
     host, port = listen

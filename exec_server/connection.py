@@ -1,21 +1,24 @@
-"""One client connection of the exec-server, independent of the transport (websocket or stdio).
+"""One client connection of the exec-server, independent of the transport (websocket, stdio, Noise).
 
 The edge feeds complete messages to ``handle`` and writes what ``send`` receives; ``handle`` returns
 False when Codex would drop the connection (an unknown notification, a response to an id the server
-never issued). Lifecycle, as observed on Codex 0.169.0: unknown method → -32601, then params are
+never issued). Requests run on ``concurrent_requests`` workers in arrival order (Codex's
+``--concurrent-requests``, default 1); lifecycle messages wait for earlier requests to finish, so their
+effects stay in order. Checks, as observed on Codex 0.169.0: unknown method → -32601, then params are
 validated (-32602), then ``initialize`` and ``initialized`` are required (-32600 with a per-family
-message), then the handler runs.
+message), then the handler runs. ``close`` cancels running requests and detaches the session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from exec_client.protocol import InitializeParams, Method
-from exec_server.handlers import METHODS
+from exec_server.handlers import METHODS, ThenRun
 from exec_server.info import environment_info
 from exec_server.params import parse_params
 from exec_server.session import Session, SessionRegistry
@@ -106,6 +109,11 @@ class Connection:
                 await self._serve(msg)
             except ConnectionError:
                 pass  # the transport is gone; close() will stop this worker
+            except Exception:  # a bug must not silently stop this connection's request processing
+                log.exception("failed to answer %s", msg.method)
+                if self._peer.is_in_flight(msg.id):
+                    with contextlib.suppress(Exception):
+                        await self._send(self._peer.respond_error(msg.id, InternalError("internal error")))
             finally:
                 self._queue.task_done()
 
@@ -119,9 +127,14 @@ class Connection:
             log.exception("internal error in %s", msg.method)
             await self._send(self._peer.respond_error(msg.id, InternalError(str(exc))))
             return
+        if isinstance(result, ThenRun):
+            await self._send(self._peer.respond(msg.id, result.result))
+            if self._session is not None:
+                self._session.run_in_background(result.after())
+            return
         await self._send(self._peer.respond(msg.id, result))
 
-    async def _dispatch(self, method: str, params: Any) -> dict[str, Any]:
+    async def _dispatch(self, method: str, params: Any) -> dict[str, Any] | ThenRun:
         if method == Method.INITIALIZE:
             return self._initialize(parse_params(InitializeParams, params))
         spec = METHODS.get(method)

@@ -8,22 +8,32 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from exec_client import protocol as p
-from exec_server import fs_extra, fs_service
+from exec_server import fs_extra, fs_service, http_service
 from exec_server.info import environment_info
+from exec_server.sandbox import SANDBOX_TYPE, UnsupportedSandbox, plan_sandbox, preexec_for
 from exec_server.session import Session
 from exec_server.spawn import SpawnError, SpawnRequest, spawn
 from pycodex.jsonrpc.errors import InternalError, InvalidParams
 
-__all__ = ["METHODS", "MethodSpec", "build_env"]
+__all__ = ["METHODS", "MethodSpec", "ThenRun", "build_env"]
 
-Handler = Callable[[Session, Any], Awaitable[dict[str, Any]]]
+
+@dataclass(frozen=True, slots=True)
+class ThenRun:
+    """A result plus work that must start only after the response went out (e.g. body deltas)."""
+
+    result: dict[str, Any]
+    after: Callable[[], Coroutine[Any, Any, None]]
+
+
+Handler = Callable[[Session, Any], Awaitable["dict[str, Any] | ThenRun"]]
 
 #: Variables kept by ``envPolicy.inherit == "core"``.
 _CORE_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP")
@@ -89,6 +99,23 @@ async def _start(session: Session, params: p.ProcessStartParams) -> dict[str, An
     except ValueError as exc:
         raise InvalidParams(str(exc)) from exc
     session.check_capacity(params.process_id)
+    confine = None
+    sandbox_type = "none"
+    if params.sandbox is not None:
+        try:
+            plan = plan_sandbox(params.sandbox)
+        except UnsupportedSandbox as exc:
+            if not session.limits.allow_unsandboxed:
+                # Fail closed: running a command meant to be confined without confinement is worse
+                # than not running it.
+                raise InternalError(
+                    f"cannot apply the requested sandbox: {exc}; start the exec-server with "
+                    "--allow-unsandboxed to run such commands without one"
+                ) from exc
+        else:
+            confine = preexec_for(plan)
+            if confine is not None:
+                sandbox_type = SANDBOX_TYPE
     request = SpawnRequest(
         argv=params.argv,
         cwd=cwd,
@@ -96,13 +123,14 @@ async def _start(session: Session, params: p.ProcessStartParams) -> dict[str, An
         tty=params.tty,
         pipe_stdin=params.pipe_stdin,
         arg0=params.arg0,
+        confine=confine,
     )
     try:
         spawned = await spawn(request)
     except SpawnError as exc:
         raise InternalError(exc.message) from exc
     session.add(params.process_id, spawned, params.tty)
-    return {"processId": params.process_id, "sandboxType": "none"}
+    return {"processId": params.process_id, "sandboxType": sandbox_type}
 
 
 async def _read(session: Session, params: p.ProcessReadParams) -> dict[str, Any]:
@@ -173,6 +201,11 @@ async def _watch_missing(session: Session, params: p.FsWatchMissingParams) -> di
     return await session.watches.watch(params, session.notify)
 
 
+async def _http(session: Session, params: p.HttpRequestParams) -> dict[str, Any] | ThenRun:
+    result, after = await http_service.perform(params, session.notify)
+    return result if after is None else ThenRun(result, after)
+
+
 _ENV_INFO, _ENV_STATUS, _EXEC, _FS = "environment info", "environment status", "exec", "filesystem"
 
 METHODS: dict[str, MethodSpec] = {
@@ -199,4 +232,5 @@ METHODS: dict[str, MethodSpec] = {
     "fs/writeBlock": MethodSpec(_FS, p.FsWriteBlockParams, _write_block),
     "fs/close": MethodSpec(_FS, p.FsCloseParams, _close),
     "fs/watchMissing": MethodSpec(_FS, p.FsWatchMissingParams, _watch_missing),
+    "http/request": MethodSpec("http", p.HttpRequestParams, _http),
 }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,8 @@ class Limits:
     detached_buffer_bytes: int = 4 * 1024 * 1024
     detached_ttl_s: float = DEFAULT_DETACHED_TTL_S
     max_finished_kept: int = 1024
+    #: A start whose sandbox policy cannot be applied is refused unless this is set.
+    allow_unsandboxed: bool = False
 
 
 class Session:
@@ -61,6 +63,7 @@ class Session:
         self._emit_lock = asyncio.Lock()
         self.files = FileHandles()
         self.watches = Watches()
+        self._background: set[asyncio.Task[None]] = set()
 
     @property
     def attached(self) -> bool:
@@ -87,6 +90,12 @@ class Session:
         self._detached_bytes += nbytes
         if self._detached_bytes > self.limits.detached_buffer_bytes:
             await self._attached.wait()  # ends on resume, or by cancellation at expiry
+
+    def run_in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Session-owned work (e.g. streaming an HTTP body); cancelled when the session ends."""
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         """A session-level notification (not part of a process's sequence)."""
@@ -130,6 +139,8 @@ class Session:
         return proc
 
     async def shutdown(self) -> None:
+        for task in list(self._background):
+            task.cancel()
         self.watches.cancel_all()
         self.files.close_all()
         await asyncio.gather(*(p.kill_and_forget() for p in self.processes.values()))

@@ -12,7 +12,7 @@ import contextlib
 import errno
 import fcntl
 import os
-import signal
+import subprocess
 import termios
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,11 +52,26 @@ class SpawnRequest:
     tty: bool = False
     pipe_stdin: bool = False
     arg0: str | None = None
+    #: Runs in the child right before exec (e.g. to confine it); failures abort the start.
+    confine: Callable[[], None] | None = None
 
 
 def _make_controlling_tty() -> None:  # runs in the child after setsid()
     with contextlib.suppress(OSError):
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _child_setup(tty: bool, confine: Callable[[], None] | None) -> Callable[[], None] | None:
+    if not tty and confine is None:
+        return None
+
+    def setup() -> None:
+        if tty:
+            _make_controlling_tty()
+        if confine is not None:
+            confine()
+
+    return setup
 
 
 class SpawnedProcess:
@@ -187,7 +202,10 @@ async def spawn(request: SpawnRequest) -> SpawnedProcess:
     args = [request.arg0 if request.arg0 is not None else program, *request.argv[1:]]
     try:
         if request.tty:
-            return await _spawn_pty(request, program, args)
+            try:
+                return await _spawn_pty(request, program, args)
+            except subprocess.SubprocessError as exc:
+                raise SpawnError(f"failed to apply the sandbox: {exc}") from exc
         proc = await asyncio.create_subprocess_exec(
             *args,
             executable=program,
@@ -198,16 +216,19 @@ async def spawn(request: SpawnRequest) -> SpawnedProcess:
             env=request.env,
             start_new_session=True,
             limit=_READ_LIMIT,
+            preexec_fn=_child_setup(False, request.confine),
         )
     except OSError as exc:
         raise SpawnError(os_error_text(exc)) from exc
+    except subprocess.SubprocessError as exc:  # the confine step failed in the child
+        raise SpawnError(f"failed to apply the sandbox: {exc}") from exc
     assert proc.stdout is not None and proc.stderr is not None
     return SpawnedProcess(proc, {"stdout": proc.stdout, "stderr": proc.stderr}, None)
 
 
 async def _spawn_pty(request: SpawnRequest, program: str, args: list[str]) -> SpawnedProcess:
     master, slave = os.openpty()
-    preexec: Callable[[], None] = _make_controlling_tty
+    preexec = _child_setup(True, request.confine)
     try:
         proc = await asyncio.create_subprocess_exec(
             *args,
@@ -233,9 +254,3 @@ async def _spawn_pty(request: SpawnRequest, program: str, args: list[str]) -> Sp
         lambda: asyncio.StreamReaderProtocol(reader, loop=loop), read_file
     )
     return SpawnedProcess(proc, {"pty": reader}, master, transport)
-
-
-def kill_group_now(pid: int) -> None:
-    """Best-effort SIGKILL of a process group (used at shutdown)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)

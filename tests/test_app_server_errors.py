@@ -11,16 +11,16 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
-from tests.conftest import DEAD_MODEL_URL
 from tests.support import AppServerClient, SchemaPair, write_codex_config
 
+DEAD_MODEL_URL = "http://127.0.0.1:9/v1"  # as in conftest: model requests fail fast, offline
 NOT_LOADED = "019a0000-0000-7000-8000-000000000000"  # a well-formed thread id no thread has
 DESERIALIZE = "Failed to deserialize JSONRPCMessage"
 NO_CALLBACK = "could not find callback"
@@ -38,7 +38,7 @@ class Row:
     """
 
     name: str
-    line: str
+    line: str | bytes
     reply_id: Any = None
     reply: dict[str, Any] | None = None
     ok: bool = False
@@ -47,7 +47,7 @@ class Row:
     fresh: bool = False  # run against the never-initialized server
     extra_replies: int = 0  # more replies with the same id (duplicate ids)
     validate: bool = True  # exotic ids fall outside the Codex schema on purpose (see the issue)
-    tags: frozenset[str] = field(default_factory=frozenset)
+    secret: str | None = None  # must not appear on stderr
 
 
 def req(rid: Any, method: Any, params: Any = ..., **extra: Any) -> str:
@@ -72,7 +72,23 @@ ROWS: list[Row] = [
     Row("object without method or id", '{"params":{},"foo":1}', stderr=DESERIALIZE),
     Row("empty line", "", stderr=DESERIALIZE),
     Row("method that is not a string", '{"id":9,"method":7}', stderr=DESERIALIZE),
+    Row(
+        "invalid UTF-8",
+        b'{"id":35,"method":"thread/loaded/list","params":{"cursor":"\xff\xfe"}}',
+        stderr=DESERIALIZE,
+    ),
+    Row(
+        "deeply nested JSON",
+        '{"id":36,"method":"x","params":' + "[" * 200_000 + "]" * 200_000 + "}",
+        stderr=DESERIALIZE,
+    ),
     Row("bad JSON before initialize", "{", stderr=DESERIALIZE, fresh=True),
+    Row(
+        "a malformed line carrying a key is not echoed to the log",
+        '{"id":43,"method":"account/login/start","params":{"type":"apiKey","apiKey":"sk-test-DO-NOT-LOG-4711"',
+        stderr=DESERIALIZE,
+        secret="DO-NOT-LOG",
+    ),
     # -- handshake ---------------------------------------------------------------------------------------
     Row(
         "unknown method before initialize",
@@ -82,7 +98,13 @@ ROWS: list[Row] = [
         prefix=True,
         fresh=True,
     ),
-    Row("request before initialize", req(11, "thread/start", {}), 11, err(-32600, "Not initialized"), fresh=True),
+    Row(
+        "request before initialize",
+        req(11, "thread/start", {}),
+        11,
+        err(-32600, "Not initialized"),
+        fresh=True,
+    ),
     Row(
         "initialize without clientInfo",
         req(12, "initialize", {"capabilities": None}),
@@ -157,6 +179,35 @@ ROWS: list[Row] = [
         ),
     ),
     Row(
+        "missing field inside a tagged union item is named by its wire path",
+        req(40, "turn/start", {"threadId": NOT_LOADED, "input": [{"type": "text"}]}),
+        40,
+        err(-32602, "Invalid request: missing field `input.0.text`"),
+    ),
+    Row(
+        "wrong type inside a nested object is named by its wire path",
+        req(
+            41,
+            "turn/start",
+            {
+                "threadId": NOT_LOADED,
+                "input": [{"type": "text", "text": "x"}],
+                "sandboxPolicy": {"type": "workspaceWrite", "writableRoots": 5},
+            },
+        ),
+        41,
+        err(
+            -32602,
+            "Invalid request: invalid type: integer `5` for `sandboxPolicy.writableRoots`, expected a sequence",
+        ),
+    ),
+    Row(
+        "params that are not an object",
+        req(42, "thread/start", []),
+        42,
+        err(-32602, "Invalid request: invalid type: sequence for `params`, expected a map"),
+    ),
+    Row(
         "turn/start on a thread that is not loaded",
         req(21, "turn/start", {"threadId": NOT_LOADED, "input": [{"type": "text", "text": "hi"}]}),
         21,
@@ -196,6 +247,26 @@ ROWS: list[Row] = [
         err(-32600, "collaborationMode/list requires experimentalApi capability"),
     ),
     Row(
+        "experimental method before initialize",
+        req(37, "collaborationMode/list", {}),
+        37,
+        err(-32600, "Not initialized"),
+        fresh=True,
+    ),
+    Row(
+        "known Codex method pycodex lacks, before initialize",
+        req(38, "model/list", {}),
+        38,
+        err(-32600, "Not initialized"),
+        fresh=True,
+    ),
+    Row(
+        "known Codex method pycodex lacks",
+        req(39, "model/list", {}),
+        39,
+        err(-32601, "method `model/list` is not supported by pycodex"),
+    ),
+    Row(
         "another experimental method without the capability",
         req(26, "thread/memory/read", {}),
         26,
@@ -211,7 +282,9 @@ ROWS: list[Row] = [
     ),
     Row(
         "explicit nulls for optional params are accepted",
-        req(28, "thread/list", {"cursor": None, "limit": None, "sortKey": None, "archived": None, "cwd": None}),
+        req(
+            28, "thread/list", {"cursor": None, "limit": None, "sortKey": None, "archived": None, "cwd": None}
+        ),
         28,
         {"data": [], "readStates": {}, "nextCursor": None, "backwardsCursor": None},
         ok=True,
@@ -223,7 +296,13 @@ ROWS: list[Row] = [
         {"data": [], "nextCursor": None},
         ok=True,
     ),
-    Row("CRLF line ending", req(30, "thread/loaded/list", {}) + "\r", 30, {"data": [], "nextCursor": None}, ok=True),
+    Row(
+        "CRLF line ending",
+        req(30, "thread/loaded/list", {}) + "\r",
+        30,
+        {"data": [], "nextCursor": None},
+        ok=True,
+    ),
     # -- request ids of any JSON type are echoed verbatim --------------------------------------------------
     *[
         Row(
@@ -253,7 +332,11 @@ ROWS: list[Row] = [
         extra_replies=1,
     ),
     Row("response to an unknown server-request id", '{"id":4242,"result":{}}', stderr=NO_CALLBACK),
-    Row("error for an unknown server-request id", '{"id":4243,"error":{"code":1,"message":"x"}}', stderr=NO_CALLBACK),
+    Row(
+        "error for an unknown server-request id",
+        '{"id":4243,"error":{"code":1,"message":"x"}}',
+        stderr=NO_CALLBACK,
+    ),
     Row("unknown client notification", '{"method":"bogus/notification","params":{}}', stderr=None),
 ]
 
@@ -267,7 +350,9 @@ class Servers:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def servers(codex_schemas: SchemaPair, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Servers]:
+async def servers(
+    codex_schemas: SchemaPair, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Servers]:
     root: Path = tmp_path_factory.mktemp("errors")
     clients: list[AppServerClient] = []
     for name in ("fresh", "ready"):
@@ -307,7 +392,14 @@ async def test_each_bad_input_gets_its_exact_answer_and_the_server_keeps_serving
     try:
         arrivals_before = len(client.arrivals)
         stderr_mark = len(client.process.stderr)
-        await client.send_raw(row.line + "\n")
+        data = row.line.encode() if isinstance(row.line, str) else row.line
+        if row.name == "deeply nested JSON":  # too deep even for the harness's own json.loads: bypass it
+            stdin = client.process.proc.stdin
+            assert stdin is not None
+            stdin.write(data + b"\n")
+            await asyncio.wait_for(stdin.drain(), 10.0)
+        else:
+            await client.send_raw(data + b"\n")
         replies: list[dict[str, Any]] = []
         if row.reply is not None:
             for _ in range(1 + row.extra_replies):
@@ -331,6 +423,7 @@ async def test_each_bad_input_gets_its_exact_answer_and_the_server_keeps_serving
             assert lines == [], lines
         else:
             assert len(lines) == 1 and row.stderr in lines[0], lines
+            assert row.secret is None or row.secret not in lines[0], lines
         return
 
     for reply in replies:

@@ -101,6 +101,21 @@ async def test_fs_round_trip_and_typed_errors(server: ServerProc, tmp_path: Path
         await client.close()
 
 
+async def _resume(url: str, session: str) -> ExecServerClient:
+    """Resume, retrying while the server has not yet noticed the old connection is gone (-32010)."""
+    for _ in range(100):
+        client = await ExecServerClient.connect_websocket(url)
+        try:
+            await client.initialize(resume_session_id=session)
+            return client
+        except ExecServerError as exc:
+            await client.close()
+            if exc.code != SESSION_ALREADY_ATTACHED:
+                raise
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"session {session} stayed attached")
+
+
 async def test_a_second_client_resumes_the_session_and_catches_up(server: ServerProc, tmp_path: Path) -> None:
     first = await ExecServerClient.connect_websocket(server.url)
     await first.initialize()
@@ -115,9 +130,8 @@ async def test_a_second_client_resumes_the_session_and_catches_up(server: Server
     finally:
         await busy.close()
     await first.close()
-    second = await ExecServerClient.connect_websocket(server.url)
+    second = await _resume(server.url, session)
     try:
-        assert (await second.initialize(resume_session_id=session)).session_id == session
         seen, after = b"", 0
         for _ in range(50):
             read = await second.read_process("r", after_seq=after, wait_ms=200)

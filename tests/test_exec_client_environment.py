@@ -82,9 +82,9 @@ async def test_stdin_can_be_written(env: ExecutionEnvironment, tmp_path: Path) -
         ProcessSpec(["/bin/sh", "-c", "read x; echo got-$x"], tmp_path, ENV, pipe_stdin=True)
     )
     assert await proc.write_stdin(b"abc\n")
-    event = await proc.next_event(STEP)
-    assert event == OutputChunk("stdout", b"got-abc\n")
-    assert await proc.wait(STEP) == 0
+    events = [event async for event in proc.events(STEP)]
+    assert [e for e in events if isinstance(e, OutputChunk)] == [OutputChunk("stdout", b"got-abc\n")]
+    assert proc.exit_code == 0
 
 
 async def test_a_tty_process_sees_a_terminal(env: ExecutionEnvironment, tmp_path: Path) -> None:
@@ -133,3 +133,11 @@ async def test_files_can_be_written_read_listed_and_removed(
         await env.read_file(tmp_path / "a" / "f.txt")
     with pytest.raises(FileNotFoundError):
         await env.metadata(tmp_path / "nothing")
+
+
+async def test_canonicalize_resolves_dots_and_symlinks(env: ExecutionEnvironment, tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert await env.canonicalize(tmp_path / "link" / ".." / "link") == (tmp_path / "real").resolve()
+    with pytest.raises(FileNotFoundError):
+        await env.canonicalize(tmp_path / "nothing")

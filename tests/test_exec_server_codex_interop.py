@@ -100,7 +100,8 @@ async def scripted_model() -> AsyncIterator[tuple[int, list[bytes]]]:
         await server.wait_closed()
 
 
-async def test_codex_app_server_runs_a_command_on_our_exec_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox_mode", ["danger-full-access", "workspace-write"])
+async def test_codex_app_server_runs_a_command_on_our_exec_server(tmp_path: Path, sandbox_mode: str) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     home = tmp_path / "app_home"
@@ -108,7 +109,7 @@ async def test_codex_app_server_runs_a_command_on_our_exec_server(tmp_path: Path
     with run_ws_server("pycodex", tmp_path, env_extra={"EXECUTOR_MARK": "pycodex"}) as executor:
         async with scripted_model() as (port, bodies):
             (home / "config.toml").write_text(
-                'model = "mock-model"\napproval_policy = "never"\nsandbox_mode = "danger-full-access"\n'
+                f'model = "mock-model"\napproval_policy = "never"\nsandbox_mode = "{sandbox_mode}"\n'
                 'model_provider = "mock_provider"\n[model_providers.mock_provider]\nname = "Mock"\n'
                 f'base_url = "http://127.0.0.1:{port}/v1"\nwire_api = "responses"\n'
                 "request_max_retries = 0\nstream_max_retries = 0\n"

@@ -13,6 +13,8 @@ import pytest
 from test_exec_server_support import (
     STEP,
     ServerProc,
+    exit_code,
+    output_of,
     raw_client,
     run_ws_server,
     server_params,
@@ -185,7 +187,7 @@ async def test_terminate_kills_the_whole_group_and_reports_137(server: ServerPro
         grandchild = int(pidfile.read_text())
         assert await c.ok("process/terminate", {"processId": "t"}) == {"running": True}
         events = await c.events_until_closed("t")
-        assert events[-2]["params"]["exitCode"] == 137
+        assert exit_code(events) == 137
         for _ in range(100):
             if not _alive(grandchild):
                 break
@@ -216,7 +218,7 @@ async def test_stdin_write_and_interrupt(server: ServerProc, tmp_path: Path) -> 
         assert base64.b64decode(read["chunks"][0]["chunk"]) == b"typed line\n"
         assert await c.ok("process/signal", {"processId": "cat", "signal": "interrupt"}) == {}
         events = await c.events_until_closed("cat")
-        assert events[-2]["params"]["exitCode"] == 130
+        assert exit_code(events) == 130
         unknown = await c.ok("process/write", {"processId": "zzz", "chunk": "eA==", "writeId": "w3"})
         assert unknown == {"status": "unknownProcess"}
         await c.ok("process/start", start_params("nopipe", ["/bin/sleep", "5"], tmp_path))
@@ -260,11 +262,11 @@ async def test_without_env_policy_the_child_gets_exactly_env_and_arg0_is_honoure
         await c.initialize()
         await c.ok("process/start", {**start_params("env", ["/usr/bin/env"], tmp_path), "env": {"ONLY": "1"}})
         events = await c.events_until_closed("env")
-        assert base64.b64decode(events[0]["params"]["chunk"]) == b"ONLY=1\n"
+        assert output_of(events) == b"ONLY=1\n"
         params = {**start_params("a0", ["/bin/sh", "-c", "echo $0"], tmp_path), "arg0": "custom-arg0"}
         await c.ok("process/start", params)
         events = await c.events_until_closed("a0")
-        assert base64.b64decode(events[0]["params"]["chunk"]) == b"custom-arg0\n"
+        assert output_of(events) == b"custom-arg0\n"
 
 
 async def test_fs_methods_take_file_uris_and_map_errors(server: ServerProc, tmp_path: Path) -> None:
@@ -330,7 +332,7 @@ async def test_a_detached_session_can_be_resumed_with_its_buffered_output(
             }
     await asyncio.sleep(0.9)  # the process finishes while nobody is attached
     async with raw_client(server.url) as second:
-        assert (await second.initialize(resume=session))["sessionId"] == session
+        assert (await second.resume(session))["sessionId"] == session
         read = await second.ok(
             "process/read", {"processId": "long", "afterSeq": 0, "maxBytes": None, "waitMs": 0}
         )
@@ -354,7 +356,7 @@ async def test_a_pending_long_poll_does_not_keep_a_lost_connection_attached(
         await asyncio.sleep(0.2)
     await asyncio.sleep(0.3)
     async with raw_client(server.url) as second:
-        assert (await second.initialize(resume=session))["sessionId"] == session
+        assert (await second.resume(session))["sessionId"] == session
         assert await second.ok("process/terminate", {"processId": "quiet"}) == {"running": True}
 
 
@@ -367,7 +369,7 @@ async def test_concurrent_requests_bounds_how_many_requests_run_at_once(
         async with raw_client(srv.url) as c:
             await c.initialize()
             await c.ok("process/start", start_params("q", ["/bin/sleep", "30"], tmp_path))
-            await c.send({"id": 500, "method": "process/read", "params": {"processId": "q", "waitMs": 1500}})
+            await c.send({"id": 500, "method": "process/read", "params": {"processId": "q", "waitMs": 800}})
             await c.send({"id": 501, "method": "environment/status"})
             first = await c.recv()
             # With one slot the status waits behind the long poll; with two it overtakes it.

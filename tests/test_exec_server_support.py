@@ -1,9 +1,11 @@
 """Shared helpers for the exec-server/exec-client tests: launch a real server (ours or Codex's) and talk
-raw JSON-RPC to it over a real loopback websocket. Imported by the other ``test_exec_*`` files."""
+raw JSON-RPC to it over a real loopback websocket. Imported by the other ``test_exec_*`` files.
+Set ``EXEC_TEST_STDERR=1`` to see the servers' stderr (with ``PYCODEX_LOG_LEVEL=DEBUG`` for ours)."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import signal
@@ -107,6 +109,7 @@ class Raw:
     """A raw JSON-RPC websocket conversation; notifications are kept aside while waiting."""
 
     ws: ClientConnection
+    ws_url: str = ""
     notes: list[dict[str, Any]] = field(default_factory=list)
     next_id: int = 1
 
@@ -144,11 +147,12 @@ class Raw:
         return dict(result)
 
     async def events_until_closed(self, process_id: str) -> list[dict[str, Any]]:
-        """All notifications for ``process_id`` up to and including ``process/closed``."""
+        """All notifications for ``process_id`` until both ``process/exited`` and ``process/closed`` came."""
         out = [n for n in self.notes if n.get("params", {}).get("processId") == process_id]
         self.notes = [n for n in self.notes if n not in out]
         for _ in range(100_000):
-            if out and out[-1]["method"] == "process/closed":
+            methods = {e["method"] for e in out}
+            if {"process/exited", "process/closed"} <= methods:
                 return out
             got = await self.recv()
             if got.get("params", {}).get("processId") == process_id:
@@ -156,6 +160,22 @@ class Raw:
             else:
                 self.notes.append(got)
         raise AssertionError("process never closed")
+
+    async def resume(self, session: str) -> dict[str, Any]:
+        """Resume ``session``, retrying while the server still sees the old connection attached
+        (-32010 right after a disconnect is a race, not an answer; Codex's own client retries too)."""
+        for _ in range(100):
+            got = await self.call("initialize", {"clientName": "pytest", "resumeSessionId": session})
+            if "result" in got:
+                await self.send({"method": "initialized", "params": {}})
+                return dict(got["result"])
+            assert got["error"]["code"] == -32010, got
+            await self.ws.close()
+            await asyncio.sleep(0.1)
+            self.ws = await asyncio.wait_for(
+                websockets.connect(self.ws_url, compression=None, max_size=None), STEP
+            )
+        raise AssertionError(f"session {session} stayed attached")
 
     async def expect_dropped(self) -> None:
         with pytest.raises(websockets.ConnectionClosed):
@@ -165,10 +185,11 @@ class Raw:
 @asynccontextmanager
 async def raw_client(url: str, **kwargs: Any) -> AsyncIterator[Raw]:
     ws = await asyncio.wait_for(websockets.connect(url, compression=None, max_size=None, **kwargs), STEP)
+    raw = Raw(ws, url)
     try:
-        yield Raw(ws)
+        yield raw
     finally:
-        await ws.close()
+        await raw.ws.close()
 
 
 def uri(path: Path | str) -> str:
@@ -185,3 +206,15 @@ def start_params(process_id: str, argv: list[str], cwd: Path, **extra: Any) -> d
         "arg0": None,
         **extra,
     }
+
+
+def exit_code(events: list[dict[str, Any]]) -> int:
+    """The exit code reported among a process's notifications."""
+    code: int = next(e for e in events if e["method"] == "process/exited")["params"]["exitCode"]
+    return code
+
+
+def output_of(events: list[dict[str, Any]]) -> bytes:
+    """All output bytes among a process's notifications, in sequence order."""
+    outs = sorted((e for e in events if e["method"] == "process/output"), key=lambda e: e["params"]["seq"])
+    return b"".join(base64.b64decode(e["params"]["chunk"]) for e in outs)

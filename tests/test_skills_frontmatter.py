@@ -1,10 +1,11 @@
-"""The SKILL.md front matter parser: the supported YAML subset, Codex's normalisation, and clear errors."""
+"""The SKILL.md front matter parser (YAML subset, Codex's normalisation, clear errors) and agents/openai.yaml."""
 
 from __future__ import annotations
 
 import pytest
 
 from app_server.skills import FrontMatterError, parse_front_matter, parse_skill_header
+from app_server.skills.agents_yaml import AgentsMetadata, parse_agents_yaml
 
 
 def header(text: str) -> tuple[str | None, str, str | None]:
@@ -49,7 +50,9 @@ def test_folded_and_literal_block_scalars_are_supported() -> None:
 
 
 def test_indented_continuation_lines_extend_a_plain_value() -> None:
-    assert header("---\nname: m\ndescription: starts here\n  and goes on\n---\n")[1] == "starts here and goes on"
+    assert (
+        header("---\nname: m\ndescription: starts here\n  and goes on\n---\n")[1] == "starts here and goes on"
+    )
 
 
 def test_metadata_short_description_becomes_the_short_description() -> None:
@@ -76,7 +79,7 @@ def test_a_missing_or_empty_name_is_left_for_the_directory_name() -> None:
 def test_opening_delimiter_may_carry_spaces_but_must_be_the_first_line() -> None:
     assert header("  ---\nname: a\ndescription: d\n---\n")[0] == "a"
     for text in ("\n---\nname: a\ndescription: d\n---\n", "\ufeff---\nname: a\ndescription: d\n---\n"):
-        with pytest.raises(FrontMatterError, match="^missing YAML frontmatter delimited by ---$"):
+        with pytest.raises(FrontMatterError, match=r"^missing YAML frontmatter delimited by ---$"):
             parse_skill_header(text)
 
 
@@ -85,20 +88,21 @@ def test_opening_delimiter_may_carry_spaces_but_must_be_the_first_line() -> None
     ["no front matter\n", "---\nname: a\ndescription: never closed\n", ""],
 )
 def test_missing_front_matter_uses_codexs_message(text: str) -> None:
-    with pytest.raises(FrontMatterError, match="^missing YAML frontmatter delimited by ---$"):
+    with pytest.raises(FrontMatterError, match=r"^missing YAML frontmatter delimited by ---$"):
         parse_skill_header(text)
 
 
 @pytest.mark.parametrize(
-    "body", ["name: a\n", 'name: a\ndescription: ""\n', "name: a\ndescription: ~\n", "name: a\ndescription:\n"]
+    "body",
+    ["name: a\n", 'name: a\ndescription: ""\n', "name: a\ndescription: ~\n", "name: a\ndescription:\n"],
 )
 def test_an_absent_or_empty_description_is_a_missing_field(body: str) -> None:
-    with pytest.raises(FrontMatterError, match="^missing field `description`$"):
+    with pytest.raises(FrontMatterError, match=r"^missing field `description`$"):
         parse_skill_header(f"---\n{body}---\n")
 
 
 def test_a_duplicate_key_is_refused() -> None:
-    with pytest.raises(FrontMatterError, match="^invalid YAML: duplicate field `name`$"):
+    with pytest.raises(FrontMatterError, match=r"^invalid YAML: duplicate field `name`$"):
         parse_skill_header("---\nname: a\nname: b\ndescription: d\n---\n")
 
 
@@ -108,7 +112,7 @@ def test_a_sequence_where_a_string_belongs_is_refused() -> None:
 
 
 def test_a_name_over_64_characters_is_refused() -> None:
-    with pytest.raises(FrontMatterError, match="^invalid name: exceeds maximum length of 64 characters$"):
+    with pytest.raises(FrontMatterError, match=r"^invalid name: exceeds maximum length of 64 characters$"):
         parse_skill_header("---\nname: " + "n" * 65 + "\ndescription: d\n---\n")
     assert header("---\nname: " + "n" * 64 + "\ndescription: d\n---\n")[0] == "n" * 64
 
@@ -140,3 +144,90 @@ def test_malformed_front_matter_names_the_line_and_the_problem(yaml: str, fragme
 def test_comments_and_blank_lines_between_keys_are_ignored() -> None:
     fields = parse_front_matter("# leading comment\n\nname: a\n\n# another\ndescription: d # note")
     assert fields == {"name": "a", "description": "d"}
+
+
+# ---- agents/openai.yaml -----------------------------------------------------------------------
+
+FULL_AGENTS_YAML = """\
+interface:
+  display_name: "UI Skill"
+  short_description: "Short UI"
+  icon_small: "./assets/s.svg"
+  icon_large: "assets/l.png"
+  brand_color: "#3B82F6"
+  default_prompt: "Use $ui now"
+dependencies:
+  tools:
+    - type: "mcp"
+      value: "github"
+      description: "GitHub MCP server"
+      url: "https://example.invalid/mcp/"
+policy:
+  allow_implicit_invocation: false
+"""
+
+
+def test_agents_yaml_gives_the_interface_dependencies_and_policy() -> None:
+    meta = parse_agents_yaml(FULL_AGENTS_YAML, "/w/skills/ui")
+    assert meta is not None
+    assert meta.interface == {
+        "displayName": "UI Skill",
+        "shortDescription": "Short UI",
+        "iconSmall": "/w/skills/ui/assets/s.svg",
+        "iconLarge": "/w/skills/ui/assets/l.png",
+        "iconSmallUrl": None,
+        "iconLargeUrl": None,
+        "brandColor": "#3B82F6",
+        "defaultPrompt": "Use $ui now",
+    }
+    assert list(meta.interface) == [
+        "displayName",
+        "shortDescription",
+        "iconSmall",
+        "iconLarge",
+        "iconSmallUrl",
+        "iconLargeUrl",
+        "brandColor",
+        "defaultPrompt",
+    ]
+    assert meta.dependencies == {
+        "tools": [
+            {
+                "type": "mcp",
+                "value": "github",
+                "description": "GitHub MCP server",
+                "url": "https://example.invalid/mcp/",
+            }
+        ]
+    }
+    assert meta.allow_implicit_invocation is False
+
+
+def test_agents_yaml_defaults_and_partial_interfaces() -> None:
+    assert parse_agents_yaml("", "/s") == AgentsMetadata()
+    partial = parse_agents_yaml('interface:\n  display_name: "Partial"\n', "/s")
+    assert partial is not None and partial.interface is not None
+    assert partial.interface["displayName"] == "Partial" and partial.interface["shortDescription"] is None
+    assert partial.allow_implicit_invocation is True
+    policy_only = parse_agents_yaml("policy:\n  allow_implicit_invocation: true\n", "/s")
+    assert policy_only == AgentsMetadata(interface=None, dependencies=None, allow_implicit_invocation=True)
+
+
+def test_an_icon_path_that_climbs_out_of_the_skill_folder_is_dropped() -> None:
+    meta = parse_agents_yaml('interface:\n  icon_small: "../../etc/passwd"\n', "/w/skills/ui")
+    assert meta is not None and meta.interface is not None and meta.interface["iconSmall"] is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "interface: [oops\n",
+        "  indented: first\n",
+        "interface:\n  display_name: |\n    block\n",
+        "a: 1\na: 2\n",
+        "dependencies:\n  tools:\n    - value: no-type\n",
+        "not yaml at all",
+    ],
+)
+def test_unusable_agents_yaml_is_ignored_not_an_error(text: str) -> None:
+    assert parse_agents_yaml(text, "/s") is None

@@ -75,9 +75,14 @@ class RpcPeer:
 
     # -- answers ------------------------------------------------------------------------------
     def respond(self, request_id: Any, result: Any) -> bytes:
-        """Encode the one successful answer to an inbound request."""
+        """Encode the one successful answer to an inbound request.
+
+        Encoding comes first: if ``result`` is not JSON (NaN, a stray object), the request stays in flight
+        so the caller can still answer it with ``respond_error``.
+        """
+        data = self._encode({"id": request_id, "result": result})
         self._finish(request_id)
-        return self._encode({"id": request_id, "result": result})
+        return data
 
     def respond_error(self, request_id: Any, error: RpcError | dict[str, Any]) -> bytes:
         """Encode the one error answer to an inbound request."""

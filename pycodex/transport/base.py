@@ -34,13 +34,20 @@ ConnectionHandler = Callable[["Outbox"], MessageHandler]
 class Outbox:
     """Ordered, bounded outgoing queue for one connection with a single writer task.
 
-    ``send`` waits while the queue is full (backpressure). Once the write side fails or the outbox is
-    closed, further sends are dropped silently: the connection is gone and nobody can read them.
+    The queue is bounded both in messages and in bytes (a single message larger than the byte budget
+    still goes out, alone). ``send`` waits while either bound is reached, so a client that stops reading
+    backpressures its own producers instead of growing the server's memory. Once the write side fails or
+    the outbox is closed, further sends are dropped silently: the connection is gone and nobody can read.
     """
 
-    def __init__(self, write: WriteFn, *, max_queued: int = 4096) -> None:
+    def __init__(
+        self, write: WriteFn, *, max_queued: int = 4096, max_queued_bytes: int = 16 * 1024 * 1024
+    ) -> None:
         self._write = write
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue(max_queued)
+        self._max_bytes = max_queued_bytes
+        self._queued_bytes = 0
+        self._drained = asyncio.Event()
         self._closed = False
         self._task: asyncio.Task[None] | None = None
         self.failed = asyncio.Event()
@@ -52,9 +59,19 @@ class Outbox:
     def closed(self) -> bool:
         return self._closed or self.failed.is_set()
 
+    @property
+    def queued_bytes(self) -> int:
+        return self._queued_bytes
+
     async def send(self, data: bytes) -> None:
         if self.closed:
             return
+        while self._queued_bytes and self._queued_bytes + len(data) > self._max_bytes:
+            self._drained.clear()
+            await self._drained.wait()
+            if self.closed:
+                return
+        self._queued_bytes += len(data)
         await self._queue.put(data)
 
     async def close(self, *, flush_timeout: float = 5.0) -> None:
@@ -62,6 +79,7 @@ class Outbox:
         if self._closed:
             return
         self._closed = True
+        self._drained.set()  # senders waiting for room give up: the outbox takes nothing more
         if self._task is None:
             return
         try:
@@ -78,10 +96,12 @@ class Outbox:
             data = await self._queue.get()
             if data is None:
                 return
-            if self.failed.is_set():
-                continue  # keep draining so producers blocked on a full queue wake up
             try:
-                await self._write(data)
+                if not self.failed.is_set():  # after a failure keep draining so blocked producers wake up
+                    await self._write(data)
             except Exception as exc:  # a vanished peer: stop writing, never crash the server
                 logger.info("connection write failed: %s", exc)
                 self.failed.set()
+            finally:
+                self._queued_bytes -= len(data)
+                self._drained.set()

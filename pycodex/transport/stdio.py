@@ -76,7 +76,7 @@ async def serve_stdio(
             if reader is not None:
                 chunk = await reader.read(_READ_CHUNK)
             else:
-                chunk = await asyncio.to_thread(stdin.read1, _READ_CHUNK)
+                chunk = await asyncio.to_thread(os.read, stdin.fileno(), _READ_CHUNK)
             lines = framer.feed(chunk) if chunk else framer.feed_eof()
             for line in lines:
                 if isinstance(line, OverlongLine):
@@ -84,6 +84,7 @@ async def serve_stdio(
                 else:
                     await handler.on_message(line)
             if not chunk:
+                logger.debug("stdin reached EOF")
                 break
     finally:
         await handler.on_close()

@@ -1,0 +1,34 @@
+"""Executor remote mode: registry registration, the rendezvous websocket, Noise responder per stream.
+
+Public API:
+
+* ``add_remote_arguments(parser)`` — ``--remote URL``, ``--environment-id ID``, ``--name NAME``,
+  ``--remote-transport noise``, ``--registration-bearer-stdin``.
+* ``async run_remote_executor(args, make_session) -> int`` — register (bearer from ``CODEX_API_KEY``
+  or stdin), then serve until SIGINT/SIGTERM.
+* ``connection_session_factory(session_registry, concurrent_requests=1)`` — the ``make_session`` that
+  runs the exec-server's ``Connection`` on each stream.
+* ``RemoteExecutor``, ``RegistryClient``, ``StreamMux``, ``ExecutorStream`` for embedding and tests.
+"""
+
+from exec_server.remote.cli import add_remote_arguments, run_remote_executor
+from exec_server.remote.executor import Keepalive, RemoteExecutor
+from exec_server.remote.mux import SessionFactory, StreamMux
+from exec_server.remote.registration import RegistryClient, ValidationOutcome
+from exec_server.remote.session_bridge import connection_session_factory
+from exec_server.remote.stream_state import ExecutorIdentity, ExecutorStream, StreamProtocolError
+
+__all__ = [
+    "ExecutorIdentity",
+    "ExecutorStream",
+    "Keepalive",
+    "RegistryClient",
+    "RemoteExecutor",
+    "SessionFactory",
+    "StreamMux",
+    "StreamProtocolError",
+    "ValidationOutcome",
+    "add_remote_arguments",
+    "connection_session_factory",
+    "run_remote_executor",
+]

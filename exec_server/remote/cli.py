@@ -1,0 +1,127 @@
+"""``pycodex exec-server --remote URL --environment-id ID``: options and the async entry point.
+
+Bearer for the registry: ``CODEX_API_KEY``, or one line read from stdin with
+``--registration-bearer-stdin``. Registration failure exits 1 (no retry), as Codex 0.169.0 does.
+``--name`` is accepted for compatibility; 0.169.0 does not send it to the registry either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from typing import Any
+from urllib.parse import urlsplit
+
+from exec_client.remote import RegistryError, RegistryResponseError, new_http_client
+from exec_server.remote.executor import RemoteExecutor
+from exec_server.remote.mux import SessionFactory
+from exec_server.remote.registration import RegistryClient
+
+__all__ = ["API_KEY_ENV_VAR", "add_remote_arguments", "run_remote_executor"]
+
+log = logging.getLogger(__name__)
+
+API_KEY_ENV_VAR = "CODEX_API_KEY"
+
+
+def add_remote_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("remote environment (Noise relay)")
+    group.add_argument(
+        "--remote", default=None, metavar="URL", help="register as a remote environment with this registry"
+    )
+    group.add_argument(
+        "--remote-transport",
+        choices=["noise", "direct"],
+        default="noise",
+        help="transport of the remote connection (only noise is supported)",
+    )
+    group.add_argument("--environment-id", default=None, metavar="ID", help="environment id to register")
+    group.add_argument("--name", default=None, metavar="NAME", help="human-readable environment name")
+    group.add_argument(
+        "--registration-bearer-stdin",
+        action="store_true",
+        help=f"read the registry bearer token as one line from stdin (default: ${API_KEY_ENV_VAR})",
+    )
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _check(args: Any) -> tuple[str, str]:
+    remote = getattr(args, "remote", None)
+    environment_id = getattr(args, "environment_id", None)
+    if not remote:
+        raise _UsageError("--remote URL is required for remote mode")
+    parts = urlsplit(remote)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise _UsageError(f"--remote must be an http(s) URL, got {remote!r}")
+    if not environment_id:
+        raise _UsageError("--remote requires --environment-id")
+    if getattr(args, "remote_transport", "noise") != "noise":
+        raise _UsageError("--remote-transport direct is not supported by pycodex (it needs AWS SigV4)")
+    return remote, environment_id
+
+
+async def _bearer(args: Any) -> str:
+    if getattr(args, "registration_bearer_stdin", False):
+        line = await asyncio.to_thread(sys.stdin.readline)
+        token = str(line).strip()
+        if not token:
+            raise _UsageError("--registration-bearer-stdin: stdin gave no token line")
+        return token
+    token = os.environ.get(API_KEY_ENV_VAR, "").strip()
+    if not token:
+        raise _UsageError(
+            f"remote exec-server registration requires a bearer token: set {API_KEY_ENV_VAR} "
+            "or pass --registration-bearer-stdin"
+        )
+    return token
+
+
+async def run_remote_executor(args: Any, make_session: SessionFactory) -> int:
+    """Register, then serve the rendezvous until SIGINT/SIGTERM. 2: bad options, 1: registration failed."""
+    try:
+        remote, environment_id = _check(args)
+        token = await _bearer(args)
+    except _UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    async with new_http_client() as http:
+        executor = RemoteExecutor(RegistryClient(http, remote, environment_id, token), make_session)
+        try:
+            registration = await executor.register()
+        except (RegistryError, RegistryResponseError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        name = getattr(args, "name", None)
+        print(
+            f"registered remote environment {registration.environment_id}"
+            + (f" ({name})" if name else "")
+            + f", registration {registration.executor_registration_id}",
+            file=sys.stderr,
+            flush=True,
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
+        serving = asyncio.create_task(executor.serve_forever(), name="remote-executor")
+        stopping = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (serving, stopping):
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(asyncio.gather(serving, stopping, return_exceptions=True), 10)
+        if serving.done() and not serving.cancelled() and serving.exception() is not None:
+            print(f"error: remote executor failed: {serving.exception()}", file=sys.stderr)
+            return 1
+    return 0

@@ -1,0 +1,46 @@
+"""Serve one remote stream with the exec-server's transport-independent ``Connection``.
+
+``connection_session_factory(registry)`` returns the ``make_session`` callable that
+``run_remote_executor`` needs: every active Noise stream becomes one exec-server connection, so
+sessions, resume and -32010 behave exactly as on the websocket listener.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from exec_client.remote import MessageChannel
+from exec_server.connection import Connection
+from exec_server.remote.mux import SessionFactory
+from exec_server.session import SessionRegistry
+
+__all__ = ["connection_session_factory"]
+
+log = logging.getLogger(__name__)
+
+_MAX_MESSAGES_PER_STREAM = 10**12  # effectively unbounded, but the loop has a bound
+
+
+def connection_session_factory(registry: SessionRegistry, *, concurrent_requests: int = 1) -> SessionFactory:
+    async def serve(channel: MessageChannel) -> None:
+        conn = Connection(
+            registry,
+            channel.send,
+            transport="noise",
+            parse_error_prefix="failed to parse JSON-RPC message from exec-server noise stream",
+            concurrent_requests=concurrent_requests,
+        )
+        try:
+            for _ in range(_MAX_MESSAGES_PER_STREAM):
+                message = await channel.recv()
+                if message is None:
+                    return
+                if not await conn.handle(message):
+                    await channel.close()  # Codex drops such a peer; here: Reset its stream
+                    return
+        except ConnectionError as exc:
+            log.info("remote stream ended while answering: %s", exc)
+        finally:
+            await conn.close()
+
+    return serve
