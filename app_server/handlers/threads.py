@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from app_server.connection import Session
 from app_server.protocol import threads as p
 from app_server.store import InvalidCursorError, ThreadArchivedStateError, ThreadNotFoundError
+from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
 from pycodex.jsonrpc.errors import InvalidRequest
 
@@ -50,6 +51,34 @@ def apply_overrides(settings: ThreadSettings, params: Any) -> ThreadSettings:
     return s
 
 
+def _last_turn_id(thread: ThreadRuntime) -> str:
+    """The turn restored token usage is reported against (Codex: the last turn; the schema wants a string)."""
+    return str(thread.turns[-1]["id"]) if thread.turns else ""
+
+
+def _summary_items(turn: JsonObj) -> list[JsonObj]:
+    """The summary view of a turn: its first user message and its final agent message."""
+    items = list(turn.get("items") or [])
+    user = [i for i in items if i.get("type") == "userMessage"][:1]
+    agent = [i for i in items if i.get("type") == "agentMessage"][-1:]
+    return user + agent
+
+
+async def _interrupt_and_wait(thread: ThreadRuntime, timeout: float = 10.0) -> None:
+    """End the active turn as interrupted (Codex archives a busy thread that way) and wait for its end."""
+    active = thread.active
+    if active is None:
+        return
+    active.interrupt_requested = True
+    for _ in range(100):  # a turn accepted a moment ago may not have its task yet
+        if active.task is not None or active.ended:
+            break
+        await asyncio.sleep(0.01)
+    if active.task is not None and not active.task.done():
+        active.task.cancel()
+        await asyncio.wait({active.task}, timeout=timeout)
+
+
 def _read_state(turn_id: str | None) -> JsonObj:
     first = {"type": "turn", "turnId": turn_id} if turn_id else {"type": "threadStart"}
     return {"firstUnread": first, "revision": str(uuid.uuid4())}
@@ -60,8 +89,10 @@ def register(app: AppServer) -> None:
 
     async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj:
         settings = apply_overrides(app.thread_defaults(params.config), params)
+        ThreadSkills.parse_roots(params.selected_capability_roots)  # reject bad roots before creating
         thread = await threads.start(session, settings, ephemeral=bool(params.ephemeral),
                                      thread_source=params.thread_source)
+        await thread.skills.select_roots(thread, params.selected_capability_roots)
         response = threads.settings_response(thread, include_turns=False)
         if params.service_tier is None and "service_tier" in params.model_fields_set:
             response["serviceTier"] = "default"  # Codex's answer to an explicit null
@@ -87,7 +118,11 @@ def register(app: AppServer) -> None:
             usage = thread.token_usage_wire()
             if usage is not None:
                 await session.notify("thread/tokenUsage/updated",
-                                     {"threadId": thread.id, "turnId": None, "tokenUsage": usage})
+                                     {"threadId": thread.id, "turnId": _last_turn_id(thread), "tokenUsage": usage})
+            active = thread.active
+            if active is not None and not active.ended:  # a client that joins may answer open approvals
+                for pending in list(active.open_requests.values()):
+                    pending.offer(session)
 
         session.after_response(after)
         return response
@@ -102,7 +137,7 @@ def register(app: AppServer) -> None:
             usage = thread.token_usage_wire()
             if usage is not None:
                 await session.notify("thread/tokenUsage/updated",
-                                     {"threadId": thread.id, "turnId": None, "tokenUsage": usage})
+                                     {"threadId": thread.id, "turnId": _last_turn_id(thread), "tokenUsage": usage})
             await thread.emit("thread/started", {"thread": threads.thread_wire(thread)})
 
         session.after_response(after)
@@ -144,18 +179,20 @@ def register(app: AppServer) -> None:
 
     async def turns_list(session: Session, params: p.ThreadTurnsListParams) -> JsonObj:
         loaded = threads.loaded.get(params.thread_id)
-        turns = loaded.turns if loaded is not None else (await threads.read_stored(params.thread_id)).turns
+        if loaded is not None:
+            turns = threads.turns_wire(loaded)
+        else:
+            turns = (await threads.read_stored(params.thread_id)).turns
         view = params.items_view or "summary"
         data = []
         for turn in turns:
             items = list(turn.get("items") or [])
             if view == "summary":
-                agent = [i for i in items if i.get("type") == "agentMessage"]
-                items = agent[-1:] if turn.get("status") == "completed" else []
+                items = _summary_items(turn)
             elif view == "notLoaded":
                 items = []
             data.append(dict(turn, items=items, itemsView=view))
-        if params.sort_direction == "desc":
+        if params.sort_direction != "asc":  # newest first unless asked otherwise, as Codex does
             data.reverse()
         limit = params.limit or len(data) or 1
         return {"data": data[:limit], "nextCursor": None, "backwardsCursor": None}
@@ -183,8 +220,8 @@ def register(app: AppServer) -> None:
 
     async def archive(session: Session, params: p.ThreadArchiveParams) -> JsonObj:
         loaded = threads.loaded.get(params.thread_id)
-        if loaded is not None and loaded.active is not None:
-            raise InvalidRequest(f"thread {params.thread_id} has an active turn; interrupt it first")
+        if loaded is not None and loaded.active is not None and not loaded.active.ended:
+            await _interrupt_and_wait(loaded)
         if loaded is not None:
             subscribers = list(loaded.subscribers)
             await threads.unload(loaded)

@@ -62,7 +62,7 @@ class ThreadManager:
 
     # -- views -----------------------------------------------------------------------------------
     def thread_wire(self, thread: ThreadRuntime, *, include_turns: bool = False) -> JsonObj:
-        turns = [dict(t) for t in thread.turns] if include_turns else []
+        turns = self.turns_wire(thread) if include_turns else []
         wire = build_thread(
             thread.meta, thread_id=thread.id, path=str(thread.writer.path) if thread.writer.path else None,
             preview=thread.preview, name=thread.name, created_at_ms=thread.created_at * 1000,
@@ -70,6 +70,15 @@ class ThreadManager:
         )
         wire["environments"] = self.environments_wire(thread)
         return wire
+
+    @staticmethod
+    def turns_wire(thread: ThreadRuntime) -> list[JsonObj]:
+        """Every turn of the thread, the one in progress included (with its items so far), as Codex shows them."""
+        turns = [dict(t) for t in thread.turns]
+        active = thread.active
+        if active is not None and not active.ended:
+            turns.append(active.wire(view="full"))
+        return turns
 
     def environments_wire(self, thread: ThreadRuntime) -> list[JsonObj]:
         if not thread.has_environment:
@@ -126,6 +135,7 @@ class ThreadManager:
         return thread
 
     async def _register(self, thread: ThreadRuntime, session: Session) -> None:
+        thread.codex_home = self.store.codex_home
         await self._attach(thread)
         self.loaded[thread.id] = thread
         self.subscribe(thread, session)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -17,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from app_server.model.errors import ModelError, RetryNotice
 from app_server.model.events import ResponseEvent, Usage
 from app_server.model.provider import RequestContext
+from app_server.store import new_uuid7
 from app_server.threads import items as it
-from app_server.threads.prompt import user_message_item
+from app_server.threads.prompt import developer_message, user_message_item
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
 from app_server.threads.state import MODEL_CONTEXT_WINDOW, ThreadRuntime, TurnState
 
@@ -35,6 +37,20 @@ TURN_ABORTED = (
     "<turn_aborted>\nThe user stopped the previous turn on purpose. Anything it was doing may be "
     "unfinished; do not resume it unless asked.\n</turn_aborted>"
 )
+
+
+PERMISSIONS_TAG = "<permissions instructions>"
+ENVIRONMENT_TAG = "<environment_context>"
+
+
+def _last_part(history: list[JsonObj], tag: str) -> str | None:
+    """The most recent message text part in ``history`` that starts with ``tag``."""
+    for item in reversed(history):
+        for part in reversed(item.get("content") or [] if item.get("type") == "message" else []):
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str) and text.startswith(tag):
+                return text
+    return None
 
 
 class TurnCancelled(Exception):
@@ -75,7 +91,7 @@ class TurnRunner:
         self.origin = origin
         self._inject = inject
         #: Function calls whose output has not been recorded yet (kept valid on interrupt).
-        self._unanswered: list[str] = []
+        self._unanswered: dict[str, float] = {}  # call id -> when it started (monotonic)
         self._mapper: SampleMapper | None = None
         self._consume_task: asyncio.Task[bool] | None = None
         self._restart = False
@@ -90,6 +106,8 @@ class TurnRunner:
             await thread.emit("turn/started", {"threadId": thread.id, "turn": turn.wire(view="notLoaded")})
             if not thread.history:
                 await self._record_history(self._build_context(thread))
+            else:
+                await self._record_history(self._context_updates())
             await self._user_input(turn.inputs)
             while True:
                 follow_up = await self._sample()
@@ -115,9 +133,11 @@ class TurnRunner:
     async def _end(self, status: str, error: JsonObj | None) -> None:
         thread, turn = self.thread, self.turn
         if status == "interrupted":
-            aborted = [
-                {"type": "function_call_output", "call_id": call_id, "output": "aborted"}
-                for call_id in self._unanswered
+            now = time.monotonic()
+            aborted = [  # what Codex tells the model about a call cut short by the interrupt
+                {"type": "function_call_output", "call_id": call_id,
+                 "output": f"Wall time: {now - started:.1f} seconds\naborted by user"}
+                for call_id, started in self._unanswered.items()
             ]
             await self._record_history([*aborted, user_message_item([TURN_ABORTED])])
         turn.finish(status, error)
@@ -156,9 +176,20 @@ class TurnRunner:
         self.thread.history.extend(entries)
         await asyncio.to_thread(self.thread.writer.response_items, entries)
 
+    def _context_updates(self) -> list[JsonObj]:
+        """Re-send the permissions text and the environment context when they changed since the model last
+        saw them (a cwd, sandbox or approval override), as Codex does before the new user message."""
+        fresh = [p["text"] for item in self._build_context(self.thread) for p in item.get("content", [])]
+        updates: list[JsonObj] = []
+        for tag, make in ((PERMISSIONS_TAG, developer_message), (ENVIRONMENT_TAG, lambda t: user_message_item(t))):
+            current = next((t for t in fresh if t.startswith(tag)), None)
+            if current is not None and current != _last_part(self.thread.history, tag):
+                updates.append(make([current]))
+        return updates
+
     async def _user_input(self, inputs: list[JsonObj]) -> None:
         thread, turn = self.thread, self.turn
-        item = it.user_message(str(uuid.uuid4()), it.user_input_to_content(inputs), started_at_ms=it.now_ms())
+        item = it.user_message(new_uuid7(), it.user_input_to_content(inputs), started_at_ms=it.now_ms())
         if not thread.preview:
             thread.preview = " ".join(it.user_input_texts(inputs))[:200]
         await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
@@ -210,6 +241,10 @@ class TurnRunner:
              "turnId": self.turn.id},
         )
 
+    def answered(self, call_id: str) -> None:
+        """A tool recorded its own output for ``call_id`` (the interrupt must not add another)."""
+        self._unanswered.pop(call_id, None)
+
     def steer(self) -> None:
         """New input arrived: restart the in-flight request if the model has not said anything yet."""
         self.turn.input_arrived.set()
@@ -250,10 +285,10 @@ class TurnRunner:
                         await self._record_history([action.item])
                     elif isinstance(action, ToolCall):
                         called_tools = True
-                        self._unanswered.append(action.call_id)
+                        self._unanswered[action.call_id] = time.monotonic()
                         output = await self._tool_handler(self, action)
                         await self._record_history([output])
-                        self._unanswered.remove(action.call_id)
+                        self._unanswered.pop(action.call_id, None)
                     elif isinstance(action, Completed):
                         await self._usage(action.usage)
         finally:

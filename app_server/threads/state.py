@@ -168,8 +168,10 @@ class ThreadRuntime:
         self.runner: Any = None
         self.system_error = False
         self.approved_commands: set[str] = set()
-        #: argv prefixes the user allowed with acceptWithExecpolicyAmendment (not persisted yet).
+        #: argv prefixes the user allowed with acceptWithExecpolicyAmendment (also kept in the rules file).
         self.approved_prefixes: list[tuple[str, ...]] = []
+        #: Where persisted approval rules live (set by the manager; None keeps them in memory only).
+        self.codex_home: Path | None = None
         self.window_number = 0
         self.lock = asyncio.Lock()
         #: Set by the manager: the unified exec sessions of this thread (tools layer).

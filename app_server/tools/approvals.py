@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,9 +41,14 @@ def is_known_safe(cmd: str) -> bool:
     return bool(words) and words[0] in _SAFE_PROGRAMS
 
 
-def needs_approval(*, policy: str, escalated: bool, cmd: str, approved: set[str]) -> bool:
+def needs_approval(
+    *, policy: str, escalated: bool, cmd: str, approved: set[str], argv: Sequence[str] = (),
+    allowed_prefixes: Sequence[tuple[str, ...]] = (),
+) -> bool:
     if cmd in approved:
         return False
+    if any(prefix and tuple(argv[: len(prefix)]) == prefix for prefix in allowed_prefixes):
+        return False  # an execpolicy amendment the user accepted earlier
     if policy == "never":
         return False
     if policy == "untrusted":

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app_server.threads import items as it
-from app_server.tools import approvals
+from app_server.tools import approvals, execpolicy
 from app_server.tools.output import format_exec_output
 from app_server.tools.pending import PendingRequest
 from app_server.tools.processes import SpawnError
@@ -34,6 +34,7 @@ from app_server.tools.unified_exec import (
 if TYPE_CHECKING:
     from app_server.threads.runner import TurnRunner
     from app_server.threads.sampling import ToolCall
+    from app_server.threads.state import ThreadRuntime
 
 __all__ = ["NO_ENVIRONMENT", "handle_tool_call"]
 
@@ -113,7 +114,8 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
     )
     announced = False
     if approvals.needs_approval(policy=settings.approval_policy, escalated=escalated, cmd=cmd,
-                                approved=thread.approved_commands):
+                                approved=thread.approved_commands, argv=argv,
+                                allowed_prefixes=thread.approved_prefixes) and not await _allowed_by_rules(thread, argv):
         decision = await _ask(runner, item, argv, cmd, args)
         announced = True
         if not decision.runs:
@@ -122,7 +124,7 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
                 from app_server.threads.runner import TurnCancelled
 
                 await runner.complete_item(declined)
-                runner._unanswered.remove(call.call_id)
+                runner.answered(call.call_id)
                 await runner._record_history(
                     [_output(call, f"Wall time: 0.1 seconds\n{approvals.CANCELLED_OUTPUT}")]
                 )
@@ -132,6 +134,10 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
             return approvals.DECLINED_OUTPUT
         if decision.kind == "acceptForSession":
             thread.approved_commands.add(cmd)
+        if decision.remember_prefix:
+            thread.approved_prefixes.append(decision.remember_prefix)
+            if thread.codex_home is not None:
+                await asyncio.to_thread(execpolicy.append_allowed_prefix, thread.codex_home, decision.remember_prefix)
         escalated = True
     sessions = _sessions(runner)
     if sessions.count >= MAX_SESSIONS:
@@ -165,7 +171,12 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
 
     session = sessions.open(process, on_output)
     yield_ms = clamp_yield_ms(args.get("yield_time_ms"), DEFAULT_EXEC_YIELD_MS)
-    result = await sessions.collect(session, yield_ms, t0)
+    try:
+        result = await sessions.collect(session, yield_ms, t0)
+    except asyncio.CancelledError:  # interrupted: the process runs on, and its item completes when it exits
+        sessions.watch(session, _complete_on_exit(runner, session, item, aggregated, t0),
+                       name=f"exec-item-{call.call_id}")
+        raise
     if result.exit_code is not None:
         await _complete_command(runner, item, result.exit_code, aggregated, t0)
     else:
@@ -199,8 +210,17 @@ async def _complete_on_exit(
     turn = runner.turn
     if turn.ended:  # the turn's stored snapshot was taken at its end: add the late item to it
         for snapshot in runner.thread.turns:
-            if snapshot.get("id") == turn.id:
-                snapshot["items"] = [*snapshot.get("items", []), turn.items[-1]]
+            items = snapshot.get("items", [])
+            if snapshot.get("id") == turn.id and all(i.get("id") != item["id"] for i in items):
+                snapshot["items"] = [*items, turn.items[-1]]
+
+
+async def _allowed_by_rules(thread: ThreadRuntime, argv: list[str]) -> bool:
+    """Whether a persisted allow rule (an earlier execpolicy amendment) covers ``argv``."""
+    if thread.codex_home is None:
+        return False
+    prefixes = await asyncio.to_thread(execpolicy.allowed_prefixes, thread.codex_home)
+    return execpolicy.matches_prefix(argv, prefixes)
 
 
 async def _write_stdin(runner: TurnRunner, args: JsonObj) -> str:

@@ -7,6 +7,9 @@ Format, as Codex sends it (app_server.md §8)::
     Process exited with code <n>          | Process running with session ID <id>
     Original token count: <n>
     Output:
+    [Warning: truncated output (original token count: <n>)
+    Total output lines: <n>
+    <blank line>]
     <text, middle-truncated to max_output_tokens>
 """
 
@@ -32,7 +35,8 @@ def truncate_middle(text: str, max_tokens: int) -> str:
         return text
     head = data[: budget // 2].decode("utf-8", "ignore")
     tail = data[len(data) - budget // 2 :].decode("utf-8", "ignore") if budget else ""
-    cut = approx_tokens(text) - approx_tokens(head) - approx_tokens(tail)
+    removed = len(data) - len(head.encode("utf-8")) - len(tail.encode("utf-8"))
+    cut = (removed + _BYTES_PER_TOKEN - 1) // _BYTES_PER_TOKEN
     return f"{head}…{cut} tokens truncated…{tail}"
 
 
@@ -52,4 +56,8 @@ def format_exec_output(
     lines.append(f"Original token count: {approx_tokens(output)}")
     limit = DEFAULT_MAX_OUTPUT_TOKENS if max_output_tokens is None else max_output_tokens
     lines.append("Output:")
-    return "\n".join(lines) + "\n" + truncate_middle(output, limit)
+    body = truncate_middle(output, limit)
+    if body != output:  # Codex announces a cut before the text itself
+        body = (f"Warning: truncated output (original token count: {approx_tokens(output)})\n"
+                f"Total output lines: {len(output.splitlines())}\n\n{body}")
+    return "\n".join(lines) + "\n" + body

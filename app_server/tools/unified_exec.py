@@ -13,8 +13,9 @@ import codecs
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from app_server.tools.processes import ExecProcess
 
@@ -69,6 +70,8 @@ class ExecSession:
         self.output_closed = asyncio.Event()
         self.exited = asyncio.Event()
         self.exit_code: int | None = None
+        #: Completes the command's item when the process exits after exec_command returned.
+        self.watcher: asyncio.Task[None] | None = None
         self._pump = asyncio.get_running_loop().create_task(self._run(), name=f"exec-pump-{session_id}")
 
     async def _run(self) -> None:
@@ -136,7 +139,13 @@ class ExecSession:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
+    async def wait_finished(self) -> None:
+        await self.exited.wait()
+        await self.output_closed.wait()
+
     async def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.cancel()
         await self.process.kill()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(self._pump, 5)
@@ -148,12 +157,20 @@ class UnifiedExec:
     def __init__(self) -> None:
         self._sessions: dict[int, ExecSession] = {}
         self._next_id = 1
+        self._watchers: set[asyncio.Task[None]] = set()  # strong references while they run
 
     def open(self, process: ExecProcess, on_output: OutputCallback | None) -> ExecSession:
         session = ExecSession(self._next_id, process, on_output)
         self._next_id += 1
         self._sessions[session.id] = session
         return session
+
+    def watch(self, session: ExecSession, coro: Coroutine[Any, Any, None], *, name: str) -> None:
+        """Run ``coro`` (which waits for the session to finish) in the background; close() cancels it."""
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._watchers.add(task)
+        task.add_done_callback(self._watchers.discard)
+        session.watcher = task
 
     def get(self, session_id: int) -> ExecSession:
         session = self._sessions.get(session_id)

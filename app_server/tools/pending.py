@@ -1,0 +1,85 @@
+"""A server-to-client question (an approval) that every subscribed client may answer.
+
+Codex offers a pending approval to the client that started the turn and again to any client that
+subscribes to the thread later (thread/resume); the first answer wins. A client that disconnects does
+not answer for the others: the question stays open until someone answers, the turn is interrupted, or
+the timeout passes. Each client sees the request under its own connection's request id, so
+``serverRequest/resolved`` goes to each asked client with that client's id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app_server.connection import Session
+
+__all__ = ["PendingRequest"]
+
+logger = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
+
+
+class PendingRequest:
+    def __init__(self, method: str, params: JsonObj, *, timeout: float) -> None:
+        self.method = method
+        self.params = params
+        self._timeout = timeout
+        self._answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._asked: dict[Session, int] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._deadline = asyncio.get_running_loop().time() + timeout
+
+    @property
+    def asked(self) -> dict[Session, int]:
+        """Each client this was sent to, with the request id on that client's connection."""
+        return dict(self._asked)
+
+    def offer(self, session: Session) -> None:
+        """Send the question to ``session`` unless it already has it, is closed, or it is answered."""
+        if session in self._asked or session.closed.is_set() or self._answer.done():
+            return
+        self._asked[session] = -1
+        self._tasks.append(asyncio.get_running_loop().create_task(self._ask(session)))
+
+    async def _ask(self, session: Session) -> None:
+        from app_server.connection import ConnectionClosedError
+
+        remaining = max(self._deadline - asyncio.get_running_loop().time(), 0.001)
+        # session.request takes its id synchronously before its first await, so this is that id.
+        self._asked[session] = session.next_request_id()
+        try:
+            result = await session.request(self.method, self.params, timeout=remaining)
+        except ConnectionClosedError:
+            logger.info("client left with %s open; waiting for another client", self.method)
+            return
+        except Exception as exc:  # a timeout or an error answer: no decision (the caller fails closed)
+            if not self._answer.done():
+                self._answer.set_exception(exc)
+            return
+        if not self._answer.done():
+            self._answer.set_result(result)
+
+    async def wait(self) -> Any:
+        """The first answer; raises TimeoutError when nobody answers in time."""
+        remaining = max(self._deadline - asyncio.get_running_loop().time(), 0.001)
+        return await asyncio.wait_for(asyncio.shield(self._answer), remaining)
+
+    async def close(self, thread_id: str) -> None:
+        """Withdraw the question from every client and tell each asked client it is resolved."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if not self._answer.done():
+            self._answer.cancel()
+        for session, request_id in self._asked.items():
+            if request_id >= 0:
+                await session.notify(
+                    "serverRequest/resolved", {"threadId": thread_id, "requestId": request_id}
+                )
