@@ -23,6 +23,8 @@ from exec_server.session import SessionRegistry
 
 __all__ = ["WsOptions", "start_ws_server"]
 
+WRITE_HIGH_WATER = 1 << 20
+
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -98,6 +100,9 @@ async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Serv
         compression=None,
         server_header=None,
         max_size=MAX_MESSAGE_BYTES,
+        # A deeper write buffer keeps the socket full while the client parses: output streams in 8 KiB
+        # chunks, and the default 32 KiB high-water mark made every few chunks wait for a round trip.
+        write_limit=WRITE_HIGH_WATER,
         ping_interval=30,
         ping_timeout=60,
     )

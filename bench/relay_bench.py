@@ -1,0 +1,192 @@
+"""Relay benchmarks: command round trip (sequential ``true``) and 50 MB stdout through the Noise relay.
+
+Topology: one ``pycodex relay`` (current checkout, a subprocess) as registry and rendezvous, each
+implementation's ``exec-server --remote`` registered with it under its own environment id, and the
+same harness client for both (ours: ``exec_client.remote`` over Noise, then ``exec_client``). Only the
+executor differs between the columns, so the ratio is the executor's share of the cost. Rounds
+alternate between the executors so that background load affects both alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.harness import Impl, implementations, median, print_table, temp_dirs
+from exec_client.environment import ExecServerEnvironment, OutputChunk, ProcessSpec
+from exec_client.remote import NoiseRemoteConfig, RemoteEnvironmentConnector
+
+COMMANDS = 50
+THROUGHPUT_BYTES = 50_000_000
+THROUGHPUT_RUNS = 3  # the median of three: one 50 MB run through two websocket hops is noisy
+LATENCY_ROUNDS = 5
+ENVIRONMENT_ID = "bench-relay"
+TOKEN = "bench-relay-token"
+WAIT = 60.0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User+system CPU of ``pid`` so far (Linux ``/proc``); NaN elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "OPENAI_"))}
+    return env | {"CODEX_HOME": str(home), "RUST_LOG": "error", "PYCODEX_LOG": "error"} | extra
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            proc.kill()
+            await asyncio.wait_for(proc.wait(), 10)
+
+
+async def _start_relay(home: Path) -> tuple[asyncio.subprocess.Process, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pycodex", "relay", env=_env(home, PYCODEX_RELAY_TOKEN=TOKEN),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        url = (await asyncio.wait_for(proc.stdout.readline(), WAIT)).decode().strip()
+    except TimeoutError:
+        await _stop(proc)
+        raise
+    if not url.startswith("http://"):
+        await _stop(proc)
+        raise RuntimeError(f"pycodex relay did not print its registry URL (got {url!r})")
+    return proc, url
+
+
+async def _start_executor(
+    impl: Impl, home: Path, registry_url: str, environment_id: str
+) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *impl.argv, "exec-server", "--remote", registry_url, "--environment-id", environment_id,
+        env=_env(home, CODEX_API_KEY=TOKEN), cwd=home, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)  # fmt: skip
+
+
+async def _run_one(env: ExecServerEnvironment, argv: list[str], cwd: Path) -> int:
+    process = await env.start(ProcessSpec(argv=argv, cwd=cwd))
+    total = 0
+    for _ in range(10_000_000):  # bounded: one event per iteration
+        event = await process.next_event(WAIT)
+        if isinstance(event, OutputChunk):
+            total += len(event.data)
+        elif event is None and process.is_closed:
+            return total
+    raise RuntimeError("process never closed")
+
+
+async def _open(
+    connector: RemoteEnvironmentConnector, executor: asyncio.subprocess.Process
+) -> ExecServerEnvironment:
+    """The executor registers asynchronously: retry until its rendezvous link is up."""
+    for _ in range(int(WAIT / 0.1)):
+        if executor.returncode is not None:
+            raise RuntimeError(f"executor exited with {executor.returncode}")
+        try:
+            client = await asyncio.wait_for(connector.open_client("bench", attempts=1), WAIT)
+        except (ConnectionError, OSError, Exception):  # not registered / not connected yet
+            await asyncio.sleep(0.1)
+            continue
+        return ExecServerEnvironment(client)
+    raise RuntimeError("could not reach the executor through the relay")
+
+
+@dataclass
+class _Side:
+    """One executor implementation registered with the shared relay, and its measurements."""
+
+    impl: Impl
+    proc: asyncio.subprocess.Process
+    connector: RemoteEnvironmentConnector
+    env: ExecServerEnvironment | None = None
+    latency: list[float] = field(default_factory=list)
+    rates: list[float] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)
+
+
+async def _latency_round(side: _Side, work: Path, count: int) -> None:
+    assert side.env is not None
+    for _ in range(count):
+        t0 = time.perf_counter()
+        await _run_one(side.env, ["true"], work)
+        side.latency.append(time.perf_counter() - t0)
+
+
+async def _throughput_round(side: _Side, work: Path, relay_pid: int) -> None:
+    assert side.env is not None
+    pids = {"harness": os.getpid(), "relay": relay_pid, "executor": side.proc.pid}
+    before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
+    t0 = time.perf_counter()
+    got = await _run_one(side.env, ["head", "-c", str(THROUGHPUT_BYTES), "/dev/zero"], work)
+    elapsed = time.perf_counter() - t0
+    if got != THROUGHPUT_BYTES:
+        raise RuntimeError(f"{side.impl.name}: got {got} bytes, expected {THROUGHPUT_BYTES}")
+    side.rates.append(got / elapsed / 1e6)
+    for name, pid in pids.items():
+        side.cpu[name] = side.cpu.get(name, 0.0) + _cpu_seconds(pid) - before[name]
+
+
+async def measure_all(impls: list[Impl]) -> list[_Side]:
+    """Both executors on one relay, measured in alternating rounds so that load on the machine
+    (the benchmark host is shared) hits both columns alike."""
+    tmp, home, work = temp_dirs()
+    with tmp:
+        home.mkdir(parents=True, exist_ok=True)
+        relay, registry_url = await _start_relay(home)
+        sides: list[_Side] = []
+        try:
+            for impl in impls:
+                environment_id = f"{ENVIRONMENT_ID}-{impl.name}"
+                exec_home = home / impl.name
+                exec_home.mkdir()
+                proc = await _start_executor(impl, exec_home, registry_url, environment_id)
+                config = NoiseRemoteConfig(registry_url, environment_id, TOKEN)
+                sides.append(_Side(impl, proc, RemoteEnvironmentConnector(config)))
+            for side in sides:
+                side.env = await _open(side.connector, side.proc)
+                await _run_one(side.env, ["true"], work)  # warm up
+            for _ in range(LATENCY_ROUNDS):
+                for side in sides:
+                    await _latency_round(side, work, COMMANDS // LATENCY_ROUNDS)
+            for _ in range(THROUGHPUT_RUNS):
+                for side in sides:
+                    await _throughput_round(side, work, relay.pid)
+            return sides
+        finally:
+            for side in sides:
+                if side.env is not None:
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(side.env.close(), 10)
+                await side.connector.aclose()
+                await _stop(side.proc)
+            await _stop(relay)
+
+
+async def run() -> None:
+    sides = await measure_all(implementations())
+    latency = {side.impl.name: median(side.latency) for side in sides}
+    throughput = {side.impl.name: median(side.rates) for side in sides}
+    print_table("exec-server through the Noise relay", [
+        ("relay command round trip (true)", "s", latency, "lower", 1.0),
+        ("relay stdout throughput (50 MB)", "MB/s", throughput, "higher", 1.0),
+    ])  # fmt: skip
+    # Where the throughput runs spent CPU: shows whether the executor is the bottleneck at all.
+    for side in sides:
+        spent = ", ".join(f"{proc} {seconds:.2f}" for proc, seconds in side.cpu.items())
+        print(f"  cpu s during {THROUGHPUT_RUNS}x50 MB, {side.impl.name} executor: {spent}")
