@@ -1,0 +1,49 @@
+"""Real, unmodified clients (the official Python SDK and a raw JSON-RPC driver) against our app-server.
+
+Runs ``../shared/clients/run_all.sh`` (the acceptance scripts every release must pass) with our
+executable. The scripts install their clients from PyPI/npm on first use; the test skips when the
+shared folder is not beside the checkout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+RUN_ALL = REPO.parent / "shared" / "clients" / "run_all.sh"
+CLIENTS = "raw raw_approval openai_codex openai_codex_approval"
+
+
+@pytest.mark.timeout(900)
+async def test_real_clients_complete_the_standard_scenario(tmp_path: Path) -> None:
+    if not RUN_ALL.exists():
+        pytest.skip("../shared/clients is not available")
+    pycodex = shutil.which("pycodex") or str(Path(sys.executable).with_name("pycodex"))
+    if not Path(pycodex).exists():
+        pytest.skip("the pycodex console script is not installed")
+    proc = await asyncio.create_subprocess_exec(
+        "bash", str(RUN_ALL), pycodex, env={**_env(tmp_path), "ONLY": CLIENTS},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), 840)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
+    text = out.decode("utf-8", "replace")
+    assert proc.returncode == 0, text[-4000:]
+    assert "4 passed, 0 failed" in text, text[-4000:]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "OPENAI_"))}
+    # Reuse an existing client install (CLIENTS_DIR or the scripts' default) to keep reruns fast.
+    env.setdefault("TMPDIR", "/tmp")
+    return env
