@@ -34,7 +34,8 @@ from exec_client.noise import (
 from exec_client.relay_frames import RelayData, RelayHandshake, RelayResume, decode_frame
 
 VECTORS = json.loads((Path(__file__).parent / "noise_vectors_codex_0169.json").read_text())
-TRANSCRIPTS = Path("/work/shared/reference/transcripts")
+from tests.support.paths import TRANSCRIPTS  # noqa: E402
+
 AUTH = b"harness-key-authorization"
 
 

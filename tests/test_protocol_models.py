@@ -79,8 +79,8 @@ from app_server.protocol.threads import (
     ThreadStartResponse,
 )
 from app_server.protocol.turns import Turn, TurnInterruptParams, TurnStartParams, TurnSteerParams
+from tests.support.paths import TRANSCRIPTS
 
-TRANSCRIPTS = Path("/work/shared/reference/transcripts")
 CODEX_SCHEMA_DIR = Path("/tmp/cxschema")
 CODEX_BIN = Path("/work/main/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
 APP_SERVER_TRANSCRIPTS = [

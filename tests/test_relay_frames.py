@@ -23,8 +23,8 @@ from exec_client.relay_frames import (
     decode_frame,
     encode_frame,
 )
+from tests.support.paths import TRANSCRIPTS
 
-TRANSCRIPTS = Path("/work/shared/reference/transcripts")
 VECTORS = json.loads((Path(__file__).parent / "noise_vectors_codex_0169.json").read_text())
 SID = "69c0bf81-2afb-461a-9546-66f3f162439e"
 HEAD = bytes.fromhex("08011224") + SID.encode()
