@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from app_server.protocol.base import describe_json_value
+
 __all__ = ["describe_validation_error", "validate_params"]
 
 # pydantic error-type stem (``string_type``, ``int_parsing``, ...) -> what the field expects, in serde words.
@@ -30,21 +32,7 @@ _JSON_TYPES = {
 
 
 def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean `{str(value).lower()}`"
-    if isinstance(value, int):
-        return f"integer `{value}`"
-    if isinstance(value, float):
-        return f"floating point `{value}`"
-    if isinstance(value, str):
-        return f'string "{value[:80]}"'
-    if isinstance(value, list):
-        return "sequence"
-    if isinstance(value, dict):
-        return "map"
-    return type(value).__name__
+    return describe_json_value(value, max_len=80)
 
 
 def _field_path(loc: tuple[int | str, ...], data: Any = None) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app_server.protocol.base import describe_json_value
+
 # Every top-level key of Codex 0.169's effective config (`config/read`), plus `profile`.
 KNOWN_TOP_LEVEL = frozenset(
     """model review_model model_context_window model_auto_compact_token_limit
@@ -62,19 +64,7 @@ class Invalid(Exception):
 
 
 def describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"boolean `{str(value).lower()}`"
-    if isinstance(value, int):
-        return f"integer `{value}`"
-    if isinstance(value, float):
-        return f"floating point `{value}`"
-    if isinstance(value, str):
-        return f'string "{value}"'
-    if isinstance(value, list):
-        return "sequence"
-    if isinstance(value, Mapping):
-        return "map"
-    return f"{type(value).__name__}"
+    return describe_json_value(value)
 
 
 def _type_error(path: list[str], value: Any, expected: str) -> Invalid:

@@ -7,7 +7,7 @@ real Codex app-server sends (`missing field \\`x\\``, `unknown variant ...`, `in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -171,7 +171,8 @@ _SERDE_EXPECTED = {
 }
 
 
-def _serde_unexpected(value: Any) -> str:
+def describe_json_value(value: Any, max_len: int | None = None) -> str:
+    """A JSON value as serde names it in errors: ``integer `5```, ``string "x"``, ``map`` ..."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -181,10 +182,10 @@ def _serde_unexpected(value: Any) -> str:
     if isinstance(value, float):
         return f"floating point `{value}`"
     if isinstance(value, str):
-        return f'string "{value}"'
+        return f'string "{value if max_len is None else value[:max_len]}"'
     if isinstance(value, list):
         return "sequence"
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return "map"
     return type(value).__name__
 
@@ -244,10 +245,10 @@ def codex_error_message(error: ValidationError, model: type[BaseModel] | None = 
     if kind in _INT_ERRORS or kind in _RANGE_ERRORS:
         rust = _serde_type_at(model, first["loc"]) or "an integer"
         verdict = "invalid value" if kind in _RANGE_ERRORS else "invalid type"
-        return f"{verdict}: {_serde_unexpected(value)}, expected {rust}"
+        return f"{verdict}: {describe_json_value(value)}, expected {rust}"
     expected = _SERDE_EXPECTED.get(kind)
     if expected is not None:
-        return f"invalid type: {_serde_unexpected(value)}, expected {expected}"
+        return f"invalid type: {describe_json_value(value)}, expected {expected}"
     where = ".".join(loc)
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
