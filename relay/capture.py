@@ -2,8 +2,9 @@
 
 Line shape: ``{"t": seconds since start, "direction": "harness->environment" | "environment->harness",
 "environment_id", "stream_id", "body": frame kind or null, "size", "frame": base64 of the exact bytes}``.
-Connection events are lines with an ``"event"`` key instead of ``"frame"``. Only relayed bytes are
-written (ciphertext in Noise mode); bearer tokens and tickets never are.
+Connection events are lines with an ``"event"`` key instead of ``"frame"``; every registry request is
+an event ``"registry_request"`` with ``method``, ``route`` (register/connect/validate) and ``status``.
+Only relayed bytes are written (ciphertext in Noise mode); bearer tokens and tickets never are.
 """
 
 from __future__ import annotations

@@ -11,13 +11,14 @@ from pathlib import Path
 from websockets.asyncio.server import Server
 
 from relay.capture import FrameCapture
-from relay.http import start_http_server
+from relay.http import HttpRequest, HttpResponse, start_http_server
 from relay.registry import AuthorizationPolicy, DevRegistry
 from relay.rendezvous import Rendezvous
 
 __all__ = ["RunningRelay", "start_relay"]
 
 _CLOSE_TIMEOUT_S = 5.0
+_REGISTRY_PREFIX = "/cloud/environment/"
 
 
 @dataclass
@@ -59,8 +60,19 @@ async def start_relay(
     ws_server = await rendezvous.start(host, rendezvous_port)
     ws_port = next(iter(ws_server.sockets)).getsockname()[1]
     registry.rendezvous_url = f"ws://{host}:{ws_port}"
+
+    async def handle(request: HttpRequest) -> HttpResponse:
+        response = await registry.handle(request)
+        if frame_capture is not None:
+            # Lets black-box tests (compat_tests/) count route hits of a relay subprocess.
+            environment_id, _, route = request.path.removeprefix(_REGISTRY_PREFIX).rpartition("/")
+            frame_capture.event(
+                "registry_request", environment_id, method=request.method, route=route, status=response.status
+            )
+        return response
+
     try:
-        http_server = await start_http_server(registry.handle, host, port)
+        http_server = await start_http_server(handle, host, port)
     except OSError:
         ws_server.close()
         raise

@@ -1,0 +1,1 @@
+"""Version-skew compatibility tests: builds of pycodex and Codex run as black-box executables."""
