@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from exec_client.protocol import MAX_CHUNK_BYTES, Method, b64encode
+from pycodex.jsonrpc.codec import VerbatimString
 from exec_server.output_log import OutputLog
 from exec_server.spawn import SpawnedProcess
 
@@ -84,7 +85,7 @@ class ManagedProcess:
                 "processId": self.process_id,
                 "seq": chunk.seq,
                 "stream": stream,
-                "chunk": b64encode(data),
+                "chunk": VerbatimString(b64encode(data)),  # base64 needs no escaping
             }
             await self._deliver(Method.PROCESS_OUTPUT, params, len(data))
 

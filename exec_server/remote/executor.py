@@ -103,6 +103,9 @@ class RemoteExecutor:
             additional_headers={"X-Request-ID": f"req_{uuid.uuid4().hex}"},
             compression=None,
             max_size=MAX_RELAY_MESSAGE_BYTES,
+            # Output streams as many ~11 KB frames: a deep write buffer keeps the socket full instead of
+            # waiting for a drain every few frames (the default high-water mark is 32 KiB).
+            write_limit=1 << 20,
             open_timeout=self._open_timeout,
             ping_interval=self._keepalive.ping_interval,
             ping_timeout=self._keepalive.pong_timeout,

@@ -18,6 +18,7 @@ __all__ = [
     "RequestReceived",
     "ResponseReceived",
     "Violation",
+    "VerbatimString",
     "classify",
     "encode",
 ]
@@ -25,12 +26,38 @@ __all__ = [
 _LS_PS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
+class VerbatimString(str):
+    """A string known to need no JSON escaping (e.g. base64), written as is.
+
+    Only honoured as a direct value of ``params``. It spares the encoder a per-character scan of large
+    payloads such as the exec-server's output chunks; the caller guarantees the content is safe.
+    """
+
+    __slots__ = ()
+
+
+_PLACEHOLDER = "\x00verbatim{}\x00"
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """Serialise one message as a single line of compact JSON, without the trailing LF."""
+    params = message.get("params")
+    verbatim: list[str] = []
+    if isinstance(params, dict) and any(type(v) is VerbatimString for v in params.values()):
+        swapped = {}
+        for key, value in params.items():
+            if type(value) is VerbatimString:
+                swapped[key] = _PLACEHOLDER.format(len(verbatim))
+                verbatim.append(value)
+            else:
+                swapped[key] = value
+        message = {**message, "params": swapped}
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     if "\u2028" in text or "\u2029" in text:
         # Inside JSON text these characters can only occur within strings, so escaping is lossless.
         text = text.translate(_LS_PS)
+    for index, value in enumerate(verbatim):
+        text = text.replace(json.dumps(_PLACEHOLDER.format(index)), '"' + value + '"', 1)
     return text.encode("utf-8")
 
 
