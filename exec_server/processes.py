@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from exec_client.protocol import MAX_CHUNK_BYTES, Method, b64encode
-from pycodex.jsonrpc.codec import VerbatimString
 from exec_server.output_log import OutputLog
 from exec_server.spawn import SpawnedProcess
+from pycodex.jsonrpc.codec import VerbatimString
 
 __all__ = ["Deliver", "ManagedProcess", "ProcessState"]
 

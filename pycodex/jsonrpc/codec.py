@@ -17,8 +17,8 @@ __all__ = [
     "NotificationReceived",
     "RequestReceived",
     "ResponseReceived",
-    "Violation",
     "VerbatimString",
+    "Violation",
     "classify",
     "encode",
 ]
