@@ -13,6 +13,7 @@ stable :class:`DropReason`, so the relay loop can count the reason and drop the 
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 from typing import Final
 
@@ -206,28 +207,41 @@ def _encode_body(body: RelayBody) -> bytes:
     return bytes(out)
 
 
+_SMALL_VARINTS: Final = tuple(bytes([v]) for v in range(0x80))
+
+
 def _put_varint(out: bytearray, value: int) -> None:
+    if value < 0x80:  # the common case (field keys, small counters), kept cheap: frames are hot
+        out += _SMALL_VARINTS[value]
+        return
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
         value >>= 7
     out.append(value)
 
 
+@functools.cache
+def _key_bytes(number: int, wire_type: int) -> bytes:
+    out = bytearray()
+    _put_varint(out, (int(number) << 3) | wire_type)
+    return bytes(out)
+
+
 def _put_key(out: bytearray, number: int, wire_type: int) -> None:
-    _put_varint(out, (number << 3) | wire_type)
+    out += _key_bytes(number, wire_type)
 
 
 def _put_uint(out: bytearray, number: int, value: int) -> None:
     if not 0 <= value <= _U32_MAX:
         raise ValueError(f"relay frame field {number} value {value} does not fit in uint32")
     if value:
-        _put_key(out, number, _VARINT)
+        out += _key_bytes(number, _VARINT)
         _put_varint(out, value)
 
 
 def _put_bytes(out: bytearray, number: int, value: bytes) -> None:
     if value:
-        _put_key(out, number, _LEN)
+        out += _key_bytes(number, _LEN)
         _put_varint(out, len(value))
         out += value
 

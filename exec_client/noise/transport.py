@@ -76,8 +76,17 @@ class NoiseTransport:
             NoiseUsageError: empty message, or the transport already failed.
             NoiseLimitError: message over 64 MiB, or the send sequence space is exhausted.
         """
+        return self.seal_messages([message])
+
+    def seal_messages(self, messages: list[bytes]) -> list[SealedRecord]:
+        """Frame several messages back to back and encrypt them into as few records as fit.
+
+        The receiver's reassembler reads length-prefixed messages from the record stream, so a burst
+        (e.g. process output) needs far fewer records, frames and websocket messages this way.
+        """
         self._check_usable()
-        chunks = split_records(frame_message(message), self._record_size)
+        framed = b"".join(frame_message(message) for message in messages)
+        chunks = split_records(framed, self._record_size)
         if self._next_send_seq + len(chunks) > _SEQ_LIMIT:
             raise NoiseLimitError("relay send sequence numbers exhausted")
         records = []

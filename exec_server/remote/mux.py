@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 MAX_STREAMS = 128
 MAX_PENDING_VALIDATIONS = 32
 _INBOX_MESSAGES = 1024
+_OUTGOING_BYTES_MAX = 1 << 20
 
 #: Serves one stream's JSON-RPC messages until ``channel.recv()`` returns None.
 SessionFactory = Callable[[MessageChannel], Awaitable[None]]
@@ -59,15 +60,47 @@ class _StreamChannel:
         self._mux = mux
         self._stream = stream
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue(_INBOX_MESSAGES)
-        self._lock = asyncio.Lock()
         self.ended = False
+        # Outgoing messages wait here for the flusher, which packs whatever accumulated while it was
+        # busy (a burst of output chunks) into shared records: fewer seals, frames and socket writes.
+        self._outgoing: list[bytes] = []
+        self._outgoing_bytes = 0
+        self._wakeup = asyncio.Event()
+        self._space = asyncio.Event()
+        self._space.set()
+        self._failure: BaseException | None = None
+        self._flusher = asyncio.get_running_loop().create_task(self._flush_loop(), name="relay-stream-flush")
 
     async def send(self, message: bytes) -> None:
-        async with self._lock:  # one message's records go out contiguous and in seq order
-            if self.ended or self._stream.phase is not StreamPhase.ACTIVE:
-                raise ChannelClosedError("stream is closed")
-            for frame in self._stream.seal_frames(message):
-                await self._mux.send_frame(frame)
+        while self._outgoing_bytes >= _OUTGOING_BYTES_MAX and not self.ended:
+            self._space.clear()
+            await self._space.wait()  # backpressure: the websocket is not keeping up
+        if self._failure is not None:
+            raise ChannelClosedError(f"stream is closed: {self._failure}")
+        if self.ended or self._stream.phase is not StreamPhase.ACTIVE:
+            raise ChannelClosedError("stream is closed")
+        self._outgoing.append(message)
+        self._outgoing_bytes += len(message)
+        self._wakeup.set()
+
+    async def _flush_loop(self) -> None:
+        try:
+            while True:
+                await self._wakeup.wait()
+                self._wakeup.clear()
+                while self._outgoing:
+                    batch, self._outgoing = self._outgoing, []
+                    self._outgoing_bytes = 0
+                    self._space.set()
+                    for frame in self._stream.seal_batch(batch):
+                        await self._mux.send_frame(frame)
+                if self.ended:
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the websocket or the stream went away: later sends fail fast
+            self._failure = exc
+            self._space.set()
 
     async def recv(self) -> bytes | None:
         if self.ended and self._inbox.empty():
@@ -88,8 +121,10 @@ class _StreamChannel:
     def end(self) -> None:
         if not self.ended:
             self.ended = True
+            self._space.set()
             with contextlib.suppress(asyncio.QueueFull):
                 self._inbox.put_nowait(None)
+            self._wakeup.set()  # the flusher sends what is queued, then stops
 
     async def close(self) -> None:
         await self._mux.reset_stream(self._stream.stream_id)

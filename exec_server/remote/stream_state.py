@@ -104,9 +104,13 @@ class ExecutorStream:
 
     def seal_frames(self, message: bytes) -> list[bytes]:
         """Encrypt one JSON message into encoded ``Data`` frames, in seq order."""
+        return self.seal_batch([message])
+
+    def seal_batch(self, messages: list[bytes]) -> list[bytes]:
+        """Encrypt JSON messages, packed back to back, into encoded ``Data`` frames, in seq order."""
         if self.phase is not StreamPhase.ACTIVE or self._transport is None:
             raise StreamProtocolError(f"cannot send in phase {self.phase.value}")
-        return data_frames(self.stream_id, self._transport.seal_message(message))
+        return data_frames(self.stream_id, self._transport.seal_messages(messages))
 
     def close(self) -> None:
         self.phase = StreamPhase.CLOSED
