@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from exec_server.remote.cli import add_remote_arguments, run_remote_executor
 from exec_server.session import DEFAULT_DETACHED_TTL_S, DEFAULT_MAX_PROCESSES, Limits, SessionRegistry
 from exec_server.stdio_listener import serve_stdio
 from exec_server.ws_listener import WsOptions, start_ws_server
+from pycodex.signals import stop_on_signals
 
 __all__ = ["UsageError", "add_exec_server_arguments", "run_exec_server"]
 
@@ -149,11 +149,7 @@ async def run_exec_server(options: Any) -> int:
         return 1
     bound = next(iter(server.sockets)).getsockname()
     print(f"ws://{bound[0]}:{bound[1]}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     try:
         await stop.wait()
     finally:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import ipaddress
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
+from pycodex.signals import stop_on_signals
 from relay.registry import AuthorizationDecision, fixed_policy
 from relay.server import start_relay
 
@@ -123,11 +122,7 @@ async def run_relay(args: Any) -> int:
         file=sys.stderr,
         flush=True,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     try:
         await stop.wait()
     finally:

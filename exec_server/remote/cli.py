@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import sys
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,6 +20,7 @@ from exec_client.remote import RegistryError, RegistryResponseError, new_http_cl
 from exec_server.remote.executor import RemoteExecutor
 from exec_server.remote.mux import SessionFactory
 from exec_server.remote.registration import RegistryClient
+from pycodex.signals import stop_on_signals
 
 __all__ = ["API_KEY_ENV_VAR", "add_remote_arguments", "run_remote_executor"]
 
@@ -107,11 +107,7 @@ async def run_remote_executor(args: Any, make_session: SessionFactory) -> int:
             file=sys.stderr,
             flush=True,
         )
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, stop.set)
+        stop = stop_on_signals()
         serving = asyncio.create_task(executor.serve_forever(), name="remote-executor")
         stopping = asyncio.create_task(stop.wait())
         try:
