@@ -37,27 +37,30 @@ class VerbatimString(str):
 
 
 _PLACEHOLDER = "\x00verbatim{}\x00"
+_PLACEHOLDER_JSON = tuple(json.dumps(_PLACEHOLDER.format(i)) for i in range(8))
+_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
 def encode(message: dict[str, Any]) -> bytes:
     """Serialise one message as a single line of compact JSON, without the trailing LF."""
     params = message.get("params")
     verbatim: list[str] = []
-    if isinstance(params, dict) and any(type(v) is VerbatimString for v in params.values()):
-        swapped = {}
+    if isinstance(params, dict):
+        swapped: dict[str, Any] | None = None
         for key, value in params.items():
-            if type(value) is VerbatimString:
+            if type(value) is VerbatimString and len(verbatim) < len(_PLACEHOLDER_JSON):
+                if swapped is None:
+                    swapped = dict(params)
                 swapped[key] = _PLACEHOLDER.format(len(verbatim))
                 verbatim.append(value)
-            else:
-                swapped[key] = value
-        message = {**message, "params": swapped}
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if swapped is not None:
+            message = {**message, "params": swapped}
+    text = _DUMPS(message)
     if "\u2028" in text or "\u2029" in text:
         # Inside JSON text these characters can only occur within strings, so escaping is lossless.
         text = text.translate(_LS_PS)
     for index, value in enumerate(verbatim):
-        text = text.replace(json.dumps(_PLACEHOLDER.format(index)), '"' + value + '"', 1)
+        text = text.replace(_PLACEHOLDER_JSON[index], '"' + value + '"', 1)
     return text.encode("utf-8")
 
 
