@@ -39,6 +39,8 @@ __all__ = ["AppConnection", "ConnectionClosedError", "ServerRequestTimeout", "Se
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_QUEUED_REQUESTS = 256
+#: How long a closing connection keeps answering the requests it had already received.
+DRAIN_ON_CLOSE_S = 2.0
 #: Every server-to-client request has a deadline; callers waiting on a person (approvals) pass their own.
 DEFAULT_SERVER_REQUEST_TIMEOUT_S = 300.0
 _connection_ids = itertools.count(1)
@@ -185,6 +187,7 @@ class AppConnection:
             self._peer, outbox, app=app, experimental_notifications=experimental_notifications
         )
         self._queue: asyncio.Queue[RequestReceived] = asyncio.Queue(max_queued_requests)
+        self._busy = False
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
     async def on_message(self, raw: bytes) -> None:
@@ -212,6 +215,10 @@ class AppConnection:
 
     async def on_close(self) -> None:
         session = self.session
+        # Requests that arrived before EOF still get their one response (stdout is still open on stdio).
+        if not self._queue.empty() or self._busy:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._queue.join(), DRAIN_ON_CLOSE_S)
         session.closed.set()
         session.fail_pending()
         self._dispatcher.cancel()
@@ -228,10 +235,14 @@ class AppConnection:
     async def _dispatch_loop(self) -> None:
         while True:
             req = await self._queue.get()
+            self._busy = True
             try:
                 await self._dispatch_one(req)
             except Exception:  # one broken request must not end the connection's dispatcher
                 logger.exception("dispatch of %s failed", req.method)
+            finally:
+                self._busy = False
+                self._queue.task_done()
 
     async def _dispatch_one(self, req: RequestReceived) -> None:
         try:

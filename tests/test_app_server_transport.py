@@ -227,3 +227,24 @@ async def test_initialize_answers_the_four_fields_with_a_codex_shaped_user_agent
     # SDKs read the runtime version after the first "/": it must be the Codex version we speak.
     assert result["userAgent"].startswith(f"shape_check/0.169.0 (pycodex {pycodex.__version__}; ")
     assert result["userAgent"].endswith("(shape_check; 9.8.7)")
+
+
+async def test_requests_received_before_stdin_eof_are_all_answered(codex_home, workspace) -> None:  # type: ignore[no-untyped-def]
+    """Every request gets exactly one response, even when the client closes stdin right after sending."""
+    import asyncio
+    import json
+    import sys
+
+    from tests.support.appserver_process import app_server_env
+
+    lines = [{"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "1"}}}]
+    lines += [{"id": i, "method": "thread/loaded/list", "params": {}} for i in range(2, 12)]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pycodex", "app-server", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, cwd=workspace,
+        env=app_server_env(codex_home),
+    )
+    out, _ = await asyncio.wait_for(proc.communicate("".join(json.dumps(m) + "\n" for m in lines).encode()), 20)
+    ids = [json.loads(line)["id"] for line in out.decode().splitlines() if '"id"' in line]
+    assert ids == list(range(1, 12))
+    assert proc.returncode == 0

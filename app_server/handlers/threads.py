@@ -206,7 +206,7 @@ def register(app: AppServer) -> None:
             else:
                 await asyncio.to_thread(threads.store.set_name, params.thread_id, params.name)
         except ThreadNotFoundError:
-            raise InvalidRequest(f"thread not found: {params.thread_id}") from None
+            raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
 
         async def after() -> None:
             note = {"threadId": params.thread_id, "threadName": params.name}

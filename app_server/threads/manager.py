@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new_uuid7
+from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new_uuid7, parse_thread_id
 from app_server.store.thread_shape import build_thread
 from app_server.threads.state import ThreadRuntime, ThreadSettings
 from pycodex import COMPATIBLE_CODEX_VERSION
@@ -107,6 +107,7 @@ class ThreadManager:
 
     # -- lookup ----------------------------------------------------------------------------------
     def get_loaded(self, thread_id: str) -> ThreadRuntime:
+        thread_id = parse_thread_id(thread_id)  # a malformed id: "invalid thread id: ..."
         thread = self.loaded.get(thread_id)
         if thread is None:
             raise InvalidRequest(f"thread not found: {thread_id}")
