@@ -287,7 +287,6 @@ def _controlling_tty() -> None:
 
 class LocalEnvironment(ExecutionEnvironment):
     def __init__(self) -> None:
-        self._ids = itertools.count(1)
         self._procs: list[_LocalProcess] = []
 
     async def start(self, spec: ProcessSpec) -> ExecProcess:
@@ -315,7 +314,8 @@ class LocalEnvironment(ExecutionEnvironment):
                 *args, executable=program, stdin=stdin, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, cwd=spec.cwd, env=env, start_new_session=True,
             )  # fmt: skip
-        handle = _LocalProcess(f"local-{next(self._ids)}", proc, master)
+        # The OS pid, as Codex reports local processes (commandExecution.processId).
+        handle = _LocalProcess(str(proc.pid), proc, master)
         self._procs = [x for x in self._procs if not x.is_closed] + [handle]
         return handle
 

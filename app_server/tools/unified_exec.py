@@ -160,8 +160,14 @@ class UnifiedExec:
         self._watchers: set[asyncio.Task[None]] = set()  # strong references while they run
 
     def open(self, process: ExecProcess, on_output: OutputCallback | None) -> ExecSession:
-        session = ExecSession(self._next_id, process, on_output)
-        self._next_id += 1
+        # Like Codex, a local process's session id is its pid; other environments get a counter.
+        pid = process.pid
+        if pid is not None and pid.isdigit() and int(pid) not in self._sessions:
+            session_id = int(pid)
+        else:
+            session_id = self._next_id
+            self._next_id += 1
+        session = ExecSession(session_id, process, on_output)
         self._sessions[session.id] = session
         return session
 
