@@ -53,6 +53,15 @@ def resolve_codex_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("CODEX_HOME") or DEFAULT_CODEX_HOME).expanduser()
 
 
+def plain_table(value: Any) -> Any:
+    """A config table (read-only mappings inside) as plain JSON values."""
+    if isinstance(value, Mapping):
+        return {str(k): plain_table(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_table(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class ConfigLayer:
     """One source of settings, as `config/read {includeLayers}` reports it."""
@@ -63,7 +72,7 @@ class ConfigLayer:
 
     @property
     def version(self) -> str:
-        canonical = json.dumps(self.config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        canonical = json.dumps(plain_table(self.config), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     @property
