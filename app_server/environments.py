@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from app_server.tools.processes import EnvironmentSpawner
-from exec_client.environment import ExecServerEnvironment, LocalEnvironment
+from exec_client.environment import ExecServerEnvironment
+from exec_client.local_environment import LocalEnvironment
 
 __all__ = ["EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "choose_environment"]
 

@@ -14,11 +14,11 @@ from exec_client.client import ExecServerClient
 from exec_client.environment import (
     ExecServerEnvironment,
     ExecutionEnvironment,
-    LocalEnvironment,
     OutputChunk,
     ProcessExit,
     ProcessSpec,
 )
+from exec_client.local_environment import LocalEnvironment
 
 ENV = {"PATH": "/usr/bin:/bin"}
 

@@ -26,7 +26,8 @@ from app_server.skills import (
 )
 from app_server.skills.reader import SkillEntry, SkillStat
 from exec_client.client import ExecServerClient
-from exec_client.environment import ExecServerEnvironment, LocalEnvironment
+from exec_client.environment import ExecServerEnvironment
+from exec_client.local_environment import LocalEnvironment
 
 
 def write(path: Path, text: str) -> Path:
