@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import uuid
 from dataclasses import replace
@@ -77,6 +78,35 @@ async def _interrupt_and_wait(thread: ThreadRuntime, timeout: float = 10.0) -> N
     if active.task is not None and not active.task.done():
         active.task.cancel()
         await asyncio.wait({active.task}, timeout=timeout)
+
+
+def _turn_cursor(thread_id: str, turn_id: str, *, include_anchor: bool) -> str:
+    return json.dumps({"requestedThreadId": thread_id, "turnId": turn_id, "includeAnchor": include_anchor,
+                       "scope": {"kind": "turns"}}, separators=(",", ":"))
+
+
+def _turns_page(thread_id: str, ordered: list[JsonObj], cursor: str | None, limit: int | None) -> JsonObj:
+    """One page of ``ordered`` turns. Like Codex's, a cursor names an anchor turn: ``nextCursor`` continues
+    after the page's last turn, ``backwardsCursor`` starts at its first (use it with the other direction)."""
+    start = 0
+    if cursor:
+        try:
+            anchor = json.loads(cursor)
+            ids = [t["id"] for t in ordered]
+            index = ids.index(anchor["turnId"])
+            if anchor.get("requestedThreadId") != thread_id:
+                raise ValueError("cursor of another thread")
+        except (ValueError, KeyError, TypeError):
+            raise InvalidRequest(f"invalid cursor: {cursor}") from None
+        start = index if anchor.get("includeAnchor") else index + 1
+    size = limit or len(ordered) or 1
+    page = ordered[start : start + size]
+    more = start + size < len(ordered)
+    return {
+        "data": page,
+        "nextCursor": _turn_cursor(thread_id, page[-1]["id"], include_anchor=False) if page and more else None,
+        "backwardsCursor": _turn_cursor(thread_id, page[0]["id"], include_anchor=True) if page else None,
+    }
 
 
 def _read_state(turn_id: str | None) -> JsonObj:
@@ -194,8 +224,7 @@ def register(app: AppServer) -> None:
             data.append(dict(turn, items=items, itemsView=view))
         if params.sort_direction != "asc":  # newest first unless asked otherwise, as Codex does
             data.reverse()
-        limit = params.limit or len(data) or 1
-        return {"data": data[:limit], "nextCursor": None, "backwardsCursor": None}
+        return _turns_page(params.thread_id, data, params.cursor, params.limit)
 
     async def name_set(session: Session, params: p.ThreadSetNameParams) -> JsonObj:
         loaded = threads.loaded.get(params.thread_id)
