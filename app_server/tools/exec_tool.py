@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app_server.store import new_uuid7
 from app_server.threads import items as it
 from app_server.tools import approvals, execpolicy
 from app_server.tools.output import format_exec_output
@@ -50,9 +51,11 @@ APPROVAL_TIMEOUT_S = float(os.environ.get("PYCODEX_APPROVAL_TIMEOUT_S", "3600"))
 
 
 def _output(call: ToolCall, text: str) -> JsonObj:
+    # Codex gives outputs their own ids (fco_/ctco_ + a UUIDv7); the model API accepts them as history.
     if call.custom:
-        return {"type": "custom_tool_call_output", "call_id": call.call_id, "output": text}
-    return {"type": "function_call_output", "call_id": call.call_id, "output": text}
+        return {"type": "custom_tool_call_output", "id": f"ctco_{new_uuid7()}", "call_id": call.call_id,
+                "output": text}
+    return {"type": "function_call_output", "id": f"fco_{new_uuid7()}", "call_id": call.call_id, "output": text}
 
 
 async def handle_tool_call(runner: TurnRunner, call: ToolCall) -> JsonObj:
