@@ -6,7 +6,7 @@ import json
 import time
 from typing import Any
 
-from bench.harness import Driver, FakeModel, Impl, median, temp_dirs, write_config
+from bench.harness import Driver, Impl, median, start_fake_model, temp_dirs, write_config
 
 TURNS = 8
 DELTAS = 20_000
@@ -22,7 +22,7 @@ async def exec_turn_latency(impl: Impl) -> float:
     """Median seconds from turn/start to turn/completed for exec_command + final message."""
     tmp, home, work = temp_dirs()
     with tmp:
-        model = await FakeModel.start(_exec_turn_script(), home.parent)
+        model = await start_fake_model(_exec_turn_script(), home.parent)
         write_config(home, model.url)
         driver = await Driver.spawn(impl, home, work)
         try:
@@ -47,7 +47,7 @@ async def delta_rate(impl: Impl) -> float:
     deltas = [f"w{i} " for i in range(DELTAS)]
     script = [{"output": [{"type": "message", "text": "".join(deltas), "deltas": deltas}], "burst": True}] * 3
     with tmp:
-        model = await FakeModel.start(script, home.parent)
+        model = await start_fake_model(script, home.parent)
         write_config(home, model.url)
         driver = await Driver.spawn(impl, home, work)
         try:

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.fake_model import FakeModel
+
 REPO = Path(__file__).resolve().parents[1]
 CODEX_BIN = Path(os.environ.get("PYCODEX_CODEX_BIN") or
                  REPO / "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
-FAKE_MODEL = REPO / "fixtures" / "fake_responses_server.py"
 
 
 @dataclass(frozen=True)
@@ -33,33 +34,9 @@ def implementations() -> list[Impl]:
     return impls
 
 
-class FakeModel:
-    def __init__(self, proc: asyncio.subprocess.Process, port: int) -> None:
-        self.proc, self.port = proc, port
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    @classmethod
-    async def start(cls, script: list[Any], tmp: Path) -> FakeModel:
-        path = tmp / "script.json"
-        path.write_text(json.dumps({"responses": script, "when_exhausted": "repeat_last"}))
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(FAKE_MODEL), str(path), stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE)
-        assert proc.stdout is not None
-        port = int(await asyncio.wait_for(proc.stdout.readline(), 10))
-        return cls(proc, port)
-
-    async def stop(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        try:
-            await asyncio.wait_for(self.proc.wait(), 5)
-        except TimeoutError:
-            self.proc.kill()
-            await self.proc.wait()
+async def start_fake_model(script: list[Any], tmp: Path) -> FakeModel:
+    """The shared fake Responses server, repeating its last response once the script runs out."""
+    return await FakeModel.start({"responses": script, "when_exhausted": "repeat_last"}, tmp)
 
 
 def write_config(home: Path, url: str) -> None:
