@@ -66,6 +66,13 @@ async def test_turn_overrides_stick_and_the_output_schema_is_for_one_turn(
         "name": "codex_output_schema",
     }
     assert all("format" not in (b.get("text") or {}) for b in bodies[1:])
+
+    def switches(body: dict) -> list[str]:  # type: ignore[type-arg]
+        return [c["text"] for i in body["input"] if i.get("role") == "developer" for c in i["content"]
+                if c["text"].startswith("<model_switch>")]
+
+    assert switches(bodies[1]) == []
+    assert len(switches(bodies[2])) == 1 and "other-model" in switches(bodies[2])[0]
     read = await client.call("thread/read", {"threadId": thread_id})
     assert read["thread"]["status"] == {"type": "idle"}
 

@@ -181,6 +181,8 @@ class ThreadManager:
             history_initialization=history_initialization,
         )
         thread.updated_at = loaded.updated_at_ms // 1000
+        stored = {**(loaded.meta.get("settings") or {}), **loaded.settings}
+        thread.model_seen = stored.get("model") or loaded.meta.get("model")
         return thread
 
     async def fork(self, session: Session, source_id: str, defaults: ThreadSettings, *, ephemeral: bool,

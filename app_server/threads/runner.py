@@ -107,7 +107,8 @@ class TurnRunner:
             if not thread.history:
                 await self._record_history(self._build_context(thread))
             else:
-                await self._record_history(self._context_updates())
+                await self._record_history(self._model_switch() + self._context_updates())
+            thread.model_seen = thread.settings.model
             await self._user_input(turn.inputs)
             while True:
                 follow_up = await self._sample()
@@ -175,6 +176,16 @@ class TurnRunner:
             return
         self.thread.history.extend(entries)
         await asyncio.to_thread(self.thread.writer.response_items, entries)
+
+    def _model_switch(self) -> list[JsonObj]:
+        """Tell a newly chosen model that earlier turns came from another one."""
+        before, now = self.thread.model_seen, self.thread.settings.model
+        if not before or before == now:
+            return []
+        return [developer_message([
+            f"<model_switch>\nFrom this turn on you are running as `{now}`; earlier turns of this conversation "
+            f"were answered by `{before}`. Keep working from the history as it stands.\n</model_switch>"
+        ])]
 
     def _context_updates(self) -> list[JsonObj]:
         """Re-send the permissions text and the environment context when they changed since the model last

@@ -165,6 +165,8 @@ class ThreadRuntime:
         self.history_initialization = history_initialization
         self.subscribers: set[Session] = set()
         self.active: TurnState | None = None
+        #: The model that produced the history so far (a switch is announced to the next one).
+        self.model_seen: str | None = None
         self.runner: Any = None
         self.system_error = False
         self.approved_commands: set[str] = set()
