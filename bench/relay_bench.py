@@ -20,6 +20,7 @@ from pathlib import Path
 from bench.harness import Impl, implementations, median, print_table, temp_dirs
 from exec_client.environment import ExecServerEnvironment, OutputChunk, ProcessSpec
 from exec_client.remote import NoiseRemoteConfig, RemoteEnvironmentConnector
+from tests.support.procs import stop_process
 
 COMMANDS = 50
 THROUGHPUT_BYTES = 50_000_000
@@ -44,16 +45,6 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     return env | {"CODEX_HOME": str(home), "RUST_LOG": "error", "PYCODEX_LOG": "error"} | extra
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        proc.terminate()
-        try:
-            await asyncio.wait_for(proc.wait(), 10)
-        except TimeoutError:
-            proc.kill()
-            await asyncio.wait_for(proc.wait(), 10)
-
-
 async def _start_relay(home: Path) -> tuple[asyncio.subprocess.Process, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "pycodex", "relay", env=_env(home, PYCODEX_RELAY_TOKEN=TOKEN),
@@ -62,10 +53,10 @@ async def _start_relay(home: Path) -> tuple[asyncio.subprocess.Process, str]:
     try:
         url = (await asyncio.wait_for(proc.stdout.readline(), WAIT)).decode().strip()
     except TimeoutError:
-        await _stop(proc)
+        await stop_process(proc)
         raise
     if not url.startswith("http://"):
-        await _stop(proc)
+        await stop_process(proc)
         raise RuntimeError(f"pycodex relay did not print its registry URL (got {url!r})")
     return proc, url
 
@@ -174,8 +165,8 @@ async def measure_all(impls: list[Impl]) -> list[_Side]:
                     with contextlib.suppress(Exception):
                         await asyncio.wait_for(side.env.close(), 10)
                 await side.connector.aclose()
-                await _stop(side.proc)
-            await _stop(relay)
+                await stop_process(side.proc)
+            await stop_process(relay)
 
 
 async def run() -> None:

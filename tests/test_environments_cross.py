@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_model import exec_call, message, model_config
+from tests.support.procs import stop_process
 from tests.support.schema import find_codex_bin
 
 pytestmark = pytest.mark.codex
@@ -84,10 +85,4 @@ async def test_two_call_exec_turn_runs_in_the_exec_server_environment(
         assert "marker=only-in-exec-server" in output
         assert "Process exited with code 0" in output
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 5)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        await stop_process(proc, timeout=5)

@@ -36,6 +36,7 @@ from exec_client.relay_frames import (
     decode_frame,
     encode_frame,
 )
+from tests.support.procs import stop_process
 
 pytestmark = pytest.mark.codex
 
@@ -108,13 +109,7 @@ async def codex(codex_bin: Path, args: list[str], env: dict[str, str], cwd: Path
     try:
         yield proc
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except TimeoutError:
-                proc.kill()
-                await asyncio.wait_for(proc.wait(), 10)
+        await stop_process(proc)
 
 
 def base_env(codex_home: Path) -> dict[str, str]:

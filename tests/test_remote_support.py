@@ -42,6 +42,7 @@ from exec_server.session import Limits, SessionRegistry
 from relay.registry import AuthorizationPolicy
 from relay.server import RunningRelay, start_relay
 from tests.support.appserver_process import write_codex_config
+from tests.support.procs import stop_process
 
 TOKEN = "registry-token"
 MARKER_VAR = "CODEX_EXECUTOR_VERSION_SKEW_MARKER"
@@ -164,13 +165,7 @@ async def codex_exec_server(codex_bin: Path, relay: RunningRelay, home: Path) ->
         assert relay.rendezvous.executor_connected(ENV_ID), "Codex exec-server never reached our rendezvous"
         yield
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except TimeoutError:
-                proc.kill()
-                await asyncio.wait_for(proc.wait(), 10)
+        await stop_process(proc)
 
 
 @asynccontextmanager
@@ -186,13 +181,7 @@ async def process(
     try:
         yield proc
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except TimeoutError:
-                proc.kill()
-                await asyncio.wait_for(proc.wait(), 10)
+        await stop_process(proc)
 
 
 def assert_relay_data_is_encrypted(capture: Path, markers: tuple[str, ...]) -> None:

@@ -9,18 +9,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from tests.support.fake_model import exec_call, message, model_config
-
-
-async def _turn(client: Any, thread_id: str, text: str) -> dict[str, Any]:
-    turn = (
-        await client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": text}]})
-    )["turn"]
-    done = await client.wait_notification(
-        "turn/completed", lambda p: p["turn"]["id"] == turn["id"], timeout=15
-    )
-    final: dict[str, Any] = done["params"]["turn"]
-    return final
+from tests.support.fake_model import exec_call, message, model_config, run_turn
 
 
 async def _kill(client: Any) -> None:
@@ -70,7 +59,7 @@ async def test_killed_while_a_command_runs_resumes_with_the_turn_interrupted(
     model_config(codex_home, model.url, sandbox_mode="danger-full-access")
     first = await app_server()
     thread_id = (await first.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    t1 = await _turn(first, thread_id, "one")
+    t1 = await run_turn(first, thread_id, "one")
     turn2 = (
         await first.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "two"}]})
     )["turn"]
@@ -85,7 +74,7 @@ async def test_killed_while_a_command_runs_resumes_with_the_turn_interrupted(
     try:
         await _kill(first)
         second, _ = await _resume_and_check(app_server, thread_id, t1, turn2["id"])
-        t3 = await _turn(second, thread_id, "three")
+        t3 = await run_turn(second, thread_id, "three")
         assert t3["status"] == "completed" and t3["items"][0]["text"] == "after the crash"
         body = model.requests()[-1]["body"]
         _assert_history_is_valid(body)
@@ -110,7 +99,7 @@ async def test_killed_while_the_model_stalls_resumes_with_the_turn_interrupted(
     model_config(codex_home, model.url)
     first = await app_server()
     thread_id = (await first.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    t1 = await _turn(first, thread_id, "one")
+    t1 = await run_turn(first, thread_id, "one")
     turn2 = (
         await first.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "two"}]})
     )["turn"]
@@ -118,7 +107,7 @@ async def test_killed_while_the_model_stalls_resumes_with_the_turn_interrupted(
     await _kill(first)
     second, turns = await _resume_and_check(app_server, thread_id, t1, turn2["id"])
     assert "never finished" not in str(turns[1]["items"])
-    t3 = await _turn(second, thread_id, "three")
+    t3 = await run_turn(second, thread_id, "three")
     assert t3["status"] == "completed" and t3["items"][0]["text"] == "fresh start"
     body = model.requests()[-1]["body"]
     _assert_history_is_valid(body)

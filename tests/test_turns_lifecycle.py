@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.support.fake_model import exec_call, message, model_config
+from tests.support.fake_model import exec_call, message, model_config, run_turn
 
 
 def _replies(*texts: str) -> dict[str, Any]:
@@ -17,17 +17,6 @@ def _replies(*texts: str) -> dict[str, Any]:
     }
 
 
-async def _turn(client: Any, thread_id: str, text: str, **extra: Any) -> dict[str, Any]:
-    turn = (
-        await client.call(
-            "turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": text}], **extra}
-        )
-    )["turn"]
-    done = await client.wait_notification(
-        "turn/completed", lambda p: p["turn"]["id"] == turn["id"], timeout=15
-    )
-    final: dict[str, Any] = done["params"]["turn"]
-    return final
 
 
 def _user_texts(body: dict[str, Any]) -> list[str]:
@@ -60,8 +49,8 @@ async def test_resume_in_a_new_process_returns_every_completed_turn_and_item(
     model_config(codex_home, model.url)
     first = await app_server()
     thread_id = (await first.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    t1 = await _turn(first, thread_id, "turn one")
-    t2 = await _turn(first, thread_id, "turn two")
+    t1 = await run_turn(first, thread_id, "turn one")
+    t2 = await run_turn(first, thread_id, "turn two")
     assert t1["status"] == t2["status"] == "completed"
     completed = [m["params"] for m in first.notifications("item/completed")]
     ids_by_turn: dict[str, list[str]] = {}
@@ -95,7 +84,7 @@ async def test_resume_in_a_new_process_returns_every_completed_turn_and_item(
     again = await second.call("thread/resume", {"threadId": thread_id}, timeout=5)
     assert again["thread"]["id"] == thread_id and len(again["thread"]["turns"]) == 2
 
-    t3 = await _turn(second, thread_id, "turn three")
+    t3 = await run_turn(second, thread_id, "turn three")
     assert t3["status"] == "completed" and t3["items"][0]["text"] == "third done"
     request = model.requests()[-1]
     assert _metadata(request)["history_initialization"] == "cold_resume"
@@ -128,7 +117,7 @@ async def test_fork_copies_turns_and_the_model_sees_the_copied_history(
     model_config(codex_home, model.url)
     client = await app_server()
     source_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    await _turn(client, source_id, "source question")
+    await run_turn(client, source_id, "source question")
     await client.call("thread/name/set", {"threadId": source_id, "name": "the source"})
     forked = await client.call("thread/fork", {"threadId": source_id})
     fork = forked["thread"]
@@ -138,7 +127,7 @@ async def test_fork_copies_turns_and_the_model_sees_the_copied_history(
     started = await client.wait_notification("thread/started", lambda p: p["thread"]["id"] == fork["id"])
     assert started["params"]["thread"]["forkedFromId"] == source_id
 
-    final = await _turn(client, fork["id"], "fork question")
+    final = await run_turn(client, fork["id"], "fork question")
     assert final["status"] == "completed"
     request = model.requests()[-1]
     assert _metadata(request)["history_initialization"] == "warm_fork"
@@ -151,7 +140,7 @@ async def test_fork_copies_turns_and_the_model_sees_the_copied_history(
     assert assistant == ["source reply"]
 
     # The source thread is untouched by the fork's turn.
-    await _turn(client, source_id, "source follow-up")
+    await run_turn(client, source_id, "source follow-up")
     texts = [t for t in _user_texts(model.requests()[-1]["body"]) if "question" in t or "follow-up" in t]
     assert texts == ["source question", "source follow-up"]
     loaded = (await client.call("thread/loaded/list", {}))["data"]
@@ -169,11 +158,11 @@ async def test_list_read_names_archive_and_subscriptions(
     ids = []
     for text, cwd in (("alpha apples", workspace), ("beta bananas", workspace), ("gamma grapes", sub)):
         thread_id = (await client.call("thread/start", {"cwd": str(cwd)}))["thread"]["id"]
-        await _turn(client, thread_id, text)
+        await run_turn(client, thread_id, text)
         ids.append(thread_id)
     ephemeral = (await client.call("thread/start", {"cwd": str(workspace), "ephemeral": True}))["thread"]
     assert ephemeral["ephemeral"] is True and ephemeral["path"] is None
-    await _turn(client, ephemeral["id"], "ephemeral words")
+    await run_turn(client, ephemeral["id"], "ephemeral words")
 
     listed = await client.call("thread/list", {})
     assert [t["id"] for t in listed["data"]] == ids[::-1]  # newest first
@@ -188,7 +177,7 @@ async def test_list_read_names_archive_and_subscriptions(
     found = await client.call("thread/list", {"searchTerm": "bananas"})
     assert [t["id"] for t in found["data"]] == [ids[1]]
     # A later turn moves the first thread to the front when sorting by update time.
-    await _turn(client, ids[0], "alpha again")
+    await run_turn(client, ids[0], "alpha again")
     by_update = await client.call("thread/list", {"sortKey": "updated_at"})
     assert by_update["data"][0]["id"] == ids[0]
     assert [t["id"] for t in (await client.call("thread/list", {"sortKey": "created_at"}))["data"]] == ids[
@@ -259,7 +248,7 @@ async def test_a_turn_in_progress_is_shown_and_archiving_interrupts_it(
     model_config(codex_home, model.url)
     client = await app_server()
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    first = await _turn(client, thread_id, "x")
+    first = await run_turn(client, thread_id, "x")
     busy = (
         await client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "y"}]})
     )["turn"]
@@ -297,7 +286,7 @@ async def test_a_turn_in_progress_is_shown_and_archiving_interrupts_it(
     await client.call("thread/unarchive", {"threadId": thread_id})
     again = await client.call("thread/resume", {"threadId": thread_id})
     assert [t["status"] for t in again["thread"]["turns"]] == ["completed", "interrupted"]
-    final = await _turn(client, thread_id, "z")
+    final = await run_turn(client, thread_id, "z")
     assert final["status"] == "completed" and final["items"][0]["text"] == "after unarchive"
 
 
@@ -314,9 +303,9 @@ async def test_resume_keeps_a_failed_turn_applies_overrides_and_ephemeral_thread
     first = await app_server()
     thread_id = (await first.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     ephemeral = (await first.call("thread/start", {"cwd": str(workspace), "ephemeral": True}))["thread"]["id"]
-    failed = await _turn(first, thread_id, "x")
+    failed = await run_turn(first, thread_id, "x")
     assert failed["status"] == "failed"
-    assert (await _turn(first, ephemeral, "x"))["status"] == "completed"
+    assert (await run_turn(first, ephemeral, "x"))["status"] == "completed"
     assert await first.close() == 0
 
     second = await app_server()
@@ -324,7 +313,7 @@ async def test_resume_keeps_a_failed_turn_applies_overrides_and_ephemeral_thread
     assert resumed["model"] == "resumed-model" and resumed["thread"]["status"] == {"type": "idle"}
     (turn,) = resumed["thread"]["turns"]
     assert turn["status"] == "failed" and turn["error"] == failed["error"]
-    assert (await _turn(second, thread_id, "y"))["status"] == "completed"
+    assert (await run_turn(second, thread_id, "y"))["status"] == "completed"
     assert model.requests()[-1]["body"]["model"] == "resumed-model"
     gone = await second.request("thread/resume", {"threadId": ephemeral})
     assert gone["error"] == {"code": -32600, "message": f"no rollout found for thread id {ephemeral}"}

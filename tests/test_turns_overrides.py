@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from tests.support.fake_model import message, model_config
+from tests.support.fake_model import message, model_config, run_turn
 
 SCHEMA = {
     "type": "object",
@@ -20,17 +20,6 @@ def _replies(*texts: str) -> dict[str, Any]:
     return {"responses": [{"output": [message(t)]} for t in texts], "when_exhausted": "repeat_last"}
 
 
-async def _turn(client: Any, thread_id: str, text: str, **extra: Any) -> dict[str, Any]:
-    turn = (
-        await client.call(
-            "turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": text}], **extra}
-        )
-    )["turn"]
-    done = await client.wait_notification(
-        "turn/completed", lambda p: p["turn"]["id"] == turn["id"], timeout=15
-    )
-    final: dict[str, Any] = done["params"]["turn"]
-    return final
 
 
 async def _wait_requests(model: Any, count: int) -> None:
@@ -41,20 +30,20 @@ async def _wait_requests(model: Any, count: int) -> None:
     raise AssertionError(f"the model saw {len(model.requests())} requests, expected {count}")
 
 
-async def test_turn_overrides_stick_and_the_output_schema_is_for_one_turn(
+async def test_turn_overrides_stick_and_the_output_schema_is_for_onerun_turn(
     app_server, fake_model, codex_home: Path, workspace: Path
 ) -> None:
     model = await fake_model(_replies('{"answer": "x"}', "plain"))
     model_config(codex_home, model.url)
     client = await app_server()
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    first = await _turn(
+    first = await run_turn(
         client, thread_id, "structured", model="other-model", outputSchema=SCHEMA, effort="high"
     )
     assert first["status"] == "completed"
-    second = await _turn(client, thread_id, "free text")
+    second = await run_turn(client, thread_id, "free text")
     assert second["status"] == "completed"
-    third = await _turn(client, thread_id, "back", model="mock-model")
+    third = await run_turn(client, thread_id, "back", model="mock-model")
     assert third["status"] == "completed"
     bodies = [r["body"] for r in model.requests()]
     assert [b["model"] for b in bodies] == ["other-model", "other-model", "mock-model"]
@@ -174,13 +163,13 @@ async def test_config_flag_and_thread_config_reach_the_model_request(
     client = await app_server("-c", 'model="flag-model"')
     flagged = await client.call("thread/start", {"cwd": str(workspace)})
     assert flagged["model"] == "flag-model"
-    await _turn(client, flagged["thread"]["id"], "one")
+    await run_turn(client, flagged["thread"]["id"], "one")
     configured = await client.call(
         "thread/start",
         {"cwd": str(workspace), "config": {"model": "thread-model", "model_reasoning_effort": "low"}},
     )
     assert configured["model"] == "thread-model" and configured["reasoningEffort"] == "low"
-    await _turn(client, configured["thread"]["id"], "two")
+    await run_turn(client, configured["thread"]["id"], "two")
     bodies = [r["body"] for r in model.requests()]
     assert [b["model"] for b in bodies] == ["flag-model", "thread-model"]
     assert bodies[1]["reasoning"]["effort"] == "low"
@@ -259,10 +248,10 @@ async def test_cwd_and_sandbox_overrides_resend_the_context_before_the_next_mess
     sub.mkdir()
     client = await app_server()
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    await _turn(client, thread_id, "first")
-    await _turn(client, thread_id, "moved", cwd=str(sub))
-    await _turn(client, thread_id, "locked", sandboxPolicy={"type": "readOnly"})
-    await _turn(client, thread_id, "unchanged")
+    await run_turn(client, thread_id, "first")
+    await run_turn(client, thread_id, "moved", cwd=str(sub))
+    await run_turn(client, thread_id, "locked", sandboxPolicy={"type": "readOnly"})
+    await run_turn(client, thread_id, "unchanged")
     requests = model.requests()
 
     def added(n: int) -> list[tuple[str, str]]:

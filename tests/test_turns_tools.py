@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_model import exec_call, message, model_config
+from tests.support.fake_model import exec_call, message, model_config, run_turn
 
 
 def _write_stdin(call_id: str, session_id: int, chars: str, **extra: Any) -> dict[str, Any]:
@@ -24,15 +24,6 @@ def _write_stdin(call_id: str, session_id: int, chars: str, **extra: Any) -> dic
     }
 
 
-async def _turn(client: Any, thread_id: str, text: str, timeout: float = 20) -> dict[str, Any]:
-    turn = (
-        await client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": text}]})
-    )["turn"]
-    done = await client.wait_notification(
-        "turn/completed", lambda p: p["turn"]["id"] == turn["id"], timeout=timeout
-    )
-    final: dict[str, Any] = done["params"]["turn"]
-    return final
 
 
 def _outputs(model: Any) -> dict[str, str]:
@@ -77,7 +68,7 @@ async def test_a_long_command_yields_a_session_that_write_stdin_continues(
     model_config(codex_home, model.url, sandbox_mode="danger-full-access")
     client = await app_server()
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    final = await _turn(client, thread_id, "talk to a process")
+    final = await run_turn(client, thread_id, "talk to a process", timeout=20)
     assert final["status"] == "completed"
     outputs = _outputs(model)
     first = outputs["call_read"]
@@ -104,7 +95,7 @@ async def test_write_stdin_to_an_unknown_session_tells_the_model(
     model_config(codex_home, model.url)
     client = await app_server()
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    assert (await _turn(client, thread_id, "poke"))["status"] == "completed"
+    assert (await run_turn(client, thread_id, "poke", timeout=20))["status"] == "completed"
     output = _outputs(model)["call_bad"]
     assert "4242" in output
 
@@ -126,7 +117,7 @@ async def test_truncation_exit_codes_and_failed_status(
     model_config(codex_home, model.url)
     client = await app_server()
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    assert (await _turn(client, thread_id, "run them"))["status"] == "completed"
+    assert (await run_turn(client, thread_id, "run them", timeout=20))["status"] == "completed"
     outputs = _outputs(model)
     long_out = outputs["call_long"]
     count = int(re.search(r"Original token count: (\d+)", long_out).group(1))  # type: ignore[union-attr]
@@ -174,7 +165,7 @@ async def test_the_sandbox_mode_decides_where_commands_may_write(
             thread_id = (await client.call("thread/start", {"cwd": str(workspace), "sandbox": mode}))[
                 "thread"
             ]["id"]
-            assert (await _turn(client, thread_id, f"write as {mode}"))["status"] == "completed"
+            assert (await run_turn(client, thread_id, f"write as {mode}", timeout=20))["status"] == "completed"
             results[mode] = _outputs(model)[f"call_{mode}"]
         ro, ww, full = results["read-only"], results["workspace-write"], results["danger-full-access"]
         assert "cwd=1" in ro and "tmp=1" in ro and "out=1" in ro
@@ -201,7 +192,7 @@ async def test_a_command_that_outlives_its_yield_completes_its_item_when_it_exit
     model_config(codex_home, model.url, sandbox_mode="danger-full-access")
     client = await app_server()
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    final = await _turn(client, thread_id, "background it")
+    final = await run_turn(client, thread_id, "background it", timeout=20)
     assert final["status"] == "completed"
     assert "Process running with session ID" in _outputs(model)["call_bg"]
     notes = [m for m in client.notifications() if m["method"].startswith("item/")]

@@ -76,3 +76,17 @@ def message(text: str, *, deltas: list[str] | None = None, item_id: str | None =
     if item_id is not None:
         spec["id"] = item_id
     return spec
+
+
+async def run_turn(client: Any, thread_id: str, text: str, *, timeout: float = 15, **extra: Any) -> dict[str, Any]:
+    """Start a text turn (``extra`` adds turn/start params) and return its ``turn/completed`` turn."""
+    turn = (
+        await client.call(
+            "turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": text}], **extra}
+        )
+    )["turn"]
+    done = await client.wait_notification(
+        "turn/completed", lambda p: p["turn"]["id"] == turn["id"], timeout=timeout
+    )
+    final: dict[str, Any] = done["params"]["turn"]
+    return final
