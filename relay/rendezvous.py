@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Protocol
@@ -162,13 +163,7 @@ class Rendezvous:
             await self._reset_harnesses(env)
             old.transport.abort()
         try:
-            async for message in ws:
-                if isinstance(message, str):
-                    self.dropped["text_frame"] += 1
-                    continue
-                frame = self._decode(message)
-                if frame is None:
-                    continue
+            async for message, frame in self._frames(ws):
                 key = (env, frame.stream_id)
                 harness = self._streams.get(key)
                 if harness is None:
@@ -205,13 +200,7 @@ class Rendezvous:
             return
         self._event("harness_connected", env, stream_id=key[1])
         try:
-            async for message in ws:
-                if isinstance(message, str):
-                    self.dropped["text_frame"] += 1
-                    continue
-                frame = self._decode(message)
-                if frame is None:
-                    continue
+            async for message, frame in self._frames(ws):
                 if frame.stream_id != key[1] or self._streams.get(key) is not ws:
                     self.dropped["foreign_stream"] += 1
                     continue
@@ -269,6 +258,16 @@ class Rendezvous:
         return key
 
     # -- helpers ------------------------------------------------------------------------------------
+
+    async def _frames(self, ws: ServerConnection) -> AsyncIterator[tuple[bytes, RelayMessageFrame]]:
+        """The routable binary frames of a connection; text frames and undecodable ones are counted."""
+        async for message in ws:
+            if isinstance(message, str):
+                self.dropped["text_frame"] += 1
+                continue
+            frame = self._decode(message)
+            if frame is not None:
+                yield message, frame
 
     def _decode(self, data: bytes) -> RelayMessageFrame | None:
         """Parse just enough to route; the executor applies the full validation rules, as with Codex."""
