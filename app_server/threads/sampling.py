@@ -133,13 +133,21 @@ class SampleMapper:
         )
         return actions
 
-    def _summary_part(self, event: ev.ReasoningSummaryPartAdded) -> list[Action]:
-        opened = self._open.get(event.item_id or "")
+    def _summary_slot(self, item_id: str | None, index: int) -> tuple[_Open, list[str]] | None:
+        """The open reasoning item and its summary list, padded so ``index`` exists."""
+        opened = self._open.get(item_id or "")
         if opened is None:
-            return []
+            return None
         summary: list[str] = opened.item["summary"]
-        while len(summary) <= event.summary_index:
+        while len(summary) <= index:
             summary.append("")
+        return opened, summary
+
+    def _summary_part(self, event: ev.ReasoningSummaryPartAdded) -> list[Action]:
+        slot = self._summary_slot(event.item_id, event.summary_index)
+        if slot is None:
+            return []
+        opened, _ = slot
         return [
             Emit(
                 "item/reasoning/summaryPartAdded",
@@ -149,12 +157,10 @@ class SampleMapper:
         ]
 
     def _summary_delta(self, event: ev.ReasoningSummaryTextDelta) -> list[Action]:
-        opened = self._open.get(event.item_id or "")
-        if opened is None:
+        slot = self._summary_slot(event.item_id, event.summary_index)
+        if slot is None:
             return []
-        summary: list[str] = opened.item["summary"]
-        while len(summary) <= event.summary_index:
-            summary.append("")
+        opened, summary = slot
         summary[event.summary_index] += event.delta
         return [
             Emit(
