@@ -336,20 +336,22 @@ def free_port() -> int:
 
 
 async def test_a_refused_connection_waits_for_network_then_fails_when_the_limit_is_reached() -> None:
-    prov = ProviderConfig(id="dead", name="dead", base_url=f"http://127.0.0.1:{free_port()}/v1")
+    base_url = f"http://127.0.0.1:{free_port()}/v1"
+    prov = ProviderConfig(id="dead", name="dead", base_url=base_url, request_max_retries=0)
     notices: list[RetryNotice] = []
     client = ModelClient(prov, env={}, network_backoff=no_backoff, network_retry_limit=2)
     async with client:
         err = await expect_error(client, notices)
+    message = f"Connection failed: error sending request to model provider `dead` ({base_url}): connection refused"
     assert [n.payload.to_wire() for n in notices] == [
         {
             "message": "Reconnecting... waiting for network",
             "codexErrorInfo": {"responseStreamDisconnected": {"httpStatusCode": None}},
-            "additionalDetails": "Connection failed: error sending request",
+            "additionalDetails": message,
             "misalignment": None,
         }
     ] * 2
-    assert err.payload.message == "Connection failed: error sending request"
+    assert err.payload.message == message
 
 
 async def test_cancelling_a_stalled_stream_ends_promptly_and_frees_the_connection(fake_server: Any) -> None:

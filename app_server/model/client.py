@@ -1,13 +1,16 @@
 """The Responses API client: one streamed `POST {base_url}/responses` per model request, with retries.
 
-Retry rules follow what Codex 0.169 does (observed with a fake server):
-* HTTP 5xx is first retried silently up to `request_max_retries` times;
-* then any retryable failure (5xx, 401/403/404..., `response.failed`, a truncated stream, an idle
+Retry rules follow Codex 0.169 (observed with a fake server) except where Codex can hang a turn:
+* HTTP 5xx, 429 and a connection that cannot be opened are first retried silently up to
+  `request_max_retries` times;
+* then any retryable failure (those, 401/403/404..., `response.failed`, a truncated stream, an idle
   timeout) restarts the request up to `stream_max_retries` times, each announced through `on_retry`
-  ("Reconnecting... n/max");
-* a connection that cannot be opened is retried while "waiting for network", without limit unless
-  `network_retry_limit` is set;
-* 400, 429 and context-window errors fail at once.
+  ("Reconnecting... n/max", or "Reconnecting... waiting for network" for a connection failure -
+  Codex retries that one forever, we stop at `stream_max_retries`);
+* a retry waits as long as the server asks (`retry-after-ms`, `Retry-After`, "try again in Xs"), up to
+  `max_retry_after` seconds (default 60); a longer hint fails at once, saying so (Codex would wait);
+* 400, a 429 `usage_limit_reached` and context-window errors fail at once.
+Every wait is bounded (see `ModelClient.worst_case_seconds`), so every turn ends.
 
 Auth: `authorization: Bearer $<env_key>` when the provider names an `env_key`; if that variable is
 unset or empty the request fails before it is sent ("Missing environment variable: `X`."), as in Codex.
@@ -20,6 +23,9 @@ import contextlib
 import logging
 import os
 import random
+import socket
+import ssl
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
@@ -36,16 +42,42 @@ from app_server.model.events import (
 )
 from app_server.model.provider import ProviderConfig, RequestContext
 from app_server.model.retry import (
+    DEFAULT_MAX_RETRY_AFTER_S,
     Backoff,
     RetryCallback,
     RetryPolicy,
+    Sleep,
     default_backoff,
     default_network_backoff,
     stream_with_retries,
+    worst_case_seconds,
 )
+from app_server.model.retry_hints import retry_hint
 from app_server.model.sse import SseDecoder, SseError
 
 logger = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 30.0
+#: An error answer's body is only read this far (it ends up in a message, not in memory forever).
+MAX_ERROR_BODY = 64 * 1024
+
+
+def connect_failure_cause(exc: BaseException) -> str:
+    """Name why a connection could not be opened, from the exception chain httpx hands us."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(current, socket.gaierror):
+            return f"DNS lookup failed ({current.strerror or current})"
+        if isinstance(current, ssl.SSLError):
+            return f"TLS handshake failed ({current.reason or current})"
+        if isinstance(current, httpx.ConnectTimeout | TimeoutError):
+            return "connect timed out"
+        current = current.__cause__ or current.__context__
+    return str(exc) or type(exc).__name__
 
 
 class ModelClient:
@@ -64,14 +96,17 @@ class ModelClient:
         backoff: Backoff = default_backoff,
         network_backoff: Backoff = default_network_backoff,
         network_retry_limit: int | None = None,
+        max_retry_after: float = DEFAULT_MAX_RETRY_AFTER_S,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         if provider.wire_api != "responses":
             raise ValueError(f"model provider `{provider.id}`: unsupported wire_api `{provider.wire_api}`")
         self._provider = provider
         self._url = provider.responses_url()
+        self._base_url = provider.base_url or ""
         self._owns_http = http is None
         self._http = http or httpx.AsyncClient(
-            timeout=httpx.Timeout(connect=30.0, read=None, write=30.0, pool=30.0)
+            timeout=httpx.Timeout(connect=CONNECT_TIMEOUT_S, read=None, write=30.0, pool=30.0)
         )
         self._env: Mapping[str, str] = os.environ if env is None else env
         self._backoff = backoff
@@ -80,12 +115,19 @@ class ModelClient:
             backoff=backoff,
             network_backoff=network_backoff,
             network_retry_limit=network_retry_limit,
+            max_retry_after=max_retry_after,
+            sleep=sleep,
         )
         self._rng = random.Random()
 
     @property
     def provider(self) -> ProviderConfig:
         return self._provider
+
+    def worst_case_seconds(self) -> float:
+        """How long one model request can wait on an unresponsive provider before it fails."""
+        timeout = max(self._provider.idle_timeout_s, CONNECT_TIMEOUT_S)
+        return worst_case_seconds(self._policy, self._provider.request_max_retries, timeout)
 
     async def aclose(self) -> None:
         if self._owns_http:
@@ -125,39 +167,38 @@ class ModelClient:
         self, body: Mapping[str, Any], ctx: RequestContext
     ) -> AsyncGenerator[ResponseEvent, None]:
         """One announced attempt: silent request retries for 5xx, then one streamed response."""
-        # 0 disables the idle timeout rather than failing every request at once.
-        idle = self._provider.stream_idle_timeout_ms / 1000.0 or None
+        idle = self._provider.idle_timeout_s
         request_retries = 0
         while True:
             request = self.build_request(body, ctx)
             try:
-                async with asyncio.timeout(idle):
-                    response = await self._http.send(request, stream=True)
-            except TimeoutError:
-                raise errors.idle_timeout() from None
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                logger.debug("connect to %s failed: %r", self._url, exc)
-                raise errors.connection_failed() from exc
-            except httpx.TransportError as exc:
-                raise errors.stream_broken(str(exc) or type(exc).__name__) from exc
+                try:
+                    async with asyncio.timeout(idle):
+                        response = await self._http.send(request, stream=True)
+                except TimeoutError:
+                    raise errors.idle_timeout() from None
+                except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                    logger.debug("connect to %s failed: %r", self._url, exc)
+                    cause = connect_failure_cause(exc)
+                    raise errors.connection_failed(self._provider.id, self._base_url, cause) from exc
+                except httpx.TransportError as exc:
+                    raise errors.stream_broken(str(exc) or type(exc).__name__) from exc
+            except errors.ModelError as failure:
+                if not self._retry_request(failure, request_retries):
+                    raise
+                request_retries += 1
+                await self._policy.sleep(self._policy.delay(failure, request_retries, self._backoff))
+                continue
             try:
                 if response.status_code // 100 != 2:
-                    try:
-                        async with asyncio.timeout(idle):
-                            raw = await response.aread()
-                    except (TimeoutError, httpx.TransportError):
-                        raw = b""
-                    err = errors.from_http_status(
-                        response.status_code, raw.decode("utf-8", "replace"), str(request.url)
-                    )
-                    if (
-                        err.scope is RetryScope.REQUEST
-                        and request_retries < self._provider.request_max_retries
-                    ):
-                        request_retries += 1
-                        await asyncio.sleep(self._backoff(request_retries, self._rng))
-                        continue
-                    raise err
+                    raw = await self._error_body(response, idle)
+                    hint = retry_hint(response.headers, raw, time.time())
+                    err = errors.from_http_status(response.status_code, raw, str(request.url), hint)
+                    if not self._retry_request(err, request_retries):
+                        raise err
+                    request_retries += 1
+                    await self._policy.sleep(self._policy.delay(err, request_retries, self._backoff))
+                    continue
                 async with contextlib.aclosing(self._events(response, idle)) as events:
                     async for event in events:
                         yield event
@@ -165,8 +206,27 @@ class ModelClient:
             finally:
                 await response.aclose()
 
+    def _retry_request(self, err: errors.ModelError, done: int) -> bool:
+        """Whether `err` gets one of the silent request-level retries."""
+        silent = err.scope in (RetryScope.REQUEST, RetryScope.NETWORK)
+        return silent and done < self._provider.request_max_retries
+
+    @staticmethod
+    async def _error_body(response: httpx.Response, idle: float) -> str:
+        """The first `MAX_ERROR_BODY` bytes of an error answer ("" when it cannot be read in time)."""
+        raw = bytearray()
+        try:
+            async with asyncio.timeout(idle):
+                async for chunk in response.aiter_bytes():
+                    raw.extend(chunk)
+                    if len(raw) >= MAX_ERROR_BODY:
+                        break
+        except (TimeoutError, httpx.TransportError):
+            pass
+        return bytes(raw[:MAX_ERROR_BODY]).decode("utf-8", "replace")
+
     async def _events(
-        self, response: httpx.Response, idle: float | None
+        self, response: httpx.Response, idle: float
     ) -> AsyncGenerator[ResponseEvent, None]:
         decoder = SseDecoder()
         chunks = response.aiter_bytes().__aiter__()

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from app_server.model.retry_hints import parse_try_again_in
+
 HIGH_DEMAND = "We’re currently experiencing high demand, which may cause temporary errors."
 USAGE_LIMIT = "You’ve hit your usage limit. Try again later."
 CONTEXT_WINDOW = (
@@ -64,17 +66,27 @@ class RetryScope(enum.Enum):
     NONE = "none"  # fatal: fail the turn now
     STREAM = "stream"  # stream_max_retries, each retry announced
     REQUEST = "request"  # request_max_retries silently, then stream_max_retries
-    NETWORK = "network"  # could not connect: "waiting for network"
+    NETWORK = "network"  # could not connect: like REQUEST, but announced as "waiting for network"
 
 
 class ModelError(Exception):
-    """A model request failed. `payload` is what the turn reports; `scope` drives retries."""
+    """A model request failed. `payload` is what the turn reports; `scope` drives retries.
 
-    def __init__(self, payload: TurnErrorPayload, scope: RetryScope, http_status: int | None = None) -> None:
+    `retry_after` is the server's requested delay in seconds (Retry-After and friends), if any.
+    """
+
+    def __init__(
+        self,
+        payload: TurnErrorPayload,
+        scope: RetryScope,
+        http_status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(payload.message)
         self.payload = payload
         self.scope = scope
         self.http_status = http_status
+        self.retry_after = retry_after
 
     @property
     def retryable(self) -> bool:
@@ -118,24 +130,28 @@ def _json_error(body: str) -> dict[str, Any]:
     return error if isinstance(error, dict) else {}
 
 
-def from_http_status(status: int, body: str, url: str) -> ModelError:
-    """Map a non-2xx answer to the error Codex reports for it."""
+def from_http_status(status: int, body: str, url: str, retry_after: float | None = None) -> ModelError:
+    """Map a non-2xx answer to the error Codex reports for it; `retry_after` is the server's hint."""
     error = _json_error(body)
     kind = error.get("type") or error.get("code")
     if status == 429 and kind == "usage_limit_reached":
         return ModelError(TurnErrorPayload(USAGE_LIMIT, "usageLimitExceeded"), RetryScope.NONE, status)
     if status == 429:
+        # Codex gives up on the first 429; we retry it like a 5xx, after the server's hint if it sent one.
         return ModelError(
             TurnErrorPayload(
                 f"exceeded retry limit, last status: 429 {_REASONS[429]}",
                 {"responseTooManyFailedAttempts": {"httpStatusCode": 429}},
             ),
-            RetryScope.NONE,
+            RetryScope.REQUEST,
             status,
+            retry_after,
         )
     if status >= 500:
         # Codex drops the status here: its retry notices say `httpStatusCode: null` for a 5xx.
-        return ModelError(TurnErrorPayload(HIGH_DEMAND, "internalServerError"), RetryScope.REQUEST, None)
+        return ModelError(
+            TurnErrorPayload(HIGH_DEMAND, "internalServerError"), RetryScope.REQUEST, None, retry_after
+        )
     if status == 400:
         if kind == "context_length_exceeded" or error.get("code") == "context_length_exceeded":
             return ModelError(
@@ -152,6 +168,7 @@ def from_http_status(status: int, body: str, url: str) -> ModelError:
         ),
         RetryScope.STREAM,
         status,
+        retry_after,
     )
 
 
@@ -162,7 +179,9 @@ def from_response_failed(code: str | None, message: str) -> ModelError:
     if code in ("insufficient_quota", "usage_not_included"):
         return ModelError(TurnErrorPayload(USAGE_LIMIT, "usageLimitExceeded"), RetryScope.NONE)
     scope = RetryScope.NONE if code in _FATAL_FAILED_CODES else RetryScope.STREAM
-    return ModelError(TurnErrorPayload(DISCONNECTED + message, "other"), scope)
+    # As in Codex, only a rate-limit failure's "try again in 1.5s" text sets the delay.
+    hint = parse_try_again_in(message) if code == "rate_limit_exceeded" else None
+    return ModelError(TurnErrorPayload(DISCONNECTED + message, "other"), scope, retry_after=hint)
 
 
 def stream_closed() -> ModelError:
@@ -178,11 +197,25 @@ def stream_broken(reason: str) -> ModelError:
     return ModelError(TurnErrorPayload(DISCONNECTED + reason, "other"), RetryScope.STREAM)
 
 
-def connection_failed() -> ModelError:
+def connection_failed(provider_id: str, base_url: str, cause: str) -> ModelError:
+    """The request could not be sent. Codex says only "error sending request"; we say where and why."""
     return ModelError(
-        TurnErrorPayload(CONNECTION_FAILED, {"responseStreamConnectionFailed": {"httpStatusCode": None}}),
+        TurnErrorPayload(
+            f"{CONNECTION_FAILED} to model provider `{provider_id}` ({base_url}): {cause}",
+            {"responseStreamConnectionFailed": {"httpStatusCode": None}},
+        ),
         RetryScope.NETWORK,
     )
+
+
+def retry_hint_too_long(cause: ModelError, hint: float, cap: float) -> ModelError:
+    """The server asked for a longer wait than we hold a turn open for: fail now and say so."""
+    message = (
+        f"{cause.payload.message} (the server asked to retry after {hint:g}s, "
+        f"longer than the {cap:g}s this client waits; giving up)"
+    )
+    payload = TurnErrorPayload(message, cause.payload.codex_error_info, cause.payload.additional_details)
+    return ModelError(payload, RetryScope.NONE, cause.http_status, hint)
 
 
 def missing_env_key(env_key: str) -> ModelError:

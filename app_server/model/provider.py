@@ -44,6 +44,11 @@ class ProviderConfig:
     def is_scripted(self) -> bool:
         return self.id == SCRIPTED_PROVIDER_ID
 
+    @property
+    def idle_timeout_s(self) -> float:
+        """The stall timeout in seconds. 0 means the default: no wait on a provider is unbounded."""
+        return (self.stream_idle_timeout_ms or DEFAULT_STREAM_IDLE_TIMEOUT_MS) / 1000.0
+
     def responses_url(self) -> str:
         if not self.base_url:
             raise ValueError(f"model provider `{self.id}` has no base_url")

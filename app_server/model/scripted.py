@@ -116,6 +116,6 @@ class ScriptedModelClient:
             raise errors.stream_closed()
         # stall: hold the stream open; past the idle timeout it fails like a silent HTTP stream.
         seconds = float(fault.spec.get("seconds", 3600))
-        idle = self._provider.stream_idle_timeout_ms / 1000.0 or float("inf")
+        idle = self._provider.idle_timeout_s
         await asyncio.sleep(min(seconds, idle))
         raise errors.idle_timeout() if seconds >= idle else errors.stream_closed()
