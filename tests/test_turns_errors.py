@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.support.fake_model import message
 
@@ -12,13 +15,15 @@ HIGH_DEMAND = "We\u2019re currently experiencing high demand, which may cause te
 DISCONNECTED = "stream disconnected before completion: "
 
 
-def _config(codex_home: Path, url: str, *, stream_max_retries: int = 0, idle_ms: int | None = None) -> None:
+def _config(
+    codex_home: Path, url: str, *, stream_max_retries: int = 0, idle_ms: int | None = None, request_max_retries: int = 0
+) -> None:
     idle = f"stream_idle_timeout_ms = {idle_ms}\n" if idle_ms is not None else ""
     codex_home.mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(
         'model = "mock-model"\napproval_policy = "never"\nsandbox_mode = "workspace-write"\n'
         'model_provider = "mock_provider"\n\n[model_providers.mock_provider]\nname = "Mock provider"\n'
-        f'base_url = "{url}"\nwire_api = "responses"\nrequest_max_retries = 0\n'
+        f'base_url = "{url}"\nwire_api = "responses"\nrequest_max_retries = {request_max_retries}\n'
         f"stream_max_retries = {stream_max_retries}\n{idle}"
     )
 
@@ -171,3 +176,69 @@ async def test_a_stall_without_retries_fails_the_turn_with_the_idle_timeout(
     assert second["status"] == "completed" and second["items"][0]["text"] == "fine again"
     statuses = [m["params"]["status"]["type"] for m in client.notifications("thread/status/changed")]
     assert statuses == ["active", "systemError", "active", "idle"]
+
+
+def _turn_errors(client: Any, turn_id: str) -> list[dict[str, Any]]:
+    return [m["params"] for m in client.notifications("error") if m["params"]["turnId"] == turn_id]
+
+
+def _completions(client: Any, turn_id: str) -> int:
+    return sum(1 for m in client.notifications("turn/completed") if m["params"]["turn"]["id"] == turn_id)
+
+
+async def test_a_429_is_retried_after_the_servers_hint_and_the_turn_completes(
+    app_server, fake_model, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model(
+        [{"status": 429, "body": "slow down", "headers": {"retry-after-ms": "20"}}, {"output": [message("after 429")]}]
+    )
+    _config(codex_home, model.url, request_max_retries=2)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    turn_id, final = await _run_turn(client, thread_id, "go")
+    assert final["status"] == "completed" and final["items"][0]["text"] == "after 429"
+    assert _turn_errors(client, turn_id) == []  # request-level retries are silent
+    assert len(model.requests()) == 2
+
+
+async def test_a_retry_after_beyond_the_cap_fails_the_turn_at_once(
+    app_server, fake_model, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model([{"status": 429, "body": "", "headers": {"Retry-After": "3600"}}])
+    _config(codex_home, model.url, request_max_retries=2, stream_max_retries=2)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    turn_id, final = await _run_turn(client, thread_id, "go")
+    assert final["status"] == "failed"
+    assert final["error"]["message"] == (
+        "exceeded retry limit, last status: 429 Too Many Requests (the server asked to retry after 3600s, "
+        "longer than the 60s this client waits; giving up)"
+    )
+    assert final["error"]["codexErrorInfo"] == {"responseTooManyFailedAttempts": {"httpStatusCode": 429}}
+    assert [e["willRetry"] for e in _turn_errors(client, turn_id)] == [False]
+    assert _completions(client, turn_id) == 1
+    assert len(model.requests()) == 1
+
+
+@pytest.mark.parametrize("request_retries", [0, 2])
+async def test_an_unreachable_provider_fails_the_turn_once_naming_it(
+    app_server, codex_home: Path, workspace: Path, request_retries: int
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"  # closed once the block ends
+    _config(codex_home, url, request_max_retries=request_retries)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    turn_id, final = await _run_turn(client, thread_id, "go")
+    expected = _turn_error(
+        f"Connection failed: error sending request to model provider `mock_provider` ({url}): connection refused",
+        {"responseStreamConnectionFailed": {"httpStatusCode": None}},
+    )
+    assert (final["status"], final["error"]) == ("failed", expected)
+    assert _turn_errors(client, turn_id) == [
+        {"error": expected, "willRetry": False, "threadId": thread_id, "turnId": turn_id}
+    ]
+    seq = _turn_methods(client, turn_id)
+    assert seq[-3:] == ["thread/status/changed", "error", "turn/completed"], seq
+    assert _completions(client, turn_id) == 1
