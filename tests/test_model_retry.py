@@ -137,7 +137,7 @@ async def test_429_hints_in_retry_after_ms_and_in_the_body_are_honoured(fake_mod
 async def test_a_rate_limited_response_failed_waits_for_its_try_again_in(fake_model: Start) -> None:
     failed = {"code": "rate_limit_exceeded", "message": "Rate limit reached. Please try again in 28ms."}
     model = await fake_model([{"output": [], "failed": failed}, OK])
-    sleeps, notices = Sleeps(), []
+    sleeps, notices = Sleeps(), list[RetryNotice]()
     events = await run(client_for(provider(model.url, stream_max_retries=1), sleeps), notices)
     assert isinstance(events[-1], ResponseCompleted)
     assert sleeps.delays == [pytest.approx(0.028)]
@@ -146,7 +146,7 @@ async def test_a_rate_limited_response_failed_waits_for_its_try_again_in(fake_mo
 
 async def test_a_retry_after_beyond_the_cap_fails_at_once_and_says_why(fake_model: Start) -> None:
     model = await fake_model([{"status": 429, "body": "", "headers": {"Retry-After": "3600"}}, OK])
-    sleeps, notices = Sleeps(), []
+    sleeps, notices = Sleeps(), list[RetryNotice]()
     prov = provider(model.url, request_max_retries=2, stream_max_retries=2)
     err = await fail(client_for(prov, sleeps, max_retry_after=60.0), notices)
     assert err.payload.message.startswith(TOO_MANY)
@@ -158,7 +158,7 @@ async def test_a_retry_after_beyond_the_cap_fails_at_once_and_says_why(fake_mode
 
 async def test_a_429_without_a_hint_backs_off_and_fails_when_the_budget_is_spent(fake_model: Start) -> None:
     model = await fake_model([{"status": 429, "body": "busy"}] * 6)
-    sleeps, notices = Sleeps(), []
+    sleeps, notices = Sleeps(), list[RetryNotice]()
     prov = provider(model.url, request_max_retries=1, stream_max_retries=1)
     err = await fail(client_for(prov, sleeps), notices)
     assert err.payload.message == TOO_MANY
@@ -171,7 +171,7 @@ async def test_a_429_without_a_hint_backs_off_and_fails_when_the_budget_is_spent
 @pytest.mark.parametrize("request_retries", [0, 2])
 async def test_a_closed_port_fails_naming_provider_url_and_cause(request_retries: int) -> None:
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
-    sleeps, notices = Sleeps(), []
+    sleeps, notices = Sleeps(), list[RetryNotice]()
     err = await fail(client_for(provider(base_url, request_max_retries=request_retries), sleeps), notices)
     assert err.payload.message == (
         f"Connection failed: error sending request to model provider `mock_provider` ({base_url}): "
@@ -184,7 +184,7 @@ async def test_a_closed_port_fails_naming_provider_url_and_cause(request_retries
 
 async def test_connection_failures_are_announced_then_stop_at_stream_max_retries() -> None:
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
-    sleeps, notices = Sleeps(), []
+    sleeps, notices = Sleeps(), list[RetryNotice]()
     err = await fail(client_for(provider(base_url, request_max_retries=1, stream_max_retries=2), sleeps), notices)
     assert "connection refused" in err.payload.message
     assert [n.payload.message for n in notices] == ["Reconnecting... waiting for network"] * 2

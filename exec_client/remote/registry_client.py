@@ -17,6 +17,7 @@ import httpx
 from exec_client.noise import SECURITY_PROFILE, HybridPublicKey, NoiseKeyError
 
 __all__ = [
+    "MAX_ANSWER_BYTES",
     "REQUEST_TIMEOUT_S",
     "ConnectBundle",
     "Registration",
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 REQUEST_TIMEOUT_S = 10.0
+#: Registry answers are a few hundred bytes; a bigger one is refused instead of held in memory.
+MAX_ANSWER_BYTES = 1024 * 1024
 
 
 class RegistryError(Exception):
@@ -87,20 +90,37 @@ async def post_json(
         "Authorization": f"Bearer {token}",
         "Accept": "*/*",
     }
+    content = json.dumps(body, separators=(",", ":"))
     try:
-        response = await http.post(url, content=json.dumps(body, separators=(",", ":")), headers=all_headers)
+        async with http.stream("POST", url, content=content, headers=all_headers) as response:
+            status, raw = response.status_code, await _read_capped(response)
     except httpx.HTTPError as exc:
         raise RegistryResponseError(f"environment registry request to {url} failed: {exc}") from exc
-    if not response.is_success:
-        code, message = _error_body(response.content)
-        raise RegistryError(response.status_code, code, message)
+    if not 200 <= status < 300:
+        code, message = _error_body(raw or b"")
+        raise RegistryError(status, code, message)
+    if raw is None:
+        raise RegistryResponseError(f"environment registry answer from {url} exceeds {MAX_ANSWER_BYTES} bytes")
     try:
-        value = response.json()
+        value = json.loads(raw)
     except ValueError as exc:
         raise RegistryResponseError(f"environment registry answer from {url} is not JSON") from exc
     if not isinstance(value, dict):
         raise RegistryResponseError(f"environment registry answer from {url} is not a JSON object")
     return value
+
+
+async def _read_capped(response: httpx.Response) -> bytes | None:
+    """The answer body, or None once it is (or says it will be) over `MAX_ANSWER_BYTES`."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
+        return None
+    raw = bytearray()
+    async for chunk in response.aiter_bytes():
+        raw += chunk
+        if len(raw) > MAX_ANSWER_BYTES:
+            return None
+    return bytes(raw)
 
 
 def _error_body(content: bytes) -> tuple[str | None, str]:
