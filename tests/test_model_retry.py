@@ -211,8 +211,8 @@ async def test_https_to_a_plain_http_server_is_a_tls_failure(fake_model: Start) 
 # -- the budget -------------------------------------------------------------------------------------------
 def test_the_worst_case_wait_is_finite_and_adds_up() -> None:
     policy = RetryPolicy(stream_max_retries=2, max_retry_after=60.0)
-    # 3 announced attempts x 3 requests each, every one up to 10 s, and 8 sleeps of at most 60 s.
-    assert worst_case_seconds(policy, request_max_retries=2, attempt_timeout=10.0) == 9 * 10.0 + 8 * 60.0
+    # 3 announced attempts x 3 requests each, every one up to 2 x 10 s, and 8 sleeps of at most 60 s.
+    assert worst_case_seconds(policy, request_max_retries=2, attempt_timeout=10.0) == 9 * 20.0 + 8 * 60.0
     # Codex allows up to 100 retries: the doubling backoff must neither overflow nor exceed the cap.
     assert policy.delay(errors.stream_closed(), 100, default_backoff) == MAX_BACKOFF_S
 

@@ -62,7 +62,7 @@ def _turn_methods(client: Any, turn_id: str) -> list[str]:
 
 
 async def test_each_upstream_failure_fails_the_turn_with_the_reference_turn_error(
-    app_server, fake_model, codex_home: Path, workspace: Path
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
     bad_request = {"error": {"message": "mock bad request", "type": "invalid_request_error", "code": "bad"}}
     cases: list[tuple[str, dict[str, Any], str | None, Any]] = [
@@ -134,7 +134,7 @@ async def test_each_upstream_failure_fails_the_turn_with_the_reference_turn_erro
 
 
 async def test_a_stalled_stream_times_out_and_retries_are_announced(
-    app_server, fake_model, codex_home: Path, workspace: Path
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
     model = await fake_model(
         [
@@ -161,7 +161,7 @@ async def test_a_stalled_stream_times_out_and_retries_are_announced(
 
 
 async def test_a_stall_without_retries_fails_the_turn_with_the_idle_timeout(
-    app_server, fake_model, codex_home: Path, workspace: Path
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
     model = await fake_model(
         [{"output": [message("never")], "stall_after": 1, "stall_s": 20}, {"output": [message("fine again")]}]
@@ -187,7 +187,7 @@ def _completions(client: Any, turn_id: str) -> int:
 
 
 async def test_a_429_is_retried_after_the_servers_hint_and_the_turn_completes(
-    app_server, fake_model, codex_home: Path, workspace: Path
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
     model = await fake_model(
         [{"status": 429, "body": "slow down", "headers": {"retry-after-ms": "20"}}, {"output": [message("after 429")]}]
@@ -202,7 +202,7 @@ async def test_a_429_is_retried_after_the_servers_hint_and_the_turn_completes(
 
 
 async def test_a_retry_after_beyond_the_cap_fails_the_turn_at_once(
-    app_server, fake_model, codex_home: Path, workspace: Path
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
     model = await fake_model([{"status": 429, "body": "", "headers": {"Retry-After": "3600"}}])
     _config(codex_home, model.url, request_max_retries=2, stream_max_retries=2)
@@ -222,7 +222,7 @@ async def test_a_retry_after_beyond_the_cap_fails_the_turn_at_once(
 
 @pytest.mark.parametrize("request_retries", [0, 2])
 async def test_an_unreachable_provider_fails_the_turn_once_naming_it(
-    app_server, codex_home: Path, workspace: Path, request_retries: int
+    app_server: Any, codex_home: Path, workspace: Path, request_retries: int
 ) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -80,15 +80,16 @@ class RetryPolicy:
 
 
 def worst_case_seconds(policy: RetryPolicy, request_max_retries: int, attempt_timeout: float) -> float:
-    """An upper bound on how long one model request can wait without receiving anything.
+    """An upper bound on how long one model request can take against a provider that sends nothing useful.
 
-    Each announced attempt makes up to `1 + request_max_retries` requests, each bounded by
-    `attempt_timeout` (connect or idle timeout, for the headers and then per chunk); between any two
-    requests there is one sleep of at most `policy.max_delay`.
+    Each announced attempt makes up to `1 + request_max_retries` requests. A request that fails waits at
+    most `attempt_timeout` (the connect or idle timeout) for its answer's headers and as long again for
+    an error body; between any two requests there is one sleep of at most `policy.max_delay`. (A stream
+    that keeps delivering events is progress, not a wait, and is not bounded here.)
     """
     announced = 1 + max(policy.stream_max_retries, policy.network_retries)
     requests = announced * (1 + request_max_retries)
-    return requests * attempt_timeout + (requests - 1) * policy.max_delay
+    return requests * 2 * attempt_timeout + (requests - 1) * policy.max_delay
 
 
 async def announce(on_retry: RetryCallback | None, notice: RetryNotice) -> None:
