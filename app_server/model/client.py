@@ -166,7 +166,7 @@ class ModelClient:
     async def _attempt(
         self, body: Mapping[str, Any], ctx: RequestContext
     ) -> AsyncGenerator[ResponseEvent, None]:
-        """One announced attempt: silent request retries for 5xx, then one streamed response."""
+        """One announced attempt: silent request retries (5xx, 429, no connection), then one streamed response."""
         idle = self._provider.idle_timeout_s
         request_retries = 0
         while True:
@@ -197,6 +197,7 @@ class ModelClient:
                     if not self._retry_request(err, request_retries):
                         raise err
                     request_retries += 1
+                    await response.aclose()  # do not hold the connection through the wait
                     await self._policy.sleep(self._policy.delay(err, request_retries, self._backoff))
                     continue
                 async with contextlib.aclosing(self._events(response, idle)) as events:

@@ -49,6 +49,7 @@ from exec_client.remote.registry_client import (
     RegistryResponseError,
     environment_path,
     new_http_client,
+    parse_register,
     post_json,
     request_connect,
 )
@@ -189,8 +190,6 @@ async def test_a_bad_registry_answer_gets_a_specific_error_and_the_client_goes_o
             if action == "connect":
                 await request_connect(http, registry.url, ENV_ID, "tok", HARNESS_KEY)
             else:
-                from exec_client.remote.registry_client import parse_register
-
                 parse_register(await post_json(http, url, "tok", {}))
         expected = message.format(url=url)
         if expected.endswith("..."):
