@@ -21,7 +21,8 @@ import referencing
 import referencing.jsonschema
 from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
 
-from tests.support.paths import REPO_ROOT, SCHEMA_SNAPSHOT
+from tests.support.paths import REPO_ROOT as REPO_ROOT  # re-exported: older tests import it from here
+from tests.support.paths import SCHEMA_SNAPSHOT
 
 CODEX_BIN_REL = Path("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
 BUNDLE_FILE = "codex_app_server_protocol.schemas.json"
