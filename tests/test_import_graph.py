@@ -13,7 +13,7 @@ Layers, lowest first: ``pycodex`` core (jsonrpc, transport, logging, signals) <-
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -86,17 +86,15 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _runtime_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement that can run (function bodies included), skipping TYPE_CHECKING blocks."""
-    for node in body:
+def _runtime_imports(nodes: Iterable[ast.AST]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run (function bodies and except blocks too), minus TYPE_CHECKING ones."""
+    for node in nodes:
         if isinstance(node, ast.If) and _is_type_checking(node):
             yield from _runtime_imports(node.orelse)
             continue
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt):
-                yield from _runtime_imports([child])
+        yield from _runtime_imports(ast.iter_child_nodes(node))
 
 
 @cache
@@ -149,7 +147,7 @@ def edges() -> dict[str, frozenset[str]]:
     graph: dict[str, frozenset[str]] = {}
     for name, module in modules().items():
         targets: set[str | None] = set()
-        for node in _runtime_imports(_tree(name).body):
+        for node in _runtime_imports([_tree(name)]):
             if isinstance(node, ast.Import):
                 targets.update(_owner(alias.name) for alias in node.names)
             else:
@@ -234,6 +232,24 @@ def test_the_graph_sees_real_edges_and_skips_type_checking_ones() -> None:
     # `from app_server.model import errors` is an edge to the submodule, not to the package
     assert "app_server.model.errors" in graph["app_server.model.client"]
     assert "app_server.model" not in graph["app_server.model.client"]
+
+
+def test_runtime_imports_include_nested_blocks_but_not_type_checking_ones() -> None:
+    source = """
+import a
+if TYPE_CHECKING:
+    import hidden
+else:
+    import b
+try:
+    import c
+except ImportError:
+    import d
+def f():
+    from e import g
+"""
+    found = [alias.name for node in _runtime_imports([ast.parse(source)]) for alias in node.names]
+    assert found == ["a", "b", "c", "d", "g"]
 
 
 def test_cycle_detection_finds_a_cycle_and_only_the_cycle() -> None:
