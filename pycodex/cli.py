@@ -1,21 +1,82 @@
 """The ``pycodex`` command line: global options, then one subcommand per product.
 
-Subcommands import their package lazily so ``pycodex --version`` and the app-server start fast.
+Subcommands import their package lazily: a product's argument builder lives next to its server code, so the
+parser only fills in the subcommand being run. ``pycodex --version`` and ``pycodex --help`` import no server
+code (tests/test_cli_imports.py keeps it that way).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
 
 __all__ = ["build_parser", "main"]
 
+# Global options that take a value: their value is never the subcommand name.
+_VALUED_GLOBALS = frozenset({"-c", "--config"})
 
-def build_parser() -> argparse.ArgumentParser:
+
+def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
+    app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default) or ws://IP:PORT")
+    app.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
+    # Codex also takes -c after the subcommand (`codex app-server -c k=v`); a separate dest keeps both.
+    app.add_argument("-c", "--config", action="append", default=[], dest="app_config", metavar="key=value",
+                     help="override a config.toml value (same as the top-level -c)")
+    app_sub = app.add_subparsers(dest="app_command", metavar="SUBCOMMAND")
+    schema = app_sub.add_parser("generate-json-schema", help="write the JSON Schema of the protocol models")
+    schema.add_argument("--out", required=True, metavar="DIR")
+    schema.add_argument("--experimental", action="store_true", help="include experimental fields and methods")
+
+
+def _add_exec_server_arguments(parser: argparse.ArgumentParser) -> None:
+    from exec_server.cli import add_exec_server_arguments
+
+    add_exec_server_arguments(parser)
+
+
+def _add_relay_arguments(parser: argparse.ArgumentParser) -> None:
+    from relay.cli import add_relay_arguments
+
+    add_relay_arguments(parser)
+
+
+def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
+    demo.add_argument("--json", action="store_true", help="print the raw protocol lines instead of a transcript")
+    demo.add_argument("--local", action="store_true",
+                      help="run the command in the app-server's own environment instead of via the relay")
+
+
+# name -> (one-line help, function adding the subcommand's arguments), in `--help` order.
+SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "app-server": ("serve the Codex v2 JSON-RPC protocol (stdio by default)", _add_app_server_arguments),
+    "exec-server": ("run processes and file operations for an app-server", _add_exec_server_arguments),
+    "relay": (
+        "development registry + rendezvous relay for remote exec-servers (not a production control plane)",
+        _add_relay_arguments,
+    ),
+    "demo": ("run one offline turn on the built-in scripted model and print it", _add_demo_arguments),
+}
+
+
+def chosen_subcommand(argv: Sequence[str]) -> str | None:
+    """The subcommand named in `argv` (the first bare word that is not a global option's value), if any."""
+    tokens = iter(argv)
+    for token in tokens:
+        if token in _VALUED_GLOBALS:
+            next(tokens, None)
+        elif token == "--":
+            return None
+        elif not token.startswith("-"):
+            return token if token in SUBCOMMANDS else None
+    return None
+
+
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The full parser; with `commands`, only those subcommands get their arguments (and their imports)."""
     parser = argparse.ArgumentParser(
         prog="pycodex",
         description="An open implementation of the Codex app-server stack "
@@ -33,41 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a config.toml value (dotted key; the value is parsed as TOML, else taken as a string)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    app = sub.add_parser("app-server", help="serve the Codex v2 JSON-RPC protocol (stdio by default)")
-    app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default) or ws://IP:PORT")
-    app.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
-    # Codex also takes -c after the subcommand (`codex app-server -c k=v`); a separate dest keeps both.
-    app.add_argument("-c", "--config", action="append", default=[], dest="app_config", metavar="key=value",
-                     help="override a config.toml value (same as the top-level -c)")
-    app_sub = app.add_subparsers(dest="app_command", metavar="SUBCOMMAND")
-    schema = app_sub.add_parser("generate-json-schema", help="write the JSON Schema of the protocol models")
-    schema.add_argument("--out", required=True, metavar="DIR")
-    schema.add_argument("--experimental", action="store_true", help="include experimental fields and methods")
-
-    from exec_server.cli import add_exec_server_arguments
-
-    exec_server = sub.add_parser("exec-server", help="run processes and file operations for an app-server")
-    add_exec_server_arguments(exec_server)
-
-    from relay.cli import add_relay_arguments
-
-    relay = sub.add_parser(
-        "relay",
-        help="development registry + rendezvous relay for remote exec-servers (not a production control plane)",
-    )
-    add_relay_arguments(relay)
-
-    demo = sub.add_parser("demo", help="run one offline turn on the built-in scripted model and print it")
-    demo.add_argument("--json", action="store_true", help="print the raw protocol lines instead of a transcript")
-    demo.add_argument("--local", action="store_true",
-                      help="run the command in the app-server's own environment instead of via the relay")
+    for name, (help_text, add_arguments) in SUBCOMMANDS.items():
+        command = sub.add_parser(name, help=help_text)
+        if commands is None or name in commands:
+            add_arguments(command)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    chosen = chosen_subcommand(arguments)
+    parser = build_parser(commands=() if chosen is None else (chosen,))
+    args = parser.parse_args(arguments)
     from pycodex.logging_setup import configure_logging
 
     configure_logging()

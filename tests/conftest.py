@@ -1,9 +1,14 @@
-"""Session fixtures shared by the test suite: the reference Codex binary, its schema, app-server clients."""
+"""Session fixtures shared by the test suite: the reference Codex binary, its schema, app-server clients.
+
+Only `codex`-marked tests may touch the live binary; the schema every client validates against is the snapshot
+in tests/data, so the rest of the suite runs without npm.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,18 +20,44 @@ from tests.support.appserver_process import write_codex_config
 from tests.support.appserver_ws import WsAppServerClient
 from tests.support.schema import SchemaPair, SchemaValidator, find_codex_bin, load_schema_pair
 
+# Fixtures that hand a test the live Codex binary: a test requesting one must say so with `@pytest.mark.codex`.
+CODEX_FIXTURES = frozenset({"codex_bin"})
+
 # A closed port on loopback: model requests fail fast with "connection refused" instead of reaching anything.
 DEAD_MODEL_URL = "http://127.0.0.1:9/v1"
 TEARDOWN_DEADLINE = 20.0
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unmarked = [
+        item.nodeid
+        for item in items
+        if CODEX_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("codex") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(f"tests use the Codex binary without @pytest.mark.codex: {unmarked[:10]}")
     if os.environ.get("PYCODEX_SLOW") == "1":
         return
     skip_slow = pytest.mark.skip(reason="slow test: set PYCODEX_SLOW=1 to run it")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip_slow)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """One line per distinct skip reason with its count, so a CI log shows what did not run and why."""
+    reports = terminalreporter.stats.get("skipped", [])
+    reasons: Counter[str] = Counter()
+    for report in reports:
+        longrepr = report.longrepr
+        # A skip's longrepr is (file, line, "Skipped: reason"); strip the prefix pytest adds.
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    if not reasons:
+        return
+    terminalreporter.write_sep("-", f"{sum(reasons.values())} skipped")
+    for reason, count in reasons.most_common():
+        terminalreporter.write_line(f"{count:5d} skipped: {reason}")
 
 
 @pytest.fixture(scope="session")
@@ -39,9 +70,9 @@ def codex_bin() -> Path:
 
 
 @pytest.fixture(scope="session")
-def codex_schemas(codex_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> SchemaPair:
-    """Stable and `--experimental` schema bundles, generated once per session by the reference binary."""
-    return load_schema_pair(codex_bin, tmp_path_factory.mktemp("codex_schema"))
+def codex_schemas() -> SchemaPair:
+    """Stable and `--experimental` schema bundles of Codex 0.169.0, from the snapshot in tests/data."""
+    return load_schema_pair()
 
 
 @pytest.fixture(scope="session")

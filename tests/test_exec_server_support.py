@@ -21,8 +21,10 @@ import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
 
+from tests.support.schema import find_codex_bin
+
 REPO = Path(__file__).resolve().parent.parent
-CODEX_BIN = REPO / "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+CODEX_BIN = find_codex_bin()  # None when the reference Codex is not installed
 STEP = 10.0  # every single wait in these tests is bounded by this many seconds
 
 
@@ -35,6 +37,7 @@ class ServerProc:
 
 def server_argv(name: str, *extra: str) -> list[str]:
     if name == "codex":
+        assert CODEX_BIN is not None, "codex tests skip when the binary is absent"
         return [str(CODEX_BIN), "exec-server", *extra]
     return [sys.executable, "-m", "exec_server", *extra]
 
@@ -50,7 +53,7 @@ def run_ws_server(
     name: str, tmp: Path, *extra: str, env_extra: dict[str, str] | None = None
 ) -> Iterator[ServerProc]:
     """Start a websocket exec-server on an ephemeral port; its first stdout line is the URL."""
-    if name == "codex" and not CODEX_BIN.exists():
+    if name == "codex" and CODEX_BIN is None:
         pytest.skip("Codex binary not installed")
     proc = subprocess.Popen(
         server_argv(name, "--listen", "ws://127.0.0.1:0", *extra),
@@ -98,7 +101,7 @@ def server_params() -> list[Any]:
             id="codex",
             marks=[
                 pytest.mark.codex,
-                pytest.mark.skipif(not CODEX_BIN.exists(), reason="Codex binary not installed"),
+                pytest.mark.skipif(CODEX_BIN is None, reason="Codex binary not installed"),
             ],
         ),
     ]

@@ -2,7 +2,7 @@
 
 Real Codex traffic (the captured transcripts) is parsed into our models and serialized back; the
 result must be the identical JSON text (same keys, same order, same nulls). Our outputs are also
-validated against the JSON Schema the real Codex 0.169.0 binary generates.
+validated against the JSON Schema the real Codex 0.169.0 binary generates (the snapshot in tests/data).
 """
 
 from __future__ import annotations
@@ -80,9 +80,8 @@ from app_server.protocol.threads import (
 )
 from app_server.protocol.turns import Turn, TurnInterruptParams, TurnStartParams, TurnSteerParams
 from tests.support.paths import TRANSCRIPTS
+from tests.support.schema import SchemaValidator, snapshot_bundle
 
-CODEX_SCHEMA_DIR = Path("/tmp/cxschema")
-CODEX_BIN = Path("/work/main/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
 APP_SERVER_TRANSCRIPTS = [
     "lifecycle_a.jsonl",
     "lifecycle_b.jsonl",
@@ -155,31 +154,14 @@ def codex_error_text(name: str, request_id: Any) -> str:
     raise AssertionError(f"no error for id {request_id} in {name}")
 
 
-@pytest.fixture(scope="module")
-def codex_schema_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The stable Codex schema: /tmp/cxschema, or generated now from the Codex binary."""
-    if (CODEX_SCHEMA_DIR / "codex_app_server_protocol.v2.schemas.json").is_file():
-        return CODEX_SCHEMA_DIR
-    if not CODEX_BIN.is_file():
-        pytest.skip("no Codex schema at /tmp/cxschema and no Codex binary to generate it")
-    out = tmp_path_factory.mktemp("cxschema")
-    subprocess.run(
-        [str(CODEX_BIN), "app-server", "generate-json-schema", "--out", str(out)], check=True, timeout=60
-    )
-    return out
+def schema_errors(schema: SchemaValidator, name: str, instance: object) -> list[str]:
+    """Violations of Codex definition `name` (v1 or v2) by `instance`; empty when it conforms."""
+    return [f"{v.path}: {v.message}" for v in schema.violations(name, instance)]
 
 
-def codex_validator(schema_dir: Path, name: str) -> jsonschema.Draft7Validator:
-    """Validator for Codex definition `name`, resolving $ref inside the document that holds it."""
-    bundle = json.loads((schema_dir / "codex_app_server_protocol.v2.schemas.json").read_text())
-    if name in bundle["definitions"]:
-        document = {"$ref": f"#/definitions/{name}", "definitions": bundle["definitions"]}
-    else:
-        candidates = [schema_dir / f"{name}.json", schema_dir / "v1" / f"{name}.json"]
-        path = next((p for p in candidates if p.is_file()), None)
-        assert path is not None, f"Codex schema has no definition {name}"
-        document = json.loads(path.read_text())
-    return jsonschema.Draft7Validator(document)
+def v2_definition(bundle: dict[str, Any], name: str) -> dict[str, Any]:
+    found: dict[str, Any] = bundle["definitions"]["v2"][name]
+    return found
 
 
 def sample_thread() -> Thread:
@@ -495,9 +477,7 @@ def test_param_errors_read_like_the_codex_binary(
 
 
 @pytest.mark.codex
-def test_param_error_table_still_matches_the_live_codex_binary(tmp_path: Path) -> None:
-    if not CODEX_BIN.is_file():
-        pytest.skip("Codex binary not installed")
+def test_param_error_table_still_matches_the_live_codex_binary(codex_bin: Path, tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text(
         'model = "mock-model"\nmodel_provider = "m"\napproval_policy = "never"\n'
         '[model_providers.m]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n'
@@ -508,7 +488,7 @@ def test_param_error_table_still_matches_the_live_codex_binary(tmp_path: Path) -
     env = {**os.environ, "CODEX_HOME": str(tmp_path), "RUST_LOG": "off", "CODEX_API_KEY": "dummy"}
     answers: dict[int, Any] = {}
     with subprocess.Popen(
-        [str(CODEX_BIN), "app-server"],
+        [str(codex_bin), "app-server"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -691,10 +671,8 @@ def test_unknown_method_list_reproduces_the_codex_error_text() -> None:
     assert EXPERIMENTAL_NOTIFICATIONS == {"thread/readState/changed", "thread/settings/updated"}
 
 
-def test_stable_method_list_matches_the_codex_schema(codex_schema_dir: Path) -> None:
-    client_request = json.loads((codex_schema_dir / "ClientRequest.json").read_text())
-    stable = {variant["properties"]["method"]["enum"][0] for variant in client_request["oneOf"]}
-    assert stable == set(CODEX_CLIENT_METHODS) - EXPERIMENTAL_METHODS
+def test_stable_method_list_matches_the_codex_schema(codex_schema: SchemaValidator) -> None:
+    assert set(codex_schema.request_params) == set(CODEX_CLIENT_METHODS) - EXPERIMENTAL_METHODS
 
 
 # ---- JSON Schema ------------------------------------------------------------------------------
@@ -705,18 +683,13 @@ def test_stable_method_list_matches_the_codex_schema(codex_schema_dir: Path) -> 
     ["lifecycle_a.jsonl", "basic_exec.jsonl", "approvals.jsonl", "file_change.jsonl", "model_errors.jsonl"],
 )
 def test_our_serialized_transcript_messages_validate_against_the_codex_schema(
-    codex_schema_dir: Path, transcript: str
+    codex_schema: SchemaValidator, transcript: str
 ) -> None:
-    validators: dict[str, jsonschema.Draft7Validator] = {}
     for label, model, payload in server_messages(transcript):
-        name = model.__name__
-        if name not in validators:
-            validators[name] = codex_validator(codex_schema_dir, name)
-        errors = [e.message for e in validators[name].iter_errors(to_wire(model.model_validate(payload)))]
-        assert errors == [], label
+        assert schema_errors(codex_schema, model.__name__, to_wire(model.model_validate(payload))) == [], label
 
 
-def test_objects_built_from_scratch_validate_against_the_codex_schema(codex_schema_dir: Path) -> None:
+def test_objects_built_from_scratch_validate_against_the_codex_schema(codex_schema: SchemaValidator) -> None:
     thread = sample_thread()
     turn = Turn(
         id="t",
@@ -760,8 +733,8 @@ def test_objects_built_from_scratch_validate_against_the_codex_schema(codex_sche
         CommandExecutionRequestApprovalParams(thread_id="a", turn_id="b", item_id="c", started_at_ms=1),
     ]
     for sample in samples:
-        validator = codex_validator(codex_schema_dir, type(sample).__name__)
-        assert [e.message for e in validator.iter_errors(to_wire(sample))] == [], type(sample).__name__
+        name = type(sample).__name__
+        assert schema_errors(codex_schema, name, to_wire(sample)) == [], name
 
 
 def test_schema_export_writes_valid_schemas_that_accept_real_traffic(tmp_path: Path) -> None:
@@ -782,25 +755,12 @@ def test_schema_export_writes_valid_schemas_that_accept_real_traffic(tmp_path: P
         assert list(jsonschema.Draft7Validator(schema).iter_errors(payload)) == [], label
 
 
-@pytest.mark.codex
-def test_experimental_schema_of_codex_lists_the_same_client_methods(tmp_path: Path) -> None:
-    if not CODEX_BIN.is_file():
-        pytest.skip("Codex binary not installed")
-    subprocess.run(
-        [str(CODEX_BIN), "app-server", "generate-json-schema", "--experimental", "--out", str(tmp_path)],
-        check=True,
-        timeout=60,
-        env={**os.environ, "RUST_LOG": "off"},
-        capture_output=True,
-    )
-    client_request = json.loads((tmp_path / "ClientRequest.json").read_text())
-    methods = [variant["properties"]["method"]["enum"][0] for variant in client_request["oneOf"]]
+def test_experimental_schema_of_codex_lists_the_same_client_methods() -> None:
+    bundle = snapshot_bundle("experimental")
+    methods = [variant["properties"]["method"]["enum"][0] for variant in bundle["definitions"]["ClientRequest"]["oneOf"]]
     assert tuple(methods) == CODEX_CLIENT_METHODS
-    stable_bundle = CODEX_SCHEMA_DIR / "codex_app_server_protocol.v2.schemas.json"
-    if not stable_bundle.is_file():
-        pytest.skip("no stable schema to diff against")
-    stable = json.loads(stable_bundle.read_text())["definitions"]
-    bundle = json.loads((tmp_path / "codex_app_server_protocol.v2.schemas.json").read_text())["definitions"]
+    stable = snapshot_bundle("stable")
     for model in (ThreadStartParams, ThreadResumeParams, ThreadForkParams, TurnStartParams, ThreadListParams):
-        exp_only = set(bundle[model.__name__]["properties"]) - set(stable[model.__name__]["properties"])
-        assert exp_only == set(experimental_field_names(model)), model.__name__
+        name = model.__name__
+        exp_only = set(v2_definition(bundle, name)["properties"]) - set(v2_definition(stable, name)["properties"])
+        assert exp_only == set(experimental_field_names(model)), name

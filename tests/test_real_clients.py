@@ -2,7 +2,7 @@
 
 Runs ``../shared/clients/run_all.sh`` (the acceptance scripts every release must pass) with our
 executable. The scripts install their clients from PyPI/npm on first use; the test skips when the
-shared folder is not beside the checkout.
+shared folder (``$PYCODEX_SHARED_DIR``, else ``../shared``) is absent.
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-RUN_ALL = REPO.parent / "shared" / "clients" / "run_all.sh"
+from tests.support.paths import SHARED
+
+RUN_ALL = SHARED / "clients" / "run_all.sh"
 CLIENTS = "raw raw_approval openai_codex openai_codex_approval"
 
 
 @pytest.mark.timeout(900)
 async def test_real_clients_complete_the_standard_scenario(tmp_path: Path) -> None:
     if not RUN_ALL.exists():
-        pytest.skip("../shared/clients is not available")
+        pytest.skip(f"the shared real-client scripts are not available ({RUN_ALL} is missing)")
     pycodex = shutil.which("pycodex") or str(Path(sys.executable).with_name("pycodex"))
     if not Path(pycodex).exists():
         pytest.skip("the pycodex console script is not installed")

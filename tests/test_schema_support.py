@@ -1,27 +1,30 @@
 """The schema check itself: its method tables, real Codex traffic passing it, broken messages failing it,
-and the validating client flagging a misbehaving server."""
+the validating client flagging a misbehaving server, and the recorded snapshot matching the live binary."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
-import os
 import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 from tests.support.appserver import OMIT, AppServerClient, ProtocolViolation
-from tests.support.schema import REPO_ROOT, RESPONSE_OVERRIDES, SchemaPair, SchemaValidator
-
-pytestmark = pytest.mark.codex
-
-TRANSCRIPTS = (
-    Path(os.environ.get("PYCODEX_SHARED_DIR", REPO_ROOT.parent / "shared")) / "reference" / "transcripts"
+from tests.support.paths import DATA, MANIFEST, TRANSCRIPTS
+from tests.support.schema import (
+    BUNDLE_FILE,
+    RESPONSE_OVERRIDES,
+    SchemaPair,
+    SchemaValidator,
+    generate_schema,
+    snapshot_bundle,
 )
+
 CLIENT_DIRS = {"c2s", ">", "to-app-server"}
 SERVER_DIRS = {"s2c", "<", "from-app-server"}
 
@@ -74,8 +77,6 @@ def test_an_unknown_method_fails_loudly_instead_of_passing(codex_schema: SchemaV
 
 
 def _transcript_files() -> list[Path]:
-    if not TRANSCRIPTS.is_dir():
-        pytest.skip(f"reference transcripts not found at {TRANSCRIPTS}")
     files = []
     for path in sorted(TRANSCRIPTS.glob("*.jsonl")):
         text = path.read_text()
@@ -265,3 +266,25 @@ async def test_close_stops_a_server_that_ignores_stdin_eof(tmp_path: Path, codex
     client = await AppServerClient.spawn(codex_schemas, codex_home=tmp_path, cwd=tmp_path, argv=argv)
     rc = await client.close(timeout=0.5)
     assert rc < 0 and client.process.returncode is not None
+
+
+def test_the_recorded_data_is_what_the_manifest_says() -> None:
+    """Catches hand edits and half-finished re-recordings of tests/data (scripts/record_reference.py)."""
+    manifest = json.loads(MANIFEST.read_text())
+    assert "0.169.0" in manifest["codex_version"]
+    recorded = {
+        p.relative_to(DATA).as_posix() for p in DATA.rglob("*") if p.is_file() and p != MANIFEST
+    }
+    assert recorded == set(manifest["sha256"])
+    for name, digest in manifest["sha256"].items():
+        assert hashlib.sha256((DATA / name).read_bytes()).hexdigest() == digest, name
+
+
+@pytest.mark.codex
+@pytest.mark.parametrize("flavour", ["stable", "experimental"])
+def test_the_schema_snapshot_equals_what_the_live_codex_generates(
+    codex_bin: Path, tmp_path: Path, flavour: Literal["stable", "experimental"]
+) -> None:
+    out = generate_schema(codex_bin, tmp_path, experimental=flavour == "experimental")
+    live = json.loads((out / BUNDLE_FILE).read_text())
+    assert live == snapshot_bundle(flavour), "re-record with scripts/record_reference.py"
