@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import enum
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 __all__ = [
+    "MAX_RELAY_MESSAGE_BYTES",
     "RELAY_FRAME_VERSION",
     "RELAY_RESET_REASON_PROTOCOL_ERROR",
     "DropReason",
@@ -30,12 +32,15 @@ __all__ = [
     "RelayMessageFrame",
     "RelayReset",
     "RelayResume",
+    "data_frames",
     "decode_frame",
     "encode_frame",
     "validate_frame",
 ]
 
 RELAY_FRAME_VERSION: Final = 1
+#: Relay websockets refuse bigger messages, on both ends (exec_server.md §2).
+MAX_RELAY_MESSAGE_BYTES: Final = 256 * 1024
 #: Reason the 0.169.0 executor puts in every Reset it sends.
 RELAY_RESET_REASON_PROTOCOL_ERROR: Final = "noise_relay_protocol_error"
 _STREAM_ID_MAX_BYTES: Final = 128
@@ -189,6 +194,24 @@ def encode_frame(frame: RelayMessageFrame) -> bytes:
     _put_varint(out, len(body))
     out += body
     return bytes(out)
+
+
+class _Sealed(Protocol):
+    """A Noise record ready to travel (``exec_client.noise.SealedRecord``), without importing Noise."""
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def ciphertext(self) -> bytes: ...
+
+
+def data_frames(stream_id: str, records: Iterable[_Sealed]) -> list[bytes]:
+    """Encode sealed records as ``Data`` frames: one record a frame, seq from the transport."""
+    return [
+        encode_frame(RelayMessageFrame(stream_id, RelayData(seq=r.seq, payload=r.ciphertext)))
+        for r in records
+    ]
 
 
 def _encode_body(body: RelayBody) -> bytes:

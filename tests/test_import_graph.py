@@ -48,13 +48,7 @@ HARNESS_ONLY = frozenset({
 
 # Edges that break a rule today and need a change in another package to go away. Each entry says why it is
 # still here; the test fails if one of them no longer occurs, so the list cannot go stale.
-KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
-    # `data_frames` (relay frame chunking, shared by both ends) lives in the harness stream module; it
-    # belongs in exec_client.relay_frames.
-    ("exec_server.remote.stream_state", "exec_client.remote.stream"): "harness-side import",
-    # MAX_RELAY_MESSAGE_BYTES is a wire limit both ends share but is defined by the harness connector.
-    ("exec_server.remote.executor", "exec_client.remote.connector"): "harness-side import",
-}
+KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

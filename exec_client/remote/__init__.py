@@ -15,6 +15,7 @@ Public API:
   ``data_frames``, ``Backoff``.
 """
 
+from exec_client.relay_frames import MAX_RELAY_MESSAGE_BYTES, data_frames
 from exec_client.remote.backoff import Backoff
 from exec_client.remote.channel import ChannelClosedError, MessageChannel
 from exec_client.remote.config import (
@@ -25,7 +26,7 @@ from exec_client.remote.config import (
     NoiseRemoteConfig,
     RemoteConfigError,
 )
-from exec_client.remote.connector import MAX_RELAY_MESSAGE_BYTES, RemoteEnvironmentConnector
+from exec_client.remote.connector import RemoteEnvironmentConnector
 from exec_client.remote.errors import RemoteAuthorizationRejected, RemoteConnectError, RemoteStreamReset
 from exec_client.remote.registry_client import (
     ConnectBundle,
@@ -38,7 +39,7 @@ from exec_client.remote.registry_client import (
     post_json,
     request_connect,
 )
-from exec_client.remote.stream import HarnessStream, data_frames, open_harness_stream
+from exec_client.remote.stream import HarnessStream, open_harness_stream
 
 __all__ = [
     "ACCOUNT_ID_ENV_VAR",

@@ -20,6 +20,7 @@ from websockets.exceptions import InvalidHandshake, InvalidStatus
 from exec_client.client import ExecServerClient
 from exec_client.errors import ExecServerError
 from exec_client.noise import HybridStaticKey
+from exec_client.relay_frames import MAX_RELAY_MESSAGE_BYTES
 from exec_client.remote.backoff import Backoff
 from exec_client.remote.config import NoiseRemoteConfig
 from exec_client.remote.errors import RemoteConnectError
@@ -31,12 +32,10 @@ from exec_client.remote.registry_client import (
 )
 from exec_client.remote.stream import HarnessStream, open_harness_stream
 
-__all__ = ["MAX_RELAY_MESSAGE_BYTES", "RemoteEnvironmentConnector"]
+__all__ = ["RemoteEnvironmentConnector"]
 
 log = logging.getLogger(__name__)
 
-#: Relay websockets refuse bigger messages (exec_server.md §2).
-MAX_RELAY_MESSAGE_BYTES = 256 * 1024
 _INVALID_REQUEST = -32600
 
 

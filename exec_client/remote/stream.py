@@ -22,7 +22,6 @@ from exec_client.noise import (
     NoiseAuthorizationRejected,
     NoiseError,
     NoiseTransport,
-    SealedRecord,
     relay_prologue,
 )
 from exec_client.relay_frames import (
@@ -33,6 +32,7 @@ from exec_client.relay_frames import (
     RelayMessageFrame,
     RelayReset,
     RelayResume,
+    data_frames,
     decode_frame,
     encode_frame,
 )
@@ -40,19 +40,11 @@ from exec_client.remote.channel import ChannelClosedError
 from exec_client.remote.errors import RemoteAuthorizationRejected, RemoteConnectError, RemoteStreamReset
 from exec_client.remote.registry_client import ConnectBundle
 
-__all__ = ["HarnessStream", "data_frames", "open_harness_stream"]
+__all__ = ["HarnessStream", "open_harness_stream"]
 
 log = logging.getLogger(__name__)
 
 _MAX_WAIT_FRAMES = 10_000  # frames for other streams tolerated while waiting for message 2
-
-
-def data_frames(stream_id: str, records: list[SealedRecord]) -> list[bytes]:
-    """Encode sealed records as ``Data`` frames (one record per frame, seq from the transport)."""
-    return [
-        encode_frame(RelayMessageFrame(stream_id, RelayData(seq=r.seq, payload=r.ciphertext)))
-        for r in records
-    ]
 
 
 def _reset_frame(stream_id: str, reason: str = RELAY_RESET_REASON_PROTOCOL_ERROR) -> bytes:

@@ -19,7 +19,7 @@ from exec_client.noise import (
     NoiseTransport,
     relay_prologue,
 )
-from exec_client.remote.stream import data_frames
+from exec_client.relay_frames import data_frames
 
 __all__ = ["ExecutorIdentity", "ExecutorStream", "HarnessHello", "StreamPhase", "StreamProtocolError"]
 
