@@ -8,7 +8,7 @@ and otherwise ignored.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
@@ -54,15 +54,26 @@ class SpecialPath(_Serde):
         return self
 
 
+_FIELD = {"path": "path", "glob_pattern": "pattern", "special": "value"}
+
+
 class FileSystemPath(_Serde):
     type: Literal["path", "glob_pattern", "special"]
     path: FileUri | None = None
     pattern: str | None = None
     value: SpecialPath | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _only_the_variants_field(cls, data: Any) -> Any:
+        # serde reads only the chosen variant's field; the others are unknown keys, ignored.
+        if isinstance(data, dict) and data.get("type") in _FIELD:
+            return {k: v for k, v in data.items() if k in ("type", _FIELD[data["type"]])}
+        return data
+
     @model_validator(mode="after")
     def _fields(self) -> FileSystemPath:
-        _require(self, {"path": "path", "glob_pattern": "pattern", "special": "value"}[self.type])
+        _require(self, _FIELD[self.type])
         return self
 
 

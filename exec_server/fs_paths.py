@@ -8,7 +8,6 @@ concurrent rename between check and use is not covered (that needs ``openat2(RES
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from exec_client.errors import NotFound
@@ -32,7 +31,9 @@ def entry_path(path: Path) -> str:
 
 
 def policy_for(ctx: WireFileSystemSandboxContext | None) -> FsPolicy:
-    return compile_policy(ctx, resolve=os.path.realpath, tmpdir=tempfile.gettempdir(), cwd=os.getcwd())
+    # ``tmpdir`` means $TMPDIR only when it is set (Codex grants nothing otherwise).
+    tmpdir = os.environ.get("TMPDIR") or None
+    return compile_policy(ctx, resolve=os.path.realpath, tmpdir=tmpdir, cwd=os.getcwd())
 
 
 def denial_error(exc: PolicyDenied) -> RpcError:

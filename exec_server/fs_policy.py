@@ -123,7 +123,9 @@ class FsPolicy:
             raise PolicyDenied(Denial.DENIED, path)  # a glob may match anything below: fail closed
 
 
-def _entry_paths(entry: SandboxEntry, ctx: WireFileSystemSandboxContext, tmpdir: str, cwd: str) -> list[str]:
+def _entry_paths(
+    entry: SandboxEntry, ctx: WireFileSystemSandboxContext, tmpdir: str | None, cwd: str
+) -> list[str]:
     spec = entry.path
     if spec.type == "path" and spec.path is not None:
         return [str(uri_to_path(spec.path))]
@@ -139,7 +141,8 @@ def _entry_paths(entry: SandboxEntry, ctx: WireFileSystemSandboxContext, tmpdir:
     elif kind == "project_roots":
         bases = [str(uri_to_path(u)) for u in ctx.workspace_roots]
     elif kind == "tmpdir":
-        bases = [str(uri_to_path(u)) for u in ctx.temporary_directories or []] or [tmpdir]
+        bases = [str(uri_to_path(u)) for u in ctx.temporary_directories or []]
+        bases = bases or ([tmpdir] if tmpdir else [])
     elif kind == "slash_tmp":
         bases = ["/tmp"]
     else:
@@ -151,7 +154,7 @@ def compile_policy(
     ctx: WireFileSystemSandboxContext | None,
     *,
     resolve: Callable[[str], str],
-    tmpdir: str,
+    tmpdir: str | None,
     cwd: str,
 ) -> FsPolicy:
     """Turn the wire context into rules on resolved paths. ``resolve`` maps a path to its real path."""

@@ -124,7 +124,8 @@ async def write_file(p: FsWriteFileParams) -> dict[str, Any]:
     try:
         data = b64decode_strict(p.data_base64)
     except ValueError as exc:
-        raise InvalidRequest(f"fs/writeFile requires valid base64 dataBase64: {exc}") from exc
+        detail = str(exc).removeprefix("invalid base64: ")
+        raise InvalidRequest(f"fs/writeFile requires valid base64 dataBase64: {detail}") from exc
 
     def work() -> None:
         target = real_path(path)
