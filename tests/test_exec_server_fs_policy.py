@@ -63,7 +63,9 @@ def policy_shape(name: str, workspace: str, outside: str) -> dict[str, Any]:
     if name == "workspace-only-read":
         return managed(workspace, entry(special("project_roots"), "read"))
     if name == "deny-outside":
-        return managed(workspace, entry(special("root"), "write"), entry({"type": "path", "path": uri(outside)}, "none"))
+        return managed(
+            workspace, entry(special("root"), "write"), entry({"type": "path", "path": uri(outside)}, "none")
+        )
     assert name == "danger-full-access"
     return {"permissions": {"type": "disabled"}, "cwd": uri(workspace), "windowsSandboxLevel": "disabled"}
 
@@ -85,56 +87,62 @@ def denial(policy: FsPolicy, path: str, need: Need) -> Denial | None:
 
 
 # -- the pure module --------------------------------------------------------------------------------
-W, O = "/work/ws", "/work/out"
+WS, OUT = "/work/ws", "/work/out"
 
 
 @pytest.mark.parametrize(
     ("policy", "path", "need", "expected"),
     [
-        ("read-only", f"{W}/a.txt", Need.READ, None),
-        ("read-only", f"{W}/a.txt", Need.WRITE, Denial.READ_ONLY),
-        ("read-only", f"{O}/a.txt", Need.WRITE, Denial.READ_ONLY),
-        ("workspace-write", f"{W}/a.txt", Need.WRITE, None),
-        ("workspace-write", W, Need.WRITE, None),
-        ("workspace-write", f"{W}/deep/er/a.txt", Need.WRITE, None),
-        ("workspace-write", f"{O}/a.txt", Need.WRITE, Denial.READ_ONLY),
-        ("workspace-write", f"{O}/a.txt", Need.READ, None),
+        ("read-only", f"{WS}/a.txt", Need.READ, None),
+        ("read-only", f"{WS}/a.txt", Need.WRITE, Denial.READ_ONLY),
+        ("read-only", f"{OUT}/a.txt", Need.WRITE, Denial.READ_ONLY),
+        ("workspace-write", f"{WS}/a.txt", Need.WRITE, None),
+        ("workspace-write", WS, Need.WRITE, None),
+        ("workspace-write", f"{WS}/deep/er/a.txt", Need.WRITE, None),
+        ("workspace-write", f"{OUT}/a.txt", Need.WRITE, Denial.READ_ONLY),
+        ("workspace-write", f"{OUT}/a.txt", Need.READ, None),
         ("workspace-write", "/work/wsx/a.txt", Need.WRITE, Denial.READ_ONLY),  # a prefix is not a parent
-        ("workspace-write", f"{W}/.git/config", Need.WRITE, Denial.READ_ONLY),
-        ("workspace-write", f"{W}/.codex", Need.WRITE, Denial.READ_ONLY),
-        ("workspace-write", f"{W}/.agents/x", Need.WRITE, Denial.READ_ONLY),
-        ("workspace-write", f"{W}/sub/.git/config", Need.WRITE, None),  # only directly beneath a root
+        ("workspace-write", f"{WS}/.git/config", Need.WRITE, Denial.READ_ONLY),
+        ("workspace-write", f"{WS}/.codex", Need.WRITE, Denial.READ_ONLY),
+        ("workspace-write", f"{WS}/.agents/x", Need.WRITE, Denial.READ_ONLY),
+        ("workspace-write", f"{WS}/sub/.git/config", Need.WRITE, None),  # only directly beneath a root
         ("workspace-write", "relative/a.txt", Need.READ, Denial.DENIED),
-        ("workspace-only-read", f"{W}/a.txt", Need.READ, None),
-        ("workspace-only-read", f"{W}/a.txt", Need.WRITE, Denial.READ_ONLY),
-        ("workspace-only-read", f"{O}/a.txt", Need.READ, Denial.HIDDEN),
+        ("workspace-only-read", f"{WS}/a.txt", Need.READ, None),
+        ("workspace-only-read", f"{WS}/a.txt", Need.WRITE, Denial.READ_ONLY),
+        ("workspace-only-read", f"{OUT}/a.txt", Need.READ, Denial.HIDDEN),
         ("workspace-only-read", "/", Need.READ, Denial.HIDDEN),
-        ("deny-outside", f"{O}/a.txt", Need.READ, Denial.DENIED),
-        ("deny-outside", O, Need.WRITE, Denial.DENIED),
-        ("deny-outside", f"{W}/a.txt", Need.WRITE, None),
-        ("danger-full-access", f"{O}/a.txt", Need.WRITE, None),
+        ("deny-outside", f"{OUT}/a.txt", Need.READ, Denial.DENIED),
+        ("deny-outside", OUT, Need.WRITE, Denial.DENIED),
+        ("deny-outside", f"{WS}/a.txt", Need.WRITE, None),
+        ("danger-full-access", f"{OUT}/a.txt", Need.WRITE, None),
         ("danger-full-access", "/etc/passwd", Need.WRITE, None),
     ],
 )
-def test_policy_decides_on_resolved_paths(policy: str, path: str, need: Need, expected: Denial | None) -> None:
-    assert denial(compiled(policy_shape(policy, W, O)), path, need) is expected
+def test_policy_decides_on_resolved_paths(
+    policy: str, path: str, need: Need, expected: Denial | None
+) -> None:
+    assert denial(compiled(policy_shape(policy, WS, OUT)), path, need) is expected
 
 
 def test_equally_specific_entries_prefer_deny_then_write() -> None:
-    out = {"type": "path", "path": uri(O)}
-    both = compiled(managed(W, entry(out, "read"), entry(out, "write")))
-    assert denial(both, f"{O}/x", Need.WRITE) is None
-    denied = compiled(managed(W, entry(out, "write"), entry(out, "deny")))
-    assert denial(denied, f"{O}/x", Need.READ) is Denial.DENIED
+    out = {"type": "path", "path": uri(OUT)}
+    both = compiled(managed(WS, entry(out, "read"), entry(out, "write")))
+    assert denial(both, f"{OUT}/x", Need.WRITE) is None
+    denied = compiled(managed(WS, entry(out, "write"), entry(out, "deny")))
+    assert denial(denied, f"{OUT}/x", Need.READ) is Denial.DENIED
     # A more specific entry wins over a broader one, whatever its access.
-    narrower = compiled(managed(W, entry(special("root"), "write"), entry({"type": "path", "path": uri(f"{O}/ro")}, "read")))
-    assert denial(narrower, f"{O}/ro/x", Need.WRITE) is Denial.READ_ONLY
-    assert denial(narrower, f"{O}/rw", Need.WRITE) is None
+    narrower = compiled(
+        managed(
+            WS, entry(special("root"), "write"), entry({"type": "path", "path": uri(f"{OUT}/ro")}, "read")
+        )
+    )
+    assert denial(narrower, f"{OUT}/ro/x", Need.WRITE) is Denial.READ_ONLY
+    assert denial(narrower, f"{OUT}/rw", Need.WRITE) is None
 
 
 def test_special_paths_resolve_against_the_context() -> None:
     shape = managed(
-        W,
+        WS,
         entry(special("project_roots", subpath="src"), "write"),
         entry(special("current_working_directory"), "read"),
         entry(special("slash_tmp"), "write"),
@@ -143,33 +151,51 @@ def test_special_paths_resolve_against_the_context() -> None:
         entry(special("unknown", path=":future"), "write"),
     )
     policy = compiled(shape)
-    assert denial(policy, f"{W}/src/a.py", Need.WRITE) is None
-    assert denial(policy, f"{W}/README", Need.WRITE) is Denial.READ_ONLY  # cwd is only readable
+    assert denial(policy, f"{WS}/src/a.py", Need.WRITE) is None
+    assert denial(policy, f"{WS}/README", Need.WRITE) is Denial.READ_ONLY  # cwd is only readable
     assert denial(policy, "/tmp/x", Need.WRITE) is None
     assert denial(policy, "/usr/bin/env", Need.READ) is None
     assert denial(policy, "/home/someone", Need.READ) is Denial.HIDDEN  # tmpdir unset, unknown grants nothing
     no_cwd = {**shape, "cwd": None}
-    assert denial(compile_policy(context(no_cwd), resolve=str, tmpdir="/scratch", cwd="/srv"), "/srv/a", Need.READ) is None
-    assert denial(compile_policy(context(no_cwd), resolve=str, tmpdir="/scratch", cwd="/srv"), "/scratch/a", Need.WRITE) is None
+    assert (
+        denial(
+            compile_policy(context(no_cwd), resolve=str, tmpdir="/scratch", cwd="/srv"), "/srv/a", Need.READ
+        )
+        is None
+    )
+    assert (
+        denial(
+            compile_policy(context(no_cwd), resolve=str, tmpdir="/scratch", cwd="/srv"),
+            "/scratch/a",
+            Need.WRITE,
+        )
+        is None
+    )
 
 
 def test_roots_are_resolved_so_a_symlinked_workspace_still_matches() -> None:
-    policy = compiled(policy_shape("workspace-write", "/link/ws", O), resolve=lambda p: p.replace("/link/", "/real/"))
+    policy = compiled(
+        policy_shape("workspace-write", "/link/ws", OUT), resolve=lambda p: p.replace("/link/", "/real/")
+    )
     assert denial(policy, "/real/ws/a", Need.WRITE) is None
     assert denial(policy, "/real/ws/.git/x", Need.WRITE) is Denial.READ_ONLY
 
 
 def test_tree_checks_see_narrower_rules_and_deny_globs() -> None:
-    policy = compiled(policy_shape("workspace-write", W, O))
-    policy.check_tree(f"{W}/sub", Need.WRITE)
+    policy = compiled(policy_shape("workspace-write", WS, OUT))
+    policy.check_tree(f"{WS}/sub", Need.WRITE)
     with pytest.raises(PolicyDenied) as info:
-        policy.check_tree(W, Need.WRITE)  # W/.git is beneath it and read-only
+        policy.check_tree(WS, Need.WRITE)  # W/.git is beneath it and read-only
     assert info.value.denial is Denial.READ_ONLY
-    globbed = compiled(managed(W, entry(special("root"), "write"), entry({"type": "glob_pattern", "pattern": "*.env"}, "deny")))
-    assert denial(globbed, f"{W}/prod.env", Need.READ) is Denial.DENIED
-    assert denial(globbed, f"{W}/prod.txt", Need.WRITE) is None
+    globbed = compiled(
+        managed(
+            WS, entry(special("root"), "write"), entry({"type": "glob_pattern", "pattern": "*.env"}, "deny")
+        )
+    )
+    assert denial(globbed, f"{WS}/prod.env", Need.READ) is Denial.DENIED
+    assert denial(globbed, f"{WS}/prod.txt", Need.WRITE) is None
     with pytest.raises(PolicyDenied):
-        globbed.check_tree(W, Need.READ)
+        globbed.check_tree(WS, Need.READ)
 
 
 def test_no_sandbox_and_unrestricted_kinds_allow_everything() -> None:
@@ -187,37 +213,98 @@ def test_no_sandbox_and_unrestricted_kinds_allow_everything() -> None:
 @pytest.mark.parametrize(
     ("sandbox", "message"),
     [
-        ({"permissions": {"type": "weird"}}, "unknown variant `weird`, expected one of `managed`, `disabled`, `external`"),
+        (
+            {"permissions": {"type": "weird"}},
+            "unknown variant `weird`, expected one of `managed`, `disabled`, `external`",
+        ),
         ({}, "missing field `permissions`"),
         ("x", 'invalid type: string "x", expected struct WireFileSystemSandboxContext'),
         (5, "invalid type: number, expected struct WireFileSystemSandboxContext"),
         ({"permissions": {"type": "disabled"}}, "missing field `windowsSandboxLevel`"),
-        ({"permissions": "disabled", "windowsSandboxLevel": "disabled"}, 'invalid type: string "disabled", expected internally tagged enum ExecPermissionProfile'),
-        ({"permissions": {"type": "managed"}, "windowsSandboxLevel": "disabled"}, "missing field `file_system`"),
+        (
+            {"permissions": "disabled", "windowsSandboxLevel": "disabled"},
+            'invalid type: string "disabled", expected internally tagged enum ExecPermissionProfile',
+        ),
+        (
+            {"permissions": {"type": "managed"}, "windowsSandboxLevel": "disabled"},
+            "missing field `file_system`",
+        ),
         ({"permissions": {"type": "external"}, "windowsSandboxLevel": "disabled"}, "missing field `network`"),
-        ({"permissions": {"type": "disabled"}, "windowsSandboxLevel": "bogus"}, "unknown variant `bogus`, expected one of `disabled`, `restricted-token`, `elevated`, `mxc`"),
-        ({"permissions": {"type": "managed", "file_system": {"type": "weird"}, "network": "restricted"}, "windowsSandboxLevel": "disabled"}, "unknown variant `weird`, expected `restricted` or `unrestricted`"),
-        ({"permissions": {"type": "managed", "file_system": {"type": "restricted"}, "network": "restricted"}, "windowsSandboxLevel": "disabled"}, "missing field `entries`"),
-        ({"permissions": {"type": "managed", "file_system": {"type": "restricted", "entries": 5}, "network": "restricted"}, "windowsSandboxLevel": "disabled"}, "invalid type: integer `5`, expected a sequence"),
-        (managed(W, entry(special("root"), "bogus")), "unknown variant `bogus`, expected one of `read`, `write`, `deny`, `none`"),
-        (managed(W, entry(special("foo"), "read")), "unknown variant `foo`, expected one of `root`, `minimal`, `current_working_directory`, `project_roots`, `tmpdir`, `slash_tmp`, `unknown`"),
-        (managed(W, entry({"type": "glob", "value": "x"}, "read")), "unknown variant `glob`, expected one of `path`, `glob_pattern`, `special`"),
-        (managed(W, entry({"type": "path", "value": O}, "write")), "missing field `path`"),
-        (managed(W, entry({"type": "path", "path": "relative/dir"}, "write")), "invalid URI: relative URL without a base"),
-        ({**managed(W), "workspaceRoots": ["/not/a/uri"]}, "invalid URI: relative URL without a base"),
-        ({"permissions": {"type": "disabled"}, "windowsSandboxLevel": "disabled", "useLegacyLandlock": "x"}, 'invalid type: string "x", expected a boolean'),
+        (
+            {"permissions": {"type": "disabled"}, "windowsSandboxLevel": "bogus"},
+            "unknown variant `bogus`, expected one of `disabled`, `restricted-token`, `elevated`, `mxc`",
+        ),
+        (
+            {
+                "permissions": {"type": "managed", "file_system": {"type": "weird"}, "network": "restricted"},
+                "windowsSandboxLevel": "disabled",
+            },
+            "unknown variant `weird`, expected `restricted` or `unrestricted`",
+        ),
+        (
+            {
+                "permissions": {
+                    "type": "managed",
+                    "file_system": {"type": "restricted"},
+                    "network": "restricted",
+                },
+                "windowsSandboxLevel": "disabled",
+            },
+            "missing field `entries`",
+        ),
+        (
+            {
+                "permissions": {
+                    "type": "managed",
+                    "file_system": {"type": "restricted", "entries": 5},
+                    "network": "restricted",
+                },
+                "windowsSandboxLevel": "disabled",
+            },
+            "invalid type: integer `5`, expected a sequence",
+        ),
+        (
+            managed(WS, entry(special("root"), "bogus")),
+            "unknown variant `bogus`, expected one of `read`, `write`, `deny`, `none`",
+        ),
+        (
+            managed(WS, entry(special("foo"), "read")),
+            "unknown variant `foo`, expected one of `root`, `minimal`, `current_working_directory`, `project_roots`, `tmpdir`, `slash_tmp`, `unknown`",
+        ),
+        (
+            managed(WS, entry({"type": "glob", "value": "x"}, "read")),
+            "unknown variant `glob`, expected one of `path`, `glob_pattern`, `special`",
+        ),
+        (managed(WS, entry({"type": "path", "value": OUT}, "write")), "missing field `path`"),
+        (
+            managed(WS, entry({"type": "path", "path": "relative/dir"}, "write")),
+            "invalid URI: relative URL without a base",
+        ),
+        ({**managed(WS), "workspaceRoots": ["/not/a/uri"]}, "invalid URI: relative URL without a base"),
+        (
+            {
+                "permissions": {"type": "disabled"},
+                "windowsSandboxLevel": "disabled",
+                "useLegacyLandlock": "x",
+            },
+            'invalid type: string "x", expected a boolean',
+        ),
     ],
 )
 def test_a_policy_of_the_wrong_shape_is_refused_like_codex(sandbox: Any, message: str) -> None:
     with pytest.raises(InvalidParams) as info:
-        parse_params(FsPathParams, {"path": uri(f"{W}/a"), "sandbox": sandbox})
+        parse_params(FsPathParams, {"path": uri(f"{WS}/a"), "sandbox": sandbox})
     assert info.value.message == message
 
 
 def test_unknown_keys_are_ignored_as_serde_does() -> None:
     params: BaseModel = parse_params(
         FsWriteFileParams,
-        {"path": uri(f"{W}/a"), "dataBase64": "", "sandbox": {**policy_shape("read-only", W, O), "future": 1}},
+        {
+            "path": uri(f"{WS}/a"),
+            "dataBase64": "",
+            "sandbox": {**policy_shape("read-only", WS, OUT), "future": 1},
+        },
     )
     assert isinstance(params, FsWriteFileParams) and params.sandbox is not None
 
@@ -306,10 +393,20 @@ def request(op: str, target: Path, base: Path, sandbox: dict[str, Any]) -> tuple
         return "fs/remove", {"path": uri(target), "recursive": True, "force": False, "sandbox": sandbox}
     if op == "copy-to":
         src = uri(base / "W" / "src.txt")
-        return "fs/copy", {"sourcePath": src, "destinationPath": uri(target), "recursive": False, "sandbox": sandbox}
+        return "fs/copy", {
+            "sourcePath": src,
+            "destinationPath": uri(target),
+            "recursive": False,
+            "sandbox": sandbox,
+        }
     if op == "copy-from":
         dst = uri(base / "W" / "copied.txt")
-        return "fs/copy", {"sourcePath": uri(target), "destinationPath": dst, "recursive": False, "sandbox": sandbox}
+        return "fs/copy", {
+            "sourcePath": uri(target),
+            "destinationPath": dst,
+            "recursive": False,
+            "sandbox": sandbox,
+        }
     assert op == "readFile"
     return "fs/readFile", {"path": uri(target), "sandbox": sandbox}
 
@@ -384,7 +481,9 @@ async def test_reads_see_only_what_the_policy_lets_them_see(
         assert not (base / "W" / "copied.txt").exists()
 
 
-async def test_unknown_policy_shape_is_refused_before_anything_is_touched(server: ServerProc, tmp_path: Path) -> None:
+async def test_unknown_policy_shape_is_refused_before_anything_is_touched(
+    server: ServerProc, tmp_path: Path
+) -> None:
     base = tmp_path.resolve()
     build(base)
     before = snapshot(base)
@@ -392,7 +491,12 @@ async def test_unknown_policy_shape_is_refused_before_anything_is_touched(server
         await c.initialize()
         got = await c.call(
             "fs/remove",
-            {"path": uri(base / "W" / "src.txt"), "recursive": False, "force": False, "sandbox": {"permissions": {"type": "weird"}}},
+            {
+                "path": uri(base / "W" / "src.txt"),
+                "recursive": False,
+                "force": False,
+                "sandbox": {"permissions": {"type": "weird"}},
+            },
         )
     assert got["error"] == {
         "code": -32602,
