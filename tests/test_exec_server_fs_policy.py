@@ -513,3 +513,40 @@ async def test_relative_and_foreign_paths_are_invalid_params(server: ServerProc,
         foreign = await c.call("fs/writeFile", {"path": "http://h/t", "dataBase64": "", "sandbox": sandbox})
     assert relative["error"] == {"code": -32602, "message": "invalid URI: relative URL without a base"}
     assert foreign["error"] == {"code": -32602, "message": "unsupported path URI scheme `http`"}
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("fs/getMetadata", lambda t: {"path": uri(t)}),
+        ("fs/readDirectory", lambda t: {"path": uri(t.parent)}),
+        ("fs/canonicalize", lambda t: {"path": uri(t)}),
+        ("fs/open", lambda t: {"handleId": "h", "path": uri(t), "mode": "read"}),
+        (
+            "fs/walk",
+            lambda t: {
+                "path": uri(t.parent),
+                "options": {
+                    "maxDepth": 3,
+                    "maxDirectories": 10,
+                    "maxEntries": 10,
+                    "followDirectorySymlinks": False,
+                },
+            },
+        ),
+    ],
+)
+@pytest.mark.parametrize("target", ["symlink", "dotdot", "outside"])
+async def test_every_read_method_hides_what_the_policy_hides(
+    server: ServerProc, tmp_path: Path, method: str, params: Callable[[Path], dict[str, Any]], target: str
+) -> None:
+    base = tmp_path.resolve()
+    build(base)
+    (base / "O" / "t").write_text("data")
+    sandbox = policy_shape("workspace-only-read", str(base / "W"), str(base / "O"))
+    async with raw_client(server.url) as c:
+        await c.initialize()
+        hidden = await c.call(method, {**params(TARGETS[target](base)), "sandbox": sandbox})
+        visible = await c.call(method, {**params(base / "W" / "src.txt"), "sandbox": sandbox})
+    assert (hidden["error"]["code"], hidden["error"]["message"]) == ENOENT, hidden
+    assert "result" in visible, visible
