@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-from pathlib import Path
-from typing import Annotated, Any, Literal
-from urllib.parse import quote, unquote, urlsplit
+from typing import Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from exec_client.sandbox_context import WireFileSystemSandboxContext
+from exec_client.uris import FileUri, InvalidUri, path_to_uri, uri_to_path
 
 __all__ = [
     "MAX_CHUNK_BYTES",
@@ -69,15 +70,6 @@ MAX_CHUNK_BYTES = 8192
 
 Stream = Literal["stdout", "stderr", "pty"]
 WriteStatus = Literal["accepted", "unknownProcess", "stdinClosed", "starting"]
-
-
-def _check_file_uri(value: str) -> str:
-    uri_to_path(value)
-    return value
-
-
-#: A ``file://`` URI; anything else fails validation with Codex's ``invalid URI: ...`` text.
-FileUri = Annotated[str, AfterValidator(_check_file_uri)]
 
 
 class Method:
@@ -240,7 +232,7 @@ class ProcessClosed(WireModel):
 # -- filesystem --------------------------------------------------------------------------------
 class FsPathParams(StrictWire):
     path: FileUri
-    sandbox: dict[str, Any] | None = None
+    sandbox: WireFileSystemSandboxContext | None = None
 
 
 class FsReadFileResult(WireModel):
@@ -250,13 +242,13 @@ class FsReadFileResult(WireModel):
 class FsWriteFileParams(StrictWire):
     path: FileUri
     data_base64: str
-    sandbox: dict[str, Any] | None = None
+    sandbox: WireFileSystemSandboxContext | None = None
 
 
 class FsCreateDirectoryParams(StrictWire):
     path: FileUri
     recursive: bool = False
-    sandbox: dict[str, Any] | None = None
+    sandbox: WireFileSystemSandboxContext | None = None
 
 
 class FsMetadata(WireModel):
@@ -282,14 +274,14 @@ class FsCopyParams(StrictWire):
     source_path: FileUri
     destination_path: FileUri
     recursive: bool = False
-    sandbox: dict[str, Any] | None = None
+    sandbox: WireFileSystemSandboxContext | None = None
 
 
 class FsRemoveParams(StrictWire):
     path: FileUri
     recursive: bool = False
     force: bool = False
-    sandbox: dict[str, Any] | None = None
+    sandbox: WireFileSystemSandboxContext | None = None
 
 
 class WalkOptions(StrictWire):
@@ -302,14 +294,14 @@ class WalkOptions(StrictWire):
 class FsWalkParams(StrictWire):
     path: FileUri
     options: WalkOptions
-    sandbox: dict[str, Any] | None = None
+    sandbox: WireFileSystemSandboxContext | None = None
 
 
 class FsOpenParams(StrictWire):
     handle_id: str
     path: FileUri
     mode: Literal["read", "replace"] = "read"
-    sandbox: dict[str, Any] | None = None
+    sandbox: WireFileSystemSandboxContext | None = None
 
 
 class FsReadBlockParams(StrictWire):
@@ -352,24 +344,6 @@ class HttpRequestParams(StrictWire):
 
 
 # -- helpers -----------------------------------------------------------------------------------
-class InvalidUri(ValueError):
-    """A path on the wire that is not an absolute ``file://`` URI (Codex: -32602 ``invalid URI``)."""
-
-
-def uri_to_path(uri: str) -> Path:
-    """``file:///a/b`` → ``/a/b``; Codex's messages are reproduced for the common failures."""
-    parts = urlsplit(uri)
-    if not parts.scheme:
-        raise InvalidUri("invalid URI: relative URL without a base")
-    if parts.scheme != "file":
-        raise InvalidUri(f"invalid URI: expected a file:// URI, got scheme `{parts.scheme}`")
-    return Path(unquote(parts.path) or "/")
-
-
-def path_to_uri(path: str | Path) -> str:
-    return "file://" + quote(str(path), safe="/:@!$&'()*+,;=-._~")
-
-
 def b64encode(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 

@@ -36,6 +36,9 @@ __all__ = ["Connection"]
 
 log = logging.getLogger(__name__)
 
+#: ``process/read`` long-polls waiting at once per connection; beyond this they wait in line.
+MAX_PARALLEL_POLLS = 32
+
 Send = Callable[[bytes], Awaitable[None]]
 
 
@@ -60,6 +63,7 @@ class Connection:
         # Requests run on ``concurrent_requests`` workers fed in arrival order, so the reader keeps
         # reading (and notices a closed socket) while a long-poll ``process/read`` waits.
         self._queue: asyncio.Queue[RequestReceived] = asyncio.Queue(maxsize=64)
+        self._polls: set[asyncio.Task[None]] = set()
         self._workers = [
             asyncio.create_task(self._work(), name="exec-server-request-worker")
             for _ in range(max(1, concurrent_requests))
@@ -106,16 +110,27 @@ class Connection:
         while True:
             msg = await self._queue.get()
             try:
-                await self._serve(msg)
-            except ConnectionError:
-                pass  # the transport is gone; close() will stop this worker
-            except Exception:  # a bug must not silently stop this connection's request processing
-                log.exception("failed to answer %s", msg.method)
-                if self._peer.is_in_flight(msg.id):
-                    with contextlib.suppress(Exception):
-                        await self._send(self._peer.respond_error(msg.id, InternalError("internal error")))
+                if msg.method == Method.PROCESS_READ and len(self._polls) < MAX_PARALLEL_POLLS:
+                    # Everything before it has been served, so order holds; its wait (up to
+                    # ``waitMs``) then runs beside later requests instead of in front of them.
+                    poll = asyncio.create_task(self._serve_guarded(msg), name="exec-server-process-read")
+                    self._polls.add(poll)
+                    poll.add_done_callback(self._polls.discard)
+                else:
+                    await self._serve_guarded(msg)
             finally:
                 self._queue.task_done()
+
+    async def _serve_guarded(self, msg: RequestReceived) -> None:
+        try:
+            await self._serve(msg)
+        except ConnectionError:
+            pass  # the transport is gone; close() will stop this work
+        except Exception:  # a bug must not silently stop this connection's request processing
+            log.exception("failed to answer %s", msg.method)
+            if self._peer.is_in_flight(msg.id):
+                with contextlib.suppress(Exception):
+                    await self._send(self._peer.respond_error(msg.id, InternalError("internal error")))
 
     async def _serve(self, msg: RequestReceived) -> None:
         try:
@@ -161,9 +176,10 @@ class Connection:
 
     async def close(self) -> None:
         """The transport ended: stop in-flight work and detach the session (it stays resumable)."""
-        for worker in self._workers:
-            worker.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
+        tasks = [*self._workers, *self._polls]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self._session is not None:
             self._registry.detach(self._session, self._token)
 

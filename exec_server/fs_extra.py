@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import stat
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -31,7 +32,9 @@ from exec_client.protocol import (
     path_to_uri,
     uri_to_path,
 )
-from exec_server.fs_service import run_fs
+from exec_server.fs_paths import policy_for, real_path
+from exec_server.fs_policy import Need
+from exec_server.fs_service import not_a_file, request_path, run_fs
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
 __all__ = ["FileHandles", "Watches", "walk"]
@@ -45,10 +48,12 @@ MAX_BLOCK = 16 * 1024 * 1024
 
 
 async def walk(p: FsWalkParams) -> dict[str, Any]:
-    root = uri_to_path(p.path)
+    root = request_path(p.path)
     opts = p.options
 
     def work() -> dict[str, Any]:
+        policy = policy_for(p.sandbox)
+        policy.check(real_path(root), Need.READ)
         os.stat(root)  # a missing root is -32004, like Codex
         entries: list[dict[str, str]] = []
         seen: set[str] = {os.path.realpath(root)}
@@ -66,6 +71,8 @@ async def walk(p: FsWalkParams) -> dict[str, Any]:
                     return {"entries": entries, "errors": [], "truncated": True}
                 if child.is_symlink() and not opts.follow_directory_symlinks:
                     continue  # Codex leaves symlinks out entirely unless asked to follow them
+                if policy.access(os.path.realpath(child.path)) in (None, "none"):
+                    continue  # what the sandbox hides is not listed
                 is_dir = child.is_dir(follow_symlinks=True)
                 entries.append({"path": path_to_uri(child.path), "kind": "directory" if is_dir else "file"})
                 if not is_dir or depth >= opts.max_depth:
@@ -90,14 +97,21 @@ class FileHandles:
             raise InvalidRequest(f"file handle `{p.handle_id}` already exists")
         if len(self.files) >= MAX_HANDLES:
             raise InvalidRequest(f"too many open file handles (limit {MAX_HANDLES}); close one first")
-        path = uri_to_path(p.path)
+        path = request_path(p.path)
 
         def work() -> int:
-            if path.is_dir():
-                raise InvalidRequest(f"path `{path}` is not a file")
+            target = real_path(path)
+            policy_for(p.sandbox).check(target, Need.WRITE if p.mode == "replace" else Need.READ)
+            flags = os.O_RDONLY
             if p.mode == "replace":
-                return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-            return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+                flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
+            fd = os.open(target, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise not_a_file(path)  # only regular files: no fifo, device or directory
+            if p.mode == "replace":
+                os.ftruncate(fd, 0)
+            return fd
 
         self.files[p.handle_id] = await run_fs(work)
         return {"handleId": p.handle_id}

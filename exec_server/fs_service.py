@@ -1,8 +1,14 @@
 """File methods (``fs/*``) on local paths, with Codex's error codes and messages.
 
 A missing path is -32004 (``No such file or directory (os error 2)``); other OS failures are -32603
-with Rust's ``<text> (os error N)`` rendering; reading a directory as a file is -32600.
-Blocking filesystem calls run in a worker thread so a slow disk never stalls other connections.
+with Rust's ``<text> (os error N)`` rendering; reading anything but a regular file is -32600
+(``path `p` is not a file``). Every method first checks its request's ``sandbox`` policy on the
+resolved path (``fs_policy``/``fs_paths``) and then acts on that resolved path.
+
+``fs/readFile`` answers in one message, so it stops at ``MAX_READ_FILE_BYTES`` (32 MiB): our
+websocket frames carry at most 64 MiB and base64 adds a third. Codex's own cap is 512 MiB; larger
+files are read with ``fs/open`` + ``fs/readBlock``. Blocking filesystem calls run in a worker thread
+so a slow disk never stalls other connections.
 """
 
 from __future__ import annotations
@@ -18,7 +24,6 @@ from typing import Any, TypeVar
 
 from exec_client.errors import NotFound
 from exec_client.protocol import (
-    FsCopyParams,
     FsCreateDirectoryParams,
     FsPathParams,
     FsRemoveParams,
@@ -28,25 +33,31 @@ from exec_client.protocol import (
     path_to_uri,
     uri_to_path,
 )
+from exec_server.fs_paths import denial_error, entry_path, policy_for, real_path
+from exec_server.fs_policy import Denial, Need, PolicyDenied
 from exec_server.spawn import os_error_text
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest, RpcError
 
 __all__ = [
+    "MAX_READ_FILE_BYTES",
     "canonicalize",
-    "copy",
     "create_directory",
     "get_metadata",
     "read_directory",
     "read_file",
     "remove",
+    "request_path",
     "run_fs",
     "write_file",
 ]
 
 T = TypeVar("T")
 
+MAX_READ_FILE_BYTES = 32 * 1024 * 1024
+_READ_CHUNK = 1024 * 1024
 
-def _path(uri: str) -> Path:
+
+def request_path(uri: str) -> Path:
     try:
         return uri_to_path(uri)
     except ValueError as exc:
@@ -62,37 +73,99 @@ def _os_error(exc: OSError) -> RpcError:
 async def run_fs(fn: Callable[[], T]) -> T:
     try:
         return await asyncio.to_thread(fn)
+    except PolicyDenied as exc:
+        raise denial_error(exc) from exc
     except OSError as exc:
         raise _os_error(exc) from exc
 
 
+def not_a_file(path: Path | str) -> InvalidRequest:
+    return InvalidRequest(f"path `{path}` is not a file")
+
+
+def _read_regular(target: str, shown: Path, limit: int) -> bytes:
+    # O_NONBLOCK: opening a fifo must not wait for a writer; regular files ignore the flag.
+    fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_a_file(shown)
+        too_large = InvalidRequest(f"file is too large to read: limit is {limit} bytes")
+        if st.st_size > limit:
+            raise too_large
+        parts: list[bytes] = []
+        size = 0
+        while size <= limit:  # the file may grow while we read it
+            part = os.read(fd, min(_READ_CHUNK, limit + 1 - size))
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+        if size > limit:
+            raise too_large
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
 async def read_file(p: FsPathParams) -> dict[str, Any]:
-    path = _path(p.path)
+    path = request_path(p.path)
 
     def work() -> bytes:
-        if path.is_dir():
-            raise InvalidRequest(f"path `{path}` is not a file")
-        return path.read_bytes()
+        target = real_path(path)
+        policy_for(p.sandbox).check(target, Need.READ)
+        return _read_regular(target, path, MAX_READ_FILE_BYTES)
 
     return {"dataBase64": b64encode(await run_fs(work))}
 
 
 async def write_file(p: FsWriteFileParams) -> dict[str, Any]:
-    path = _path(p.path)
+    path = request_path(p.path)
     try:
         data = b64decode_strict(p.data_base64)
     except ValueError as exc:
-        raise InvalidParams(str(exc)) from exc
-    await run_fs(lambda: path.write_bytes(data))
+        detail = str(exc).removeprefix("invalid base64: ")
+        raise InvalidRequest(f"fs/writeFile requires valid base64 dataBase64: {detail}") from exc
+
+    def work() -> None:
+        target = real_path(path)
+        policy_for(p.sandbox).check(target, Need.WRITE)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(target, flags, 0o666)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise not_a_file(path)  # never write into a fifo or a device
+            os.ftruncate(fd, 0)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+
+    await run_fs(work)
     return {}
 
 
 async def create_directory(p: FsCreateDirectoryParams) -> dict[str, Any]:
-    path = _path(p.path)
-    if p.recursive:
-        await run_fs(lambda: path.mkdir(parents=True, exist_ok=True))
-    else:
-        await run_fs(path.mkdir)
+    path = request_path(p.path)
+
+    def work() -> None:
+        policy = policy_for(p.sandbox)
+        target = real_path(path)
+        if not p.recursive:
+            policy.check(target, Need.WRITE)
+            os.mkdir(target)
+            return
+        # Every directory that ``mkdir -p`` would create must be writable.
+        missing, cur = [], target
+        while not os.path.lexists(cur) and cur != os.path.dirname(cur):
+            missing.append(cur)
+            cur = os.path.dirname(cur)
+        for directory in missing or [target]:
+            policy.check(directory, Need.WRITE if missing else Need.READ)
+        os.makedirs(target, exist_ok=True)
+
+    await run_fs(work)
     return {}
 
 
@@ -101,11 +174,15 @@ def _ms(seconds: float) -> int:
 
 
 async def get_metadata(p: FsPathParams) -> dict[str, Any]:
-    path = _path(p.path)
+    path = request_path(p.path)
 
     def work() -> dict[str, Any]:
-        link = os.lstat(path)
-        target = os.stat(path) if stat.S_ISLNK(link.st_mode) else link
+        policy = policy_for(p.sandbox)
+        entry, target_path = entry_path(path), real_path(path)
+        policy.check(entry, Need.READ)
+        policy.check(target_path, Need.READ)
+        link = os.lstat(entry)
+        target = os.stat(target_path) if stat.S_ISLNK(link.st_mode) else link
         birth = getattr(target, "st_birthtime", None)
         return {
             "isDirectory": stat.S_ISDIR(target.st_mode),
@@ -121,11 +198,13 @@ async def get_metadata(p: FsPathParams) -> dict[str, Any]:
 
 
 async def read_directory(p: FsPathParams) -> dict[str, Any]:
-    path = _path(p.path)
+    path = request_path(p.path)
 
     def work() -> list[dict[str, Any]]:
+        target = real_path(path)
+        policy_for(p.sandbox).check(target, Need.READ)
         entries = []
-        with os.scandir(path) as it:
+        with os.scandir(target) as it:
             for entry in it:
                 entries.append(
                     {"fileName": entry.name, "isDirectory": entry.is_dir(), "isFile": entry.is_file()}
@@ -136,41 +215,42 @@ async def read_directory(p: FsPathParams) -> dict[str, Any]:
 
 
 async def canonicalize(p: FsPathParams) -> dict[str, Any]:
-    path = _path(p.path)
-    resolved = await run_fs(lambda: path.resolve(strict=True))
-    return {"path": path_to_uri(resolved)}
+    path = request_path(p.path)
 
+    def work() -> Path:
+        resolved = path.resolve(strict=True)
+        policy_for(p.sandbox).check(str(resolved), Need.READ)
+        return resolved
 
-async def copy(p: FsCopyParams) -> dict[str, Any]:
-    src, dst = _path(p.source_path), _path(p.destination_path)
-
-    def work() -> None:
-        if src.is_dir():
-            if not p.recursive:
-                raise InvalidRequest(f"path `{src}` is a directory; set recursive to copy it")
-            shutil.copytree(src, dst, symlinks=True)
-        else:
-            shutil.copy2(src, dst)
-
-    await run_fs(work)
-    return {}
+    return {"path": path_to_uri(await run_fs(work))}
 
 
 async def remove(p: FsRemoveParams) -> dict[str, Any]:
-    path = _path(p.path)
+    path = request_path(p.path)
 
     def work() -> None:
+        policy = policy_for(p.sandbox)
+        target = entry_path(path)  # removing a symlink removes the link, never its target
         try:
-            if path.is_dir() and not path.is_symlink():
-                if p.recursive:
-                    shutil.rmtree(path)
-                else:
-                    path.rmdir()
+            policy.check(target, Need.READ)
+            st = os.lstat(target)
+        except (PolicyDenied, FileNotFoundError) as exc:
+            hidden = not isinstance(exc, PolicyDenied) or exc.denial is Denial.HIDDEN
+            if hidden and p.force:
+                return
+            raise
+        # Removing an entry changes its directory too, so both must be writable.
+        policy.check(os.path.dirname(target), Need.WRITE)
+        if stat.S_ISDIR(st.st_mode):
+            if p.recursive:
+                policy.check_tree(target, Need.WRITE)
+                shutil.rmtree(target)
             else:
-                path.unlink()
-        except FileNotFoundError:
-            if not p.force:
-                raise
+                policy.check(target, Need.WRITE)
+                os.rmdir(target)
+        else:
+            policy.check(target, Need.WRITE)
+            os.unlink(target)
 
     await run_fs(work)
     return {}

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from exec_client import protocol as p
-from exec_server import fs_extra, fs_service, http_service
+from exec_server import fs_copy, fs_extra, fs_service, http_service
 from exec_server.info import environment_info
 from exec_server.sandbox import SANDBOX_TYPE, UnsupportedSandbox, plan_sandbox, preexec_for
 from exec_server.session import Session
@@ -224,7 +224,7 @@ METHODS: dict[str, MethodSpec] = {
     p.Method.FS_GET_METADATA: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.get_metadata)),
     p.Method.FS_READ_DIRECTORY: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.read_directory)),
     p.Method.FS_CANONICALIZE: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.canonicalize)),
-    p.Method.FS_COPY: MethodSpec(_FS, p.FsCopyParams, _fs(fs_service.copy)),
+    p.Method.FS_COPY: MethodSpec(_FS, p.FsCopyParams, _fs(fs_copy.copy)),
     p.Method.FS_REMOVE: MethodSpec(_FS, p.FsRemoveParams, _fs(fs_service.remove)),
     "fs/walk": MethodSpec(_FS, p.FsWalkParams, _fs(fs_extra.walk)),
     "fs/open": MethodSpec(_FS, p.FsOpenParams, _open),

@@ -7,6 +7,8 @@ keep working.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -30,6 +32,33 @@ _JSON_KIND = {
 
 def _kind(value: Any) -> str:
     return _JSON_KIND.get(type(value), type(value).__name__)
+
+
+def _unexpected(value: Any) -> str:
+    """serde's ``Unexpected`` rendering, which Codex uses for values nested inside a param."""
+    if isinstance(value, bool):
+        return f"boolean `{str(value).lower()}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value}`"
+    if isinstance(value, str):
+        return f"string {json.dumps(value)}"
+    return _kind(value)
+
+
+def _variants(expected: str) -> str:
+    """pydantic's ``'a', 'b' or 'c'`` as serde's ``one of `a`, `b`, `c` `` (or `` `a` or `b` ``)."""
+    names = [f"`{name}`" for name in re.findall(r"'([^']*)'", expected)]
+    if len(names) == 2:
+        return f"{names[0]} or {names[1]}"
+    if len(names) == 1:
+        return names[0]
+    return "one of " + ", ".join(names)
+
+
+#: serde's "expected" text for models that are tagged enums on the Rust side.
+_EXPECTING = {"ExecPermissionProfile": "internally tagged enum ExecPermissionProfile"}
 
 
 def _expected(error_type: str) -> str:
@@ -57,9 +86,15 @@ def _message(model: type[BaseModel], exc: ValidationError) -> str:
         return str(first.get("ctx", {}).get("error", first["msg"]))
     if kind == "literal_error":
         expected = first.get("ctx", {}).get("expected", "")
-        return f"unknown variant `{first.get('input')}`, expected {expected.replace(chr(39), '`')}"
+        return f"unknown variant `{first.get('input')}`, expected {_variants(expected)}"
     value = first.get("input")
-    return f"invalid type: {_kind(value)}, expected {_expected(kind)}"
+    if kind == "model_type":
+        name = str(first.get("ctx", {}).get("class_name", ""))
+        got = _unexpected(value) if isinstance(value, str) or len(loc) > 1 else _kind(value)
+        got = "number" if got.startswith("integer") and len(loc) == 1 else got
+        return f"invalid type: {got}, expected {_EXPECTING.get(name, f'struct {name}')}"
+    got = _unexpected(value) if len(loc) > 1 else _kind(value)
+    return f"invalid type: {got}, expected {_expected(kind)}"
 
 
 def parse_params(model: type[M], params: Any) -> M:

@@ -71,8 +71,11 @@ class ManagedProcess:
         self._changed = asyncio.Event()
 
     async def wait_for_news(self, after_seq: int, timeout_s: float) -> None:
-        """Return once the log has an event after ``after_seq``, or the timeout passes."""
-        if self.log.has_news(after_seq) or timeout_s <= 0:
+        """Return once the log has an event after ``after_seq``, or the timeout passes.
+
+        A closed process (exited, output drained) will never have news: answer at once, as Codex does.
+        """
+        if self.log.has_news(after_seq) or timeout_s <= 0 or self.state is ProcessState.CLOSED:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._changed.wait(), timeout_s)

@@ -372,6 +372,7 @@ async def test_concurrent_requests_bounds_how_many_requests_run_at_once(
             await c.send({"id": 500, "method": "process/read", "params": {"processId": "q", "waitMs": 800}})
             await c.send({"id": 501, "method": "environment/status"})
             first = await c.recv()
-            # With one slot the status waits behind the long poll; with two it overtakes it.
-            assert first["id"] == (500 if concurrency == 1 else 501)
+            # Codex: with one slot the status waits behind the long poll; with two it overtakes it.
+            # Ours (deliberately): a long poll never holds up later requests, whatever the slots.
+            assert first["id"] == (500 if concurrency == 1 and name == "codex" else 501)
             await c.ok("process/terminate", {"processId": "q"})
