@@ -20,7 +20,6 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from pycodex.jsonrpc.framing import DEFAULT_MAX_LINE_BYTES
 from pycodex.transport.base import ConnectionHandler, Outbox
 from pycodex.transport.ws_auth import WsAuth, authorize, has_origin, header_safe_logger
 
@@ -29,6 +28,8 @@ __all__ = ["parse_ws_listen", "serve_websocket"]
 logger = logging.getLogger(__name__)
 
 _HEALTH_PATHS = frozenset({"/readyz", "/healthz"})
+#: Codex refuses a larger inbound message by dropping the connection; websockets closes with 1009.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 
 def parse_ws_listen(url: str) -> tuple[str, int]:
@@ -79,7 +80,7 @@ async def serve_websocket(
     port: int,
     *,
     auth: WsAuth = None,
-    max_message_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
     on_listening: Callable[[Server], Awaitable[None] | None] | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
@@ -94,8 +95,10 @@ async def serve_websocket(
         handler = make_handler(outbox)
         try:
             async for frame in ws:
-                raw = frame.encode("utf-8") if isinstance(frame, str) else frame
-                await handler.on_message(raw)
+                if isinstance(frame, bytes):  # Codex drops these too: the protocol is text frames only
+                    logger.warning("dropping unsupported binary websocket message")
+                    continue
+                await handler.on_message(frame.encode("utf-8"))
         except ConnectionClosed:
             pass
         finally:
