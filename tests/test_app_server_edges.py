@@ -170,3 +170,11 @@ async def test_sigterm_interrupts_a_running_turn_tells_the_client_and_records_it
     second: AppServerClient = await app_server()
     resumed = await second.call("thread/resume", {"threadId": thread_id})
     assert [(t["id"], t["status"]) for t in resumed["thread"]["turns"]] == [(turn["id"], "interrupted")]
+
+
+async def test_sigterm_on_a_websocket_server_exits_0(app_server_ws: Any) -> None:
+    client = await app_server_ws()
+    assert client.process is not None
+    client.process.proc.send_signal(signal.SIGTERM)
+    assert await client.process.wait_exit(10.0) == 0
+    assert "Traceback" not in client.stderr_text
