@@ -1,20 +1,38 @@
-"""Entry point of ``pycodex app-server``: build the server, pick the transport, run until done."""
+"""Entry point of ``pycodex app-server``: build the server, pick the transport, run until done.
+
+Ordinary mistakes (a malformed ``--listen``, bad ``--ws-*`` flags, a port in use) end the process with
+one stderr line, never a traceback. SIGTERM stops the server gracefully: running turns are interrupted
+(recorded and announced as such), requests already read are answered, and the process exits 0.
+"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
 from app_server.app import AppServer, StartupError, default_codex_home
+from pycodex.signals import stop_on_signals
 from pycodex.transport.stdio import serve_stdio
 from pycodex.transport.websocket import parse_ws_listen, serve_websocket
+from pycodex.transport.ws_auth import WsAuth, WsAuthConfigError, check_listener_auth, ws_auth_from_args
 
 __all__ = ["run_app_server"]
 
 logger = logging.getLogger(__name__)
+
+
+#: How long SIGTERM waits for interrupted turns to record their end before the connection closes.
+INTERRUPT_ON_STOP_S = 3.0
+_STDIO = ("stdio", "stdio://", "")
+
+
+class ListenError(Exception):
+    """A ``--listen`` value that is not a URL we serve (exit status 2, like a usage error)."""
 
 
 def run_app_server(
@@ -23,6 +41,7 @@ def run_app_server(
     config_overrides: Sequence[str] = (),
     strict_config: bool = False,
     exit_process: bool = True,
+    ws_auth_args: argparse.Namespace | None = None,
 ) -> int:
     """Serve until the transport ends; then, with ``exit_process``, end the process at once.
 
@@ -31,8 +50,16 @@ def run_app_server(
     flushed by then, so the process leaves with ``os._exit`` after flushing the standard streams.
     """
     try:
-        code = asyncio.run(_serve(listen, config_overrides, strict_config))
-    except StartupError as exc:
+        endpoint = _parse_listen(listen)
+    except ListenError as exc:
+        print(f"error: invalid value '{listen}' for '--listen <URL>': {exc}", file=sys.stderr)
+        return 2
+    try:
+        auth = ws_auth_from_args(ws_auth_args) if ws_auth_args is not None else None
+        if endpoint is not None:
+            check_listener_auth(*endpoint, auth)
+        code = asyncio.run(_serve(endpoint, auth, config_overrides, strict_config))
+    except (StartupError, WsAuthConfigError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -70,37 +97,57 @@ def _dump_tasks() -> None:
     sys.stderr.flush()
 
 
-async def _serve(listen: str, config_overrides: Sequence[str], strict_config: bool) -> int:
-    import signal
+def _parse_listen(listen: str) -> tuple[str, int] | None:
+    """None for stdio, else the (IP, port) to listen on."""
+    if listen in _STDIO:
+        return None
+    if not listen.startswith("ws://"):
+        raise ListenError(f"unsupported --listen URL `{listen}`; expected `stdio://` or `ws://IP:PORT`")
+    try:
+        return parse_ws_listen(listen)
+    except ValueError as exc:
+        raise ListenError(str(exc)) from None
 
-    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, _dump_tasks)
-    if listen in ("stdio", "stdio://", ""):
-        app = AppServer(
-            codex_home=default_codex_home(), config_overrides=config_overrides, strict_config=strict_config
-        )
-        try:
-            await serve_stdio(app.connection)
-        finally:
-            await app.shutdown()
-        return 0
-    if listen.startswith("ws://"):
-        try:
-            host, port = parse_ws_listen(listen)
-        except ValueError as exc:
-            raise StartupError(str(exc)) from None
-        app = AppServer(
-            codex_home=default_codex_home(), config_overrides=config_overrides, strict_config=strict_config
-        )
 
-        def announce(server: object) -> None:
-            sockets = getattr(server, "sockets", [])
-            for sock in sockets:
-                addr = sock.getsockname()
-                print(f"app-server listening on ws://{addr[0]}:{addr[1]}", file=sys.stderr, flush=True)
+async def _serve(
+    endpoint: tuple[str, int] | None, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool
+) -> int:
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)
+    app = AppServer(codex_home=default_codex_home(), config_overrides=config_overrides, strict_config=strict_config)
+    # SIGTERM first interrupts running turns while clients can still hear turn/completed, then stops
+    # the transport; SIGINT keeps its default (Codex dies of it too).
+    term = stop_on_signals([signal.SIGTERM])
+    stop = asyncio.Event()
 
-        try:
-            await serve_websocket(app.connection, host, port, on_listening=announce)
-        finally:
-            await app.shutdown()
-        return 0
-    raise StartupError(f"unsupported --listen value {listen!r}: use stdio:// or ws://IP:PORT")
+    async def on_term() -> None:
+        await term.wait()
+        logger.info("SIGTERM: interrupting running turns and stopping")
+        await app.threads.interrupt_all(INTERRUPT_ON_STOP_S)
+        stop.set()
+
+    watcher = loop.create_task(on_term(), name="sigterm")
+    try:
+        if endpoint is None:
+            await serve_stdio(app.connection, stop=stop)
+        else:
+            await _serve_ws(app, endpoint, auth, stop)
+    finally:
+        watcher.cancel()
+        await app.shutdown()
+    return 0
+
+
+async def _serve_ws(app: AppServer, endpoint: tuple[str, int], auth: WsAuth, stop: asyncio.Event) -> None:
+    host, port = endpoint
+
+    def announce(server: object) -> None:
+        for sock in getattr(server, "sockets", []):
+            addr = sock.getsockname()
+            print(f"app-server listening on ws://{addr[0]}:{addr[1]}", file=sys.stderr, flush=True)
+
+    try:
+        await serve_websocket(app.connection, host, port, auth=auth, on_listening=announce, stop=stop)
+    except OSError as exc:  # bind failures: address in use, address not on this host, permission
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise StartupError(f"cannot listen on {host}:{port}: {reason}") from None

@@ -8,8 +8,6 @@ compression, no subprotocol. ``send`` awaits the socket's drain, which is what t
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -20,6 +18,7 @@ from websockets.http11 import Request, Response
 
 from exec_server.connection import Connection
 from exec_server.session import SessionRegistry
+from pycodex.transport.ws_auth import capability_token_matches, has_origin, header_safe_logger
 
 __all__ = ["WsOptions", "start_ws_server"]
 
@@ -48,15 +47,14 @@ def _check_request(options: WsOptions, conn: ServerConnection, request: Request)
         return conn.respond(HTTPStatus.NOT_FOUND, "")
     if not upgrade:
         return conn.respond(HTTPStatus.BAD_REQUEST, "expected a websocket upgrade request\n")
-    if "Origin" in request.headers:
+    if has_origin(request.headers):
         return conn.respond(HTTPStatus.FORBIDDEN, "")
     if options.token_sha256 is not None:
         auth = request.headers.get("Authorization", "")
         scheme, _, token = auth.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return conn.respond(HTTPStatus.UNAUTHORIZED, "missing websocket bearer token")
-        digest = hashlib.sha256(token.strip().encode()).digest()
-        if not hmac.compare_digest(digest, options.token_sha256):
+        if not capability_token_matches(options.token_sha256, token.strip()):
             return conn.respond(HTTPStatus.UNAUTHORIZED, "invalid websocket bearer token")
     return None
 
@@ -99,6 +97,7 @@ async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Serv
         process_request=process_request,
         compression=None,
         server_header=None,
+        logger=header_safe_logger("websockets.server"),
         max_size=MAX_MESSAGE_BYTES,
         # A deeper write buffer keeps the socket full while the client parses: output streams in 8 KiB
         # chunks, and the default 32 KiB high-water mark made every few chunks wait for a round trip.

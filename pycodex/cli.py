@@ -23,6 +23,9 @@ _VALUED_GLOBALS = frozenset({"-c", "--config"})
 def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
     app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default) or ws://IP:PORT")
     app.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
+    from pycodex.transport.ws_auth import add_ws_auth_arguments
+
+    add_ws_auth_arguments(app)
     # Codex also takes -c after the subcommand (`codex app-server -c k=v`); a separate dest keeps both.
     app.add_argument("-c", "--config", action="append", default=[], dest="app_config", metavar="key=value",
                      help="override a config.toml value (same as the top-level -c)")
@@ -118,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app_server.main import run_app_server
 
         return run_app_server(listen=args.listen, config_overrides=[*args.config, *args.app_config],
-                              strict_config=args.strict_config)
+                              strict_config=args.strict_config, ws_auth_args=args)
     if args.command == "exec-server":
         import asyncio
 

@@ -36,8 +36,13 @@ def test_generate_json_schema_writes_valid_schemas_of_our_models(tmp_path: Path)
 
 
 def test_a_bad_listen_url_is_a_clear_startup_error() -> None:
+    # Codex 0.169.0 refuses it as a usage error: exit 2, "invalid value ... unsupported --listen URL".
     out = _run("app-server", "--listen", "tcp://nowhere")
-    assert out.returncode == 1 and "unsupported --listen value" in out.stderr
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "error: invalid value 'tcp://nowhere' for '--listen <URL>': "
+        "unsupported --listen URL `tcp://nowhere`; expected `stdio://` or `ws://IP:PORT`"
+    ]
 
 
 def test_a_bad_config_override_names_the_problem(tmp_path: Path) -> None:

@@ -213,6 +213,19 @@ class ThreadManager:
             await thread.exec_sessions.close_all()
         await asyncio.to_thread(self.store.close_writer, thread.id)
 
+    async def interrupt_all(self, timeout: float) -> None:
+        """Interrupt every running turn (the process is stopping) and wait, bounded, until each has
+        recorded its end and told its subscribers, exactly as ``turn/interrupt`` would."""
+        tasks = []
+        for thread in self.loaded.values():
+            turn = thread.active
+            if turn is not None and not turn.ended and turn.task is not None:
+                turn.interrupt_requested = True
+                turn.task.cancel()
+                tasks.append(turn.task)
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
     async def shutdown(self) -> None:
         for thread in list(self.loaded.values()):
             if thread.exec_sessions is not None:

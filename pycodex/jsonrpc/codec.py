@@ -8,6 +8,7 @@ line breaks (JavaScript line readers do) can split a message.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,10 +118,27 @@ def _excerpt(raw: bytes | str) -> str:
     return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise ValueError("number out of range")
+    return value
+
+
 def classify(raw: bytes | str) -> Message:
-    """Parse one message. Responses come back with ``method=None``; the peer fills it in."""
+    """Parse one message. Responses come back with ``method=None``; the peer fills it in.
+
+    Strict JSON in UTF-8, as Codex's parser: a byte-order mark, ``NaN``/``Infinity`` and numbers beyond
+    the float range are invalid (the last two could not be written back either).
+    """
     try:
-        obj = json.loads(raw)
+        # Bytes must be UTF-8 (json.loads would also take UTF-16/32 and UTF-8-encoded surrogates).
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        obj = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
         return Violation(f"invalid JSON: {exc}", _excerpt(raw))
     if isinstance(obj, list):

@@ -1,8 +1,8 @@
 """The stdio edge: LF-delimited messages on stdin/stdout.
 
 stdout carries protocol lines only and each message is flushed as it is written; logs go to stderr.
-Pipes and ttys are read through the event loop; anything else (a regular file redirected to stdin) is
-read in a worker thread so the loop never blocks.
+Pipes, sockets and ttys are read through the event loop; anything epoll cannot watch (a regular file or
+``/dev/null`` redirected to stdin) is read in a worker thread so the loop never blocks.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import selectors
 import stat
 import sys
 from typing import BinaryIO
@@ -26,8 +27,19 @@ _READ_CHUNK = 1 << 20
 
 
 def _is_streamable(fd: int) -> bool:
+    """True if the event loop can watch ``fd``: a pipe, socket or a character device epoll accepts."""
     mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return True
+    if not stat.S_ISCHR(mode):
+        return False
+    # Some character devices (``/dev/null``) refuse epoll with EPERM: try on a throwaway selector.
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
 
 
 async def _open_reader(stdin: BinaryIO) -> asyncio.StreamReader | None:
@@ -53,8 +65,13 @@ async def serve_stdio(
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    stop: asyncio.Event | None = None,
 ) -> None:
-    """Serve one connection on stdin/stdout until stdin reaches EOF."""
+    """Serve one connection on stdin/stdout until stdin reaches EOF or ``stop`` is set.
+
+    Either way the handler's ``on_close`` runs while stdout is still open, so requests already read
+    get their responses.
+    """
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     writer = await _open_writer(stdout)
@@ -71,12 +88,18 @@ async def serve_stdio(
     handler = make_handler(outbox)
     reader = await _open_reader(stdin)
     framer = LineBuffer(max_line_bytes)
+    stopped = asyncio.ensure_future((stop or asyncio.Event()).wait())
     try:
-        while True:
+        while not stopped.done():
             if reader is not None:
-                chunk = await reader.read(_READ_CHUNK)
+                read: asyncio.Future[bytes] = asyncio.ensure_future(reader.read(_READ_CHUNK))
             else:
-                chunk = await asyncio.to_thread(os.read, stdin.fileno(), _READ_CHUNK)
+                read = asyncio.ensure_future(asyncio.to_thread(os.read, stdin.fileno(), _READ_CHUNK))
+            await asyncio.wait((read, stopped), return_when=asyncio.FIRST_COMPLETED)
+            if not read.done():
+                read.cancel()  # a worker thread stuck in read() is left behind: the process is ending
+                break
+            chunk = read.result()
             lines = framer.feed(chunk) if chunk else framer.feed_eof()
             for line in lines:
                 if isinstance(line, OverlongLine):
@@ -86,7 +109,10 @@ async def serve_stdio(
             if not chunk:
                 logger.debug("stdin reached EOF")
                 break
+        else:
+            logger.debug("stdio transport stopped")
     finally:
+        stopped.cancel()
         await handler.on_close()
         await outbox.close(flush_timeout=2.0)
         if writer is not None:

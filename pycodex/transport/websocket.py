@@ -1,5 +1,8 @@
 """The WebSocket edge: one JSON-RPC message per text frame, plus ``/readyz`` and ``/healthz``.
 
+Requests carrying ``Origin`` are refused (403) and, with ``auth``, a bearer token is required (401);
+see :mod:`pycodex.transport.ws_auth`.
+
 Every connection is its own session with its own outbox, so a slow or vanished client only ever
 blocks itself.
 """
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
@@ -16,35 +20,58 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from pycodex.jsonrpc.framing import DEFAULT_MAX_LINE_BYTES
 from pycodex.transport.base import ConnectionHandler, Outbox
+from pycodex.transport.ws_auth import WsAuth, authorize, has_origin, header_safe_logger
 
 __all__ = ["parse_ws_listen", "serve_websocket"]
 
 logger = logging.getLogger(__name__)
 
 _HEALTH_PATHS = frozenset({"/readyz", "/healthz"})
+#: Codex refuses a larger inbound message by dropping the connection; websockets closes with 1009.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 
 def parse_ws_listen(url: str) -> tuple[str, int]:
-    """Split ``ws://IP:PORT`` into host and port, with a clear error for anything else."""
-    if not url.startswith("ws://"):
-        raise ValueError(f"expected ws://IP:PORT, got {url!r}")
+    """Split ``ws://IP:PORT`` into host and port; like Codex, a host name is not accepted (IPs only)."""
+    invalid = f"invalid websocket --listen URL `{url}`; expected `ws://IP:PORT`"
     rest = url[len("ws://") :].rstrip("/")
     host, sep, port_text = rest.rpartition(":")
-    if not sep or not host or not port_text.isdigit():
-        raise ValueError(f"expected ws://IP:PORT, got {url!r}")
-    port = int(port_text)
-    if port > 65535:
-        raise ValueError(f"port out of range in {url!r}")
-    return host.strip("[]"), port
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise ValueError(invalid)  # a bare IPv6 address needs brackets
+    if not sep or not port_text.isdigit() or int(port_text) > 65535:
+        raise ValueError(invalid)
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise ValueError(invalid) from None
+    return host, int(port_text)
 
 
-def _health(connection: ServerConnection, request: Request) -> Response | None:
-    path = request.path.split("?", 1)[0]
-    if path in _HEALTH_PATHS:
-        return connection.respond(HTTPStatus.OK, "ok\n")
-    return None
+def _wants_upgrade(request: Request) -> bool:
+    tokens = {t.strip().lower() for v in request.headers.get_all("Connection") for t in v.split(",")}
+    return "upgrade" in tokens
+
+
+def _gate(auth: WsAuth) -> Callable[[ServerConnection, Request], Response | None]:
+    """The checks before an upgrade, in Codex's order: Origin (every path), probes, upgrade, auth."""
+
+    def check(connection: ServerConnection, request: Request) -> Response | None:
+        if has_origin(request.headers):
+            return connection.respond(HTTPStatus.FORBIDDEN, "")
+        if request.path.split("?", 1)[0] in _HEALTH_PATHS:
+            return connection.respond(HTTPStatus.OK, "")
+        if not _wants_upgrade(request):
+            return connection.respond(HTTPStatus.BAD_REQUEST, "Connection header did not include 'upgrade'")
+        refusal = authorize(request.headers, auth)
+        if refusal is not None:
+            logger.info("refused a websocket upgrade: %s", refusal)
+            return connection.respond(HTTPStatus.UNAUTHORIZED, refusal)
+        return None
+
+    return check
 
 
 async def serve_websocket(
@@ -52,7 +79,8 @@ async def serve_websocket(
     host: str,
     port: int,
     *,
-    max_message_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    auth: WsAuth = None,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
     on_listening: Callable[[Server], Awaitable[None] | None] | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
@@ -67,8 +95,10 @@ async def serve_websocket(
         handler = make_handler(outbox)
         try:
             async for frame in ws:
-                raw = frame.encode("utf-8") if isinstance(frame, str) else frame
-                await handler.on_message(raw)
+                if isinstance(frame, bytes):  # Codex drops these too: the protocol is text frames only
+                    logger.warning("dropping unsupported binary websocket message")
+                    continue
+                await handler.on_message(frame.encode("utf-8"))
         except ConnectionClosed:
             pass
         finally:
@@ -81,7 +111,8 @@ async def serve_websocket(
         handle,
         host,
         port,
-        process_request=_health,
+        process_request=_gate(auth),
+        logger=header_safe_logger("websockets.server"),
         max_size=max_message_bytes,
         max_queue=64,
         compression=None,
