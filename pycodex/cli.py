@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_relay_arguments(relay)
 
+    # Parsed by pycodex.exec_cli (its PROMPT and resume/fork subcommands share a position); listed here for --help.
+    sub.add_parser("exec", help="run one non-interactive turn and print it (`--json`: JSONL events), like `codex exec`",
+                   add_help=False)
+
     demo = sub.add_parser("demo", help="run one offline turn on the built-in scripted model and print it")
     demo.add_argument("--json", action="store_true", help="print the raw protocol lines instead of a transcript")
     demo.add_argument("--local", action="store_true",
@@ -65,7 +69,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _split_exec(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
+    """(global -c values, exec argv) when the subcommand is ``exec`` (alias ``e``), else None."""
+    config: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token in ("-c", "--config") and i + 1 < len(argv):
+            config.append(argv[i + 1])
+            i += 2
+        elif token.startswith("--config="):
+            config.append(token.split("=", 1)[1])
+            i += 1
+        elif token in ("exec", "e"):
+            return config, list(argv[i + 1 :])
+        else:
+            return None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    split = _split_exec(sys.argv[1:] if argv is None else argv)
+    if split is not None:
+        from pycodex.logging_setup import configure_logging
+
+        configure_logging()
+        from pycodex.exec_cli.run import run_exec
+
+        return run_exec(split[1], global_config=split[0])
     parser = build_parser()
     args = parser.parse_args(argv)
     from pycodex.logging_setup import configure_logging
