@@ -35,7 +35,7 @@ JsonObj = dict[str, Any]
 NOT_TRUSTED = "Not inside a trusted directory and --skip-git-repo-check was not specified."
 #: Source kinds `resume --last` looks through (Codex: every recorded session of the directory).
 RESUME_SOURCE_KINDS = ["cli", "vscode", "exec", "appServer"]
-#: Consecutive "waiting for network" notices after which the turn is given up.
+#: Consecutive "waiting for network" notices after which the turn is given up (PYCODEX_EXEC_MAX_NETWORK_WAITS).
 MAX_NETWORK_WAITS = 3
 
 
@@ -85,11 +85,11 @@ def _load_schema(path: str | None) -> JsonObj | None:
     return schema
 
 
-def _idle_timeout() -> float:
+def _env_number(name: str, default: float) -> float:
     try:
-        return max(0.1, float(os.environ.get("PYCODEX_EXEC_IDLE_TIMEOUT_S", "300")))
+        return max(0.1, float(os.environ.get(name, default)))
     except ValueError:
-        return 300.0
+        return default
 
 
 class _Run:
@@ -214,7 +214,8 @@ class _Run:
         return inputs
 
     async def _follow(self, client: Any, thread_id: str, turn_id: str) -> None:
-        idle = _idle_timeout()
+        idle = _env_number("PYCODEX_EXEC_IDLE_TIMEOUT_S", 300.0)
+        max_waits = int(_env_number("PYCODEX_EXEC_MAX_NETWORK_WAITS", MAX_NETWORK_WAITS)) or 1
         network_waits = 0
         while True:
             try:
@@ -229,7 +230,7 @@ class _Run:
                 network_waits = network_waits + 1 if waiting else 0
             self.emit(self.mapper.feed(method, params))
             self.say(self.human.feed(method, params))
-            if network_waits >= MAX_NETWORK_WAITS:
+            if network_waits >= max_waits:
                 network_waits = 0
                 await self._give_up(client, thread_id, turn_id, "the model provider is unreachable")
             if method == "turn/completed" and (params.get("turn") or {}).get("id") == turn_id:
