@@ -43,11 +43,13 @@ class Env:
     model: FakeModel | None = None
 
     async def exec(self, *args: str, stdin: str | None = None, cwd: Path | None = None,
-                   env: dict[str, str] | None = None) -> Result:
+                   env: dict[str, str] | None = None, binary: Path | None = None) -> Result:
+        """``pycodex exec ARGS`` (or ``BINARY exec ARGS``, e.g. the reference Codex)."""
+        argv = [str(binary)] if binary is not None else [sys.executable, "-m", "pycodex"]
         full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "PYCODEX_", "OPENAI_"))}
         full_env.update(CODEX_HOME=str(self.home), CODEX_API_KEY="dummy", PYCODEX_FSYNC="0", **(env or {}))
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "pycodex", "exec", *args, cwd=cwd or self.work, env=full_env,
+            *argv, "exec", *args, cwd=cwd or self.work, env=full_env,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
         )
@@ -67,15 +69,18 @@ class Env:
 @pytest.fixture
 async def make_env(tmp_path: Path) -> AsyncIterator[Any]:
     models: list[FakeModel] = []
+    made = 0
 
     async def make(script: list[Any] | dict[str, Any] | None) -> Env:
-        work = tmp_path / "work"
-        work.mkdir(exist_ok=True)
-        env = Env(home=tmp_path / "home", work=work)
+        nonlocal made
+        made += 1
+        work = tmp_path / f"work{made}"
+        work.mkdir()
+        env = Env(home=tmp_path / f"home{made}", work=work)
         if script is None:
             model_config(env.home, DEAD_MODEL_URL)
             return env
-        env.model = await FakeModel.start(script, tmp_path / f"model{len(models)}")
+        env.model = await FakeModel.start(script, tmp_path / f"model{made}")
         models.append(env.model)
         model_config(env.home, env.model.url)
         return env
@@ -268,3 +273,29 @@ async def test_ephemeral_runs_leave_no_session(make_env: Any) -> None:
     assert run.code == 0, run.stderr
     resumed = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "y")
     assert resumed.code == 1 and "no recorded session" in resumed.stderr
+
+
+def _shape(events: list[dict[str, Any]]) -> list[tuple[str, list[str], str, list[str]]]:
+    """Event types and key sets, without Codex's warning about the mock model's unknown metadata."""
+    kept = [e for e in events if not (e.get("item", {}).get("type") == "error"
+                                      and e["item"]["message"].startswith("Model metadata for"))]
+    return [(e["type"], sorted(e), e.get("item", {}).get("type", ""), sorted(e.get("item", {}))) for e in kept]
+
+
+@pytest.mark.codex
+@pytest.mark.parametrize("script", [
+    [{"output": [{"type": "reasoning", "summary": ["**Plan** x"]}, exec_call("c1", "echo hi")]}, _reply("done")],
+    [{"status": 400, "body": {"error": {"message": "bad thing", "type": "invalid_request"}}}],
+], ids=["command_turn", "http_400"])
+async def test_same_event_shapes_as_codex_exec_json(make_env: Any, codex_bin: Path, script: list[Any]) -> None:
+    ours_env = await make_env(script)
+    ours = await ours_env.exec("--json", "--skip-git-repo-check", "go")
+    theirs_env = await make_env(script)
+    theirs = await theirs_env.exec("--json", "--skip-git-repo-check", "go", binary=codex_bin)
+    assert ours.code == theirs.code, (ours.stderr, theirs.stderr)
+    assert _shape(ours.events) == _shape(theirs.events)
+    if ours.code:
+        assert ours.events[-1] == theirs.events[-1]  # the same turn.failed message
+    else:
+        assert [e["item"]["status"] for e in ours.events if e.get("item", {}).get("type") == "command_execution"] \
+            == [e["item"]["status"] for e in theirs.events if e.get("item", {}).get("type") == "command_execution"]

@@ -248,7 +248,9 @@ class _Run:
 
     def _finish(self) -> int:
         outcome = self.mapper.outcome
-        if not outcome.failed:
+        if outcome.failed:  # Codex repeats the turn's error when the turn ends
+            self.say(f"ERROR: {outcome.error_message}\n")
+        else:
             self.say(self.human.tokens_used(outcome.total_tokens))
             if not self.args.json and outcome.last_message is not None:
                 self.out.write(outcome.last_message + "\n")
