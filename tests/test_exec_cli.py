@@ -208,6 +208,7 @@ async def test_output_last_message_and_output_schema_reach_file_and_request(make
     assert last.read_text() == '{"a":1}'
     assert run.stdout == '{"a":1}\n'  # without --json stdout carries the final message only
     assert "tokens used" in run.stderr and "user\nx\n" in run.stderr
+    assert "sandbox: workspace-write [workdir, /tmp, $TMPDIR]\n" in run.stderr and "approval: never\n" in run.stderr
     [request] = env.requests()
     assert request["body"]["text"] == {"format": {"type": "json_schema", "strict": True, "schema": schema,
                                                   "name": "codex_output_schema"}}
@@ -235,6 +236,8 @@ async def test_exit_codes_for_model_errors_usage_errors_and_git_check(make_env: 
     assert failed.code == 1
     assert failed.types == ["thread.started", "turn.started", "error", "turn.failed"]
     assert failed.events[-1]["error"]["message"] == failed.events[-2]["message"] != ""
+    human = await env.exec("--skip-git-repo-check", "x")  # the script is exhausted: HTTP 500
+    assert human.code == 1 and human.stdout == "" and human.stderr.count("ERROR: ") == 2
     usage = await env.exec("--bogus-flag", "x")
     assert usage.code == 2 and "unrecognized arguments: --bogus-flag" in usage.stderr
     bad_sandbox = await env.exec("-s", "nope", "x")
@@ -242,7 +245,7 @@ async def test_exit_codes_for_model_errors_usage_errors_and_git_check(make_env: 
     no_git = await env.exec("--json", "x")
     assert no_git.code == 1 and no_git.stdout == ""
     assert "Not inside a trusted directory and --skip-git-repo-check was not specified." in no_git.stderr
-    assert len(env.requests()) == 1  # neither the usage errors nor the refusal reached the model
+    assert len(env.requests()) == 2  # neither the usage errors nor the refusal reached the model
     missing_cd = await env.exec("--json", "-C", str(env.work / "missing"), "x")
     assert missing_cd.code == 1 and "No such file or directory" in missing_cd.stderr
 
@@ -299,3 +302,11 @@ async def test_same_event_shapes_as_codex_exec_json(make_env: Any, codex_bin: Pa
     else:
         assert [e["item"]["status"] for e in ours.events if e.get("item", {}).get("type") == "command_execution"] \
             == [e["item"]["status"] for e in theirs.events if e.get("item", {}).get("type") == "command_execution"]
+
+
+async def test_a_stalled_model_stream_is_given_up_after_the_idle_bound(make_env: Any) -> None:
+    env = await make_env([{"output": [message("never finished")], "stall_after": 1, "stall_s": 30}])
+    run = await env.exec("--json", "--skip-git-repo-check", "x", env={"PYCODEX_EXEC_IDLE_TIMEOUT_S": "1"})
+    assert run.code == 1, run.stderr
+    assert run.types[-2:] == ["error", "turn.failed"]
+    assert run.events[-1]["error"]["message"] == "no progress from the model for 1 s" == run.events[-2]["message"]

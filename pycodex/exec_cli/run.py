@@ -150,12 +150,12 @@ class _Run:
         thread = started["thread"]
         thread_id = str(thread["id"])
         self.emit([self.mapper.thread_started(thread_id)])
-        self.say(self.human.header(_header(started, thread_id), self.prompt))
         turn_params: JsonObj = {"threadId": thread_id, "input": self._inputs(), "outputSchema": self.schema}
         sandbox = started.get("sandbox") or {}
-        if self.args.add_dirs and sandbox.get("type") == "workspaceWrite":
-            extra = [str((self.cwd / d).absolute()) for d in self.args.add_dirs]
+        extra = [str((self.cwd / d).absolute()) for d in self.args.add_dirs]
+        if extra and sandbox.get("type") == "workspaceWrite":
             turn_params["sandboxPolicy"] = {**sandbox, "writableRoots": [*sandbox.get("writableRoots", []), *extra]}
+        self.say(self.human.header(_header(started, thread_id, extra), self.prompt))
         turn = (await client.request("turn/start", turn_params))["turn"]
         await self._follow(client, thread_id, str(turn["id"]))
         return self._finish()
@@ -267,12 +267,15 @@ class _Run:
         return 1 if outcome.failed else 0
 
 
-def _header(started: JsonObj, thread_id: str) -> RunHeader:
+def _header(started: JsonObj, thread_id: str, extra_roots: Sequence[str]) -> RunHeader:
     sandbox = started.get("sandbox") or {}
     modes = {"dangerFullAccess": "danger-full-access", "readOnly": "read-only", "workspaceWrite": "workspace-write"}
+    mode = modes.get(str(sandbox.get("type")), str(sandbox.get("type")))
+    if mode == "workspace-write":  # as Codex shows it: the writable places
+        mode += " [" + ", ".join(["workdir", "/tmp", "$TMPDIR", *(str(r) for r in extra_roots)]) + "]"
     return RunHeader(
         workdir=str(started.get("cwd", "")), model=str(started.get("model", "")),
         provider=str(started.get("modelProvider", "")), approval=str(started.get("approvalPolicy", "")),
-        sandbox=modes.get(str(sandbox.get("type")), str(sandbox.get("type"))),
+        sandbox=mode,
         effort=started.get("reasoningEffort"), summary=None, session_id=thread_id,
     )
