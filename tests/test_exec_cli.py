@@ -256,8 +256,9 @@ async def test_cd_and_add_dir_shape_the_workspace(make_env: Any, tmp_path: Path)
     extra = tmp_path / "extra"
     extra.mkdir()
     run = await env.exec("--json", "-C", str(tmp_path / "repo"), "--add-dir", str(extra), "--add-dir", "rel",
-                         "x", cwd=tmp_path)
+                         "-c", 'model="from-config"', "x", cwd=tmp_path)
     assert run.code == 0, run.stderr
+    assert env.requests()[0]["body"]["model"] == "from-config"
     body = json.dumps(env.requests()[0]["body"])
     assert str(tmp_path / "repo") in body and str(extra) in body and str(tmp_path / "repo" / "rel") in body
 
@@ -272,10 +273,11 @@ async def test_an_unreachable_model_fails_the_turn_in_bounded_time(make_env: Any
 
 async def test_ephemeral_runs_leave_no_session(make_env: Any) -> None:
     env = await make_env([_reply("ok"), _reply("ok")])
-    run = await env.exec("--json", "--skip-git-repo-check", "--ephemeral", "x")
+    run = await env.exec("--json", "--skip-git-repo-check", "--ephemeral", "-m", "flag-model", "x")
     assert run.code == 0, run.stderr
     resumed = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "y")
     assert resumed.code == 1 and "no recorded session" in resumed.stderr
+    assert env.requests()[0]["body"]["model"] == "flag-model"
 
 
 def _shape(events: list[dict[str, Any]]) -> list[tuple[str, list[str], str, list[str]]]:
@@ -310,3 +312,16 @@ async def test_a_stalled_model_stream_is_given_up_after_the_idle_bound(make_env:
     assert run.code == 1, run.stderr
     assert run.types[-2:] == ["error", "turn.failed"]
     assert run.events[-1]["error"]["message"] == "no progress from the model for 1 s" == run.events[-2]["message"]
+
+
+async def test_resume_last_picks_the_most_recently_updated_session_of_the_directory(make_env: Any) -> None:
+    env = await make_env({"responses": [_reply("ok")], "when_exhausted": "repeat_last"})
+    older = (await env.exec("--json", "--skip-git-repo-check", "a")).events[0]["thread_id"]
+    newer = (await env.exec("--json", "--skip-git-repo-check", "b")).events[0]["thread_id"]
+    assert older != newer
+    elsewhere = env.work / "sub"
+    elsewhere.mkdir()
+    assert (await env.exec("--json", "--skip-git-repo-check", "c", cwd=elsewhere)).code == 0
+    assert (await env.exec("--json", "--skip-git-repo-check", "resume", older, "touch")).code == 0
+    last = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "which")
+    assert last.events[0]["thread_id"] == older
