@@ -44,6 +44,10 @@ class ExecError(Exception):
 
 
 def run_exec(argv: Sequence[str], *, global_config: Sequence[str] = ()) -> int:
+    for stream in (sys.stdout, sys.stderr):  # JSONL is UTF-8 whatever the locale says
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(encoding="utf-8", errors="replace")
     try:
         args = parse_exec_args(argv)
     except UsageError as exc:
@@ -135,7 +139,7 @@ class _Run:
             print(f"Error: {exc.method} failed: {exc.message}", file=sys.stderr)
             return 1
         except (ExecError, TimeoutError) as exc:
-            print(f"Error: {exc or 'the app-server did not answer in time'}", file=sys.stderr)
+            print(f"Error: {str(exc) or 'the app-server did not answer in time'}", file=sys.stderr)
             return 1
         finally:
             await client.close()
