@@ -69,34 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _split_exec(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
-    """(global -c values, exec argv) when the subcommand is ``exec`` (alias ``e``), else None."""
-    config: list[str] = []
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        if token in ("-c", "--config") and i + 1 < len(argv):
-            config.append(argv[i + 1])
-            i += 2
-        elif token.startswith("--config="):
-            config.append(token.split("=", 1)[1])
-            i += 1
-        elif token in ("exec", "e"):
-            return config, list(argv[i + 1 :])
-        else:
-            return None
-    return None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    split = _split_exec(sys.argv[1:] if argv is None else argv)
-    if split is not None:
+    from pycodex.exec_cli.args import split_root_args
+
+    exec_argv = split_root_args(sys.argv[1:] if argv is None else argv)
+    if exec_argv is not None:
         from pycodex.logging_setup import configure_logging
 
         configure_logging()
         from pycodex.exec_cli.run import run_exec
 
-        return run_exec(split[1], global_config=split[0])
+        return run_exec(exec_argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     from pycodex.logging_setup import configure_logging

@@ -325,3 +325,50 @@ async def test_resume_last_picks_the_most_recently_updated_session_of_the_direct
     assert (await env.exec("--json", "--skip-git-repo-check", "resume", older, "touch")).code == 0
     last = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "which")
     assert last.events[0]["thread_id"] == older
+
+
+def test_root_options_before_exec_and_subcommand_options_after_it() -> None:
+    from pycodex.exec_cli.args import UsageError, parse_exec_args, split_root_args
+
+    argv = split_root_args(["--ask-for-approval", "never", "--sandbox=read-only", "-c", "a=1", "--enable", "x",
+                            "exec", "--color", "never", "--json", "--add-dir", "A", "resume", "--last", "-"])
+    assert argv == ["-a", "never", "-s", "read-only", "-c", "a=1", "--enable", "x",
+                    "--color", "never", "--json", "--add-dir", "A", "resume", "--last", "-"]
+    args = parse_exec_args(argv)
+    assert (args.command, args.last, args.prompt, args.sandbox, args.approval) == ("resume", True, "-", "read-only", "never")
+    assert args.config == ["a=1", "features.x=true"] and args.add_dirs == ["A"] and args.json
+    assert split_root_args(["-c", "a=1", "app-server"]) is None and split_root_args(["exec-server"]) is None
+    assert split_root_args(["e", "hi"]) == ["hi"]
+    # A prompt that is not a subcommand; options after `resume` win; `--add-dir` after `resume` is refused.
+    before = parse_exec_args(["-m", "a", "say", "resume", "--last"])
+    assert (before.command, before.prompt) == ("resume", "say")
+    assert parse_exec_args(["say", "resume", "--last", "later"]).prompt == "later"
+    assert parse_exec_args(["say", "-m", "x"]).command is None
+    late = parse_exec_args(["-m", "a", "resume", "ID", "p", "-m", "b", "--json"])
+    assert (late.session_id, late.prompt, late.model, late.json) == ("ID", "p", "b", True)
+    with pytest.raises(UsageError):
+        parse_exec_args(["resume", "--last", "--add-dir", "x"])
+    with pytest.raises(UsageError):
+        parse_exec_args(["resume", "--last", "id", "prompt"])
+    fork = parse_exec_args(["fork", "ID"])
+    assert (fork.command, fork.session_id, fork.prompt) == ("fork", "ID", None)
+
+
+async def test_the_rust_wrapper_argv_shape_runs(make_env: Any, tmp_path: Path) -> None:
+    env = await make_env([_reply("one"), _reply("two")])
+    first = await env.exec("--json", "--skip-git-repo-check", "first")
+    last = tmp_path / "last.txt"
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "PYCODEX_", "OPENAI_"))}
+    full_env.update(CODEX_HOME=str(env.home), CODEX_API_KEY="dummy", PYCODEX_FSYNC="0")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pycodex", "--ask-for-approval", "never", "--sandbox", "workspace-write", "exec",
+        "--color", "never", "--skip-git-repo-check", "--json", "--add-dir", str(tmp_path), "--output-last-message",
+        str(last), "resume", "--last", "-", cwd=env.work, env=full_env, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(b"second\n"), RUN_TIMEOUT_S)
+    finally:
+        await stop_process(proc)
+    assert proc.returncode == 0, err.decode()
+    assert json.loads(out.decode().splitlines()[0])["thread_id"] == first.events[0]["thread_id"]
+    assert last.read_text() == "two"

@@ -12,10 +12,18 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["ExecArgs", "UsageError", "parse_exec_args"]
+__all__ = ["ExecArgs", "UsageError", "parse_exec_args", "split_root_args"]
 
 SUBCOMMANDS = ("resume", "fork")
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
+APPROVAL_POLICIES = ("untrusted", "on-failure", "on-request", "never")
+# Root options (`codex -a never -s workspace-write exec ...`) and the exec option each becomes.
+_ROOT_VALUE_FLAGS = {
+    "-c": "-c", "--config": "-c", "-m": "-m", "--model": "-m", "-s": "-s", "--sandbox": "-s",
+    "-a": "-a", "--ask-for-approval": "-a", "-C": "-C", "--cd": "-C", "--add-dir": "--add-dir",
+    "-i": "-i", "--image": "-i", "--enable": "--enable", "--disable": "--disable",
+}
+_ROOT_SWITCHES = ("--dangerously-bypass-approvals-and-sandbox", "--strict-config")
 
 
 class UsageError(Exception):
@@ -47,6 +55,8 @@ class ExecArgs:
     bypass: bool = False
     thread_source: str | None = None
     images: list[str] = field(default_factory=list)
+    approval: str | None = None
+    strict_config: bool = False
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +68,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     """Options ``codex exec`` accepts both before and after ``resume``/``fork``."""
     parser.add_argument("-c", "--config", action="append", default=[], metavar="key=value",
                         help="override a config.toml value (dotted key; the value is parsed as TOML)")
+    parser.add_argument("--enable", action="append", default=[], metavar="FEATURE",
+                        help="enable a feature (same as -c features.FEATURE=true)")
+    parser.add_argument("--disable", action="append", default=[], metavar="FEATURE",
+                        help="disable a feature (same as -c features.FEATURE=false)")
+    parser.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
     parser.add_argument("-m", "--model", help="model the agent should use")
     parser.add_argument("-i", "--image", action="append", default=[], dest="images", metavar="FILE",
                         help="image(s) to attach to the prompt")
@@ -78,6 +93,8 @@ def build_exec_parser(prog: str = "pycodex exec") -> argparse.ArgumentParser:
                      epilog="Subcommands: `resume [--last|SESSION_ID] [PROMPT]`, `fork SESSION_ID [PROMPT]`.")
     _common(parser)
     parser.add_argument("-s", "--sandbox", choices=SANDBOX_MODES, help="sandbox policy for model commands")
+    parser.add_argument("-a", "--ask-for-approval", choices=APPROVAL_POLICIES, dest="approval",
+                        help="approval policy (default never; requests for approval are declined)")
     parser.add_argument("-C", "--cd", metavar="DIR", help="use DIR as the agent's working root")
     parser.add_argument("--add-dir", action="append", default=[], dest="add_dirs", metavar="DIR",
                         help="another writable directory beside the workspace (repeatable)")
@@ -106,13 +123,42 @@ def _fork_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _features(ns: argparse.Namespace) -> list[str]:
+    return [f"features.{f}=true" for f in ns.enable] + [f"features.{f}=false" for f in ns.disable]
+
+
+def split_root_args(argv: Sequence[str]) -> list[str] | None:
+    """The exec argv when ``argv`` (after ``pycodex``) runs ``exec``/``e``, with root options moved after it."""
+    moved: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        name, eq, value = token.partition("=")
+        if token in ("exec", "e"):
+            return [*moved, *argv[i + 1 :]]
+        if name in _ROOT_VALUE_FLAGS and name.startswith("--") and eq:
+            moved += [_ROOT_VALUE_FLAGS[name], value]
+            i += 1
+        elif token in _ROOT_VALUE_FLAGS and i + 1 < len(argv):
+            moved += [_ROOT_VALUE_FLAGS[token], argv[i + 1]]
+            i += 2
+        elif token in _ROOT_SWITCHES:
+            moved.append(token)
+            i += 1
+        else:
+            return None
+    return None
+
+
 def _subcommand_index(argv: Sequence[str], parser: argparse.ArgumentParser) -> int | None:
-    """Index of ``resume``/``fork`` if it is the first positional of ``argv``."""
+    """Index of ``resume``/``fork`` if it is the first positional of ``argv``, or the second after a PROMPT
+    (Codex takes ``exec "prompt" resume --last``; a prompt after the subcommand wins)."""
     takes_value = {
         opt for action in parser._actions if action.nargs != 0 and action.option_strings
         for opt in action.option_strings
     }
     i = 0
+    seen_prompt = False
     while i < len(argv):
         token = argv[i]
         if token == "--":
@@ -122,7 +168,12 @@ def _subcommand_index(argv: Sequence[str], parser: argparse.ArgumentParser) -> i
                 i += 1  # its value follows
             i += 1
             continue
-        return i if token in SUBCOMMANDS else None
+        if token in SUBCOMMANDS:
+            return i
+        if seen_prompt:
+            return None
+        seen_prompt = True
+        i += 1
     return None
 
 
@@ -136,7 +187,9 @@ def parse_exec_args(argv: Sequence[str], prog: str = "pycodex exec") -> ExecArgs
         add_dirs=list(ns.add_dirs), skip_git_repo_check=ns.skip_git_repo_check, ephemeral=ns.ephemeral,
         output_schema=ns.output_schema, output_last_message=ns.output_last_message, color=ns.color,
         json=ns.json, bypass=ns.bypass, thread_source=ns.thread_source, images=list(ns.images),
+        approval=ns.approval, strict_config=ns.strict_config,
     )
+    args.config += _features(ns)
     if index is None:
         return args
     args.command = argv[index]
@@ -165,13 +218,13 @@ def parse_exec_args(argv: Sequence[str], prog: str = "pycodex exec") -> ExecArgs
         sub_prompt = sns.prompt
     if sub_prompt is not None:
         args.prompt = sub_prompt
-    args.config += sns.config
+    args.config += [*sns.config, *_features(sns)]
     args.images += sns.images
     for name in ("model", "output_schema", "output_last_message", "thread_source"):
         value = getattr(sns, name)
         if value is not None:
             setattr(args, name, value)
-    for flag in ("skip_git_repo_check", "ephemeral", "json", "bypass"):
+    for flag in ("skip_git_repo_check", "ephemeral", "json", "bypass", "strict_config"):
         if getattr(sns, flag):
             setattr(args, flag, True)
     return args

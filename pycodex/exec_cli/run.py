@@ -43,7 +43,7 @@ class ExecError(Exception):
     """A one-line failure before or around the turn (exit status 1)."""
 
 
-def run_exec(argv: Sequence[str], *, global_config: Sequence[str] = ()) -> int:
+def run_exec(argv: Sequence[str]) -> int:
     for stream in (sys.stdout, sys.stderr):  # JSONL is UTF-8 whatever the locale says
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
@@ -53,7 +53,6 @@ def run_exec(argv: Sequence[str], *, global_config: Sequence[str] = ()) -> int:
     except UsageError as exc:
         print(f"error: {exc}\n\n{exc.usage}\n\nFor more information, try '--help'.", file=sys.stderr)
         return 2
-    args.config = [*global_config, *args.config]
     try:
         cwd = Path(args.cd).absolute() if args.cd else Path.cwd()
         if not cwd.is_dir():
@@ -127,7 +126,8 @@ class _Run:
         from pycodex.exec_cli.inproc import InProcessClient, RequestFailed
 
         try:
-            app = AppServer(codex_home=default_codex_home(), config_overrides=self.args.config)
+            app = AppServer(codex_home=default_codex_home(), config_overrides=self.args.config,
+                            strict_config=self.args.strict_config)
         except StartupError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return 1
@@ -166,11 +166,11 @@ class _Run:
 
     def _thread_params(self) -> JsonObj:
         a = self.args
-        params: JsonObj = {"cwd": str(self.cwd), "approvalPolicy": "never"}
+        params: JsonObj = {"cwd": str(self.cwd), "approvalPolicy": a.approval or "never"}
         if a.model:
             params["model"] = a.model
         if a.bypass:
-            params["sandbox"] = "danger-full-access"
+            params.update(sandbox="danger-full-access", approvalPolicy="never")
         elif a.sandbox:
             params["sandbox"] = a.sandbox
         return params
