@@ -72,6 +72,9 @@ def run_exec(argv: Sequence[str]) -> int:
         return asyncio.run(_Run(args, cwd, prompt, schema).main())
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away: stop quietly (and keep the exit flush from failing too)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def _load_schema(path: str | None) -> JsonObj | None:
