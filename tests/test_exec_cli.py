@@ -372,3 +372,20 @@ async def test_the_rust_wrapper_argv_shape_runs(make_env: Any, tmp_path: Path) -
     assert proc.returncode == 0, err.decode()
     assert json.loads(out.decode().splitlines()[0])["thread_id"] == first.events[0]["thread_id"]
     assert last.read_text() == "two"
+
+
+async def test_the_transcript_goes_to_stderr_and_the_answer_to_stdout(make_env: Any) -> None:
+    env = await make_env([{"output": [{"type": "reasoning", "summary": ["**Plan** x"]},
+                                      exec_call("c1", "echo hi-cmd")]}, _reply("done cmd")])
+    run = await env.exec("--skip-git-repo-check", "--color", "never", "run")
+    assert run.code == 0, run.stderr
+    assert run.stdout == "done cmd\n"
+    err = run.stderr
+    session = err.split("session id: ", 1)[1].split("\n", 1)[0]
+    uuid.UUID(session)
+    order = ["workdir: ", "model: mock-model\n", "provider: mock_provider\n", "user\nrun\n", "**Plan** x\n",
+             "exec\n", "echo hi-cmd", f" in {env.work}\n", " succeeded in ", "hi-cmd\n", "codex\ndone cmd\n",
+             "tokens used\n"]
+    positions = [err.index(part) for part in order]
+    assert positions == sorted(positions), err
+    assert "\x1b[" not in err
