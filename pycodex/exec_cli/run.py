@@ -21,13 +21,16 @@ import sys
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pycodex import __version__
 from pycodex.exec_cli.args import ExecArgs, UsageError, parse_exec_args
 from pycodex.exec_cli.events import ExecEventMapper
 from pycodex.exec_cli.human import HumanRenderer, RunHeader
 from pycodex.exec_cli.prompt import PromptError, git_repo_root, read_prompt
+
+if TYPE_CHECKING:  # the server side is imported only when a run starts
+    from pycodex.exec_cli.inproc import InProcessClient
 
 __all__ = ["run_exec"]
 
@@ -148,7 +151,7 @@ class _Run:
             await client.close()
             await app.shutdown()
 
-    async def _drive(self, client: Any) -> int:
+    async def _drive(self, client: InProcessClient) -> int:
         originator = os.environ.get("CODEX_INTERNAL_ORIGINATOR_OVERRIDE") or "codex_exec"
         await client.request("initialize", {"clientInfo": {"name": originator, "version": __version__},
                                             "capabilities": {"experimentalApi": True}})
@@ -178,7 +181,7 @@ class _Run:
             params["sandbox"] = a.sandbox
         return params
 
-    async def _open_thread(self, client: Any) -> JsonObj:
+    async def _open_thread(self, client: InProcessClient) -> JsonObj:
         a = self.args
         params = self._thread_params()
         if a.command is None:
@@ -192,7 +195,7 @@ class _Run:
             result = await client.request("thread/resume", {**params, "threadId": target})
         return result
 
-    async def _resolve_session(self, client: Any) -> str:
+    async def _resolve_session(self, client: InProcessClient) -> str:
         """The thread id behind ``--last``, a UUID or a thread name; an error when there is none."""
         a = self.args
         query: JsonObj = {"sourceKinds": RESUME_SOURCE_KINDS, "sortKey": "updated_at", "limit": 1}
@@ -220,7 +223,7 @@ class _Run:
         inputs += [{"type": "localImage", "path": str((self.cwd / p).absolute())} for p in self.args.images]
         return inputs
 
-    async def _follow(self, client: Any, thread_id: str, turn_id: str) -> None:
+    async def _follow(self, client: InProcessClient, thread_id: str, turn_id: str) -> None:
         idle = _env_number("PYCODEX_EXEC_IDLE_TIMEOUT_S", 300.0)
         max_waits = int(_env_number("PYCODEX_EXEC_MAX_NETWORK_WAITS", MAX_NETWORK_WAITS)) or 1
         network_waits = 0
@@ -243,7 +246,7 @@ class _Run:
             if method == "turn/completed" and (params.get("turn") or {}).get("id") == turn_id:
                 return
 
-    async def _give_up(self, client: Any, thread_id: str, turn_id: str, reason: str) -> None:
+    async def _give_up(self, client: InProcessClient, thread_id: str, turn_id: str, reason: str) -> None:
         """Interrupt the turn; its turn/completed (status interrupted) then ends the run as a failure."""
         self.mapper.outcome.error_message = reason
         self.emit([{"type": "error", "message": reason}])
