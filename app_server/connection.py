@@ -78,6 +78,8 @@ class Session:
         self.initialized = False
         self.client_name = ""
         self.client_version = ""
+        #: The stored session source of threads this connection starts ("exec" for ``pycodex exec``).
+        self.session_source = "vscode"
         self.client_title: str | None = None
         self.experimental_api = False
         self.opt_out: frozenset[str] = frozenset()

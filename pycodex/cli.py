@@ -61,6 +61,11 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
         "development registry + rendezvous relay for remote exec-servers (not a production control plane)",
         _add_relay_arguments,
     ),
+    # Parsed by pycodex.exec_cli (its PROMPT and resume/fork subcommands share a position); listed for --help.
+    "exec": (
+        "run one non-interactive turn and print it (`--json`: JSONL events), like `codex exec`",
+        lambda _parser: None,
+    ),
     "demo": ("run one offline turn on the built-in scripted model and print it", _add_demo_arguments),
 }
 
@@ -106,6 +111,16 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
+    from pycodex.exec_cli.args import split_root_args
+
+    exec_argv = split_root_args(arguments)
+    if exec_argv is not None:
+        from pycodex.logging_setup import configure_logging
+
+        configure_logging()
+        from pycodex.exec_cli.run import run_exec
+
+        return run_exec(exec_argv)
     chosen = chosen_subcommand(arguments)
     parser = build_parser(commands=() if chosen is None else (chosen,))
     args = parser.parse_args(arguments)

@@ -50,6 +50,9 @@ def _apply_turn_overrides(thread: ThreadRuntime, params: p.TurnStartParams) -> b
             params.sandbox_policy.get("type") if isinstance(params.sandbox_policy, dict) else None)
         s.sandbox_mode = {"dangerFullAccess": "danger-full-access", "readOnly": "read-only",
                           "workspaceWrite": "workspace-write"}.get(str(kind), s.sandbox_mode)
+        roots = getattr(params.sandbox_policy, "writable_roots", None)
+        if kind == "workspaceWrite" and roots is not None:
+            s.writable_roots = [str(r) for r in roots]
     return s.to_record() != before
 
 

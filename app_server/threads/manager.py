@@ -126,7 +126,7 @@ class ThreadManager:
             "id": thread_id, "sessionId": thread_id, "forkedFromId": None, "ephemeral": ephemeral,
             "historyMode": "paginated", "modelProvider": settings.model_provider, "model": settings.model,
             "reasoningEffort": settings.effort, "cwd": str(settings.cwd), "cliVersion": COMPATIBLE_CODEX_VERSION,
-            "originator": session.client_name or None, "source": "vscode", "threadSource": thread_source,
+            "originator": session.client_name or None, "source": session.session_source, "threadSource": thread_source,
             "name": None, "settings": settings.to_record(),
             "baseInstructions": settings.base_instructions, "developerInstructions": settings.developer_instructions,
         }

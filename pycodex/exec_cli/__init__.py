@@ -1,0 +1,1 @@
+"""``pycodex exec``: one non-interactive agent run printed as JSONL events or a transcript."""
