@@ -139,7 +139,9 @@ async def _first_line(handle: ProcessHandle, what: str) -> str:
         raise ScenarioError(f"{handle.name} did not print its {what} within {STEP:.0f}s") from None
     except AssertionError:
         await asyncio.wait_for(handle.proc.wait(), STEP)
-        raise ScenarioError(f"{handle.name} exited rc={handle.proc.returncode} before printing its {what}") from None
+        raise ScenarioError(
+            f"{handle.name} exited rc={handle.proc.returncode} before printing its {what}"
+        ) from None
 
 
 async def run_version_skew(
@@ -202,7 +204,9 @@ async def _start_executor(
         protocol_stdout=True,
     )
     registry_url = await _first_line(relay, "registry URL")
-    argv = pairing.executor.command("exec-server", "--remote", registry_url, "--environment-id", ENVIRONMENT_ID)
+    argv = pairing.executor.command(
+        "exec-server", "--remote", registry_url, "--environment-id", ENVIRONMENT_ID
+    )
     executor = await group.start("executor", argv, env=exec_env, cwd=executor_home)
     await _wait_for_registration(capture, executor)
     return {

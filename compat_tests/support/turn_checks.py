@@ -13,7 +13,9 @@ __all__ = ["assert_turn_ran_on_executor"]
 
 def _model_inputs(outcome: SkewOutcome) -> list[list[dict[str, Any]]]:
     requests = [r for r in outcome.model_requests if r["path"].endswith("/responses")]
-    assert len(requests) == 2, f"expected the tool call and the final answer, got {len(requests)} model requests"
+    assert len(requests) == 2, (
+        f"expected the tool call and the final answer, got {len(requests)} model requests"
+    )
     return [r["body"]["input"] for r in requests]
 
 

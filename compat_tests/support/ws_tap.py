@@ -51,7 +51,12 @@ class WsTap:
                 task.cancel()
             await asyncio.gather(*pumps, return_exceptions=True)
 
-    async def _pump(self, source: ServerConnection | ClientConnection, sink: ServerConnection | ClientConnection, direction: str) -> None:
+    async def _pump(
+        self,
+        source: ServerConnection | ClientConnection,
+        sink: ServerConnection | ClientConnection,
+        direction: str,
+    ) -> None:
         with contextlib.suppress(ConnectionClosed):
             async for message in source:
                 record: Any = message
