@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_relay_arguments(relay)
 
+    # Parsed by compat_tests/runner.py (see main); listed here for --help.
+    sub.add_parser("compat", help="run the version-skew matrix over Codex and pycodex builds (see --help)",
+                   add_help=False)
+
     demo = sub.add_parser("demo", help="run one offline turn on the built-in scripted model and print it")
     demo.add_argument("--json", action="store_true", help="print the raw protocol lines instead of a transcript")
     demo.add_argument("--local", action="store_true",
@@ -66,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw[:1] == ["compat"]:
+        from pycodex.compat_command import run_compat
+
+        return run_compat(raw[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     from pycodex.logging_setup import configure_logging

@@ -116,6 +116,10 @@ def last_release() -> str:
 def find_build(spec: str) -> tuple[Build | None, str]:
     """The build ``spec`` names, or None with the reason it is unavailable."""
     kind, arg = parse_spec(spec)
+    # `pycodex compat` resolves every build once up front and hands the failures to its workers.
+    known_missing = json.loads(os.environ.get("PYCODEX_COMPAT_UNAVAILABLE") or "{}")
+    if spec in known_missing:
+        return None, str(known_missing[spec])
     if kind == "current":
         env = os.environ.get("PYCODEX_COMPAT_CURRENT", "").strip()
         return Build(spec, tuple(shlex.split(env)) if env else (sys.executable, "-m", "pycodex")), ""
