@@ -9,7 +9,7 @@ compat --logs``), else under pytest's temporary directory; a failing test also w
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 
 import pytest
@@ -81,11 +81,13 @@ async def process_group() -> AsyncIterator[ProcessGroup]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    report: pytest.TestReport = yield
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
     log = getattr(item, "funcargs", {}).get("pair_log")
     if report.when == "call" and report.failed and isinstance(log, PairLog):
         exc = call.excinfo.value if call.excinfo else None
         cause = exc.cause if isinstance(exc, ScenarioError) else str(exc).strip().splitlines()[0:1]
         log.cause(cause if isinstance(cause, str) else (cause[0] if cause else "failed"))
-    return report  # type: ignore[return-value]
+    return report

@@ -27,7 +27,9 @@ def _first_line(text: str) -> str:
     for line in text.splitlines():
         line = line.strip()
         if line:
-            return line.removeprefix("AssertionError: ").removeprefix("compat_tests.support.rpc.ScenarioError: ")
+            return line.removeprefix("AssertionError: ").removeprefix(
+                "compat_tests.support.rpc.ScenarioError: "
+            )
     return ""
 
 
@@ -63,11 +65,17 @@ def render_table(cells: list[Cell], scenarios: list[str]) -> str:
     by_key = {(c.app, c.exec, c.scenario): c for c in cells}
     header = ["APP", "EXEC", *scenarios]
     rows = [
-        [app, exec_, *(by_key[(app, exec_, s)].outcome if (app, exec_, s) in by_key else "-" for s in scenarios)]
+        [
+            app,
+            exec_,
+            *(by_key[(app, exec_, s)].outcome if (app, exec_, s) in by_key else "-" for s in scenarios),
+        ]
         for app, exec_ in pairs
     ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
+    lines = [
+        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]
+    ]
     problems = [c for c in cells if c.outcome != "pass"]
     if problems:
         lines.append("")

@@ -33,22 +33,39 @@ def _parser() -> argparse.ArgumentParser:
         description="Pit app-server and exec-server builds against each other and print the matrix.",
         epilog="SPEC: current | pycodex@REF (release or git ref; @last) | codex@VERSION | codex@latest | path:/abs/bin",
     )
-    parser.add_argument("--app", action="extend", nargs="+", default=[], metavar="SPEC", help="app-server builds")
-    parser.add_argument("--exec", action="extend", nargs="+", default=[], metavar="SPEC", help="exec-server builds")
     parser.add_argument(
-        "--scenario", action="extend", nargs="+", choices=SCENARIOS, default=[], help="scenarios (default: all)"
+        "--app", action="extend", nargs="+", default=[], metavar="SPEC", help="app-server builds"
+    )
+    parser.add_argument(
+        "--exec", action="extend", nargs="+", default=[], metavar="SPEC", help="exec-server builds"
+    )
+    parser.add_argument(
+        "--scenario",
+        action="extend",
+        nargs="+",
+        choices=SCENARIOS,
+        default=[],
+        help="scenarios (default: all)",
     )
     parser.add_argument("--all", action="store_true", help="the full matrix of releases and both transports")
-    parser.add_argument("-n", dest="workers", default="auto", help="parallel workers (pytest-xdist), 0 = serial")
+    parser.add_argument(
+        "-n", dest="workers", default="auto", help="parallel workers (pytest-xdist), 0 = serial"
+    )
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
-    parser.add_argument("--logs", type=Path, default=Path("compat-logs"), help="per-pair artifacts (./compat-logs)")
+    parser.add_argument(
+        "--logs", type=Path, default=Path("compat-logs"), help="per-pair artifacts (./compat-logs)"
+    )
     parser.add_argument("--list", action="store_true", help="print the pairs instead of running them")
     parser.add_argument("--format", choices=("text", "github"), default="text", help="--list output format")
     return parser
 
 
 def _matrix_env(args: argparse.Namespace) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYCODEX_COMPAT_") or k == "PYCODEX_COMPAT_CACHE"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PYCODEX_COMPAT_") or k == "PYCODEX_COMPAT_CACHE"
+    }
     env.pop("PYCODEX_SLOW", None)
     if args.app:
         env["PYCODEX_COMPAT_APPS"] = " ".join(args.app)
@@ -108,15 +125,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     pytest_log = logs / "pytest.log"
     with open(pytest_log, "w", encoding="utf-8") as out:
         try:
-            done = subprocess.run(argv_, cwd=HERE.parent, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT, check=False)
+            done = subprocess.run(
+                argv_,
+                cwd=HERE.parent,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                timeout=RUN_TIMEOUT,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
-            print(f"pycodex compat: the matrix did not finish within {RUN_TIMEOUT:.0f}s (see {pytest_log})", file=sys.stderr)
+            print(
+                f"pycodex compat: the matrix did not finish within {RUN_TIMEOUT:.0f}s (see {pytest_log})",
+                file=sys.stderr,
+            )
             return 1
     cells = read_junit(junit, logs) if junit.is_file() else []
     if not cells:
         tail = pytest_log.read_text(encoding="utf-8").splitlines()[-15:]
         print("\n".join(tail), file=sys.stderr)
-        print(f"pycodex compat: pytest ran no pairs (exit {done.returncode}; log {pytest_log})", file=sys.stderr)
+        print(
+            f"pycodex compat: pytest ran no pairs (exit {done.returncode}; log {pytest_log})", file=sys.stderr
+        )
         return 1 if done.returncode not in (0, 5) else 0
     print(render_table(cells, scenarios))
     print(f"junit: {junit}\nlogs: {logs}")

@@ -25,7 +25,9 @@ def _compat(tmp_path: Path, *args: str) -> tuple[int, str, Path]:
     env["PYTHONPATH"] = str(REPO)
     logs = tmp_path / "logs"
     argv = [sys.executable, "-m", "pycodex", "compat", *args, "-n", "0", "--logs", str(logs)]
-    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False)
+    done = subprocess.run(
+        argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False
+    )
     return done.returncode, done.stdout + done.stderr, logs
 
 
@@ -49,7 +51,9 @@ def test_an_app_server_that_renames_a_result_field_fails_its_pair_with_the_field
     rc, out, logs, junit = broken_run
     assert rc == 1, out
     assert f"FAIL stdio app={RENAME} exec={RENAME}: item/completed missing field aggregatedOutput" in out, out
-    failures = [case for case in ET.parse(junit).getroot().iter("testcase") if case.find("failure") is not None]
+    failures = [
+        case for case in ET.parse(junit).getroot().iter("testcase") if case.find("failure") is not None
+    ]
     assert len(failures) == 2, out
     folder = next(logs.glob("*/stdio"))
     transcript = (folder / "app-server.jsonrpc.jsonl").read_text()
@@ -63,7 +67,9 @@ def test_an_exec_server_that_exits_before_registering_fails_the_noise_pair(
 ) -> None:
     rc, out, logs, _ = broken_run
     assert rc == 1, out
-    assert f"FAIL noise app={RENAME} exec={EXIT_EARLY}: exec-server exited rc=1 before registering" in out, out
+    assert f"FAIL noise app={RENAME} exec={EXIT_EARLY}: exec-server exited rc=1 before registering" in out, (
+        out
+    )
     folder = next(logs.glob("*/noise"))
     assert "deliberately broken build" in (folder / "executor.stderr.log").read_text()
     assert "environment_connected" not in (folder / "relay-frames.txt").read_text()
@@ -72,11 +78,16 @@ def test_an_exec_server_that_exits_before_registering_fails_the_noise_pair(
 def test_a_missing_build_is_skipped_with_its_reason_never_passed(tmp_path: Path) -> None:
     rc, out, _ = _compat(tmp_path, "--app", "pycodex@no-such-ref", "--scenario", "stdio")
     assert rc == 0, out
-    assert "SKIP stdio app=pycodex@no-such-ref exec=pycodex@no-such-ref: pycodex@no-such-ref: not a commit" in out
+    assert (
+        "SKIP stdio app=pycodex@no-such-ref exec=pycodex@no-such-ref: pycodex@no-such-ref: not a commit"
+        in out
+    )
 
 
 def test_the_pairs_list_as_a_github_actions_matrix(tmp_path: Path) -> None:
-    rc, out, _ = _compat(tmp_path, "--app", "current", "--exec", "codex@0.171.0", "--list", "--format", "github")
+    rc, out, _ = _compat(
+        tmp_path, "--app", "current", "--exec", "codex@0.171.0", "--list", "--format", "github"
+    )
     assert rc == 0, out
     rows = json.loads(out)["include"]
     assert {"scenario": "websocket", "app": "current", "exec": "codex@0.171.0"} in rows

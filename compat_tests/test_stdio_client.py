@@ -30,7 +30,12 @@ def _script(workspace: Path) -> list[dict[str, object]]:
         "sandbox_permissions": "require_escalated",
         "justification": "compat: write a file after approval",
     }
-    call = {"type": "function_call", "call_id": "approval-call", "name": "exec_command", "arguments": json.dumps(arguments)}
+    call = {
+        "type": "function_call",
+        "call_id": "approval-call",
+        "name": "exec_command",
+        "arguments": json.dumps(arguments),
+    }
     return [{"output": [call]}, {"output": [{"type": "message", "text": "done"}]}]
 
 
@@ -60,7 +65,9 @@ async def test_client_runs_an_approved_command_over_stdio(
         check_item_fields(rpc.messages)
     except ScenarioError as exc:
         await process_group.stop_all()
-        raise ScenarioError(exc.cause, f"{exc}\n{process_group.diagnostics()}\nlogs: {pair_log.folder}") from exc
+        raise ScenarioError(
+            exc.cause, f"{exc}\n{process_group.diagnostics()}\nlogs: {pair_log.folder}"
+        ) from exc
     finally:
         await process_group.stop_all()
         pair_log.processes(process_group)

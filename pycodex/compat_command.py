@@ -19,12 +19,17 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 
 def run_compat(argv: Sequence[str]) -> int:
     if not (CHECKOUT / "compat_tests" / "runner.py").is_file():
-        print("pycodex compat: needs a source checkout installed with pip install -e '.[compat]'", file=sys.stderr)
+        print(
+            "pycodex compat: needs a source checkout installed with pip install -e '.[compat]'",
+            file=sys.stderr,
+        )
         return 2
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CHECKOUT), env.get("PYTHONPATH")]))
     try:
         # No timeout: the runner bounds its own pytest run.
-        return subprocess.run([sys.executable, "-m", "compat_tests.runner", *argv], env=env, check=False).returncode
+        return subprocess.run(
+            [sys.executable, "-m", "compat_tests.runner", *argv], env=env, check=False
+        ).returncode
     except KeyboardInterrupt:
         return 130
