@@ -60,8 +60,14 @@ def read_junit(path: Path, logs: Path) -> list[Cell]:
     return cells
 
 
+def _rank(spec: str) -> tuple[int, str]:
+    """Table order: current, pycodex releases, Codex releases, other paths."""
+    kinds = ("current", "pycodex@", "codex@", "path:")
+    return next((i for i, k in enumerate(kinds) if spec.startswith(k)), len(kinds)), spec
+
+
 def render_table(cells: list[Cell], scenarios: list[str]) -> str:
-    pairs = list(dict.fromkeys((c.app, c.exec) for c in cells))
+    pairs = sorted(dict.fromkeys((c.app, c.exec) for c in cells), key=lambda p: (_rank(p[0]), _rank(p[1])))
     by_key = {(c.app, c.exec, c.scenario): c for c in cells}
     header = ["APP", "EXEC", *scenarios]
     rows = [
