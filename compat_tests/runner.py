@@ -9,6 +9,7 @@ or installed) once up front; pytest gets the matrix through ``PYCODEX_COMPAT_*``
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -112,6 +113,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         _list(scenarios, env, args.format)
         return 0
+    needed = ["pytest", "pytest_asyncio", "pytest_timeout"] + (
+        ["xdist"] if args.workers not in ("0", "1") else []
+    )
+    absent = [name for name in needed if importlib.util.find_spec(name) is None]
+    if absent:
+        print(
+            f"pycodex compat: {', '.join(absent)} missing; install the extra: pip install -e '.[compat]'",
+            file=sys.stderr,
+        )
+        return 2
     logs = args.logs.resolve()
     logs.mkdir(parents=True, exist_ok=True)
     env["PYCODEX_COMPAT_LOGS"] = str(logs)

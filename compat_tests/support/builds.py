@@ -49,7 +49,6 @@ RELEASES_FILE = REPO_ROOT / "compat_tests" / "releases.txt"
 CODEX_BIN_REL = "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 _BUILD_TIMEOUT = 900.0
 _NPM_TIMEOUT = 600.0
-_LOCK_TIMEOUT_HINT = "another worker is building it"
 
 
 @dataclass(frozen=True)
@@ -146,10 +145,10 @@ def _locked(name: str) -> Iterator[Path]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _run(argv: list[str], timeout: float, **kwargs: object) -> tuple[bool, str]:
+def _run(argv: list[str], timeout: float) -> tuple[bool, str]:
     """Run a build step; (ok, last stderr line or the reason it could not run)."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, **kwargs)  # type: ignore[call-overload]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"{argv[0]}: {exc}"
     lines = [line for line in (done.stderr or "").splitlines() if line.strip()]

@@ -24,9 +24,9 @@ __all__ = [
     "SCENARIO_FILES",
     "full_builds",
     "log_dir",
+    "pair_id",
     "pairs",
     "parse_test_id",
-    "test_id",
 ]
 
 CODEX_REFERENCE = "codex@0.169.0"
@@ -82,7 +82,7 @@ def pairs(scenario: str, env: Mapping[str, str] | None = None) -> list[tuple[str
     return list(_DEFAULT[scenario])
 
 
-def test_id(app: str, exec_: str) -> str:
+def pair_id(app: str, exec_: str) -> str:
     return f"app={app},exec={exec_}"
 
 
