@@ -33,6 +33,7 @@ def _compat(tmp_path: Path, *args: str) -> tuple[int, str, Path]:
 
 RENAME = f"path:{BROKEN / 'rename_field'}"
 EXIT_EARLY = f"path:{BROKEN / 'exit_early'}"
+CORRUPT = f"path:{BROKEN / 'corrupt_frame'}"
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,18 @@ def broken_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path
     """One matrix over both broken builds: stdio on the renaming app-server, Noise to the early exit."""
     tmp_path = tmp_path_factory.mktemp("broken")
     junit = tmp_path / "out.xml"
-    args = ("--app", RENAME, "--exec", EXIT_EARLY, "--scenario", "stdio", "noise", "--junit", str(junit))
+    args = (
+        "--app",
+        RENAME,
+        "--exec",
+        EXIT_EARLY,
+        CORRUPT,
+        "--scenario",
+        "stdio",
+        "noise",
+        "--junit",
+        str(junit),
+    )
     rc, out, logs = _compat(tmp_path, *args)
     return rc, out, logs, junit
 
@@ -54,7 +66,7 @@ def test_an_app_server_that_renames_a_result_field_fails_its_pair_with_the_field
     failures = [
         case for case in ET.parse(junit).getroot().iter("testcase") if case.find("failure") is not None
     ]
-    assert len(failures) == 2, out
+    assert len(failures) == 3, out
     folder = next(logs.glob("*/stdio"))
     transcript = (folder / "app-server.jsonrpc.jsonl").read_text()
     assert "aggregatedOutputRenamed" in transcript
@@ -70,9 +82,25 @@ def test_an_exec_server_that_exits_before_registering_fails_the_noise_pair(
     assert f"FAIL noise app={RENAME} exec={EXIT_EARLY}: exec-server exited rc=1 before registering" in out, (
         out
     )
-    folder = next(logs.glob("*/noise"))
+    folder = next(logs.glob("*exit_early/noise"))
     assert "deliberately broken build" in (folder / "executor.stderr.log").read_text()
     assert "environment_connected" not in (folder / "relay-frames.txt").read_text()
+
+
+def test_an_exec_server_that_corrupts_one_relay_frame_fails_the_noise_pair(
+    broken_run: tuple[int, str, Path, Path],
+) -> None:
+    """The renaming app-server is the current build on the relay side: it drops the stream and says why."""
+    rc, out, logs, _ = broken_run
+    assert rc == 1, out
+    line = next(
+        line for line in out.splitlines() if line.startswith(f"FAIL noise app={RENAME} exec={CORRUPT}:")
+    )
+    assert "app-server opened 2 relay streams: the first was reset after" in line, out
+    assert "; app-server: " in line, out  # the app-server said why it dropped the stream
+    folder = next(logs.glob("*corrupt_frame/noise"))
+    assert "flipped the last byte of a data frame" in (folder / "executor.stderr.log").read_text()
+    assert " reset " in (folder / "relay-frames.txt").read_text()
 
 
 def test_a_missing_build_is_skipped_with_its_reason_never_passed(tmp_path: Path) -> None:
