@@ -71,9 +71,9 @@ class AppServerRpc:
             message = await self._receive(f"answer to {method}")
             if message.get("id") == request_id and "method" not in message:
                 if "error" in message:
-                    raise ScenarioError(
-                        f"{method} failed: {message['error'].get('message', message['error'])}"
-                    )
+                    error = message["error"]
+                    text = error.get("message", error) if isinstance(error, dict) else error
+                    raise ScenarioError(f"{method} failed: {text}")
                 if "result" not in message:
                     raise ScenarioError(f"{method} answered without a result: {json.dumps(message)[:200]}")
                 return message["result"]
