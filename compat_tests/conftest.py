@@ -1,76 +1,73 @@
-"""Fixtures of the compat harness: the builds under test, the pairing matrix, slow-matrix selection.
+"""Fixtures of the compat harness: the builds under test, the pairing matrix, one log folder per pair.
 
-The matrix stacks two parameters: ``peer`` (a build: ``current``, ``released``, ``codex-0.169``) and
-``direction`` (which side the peer serves: ``peer-is-exec`` pairs the current app-server with the
-peer's exec-server, ``peer-is-app`` the reverse, ``peer-is-both`` runs the peer alone as a control).
-The current build only pairs with itself once. Pairings needing a missing build skip with the reason.
-Only a representative slice runs by default; the rest is ``slow`` (``PYCODEX_SLOW=1`` runs it).
+Each scenario module names its ``SCENARIO``; its tests take ``app_spec`` and ``exec_spec`` and are
+parametrized over :func:`compat_tests.support.matrix.pairs` (ids ``app=SPEC,exec=SPEC``). A build that
+cannot be had skips its pairs with the reason. Artifacts go to ``$PYCODEX_COMPAT_LOGS`` (``pycodex
+compat --logs``), else under pytest's temporary directory; a failing test also writes ``cause.txt``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
+from pathlib import Path
 
 import pytest
 
-from compat_tests.support.builds import BUILD_NAMES, Build, Pairing, find_build
+from compat_tests.support.artifacts import PairLog
+from compat_tests.support.builds import Build, Pairing, find_build
+from compat_tests.support.matrix import log_dir, pair_id, pairs
 from compat_tests.support.processes import ProcessGroup
+from compat_tests.support.rpc import ScenarioError
 
 COMPAT_MARKER = "compat: version-skew pairings of pycodex and Codex builds run as black boxes (compat_tests/)"
-DIRECTIONS = ("peer-is-exec", "peer-is-app", "peer-is-both")
-#: Always run: pycodex with itself, and the current app-server driving Codex's exec-server.
-REPRESENTATIVE = {("current", "peer-is-both"), ("codex-0.169", "peer-is-exec")}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # Also belongs in pyproject's [tool.pytest.ini_options] markers (the lead's file); registering it
-    # here keeps `pytest compat_tests` warning-free either way.
+    # Also in pyproject's markers; registering it here keeps `pytest compat_tests` warning-free either way.
     config.addinivalue_line("markers", COMPAT_MARKER)
 
 
-def _matrix() -> list[tuple[str, str]]:
-    return [
-        (peer, direction)
-        for peer in BUILD_NAMES
-        for direction in DIRECTIONS
-        if peer != "current" or direction == "peer-is-both"
-    ]
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if {"peer", "direction"} <= set(metafunc.fixturenames):
+    if {"app_spec", "exec_spec"} <= set(metafunc.fixturenames):
+        scenario = metafunc.module.SCENARIO
         params = []
-        for peer, direction in _matrix():
-            marks = [] if (peer, direction) in REPRESENTATIVE else [pytest.mark.slow]
-            if peer == "codex-0.169":
-                marks.append(pytest.mark.codex)
-            params.append(pytest.param(peer, direction, marks=marks, id=f"{peer}-{direction}"))
-        metafunc.parametrize(("peer", "direction"), params, indirect=["peer"])
+        for app, exec_ in pairs(scenario):
+            marks = [pytest.mark.codex] if "codex@" in f"{app} {exec_}".replace("pycodex@", "") else []
+            params.append(pytest.param(app, exec_, marks=marks, id=pair_id(app, exec_)))
+        metafunc.parametrize(("app_spec", "exec_spec"), params)
 
 
-@pytest.fixture
-def peer(request: pytest.FixtureRequest) -> Build:
-    build, reason = find_build(request.param)
+def _build(spec: str) -> Build:
+    build, reason = find_build(spec)
     if build is None:
         pytest.skip(reason)
     return build
 
 
 @pytest.fixture
-def current_build() -> Build:
-    build, _ = find_build("current")
-    assert build is not None
-    return build
+def app_build(app_spec: str) -> Build:
+    return _build(app_spec)
 
 
 @pytest.fixture
-def pairing(peer: Build, direction: str, current_build: Build) -> Pairing:
-    if direction == "peer-is-exec":
-        return Pairing(current_build, peer, current_build)
-    if direction == "peer-is-app":
-        return Pairing(peer, current_build, current_build)
-    return Pairing(peer, peer, current_build)
+def exec_build(exec_spec: str) -> Build:
+    return _build(exec_spec)
+
+
+@pytest.fixture
+def pairing(app_build: Build, exec_build: Build) -> Pairing:
+    # The relay is test infrastructure (registry + rendezvous + capture): always this checkout's.
+    return Pairing(app_build, exec_build, _build("current"))
+
+
+@pytest.fixture
+def pair_log(
+    request: pytest.FixtureRequest, app_spec: str, exec_spec: str, tmp_path_factory: pytest.TempPathFactory
+) -> PairLog:
+    env_root = os.environ.get("PYCODEX_COMPAT_LOGS")
+    root = Path(env_root) if env_root else tmp_path_factory.getbasetemp() / "compat-logs"
+    return PairLog(log_dir(root, request.module.SCENARIO, app_spec, exec_spec))
 
 
 @pytest.fixture
@@ -83,11 +80,14 @@ async def process_group() -> AsyncIterator[ProcessGroup]:
         await group.stop_all()
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get("PYCODEX_SLOW") == "1":
-        return
-    skip_slow = pytest.mark.skip(reason="slow compat pairing: set PYCODEX_SLOW=1 to run it")
-    here = os.path.dirname(__file__)
-    for item in items:
-        if "slow" in item.keywords and str(item.path).startswith(here):
-            item.add_marker(skip_slow)
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    log = getattr(item, "funcargs", {}).get("pair_log")
+    if report.when == "call" and report.failed and isinstance(log, PairLog):
+        exc = call.excinfo.value if call.excinfo else None
+        cause = exc.cause if isinstance(exc, ScenarioError) else str(exc).strip().splitlines()[0:1]
+        log.cause(cause if isinstance(cause, str) else (cause[0] if cause else "failed"))
+    return report

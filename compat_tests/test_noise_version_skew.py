@@ -1,77 +1,63 @@
-"""Seed 003 across builds: an app-server runs a turn on a remote exec-server of another build.
+"""Seed 003 across builds: an app-server runs a turn on a remote exec-server of another build over Noise.
 
-One body covers every pairing (see conftest): the command must run on the executor (only its
-environment holds the marker), the relay must carry nothing but ciphertext, each registry route must
-be hit exactly once, the command's output must come back to the model, and the first model
-request must carry both skills (issue 6: the selected
-capability root lives on the remote environment, so its skill is read through the relay).
+Parametrized over (app build, exec build) pairs (support/matrix.py). The command must run on the
+executor (only its environment holds the marker), its output must come back to the model, the first
+model request must carry both skills (the selected capability root lives on the remote environment,
+so its skill is read through the relay), the relay must carry nothing but ciphertext, and each
+registry route must be hit exactly once.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from compat_tests.support.artifacts import PairLog
 from compat_tests.support.builds import Pairing
 from compat_tests.support.processes import ProcessGroup
 from compat_tests.support.relay_capture import (
     assert_relay_data_is_encrypted,
     base64_forms,
+    harness_streams,
     registry_requests,
 )
-from compat_tests.support.scenario import (
-    CANARY,
-    MARKER,
-    SELECTED_SKILL_BODY,
-    SKILL_BODY,
-    SkewOutcome,
-    run_version_skew,
-)
+from compat_tests.support.rpc import check_item_fields
+from compat_tests.support.scenario import CANARY, MARKER, SELECTED_SKILL_BODY, SKILL_BODY, run_version_skew
+from compat_tests.support.turn_checks import assert_turn_ran_on_executor
 
 pytestmark = pytest.mark.compat
+SCENARIO = "noise"
 
 
-def _model_inputs(outcome: SkewOutcome) -> list[list[dict[str, Any]]]:
-    requests = [r for r in outcome.model_requests if r["path"].endswith("/responses")]
-    assert len(requests) == 2, f"expected the tool call and the final answer, got {len(requests)} requests"
-    return [r["body"]["input"] for r in requests]
-
-
-def _content_of_calls(outcome: SkewOutcome) -> str:
-    """The function-call outputs the app-server sent back to the model (second request)."""
-    items = _model_inputs(outcome)[1]
-    return json.dumps([item.get("output") for item in items if item.get("type") == "function_call_output"])
-
-
-def _content_of(items: list[dict[str, Any]], role: str) -> list[str]:
-    return [json.dumps(item.get("content")) for item in items if item.get("role") == role]
+def _assert_one_relay_stream(capture: Path, log: PairLog) -> None:
+    """A healthy turn uses one harness stream; a reopened one means the first broke (say how and why)."""
+    streams = harness_streams(capture)
+    if len(streams) <= 1:
+        return
+    stream, data, reset = streams[0]
+    how = "reset" if reset else "dropped"
+    stderr = (log.folder / "app-server.stderr.log").read_text(encoding="utf-8", errors="replace")
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in stderr.splitlines()]
+    words = (stream, "noise", "decrypt", "relay")
+    hint = next((line for line in lines if any(w in line.lower() for w in words)), "")
+    hint = f"; app-server: {hint.split(' ', 3)[-1][:160]}" if hint else ""
+    raise AssertionError(
+        f"app-server opened {len(streams)} relay streams: the first was {how} after {data} data frames{hint}"
+    )
 
 
 async def test_app_server_runs_the_skill_turn_on_a_remote_exec_server_of_another_build(
-    pairing: Pairing, process_group: ProcessGroup, tmp_path: Path
+    pairing: Pairing, process_group: ProcessGroup, tmp_path: Path, pair_log: PairLog
 ) -> None:
-    outcome = await run_version_skew(process_group, pairing.relay, pairing.app, pairing.executor, tmp_path)
-    label = pairing.label
-
-    output = outcome.workspace / "version-skew-output.txt"
-    assert output.is_file(), f"{label}: the command did not run"
-    assert output.read_text() == MARKER, f"{label}: the command did not run on the executor"
-
-    tool_output = _content_of_calls(outcome)
-    assert CANARY in tool_output, f"{label}: the command's output did not come back through the relay"
+    outcome = await run_version_skew(process_group, pairing, tmp_path, pair_log, "noise")
+    _assert_one_relay_stream(outcome.capture, pair_log)
+    check_item_fields(outcome.notifications)
+    assert_turn_ran_on_executor(outcome, pairing.label)
     plain = ("initialize", "process/start", "exec_command", MARKER, CANARY, SKILL_BODY, SELECTED_SKILL_BODY)
     assert_relay_data_is_encrypted(outcome.capture, (*plain, *base64_forms(CANARY), *base64_forms(MARKER)))
     requests = registry_requests(outcome.capture)
     assert sorted(requests) == [("connect", 200), ("register", 200), ("validate", 200)], (
-        f"{label}: registry requests {requests}, expected each route once"
+        f"registry requests {requests}, expected each route once ({pairing.label})"
     )
-
-    items = _model_inputs(outcome)[0]
-    developer = _content_of(items, "developer")
-    assert any("selected-version-skew" in text for text in developer), f"{label}: no selected skill listed"
-    user = _content_of(items, "user")
-    for body in (SKILL_BODY, SELECTED_SKILL_BODY):
-        assert any(body in text for text in user), f"{label}: skill body {body!r} not in a user message"

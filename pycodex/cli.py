@@ -66,6 +66,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
         "run one non-interactive turn and print it (`--json`: JSONL events), like `codex exec`",
         lambda _parser: None,
     ),
+    # Parsed by compat_tests/runner.py (see main); listed for --help.
+    "compat": ("run the version-skew matrix over Codex and pycodex builds (see --help)", lambda _parser: None),
     "demo": ("run one offline turn on the built-in scripted model and print it", _add_demo_arguments),
 }
 
@@ -111,6 +113,10 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["compat"]:
+        from pycodex.compat_command import run_compat
+
+        return run_compat(arguments[1:])
     from pycodex.exec_cli.args import split_root_args
 
     exec_argv = split_root_args(arguments)

@@ -22,6 +22,7 @@ __all__ = [
     "assert_relay_data_is_encrypted",
     "base64_forms",
     "decode_relay_frame",
+    "harness_streams",
     "read_capture",
     "registry_requests",
     "registry_route_counts",
@@ -137,6 +138,20 @@ def registry_requests(path: Path) -> list[tuple[str, int]]:
 def registry_route_counts(path: Path) -> Counter[str]:
     """How often each registry route was requested."""
     return Counter(route for route, _ in registry_requests(path))
+
+
+def harness_streams(path: Path) -> list[tuple[str, int, bool]]:
+    """(stream id, data frames, reset seen) of every harness connection, in connection order."""
+    frames, events = read_capture(path)
+    streams = [e["stream_id"] for e in events if e["event"] == "harness_connected" and "stream_id" in e]
+    return [
+        (
+            stream,
+            sum(f.stream_id == stream and f.body == "data" for f in frames),
+            any(f.stream_id == stream and f.body == "reset" for f in frames),
+        )
+        for stream in streams
+    ]
 
 
 def base64_forms(marker: str) -> tuple[str, ...]:

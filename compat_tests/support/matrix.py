@@ -1,0 +1,104 @@
+"""Which (app build, exec build) pairs each scenario runs, from the environment; no I/O beyond reading it.
+
+* ``PYCODEX_COMPAT_APPS`` / ``PYCODEX_COMPAT_EXECS`` (space-separated specs, see builds.py): an explicit
+  matrix. The pair scenarios run every app x exec; ``stdio`` runs each app build alone; ``drift``
+  compares each app build's schema (from) with each other exec build's (to). A missing side is ``current``.
+* ``PYCODEX_COMPAT_ALL=1`` or ``PYCODEX_SLOW=1``: the full matrix over :func:`full_builds`.
+* Otherwise the default slice ``.ci/run`` runs: current x {current, codex@0.169.0} both ways over Noise.
+
+Test ids are ``app=SPEC,exec=SPEC`` so a JUnit report names its pair; :func:`parse_test_id` reads them back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from compat_tests.support.builds import last_release
+
+__all__ = [
+    "CODEX_REFERENCE",
+    "SCENARIOS",
+    "SCENARIO_FILES",
+    "full_builds",
+    "log_dir",
+    "pair_id",
+    "pairs",
+    "parse_test_id",
+]
+
+CODEX_REFERENCE = "codex@0.169.0"
+#: scenario name -> the test module that runs it.
+SCENARIO_FILES = {
+    "noise": "test_noise_version_skew.py",
+    "websocket": "test_websocket_transport.py",
+    "stdio": "test_stdio_client.py",
+    "drift": "test_protocol_drift.py",
+}
+SCENARIOS = tuple(SCENARIO_FILES)
+_DEFAULT: dict[str, list[tuple[str, str]]] = {
+    "noise": [("current", "current"), ("current", CODEX_REFERENCE), (CODEX_REFERENCE, "current")],
+    "websocket": [("current", CODEX_REFERENCE)],
+    "stdio": [("current", "current")],
+    # pycodex -> Codex drift has known breaking items (compat_tests/README.md): full matrix only.
+    "drift": [],
+}
+_DRIFT_CHAIN = [
+    ("codex@0.168.0", "codex@0.169.0"),
+    ("codex@0.169.0", "codex@0.171.0"),
+    ("current", "codex@0.169.0"),
+    ("current", "codex@0.171.0"),
+]
+
+
+def full_builds() -> list[str]:
+    return ["current", last_release(), "codex@0.168.0", CODEX_REFERENCE, "codex@0.171.0"]
+
+
+def _specs(env: Mapping[str, str], var: str) -> list[str]:
+    return env.get(var, "").split()
+
+
+def pairs(scenario: str, env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """The (app, exec) pairs ``scenario`` runs under ``env`` (default: this process's environment)."""
+    env = os.environ if env is None else env
+    apps, execs = _specs(env, "PYCODEX_COMPAT_APPS"), _specs(env, "PYCODEX_COMPAT_EXECS")
+    if apps or execs:
+        apps, execs = apps or ["current"], execs or ["current"]
+        if scenario == "stdio":
+            return [(app, app) for app in dict.fromkeys(apps)]
+        if scenario == "drift":
+            return [(a, e) for a in apps for e in execs if a != e]
+        return [(a, e) for a in apps for e in execs]
+    if env.get("PYCODEX_COMPAT_ALL") == "1" or env.get("PYCODEX_SLOW") == "1":
+        builds = full_builds()
+        if scenario == "stdio":
+            return [(b, b) for b in builds]
+        if scenario == "drift":
+            return list(_DRIFT_CHAIN)
+        return [(a, e) for a in builds for e in builds]
+    return list(_DEFAULT[scenario])
+
+
+def pair_id(app: str, exec_: str) -> str:
+    return f"app={app},exec={exec_}"
+
+
+_ID = re.compile(r"\[app=(?P<app>[^,\]]+),exec=(?P<exec>[^\]]+)\]$")
+
+
+def parse_test_id(name: str) -> tuple[str, str] | None:
+    """(app, exec) from a test name such as ``test_x[app=current,exec=codex@0.169.0]``."""
+    match = _ID.search(name)
+    return (match["app"], match["exec"]) if match else None
+
+
+def log_dir(root: Path, scenario: str, app: str, exec_: str) -> Path:
+    """The folder of one pair's artifacts: ``ROOT/APP__EXEC/SCENARIO`` with specs made file-safe."""
+
+    def safe(spec: str) -> str:
+        return re.sub(r"[^A-Za-z0-9@._-]+", "_", spec).strip("_")
+
+    return root / f"{safe(app)}__{safe(exec_)}" / scenario
