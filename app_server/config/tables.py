@@ -81,7 +81,28 @@ def parse_toml(text: str, path: str) -> JsonObj:
             line, col = int(found.group(1)), int(found.group(2))
             message = message[: found.start()]
         where = f"{path}:{line}:{col}" if line is not None else path
-        raise ConfigError(f"{where}: {message}", path=path, line=line, column=col) from exc
+        raise ConfigError(
+            f"{where}: {message}", path=path, line=line, column=col, end_column=col, reason=message
+        ) from exc
+
+
+def value_end_column(text: str, line: int, column: int) -> int:
+    """The 1-based column of the last character of the TOML value that starts at (line, column).
+
+    Codex reports a bad value's range from its first to its last character (`"bogus"`: 7 columns); a
+    string runs to its closing quote, anything else to a comment or the end of the line.
+    """
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return column
+    rest = lines[line - 1][column - 1 :]
+    if rest[:1] in ("'", '"'):
+        close = rest.find(rest[0], 1)
+        while close > 0 and rest[0] == '"' and rest[close - 1] == "\\":
+            close = rest.find(rest[0], close + 1)
+        return column + close if close > 0 else column
+    token = rest.split("#", 1)[0].rstrip()
+    return column + max(len(token), 1) - 1
 
 
 def _split_key(text: str) -> list[str] | None:
