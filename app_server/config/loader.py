@@ -181,7 +181,7 @@ def _provider(provider_id: str, table: Mapping[str, Any], base: ProviderConfig |
         id=provider_id,
         name=pick(name, base.name),
         base_url=pick(schema.opt_str(table, "base_url", path), base.base_url),
-        wire_api=pick(schema.opt_variant(table, "wire_api", path, schema.WIRE_APIS), base.wire_api),
+        wire_api=pick(schema.opt_wire_api(table, path), base.wire_api),
         env_key=pick(schema.opt_str(table, "env_key", path), base.env_key),
         request_max_retries=pick(
             schema.opt_u64(table, "request_max_retries", path), base.request_max_retries

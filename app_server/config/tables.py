@@ -129,6 +129,14 @@ def _split_key(text: str) -> list[str] | None:
     return parts
 
 
+def _inline_value_column(line: str, start: int, inner_path: list[str]) -> int | None:
+    """The 1-based column of `inner_path`'s value in the inline table starting at `start` (one level only)."""
+    if len(inner_path) != 1:
+        return None
+    found = re.compile(rf"[{{,]\s*{re.escape(inner_path[0])}\s*=\s*").search(line, start - 1)
+    return found.end() + 1 if found else None
+
+
 def locate(text: str, key_path: list[str], at_value: bool) -> tuple[int, int] | None:
     """1-based (line, column) where `key_path` is assigned; the column of the value or of the key.
 
@@ -146,7 +154,7 @@ def locate(text: str, key_path: list[str], at_value: bool) -> tuple[int, int] | 
             inner = stripped.strip("[]").split("#")[0].strip().rstrip("]")
             parts = _split_key(inner)
             prefix = parts if parts is not None else []
-            candidate, pos = prefix, (number, indent + 1)
+            candidate, pos, sep = prefix, (number, indent + 1), ""
         else:
             key_text, sep, value = line.partition("=")
             parts = _split_key(key_text) if sep else None
@@ -157,6 +165,10 @@ def locate(text: str, key_path: list[str], at_value: bool) -> tuple[int, int] | 
             pos = (number, value_col if at_value else indent + 1)
         if candidate == key_path:
             return pos
+        if sep and at_value and candidate == key_path[: len(candidate)] and len(candidate) < len(key_path):
+            inline = _inline_value_column(line, pos[1], key_path[len(candidate) :])
+            if inline is not None:  # a key inside an inline table: point at its value, as Codex does
+                return (number, inline)
         depth = len(candidate)
         if depth < len(key_path) and key_path[:depth] == candidate and (best is None or depth > best[0]):
             best = (depth, pos)

@@ -20,6 +20,7 @@ from app_server.store import (
     RolloutCorruptError,
     ThreadArchivedStateError,
     ThreadNotFoundError,
+    parse_thread_id,
 )
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
@@ -219,8 +220,8 @@ def register(app: AppServer) -> None:
                 source_kinds=params.source_kinds, model_providers=params.model_providers,
                 excluded_ids=params.excluded_thread_ids,
             )
-        except InvalidCursorError as exc:
-            raise InvalidRequest(f"invalid cursor: {exc}") from None
+        except InvalidCursorError:
+            raise InvalidRequest(f"invalid cursor: {params.cursor}") from None  # Codex's wording
         data = []
         for wire in page.threads:
             live = threads.loaded.get(wire["id"])
@@ -304,6 +305,7 @@ def register(app: AppServer) -> None:
         return {"thread": wire}
 
     async def unsubscribe(session: Session, params: p.ThreadUnsubscribeParams) -> JsonObj:
+        parse_thread_id(params.thread_id)  # a malformed id is an error, as in Codex, not "notLoaded"
         loaded: ThreadRuntime | None = threads.loaded.get(params.thread_id)
         if loaded is None:
             return {"status": "notLoaded"}
