@@ -36,7 +36,7 @@ from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.sandbox import landlock_abi, make_sandbox
 from app_server.tools.shell_snapshot import ShellSnapshot
 from app_server.tools.specs import tool_specs
-from pycodex.jsonrpc.errors import InvalidRequest
+from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
 if TYPE_CHECKING:
@@ -158,20 +158,31 @@ class AppServer:
             return [ConfigWarning(summary=SCRIPT_UNUSABLE, details=str(exc))]
         return []
 
+    def _load_current(self) -> LoadedConfig:
+        """config.toml and `-c` flags as they are now; raises ConfigError while they are unusable. A good
+        load becomes the server's config, so fixing the file needs no restart."""
+        config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config)
+        if config.load_error is not None:
+            raise config.load_error
+        self.config = config
+        return config
+
     def reload_config(self) -> LoadedConfig:
         """Read config.toml again (Codex does so for every thread/start, thread/fork and cold resume).
 
-        Raises InvalidRequest "failed to load configuration: <cause>" while the file is unusable; a good
-        load becomes the server's config, so fixing the file needs no restart.
+        Raises InvalidRequest "failed to load configuration: <cause>" while the file is unusable.
         """
         try:
-            config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config)
+            return self._load_current()
         except ConfigError as exc:
             raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: {exc.message.strip()}") from None
-        if config.load_error is not None:
-            raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: {config.load_error.message}")
-        self.config = config
-        return config
+
+    def read_config(self) -> LoadedConfig:
+        """The config for `config/read`, read again; an unusable one is -32603 worded as Codex words it."""
+        try:
+            return self._load_current()
+        except ConfigError as exc:
+            raise InternalError(exc.config_read_message()) from None
 
     def thread_defaults(self, overrides: JsonObj | None, *, reload: bool = True) -> ThreadSettings:
         """Settings for a thread about to be created or loaded: config.toml (read again unless `reload` is

@@ -37,31 +37,44 @@ class Case:
     name: str
     text: bytes
     details: str  # `{path}` is config.toml's path
+    read: str  # config/read's -32603 message (`{details}` is the warning's details)
     span: tuple[int, int, int] | None = None  # (line, start column, end column) of the `range`
     exact: bool = True  # False: compare the details up to the position only (TOML parser wording differs)
 
 
+LAYERS = "failed to read configuration layers: {details}"
 CASES = [
-    Case("model = 5", b"model = 5\n", "{path}:1:9: invalid type: integer `5`, expected a string", (1, 9, 9)),
-    Case("malformed TOML", b'model = "x"\n[oops\n', "{path}:2:6: ", (2, 6, 6), exact=False),
+    Case(
+        "model = 5", b"model = 5\n", "{path}:1:9: invalid type: integer `5`, expected a string",
+        "invalid configuration: invalid type: integer `5`, expected a string\nin `model`\n", (1, 9, 9),
+    ),
+    Case("malformed TOML", b'model = "x"\n[oops\n', "{path}:2:6: ", LAYERS, (2, 6, 6), exact=False),
     Case(
         "unknown sandbox_mode",
         b'model = "x"\nsandbox_mode = "bogus"\n',
         "{path}:2:16: unknown variant `bogus`, expected one of `read-only`, `workspace-write`, "
         "`danger-full-access`",
+        "invalid configuration: unknown variant `bogus`, expected one of `read-only`, `workspace-write`, "
+        "`danger-full-access`\nin `sandbox_mode`\n",
         (2, 16, 22),
     ),
-    Case("unknown model_provider", b'model_provider = "nope"\n', "Model provider `nope` not found"),
+    Case(
+        "unknown model_provider", b'model_provider = "nope"\n', "Model provider `nope` not found",
+        "failed to resolve feature override precedence: Model provider `nope` not found",
+    ),
     Case(
         "bad type in a provider table",
         PROVIDER.encode(),
         '{path}:5:23: invalid type: string "many", expected u64',
+        'invalid configuration: invalid type: string "many", expected u64\n'
+        "in `model_providers.m.request_max_retries`\n",
         (5, 23, 28),
     ),
     Case(
         "non-UTF-8 bytes",
         b'model = "\xff\xfe"\n',
         "Failed to read config file {path}: invalid utf-8 sequence of 1 bytes from index 9",
+        LAYERS,
     ),
 ]
 
@@ -96,6 +109,8 @@ async def _check_case(start: Start, home: Path, case: Case) -> None:
         error = (await client.request("thread/start", {}))["error"]
         assert error == {"code": -32600, "message": REFUSED + warning["details"]}
     assert (await client.call("thread/loaded/list", {}))["data"] == []  # still serving, nothing started
+    read = (await client.request("config/read", {}))["error"]
+    assert read == {"code": -32603, "message": case.read.format(details=warning["details"])}
     assert f"{INVALID} {warning['details']}" in client.stderr_text
 
     write_codex_config(home, base_url=DEAD_URL)  # fixed: the next thread/start reads it again

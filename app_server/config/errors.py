@@ -13,7 +13,9 @@ class ConfigError(Exception):
     """A configuration the server must refuse. `str()` is the Codex-style message.
 
     `key` (dotted), `path`, `line`, `column` and `end_column` say where, when known; `reason` is the bare
-    cause without the location prefix (what `config/read` reports).
+    cause without the location prefix. `phase` is the step that failed: "read" (reading or parsing the
+    file), "schema" (a bad value) or "resolve" (e.g. an unknown provider); `config/read` words each
+    differently.
     """
 
     def __init__(
@@ -26,6 +28,7 @@ class ConfigError(Exception):
         column: int | None = None,
         end_column: int | None = None,
         reason: str | None = None,
+        phase: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -35,6 +38,17 @@ class ConfigError(Exception):
         self.column = column
         self.end_column = end_column
         self.reason = reason or message
+        self.phase = phase
+
+    def config_read_message(self) -> str:
+        """What Codex's `config/read` answers (-32603) while this error stands."""
+        if self.phase == "read":
+            return f"failed to read configuration layers: {self.message}"
+        if self.phase == "resolve":
+            return f"failed to resolve feature override precedence: {self.message}"
+        if self.phase == "schema" and self.key:
+            return f"invalid configuration: {self.reason}\nin `{self.key}`\n"
+        return f"invalid configuration: {self.message}"
 
 
 @dataclass(frozen=True)

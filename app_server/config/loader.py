@@ -222,7 +222,7 @@ def _build(
         has_key = any(env.get(name) for name in API_KEY_ENV_VARS)
         provider_id = OPENAI_PROVIDER_ID if has_key else SCRIPTED_PROVIDER_ID
     if provider_id not in providers:
-        raise ConfigError(f"Model provider `{provider_id}` not found", key="model_provider")
+        raise ConfigError(f"Model provider `{provider_id}` not found", key="model_provider", phase="resolve")
     if providers[provider_id].base_url is None and provider_id != SCRIPTED_PROVIDER_ID:
         raise schema.Invalid(["model_providers", provider_id, "base_url"], "missing field `base_url`")
     markers = schema.opt_str_list(raw, "project_root_markers", top)
@@ -277,11 +277,13 @@ def _fallback_warnings(config: LoadedConfig, raw: Mapping[str, Any]) -> tuple[Co
 def _file_error(exc: schema.Invalid, path: str, text: str) -> ConfigError:
     pos = locate(text, exc.path, at_value=True)
     if pos is None:
-        return ConfigError(f"{path}: {exc.message}", key=".".join(exc.path), path=path, reason=exc.message)
+        return ConfigError(
+            f"{path}: {exc.message}", key=".".join(exc.path), path=path, reason=exc.message, phase="schema"
+        )
     line, col = pos
     return ConfigError(
         f"{path}:{line}:{col}: {exc.message}", key=".".join(exc.path), path=path, line=line, column=col,
-        end_column=value_end_column(text, line, col), reason=exc.message,
+        end_column=value_end_column(text, line, col), reason=exc.message, phase="schema",
     )
 
 
@@ -292,9 +294,9 @@ def _read_file(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"Failed to read config file {path}: {utf8_error_reason(exc)}") from None
+        raise ConfigError(f"Failed to read config file {path}: {utf8_error_reason(exc)}", phase="read") from None
     except OSError as exc:
-        raise ConfigError(f"Failed to read config file {path}: {exc.strerror or exc}") from None
+        raise ConfigError(f"Failed to read config file {path}: {exc.strerror or exc}", phase="read") from None
 
 
 def _check_file(

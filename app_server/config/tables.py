@@ -82,7 +82,7 @@ def parse_toml(text: str, path: str) -> JsonObj:
             message = message[: found.start()]
         where = f"{path}:{line}:{col}" if line is not None else path
         raise ConfigError(
-            f"{where}: {message}", path=path, line=line, column=col, end_column=col, reason=message
+            f"{where}: {message}", path=path, line=line, column=col, end_column=col, reason=message, phase="read"
         ) from exc
 
 
