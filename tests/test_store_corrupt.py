@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app_server.store import RolloutCorruptError, ThreadStore, new_uuid7
 from tests.support import AppServerClient, write_codex_config
+from tests.support.fake_model import message, model_config, run_turn
 
 DEAD_URL = "http://127.0.0.1:9/v1"
 Start = Callable[..., Awaitable[AppServerClient]]
@@ -149,3 +151,37 @@ def test_a_rollout_whose_session_meta_names_another_thread_is_refused(tmp_path: 
         path.write_bytes(other_path.read_bytes())
         with pytest.raises(RolloutCorruptError, match=f"its session_meta record names thread {other}"):
             store.load_thread(victim)
+
+
+@pytest.mark.codex
+@pytest.mark.parametrize("damage", ["empty", "first line"])
+async def test_codex_answers_a_damaged_rollout_with_the_same_code(
+    app_server: Start, codex_bin: Path, fake_model: Callable[..., Awaitable[Any]], tmp_path: Path, damage: str
+) -> None:
+    """Codex's own rollout format, damaged the same ways: -32603 "failed to read thread: ..." naming the file,
+    the file left as it was, the other thread still listed and readable."""
+    model = await fake_model({"responses": [{"output": [message("hi")]}], "when_exhausted": "repeat_last"})
+    home = tmp_path / "home"
+    model_config(home, model.url)
+    argv = [str(codex_bin), "app-server"]
+    client = await app_server(argv=argv, codex_home=home)
+    ids = []
+    for text in ("victim", "other"):
+        thread_id = (await client.call("thread/start", {}))["thread"]["id"]
+        await run_turn(client, thread_id, text)
+        ids.append(thread_id)
+    await client.close()
+    victim, other = ids
+    path = next((home / "sessions").rglob(f"*{victim}.jsonl"))
+    data = path.read_bytes()
+    path.write_bytes(b"" if damage == "empty" else b"{not json\n" + data.partition(b"\n")[2])
+    before = snapshot(home)
+
+    fresh = await app_server(argv=argv, codex_home=home)
+    for method in ("thread/read", "thread/resume", "thread/fork"):
+        error = (await fresh.request(method, {"threadId": victim}))["error"]
+        assert error["code"] == -32603, (method, error)
+        assert error["message"].startswith("failed to read thread: ") and str(path) in error["message"]
+    assert other in [t["id"] for t in (await fresh.call("thread/list", {}))["data"]]
+    assert (await fresh.call("thread/read", {"threadId": other}))["thread"]["id"] == other
+    assert snapshot(home) == before
