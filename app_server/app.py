@@ -13,14 +13,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Seque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app_server.config import ConfigError, LoadedConfig, load_config
+from app_server.config import ConfigError, ConfigWarning, LoadedConfig, load_config
 from app_server.connection import AppConnection, Session
 from app_server.environments import EnvironmentHub, EnvironmentsConfigError, choose_environment
 from app_server.model.client import ModelClient
-from app_server.model.errors import RetryNotice
+from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
 from app_server.model.events import ResponseEvent
 from app_server.model.provider import ProviderConfig, RequestContext
-from app_server.model.scripted import ScriptedModelClient
+from app_server.model.script import ScriptError
+from app_server.model.scripted import ScriptedModelClient, resolve_script
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
@@ -35,7 +36,7 @@ from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.sandbox import landlock_abi, make_sandbox
 from app_server.tools.shell_snapshot import ShellSnapshot
 from app_server.tools.specs import tool_specs
-from pycodex.jsonrpc.errors import InvalidRequest
+from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ __all__ = ["AppServer", "StartupError", "default_codex_home"]
 logger = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
+CONFIG_LOAD_FAILED = "failed to load configuration"
+SCRIPT_UNUSABLE = "The scripted model cannot run: its model script is unusable."
 SANDBOX_UNAVAILABLE = (
     "pycodex could not find Landlock or bubblewrap on this system: commands run without a filesystem "
     "sandbox, whatever sandbox_mode says."
@@ -75,16 +78,21 @@ class AppServer:
     ) -> None:
         self.codex_home = codex_home
         self.strict_config = strict_config
+        self.config_overrides = list(config_overrides)
         try:
             codex_home.mkdir(parents=True, exist_ok=True)
-            self.config: LoadedConfig = load_config(codex_home, list(config_overrides), strict=strict_config)
+            self.config: LoadedConfig = load_config(codex_home, self.config_overrides, strict=strict_config)
         except ConfigError as exc:
             raise StartupError(str(exc).strip()) from None
         except OSError as exc:
             raise StartupError(f"cannot use CODEX_HOME {codex_home}: {exc.strerror or exc}") from None
-        self.startup_warnings: list[str] = [w.summary for w in self.config.warnings]
+        self.startup_warnings: list[ConfigWarning] = list(self.config.warnings)
+        self.startup_warnings += self._script_warnings()
+        for warning in self.startup_warnings:
+            if warning.details:  # an unusable config: say why on stderr too, as Codex does
+                logger.error("%s %s", warning.summary, warning.details)
         if landlock_abi() == 0:
-            self.startup_warnings.append(SANDBOX_UNAVAILABLE)
+            self.startup_warnings.append(ConfigWarning(summary=SANDBOX_UNAVAILABLE))
         self.max_queued_requests = max_queued_requests or int(
             os.environ.get("PYCODEX_MAX_QUEUED_REQUESTS", "256")
         )
@@ -92,6 +100,7 @@ class AppServer:
         self.experimental_notifications: frozenset[str] = frozenset({"thread/readState/changed"})
         self._tasks: set[asyncio.Task[Any]] = set()
         self._clients: dict[str, ModelClient | ScriptedModelClient] = {}
+        self._retired_clients: list[ModelClient | ScriptedModelClient] = []
         try:
             self.environments = EnvironmentHub(choose_environment(os.environ, codex_home), os.environ)
         except EnvironmentsConfigError as exc:
@@ -126,7 +135,7 @@ class AppServer:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
-        for client in self._clients.values():
+        for client in [*self._clients.values(), *self._retired_clients]:
             await client.aclose()
         await self.environments.close()
         try:
@@ -138,13 +147,52 @@ class AppServer:
     def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
         return lambda raw: experimental_fields_present(model, raw)
 
-    def thread_defaults(self, overrides: JsonObj | None) -> ThreadSettings:
-        config = self.config
+    def _script_warnings(self) -> list[ConfigWarning]:
+        """Check the scripted model's script at start-up, so a bad one is reported before any turn."""
+        provider = self.config.provider
+        if self.config.load_error is not None or not provider.is_scripted:
+            return []
+        try:
+            resolve_script(provider)
+        except ScriptError as exc:
+            return [ConfigWarning(summary=SCRIPT_UNUSABLE, details=str(exc))]
+        return []
+
+    def _load_current(self) -> LoadedConfig:
+        """config.toml and `-c` flags as they are now; raises ConfigError while they are unusable. A good
+        load becomes the server's config, so fixing the file needs no restart."""
+        config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config)
+        if config.load_error is not None:
+            raise config.load_error
+        self.config = config
+        return config
+
+    def reload_config(self) -> LoadedConfig:
+        """Read config.toml again (Codex does so for every thread/start, thread/fork and cold resume).
+
+        Raises InvalidRequest "failed to load configuration: <cause>" while the file is unusable.
+        """
+        try:
+            return self._load_current()
+        except ConfigError as exc:
+            raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: {exc.message.strip()}") from None
+
+    def read_config(self) -> LoadedConfig:
+        """The config for `config/read`, read again; an unusable one is -32603 worded as Codex words it."""
+        try:
+            return self._load_current()
+        except ConfigError as exc:
+            raise InternalError(exc.config_read_message()) from None
+
+    def thread_defaults(self, overrides: JsonObj | None, *, reload: bool = True) -> ThreadSettings:
+        """Settings for a thread about to be created or loaded: config.toml (read again unless `reload` is
+        false), `-c` flags, then the request's `config` overrides. Raises InvalidRequest."""
+        config = self.reload_config() if reload else self.config
         if overrides:
             try:
                 config = config.with_overrides(overrides)
             except ConfigError as exc:
-                raise InvalidRequest(f"invalid config override: {str(exc).strip()}") from None
+                raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: {exc.message}") from None
         return ThreadSettings(
             model=config.model,
             model_provider=config.model_provider_id,
@@ -156,6 +204,16 @@ class AppServer:
             effort=config.model_reasoning_effort,
             summary=config.model_reasoning_summary,
         )
+
+    def check_model(self, provider_id: str) -> None:
+        """Make sure a thread on `provider_id` can reach its model: the provider exists and, for the
+        scripted one, its script loads. Raises InvalidRequest naming the cause (and the script file)."""
+        if provider_id not in self.config.model_providers:
+            raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: Model provider `{provider_id}` not found")
+        try:
+            self._client(provider_id)
+        except ScriptError as exc:
+            raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: {exc}") from None
 
     def provider(self, provider_id: str) -> ProviderConfig:
         provider = self.config.model_providers.get(provider_id)
@@ -185,18 +243,26 @@ class AppServer:
         thread.has_environment = self.environments.choice.kind != "none"
 
     def _client(self, provider_id: str) -> ModelClient | ScriptedModelClient:
+        """The client of a provider; a new one when a config reload changed the provider's settings (the old
+        one may still serve a running turn, so it is closed only at shutdown)."""
+        provider = self.provider(provider_id)
         client = self._clients.get(provider_id)
-        if client is None:
-            provider = self.provider(provider_id)
-            client = ScriptedModelClient.from_provider(provider) if provider.is_scripted else ModelClient(provider)
-            self._clients[provider_id] = client
+        if client is None or client.provider != provider:
+            fresh = ScriptedModelClient.from_provider(provider) if provider.is_scripted else ModelClient(provider)
+            if client is not None:
+                self._retired_clients.append(client)
+            self._clients[provider_id] = client = fresh
         return client
 
     def stream(
         self, thread: ThreadRuntime, body: JsonObj, ctx: RequestContext,
         on_retry: Callable[[RetryNotice], Awaitable[None]],
     ) -> AsyncIterator[ResponseEvent]:
-        return self._client(thread.settings.model_provider).stream(body, ctx, on_retry)
+        try:
+            client = self._client(thread.settings.model_provider)
+        except ScriptError as exc:  # the script broke after the thread started: fail the turn, say why
+            raise ModelError(TurnErrorPayload(str(exc), "other"), RetryScope.NONE) from None
+        return client.stream(body, ctx, on_retry)
 
     async def make_runner(self, thread: ThreadRuntime, turn: TurnState, session: Session) -> TurnRunner:
         await thread.skills.refresh(thread)

@@ -176,7 +176,9 @@ def test_malformed_toml_in_strict_mode_is_an_error_with_the_line(tmp_path: Path)
             ':4:22: invalid type: string "x", expected u64',
         ),
         ('[model_providers.p]\nbase_url = "http://x"\n', ":1:1: missing field `name`"),
-        ('[model_providers.p]\nname = "P"\nwire_api = "chat"\n', ":3:12: unknown variant `chat`"),
+        ('[model_providers.p]\nname = "P"\nwire_api = "chat"\n', ':3:12: `wire_api = "chat"` is no longer supported.'),
+        ('[model_providers.p]\nname = "P"\nwire_api = "grpc"\n', ":3:12: unknown variant `grpc`, expected `responses`"),
+        ('[model_providers.p]\nname = "P"\nhttp_headers = { a = 1 }\n', ":3:22: invalid type: integer `1`, expected a string"),
     ],
 )
 def test_a_badly_typed_value_names_the_key_line_and_column(tmp_path: Path, text: str, message: str) -> None:

@@ -12,7 +12,10 @@ INVALID_CONFIG_SUMMARY = "Invalid configuration; using defaults."
 class ConfigError(Exception):
     """A configuration the server must refuse. `str()` is the Codex-style message.
 
-    `key` (dotted), `path`, `line` and `column` say where, when known.
+    `key` (dotted), `path`, `line`, `column` and `end_column` say where, when known; `reason` is the bare
+    cause without the location prefix. `phase` is the step that failed: "read" (reading or parsing the
+    file), "schema" (a bad value) or "resolve" (e.g. an unknown provider); `config/read` words each
+    differently.
     """
 
     def __init__(
@@ -23,6 +26,9 @@ class ConfigError(Exception):
         path: str | None = None,
         line: int | None = None,
         column: int | None = None,
+        end_column: int | None = None,
+        reason: str | None = None,
+        phase: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -30,6 +36,19 @@ class ConfigError(Exception):
         self.path = path
         self.line = line
         self.column = column
+        self.end_column = end_column
+        self.reason = reason or message
+        self.phase = phase
+
+    def config_read_message(self) -> str:
+        """What Codex's `config/read` answers (-32603) while this error stands."""
+        if self.phase == "read":
+            return f"failed to read configuration layers: {self.message}"
+        if self.phase == "resolve":
+            return f"failed to resolve feature override precedence: {self.message}"
+        if self.phase == "schema" and self.key:
+            return f"invalid configuration: {self.reason}\nin `{self.key}`\n"
+        return f"invalid configuration: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -52,6 +71,25 @@ class ConfigWarning:
                 end = {"line": self.line, "column": self.end_column or self.column}
                 params["range"] = {"start": start, "end": end}
         return params
+
+
+def invalid_config_warning(err: ConfigError) -> ConfigWarning:
+    """The warning for a config.toml that cannot be used: Codex's summary, the cause as `details`."""
+    return ConfigWarning(
+        summary=INVALID_CONFIG_SUMMARY,
+        details=err.message,
+        path=err.path,
+        line=err.line,
+        column=err.column,
+        end_column=err.end_column,
+    )
+
+
+def utf8_error_reason(exc: UnicodeDecodeError) -> str:
+    """A UTF-8 decoding failure worded as Rust's `Utf8Error` (what Codex prints for a non-UTF-8 config)."""
+    if exc.reason == "unexpected end of data":
+        return f"incomplete utf-8 byte sequence from index {exc.start}"
+    return f"invalid utf-8 sequence of {exc.end - exc.start} bytes from index {exc.start}"
 
 
 def unknown_keys_warning(found: list[tuple[str, str]]) -> ConfigWarning:

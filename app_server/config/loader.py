@@ -3,8 +3,11 @@
 Layers, lowest first: the user file, `-c key=value` flags ("session-flags"), then `thread/start.config`.
 Behaviour observed on Codex 0.169:
 * an unknown key is ignored with one aggregated warning (an error with `strict=True`);
-* a file that does not parse or has a badly typed value is ignored ("Invalid configuration; using
-  defaults.") unless `strict=True`; bad `-c` flags and bad thread overrides are errors;
+* a file that cannot be read as UTF-8, does not parse, has a badly typed value or names an unknown
+  provider is reported ("Invalid configuration; using defaults.", the cause in `details`) and kept as
+  `load_error`: the server still starts, but every thread/start, thread/fork and cold thread/resume
+  is refused with "failed to load configuration: <cause>" until the file is fixed (an error at once
+  with `strict=True`); bad `-c` flags and bad thread overrides are errors;
 * `approval_policy = "untrusted"` in any config layer is a fatal error (the `approvalPolicy`
   parameter of thread/start is a different path and still allows it).
 """
@@ -22,13 +25,22 @@ from typing import Any
 
 from app_server.config import schema
 from app_server.config.errors import (
-    INVALID_CONFIG_SUMMARY,
     UNTRUSTED_MESSAGE,
     ConfigError,
     ConfigWarning,
+    invalid_config_warning,
     unknown_keys_warning,
+    utf8_error_reason,
 )
-from app_server.config.tables import deep_merge, expand_dotted, locate, nest, parse_cli_override, parse_toml
+from app_server.config.tables import (
+    deep_merge,
+    expand_dotted,
+    locate,
+    nest,
+    parse_cli_override,
+    parse_toml,
+    value_end_column,
+)
 from app_server.model.provider import (
     SCRIPTED_PROVIDER_ID,
     ProviderConfig,
@@ -82,7 +94,11 @@ class ConfigLayer:
 
 @dataclass(frozen=True)
 class LoadedConfig:
-    """The effective configuration. `warnings` are those of the latest load step only."""
+    """The effective configuration. `warnings` are those of the latest load step only.
+
+    `load_error` is set when config.toml exists but cannot be used; the rest then holds the defaults
+    plus `-c` flags, and no thread may start on it (Codex fails closed the same way).
+    """
 
     codex_home: Path
     raw: Mapping[str, Any]  # the merged effective table (all layers)
@@ -99,6 +115,7 @@ class LoadedConfig:
     project_root_markers: tuple[str, ...]
     features: Mapping[str, Any]
     warnings: tuple[ConfigWarning, ...] = ()
+    load_error: ConfigError | None = None
     strict: bool = False
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -121,7 +138,7 @@ class LoadedConfig:
             result = _build(self.codex_home, merged, (*self.layers, layer), self.env, strict)
         except schema.Invalid as exc:
             raise _override_error(exc) from None
-        return replace(result, warnings=tuple(warnings))
+        return replace(result, warnings=tuple(warnings), load_error=self.load_error)
 
 
 def _override_error(exc: schema.Invalid) -> ConfigError:
@@ -164,7 +181,7 @@ def _provider(provider_id: str, table: Mapping[str, Any], base: ProviderConfig |
         id=provider_id,
         name=pick(name, base.name),
         base_url=pick(schema.opt_str(table, "base_url", path), base.base_url),
-        wire_api=pick(schema.opt_variant(table, "wire_api", path, schema.WIRE_APIS), base.wire_api),
+        wire_api=pick(schema.opt_wire_api(table, path), base.wire_api),
         env_key=pick(schema.opt_str(table, "env_key", path), base.env_key),
         request_max_retries=pick(
             schema.opt_u64(table, "request_max_retries", path), base.request_max_retries
@@ -205,7 +222,7 @@ def _build(
         has_key = any(env.get(name) for name in API_KEY_ENV_VARS)
         provider_id = OPENAI_PROVIDER_ID if has_key else SCRIPTED_PROVIDER_ID
     if provider_id not in providers:
-        raise ConfigError(f"Model provider `{provider_id}` not found", key="model_provider")
+        raise ConfigError(f"Model provider `{provider_id}` not found", key="model_provider", phase="resolve")
     if providers[provider_id].base_url is None and provider_id != SCRIPTED_PROVIDER_ID:
         raise schema.Invalid(["model_providers", provider_id, "base_url"], "missing field `base_url`")
     markers = schema.opt_str_list(raw, "project_root_markers", top)
@@ -252,22 +269,67 @@ def _unknown_key_warnings(
 
 
 def _fallback_warnings(config: LoadedConfig, raw: Mapping[str, Any]) -> tuple[ConfigWarning, ...]:
-    if config.model_provider_id == SCRIPTED_PROVIDER_ID and "model_provider" not in raw:
+    if config.load_error is None and config.model_provider_id == SCRIPTED_PROVIDER_ID and "model_provider" not in raw:
         return (ConfigWarning(summary=SCRIPTED_FALLBACK_WARNING),)
     return ()
 
 
 def _file_error(exc: schema.Invalid, path: str, text: str) -> ConfigError:
     pos = locate(text, exc.path, at_value=True)
-    line, col = pos if pos else (None, None)
-    where = f"{path}:{line}:{col}" if pos else path
-    return ConfigError(f"{where}: {exc.message}", key=".".join(exc.path), path=path, line=line, column=col)
-
-
-def _invalid_file_warning(err: ConfigError) -> ConfigWarning:
-    return ConfigWarning(
-        summary=INVALID_CONFIG_SUMMARY, details=err.message, path=err.path, line=err.line, column=err.column
+    if pos is None:
+        return ConfigError(
+            f"{path}: {exc.message}", key=".".join(exc.path), path=path, reason=exc.message, phase="schema"
+        )
+    line, col = pos
+    return ConfigError(
+        f"{path}:{line}:{col}: {exc.message}", key=".".join(exc.path), path=path, line=line, column=col,
+        end_column=value_end_column(text, line, col), reason=exc.message, phase="schema",
     )
+
+
+def _read_file(path: Path) -> str | None:
+    """config.toml's text, or None when there is none. Raises ConfigError when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"Failed to read config file {path}: {utf8_error_reason(exc)}", phase="read") from None
+    except OSError as exc:
+        raise ConfigError(f"Failed to read config file {path}: {exc.strerror or exc}", phase="read") from None
+
+
+def _check_file(
+    codex_home: Path, path: Path, env: Mapping[str, str], strict: bool
+) -> tuple[str | None, JsonObj, ConfigError | None]:
+    """Read, parse and check config.toml on its own (so errors point at its lines).
+
+    Returns (text, table, error): on an error the table is empty. Raises with `strict`, and always for
+    `approval_policy = "untrusted"` (fatal in Codex too).
+    """
+    try:
+        text = _read_file(path)
+        if text is None:
+            return None, {}, None
+        table = parse_toml(text, str(path))
+    except ConfigError as err:
+        if strict:
+            raise
+        return None, {}, err
+    if not table:
+        return text, table, None
+    try:
+        _build(codex_home, table, (), env, strict)
+    except schema.Invalid as exc:
+        file_err = _file_error(exc, str(path), text)
+        if strict:
+            raise file_err from None
+        return text, {}, file_err
+    except ConfigError as err:
+        if err.message == UNTRUSTED_MESSAGE or strict:
+            raise
+        return text, {}, err
+    return text, table, None
 
 
 def load_config(
@@ -279,7 +341,8 @@ def load_config(
     """Load `codex_home/config.toml` (missing is fine) and apply `-c key=value` overrides.
 
     Raises ConfigError for anything fatal: bad `-c` flags, "untrusted", and (with `strict`) unknown keys
-    or an invalid file. `env` (default `os.environ`) decides the default provider.
+    or an invalid file; without `strict` an invalid file is `load_error` on the result. `env` (default
+    `os.environ`) decides the default provider.
     """
     env = dict(os.environ) if env is None else env
     path = codex_home / "config.toml"
@@ -289,41 +352,9 @@ def load_config(
         cli_table = deep_merge(cli_table, nest(key_path, value))
     cli_layer = ConfigLayer(kind=SESSION_FLAGS, file=None, config=MappingProxyType(cli_table))
 
-    warnings: list[ConfigWarning] = []
-    text: str | None = None
-    file_table: JsonObj = {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}", path=str(path)) from exc
-    if text is not None:
-        try:
-            file_table = parse_toml(text, str(path))
-        except ConfigError as err:
-            if strict:
-                raise
-            warnings.append(_invalid_file_warning(err))
+    text, file_table, load_error = _check_file(codex_home, path, env, strict)
     user_layer = ConfigLayer(kind="user", file=str(path), config=MappingProxyType(file_table))
-
-    if file_table:
-        # Check the file on its own first so its errors point at its lines.
-        try:
-            _build(codex_home, file_table, (user_layer,), env, strict)
-        except schema.Invalid as exc:
-            file_err = _file_error(exc, str(path), text or "")
-            if strict:
-                raise file_err from None
-            warnings.append(_invalid_file_warning(file_err))
-            file_table = {}
-            user_layer = replace(user_layer, config=MappingProxyType({}))
-        except ConfigError as err:
-            if err.message == UNTRUSTED_MESSAGE or strict:
-                raise
-            warnings.append(ConfigWarning(summary=INVALID_CONFIG_SUMMARY, details=err.message))
-            file_table = {}
-            user_layer = replace(user_layer, config=MappingProxyType({}))
+    warnings = [invalid_config_warning(load_error)] if load_error is not None else []
 
     layers = (user_layer, cli_layer)
     warnings = _unknown_key_warnings(layers, strict, text) + warnings
@@ -332,4 +363,5 @@ def load_config(
         config = _build(codex_home, merged, layers, env, strict)
     except schema.Invalid as exc:
         raise _override_error(exc) from None
+    config = replace(config, load_error=load_error)
     return replace(config, warnings=tuple(warnings) + _fallback_warnings(config, merged))

@@ -52,6 +52,10 @@ SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra")
 REASONING_SUMMARIES = ("auto", "concise", "detailed", "none")
 WIRE_APIS = ("responses",)
+CHAT_WIRE_API_GONE = (
+    '`wire_api = "chat"` is no longer supported.\nHow to fix: set `wire_api = "responses"` in your provider '
+    "config.\nMore info: https://github.com/openai/codex/discussions/7782"
+)
 
 
 class Invalid(Exception):
@@ -105,9 +109,25 @@ def opt_variant(table: Mapping[str, Any], key: str, path: list[str], variants: t
     if value is None:
         return None
     if value not in variants:
-        expected = ", ".join(f"`{v}`" for v in variants)
-        raise Invalid([*path, key], f"unknown variant `{value}`, expected one of {expected}")
+        raise Invalid([*path, key], f"unknown variant `{value}`, expected {_one_of(variants)}")
     return value
+
+
+def opt_wire_api(table: Mapping[str, Any], path: list[str]) -> str | None:
+    """A provider's `wire_api`; the retired "chat" gets Codex's how-to-fix message."""
+    if table.get("wire_api") == "chat":
+        raise Invalid([*path, "wire_api"], CHAT_WIRE_API_GONE)
+    return opt_variant(table, "wire_api", path, WIRE_APIS)
+
+
+def _one_of(variants: tuple[str, ...]) -> str:
+    """serde's list of expected variants: "`a`", "`a` or `b`", "one of `a`, `b`, `c`"."""
+    quoted = [f"`{v}`" for v in variants]
+    if len(quoted) == 1:
+        return quoted[0]
+    if len(quoted) == 2:
+        return f"{quoted[0]} or {quoted[1]}"
+    return "one of " + ", ".join(quoted)
 
 
 def opt_str_map(table: Mapping[str, Any], key: str, path: list[str]) -> dict[str, str] | None:

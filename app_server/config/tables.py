@@ -81,7 +81,28 @@ def parse_toml(text: str, path: str) -> JsonObj:
             line, col = int(found.group(1)), int(found.group(2))
             message = message[: found.start()]
         where = f"{path}:{line}:{col}" if line is not None else path
-        raise ConfigError(f"{where}: {message}", path=path, line=line, column=col) from exc
+        raise ConfigError(
+            f"{where}: {message}", path=path, line=line, column=col, end_column=col, reason=message, phase="read"
+        ) from exc
+
+
+def value_end_column(text: str, line: int, column: int) -> int:
+    """The 1-based column of the last character of the TOML value that starts at (line, column).
+
+    Codex reports a bad value's range from its first to its last character (`"bogus"`: 7 columns); a
+    string runs to its closing quote, anything else to a comment or the end of the line.
+    """
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return column
+    rest = lines[line - 1][column - 1 :]
+    if rest[:1] in ("'", '"'):
+        close = rest.find(rest[0], 1)
+        while close > 0 and rest[0] == '"' and rest[close - 1] == "\\":
+            close = rest.find(rest[0], close + 1)
+        return column + close if close > 0 else column
+    token = rest.split("#", 1)[0].rstrip()
+    return column + max(len(token), 1) - 1
 
 
 def _split_key(text: str) -> list[str] | None:
@@ -108,6 +129,14 @@ def _split_key(text: str) -> list[str] | None:
     return parts
 
 
+def _inline_value_column(line: str, start: int, inner_path: list[str]) -> int | None:
+    """The 1-based column of `inner_path`'s value in the inline table starting at `start` (one level only)."""
+    if len(inner_path) != 1:
+        return None
+    found = re.compile(rf"[{{,]\s*{re.escape(inner_path[0])}\s*=\s*").search(line, start - 1)
+    return found.end() + 1 if found else None
+
+
 def locate(text: str, key_path: list[str], at_value: bool) -> tuple[int, int] | None:
     """1-based (line, column) where `key_path` is assigned; the column of the value or of the key.
 
@@ -125,7 +154,7 @@ def locate(text: str, key_path: list[str], at_value: bool) -> tuple[int, int] | 
             inner = stripped.strip("[]").split("#")[0].strip().rstrip("]")
             parts = _split_key(inner)
             prefix = parts if parts is not None else []
-            candidate, pos = prefix, (number, indent + 1)
+            candidate, pos, sep = prefix, (number, indent + 1), ""
         else:
             key_text, sep, value = line.partition("=")
             parts = _split_key(key_text) if sep else None
@@ -136,6 +165,10 @@ def locate(text: str, key_path: list[str], at_value: bool) -> tuple[int, int] | 
             pos = (number, value_col if at_value else indent + 1)
         if candidate == key_path:
             return pos
+        if sep and at_value and candidate == key_path[: len(candidate)] and len(candidate) < len(key_path):
+            inline = _inline_value_column(line, pos[1], key_path[len(candidate) :])
+            if inline is not None:  # a key inside an inline table: point at its value, as Codex does
+                return (number, inline)
         depth = len(candidate)
         if depth < len(key_path) and key_path[:depth] == candidate and (best is None or depth > best[0]):
             best = (depth, pos)

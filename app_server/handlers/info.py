@@ -61,7 +61,7 @@ def register(app: AppServer) -> None:
         return {"data": [_model_entry(app.config.model, is_default=True)], "nextCursor": None}
 
     async def config_read(session: Session, params: p.ConfigReadParams) -> JsonObj:
-        config = app.config
+        config = app.read_config()
         layers = [layer for layer in config.layers if layer.config]
         origins: JsonObj = {}
         for layer in layers:

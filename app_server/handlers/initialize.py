@@ -57,7 +57,7 @@ def register(app: AppServer) -> None:
 
         async def announce() -> None:
             for warning in app.startup_warnings:
-                await session.notify("configWarning", {"summary": warning, "details": None})
+                await session.notify("configWarning", warning.to_params())
 
         session.after_response(announce)
         return to_wire(

@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app_server.connection import Session
 from app_server.protocol import threads as p
-from app_server.store import InvalidCursorError, ThreadArchivedStateError, ThreadNotFoundError
+from app_server.store import (
+    InvalidCursorError,
+    RolloutCorruptError,
+    ThreadArchivedStateError,
+    ThreadNotFoundError,
+    parse_thread_id,
+)
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
-from pycodex.jsonrpc.errors import InvalidRequest
+from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
 if TYPE_CHECKING:
     from app_server.app import AppServer
@@ -23,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["apply_overrides", "register"]
 
 JsonObj = dict[str, Any]
+logger = logging.getLogger(__name__)
 
 
 def _resolve_cwd(cwd: str | None, fallback: Path) -> Path:
@@ -50,6 +60,17 @@ def apply_overrides(settings: ThreadSettings, params: Any) -> ThreadSettings:
     elif policy is not None:  # a granular policy: ask when the model requests escalation
         s.approval_policy = "on-request"
     return s
+
+
+@contextmanager
+def _rollout_errors() -> Iterator[None]:
+    """A damaged rollout is a server-side fault (-32603, as Codex answers) but gets a message naming the
+    thread, the file, the line and the cause, and one stderr line rather than a traceback."""
+    try:
+        yield
+    except RolloutCorruptError as exc:
+        logger.warning("%s", exc)
+        raise InternalError(f"failed to read thread: {exc}") from None
 
 
 def _last_turn_id(thread: ThreadRuntime) -> str:
@@ -119,6 +140,7 @@ def register(app: AppServer) -> None:
 
     async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj:
         settings = apply_overrides(app.thread_defaults(params.config), params)
+        app.check_model(settings.model_provider)
         ThreadSkills.parse_roots(params.selected_capability_roots)  # reject bad roots before creating
         thread = await threads.start(session, settings, ephemeral=bool(params.ephemeral),
                                      thread_source=params.thread_source)
@@ -134,9 +156,11 @@ def register(app: AppServer) -> None:
         return response
 
     async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonObj:
-        defaults = app.thread_defaults(params.config)
-        thread = await threads.resume(session, params.thread_id, defaults,
-                                      lambda s: apply_overrides(s, params))
+        # Like Codex, joining a loaded thread needs no config; loading one reads config.toml again.
+        defaults = app.thread_defaults(params.config, reload=params.thread_id not in threads.loaded)
+        with _rollout_errors():
+            thread = await threads.resume(session, params.thread_id, defaults,
+                                          lambda s: apply_overrides(s, params))
         response = threads.settings_response(thread, include_turns=not params.exclude_turns)
         response["collaborationMode"] = None
         response["initialTurnsPage"] = None
@@ -159,8 +183,9 @@ def register(app: AppServer) -> None:
 
     async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
         defaults = app.thread_defaults(params.config)
-        thread = await threads.fork(session, params.thread_id, defaults, ephemeral=params.ephemeral,
-                                    overrides=lambda s: apply_overrides(s, params))
+        with _rollout_errors():
+            thread = await threads.fork(session, params.thread_id, defaults, ephemeral=params.ephemeral,
+                                        overrides=lambda s: apply_overrides(s, params))
         response = threads.settings_response(thread, include_turns=not params.exclude_turns)
 
         async def after() -> None:
@@ -179,7 +204,8 @@ def register(app: AppServer) -> None:
             wire = threads.thread_wire(loaded, include_turns=params.include_turns)
             last = loaded.turns[-1]["id"] if loaded.turns else None
         else:
-            stored = await threads.read_stored(params.thread_id)
+            with _rollout_errors():
+                stored = await threads.read_stored(params.thread_id)
             wire = stored.thread(include_turns=params.include_turns)
             last = stored.last_turn_id
         return {"thread": wire, "readState": _read_state(last)}
@@ -194,8 +220,8 @@ def register(app: AppServer) -> None:
                 source_kinds=params.source_kinds, model_providers=params.model_providers,
                 excluded_ids=params.excluded_thread_ids,
             )
-        except InvalidCursorError as exc:
-            raise InvalidRequest(f"invalid cursor: {exc}") from None
+        except InvalidCursorError:
+            raise InvalidRequest(f"invalid cursor: {params.cursor}") from None  # Codex's wording
         data = []
         for wire in page.threads:
             live = threads.loaded.get(wire["id"])
@@ -212,7 +238,8 @@ def register(app: AppServer) -> None:
         if loaded is not None:
             turns = threads.turns_wire(loaded)
         else:
-            turns = (await threads.read_stored(params.thread_id)).turns
+            with _rollout_errors():
+                turns = (await threads.read_stored(params.thread_id)).turns
         view = params.items_view or "summary"
         data = []
         for turn in turns:
@@ -233,7 +260,8 @@ def register(app: AppServer) -> None:
                 await asyncio.to_thread(loaded.writer.name_changed, params.name)
                 loaded.name = params.name
             else:
-                await asyncio.to_thread(threads.store.set_name, params.thread_id, params.name)
+                with _rollout_errors():
+                    await asyncio.to_thread(threads.store.set_name, params.thread_id, params.name)
         except ThreadNotFoundError:
             raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
 
@@ -277,6 +305,7 @@ def register(app: AppServer) -> None:
         return {"thread": wire}
 
     async def unsubscribe(session: Session, params: p.ThreadUnsubscribeParams) -> JsonObj:
+        parse_thread_id(params.thread_id)  # a malformed id is an error, as in Codex, not "notLoaded"
         loaded: ThreadRuntime | None = threads.loaded.get(params.thread_id)
         if loaded is None:
             return {"status": "notLoaded"}

@@ -134,6 +134,8 @@ def load_script(path: Path) -> ModelScript:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScriptError(f"cannot read model script {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ScriptError(f"model script {path}: not valid UTF-8 (byte {exc.start})") from exc
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -6,6 +6,7 @@ Works on plain JSON-able dicts in v2 wire shape, so it does not depend on the pr
 from .errors import (
     InvalidCursorError,
     InvalidThreadIdError,
+    RolloutCorruptError,
     StoreError,
     ThreadArchivedStateError,
     ThreadLockedError,
@@ -21,6 +22,7 @@ __all__ = [
     "InvalidCursorError",
     "InvalidThreadIdError",
     "LoadedThread",
+    "RolloutCorruptError",
     "RolloutWriter",
     "StoreError",
     "ThreadArchivedStateError",

@@ -19,6 +19,21 @@ class ThreadNotFoundError(StoreError, LookupError):
         self.thread_id = thread_id
 
 
+class RolloutCorruptError(StoreError):
+    """A rollout that cannot be rebuilt into a thread (empty, or no usable session_meta first line).
+
+    The message names the thread, the file and, when one is to blame, the line: `<path>:<line>: <cause>`.
+    """
+
+    def __init__(self, thread_id: str, path: str, cause: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"rollout of thread {thread_id} is unreadable: {where}: {cause}")
+        self.thread_id = thread_id
+        self.path = path
+        self.line = line
+        self.cause = cause
+
+
 class ThreadLockedError(StoreError):
     """Another writer (in this or another process) already appends to the rollout."""
 

@@ -102,11 +102,44 @@ def iter_records(data: bytes, origin: Path | str = "<bytes>") -> Iterator[Record
         yield record
 
 
-def read_session_meta(path: Path, max_bytes: int = 1 << 20) -> dict[str, Any] | None:
+def head_problem(data: bytes) -> tuple[int | None, str] | None:
+    """Why a rollout's bytes cannot start a thread, as (line number or None, cause); None when line 1 is an
+    intact session_meta record. Damage further down is tolerated (see `iter_records`), not reported here."""
+    if not data.strip():
+        return None, "the file is empty"
+    first, newline, _rest = data.partition(b"\n")
+    if not newline:
+        return 1, "the session_meta record is incomplete (no line end): the write was cut off"
+    try:
+        obj = json.loads(first.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return 1, f"not valid UTF-8 (byte {exc.start})"
+    except ValueError as exc:
+        return 1, f"not valid JSON ({exc})"
+    record = _decode(first)
+    if record is None:
+        return 1, "not a rollout record (needs `type`, `ordinal` and an object `payload`)"
+    if record.type != SESSION_META:
+        return 1, f"a `{record.type}` record where the session_meta record belongs"
+    if not isinstance(obj["payload"].get("id"), str):
+        return 1, "the session_meta record has no thread id"
+    return None
+
+
+MAX_META_BYTES: Final = 1 << 20
+
+
+def read_session_meta(path: Path, max_bytes: int = MAX_META_BYTES) -> dict[str, Any] | None:
     """The session_meta payload from the first line, without reading the whole file."""
     with path.open("rb") as f:
         first = f.readline(max_bytes)
-    if not first.endswith(b"\n"):
+    return read_session_meta_bytes(first)
+
+
+def read_session_meta_bytes(data: bytes) -> dict[str, Any] | None:
+    """The session_meta payload of the first line of `data`, if that line is intact."""
+    first, newline, _rest = data.partition(b"\n")
+    if not newline:
         return None
     record = _decode(first)
     if record is None or record.type != SESSION_META:

@@ -19,7 +19,7 @@ from typing import Any
 
 from . import indexing
 from . import records as r
-from .errors import ThreadArchivedStateError, ThreadLockedError, ThreadNotFoundError
+from .errors import RolloutCorruptError, ThreadArchivedStateError, ThreadLockedError, ThreadNotFoundError
 from .ids import new_uuid7, parse_thread_id
 from .index import IndexRow, ListQuery, ThreadIndex
 from .layout import (
@@ -109,6 +109,7 @@ class ThreadStore:
             if current is not None and not current.closed:
                 return current
         path = self._require_rollout(thread_id)
+        _check_head(thread_id, path)  # never append to a rollout no reader could use
         writer = RolloutWriter.reopen(thread_id, path, fsync=self.fsync, hook=self._on_append)
         with self._lock:
             self._writers[thread_id] = writer
@@ -173,11 +174,11 @@ class ThreadStore:
         return path
 
     def load_thread(self, thread_id: str) -> LoadedThread:
-        """Rebuild a stored thread from its rollout. Raises ThreadNotFoundError ("no rollout found ...")."""
+        """Rebuild a stored thread from its rollout. Raises ThreadNotFoundError ("no rollout found ...") and
+        RolloutCorruptError (a rollout that cannot be read as a thread); neither touches the file."""
         thread_id = parse_thread_id(thread_id)
         path = self._require_rollout(thread_id)
-        records = r.read_records(path)
-        return reconstruct(records, path=path, archived=is_archived_path(self.codex_home, path))
+        return _rebuild(thread_id, path, _read_intact(thread_id, path), is_archived_path(self.codex_home, path))
 
     def read_thread(self, thread_id: str) -> dict[str, Any]:
         """The Thread dict (no turns, status notLoaded) from the index, without reading the rollout."""
@@ -231,8 +232,8 @@ class ThreadStore:
         thread with forkedFromId set. Returns the new thread's open writer and its reconstruction."""
         source_id = parse_thread_id(source_id)
         source_path = self._require_rollout(source_id)
-        source_records = r.read_records(source_path)
-        source = reconstruct(source_records, path=source_path, archived=False)
+        source_records = _read_intact(source_id, source_path)
+        source = _rebuild(source_id, source_path, source_records, archived=False)
         keep = {k: v for k, v in source.meta.items() if k not in ("id", "sessionId", "createdAtMs")}
         meta = {
             **keep,
@@ -263,6 +264,7 @@ class ThreadStore:
             writer.name_changed(name)
             return
         path = self._require_rollout(thread_id)
+        _check_head(thread_id, path)
         with RolloutWriter.reopen(thread_id, path, fsync=self.fsync, hook=self._on_append) as temporary:
             temporary.name_changed(name)
 
@@ -329,6 +331,42 @@ class ThreadStore:
         if path is None:
             raise ThreadNotFoundError(thread_id)
         return path
+
+
+def _head_error(thread_id: str, path: Path, data: bytes) -> RolloutCorruptError | None:
+    problem = r.head_problem(data)
+    if problem is None:
+        head = r.read_session_meta_bytes(data)
+        if head is not None and head.get("id") != thread_id:
+            return RolloutCorruptError(thread_id, str(path), f"its session_meta record names thread {head.get('id')}", 1)
+        return None
+    line, cause = problem
+    return RolloutCorruptError(thread_id, str(path), cause, line)
+
+
+def _check_head(thread_id: str, path: Path) -> None:
+    """Raise RolloutCorruptError unless the rollout starts with this thread's session_meta record."""
+    with path.open("rb") as f:
+        first = f.readline(r.MAX_META_BYTES)
+    error = _head_error(thread_id, path, first)
+    if error is not None:
+        raise error
+
+
+def _read_intact(thread_id: str, path: Path) -> list[r.Record]:
+    """All records of a rollout whose head is intact (later damaged lines are skipped with a warning)."""
+    data = path.read_bytes()
+    error = _head_error(thread_id, path, data)
+    if error is not None:
+        raise error
+    return list(r.iter_records(data, path))
+
+
+def _rebuild(thread_id: str, path: Path, records: list[r.Record], archived: bool) -> LoadedThread:
+    try:
+        return reconstruct(records, path=path, archived=archived)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # records of a shape no writer makes
+        raise RolloutCorruptError(thread_id, str(path), f"cannot rebuild the thread ({exc!r})") from exc
 
 
 def thread_from_row(row: IndexRow) -> dict[str, Any]:
