@@ -47,30 +47,36 @@ async def start_fork(binary: Sequence[str], request: NormalizedRequest, env: dic
 
 
 async def _supervise(core: RunCore, client: AppServerClient, request: NormalizedRequest) -> None:
+    try:
+        result, tail = await _outcome(core, client, request)
+    finally:
+        # The app-server is gone before the completion resolves: nothing outlives the run.
+        await client.close()
+    await core.finish(result, tail)
+
+
+async def _outcome(
+    core: RunCore, client: AppServerClient, request: NormalizedRequest
+) -> tuple[Completion | BackendError, Event | None]:
     body = asyncio.ensure_future(_run(core, client, request))
     cancel = asyncio.ensure_future(core.cancelled.wait())
     try:
         done, _ = await asyncio.wait({body, cancel}, timeout=request.timeout, return_when=asyncio.FIRST_COMPLETED)
-        if body not in done:
-            kill_group(client.proc)
-            body.cancel()
-            await asyncio.gather(body, return_exceptions=True)
-            message = "cancelled" if cancel in done else timeout_message(request.agent_kind)
-            await core.finish(BackendError(message), core.error_event(message))
-            return
-        try:
-            completion, tail = body.result()
-        except _Failure as failure:
-            await core.finish(BackendError(failure.message), core.error_event(failure.message))
-            return
-        except Exception:
-            message = f"{request.agent_kind} app-server rpc error"
-            await core.finish(BackendError(message), core.error_event(message))
-            return
-        await core.finish(completion, tail)
     finally:
         cancel.cancel()
-        await client.close()
+    if body not in done:
+        kill_group(client.proc)
+        body.cancel()
+        await asyncio.gather(body, return_exceptions=True)
+        message = "cancelled" if cancel in done else timeout_message(request.agent_kind)
+        return BackendError(message), core.error_event(message)
+    try:
+        return body.result()
+    except _Failure as failure:
+        return BackendError(failure.message), core.error_event(failure.message)
+    except Exception:
+        message = f"{request.agent_kind} app-server rpc error"
+        return BackendError(message), core.error_event(message)
 
 
 async def _run(core: RunCore, client: AppServerClient, request: NormalizedRequest) -> tuple[Completion, Event | None]:

@@ -15,7 +15,15 @@ from typing import Any
 
 import pytest
 
-from agent_api import BackendConfig, BackendError, CodexBackend, EventKind, ExecBackend, PycodexBackend, RunRequest
+from agent_api import (
+    BackendConfig,
+    BackendError,
+    CodexBackend,
+    EventKind,
+    ExecBackend,
+    PycodexBackend,
+    RunRequest,
+)
 from agent_api.values import EXT_FORK, EXT_RESUME
 from tests.support.agent_api_runs import start_run
 from tests.support.fake_model import FakeModel, message, model_config

@@ -7,7 +7,15 @@ from typing import Any
 
 import pytest
 
-from agent_api import BackendConfig, BackendError, CodexBackend, Gateway, InvalidRequest, RunRequest, UnsupportedCapability
+from agent_api import (
+    BackendConfig,
+    BackendError,
+    CodexBackend,
+    Gateway,
+    InvalidRequest,
+    RunRequest,
+    UnsupportedCapability,
+)
 from agent_api.errors import UnknownBackend
 from agent_api.values import (
     EXT_ADD_DIRS,
@@ -122,7 +130,7 @@ def test_resume_and_fork_exclusive_and_fork_rejections(tmp_path: Path) -> None:
     assert invalid({EXT_RESUME: last, EXT_FORK: last}, tmp_path) == (
         f"{EXT_RESUME} and {EXT_FORK} are mutually exclusive")
     (tmp_path / "a").mkdir()
-    with pytest.raises(BackendError, match="^backend error: model override unsupported for codex fork$"):
+    with pytest.raises(BackendError, match=r"^backend error: model override unsupported for codex fork$"):
         normalize({EXT_FORK: last, EXT_MODEL: "m"}, tmp_path)
     with pytest.raises(BackendError) as caught:
         normalize({EXT_FORK: last, EXT_ADD_DIRS: {"dirs": ["a"]}}, tmp_path)

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from agent_api import BackendConfig, BackendError, CodexBackend, ExecBackend, PycodexBackend, RunHandle, RunRequest
+from agent_api import (
+    BackendConfig,
+    BackendError,
+    CodexBackend,
+    ExecBackend,
+    PycodexBackend,
+    RunHandle,
+    RunRequest,
+)
 
 FAKE_BACKEND = Path(__file__).resolve().parent / "fake_agent_backend.py"
 LEAK_SENTINELS = (

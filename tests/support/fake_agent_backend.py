@@ -127,7 +127,7 @@ def write_last_message(argv: list[str], text: str) -> None:
             handle.write(text)
 
 
-def run_exec(argv: list[str]) -> int:  # noqa: C901 - a flat table of scenarios reads best
+def run_exec(argv: list[str]) -> int:
     check_expectations(argv)
     scenario = os.environ.get("FAKE_CODEX_SCENARIO", "ok")
     exit_code = 0
@@ -249,7 +249,7 @@ def run_app_server() -> int:
             send({"method": "turn/started", "params": {**base, "turn": {"id": "turn-1"}}})
             if scenario == "approval_during_turn":
                 send({"id": 900, "method": "item/commandExecution/requestApproval", "params": {**base, "itemId": "x"}})
-                time.sleep(600)
+                continue  # the turn waits for an answer that never approves; stdin EOF ends the server
             reply = f"FORK-REPLY: {text}"
             send({"method": "item/agentMessage/delta", "params": {**base, "itemId": "msg_1", "delta": reply}})
             send({"method": "item/completed", "params": {**base, "item": {"type": "agentMessage", "id": "msg_1",
