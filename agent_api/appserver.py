@@ -125,7 +125,7 @@ class AppServerClient:
             params: dict[str, Any] = {"limit": page_size, "sortKey": "updated_at", "sourceKinds": SOURCE_KINDS,
                                       "cursor": cursor}
             if cwd is not None:
-                params["cwd"] = str(cwd)
+                params["cwd"] = _cwd_filter(cwd)
             result = await self.call("thread/list", params)
             data = result.get("data") if isinstance(result, dict) else None
             threads.extend(item for item in data or [] if isinstance(item, dict))
@@ -150,6 +150,16 @@ class AppServerClient:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def _cwd_filter(cwd: Path) -> str | list[str]:
+    """Sessions record the agent's resolved cwd; match the path as given too when it differs."""
+    given = str(cwd)
+    try:
+        resolved = str(cwd.resolve())
+    except OSError:
+        return given
+    return given if resolved == given else [resolved, given]
 
 
 def newest_thread(threads: Sequence[Mapping[str, Any]]) -> str | None:

@@ -156,3 +156,15 @@ async def test_fork_unknown_id(start_run: StartRun, setup: tuple[ExecBackend, Fa
     assert msg == "session not found"
     assert [e.message for e in events if e.kind is EventKind.ERROR] == ["session not found"]
     assert model.requests() == []
+
+
+async def test_resume_last_through_a_symlinked_working_dir(
+    start_run: StartRun, setup: tuple[ExecBackend, FakeModel, Path], tmp_path: Path
+) -> None:
+    backend, _model, work = setup
+    session = await first_session(start_run, backend, work)
+    link = tmp_path / "link"
+    link.symlink_to(work, target_is_directory=True)
+    _, completion = await run_ok(start_run, backend, RunRequest(
+        prompt="again", working_dir=link, timeout=RUN_TIMEOUT, extensions={EXT_RESUME: {"selector": "last"}}))
+    assert completion.session_id == session
