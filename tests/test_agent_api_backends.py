@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ __all__ = ["start_run"]
 
 RUN_TIMEOUT = 60.0
 WAIT = 90.0
+MISSING_UUID = "01a22ac9-0000-7000-8000-000000000000"  # well-formed, never created
 StartRun = Callable[[ExecBackend, RunRequest], Awaitable[Any]]
 
 
@@ -134,7 +134,7 @@ async def test_resume_last_without_session_fails_before_spawning(
     assert len(model.requests()) == before  # Codex would silently have started a new session
 
 
-@pytest.mark.parametrize("missing", [str(uuid.uuid4()), "thread-123"])
+@pytest.mark.parametrize("missing", [MISSING_UUID, "thread-123"])
 async def test_resume_unknown_id(
     start_run: StartRun, setup: tuple[ExecBackend, FakeModel, Path], missing: str
 ) -> None:
@@ -152,7 +152,7 @@ async def test_fork_unknown_id(start_run: StartRun, setup: tuple[ExecBackend, Fa
     backend, model, work = setup
     events, msg = await run_failing(start_run, backend, RunRequest(
         prompt="hello", working_dir=work, timeout=RUN_TIMEOUT,
-        extensions={EXT_FORK: {"selector": "id", "id": str(uuid.uuid4())}}))
+        extensions={EXT_FORK: {"selector": "id", "id": MISSING_UUID}}))
     assert msg == "session not found"
     assert [e.message for e in events if e.kind is EventKind.ERROR] == ["session not found"]
     assert model.requests() == []
