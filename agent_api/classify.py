@@ -17,6 +17,7 @@ from agent_api.bounds import bound_event
 from agent_api.pinned import (
     ADD_DIRS_RUNTIME_REJECTION,
     EXTERNAL_SANDBOX_FLAG_UNSUPPORTED,
+    EXTERNAL_SANDBOX_WARNING,
     MODEL_RUNTIME_REJECTION,
     is_not_found_signal,
     selection_failure_message,
@@ -92,6 +93,12 @@ class ExecClassifier:
     _facet_pending: bool = False
 
     # -- lines ---------------------------------------------------------------------------------
+    def preamble(self) -> list[Event]:
+        """Events that come before any line: the external-sandbox warning, when it applies."""
+        if self.flags.external_sandbox:
+            return [self._event(EventKind.STATUS, "status", message=EXTERNAL_SANDBOX_WARNING)]
+        return []
+
     def feed(self, line: bytes | str) -> list[Event]:
         """Classify one stdout line (without its newline) into zero or more bounded events."""
         raw = line.encode() if isinstance(line, str) else line

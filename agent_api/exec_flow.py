@@ -67,6 +67,8 @@ async def start_exec(launch: ExecLaunch, classifier: ExecClassifier) -> RunHandl
 
 async def _classify(core: RunCore, lines: BoundedChannel[bytes | OverlongLine], classifier: ExecClassifier) -> None:
     """Classify every line; forward while the caller listens, keep draining after it leaves."""
+    for event in classifier.preamble():
+        await core.emit(event)
     while (line := await lines.recv()) is not None:
         if isinstance(line, OverlongLine):
             classifier.saw_stream_error = True

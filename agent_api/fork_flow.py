@@ -13,6 +13,7 @@ from agent_api.errors import BackendError
 from agent_api.fork_events import TurnMapper
 from agent_api.pinned import (
     APPROVAL_REQUIRED,
+    EXTERNAL_SANDBOX_WARNING,
     is_not_found_signal,
     selection_failure_message,
     timeout_message,
@@ -87,6 +88,8 @@ async def _run(core: RunCore, client: AppServerClient, request: NormalizedReques
     except RpcFailure as exc:
         raise _Failure(f"{kind} app-server handshake failed") from exc
     cwd = str(request.working_dir)
+    if request.policy.external_sandbox:
+        await core.emit(Event(kind, EventKind.STATUS, "status", message=EXTERNAL_SANDBOX_WARNING))
     try:
         source = selector.id
         if source is None:

@@ -7,6 +7,7 @@ pycodex exec``, which these tests expect once ``pycodex exec`` exists).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -23,7 +24,8 @@ from agent_api import (
     PycodexBackend,
     RunRequest,
 )
-from agent_api.values import EXT_FORK, EXT_RESUME
+from agent_api.pinned import EXTERNAL_SANDBOX_WARNING
+from agent_api.values import EXT_EXTERNAL_SANDBOX, EXT_FORK, EXT_RESUME
 from tests.support.agent_api_runs import start_run
 from tests.support.fake_model import FakeModel, message, model_config
 
@@ -168,3 +170,14 @@ async def test_resume_last_through_a_symlinked_working_dir(
     _, completion = await run_ok(start_run, backend, RunRequest(
         prompt="again", working_dir=link, timeout=RUN_TIMEOUT, extensions={EXT_RESUME: {"selector": "last"}}))
     assert completion.session_id == session
+
+
+async def test_external_sandbox_run(start_run: StartRun, setup: tuple[ExecBackend, FakeModel, Path]) -> None:
+    backend, _model, work = setup
+    bypass = type(backend)(dataclasses.replace(backend.config, allow_external_sandbox_exec=True))
+    events, completion = await run_ok(start_run, bypass, RunRequest(
+        prompt="outside the sandbox", working_dir=work, timeout=RUN_TIMEOUT,
+        extensions={EXT_EXTERNAL_SANDBOX: True}))
+    assert completion.exit_code == 0 and completion.final_text == "MOCK-REPLY from the fake model"
+    assert events[0].message == EXTERNAL_SANDBOX_WARNING
+    assert events[1].session_id == completion.session_id

@@ -22,8 +22,8 @@ from agent_api import (
     RunHandle,
     RunRequest,
 )
-from agent_api.pinned import MODEL_RUNTIME_REJECTION
-from agent_api.values import EXT_FORK, EXT_RESUME
+from agent_api.pinned import EXTERNAL_SANDBOX_WARNING, MODEL_RUNTIME_REJECTION
+from agent_api.values import EXT_EXTERNAL_SANDBOX, EXT_FORK, EXT_RESUME
 from tests.support.agent_api_runs import assert_no_leak, fake_backend, start_run
 
 __all__ = ["start_run"]
@@ -255,3 +255,13 @@ async def test_fork_cancel_and_timeout(start_run: StartRun, tmp_path: Path, how:
 
 def test_no_orphan_pids_helper() -> None:
     assert alive(os.getpid())
+
+
+async def test_external_sandbox_uses_the_bypass_flag_and_warns_first(start_run: StartRun, tmp_path: Path) -> None:
+    backend = fake_backend(allow_external_sandbox_exec=True)
+    handle = await start_run(backend, req(tmp_path, "ok", env={"FAKE_CODEX_EXPECT_DANGEROUS_BYPASS": "1"},
+                                          extensions={EXT_EXTERNAL_SANDBOX: True}))
+    events, completion = await finish(handle)
+    assert isinstance(completion, Completion) and completion.exit_code == 0, events
+    assert events[0].message == EXTERNAL_SANDBOX_WARNING
+    assert events[1].session_id == "thread-1"

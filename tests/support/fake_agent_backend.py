@@ -11,7 +11,8 @@ Exec scenarios: ``ok`` (default), ``add_dirs_runtime_rejection_resume_{last,id}_
 Tuning: ``FAKE_CODEX_BUFFERED_EVENT_COUNT`` / ``_PADDING_BYTES`` / ``_SLEEP_EVERY`` / ``_SLEEP_MILLIS``.
 Assertions (each failure is an ``error`` line and exit 1): ``FAKE_CODEX_EXPECT_PROMPT`` (stdin == prompt + LF,
 closed within 1 s), ``FAKE_CODEX_EXPECT_RESUME_ID``, ``FAKE_CODEX_EXPECT_ADD_DIR_COUNT`` + ``_ADD_DIR_<i>``,
-``FAKE_CODEX_EXPECT_MODEL`` (``<absent>`` for none), ``FAKE_CODEX_EXPECT_SANDBOX``, ``FAKE_CODEX_EXPECT_APPROVAL``.
+``FAKE_CODEX_EXPECT_MODEL`` (``<absent>`` for none), ``FAKE_CODEX_EXPECT_SANDBOX``, ``FAKE_CODEX_EXPECT_APPROVAL``,
+``FAKE_CODEX_EXPECT_DANGEROUS_BYPASS`` (the bypass flag once, no sandbox/approval flags).
 ``FAKE_CODEX_PID_FILE``: ``block_until_killed`` writes its own pid and a grandchild's there.
 
 App-server: ``FAKE_CODEX_THREADS`` (JSON list for thread/list; default one exec thread ``thread-123``),
@@ -92,6 +93,11 @@ def check_expectations(argv: list[str]) -> None:
         want = os.environ.get(env_name)
         if want is not None and flag_values(argv, flag) != ([] if want == "<absent>" else [want]):
             fail(f"{flag} mismatch")
+    if os.environ.get("FAKE_CODEX_EXPECT_DANGEROUS_BYPASS") and (
+        argv.count("--dangerously-bypass-approvals-and-sandbox") != 1
+        or {"--full-auto", "--ask-for-approval", "--sandbox"} & set(argv)
+    ):
+        fail("dangerous bypass mismatch")
     if "--model" in argv and "--add-dir" in argv and argv.index("--model") > argv.index("--add-dir"):
         fail("--model must come before --add-dir")
 
