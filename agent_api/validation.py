@@ -88,6 +88,8 @@ def normalize_request(
     model = _model(extensions[EXT_MODEL]) if EXT_MODEL in extensions else None
     start = (run_start_cwd or Path.cwd()).absolute()
     working_dir = _effective_working_dir(request.working_dir, default_working_dir, start)
+    if not working_dir.is_dir():
+        raise InvalidRequest("working_dir must be an existing directory")
     policy = _policy(extensions, working_dir)
     if policy.fork is not None and model is not None:
         raise BackendError("model override unsupported for codex fork")
@@ -97,6 +99,9 @@ def normalize_request(
     if timeout is not None and (timeout != timeout or timeout < 0):
         raise InvalidRequest("timeout must be a non-negative number of seconds")
     env = {**(default_env or {}), **request.env}
+    for key, value in env.items():
+        if not isinstance(key, str) or not isinstance(value, str) or not key or "=" in key or "\x00" in key + value:
+            raise InvalidRequest("env keys and values must be strings (keys non-empty, without '=' or NUL)")
     return NormalizedRequest(
         agent_kind=agent_kind,
         prompt=request.prompt,

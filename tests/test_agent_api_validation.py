@@ -172,3 +172,14 @@ async def test_gateway() -> None:
     with pytest.raises(InvalidRequest):
         await gateway.run("codex", RunRequest(prompt=""))
     assert gateway.kinds() == ["codex"]
+
+
+def test_env_and_working_dir_are_checked_before_spawning(tmp_path: Path) -> None:
+    backend = CodexBackend(BackendConfig(binary="/x"))
+    for env in ({"A=B": "1"}, {"": "1"}, {"A": 1}, {"A": "x\x00y"}):
+        with pytest.raises(InvalidRequest) as caught:
+            backend.normalize(RunRequest(prompt="hi", working_dir=tmp_path, env=env))  # type: ignore[arg-type]
+        assert caught.value.message.startswith("env keys and values must be strings")
+    with pytest.raises(InvalidRequest) as missing:
+        backend.normalize(RunRequest(prompt="hi", working_dir=tmp_path / SECRET_DIR))
+    assert missing.value.message == "working_dir must be an existing directory"
