@@ -30,6 +30,8 @@ __all__ = ["SOURCE_KINDS", "AppServerClient", "RpcFailure"]
 #: Threads started by `exec` are hidden from thread/list unless asked for (agent_wrapper.md §8.2).
 SOURCE_KINDS = ["cli", "vscode", "exec", "appServer"]
 CLOSE_GRACE = 5.0
+#: Bound on the handshake and on a session pre-check (generous: the machine may be loaded).
+STARTUP_TIMEOUT = 30.0
 
 
 class RpcFailure(Exception):

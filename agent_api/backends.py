@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
@@ -10,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_api.appserver import AppServerClient, RpcFailure
+from agent_api.appserver import STARTUP_TIMEOUT, AppServerClient, RpcFailure
 from agent_api.classify import ExecClassifier, FlowFlags
 from agent_api.exec_flow import ExecLaunch, start_exec
 from agent_api.fork_flow import start_fork
-from agent_api.pinned import selection_failure_message
+from agent_api.pinned import selection_failure_message, timeout_message
 from agent_api.run import RunCore, RunHandle
 from agent_api.validation import NormalizedRequest, normalize_request
 from agent_api.values import (
@@ -170,17 +171,22 @@ class ExecBackend:
         except (OSError, ValueError):
             return f"{self.kind} backend error: spawn (details redacted when unsafe)"
         try:
-            await client.initialize()
-            if selector.id is None:
-                found = bool(await client.list_threads(cwd=request.working_dir, max_pages=1, page_size=1))
-            else:
-                threads = await client.list_threads(cwd=None)
-                found = any(selector.id in (item.get("id"), item.get("name")) for item in threads)
+            found = await asyncio.wait_for(_session_exists(client, selector, request.working_dir), STARTUP_TIMEOUT)
         except RpcFailure:
             return f"{self.kind} app-server rpc error"
+        except TimeoutError:
+            return timeout_message(self.kind)
         finally:
             await client.close()
         return None if found else selection_failure_message(selector)
+
+
+async def _session_exists(client: AppServerClient, selector: SessionSelector, cwd: Path) -> bool:
+    await client.initialize()
+    if selector.id is None:
+        return bool(await client.list_threads(cwd=cwd, max_pages=1, page_size=1))
+    threads = await client.list_threads(cwd=None)
+    return any(selector.id in (item.get("id"), item.get("name")) for item in threads)
 
 
 class CodexBackend(ExecBackend):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from agent_api.appserver import AppServerClient, RpcFailure, newest_thread
+from agent_api.appserver import STARTUP_TIMEOUT, AppServerClient, RpcFailure, newest_thread
 from agent_api.bounds import bound_completion
 from agent_api.classify import MAX_SESSION_ID_BYTES
 from agent_api.errors import BackendError
@@ -22,7 +22,7 @@ from agent_api.process import kill_group
 from agent_api.run import RunCore, RunHandle
 from agent_api.validation import NormalizedRequest
 from agent_api.values import Completion, Event, EventKind, SessionSelector, handle_facet
-from pycodex.jsonrpc.codec import ErrorReceived, NotificationReceived, RequestReceived, ResponseReceived
+from pycodex.jsonrpc.codec import ErrorReceived, NotificationReceived, RequestReceived
 
 __all__ = ["start_fork"]
 
@@ -84,8 +84,8 @@ async def _run(core: RunCore, client: AppServerClient, request: NormalizedReques
     kind = request.agent_kind
     selector = request.policy.fork or SessionSelector()
     try:
-        await client.initialize()
-    except RpcFailure as exc:
+        await asyncio.wait_for(client.initialize(), STARTUP_TIMEOUT)
+    except (RpcFailure, TimeoutError) as exc:
         raise _Failure(f"{kind} app-server handshake failed") from exc
     cwd = str(request.working_dir)
     if request.policy.external_sandbox:
@@ -128,7 +128,7 @@ async def _turn(
 ) -> tuple[Completion, Event | None]:
     kind = request.agent_kind
     mapper = TurnMapper(kind, thread_id)
-    turn_id = await client.request("turn/start", {
+    request_id = await client.request("turn/start", {
         "threadId": thread_id,
         "input": [{"type": "text", "text": request.prompt, "text_elements": []}],
         "approvalPolicy": approval,
@@ -138,15 +138,13 @@ async def _turn(
         msg = await client.next_message()
         if msg is None:
             raise _Failure(f"{kind} app-server closed unexpectedly")
-        if isinstance(msg, ErrorReceived) and msg.id == turn_id:
+        if isinstance(msg, ErrorReceived) and msg.id == request_id:
             raise _Failure(f"{kind} app-server rpc error")
         if isinstance(msg, RequestReceived):
             raise _Failure(APPROVAL_REQUIRED)  # already declined by the client; nobody can approve
         if isinstance(msg, NotificationReceived):
             for event in mapper.feed(msg.method, msg.params):
                 await core.emit(event)
-        elif not isinstance(msg, ResponseReceived):
-            continue
     if mapper.failed:
         message = f"{kind} turn failed"
         return bound_completion(Completion(exit_code=1, data=facet)), core.error_event(message)
