@@ -123,6 +123,8 @@ class RunCore:
         await self.out.wait_consumer_done()
         if self.completion.done():
             return
+        if self.cancelled.is_set():  # cancellation wins ties, up to the moment the completion resolves
+            result = BackendError("cancelled")
         if isinstance(result, BackendError):
             self.completion.set_exception(result)
         else:

@@ -265,3 +265,20 @@ async def test_external_sandbox_uses_the_bypass_flag_and_warns_first(start_run: 
     assert isinstance(completion, Completion) and completion.exit_code == 0, events
     assert events[0].message == EXTERNAL_SANDBOX_WARNING
     assert events[1].session_id == "thread-1"
+
+
+async def test_cancel_while_gated_wins_and_cancel_after_completion_is_a_no_op(
+    start_run: StartRun, tmp_path: Path
+) -> None:
+    gated = await start_run(fake_backend(), req(tmp_path, "ok"))
+    await asyncio.wait_for(anext(gated.events), WAIT)
+    # Nobody reads on: the child exits, but the completion is held by the unread events.
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(gated.completion), 0.2)
+    gated.cancel.cancel()
+    _, outcome = await finish(gated)
+    assert isinstance(outcome, BackendError) and outcome.message == "cancelled"
+    done = await start_run(fake_backend(), req(tmp_path, "ok"))
+    _, completion = await finish(done)
+    done.cancel.cancel()
+    assert isinstance(completion, Completion) and await done.completion == completion
