@@ -170,18 +170,21 @@ async def codex_exec_server(codex_bin: Path, relay: RunningRelay, home: Path) ->
 
 @asynccontextmanager
 async def process(
-    argv: list[str], env: dict[str, str], cwd: Path, *, pipes: bool = False
+    argv: list[str], env: dict[str, str], cwd: Path, *, pipes: bool = False, stderr: Path | None = None
 ) -> AsyncIterator[Any]:
-    proc = await asyncio.create_subprocess_exec(
-        *argv, env=env, cwd=cwd,
-        stdin=asyncio.subprocess.PIPE if pipes else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE if pipes else asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        yield proc
-    finally:
-        await stop_process(proc)
+    """A subprocess for one test step; ``stderr`` names a file to keep its stderr in (else discarded)."""
+    with contextlib.ExitStack() as files:
+        err: Any = files.enter_context(stderr.open("wb")) if stderr is not None else asyncio.subprocess.DEVNULL
+        proc = await asyncio.create_subprocess_exec(
+            *argv, env=env, cwd=cwd,
+            stdin=asyncio.subprocess.PIPE if pipes else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE if pipes else asyncio.subprocess.DEVNULL,
+            stderr=err,
+        )  # fmt: skip
+        try:
+            yield proc
+        finally:
+            await stop_process(proc)
 
 
 def assert_relay_data_is_encrypted(capture: Path, markers: tuple[str, ...]) -> None:
@@ -201,6 +204,8 @@ async def app_server_turn(
     tmp_path: Path,
     before_turn: Callable[[], Awaitable[None]] | None = None,
     sandbox_mode: str = "danger-full-access",
+    extra_env: dict[str, str] | None = None,
+    stderr: Path | None = None,
 ) -> Path:
     """Run one app-server turn (Codex's or ours) whose model calls ``exec_command``; return the workspace.
 
@@ -231,8 +236,8 @@ async def app_server_turn(
             "CODEX_EXEC_SERVER_NOISE_REGISTRY_URL": relay.registry_url,
             "CODEX_EXEC_SERVER_NOISE_ENVIRONMENT_ID": ENV_ID,
             "CODEX_EXEC_SERVER_NOISE_AUTH_TOKEN": TOKEN,
-        }
-        async with process(app_server_argv, env, tmp_path, pipes=True) as app:
+        } | (extra_env or {})
+        async with process(app_server_argv, env, tmp_path, pipes=True, stderr=stderr) as app:
             rpc = AppServerLines(app)
             await rpc.call(
                 1, "initialize", {"clientInfo": {"name": "noise-skew", "version": "0"}, "capabilities": {}}

@@ -1,0 +1,74 @@
+"""Keys and tokens never reach logs, stored threads or error messages, even at the most verbose log level.
+
+Each test first proves the secret was really used (the model saw the Authorization header, the relay
+accepted the token), so an assertion that it is absent from the logs can fail.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.fake_model import message, model_config, run_turn
+from tests.test_remote_support import (
+    MARKER,
+    MARKER_VAR,
+    TOKEN,
+    app_server_turn,
+    running_executor,
+    running_relay,
+)
+
+API_KEY = "sk-canary-4f1d2a9e7b3c"
+VERBOSE = {"PYCODEX_LOG": "trace", "RUST_LOG": "trace"}
+
+
+def files_holding(root: Path, secret: str) -> list[Path]:
+    needle = secret.encode()
+    return [path for path in root.rglob("*") if path.is_file() and needle in path.read_bytes()]
+
+
+async def test_the_model_api_key_is_sent_but_never_logged_or_stored(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model([
+        {"output": [message("hello")]},
+        {"status": 401, "body": {"error": {"message": "bad key", "type": "invalid_request_error"}}},
+    ])
+    model_config(codex_home, model.url, extra="")
+    with (codex_home / "config.toml").open("a") as config:
+        config.write('env_key = "PYCODEX_CANARY_KEY"\n')
+    client = await app_server(env={**VERBOSE, "PYCODEX_CANARY_KEY": API_KEY})
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    assert (await run_turn(client, thread_id, "hi"))["status"] == "completed"
+    assert (await run_turn(client, thread_id, "again"))["status"] == "failed"  # the 401 path logs its error
+    await client.close()
+
+    sent = [request["headers"].get("authorization") for request in model.requests()]
+    assert sent and all(value == f"Bearer {API_KEY}" for value in sent)
+    assert client.stderr_text.strip(), "the verbose run should have logged something"
+    assert API_KEY not in client.stderr_text
+    assert files_holding(codex_home, API_KEY) == []
+
+
+async def test_the_relay_token_reaches_the_registry_but_never_the_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(MARKER_VAR, MARKER)
+    caplog.set_level(1)  # our relay and executor run in this process: capture everything they log
+    stderr = tmp_path / "app-server.stderr"
+    async with running_relay() as relay, running_executor(relay):
+        workspace = await app_server_turn(
+            [sys.executable, "-m", "pycodex", "app-server"], relay, tmp_path, extra_env=VERBOSE, stderr=stderr
+        )
+        requests = list(relay.registry.request_log)
+    assert (workspace / "skew-output.txt").read_text() == MARKER  # the token was accepted: the turn ran
+    assert requests, "the registry saw no request"
+    logged = stderr.read_text(errors="replace")
+    assert logged.strip(), "the verbose run should have logged something"
+    assert TOKEN not in logged
+    assert TOKEN not in caplog.text
+    assert files_holding(tmp_path / "app_home", TOKEN) == []
