@@ -37,10 +37,12 @@ from app_server.truncation import (
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_TOKENS",
+    "FALLBACK_MODEL_POLICY",
     "OUTPUT_MAX_BYTES",
     "CollectedOutput",
     "HeadTailBuffer",
     "format_exec_output",
+    "model_output_body",
     "model_output_policy",
     "omission_marker",
 ]
@@ -66,9 +68,6 @@ class CollectedOutput:
     @property
     def text(self) -> str:
         return self.data.decode("utf-8", "replace")
-
-
-EMPTY_OUTPUT = CollectedOutput(b"", 0, 0)
 
 
 class HeadTailBuffer:
