@@ -18,7 +18,7 @@ from app_server.tools.output import (
     format_exec_output,
     model_output_policy,
 )
-from app_server.tools.unified_exec import UnifiedExec
+from app_server.tools.unified_exec import MAX_OUTPUT_DELTAS, UnifiedExec
 from app_server.truncation import (
     TruncationPolicy,
     approx_token_count,
@@ -147,10 +147,11 @@ def test_drain_hands_over_and_starts_again() -> None:
 
 
 class _ChunkProcess:
-    """An ExecProcess that prints fixed chunks and exits 0."""
+    """An ExecProcess that prints fixed chunks and exits 0 once they are all read."""
 
     def __init__(self, chunks: list[bytes]) -> None:
         self._chunks = list(chunks)
+        self._drained = asyncio.Event()
 
     @property
     def pid(self) -> str | None:
@@ -162,12 +163,16 @@ class _ChunkProcess:
 
     async def read(self) -> bytes:
         await asyncio.sleep(0)
-        return self._chunks.pop(0) if self._chunks else b""
+        if not self._chunks:
+            self._drained.set()
+            return b""
+        return self._chunks.pop(0)
 
     async def write(self, data: bytes) -> None:
         raise BrokenPipeError
 
     async def wait(self) -> int:
+        await self._drained.wait()
         return 0
 
     async def kill(self) -> None:
@@ -198,6 +203,22 @@ async def test_a_session_counts_every_byte_and_streams_characters_split_across_c
               f"Warning: truncated output (original token count: {(len(data) + 3) // 4})\n"
               f"... {omitted} bytes omitted ...\n\nhéllo")
     assert header in model_text and len(model_text.encode()) < 10_300
+
+
+async def test_deltas_stop_after_the_codex_cap_but_the_output_is_all_counted() -> None:
+    chunks = [f"{i}\n".encode() for i in range(MAX_OUTPUT_DELTAS + 500)]
+    deltas: list[str] = []
+
+    async def on_output(delta: str) -> None:
+        deltas.append(delta)
+
+    sessions = UnifiedExec()
+    session = sessions.open(_ChunkProcess(chunks), on_output)
+    result = await asyncio.wait_for(sessions.collect(session, 5_000, 0.0), 20)
+    assert len(deltas) == MAX_OUTPUT_DELTAS and deltas[-1] == f"{MAX_OUTPUT_DELTAS - 1}\n"
+    everything = b"".join(chunks)
+    assert result.output == _reference(everything, MIB)
+    assert session.transcript.snapshot().data == everything
 
 
 # -- end to end -------------------------------------------------------------------------------------------

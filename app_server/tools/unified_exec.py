@@ -33,6 +33,8 @@ DEFAULT_POLL_YIELD_MS = 5_000
 #: keep it open forever).
 _EOF_GRACE_S = 0.2
 MAX_SESSIONS = 64
+#: Codex streams at most this many output deltas per command; the buffers still get all of the output.
+MAX_OUTPUT_DELTAS = 10_000
 
 OutputCallback = Callable[[str], Awaitable[None]]
 
@@ -66,6 +68,7 @@ class ExecSession:
         #: The whole process's output, bounded the same way: the item's ``aggregatedOutput``.
         self.transcript = HeadTailBuffer()
         self.on_output = on_output
+        self._deltas_sent = 0
         self._changed = asyncio.Event()
         self.output_closed = asyncio.Event()
         self.exited = asyncio.Event()
@@ -98,8 +101,11 @@ class ExecSession:
             self._pending.push(chunk)
             self.transcript.push(chunk)
             self._changed.set()
+            if self.on_output is None or self._deltas_sent >= MAX_OUTPUT_DELTAS:
+                continue
             text = self._decoder.decode(chunk)
-            if text and self.on_output is not None:
+            if text:
+                self._deltas_sent += 1
                 await self.on_output(text)
 
     def take_output(self) -> CollectedOutput:
