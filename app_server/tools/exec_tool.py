@@ -165,6 +165,7 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
     item.update(processId=process.pid, source="unifiedExecStartup")
     if not announced:
         await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+
     async def on_output(text: str) -> None:
         await thread.emit("item/commandExecution/outputDelta",
                           {"threadId": thread.id, "turnId": turn.id, "itemId": call.call_id, "delta": text})
