@@ -9,16 +9,21 @@ from bench.harness import implementations, print_table
 
 
 async def _app() -> None:
-    from bench.app_server_bench import delta_rate, exec_turn_latency
+    from bench.app_server_bench import big_output_turn, delta_rate, exec_turn_latency
 
     latency: dict[str, float] = {}
     rate: dict[str, float] = {}
+    big_latency: dict[str, float] = {}
+    big_rss: dict[str, float] = {}
     for impl in implementations():
         latency[impl.name] = await exec_turn_latency(impl)
         rate[impl.name] = await delta_rate(impl)
+        big_latency[impl.name], big_rss[impl.name] = await big_output_turn(impl)
     print_table("app-server", [
         ("two-call exec turn latency", "s", latency, "lower", 0.5),
         ("agentMessage/delta rate", "deltas/s", rate, "higher", 1.0),
+        ("20 MB command turn latency", "s", big_latency, "lower", 1.5),
+        ("20 MB command peak RSS", "MiB", big_rss, "lower", 1.0),
     ])
 
 

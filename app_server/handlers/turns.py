@@ -10,7 +10,7 @@ from app_server.protocol import turns as p
 from app_server.protocol.base import to_wire
 from app_server.store import new_uuid7
 from app_server.threads.state import ThreadRuntime, TurnState
-from pycodex.jsonrpc.errors import InvalidRequest
+from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
 if TYPE_CHECKING:
     from app_server.app import AppServer
@@ -19,12 +19,25 @@ __all__ = ["register"]
 
 JsonObj = dict[str, Any]
 
+#: Codex refuses a turn/start or turn/steer whose text inputs hold more characters than this.
+MAX_INPUT_CHARS = 1 << 20
+
 
 def _inputs(params: Any) -> list[JsonObj]:
     out: list[JsonObj] = []
     for part in params.input:
         out.append(to_wire(part) if hasattr(part, "model_dump") else dict(part))
     return out
+
+
+def _check_input_size(inputs: list[JsonObj]) -> None:
+    """Refuse oversized text the way Codex does (characters are code points, summed over text parts)."""
+    actual = sum(len(part["text"]) for part in inputs if part.get("type") == "text" and isinstance(part.get("text"), str))
+    if actual > MAX_INPUT_CHARS:
+        raise InvalidParams(
+            f"Input exceeds the maximum length of {MAX_INPUT_CHARS} characters.",
+            data={"input_error_code": "input_too_large", "max_chars": MAX_INPUT_CHARS, "actual_chars": actual},
+        )
 
 
 def _apply_turn_overrides(thread: ThreadRuntime, params: p.TurnStartParams) -> bool:
@@ -61,8 +74,9 @@ def register(app: AppServer) -> None:
 
     async def turn_start(session: Session, params: p.TurnStartParams) -> JsonObj:
         thread = threads.get_loaded(params.thread_id)
-        threads.subscribe(thread, session)
         inputs = _inputs(params)
+        _check_input_size(inputs)
+        threads.subscribe(thread, session)
         active = thread.active
         if active is not None and not active.ended:
             # Codex merges a start during an active turn into that turn (same id), like a steer.
@@ -86,12 +100,14 @@ def register(app: AppServer) -> None:
 
     async def turn_steer(session: Session, params: p.TurnSteerParams) -> JsonObj:
         thread = threads.get_loaded(params.thread_id)
+        inputs = _inputs(params)
+        _check_input_size(inputs)
         active = thread.active
         if active is None or active.ended:
             raise InvalidRequest("no active turn to steer")
         if active.id != params.expected_turn_id:
             raise InvalidRequest(f"expected active turn id `{params.expected_turn_id}` but found `{active.id}`")
-        active.pending_inputs.append(_inputs(params))
+        active.pending_inputs.append(inputs)
         if thread.runner is not None:
             thread.runner.steer()
         return {"turnId": active.id}

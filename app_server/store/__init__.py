@@ -15,6 +15,7 @@ from .errors import (
 )
 from .ids import new_uuid7, parse_thread_id, uuid7_timestamp_ms
 from .reconstruct import LoadedThread
+from .records import persisted_item
 from .store import ThreadPage, ThreadStore
 from .writer import RolloutWriter
 
@@ -33,5 +34,6 @@ __all__ = [
     "WriterClosedError",
     "new_uuid7",
     "parse_thread_id",
+    "persisted_item",
     "uuid7_timestamp_ms",
 ]

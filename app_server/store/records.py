@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from app_server.truncation import truncate_middle_with_marker
+
 log = logging.getLogger(__name__)
 
 SESSION_META: Final = "session_meta"  # first line: the thread metadata dict
@@ -32,6 +34,24 @@ THREAD_NAME: Final = "thread_name"  # {name}
 DURABLE_TYPES: Final = frozenset({SESSION_META, ITEM_COMPLETED, TURN_ENDED, THREAD_NAME, COMPACTED})
 
 TURN_END_STATUSES: Final = frozenset({"completed", "interrupted", "failed"})
+
+# Codex persists a command item's aggregatedOutput cut to 64 KiB (marker included), and thread/read serves
+# that persisted form even while the thread is loaded; item/completed still carries the whole (1 MiB) text.
+PERSISTED_COMMAND_OUTPUT_MAX_BYTES: Final = 64 * 1024
+PERSISTED_COMMAND_OUTPUT_MARKER: Final = "\n... command output truncated for persistence ...\n"
+
+
+def persisted_item(item: dict[str, Any]) -> dict[str, Any]:
+    """The form of a completed ThreadItem that is stored (``item`` itself when nothing needs cutting)."""
+    output = item.get("aggregatedOutput")
+    if item.get("type") != "commandExecution" or not isinstance(output, str):
+        return item
+    if len(output) <= PERSISTED_COMMAND_OUTPUT_MAX_BYTES // 4 or len(output.encode("utf-8", "surrogatepass")) <= (
+        PERSISTED_COMMAND_OUTPUT_MAX_BYTES
+    ):
+        return item
+    cut = truncate_middle_with_marker(output, PERSISTED_COMMAND_OUTPUT_MAX_BYTES, PERSISTED_COMMAND_OUTPUT_MARKER)
+    return dict(item, aggregatedOutput=cut)
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,10 +163,11 @@ class RolloutWriter:
         return self.append(r.TURN_ENDED, payload)
 
     def item_completed(self, turn_id: str, item: dict[str, Any]) -> int:
-        """A completed ThreadItem in wire shape; durable before return, so item/completed may be sent after."""
+        """A completed ThreadItem in wire shape; durable before return, so item/completed may be sent after.
+        Stored in its persisted form (``records.persisted_item``)."""
         if not isinstance(item.get("id"), str) or not isinstance(item.get("type"), str):
             raise ValueError("a thread item needs string 'id' and 'type' fields")
-        return self.append(r.ITEM_COMPLETED, {"turnId": turn_id, "item": item})
+        return self.append(r.ITEM_COMPLETED, {"turnId": turn_id, "item": r.persisted_item(item)})
 
     def response_items(self, items: list[dict[str, Any]], *, durable: bool | None = None) -> None:
         """Model-facing history (Responses input items), in order."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from app_server.model.errors import ModelError, RetryNotice
 from app_server.model.events import ResponseEvent, Usage
 from app_server.model.provider import RequestContext
-from app_server.store import new_uuid7
+from app_server.store import new_uuid7, persisted_item
 from app_server.threads import items as it
 from app_server.threads.prompt import developer_message, user_message_item
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
@@ -210,10 +210,11 @@ class TurnRunner:
         await self.complete_item(dict(item, completedAtMs=it.now_ms()))
 
     async def complete_item(self, item: JsonObj) -> None:
-        """Store ``item`` durably, then announce it."""
+        """Store ``item`` durably, then announce it (whole; the turn keeps the stored form, as Codex does)."""
         thread, turn = self.thread, self.turn
-        await asyncio.to_thread(thread.writer.item_completed, turn.id, item)
-        turn.items.append(item)
+        stored = persisted_item(item)
+        await asyncio.to_thread(thread.writer.item_completed, turn.id, stored)
+        turn.items.append(stored)
         if item["type"] == "agentMessage":
             turn.last_agent_message = item
         await thread.emit("item/completed", it.completed_params(item, thread.id, turn.id))

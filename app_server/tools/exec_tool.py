@@ -165,10 +165,8 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
     item.update(processId=process.pid, source="unifiedExecStartup")
     if not announced:
         await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
-    aggregated: list[str] = []
 
     async def on_output(text: str) -> None:
-        aggregated.append(text)
         await thread.emit("item/commandExecution/outputDelta",
                           {"threadId": thread.id, "turnId": turn.id, "itemId": call.call_id, "delta": text})
 
@@ -177,36 +175,36 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
     try:
         result = await sessions.collect(session, yield_ms, t0)
     except asyncio.CancelledError:  # interrupted: the process runs on, and its item completes when it exits
-        sessions.watch(session, _complete_on_exit(runner, session, item, aggregated, t0),
+        sessions.watch(session, _complete_on_exit(runner, session, item, t0),
                        name=f"exec-item-{call.call_id}")
         raise
     if result.exit_code is not None:
-        await _complete_command(runner, item, result.exit_code, aggregated, t0)
+        await _complete_command(runner, item, result.exit_code, session, t0)
     else:
         # Codex keeps the item open while the process runs (its output still streams to it) and
         # completes it when the process exits, whichever turn is running by then.
-        sessions.watch(session, _complete_on_exit(runner, session, item, aggregated, t0),
+        sessions.watch(session, _complete_on_exit(runner, session, item, t0),
                        name=f"exec-item-{call.call_id}")
     return format_exec_output(output=result.output, wall_time_s=result.wall_time_s, exit_code=result.exit_code,
                               session_id=result.session_id, max_output_tokens=_int_arg(args, "max_output_tokens"))
 
 
 async def _complete_command(
-    runner: TurnRunner, item: JsonObj, exit_code: int, aggregated: list[str], t0: float
+    runner: TurnRunner, item: JsonObj, exit_code: int, session: ExecSession, t0: float
 ) -> None:
+    # Like Codex: the process's first and last 512 KiB, with the omitted byte count between them.
+    transcript = session.transcript.snapshot()
     await runner.complete_item(dict(
-        item, status="completed" if exit_code == 0 else "failed", aggregatedOutput="".join(aggregated) or None,
+        item, status="completed" if exit_code == 0 else "failed", aggregatedOutput=transcript.text or None,
         exitCode=exit_code, durationMs=int((time.monotonic() - t0) * 1000), completedAtMs=it.now_ms(),
     ))
 
 
-async def _complete_on_exit(
-    runner: TurnRunner, session: ExecSession, item: JsonObj, aggregated: list[str], t0: float
-) -> None:
+async def _complete_on_exit(runner: TurnRunner, session: ExecSession, item: JsonObj, t0: float) -> None:
     await session.wait_finished()
     exit_code = session.exit_code if session.exit_code is not None else -1
     try:
-        await _complete_command(runner, item, exit_code, aggregated, t0)
+        await _complete_command(runner, item, exit_code, session, t0)
     except Exception:  # the thread may be closing; the process result still reached write_stdin
         logger.exception("could not complete command item %s", item["id"])
         return

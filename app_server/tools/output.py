@@ -1,48 +1,168 @@
-"""The text a command's result becomes for the model (``function_call_output.output``).
+"""Command output as Codex bounds it: retained head and tail, and the text the model is sent.
 
-Format, as Codex sends it (app_server.md §8)::
+Two caps apply, as in Codex 0.169:
+
+* Retention: a process's output is kept in a ``HeadTailBuffer`` of 1 MiB (the first 512 KiB and the
+  last 512 KiB); what falls between is only counted. One buffer collects each ``exec_command`` /
+  ``write_stdin`` call's output, another the whole process for the item's ``aggregatedOutput``.
+* The model's copy (``function_call_output.output``)::
 
     Chunk ID: <hex6>
     Wall time: <seconds> seconds
     Process exited with code <n>          | Process running with session ID <id>
-    Original token count: <n>
+    Original token count: <ceil(all bytes the call saw / 4)>
     Output:
-    [Warning: truncated output (original token count: <n>)
-    Total output lines: <n>
-    <blank line>]
-    <text, middle-truncated to max_output_tokens>
+    <body>
+
+  The body is the retained text cut to the model budget: ``max_output_tokens`` (default 10,000) as
+  tokens when that is strictly smaller than the model's own policy, else the policy, which for a
+  model without catalog metadata is 10,000 bytes. A cut body starts with
+  ``Warning: truncated output (original token count: <n>)`` and then either
+  ``Total output lines: <n>`` or, when retention dropped bytes, the ``... <n> bytes omitted ...``
+  line (Codex prints no line count then), and a blank line.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections import deque
+from dataclasses import dataclass
 
-__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "approx_tokens", "format_exec_output", "truncate_middle"]
+from app_server.truncation import (
+    TruncationPolicy,
+    approx_tokens_from_bytes,
+    formatted_truncate_text,
+    truncate_text,
+)
+
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "FALLBACK_MODEL_POLICY",
+    "OUTPUT_MAX_BYTES",
+    "CollectedOutput",
+    "HeadTailBuffer",
+    "format_exec_output",
+    "model_output_body",
+    "model_output_policy",
+    "omission_marker",
+]
 
 DEFAULT_MAX_OUTPUT_TOKENS = 10_000
-_BYTES_PER_TOKEN = 4
+OUTPUT_MAX_BYTES = 1 << 20
+#: Codex's truncation policy for a model it has no catalog entry for (catalog models use 10,000 tokens).
+FALLBACK_MODEL_POLICY = TruncationPolicy.bytes(10_000)
 
 
-def approx_tokens(text: str) -> int:
-    return (len(text.encode("utf-8")) + _BYTES_PER_TOKEN - 1) // _BYTES_PER_TOKEN
+def omission_marker(omitted: int) -> str:
+    return f"... {omitted} bytes omitted ..."
 
 
-def truncate_middle(text: str, max_tokens: int) -> str:
-    """Keep the head and tail of ``text`` within ``max_tokens``, marking what was cut."""
-    budget = max(max_tokens, 0) * _BYTES_PER_TOKEN
-    data = text.encode("utf-8")
-    if len(data) <= budget:
-        return text
-    head = data[: budget // 2].decode("utf-8", "ignore")
-    tail = data[len(data) - budget // 2 :].decode("utf-8", "ignore") if budget else ""
-    removed = len(data) - len(head.encode("utf-8")) - len(tail.encode("utf-8"))
-    cut = (removed + _BYTES_PER_TOKEN - 1) // _BYTES_PER_TOKEN
-    return f"{head}…{cut} tokens truncated…{tail}"
+@dataclass(frozen=True)
+class CollectedOutput:
+    """What a buffer held: the retained bytes (with the omission line when bytes were dropped) and counts."""
+
+    data: bytes
+    total_bytes: int
+    omitted_bytes: int
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+class HeadTailBuffer:
+    """Keeps the first ``max_bytes // 2`` bytes and the last rest of a byte stream; counts the middle.
+
+    Memory stays at ``max_bytes`` however much passes through; ``total_bytes`` and ``omitted_bytes``
+    are exact.
+    """
+
+    def __init__(self, max_bytes: int = OUTPUT_MAX_BYTES) -> None:
+        self._head_budget = max(max_bytes, 0) // 2
+        self._tail_budget = max(max_bytes, 0) - self._head_budget
+        self._head = bytearray()
+        self._tail: deque[bytes] = deque()
+        self._tail_len = 0
+        self.total_bytes = 0
+        self.omitted_bytes = 0
+
+    @property
+    def retained_bytes(self) -> int:
+        return len(self._head) + self._tail_len
+
+    def push(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        self.total_bytes += len(chunk)
+        room = self._head_budget - len(self._head)
+        if room > 0:
+            self._head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self._push_tail(chunk)
+
+    def _push_tail(self, chunk: bytes) -> None:
+        budget = self._tail_budget
+        if len(chunk) >= budget:  # the chunk alone fills the tail: everything older goes
+            self.omitted_bytes += self._tail_len + len(chunk) - budget
+            self._tail.clear()
+            kept = chunk[len(chunk) - budget:] if budget else b""
+            if kept:
+                self._tail.append(kept)
+            self._tail_len = len(kept)
+            return
+        self._tail.append(chunk)
+        self._tail_len += len(chunk)
+        excess = self._tail_len - budget
+        while excess > 0:
+            first = self._tail[0]
+            if len(first) <= excess:
+                self._tail.popleft()
+                cut = len(first)
+            else:
+                self._tail[0] = first[excess:]
+                cut = excess
+            self._tail_len -= cut
+            self.omitted_bytes += cut
+            excess -= cut
+
+    def snapshot(self) -> CollectedOutput:
+        parts = [bytes(self._head)]
+        if self.omitted_bytes:
+            parts.append(f"\n{omission_marker(self.omitted_bytes)}\n".encode())
+        parts.extend(self._tail)
+        return CollectedOutput(b"".join(parts), self.total_bytes, self.omitted_bytes)
+
+    def drain(self) -> CollectedOutput:
+        """The snapshot, and start over empty."""
+        out = self.snapshot()
+        self._head = bytearray()
+        self._tail.clear()
+        self._tail_len = 0
+        self.total_bytes = 0
+        self.omitted_bytes = 0
+        return out
+
+
+def model_output_policy(max_output_tokens: int | None) -> TruncationPolicy:
+    """The budget of one call's output: the requested tokens when strictly tighter than the model's policy."""
+    requested = TruncationPolicy.tokens(DEFAULT_MAX_OUTPUT_TOKENS if max_output_tokens is None else max_output_tokens)
+    return requested if requested.byte_budget < FALLBACK_MODEL_POLICY.byte_budget else FALLBACK_MODEL_POLICY
+
+
+def model_output_body(output: CollectedOutput, policy: TruncationPolicy) -> str:
+    text = output.text
+    if not output.omitted_bytes:
+        return formatted_truncate_text(text, policy)
+    return (
+        f"Warning: truncated output (original token count: {approx_tokens_from_bytes(output.total_bytes)})\n"
+        f"{omission_marker(output.omitted_bytes)}\n\n{truncate_text(text, policy)}"
+    )
 
 
 def format_exec_output(
     *,
-    output: str,
+    output: CollectedOutput,
     wall_time_s: float,
     exit_code: int | None,
     session_id: int | None,
@@ -53,11 +173,6 @@ def format_exec_output(
         lines.append(f"Process exited with code {exit_code}")
     elif session_id is not None:
         lines.append(f"Process running with session ID {session_id}")
-    lines.append(f"Original token count: {approx_tokens(output)}")
-    limit = DEFAULT_MAX_OUTPUT_TOKENS if max_output_tokens is None else max_output_tokens
+    lines.append(f"Original token count: {approx_tokens_from_bytes(output.total_bytes)}")
     lines.append("Output:")
-    body = truncate_middle(output, limit)
-    if body != output:  # Codex announces a cut before the text itself
-        body = (f"Warning: truncated output (original token count: {approx_tokens(output)})\n"
-                f"Total output lines: {len(output.splitlines())}\n\n{body}")
-    return "\n".join(lines) + "\n" + body
+    return "\n".join(lines) + "\n" + model_output_body(output, model_output_policy(max_output_tokens))

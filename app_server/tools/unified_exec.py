@@ -1,9 +1,9 @@
 """Unified exec sessions: ``exec_command`` starts a process and waits up to ``yield_time_ms``; a process
 still running then stays open as a session that ``write_stdin`` continues.
 
-Output is pumped into a per-session buffer by one task per process; ``collect`` hands back what
-arrived since the previous call. The buffer is bounded: past the cap the oldest bytes are dropped and
-counted, so a chatty background process cannot grow memory without limit.
+Output is pumped by one task per process into two head-and-tail buffers of 1 MiB each (as Codex
+does): one that ``collect`` drains, holding what arrived since the previous call, and the process's
+transcript for its item. Past the cap only counts grow, so a chatty process cannot grow memory.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from app_server.tools.output import CollectedOutput, HeadTailBuffer
 from app_server.tools.processes import ExecProcess
 
 __all__ = ["CollectResult", "ExecSession", "UnifiedExec", "UnknownSession", "clamp_yield_ms"]
@@ -28,11 +29,12 @@ MAX_YIELD_MS = 30_000
 DEFAULT_EXEC_YIELD_MS = 10_000
 DEFAULT_WRITE_YIELD_MS = 250
 DEFAULT_POLL_YIELD_MS = 5_000
-_BUFFER_CAP = 1 << 20
 #: After the process exits, how long to wait for its output pipe to close (a background child may
 #: keep it open forever).
 _EOF_GRACE_S = 0.2
 MAX_SESSIONS = 64
+#: Codex streams at most this many output deltas per command; the buffers still get all of the output.
+MAX_OUTPUT_DELTAS = 10_000
 
 OutputCallback = Callable[[str], Awaitable[None]]
 
@@ -49,7 +51,7 @@ class UnknownSession(Exception):
 
 @dataclass
 class CollectResult:
-    output: str
+    output: CollectedOutput
     exit_code: int | None
     session_id: int | None
     wall_time_s: float
@@ -61,11 +63,12 @@ class ExecSession:
     def __init__(self, session_id: int, process: ExecProcess, on_output: OutputCallback | None) -> None:
         self.id = session_id
         self.process = process
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._pending: list[str] = []
-        self._pending_bytes = 0
-        self.dropped_bytes = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")  # for the streamed deltas
+        self._pending = HeadTailBuffer()
+        #: The whole process's output, bounded the same way: the item's ``aggregatedOutput``.
+        self.transcript = HeadTailBuffer()
         self.on_output = on_output
+        self._deltas_sent = 0
         self._changed = asyncio.Event()
         self.output_closed = asyncio.Event()
         self.exited = asyncio.Event()
@@ -87,7 +90,6 @@ class ExecSession:
                 reader.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await reader
-            self._flush_decoder()
             self.output_closed.set()
             self._changed.set()
 
@@ -96,32 +98,19 @@ class ExecSession:
             chunk = await self.process.read()
             if not chunk:
                 return
+            self._pending.push(chunk)
+            self.transcript.push(chunk)
+            self._changed.set()
+            if self.on_output is None or self._deltas_sent >= MAX_OUTPUT_DELTAS:
+                continue
             text = self._decoder.decode(chunk)
             if text:
-                await self._push(text)
+                self._deltas_sent += 1
+                await self.on_output(text)
 
-    def _flush_decoder(self) -> None:
-        tail = self._decoder.decode(b"", final=True)
-        if tail:
-            self._pending.append(tail)
-            self._pending_bytes += len(tail)
-
-    async def _push(self, text: str) -> None:
-        self._pending.append(text)
-        self._pending_bytes += len(text)
-        while self._pending_bytes > _BUFFER_CAP and len(self._pending) > 1:
-            dropped = self._pending.pop(0)
-            self._pending_bytes -= len(dropped)
-            self.dropped_bytes += len(dropped)
-        self._changed.set()
-        if self.on_output is not None:
-            await self.on_output(text)
-
-    def take_output(self) -> str:
-        text = "".join(self._pending)
-        self._pending.clear()
-        self._pending_bytes = 0
-        return text
+    def take_output(self) -> CollectedOutput:
+        """What arrived since the previous call (head and tail of it, with exact counts)."""
+        return self._pending.drain()
 
     @property
     def finished(self) -> bool:
