@@ -22,6 +22,14 @@ from compat_tests.support.schema_diff import FieldInfo, diff_surfaces, merge_bun
 
 pytestmark = pytest.mark.compat
 SCENARIO = "drift"
+ACKNOWLEDGED = Path(__file__).with_name("acknowledged_drift.txt")
+
+
+def acknowledged(app: str, exec_: str) -> list[str]:
+    """The reviewed breaking changes from ``app`` to ``exec_`` (acknowledged_drift.txt)."""
+    prefix = f"{app} -> {exec_}: "
+    lines = ACKNOWLEDGED.read_text(encoding="utf-8").splitlines()
+    return [line.removeprefix(prefix) for line in lines if line.startswith(prefix)]
 
 
 async def _surface(group: ProcessGroup, build: Build, out: Path, role: str) -> dict[str, FieldInfo]:
@@ -55,7 +63,15 @@ async def test_protocol_drift_between_builds_has_no_breaking_change(
         await process_group.stop_all()
         pair_log.processes(process_group)
     report = diff_surfaces(old, new)
-    pair_log.write_lines("drift.txt", [f"# {app_build.name} -> {exec_build.name}", report.summary()])
-    if report.breaking:
-        more = f" (+{len(report.breaking) - 1} more)" if len(report.breaking) > 1 else ""
-        raise ScenarioError(f"{report.breaking[0]}{more}", f"{report.summary()}\nlogs: {pair_log.folder}")
+    accepted = acknowledged(app_build.name, exec_build.name)
+    pair_log.write_lines("drift.txt", [
+        f"# {app_build.name} -> {exec_build.name}", report.summary(),
+        *(f"acknowledged: {line}" for line in accepted),
+    ])
+    unexpected = [line for line in report.breaking if line not in accepted]
+    if unexpected:
+        more = f" (+{len(unexpected) - 1} more)" if len(unexpected) > 1 else ""
+        raise ScenarioError(f"{unexpected[0]}{more}", f"{report.summary()}\nlogs: {pair_log.folder}")
+    stale = [line for line in accepted if line not in report.breaking]
+    if stale:
+        raise ScenarioError(f"acknowledged drift no longer occurs (remove it from {ACKNOWLEDGED.name}): {stale[0]}")

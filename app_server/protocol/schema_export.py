@@ -80,6 +80,30 @@ def _strip_experimental(node: Any) -> Any:
     return out
 
 
+def _require_tags(node: Any) -> Any:
+    """Mark single-value properties (union tags such as ``type``) required, as serde's tags are.
+
+    Our models give tags a default so that building a response needs no boilerplate; without this the
+    schema would call them optional, and a client written against it could omit a tag Codex requires.
+    """
+    if isinstance(node, list):
+        return [_require_tags(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _require_tags(value) for key, value in node.items()}
+    properties = out.get("properties")
+    if isinstance(properties, dict):
+        tags = [
+            key for key, prop in properties.items()
+            if isinstance(prop, dict) and "default" in prop
+            and (prop.get("const", object()) == prop["default"] or prop.get("enum") == [prop["default"]])
+        ]
+        if tags:
+            required = list(out.get("required", []))
+            out["required"] = required + [key for key in tags if key not in required]
+    return out
+
+
 def _write(path: Path, document: dict[str, Any]) -> Path:
     path.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     return path
@@ -91,6 +115,7 @@ def write_json_schema(out_dir: Path, experimental: bool = False) -> list[Path]:
     v2.mkdir(parents=True, exist_ok=True)
 
     def finish(document: dict[str, Any]) -> dict[str, Any]:
+        document = _require_tags(document)
         return document if experimental else _strip_experimental(document)
 
     written = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import Field
 
@@ -23,6 +23,9 @@ from .common import (
     TurnStatus,
 )
 from .items import ThreadItem, UserInput
+
+#: Codex 0.169's `CyberAccessProgram` enum (turn/start, experimental).
+CyberAccessProgram: TypeAlias = Literal["standard", "daybreakBlue", "daybreakRed"]
 
 GRANULAR_APPROVAL = ExperimentalVariant(key="granular", descriptor="askForApproval.granular")
 
@@ -72,7 +75,7 @@ class TurnStartParams(ParamsModel):
     # experimental
     additional_context: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
     collaboration_mode: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
-    cyber_access_program: Annotated[Any, EXPERIMENTAL] = None
+    cyber_access_program: Annotated[CyberAccessProgram | None, EXPERIMENTAL] = None
     environments: Annotated[list[TurnEnvironmentParams] | None, EXPERIMENTAL] = None
     multi_agent_mode: Annotated[MultiAgentMode | None, EXPERIMENTAL] = None
     permissions: Annotated[str | None, EXPERIMENTAL] = None

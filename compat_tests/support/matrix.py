@@ -42,8 +42,7 @@ _DEFAULT: dict[str, list[tuple[str, str]]] = {
     "noise": [("current", "current"), ("current", CODEX_REFERENCE), (CODEX_REFERENCE, "current")],
     "websocket": [("current", CODEX_REFERENCE)],
     "stdio": [("current", "current")],
-    # pycodex -> Codex drift has known breaking items (compat_tests/README.md): full matrix only.
-    "drift": [],
+    "drift": [("current", CODEX_REFERENCE)],
 }
 _DRIFT_CHAIN = [
     ("codex@0.168.0", "codex@0.169.0"),
