@@ -16,7 +16,6 @@ import signal
 import termios
 from pathlib import Path
 
-from exec_client import protocol as p
 from exec_client.environment import (
     DirEntry,
     ExecProcess,
@@ -27,6 +26,7 @@ from exec_client.environment import (
     ProcessExit,
     ProcessSpec,
 )
+from exec_client.wire import protocol as p
 
 __all__ = ["LocalEnvironment"]
 

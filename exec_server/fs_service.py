@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from exec_client.errors import NotFound
-from exec_client.protocol import (
+from exec_client.wire.errors import NotFound
+from exec_client.wire.protocol import (
     FsCreateDirectoryParams,
     FsPathParams,
     FsRemoveParams,

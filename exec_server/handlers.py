@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from exec_client import protocol as p
+from exec_client.wire import protocol as p
 from exec_server import fs_copy, fs_extra, fs_service, http_service
 from exec_server.info import environment_info
 from exec_server.sandbox import SANDBOX_TYPE, UnsupportedSandbox, plan_sandbox, preexec_for

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from exec_client.protocol import uri_to_path
+from exec_client.wire.protocol import uri_to_path
 
 __all__ = ["SANDBOX_TYPE", "SandboxPlan", "UnsupportedSandbox", "landlock_abi", "plan_sandbox", "preexec_for"]
 

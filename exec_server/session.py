@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from exec_client.errors import SessionAlreadyAttached
+from exec_client.wire.errors import SessionAlreadyAttached
 from exec_server.fs_extra import FileHandles, Watches
 from exec_server.output_log import DEFAULT_RETAIN_BYTES
 from exec_server.processes import ManagedProcess, ProcessState
