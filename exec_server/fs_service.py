@@ -35,8 +35,8 @@ from exec_client.wire.protocol import (
 )
 from exec_server.fs_paths import denial_error, entry_path, policy_for, real_path
 from exec_server.fs_policy import Denial, Need, PolicyDenied
-from exec_server.spawn import os_error_text
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest, RpcError
+from pycodex.platform.spawn import os_error_text
 
 __all__ = [
     "MAX_READ_FILE_BYTES",
