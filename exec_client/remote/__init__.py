@@ -11,8 +11,8 @@ Public API:
 * ``MessageChannel`` — the channel protocol both ends use; ``ChannelClosedError``.
 * Errors: ``RemoteConnectError`` > ``RemoteAuthorizationRejected``, ``RemoteStreamReset``;
   ``RegistryError`` (HTTP status from the registry), ``RegistryResponseError``.
-* Shared with the executor: ``post_json``, ``environment_path``, ``parse_register``, ``Registration``,
-  ``data_frames``, ``Backoff``.
+* Re-exported from ``exec_client.wire`` (where the executor imports them): ``post_json``,
+  ``environment_path``, ``parse_register``, ``Registration``, ``data_frames``, ``Backoff``, the channel.
 """
 
 from exec_client.remote.config import (
