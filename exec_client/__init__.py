@@ -1,2 +1,2 @@
-"""The exec-server wire as seen from its clients: protocol models, the async client, execution
-environments, the Noise channel and the relay frame codec."""
+"""The harness side of the exec-server: the async client, execution environments (local and over an
+exec-server) and the remote (Noise) connector. The wire both ends share lives in ``exec_client.wire``."""

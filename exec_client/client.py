@@ -20,8 +20,8 @@ from typing import Any, Protocol
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
-from exec_client import protocol as p
-from exec_client.errors import ExecServerClosed, ExecServerError
+from exec_client.wire import protocol as p
+from exec_client.wire.errors import ExecServerClosed, ExecServerError
 from pycodex.jsonrpc import (
     ErrorReceived,
     LineBuffer,

@@ -18,9 +18,9 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exec_client import protocol as p
 from exec_client.client import ExecServerClient, ProcessSubscription
-from exec_client.errors import NOT_FOUND, ExecServerError
+from exec_client.wire import protocol as p
+from exec_client.wire.errors import NOT_FOUND, ExecServerError
 
 __all__ = [
     "DirEntry",

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from exec_client.protocol import InitializeParams, Method
+from exec_client.wire.protocol import InitializeParams, Method
 from exec_server.handlers import METHODS, ThenRun
 from exec_server.info import environment_info
 from exec_server.params import parse_params

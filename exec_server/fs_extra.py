@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exec_client.errors import NotFound
-from exec_client.protocol import (
+from exec_client.wire.errors import NotFound
+from exec_client.wire.protocol import (
     FsCloseParams,
     FsOpenParams,
     FsReadBlockParams,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from exec_client.errors import NotFound
-from exec_client.sandbox_context import WireFileSystemSandboxContext
+from exec_client.wire.errors import NotFound
+from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
 from exec_server.fs_policy import Denial, FsPolicy, PolicyDenied, compile_policy
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
 

@@ -24,8 +24,8 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from exec_client.sandbox_context import SandboxEntry, WireFileSystemSandboxContext
-from exec_client.uris import uri_to_path
+from exec_client.wire.sandbox_context import SandboxEntry, WireFileSystemSandboxContext
+from exec_client.wire.uris import uri_to_path
 
 __all__ = [
     "PLATFORM_READ_ROOTS",

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from exec_client.errors import NotFound
-from exec_client.protocol import (
+from exec_client.wire.errors import NotFound
+from exec_client.wire.protocol import (
     FsCreateDirectoryParams,
     FsPathParams,
     FsRemoveParams,
@@ -35,8 +35,8 @@ from exec_client.protocol import (
 )
 from exec_server.fs_paths import denial_error, entry_path, policy_for, real_path
 from exec_server.fs_policy import Denial, Need, PolicyDenied
-from exec_server.spawn import os_error_text
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest, RpcError
+from pycodex.platform.spawn import os_error_text
 
 __all__ = [
     "MAX_READ_FILE_BYTES",

@@ -14,13 +14,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from exec_client import protocol as p
+from exec_client.wire import protocol as p
 from exec_server import fs_copy, fs_extra, fs_service, http_service
 from exec_server.info import environment_info
 from exec_server.sandbox import SANDBOX_TYPE, UnsupportedSandbox, plan_sandbox, preexec_for
 from exec_server.session import Session
-from exec_server.spawn import SpawnError, SpawnRequest, spawn
 from pycodex.jsonrpc.errors import InternalError, InvalidParams
+from pycodex.platform.spawn import SpawnError, SpawnRequest, spawn
 
 __all__ = ["METHODS", "MethodSpec", "ThenRun", "build_env"]
 

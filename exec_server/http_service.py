@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from exec_client.protocol import HttpRequestParams, b64decode_strict, b64encode
+from exec_client.wire.protocol import HttpRequestParams, b64decode_strict, b64encode
 from pycodex.jsonrpc.errors import InternalError, InvalidParams
 
 __all__ = ["MAX_BODY_BYTES", "perform", "prepare"]

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from exec_client.protocol import path_to_uri
+from exec_client.wire.protocol import path_to_uri
 
 __all__ = ["CODEX_VERSION", "environment_info"]
 

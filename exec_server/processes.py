@@ -15,10 +15,10 @@ import signal
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from exec_client.protocol import MAX_CHUNK_BYTES, Method, b64encode
+from exec_client.wire.protocol import MAX_CHUNK_BYTES, Method, b64encode
 from exec_server.output_log import OutputLog
-from exec_server.spawn import SpawnedProcess
 from pycodex.jsonrpc.codec import VerbatimString
+from pycodex.platform.spawn import SpawnedProcess
 
 __all__ = ["Deliver", "ManagedProcess", "ProcessState"]
 

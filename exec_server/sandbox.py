@@ -16,31 +16,19 @@ Landlock, is refused (fail closed) unless the server runs with ``--allow-unsandb
 
 from __future__ import annotations
 
-import ctypes
 import os
-import stat
-import struct
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-from exec_client.protocol import uri_to_path
+from exec_client.wire.protocol import uri_to_path
+from pycodex.platform.landlock import confinement, landlock_abi
 
 __all__ = ["SANDBOX_TYPE", "SandboxPlan", "UnsupportedSandbox", "landlock_abi", "plan_sandbox", "preexec_for"]
 
 #: What Codex reports for a confined Linux process.
 SANDBOX_TYPE = "linuxSeccomp"
-
-_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
-_PR_SET_NO_NEW_PRIVS = 38
-_RULE_PATH_BENEATH = 1
-_WRITE_FILE, _REMOVE_DIR, _REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
-_MAKE_ALL = sum(1 << b for b in range(6, 13))
-_REFER, _TRUNCATE = 1 << 13, 1 << 14
-_FILE_RIGHTS = _WRITE_FILE | _TRUNCATE  # the only write rights a rule on a non-directory may hold
-_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
 
 
 class UnsupportedSandbox(Exception):
@@ -56,15 +44,6 @@ class SandboxPlan:
     @property
     def restricts_anything(self) -> bool:
         return self.writable is not None or self.restrict_network
-
-
-@cache
-def landlock_abi() -> int:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return max(int(libc.syscall(_CREATE_RULESET, None, 0, 1)), 0)
-    except (OSError, AttributeError):
-        return 0
 
 
 def _special(value: dict[str, Any], roots: list[str]) -> list[str] | None:
@@ -127,38 +106,4 @@ def preexec_for(plan: SandboxPlan) -> Callable[[], None] | None:
     """The function that confines the child right before exec (None if nothing to restrict)."""
     if not plan.restricts_anything:
         return None
-    abi = landlock_abi()
-    fs_rights = 0
-    if plan.writable is not None:
-        fs_rights = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_ALL
-        fs_rights |= (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
-    net_rights = _NET_BIND_TCP | _NET_CONNECT_TCP if plan.restrict_network and abi >= 4 else 0
-    if not fs_rights and not net_rights:
-        return None  # only a network restriction was asked for, and this kernel cannot do it
-    writable = list(plan.writable or ())
-
-    def confine() -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        attr = struct.pack("=QQ", fs_rights, net_rights) if net_rights else struct.pack("=Q", fs_rights)
-        ruleset = libc.syscall(_CREATE_RULESET, attr, len(attr), 0)
-        if ruleset < 0:
-            raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
-        for path in writable:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue  # a missing writable root grants nothing
-            try:
-                rights = fs_rights if stat.S_ISDIR(os.fstat(fd).st_mode) else fs_rights & _FILE_RIGHTS
-                rule = struct.pack("=Qi", rights, fd)
-                if libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, rule, 0) < 0:
-                    raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
-            finally:
-                os.close(fd)
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-        if libc.syscall(_RESTRICT_SELF, ruleset, 0) < 0:
-            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
-        os.close(ruleset)
-
-    return confine
+    return confinement(plan.writable, restrict_network=plan.restrict_network)

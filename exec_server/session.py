@@ -16,12 +16,12 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from exec_client.errors import SessionAlreadyAttached
+from exec_client.wire.errors import SessionAlreadyAttached
 from exec_server.fs_extra import FileHandles, Watches
 from exec_server.output_log import DEFAULT_RETAIN_BYTES
 from exec_server.processes import ManagedProcess, ProcessState
-from exec_server.spawn import SpawnedProcess
 from pycodex.jsonrpc.errors import InvalidRequest
+from pycodex.platform.spawn import SpawnedProcess
 
 __all__ = [
     "DEFAULT_DETACHED_TTL_S",

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from exec_client.relay_frames import RelayFrameDecodeError, RelayMessageFrame, decode_frame
+from exec_client.wire.relay_frames import RelayFrameDecodeError, RelayMessageFrame, decode_frame
 
 __all__ = ["FrameCapture", "body_kind"]
 

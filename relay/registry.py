@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from exec_client.noise import SECURITY_PROFILE, HybridPublicKey, NoiseKeyError
+from exec_client.wire.noise import SECURITY_PROFILE, HybridPublicKey, NoiseKeyError
 from relay.http import HttpRequest, HttpResponse, json_error, json_response
 
 __all__ = [

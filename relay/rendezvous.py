@@ -26,7 +26,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from exec_client.relay_frames import (
+from exec_client.wire.relay_frames import (
     RelayFrameDecodeError,
     RelayMessageFrame,
     RelayReset,

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from exec_client.protocol import FsPathParams, FsWriteFileParams
-from exec_client.sandbox_context import WireFileSystemSandboxContext
+from exec_client.wire.protocol import FsPathParams, FsWriteFileParams
+from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
 from exec_server.fs_paths import entry_path, real_path
 from exec_server.fs_policy import Denial, FsPolicy, Need, PolicyDenied, compile_policy
 from exec_server.params import parse_params

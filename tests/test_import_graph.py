@@ -6,8 +6,10 @@ re-exports it (or to the submodule ``pkg.name``), so a package's public surface 
 really depends on.
 
 Layers, lowest first: ``pycodex`` core (jsonrpc, transport, logging, signals) <- ``exec_client`` <-
-``exec_server`` / ``relay``; ``app_server`` -> ``exec_client`` -> core. Only the CLI entry module imports
-``app_server``; ``compat_tests`` drives builds as black boxes and imports no product package.
+``exec_server`` / ``relay``; ``app_server`` -> ``exec_client`` -> core. The executor and the relay see
+only ``exec_client.wire`` (the shared wire), which itself imports nothing else from ``exec_client``.
+Only the CLI entry module imports ``app_server``; ``compat_tests`` drives builds as black boxes and
+imports no product package.
 """
 
 from __future__ import annotations
@@ -39,14 +41,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "entry": frozenset({"core", "exec_client", "exec_server", "relay", "app_server", "agent_api"}),
 }
 
-# The harness side of exec_client: the executor (exec_server) and the relay must not depend on it.
-HARNESS_ONLY = frozenset({
-    "exec_client.client",
-    "exec_client.environment",
-    "exec_client.local_environment",
-    "exec_client.remote.connector",
-    "exec_client.remote.stream",
-})
+# The executor (exec_server) and the relay may use exec_client's wire subpackage, never its harness side.
+WIRE_PACKAGE = "exec_client.wire"
 
 # Edges that break a rule today and need a change in another package to go away. Each entry says why it is
 # still here; the test fails if one of them no longer occurs, so the list cannot go stale.
@@ -203,6 +199,10 @@ def cycles(graph: dict[str, frozenset[str]]) -> list[list[str]]:
     return found
 
 
+def _in_wire(name: str) -> bool:
+    return name == WIRE_PACKAGE or name.startswith(WIRE_PACKAGE + ".")
+
+
 def violations() -> dict[tuple[str, str], str]:
     found: dict[tuple[str, str], str] = {}
     for source, targets in edges().items():
@@ -212,8 +212,10 @@ def violations() -> dict[tuple[str, str], str]:
                 found[(source, target)] = "only the CLI and its subcommands import app_server"
             elif src != dst and dst not in ALLOWED[src]:
                 found[(source, target)] = f"layer {src} may not import layer {dst}"
-            elif src in {"exec_server", "relay"} and target in HARNESS_ONLY:
-                found[(source, target)] = "harness-side import"
+            elif src in {"exec_server", "relay"} and dst == "exec_client" and not _in_wire(target):
+                found[(source, target)] = f"exec_server and relay import only {WIRE_PACKAGE}, not the harness side"
+            elif _in_wire(source) and dst == "exec_client" and not _in_wire(target):
+                found[(source, target)] = f"{WIRE_PACKAGE} imports nothing from the harness side"
     return found
 
 
@@ -222,13 +224,15 @@ def violations() -> dict[tuple[str, str], str]:
 
 def test_the_graph_sees_real_edges_and_skips_type_checking_ones() -> None:
     graph = edges()
-    assert "pycodex.jsonrpc.errors" in graph["exec_client.errors"]
+    assert "pycodex.jsonrpc.errors" in graph["exec_client.wire.errors"]
     assert "app_server.main" in graph["pycodex.cli"]  # imports inside functions count
     # handlers name AppServer only for annotations, under TYPE_CHECKING
     assert "app_server.app" not in graph["app_server.handlers.turns"]
     # `from app_server.model import errors` is an edge to the submodule, not to the package
     assert "app_server.model.errors" in graph["app_server.model.client"]
     assert "app_server.model" not in graph["app_server.model.client"]
+    # the executor reaches the registry shapes in the wire, not through exec_client.remote's re-exports
+    assert "exec_client.wire.registry" in graph["exec_server.remote.registration"]
 
 
 def test_runtime_imports_include_nested_blocks_but_not_type_checking_ones() -> None:

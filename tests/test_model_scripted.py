@@ -197,15 +197,10 @@ def normalize(events: list[ResponseEvent]) -> list[Any]:
     return shape
 
 
-async def test_a_script_streams_the_same_events_as_the_fake_http_server(tmp_path: Path) -> None:
-    items: list[Any] = [
-        {"type": "reasoning", "summary": ["plan"]},
-        {"type": "message", "text": "hi there", "deltas": ["hi ", "there"]},
-        {"type": "function_call", "name": "exec_command", "arguments": {"cmd": "ls"}},
-        {"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch"},
-    ]
+async def _from_fake_server(tmp_path: Path, responses: list[Any]) -> list[ResponseEvent] | Exception:
+    """Stream the first response of a fake-server script through the HTTP client (its error, if it fails)."""
     script_file = tmp_path / "script.json"
-    script_file.write_text(json.dumps([{"output": items}]))
+    script_file.write_text(json.dumps(responses))
     server = subprocess.Popen(
         [sys.executable, str(ROOT / "fixtures" / "fake_responses_server.py"), str(script_file)],
         stdin=subprocess.PIPE,
@@ -216,11 +211,47 @@ async def test_a_script_streams_the_same_events_as_the_fake_http_server(tmp_path
         port = int(server.stdout.readline())
         http = ProviderConfig(id="p", name="p", base_url=f"http://127.0.0.1:{port}/v1", stream_max_retries=0)
         async with ModelClient(http, env={}) as client:
-            over_http = await run(client.stream(BODY, ctx()))
+            try:
+                return await run(client.stream(BODY, ctx()))
+            except Exception as exc:
+                return exc
     finally:
         assert server.stdin is not None and server.stdout is not None
         server.stdin.close()
         server.wait(timeout=5)
         server.stdout.close()
+
+
+async def test_a_script_streams_the_same_events_as_the_fake_http_server(tmp_path: Path) -> None:
+    items: list[Any] = [
+        {"type": "reasoning", "summary": ["plan"]},
+        {"type": "message", "text": "hi there", "deltas": ["hi ", "there"]},
+        {"type": "function_call", "name": "exec_command", "arguments": {"cmd": "ls"}},
+        {"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch"},
+    ]
+    over_http = await _from_fake_server(tmp_path, [{"output": items}])
+    assert isinstance(over_http, list)
     scripted = await run(ScriptedModelClient(SCRIPTED, parse_script([items])).stream(BODY, ctx()))
     assert normalize(scripted) == normalize(over_http)
+
+
+async def test_the_fake_server_reads_the_product_script_format_faults_included(tmp_path: Path) -> None:
+    response = ["partial answer", {"type": "failed", "code": "server_error", "message": "the model broke"}]
+    over_http = await _from_fake_server(tmp_path, [response])
+    with pytest.raises(Exception) as scripted:
+        await run(ScriptedModelClient(SCRIPTED, parse_script([response])).stream(BODY, ctx()))
+    assert isinstance(over_http, type(scripted.value)) and str(over_http) == str(scripted.value)
+    assert "the model broke" in str(over_http)
+
+
+def test_the_fake_server_refuses_a_script_the_product_parser_rejects(tmp_path: Path) -> None:
+    script_file = tmp_path / "script.json"
+    script_file.write_text(json.dumps([{"output": [{"type": "function_call", "arguments": {}}]}]))
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "fixtures" / "fake_responses_server.py"), str(script_file)],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"fake server: script {script_file}: response 0 item 0: function_call needs a string `name`"
+    ]

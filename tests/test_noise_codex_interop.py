@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from exec_client.noise import (
+from exec_client.wire.noise import (
     SECURITY_PROFILE,
     HandshakeState,
     HybridPublicKey,
@@ -28,7 +28,7 @@ from exec_client.noise import (
     NoiseTransport,
     relay_prologue,
 )
-from exec_client.relay_frames import (
+from exec_client.wire.relay_frames import (
     RelayData,
     RelayHandshake,
     RelayMessageFrame,

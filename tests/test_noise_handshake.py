@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.mlkem import MLKEM768PrivateKey, 
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from exec_client.noise import (
+from exec_client.wire.noise import (
     AUTHORIZATION_REJECTED_MARKER,
     HandshakeState,
     HybridPublicKey,
@@ -31,7 +31,7 @@ from exec_client.noise import (
     SystemRandomness,
     relay_prologue,
 )
-from exec_client.relay_frames import RelayData, RelayHandshake, RelayResume, decode_frame
+from exec_client.wire.relay_frames import RelayData, RelayHandshake, RelayResume, decode_frame
 
 VECTORS = json.loads((Path(__file__).parent / "noise_vectors_codex_0169.json").read_text())
 from tests.support.paths import TRANSCRIPTS  # noqa: E402
@@ -504,8 +504,8 @@ def test_system_randomness_encapsulation_decapsulates_to_the_same_secret() -> No
 
 
 def test_public_api_names_are_pinned() -> None:
-    import exec_client.noise as noise_pkg
-    import exec_client.relay_frames as frames
+    import exec_client.wire.noise as noise_pkg
+    import exec_client.wire.relay_frames as frames
 
     assert set(noise_pkg.__all__) == {
         "AUTHORIZATION_REJECTED_MARKER", "PUBLIC_KEY_SUITE", "RECORD_PLAINTEXT_MAX", "SECURITY_PROFILE",
@@ -518,7 +518,8 @@ def test_public_api_names_are_pinned() -> None:
     }  # fmt: skip
     assert all(hasattr(noise_pkg, name) for name in noise_pkg.__all__)
     assert set(frames.__all__) == {
-        "RELAY_FRAME_VERSION", "RELAY_RESET_REASON_PROTOCOL_ERROR", "DropReason", "RelayAck", "RelayBody",
+        "MAX_RELAY_MESSAGE_BYTES", "RELAY_FRAME_VERSION", "RELAY_RESET_REASON_PROTOCOL_ERROR", "DropReason",
+        "RelayAck", "RelayBody", "data_frames",
         "RelayData", "RelayFrameDecodeError", "RelayHandshake", "RelayHeartbeat", "RelayMessageFrame",
         "RelayReset", "RelayResume", "decode_frame", "encode_frame", "validate_frame",
     }  # fmt: skip

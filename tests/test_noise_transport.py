@@ -7,7 +7,7 @@ import json
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from exec_client.noise import (
+from exec_client.wire.noise import (
     CipherState,
     HandshakeState,
     HybridStaticKey,

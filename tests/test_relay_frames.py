@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from exec_client.relay_frames import (
+from exec_client.wire.relay_frames import (
     DropReason,
     RelayAck,
     RelayBody,

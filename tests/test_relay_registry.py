@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from exec_client.noise import SECURITY_PROFILE, HybridStaticKey
+from exec_client.wire.noise import SECURITY_PROFILE, HybridStaticKey
 from relay.registry import STREAM_ID_HEADER, AuthorizationDecision, ValidationRequest, fixed_policy
 from relay.server import RunningRelay
 from tests.test_remote_support import ENV_ID, STEP, TOKEN, running_relay

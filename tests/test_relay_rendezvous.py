@@ -16,8 +16,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from exec_client.noise import SECURITY_PROFILE, HybridStaticKey
-from exec_client.relay_frames import (
+from exec_client.wire.noise import SECURITY_PROFILE, HybridStaticKey
+from exec_client.wire.relay_frames import (
     RelayData,
     RelayHandshake,
     RelayMessageFrame,

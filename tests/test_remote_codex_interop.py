@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from exec_client import protocol as p
+from exec_client.wire import protocol as p
 from tests.test_remote_support import (
     ENV_ID,
     MARKER,

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from exec_client import protocol as p
-from exec_client.relay_frames import RelayData, decode_frame
 from exec_client.remote import (
     NoiseRemoteConfig,
     RemoteAuthorizationRejected,
     RemoteConfigError,
     RemoteStreamReset,
 )
+from exec_client.wire import protocol as p
+from exec_client.wire.relay_frames import RelayData, decode_frame
 from relay.registry import AuthorizationDecision, fixed_policy
 from tests.test_remote_support import (
     ENV_ID,

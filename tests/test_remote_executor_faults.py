@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from exec_client.relay_frames import (
+from exec_client.remote import data_frames
+from exec_client.wire.relay_frames import (
     RELAY_RESET_REASON_PROTOCOL_ERROR,
     RelayData,
     RelayHandshake,
@@ -26,7 +27,6 @@ from exec_client.relay_frames import (
     decode_frame,
     encode_frame,
 )
-from exec_client.remote import data_frames
 from relay.server import RunningRelay
 from tests.support.schema import find_codex_bin
 from tests.test_remote_support import (

@@ -14,14 +14,21 @@ from dataclasses import replace
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from exec_client.noise import (
+from exec_client.remote import (
+    RemoteConnectError,
+    RemoteStreamReset,
+    data_frames,
+    new_http_client,
+    post_json,
+)
+from exec_client.wire.noise import (
     SECURITY_PROFILE,
     HandshakeState,
     HybridStaticKey,
     NoiseTransport,
     relay_prologue,
 )
-from exec_client.relay_frames import (
+from exec_client.wire.relay_frames import (
     RELAY_RESET_REASON_PROTOCOL_ERROR,
     RelayData,
     RelayHandshake,
@@ -30,13 +37,6 @@ from exec_client.relay_frames import (
     RelayResume,
     decode_frame,
     encode_frame,
-)
-from exec_client.remote import (
-    RemoteConnectError,
-    RemoteStreamReset,
-    data_frames,
-    new_http_client,
-    post_json,
 )
 from relay.server import RunningRelay
 from tests.test_remote_support import ENV_ID, STEP, TOKEN, compact, harness_connector, running_relay

@@ -13,8 +13,8 @@ import hashlib
 
 import httpx
 
-from exec_client.noise import HybridStaticKey
 from exec_client.remote import Registration
+from exec_client.wire.noise import HybridStaticKey
 from exec_server.remote import Keepalive, RegistryClient, RemoteExecutor
 from tests.test_remote_support import ENV_ID, STEP, TOKEN, fast_backoff
 

@@ -11,8 +11,9 @@ import uuid
 
 import pytest
 
-from exec_client.noise import HandshakeState, HybridStaticKey, NoiseAuthorizationRejected, relay_prologue
-from exec_client.relay_frames import (
+from exec_client.remote import MessageChannel
+from exec_client.wire.noise import HandshakeState, HybridStaticKey, NoiseAuthorizationRejected, relay_prologue
+from exec_client.wire.relay_frames import (
     RELAY_RESET_REASON_PROTOCOL_ERROR,
     RelayData,
     RelayHandshake,
@@ -22,7 +23,6 @@ from exec_client.relay_frames import (
     decode_frame,
     encode_frame,
 )
-from exec_client.remote import MessageChannel
 from exec_server.remote import ExecutorIdentity, StreamMux, ValidationOutcome
 from exec_server.remote.mux import MAX_PENDING_VALIDATIONS
 from exec_server.remote.stream_state import HarnessHello

@@ -20,15 +20,6 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from exec_client.noise import HandshakeState, HybridStaticKey, NoiseTransport, relay_prologue
-from exec_client.relay_frames import (
-    RelayData,
-    RelayHandshake,
-    RelayMessageFrame,
-    RelayResume,
-    decode_frame,
-    encode_frame,
-)
 from exec_client.remote import (
     Backoff,
     ConnectBundle,
@@ -36,6 +27,15 @@ from exec_client.remote import (
     RemoteEnvironmentConnector,
     new_http_client,
     request_connect,
+)
+from exec_client.wire.noise import HandshakeState, HybridStaticKey, NoiseTransport, relay_prologue
+from exec_client.wire.relay_frames import (
+    RelayData,
+    RelayHandshake,
+    RelayMessageFrame,
+    RelayResume,
+    decode_frame,
+    encode_frame,
 )
 from exec_server.remote import RegistryClient, RemoteExecutor, connection_session_factory
 from exec_server.session import Limits, SessionRegistry

@@ -269,7 +269,12 @@ def parse_event(sse: SseEvent) -> ResponseEvent:
         raise EventParseError(f"SSE data is not JSON: {sse.data[:200]!r}") from exc
     if not isinstance(data, dict):
         raise EventParseError(f"SSE data is not a JSON object: {sse.data[:200]!r}")
-    type_ = _str(data, "type") or sse.event
+    return event_from_json(data, sse.event)
+
+
+def event_from_json(data: JsonObj, event_name: str = "message") -> ResponseEvent:
+    """Type one decoded Responses event; ``event_name`` (the SSE ``event:``) stands in for a missing type."""
+    type_ = _str(data, "type") or event_name
     found = data.get("response")
     response: JsonObj = found if isinstance(found, dict) else {}
     if type_ == "response.created":

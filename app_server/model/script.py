@@ -15,6 +15,10 @@ Faults (each ends the response; items before it are still streamed):
     {"type": "http_error", "status": 500, "body": "..." | {...}}      as that HTTP answer (only first)
     {"type": "truncate"}                                   the stream closes before response.completed
     {"type": "stall", "seconds": 30}                       hold the stream open (an interrupt ends it)
+
+One expansion serves both users: ``expand_wire`` writes the Responses stream events as the API sends
+them (JSON objects), which fixtures/fake_responses_server.py serves over HTTP, and ``expand`` types the
+same events with the product's own event parser for the in-process provider.
 """
 
 from __future__ import annotations
@@ -25,19 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app_server.model.events import (
-    OutputItemAdded,
-    OutputItemDone,
-    OutputTextDelta,
-    ReasoningSummaryPartAdded,
-    ReasoningSummaryTextDelta,
-    ResponseCompleted,
-    ResponseCreated,
-    ResponseEvent,
-    Usage,
-    parse_item,
-    parse_usage,
-)
+from app_server.model.events import ResponseEvent, Usage, event_from_json, parse_usage
 
 JsonObj = dict[str, Any]
 ITEM_TYPES = ("message", "reasoning", "function_call", "custom_tool_call")
@@ -87,7 +79,7 @@ def _parse_item(raw: Any, where: str) -> JsonObj:
     return raw
 
 
-def _parse_response(raw: Any, where: str) -> ScriptedResponse:
+def parse_response(raw: Any, where: str) -> ScriptedResponse:
     spec: Mapping[str, Any]
     if isinstance(raw, list):
         spec = {"output": raw}
@@ -124,7 +116,7 @@ def parse_script(data: Any, source: str = "<script>") -> ModelScript:
     return ModelScript(
         source=source,
         responses=tuple(
-            _parse_response(r, f"model script {source}: response {i}") for i, r in enumerate(responses)
+            parse_response(r, f"model script {source}: response {i}") for i, r in enumerate(responses)
         ),
     )
 
@@ -143,58 +135,103 @@ def load_script(path: Path) -> ModelScript:
     return parse_script(data, str(path))
 
 
+def usage_json(usage: Usage) -> JsonObj:
+    """``usage`` as the Responses API writes it in ``response.completed``."""
+    return {
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {"cached_tokens": usage.cached_input_tokens},
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_output_tokens},
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def _item_events(spec: JsonObj, index: int, item_id: str, call_id: str) -> list[JsonObj]:
+    """``output_item.added``, the deltas and ``output_item.done`` of one scripted item."""
+    kind = spec["type"]
+    added: JsonObj
+    deltas: list[JsonObj] = []
+    if kind == "message":
+        text = spec.get("text", "")
+        done: JsonObj = {
+            "type": "message",
+            "id": item_id,
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+        if spec.get("phase") is not None:
+            done["phase"] = spec["phase"]
+        added = {**done, "status": "in_progress", "content": []}
+        where = {"item_id": item_id, "output_index": index, "content_index": 0}
+        deltas = [
+            {"type": "response.output_text.delta", **where, "delta": delta}
+            for delta in spec.get("deltas", [text] if text else [])
+        ]
+    elif kind == "reasoning":
+        summary = [str(s) for s in spec.get("summary", [])]
+        done = {
+            "type": "reasoning",
+            "id": item_id,
+            "summary": [{"type": "summary_text", "text": s} for s in summary],
+        }
+        added = {**done, "summary": []}
+        for s_index, text in enumerate(summary):
+            where = {"item_id": item_id, "output_index": index, "summary_index": s_index}
+            part = {"type": "summary_text", "text": ""}
+            deltas.append({"type": "response.reasoning_summary_part.added", **where, "part": part})
+            deltas.append({"type": "response.reasoning_summary_text.delta", **where, "delta": text})
+    elif kind == "function_call":
+        arguments = spec.get("arguments", {})
+        done = added = {
+            "type": "function_call",
+            "id": item_id,
+            "call_id": spec.get("call_id") or call_id,
+            "name": spec["name"],
+            "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+            "status": "completed",
+        }
+    else:  # custom_tool_call
+        done = added = {
+            "type": "custom_tool_call",
+            "id": item_id,
+            "call_id": spec.get("call_id") or call_id,
+            "name": spec["name"],
+            "input": str(spec.get("input", "")),
+            "status": "completed",
+        }
+    return [
+        {"type": "response.output_item.added", "output_index": index, "item": added},
+        *deltas,
+        {"type": "response.output_item.done", "output_index": index, "item": done},
+    ]
+
+
+def expand_wire(
+    response: ScriptedResponse, response_id: str, *, item_prefix: str = "item", call_prefix: str = "call"
+) -> list[JsonObj]:
+    """The Responses stream events of one scripted response, as JSON objects, up to (not including) its
+    fault, else through ``response.completed``. Unnamed items get ids ``{item_prefix}_{index}`` and call
+    ids ``{call_prefix}_{index}``."""
+    events: list[JsonObj] = [{"type": "response.created", "response": {"id": response_id}}]
+    for index, spec in enumerate(response.items):
+        item_id = spec.get("id") or f"{item_prefix}_{index}"
+        events += _item_events(spec, index, item_id, f"{call_prefix}_{index}")
+    if response.fault is None:
+        completed = {"id": response_id, "usage": usage_json(response.usage)}
+        events.append({"type": "response.completed", "response": completed})
+    return events
+
+
+def failed_event(response: ScriptedResponse, response_id: str) -> JsonObj | None:
+    """The ``response.failed`` event a ``failed`` fault ends the stream with (None for other endings)."""
+    if response.fault is None or response.fault.kind != "failed":
+        return None
+    error = {key: response.fault.spec[key] for key in ("code", "message") if key in response.fault.spec}
+    return {"type": "response.failed", "response": {"id": response_id, "error": error}}
+
+
 def expand(response: ScriptedResponse, response_id: str, id_prefix: str) -> list[ResponseEvent]:
     """The typed events of one scripted response, up to (not including) its fault or completion."""
-    events: list[ResponseEvent] = [ResponseCreated(response_id=response_id)]
-    for index, spec in enumerate(response.items):
-        item_id = spec.get("id") or f"{id_prefix}_{index}"
-        kind = spec["type"]
-        if kind == "message":
-            text = spec.get("text", "")
-            done: JsonObj = {
-                "type": "message",
-                "id": item_id,
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-            if spec.get("phase") is not None:
-                done["phase"] = spec["phase"]
-            events.append(OutputItemAdded(index, parse_item({**done, "content": []})))
-            for delta in spec.get("deltas", [text] if text else []):
-                events.append(
-                    OutputTextDelta(item_id=item_id, delta=delta, output_index=index, content_index=0)
-                )
-        elif kind == "reasoning":
-            summary = [str(s) for s in spec.get("summary", [])]
-            done = {
-                "type": "reasoning",
-                "id": item_id,
-                "summary": [{"type": "summary_text", "text": s} for s in summary],
-            }
-            events.append(OutputItemAdded(index, parse_item({**done, "summary": []})))
-            for s_index, text in enumerate(summary):
-                events.append(ReasoningSummaryPartAdded(item_id=item_id, summary_index=s_index))
-                events.append(ReasoningSummaryTextDelta(item_id=item_id, summary_index=s_index, delta=text))
-        elif kind == "function_call":
-            arguments = spec.get("arguments", {})
-            done = {
-                "type": "function_call",
-                "id": item_id,
-                "name": spec["name"],
-                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
-                "call_id": spec.get("call_id") or f"call_{id_prefix}_{index}",
-            }
-            events.append(OutputItemAdded(index, parse_item(done)))
-        else:  # custom_tool_call
-            done = {
-                "type": "custom_tool_call",
-                "id": item_id,
-                "call_id": spec.get("call_id") or f"call_{id_prefix}_{index}",
-                "name": spec["name"],
-                "input": str(spec.get("input", "")),
-            }
-            events.append(OutputItemAdded(index, parse_item(done)))
-        events.append(OutputItemDone(index, parse_item(done)))
-    if response.fault is None:
-        events.append(ResponseCompleted(response_id=response_id, usage=response.usage))
-    return events
+    wire = expand_wire(response, response_id, item_prefix=id_prefix, call_prefix=f"call_{id_prefix}")
+    return [event_from_json(event) for event in wire]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
-from exec_client.errors import ExecServerClosed, ExecServerError
+from exec_client.wire.errors import ExecServerClosed, ExecServerError
 
 __all__ = [
     "EnvironmentLike",

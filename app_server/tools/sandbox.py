@@ -2,37 +2,26 @@
 
 ``read-only`` forbids every write; ``workspace-write`` allows writes only beneath the cwd, the writable
 roots and the temp directory; ``danger-full-access`` applies nothing. Reads and execution are never
-restricted. The command line is wrapped so a small launcher (``sandbox_exec.py``) applies the ruleset
-to itself and then execs the command: the policy holds whatever environment spawns the process.
+restricted. The command line is wrapped so a small launcher (``pycodex.platform.landlock`` run as a
+script) applies the ruleset to itself and then execs the command: the policy holds whatever environment
+spawns the process.
 Where the kernel has no Landlock, ``landlock_abi()`` is 0 and the server warns instead.
 """
 
 from __future__ import annotations
 
-import ctypes
 import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-from app_server.tools import sandbox_exec
+from pycodex.platform import landlock
+from pycodex.platform.landlock import landlock_abi
 
 __all__ = ["Sandbox", "landlock_abi", "make_sandbox"]
 
-_LAUNCHER = str(Path(sandbox_exec.__file__).resolve())
-
-
-@cache
-def landlock_abi() -> int:
-    """The kernel's Landlock ABI version, or 0 when unavailable."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        abi = int(libc.syscall(sandbox_exec.SYS_CREATE_RULESET, None, 0, 1))
-    except (OSError, AttributeError):
-        return 0
-    return max(abi, 0)
+_LAUNCHER = str(Path(landlock.__file__).resolve())
 
 
 @dataclass(frozen=True)

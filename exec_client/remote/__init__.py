@@ -11,13 +11,10 @@ Public API:
 * ``MessageChannel`` — the channel protocol both ends use; ``ChannelClosedError``.
 * Errors: ``RemoteConnectError`` > ``RemoteAuthorizationRejected``, ``RemoteStreamReset``;
   ``RegistryError`` (HTTP status from the registry), ``RegistryResponseError``.
-* Shared with the executor: ``post_json``, ``environment_path``, ``parse_register``, ``Registration``,
-  ``data_frames``, ``Backoff``.
+* Re-exported from ``exec_client.wire`` (where the executor imports them): ``post_json``,
+  ``environment_path``, ``parse_register``, ``Registration``, ``data_frames``, ``Backoff``, the channel.
 """
 
-from exec_client.relay_frames import MAX_RELAY_MESSAGE_BYTES, data_frames
-from exec_client.remote.backoff import Backoff
-from exec_client.remote.channel import ChannelClosedError, MessageChannel
 from exec_client.remote.config import (
     ACCOUNT_ID_ENV_VAR,
     AUTH_TOKEN_ENV_VAR,
@@ -28,7 +25,10 @@ from exec_client.remote.config import (
 )
 from exec_client.remote.connector import RemoteEnvironmentConnector
 from exec_client.remote.errors import RemoteAuthorizationRejected, RemoteConnectError, RemoteStreamReset
-from exec_client.remote.registry_client import (
+from exec_client.remote.stream import HarnessStream, open_harness_stream
+from exec_client.wire.backoff import Backoff
+from exec_client.wire.channel import ChannelClosedError, MessageChannel
+from exec_client.wire.registry import (
     ConnectBundle,
     Registration,
     RegistryError,
@@ -39,7 +39,7 @@ from exec_client.remote.registry_client import (
     post_json,
     request_connect,
 )
-from exec_client.remote.stream import HarnessStream, open_harness_stream
+from exec_client.wire.relay_frames import MAX_RELAY_MESSAGE_BYTES, data_frames
 
 __all__ = [
     "ACCOUNT_ID_ENV_VAR",

@@ -18,19 +18,19 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
 from exec_client.client import ExecServerClient
-from exec_client.errors import ExecServerError
-from exec_client.noise import HybridStaticKey
-from exec_client.relay_frames import MAX_RELAY_MESSAGE_BYTES
-from exec_client.remote.backoff import Backoff
 from exec_client.remote.config import NoiseRemoteConfig
 from exec_client.remote.errors import RemoteConnectError
-from exec_client.remote.registry_client import (
+from exec_client.remote.stream import HarnessStream, open_harness_stream
+from exec_client.wire.backoff import Backoff
+from exec_client.wire.errors import ExecServerError
+from exec_client.wire.noise import HybridStaticKey
+from exec_client.wire.registry import (
     RegistryError,
     RegistryResponseError,
     new_http_client,
     request_connect,
 )
-from exec_client.remote.stream import HarnessStream, open_harness_stream
+from exec_client.wire.relay_frames import MAX_RELAY_MESSAGE_BYTES
 
 __all__ = ["RemoteEnvironmentConnector"]
 

@@ -16,7 +16,9 @@ import uuid
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
-from exec_client.noise import (
+from exec_client.remote.errors import RemoteAuthorizationRejected, RemoteConnectError, RemoteStreamReset
+from exec_client.wire.channel import ChannelClosedError
+from exec_client.wire.noise import (
     HandshakeState,
     HybridStaticKey,
     NoiseAuthorizationRejected,
@@ -24,7 +26,8 @@ from exec_client.noise import (
     NoiseTransport,
     relay_prologue,
 )
-from exec_client.relay_frames import (
+from exec_client.wire.registry import ConnectBundle
+from exec_client.wire.relay_frames import (
     RELAY_RESET_REASON_PROTOCOL_ERROR,
     RelayData,
     RelayFrameDecodeError,
@@ -36,9 +39,6 @@ from exec_client.relay_frames import (
     decode_frame,
     encode_frame,
 )
-from exec_client.remote.channel import ChannelClosedError
-from exec_client.remote.errors import RemoteAuthorizationRejected, RemoteConnectError, RemoteStreamReset
-from exec_client.remote.registry_client import ConnectBundle
 
 __all__ = ["HarnessStream", "open_harness_stream"]
 

@@ -16,7 +16,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit
 
-from exec_client.remote import RegistryError, RegistryResponseError, new_http_client
+from exec_client.wire.registry import RegistryError, RegistryResponseError, new_http_client
 from exec_server.remote.executor import RemoteExecutor
 from exec_server.remote.mux import SessionFactory
 from exec_server.remote.registration import RegistryClient

@@ -18,9 +18,10 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from exec_client.noise import HybridStaticKey
-from exec_client.relay_frames import MAX_RELAY_MESSAGE_BYTES
-from exec_client.remote import Backoff, Registration
+from exec_client.wire.backoff import Backoff
+from exec_client.wire.noise import HybridStaticKey
+from exec_client.wire.registry import Registration
+from exec_client.wire.relay_frames import MAX_RELAY_MESSAGE_BYTES
 from exec_server.remote.mux import SessionFactory, StreamMux
 from exec_server.remote.registration import RegistryClient, ValidationOutcome
 from exec_server.remote.stream_state import ExecutorIdentity, HarnessHello

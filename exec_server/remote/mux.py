@@ -16,7 +16,8 @@ import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
 
-from exec_client.relay_frames import (
+from exec_client.wire.channel import ChannelClosedError, MessageChannel
+from exec_client.wire.relay_frames import (
     RELAY_RESET_REASON_PROTOCOL_ERROR,
     RelayData,
     RelayFrameDecodeError,
@@ -27,7 +28,6 @@ from exec_client.relay_frames import (
     decode_frame,
     encode_frame,
 )
-from exec_client.remote import ChannelClosedError, MessageChannel
 from exec_server.remote.registration import ValidationOutcome
 from exec_server.remote.stream_state import (
     ExecutorIdentity,

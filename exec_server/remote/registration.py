@@ -13,8 +13,8 @@ import logging
 
 import httpx
 
-from exec_client.noise import SECURITY_PROFILE, HybridPublicKey
-from exec_client.remote import (
+from exec_client.wire.noise import SECURITY_PROFILE, HybridPublicKey
+from exec_client.wire.registry import (
     Registration,
     RegistryError,
     RegistryResponseError,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from exec_client.remote import MessageChannel
+from exec_client.wire.channel import MessageChannel
 from exec_server.connection import Connection
 from exec_server.remote.mux import SessionFactory
 from exec_server.session import SessionRegistry

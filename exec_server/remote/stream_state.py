@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from exec_client.noise import (
+from exec_client.wire.noise import (
     AUTHORIZATION_REJECTED_MARKER,
     HandshakeState,
     HybridPublicKey,
@@ -19,7 +19,7 @@ from exec_client.noise import (
     NoiseTransport,
     relay_prologue,
 )
-from exec_client.relay_frames import data_frames
+from exec_client.wire.relay_frames import data_frames
 
 __all__ = ["ExecutorIdentity", "ExecutorStream", "HarnessHello", "StreamPhase", "StreamProtocolError"]
 

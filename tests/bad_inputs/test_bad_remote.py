@@ -22,7 +22,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from exec_client.noise import (
+from exec_client.wire.noise import (
     SECURITY_PROFILE,
     CipherState,
     HandshakeState,
@@ -31,7 +31,17 @@ from exec_client.noise import (
     frame_message,
     relay_prologue,
 )
-from exec_client.relay_frames import (
+from exec_client.wire.registry import (
+    MAX_ANSWER_BYTES,
+    RegistryError,
+    RegistryResponseError,
+    environment_path,
+    new_http_client,
+    parse_register,
+    post_json,
+    request_connect,
+)
+from exec_client.wire.relay_frames import (
     RELAY_RESET_REASON_PROTOCOL_ERROR,
     DropReason,
     RelayData,
@@ -42,16 +52,6 @@ from exec_client.relay_frames import (
     RelayResume,
     decode_frame,
     encode_frame,
-)
-from exec_client.remote.registry_client import (
-    MAX_ANSWER_BYTES,
-    RegistryError,
-    RegistryResponseError,
-    environment_path,
-    new_http_client,
-    parse_register,
-    post_json,
-    request_connect,
 )
 from relay.rendezvous import MAX_FRAME_BYTES, RESET_ENVIRONMENT_GONE, RESET_HARNESS_GONE
 from relay.server import RunningRelay

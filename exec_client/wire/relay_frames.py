@@ -197,7 +197,7 @@ def encode_frame(frame: RelayMessageFrame) -> bytes:
 
 
 class _Sealed(Protocol):
-    """A Noise record ready to travel (``exec_client.noise.SealedRecord``), without importing Noise."""
+    """A Noise record ready to travel (``exec_client.wire.noise.SealedRecord``), without importing Noise."""
 
     @property
     def seq(self) -> int: ...

@@ -1,5 +1,9 @@
 """The spawning edge: start a child in its own session/process group, with pipes or a pty.
 
+One home for starting commands: the exec-server starts ``process/start`` children with it and
+``exec_client``'s ``LocalEnvironment`` its in-process ones. ``SpawnedProcess.wait`` watches a pidfd, so it
+returns when the leader exits even while background grandchildren keep its pipes open.
+
 Reading is pull-based (``read_chunk``): nothing is read from the child's pipe until the caller asks, so
 a slow consumer throttles the child through the kernel pipe buffer instead of growing our memory.
 Teardown signals the whole process group, so grandchildren (``sleep 100 &``) die with the leader.

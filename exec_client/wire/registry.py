@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from exec_client.noise import SECURITY_PROFILE, HybridPublicKey, NoiseKeyError
+from exec_client.wire.noise import SECURITY_PROFILE, HybridPublicKey, NoiseKeyError
 
 __all__ = [
     "MAX_ANSWER_BYTES",

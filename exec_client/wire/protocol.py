@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from exec_client.sandbox_context import WireFileSystemSandboxContext
-from exec_client.uris import FileUri, InvalidUri, path_to_uri, uri_to_path
+from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
+from exec_client.wire.uris import FileUri, InvalidUri, path_to_uri, uri_to_path
 
 __all__ = [
     "MAX_CHUNK_BYTES",

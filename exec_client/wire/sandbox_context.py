@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
-from exec_client.uris import FileUri
+from exec_client.wire.uris import FileUri
 
 __all__ = [
     "Access",

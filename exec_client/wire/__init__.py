@@ -1,0 +1,12 @@
+"""The exec-server wire, shared by both ends: what the harness (``exec_client``) and the executor
+(``exec_server``) and the relay (``relay``) exchange, and nothing that runs either side.
+
+* ``protocol``, ``sandbox_context``, ``uris``, ``errors``: the JSON-RPC method models and error codes.
+* ``noise``: the Noise handshake and record layer; ``relay_frames``: the relay's frame codec.
+* ``registry``: the environment registry's HTTP shapes (``register``/``connect``); ``channel``: the
+  message-channel interface both ends of a remote stream implement; ``backoff``: the reconnect delays
+  both ends use.
+
+The executor and the relay import only this subpackage (tests/test_import_graph.py enforces it), so the
+harness side of ``exec_client`` can change without touching them.
+"""
