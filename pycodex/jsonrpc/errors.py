@@ -54,13 +54,17 @@ class RpcError(PycodexRpcError):
 
     code: ClassVar[int] = INVALID_REQUEST
 
-    def __init__(self, message: str, *, code: int | None = None) -> None:
+    def __init__(self, message: str, *, code: int | None = None, data: object = None) -> None:
         super().__init__(message)
         self.message = message
         self.wire_code = self.code if code is None else code
+        self.data = data  # JSON-RPC `error.data`; omitted from the wire when None
 
     def to_wire(self) -> dict[str, object]:
-        return {"code": self.wire_code, "message": self.message}
+        wire: dict[str, object] = {"code": self.wire_code, "message": self.message}
+        if self.data is not None:
+            wire["data"] = self.data
+        return wire
 
 
 class InvalidRequest(RpcError):
