@@ -1,0 +1,142 @@
+"""Fuzzy scores in the manner of Codex 0.169's file search (nucleo's fzf-style path matching).
+
+A query matches a path when its characters appear in order (case-insensitively). The score rewards
+each matched character (16), characters at a word start (after `/`: 9, after another non-word
+character: 8, camelCase or a digit run: 5; the first query character counts twice) and runs of
+consecutive characters (a run keeps its first character's bonus, at least 4); gaps cost 3 for the first
+skipped character and 1 for each further one. The best alignment wins. Codex then ranks whole names
+first: +65536 when a file's own name contains the query, +131072 when a name equals it.
+
+    score_path("main", "src/app/main.py", is_dir=False)   # (65645, [8, 9, 10, 11])
+"""
+
+from __future__ import annotations
+
+import re
+
+SCORE_MATCH = 16
+PENALTY_GAP_START = 3
+PENALTY_GAP_EXTENSION = 1
+BONUS_BOUNDARY = 8
+BONUS_DELIMITER = BONUS_BOUNDARY + 1
+BONUS_WHITE = BONUS_BOUNDARY + 2
+BONUS_CAMEL123 = BONUS_BOUNDARY - PENALTY_GAP_START
+BONUS_CONSECUTIVE = PENALTY_GAP_START + PENALTY_GAP_EXTENSION
+FIRST_CHAR_MULTIPLIER = 2
+NAME_MATCH_BONUS = 1 << 16
+EXACT_NAME_BONUS = 2 << 16
+
+_WHITE, _NON_WORD, _DELIMITER, _LOWER, _UPPER, _LETTER, _NUMBER = range(7)
+
+
+def _char_class(ch: str) -> int:
+    if ch == "/":
+        return _DELIMITER
+    if ch.isspace():
+        return _WHITE
+    if ch.islower():
+        return _LOWER
+    if ch.isupper():
+        return _UPPER
+    if ch.isdigit():
+        return _NUMBER
+    if ch.isalpha():
+        return _LETTER
+    return _NON_WORD
+
+
+def _bonus(prev: int, cur: int) -> int:
+    if cur > _DELIMITER:
+        if prev == _WHITE:
+            return BONUS_WHITE
+        if prev == _DELIMITER:
+            return BONUS_DELIMITER
+        if prev == _NON_WORD:
+            return BONUS_BOUNDARY
+    if (prev == _LOWER and cur == _UPPER) or (prev != _NUMBER and cur == _NUMBER):
+        return BONUS_CAMEL123
+    if cur == _WHITE:
+        return BONUS_WHITE
+    if cur == _NON_WORD:
+        return BONUS_BOUNDARY
+    return 0
+
+
+def _bonuses(text: str) -> list[int]:
+    prev = _DELIMITER  # a path's start counts as coming after a separator
+    out = []
+    for ch in text:
+        cur = _char_class(ch)
+        out.append(_bonus(prev, cur))
+        prev = cur
+    return out
+
+
+def subsequence_pattern(query: str) -> re.Pattern[str]:
+    """A regex that finds paths containing the query's characters in order (a cheap pre-filter)."""
+    return re.compile(".*?".join(re.escape(ch) for ch in query.lower()))
+
+
+def align(query: str, text: str) -> tuple[int, list[int]] | None:
+    """The best fuzzy score of lower-cased `query` in `text`, with the matched indices, or None.
+
+    A sparse dynamic programme over the positions where each query character occurs: a cell is
+    (score, first bonus of its run, predecessor position).
+    """
+    lowered = text.lower() if text.isascii() else "".join(c.lower()[:1] or c for c in text)
+    bonus = _bonuses(text)
+    rows: list[dict[int, tuple[int, int, int]]] = []
+    for i, ch in enumerate(query):
+        positions = [j for j, c in enumerate(lowered) if c == ch]
+        row: dict[int, tuple[int, int, int]] = {}
+        if i == 0:
+            for j in positions:
+                row[j] = (SCORE_MATCH + bonus[j] * FIRST_CHAR_MULTIPLIER, bonus[j], -1)
+        else:
+            prev = rows[-1]
+            prev_sorted = sorted(prev)
+            best_gap: tuple[int, int] | None = None  # (score + position, position) over k <= j - 2
+            cursor = 0
+            for j in positions:
+                while cursor < len(prev_sorted) and prev_sorted[cursor] <= j - 2:
+                    k = prev_sorted[cursor]
+                    candidate = (prev[k][0] + k, k)
+                    if best_gap is None or candidate[0] > best_gap[0]:
+                        best_gap = candidate
+                    cursor += 1
+                options: list[tuple[int, int, int]] = []
+                if best_gap is not None:
+                    # A gap of g = j - k - 1 characters costs 3 + (g - 1), i.e. (score + k) - j - 1.
+                    gap_score = best_gap[0] - j - 1
+                    options.append((gap_score + SCORE_MATCH + bonus[j], bonus[j], best_gap[1]))
+                if j - 1 in prev:
+                    score, first, _ = prev[j - 1]
+                    run_first = bonus[j] if bonus[j] >= BONUS_BOUNDARY and bonus[j] > first else first
+                    gained = max(bonus[j], run_first, BONUS_CONSECUTIVE)
+                    options.append((score + SCORE_MATCH + gained, run_first, j - 1))
+                if options:
+                    row[j] = max(options)
+        if not row:
+            return None
+        rows.append(row)
+    end = max(rows[-1], key=lambda j: (rows[-1][j][0], -j))
+    indices = [end]
+    for i in range(len(rows) - 1, 0, -1):
+        indices.append(rows[i][indices[-1]][2])
+    indices.reverse()
+    return rows[-1][end][0], indices
+
+
+def score_path(query: str, path: str, is_dir: bool) -> tuple[int, list[int]] | None:
+    """Codex's score for `path` (relative, "/"-separated) and the matched indices, or None."""
+    query = query.lower()
+    found = align(query, path)
+    if found is None:
+        return None
+    score, indices = found
+    name = path.rsplit("/", 1)[-1].lower()
+    if name == query:
+        score += EXACT_NAME_BONUS
+    if not is_dir and subsequence_pattern(query).search(name):
+        score += NAME_MATCH_BONUS
+    return score, indices

@@ -1,0 +1,119 @@
+"""Listing a tree for fuzzy file search, honouring ignore files the way Codex's walker (ripgrep's) does.
+
+Hidden files and folders are listed (`.git` included, as Codex does); `.gitignore` and `.ignore` apply
+at every level, deeper files overriding shallower ones and `.ignore` overriding `.gitignore`; the
+`.gitignore` files of the root's parent folders and `.git/info/exclude` apply too. Symlinked folders are
+followed once (a loop is cut at the second visit).
+
+    entries = walk_tree(Path("/repo"))   # [Entry("src", True), Entry("src/main.py", False), ...]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+IGNORE_FILES = (".gitignore", ".ignore")  # lowest precedence first
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    path: str  # relative to the root, "/"-separated
+    is_dir: bool
+
+
+@dataclass(frozen=True)
+class _Rules:
+    spec: pathspec.GitIgnoreSpec
+    base: str = ""  # the folder the rules live in, relative to the root
+    prefix: str = ""  # for rules above the root: the root's path relative to their folder
+
+    def local(self, rel: str) -> str:
+        """`rel` (relative to the root) as the rules' own folder sees it."""
+        if self.prefix:
+            return f"{self.prefix}/{rel}"
+        return rel[len(self.base) + 1 :] if self.base else rel
+
+
+def _read_rules(directory: Path, names: tuple[str, ...]) -> pathspec.GitIgnoreSpec | None:
+    lines: list[str] = []
+    for name in names:
+        try:
+            lines += (directory / name).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def _outer_rules(root: Path) -> list[_Rules]:
+    """Rules from above the root: parent `.gitignore`s (up to the repository) and `.git/info/exclude`."""
+    rules: list[_Rules] = []
+    for directory in [root, *root.parents]:
+        prefix = root.relative_to(directory).as_posix() if directory != root else ""
+        if prefix:
+            spec = _read_rules(directory, (".gitignore",))
+            if spec is not None:
+                rules.append(_Rules(spec, prefix=prefix))
+        if (directory / ".git").exists():
+            exclude = _read_rules(directory / ".git" / "info", ("exclude",))
+            if exclude is not None:
+                rules.append(_Rules(exclude, prefix=prefix))
+            break
+    rules.reverse()  # lowest precedence (outermost) first
+    return rules
+
+
+def _ignored(rules: list[_Rules], rel: str, is_dir: bool) -> bool:
+    """The deepest rule set with an opinion decides; within one, the last matching pattern does."""
+    for rule in reversed(rules):
+        verdict = rule.spec.check_file(rule.local(rel) + ("/" if is_dir else "")).include
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def walk_tree(root: Path) -> list[Entry]:
+    """Every file and folder under `root` that the ignore rules keep (the root itself excluded)."""
+    return list(_walk(root))
+
+
+def _walk(root: Path) -> Iterator[Entry]:
+    try:
+        root_stat = root.stat()
+    except OSError:
+        return
+    outer = _outer_rules(root)
+    seen = {(root_stat.st_dev, root_stat.st_ino)}
+    stack: list[tuple[str, list[_Rules]]] = [("", outer)]
+    while stack:
+        rel_dir, rules = stack.pop()
+        directory = root / rel_dir if rel_dir else root
+        spec = _read_rules(directory, IGNORE_FILES)
+        if spec is not None:
+            rules = [*rules, _Rules(spec, base=rel_dir)]
+        try:
+            with os.scandir(directory) as it:
+                children = list(it)
+        except OSError:
+            continue
+        for child in children:
+            rel = f"{rel_dir}/{child.name}" if rel_dir else child.name
+            try:
+                is_dir = child.is_dir()  # follows symlinks, as Codex's walker does
+            except OSError:
+                continue
+            if rules and _ignored(rules, rel, is_dir):
+                continue
+            yield Entry(rel, is_dir)
+            if is_dir:
+                try:
+                    st = child.stat()
+                except OSError:
+                    continue
+                if (st.st_dev, st.st_ino) not in seen:
+                    seen.add((st.st_dev, st.st_ino))
+                    stack.append((rel, rules))
