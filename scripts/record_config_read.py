@@ -104,7 +104,10 @@ WRITE_STEPS: list[Request] = [
 ]
 
 FUZZY_TREE = {
-    ".gitignore": "build/\n*.log\n",
+    ".gitignore": "build/\n*.log\n!keep.log\n",
+    "vendor/.ignore": "*.tmp\n", "vendor/a.tmp": "", "vendor/b.txt": "", "logs/keep.log": "", "logs/drop.log": "",
+    "app": "", "app.py": "", "xapp.txt": "", "x_app.txt": "", "a_p_p.txt": "", "zap.p": "", "MyApp.kt": "",
+    "d/apple/f": "", "d/app2/x": "", "e/app/g": "", "v2/file10.txt": "",
     "sub/.gitignore": "deep/mainframe.txt\n",
     ".git/HEAD": "ref: refs/heads/main\n",
     ".git/config": "[core]\n",
@@ -115,7 +118,7 @@ FUZZY_TREE = {
     "pre-apply/apply-me.txt": "", "domain/maintain.py": "",
 }
 FUZZY_QUERIES = ["main", "mdl", "secret", "index", "", "app", "log", "env", "Main", "MAIN", "src/app",
-                 "readme", "zzzz", "mk", "deep"]
+                 "readme", "zzzz", "mk", "deep", "app.py", "keep", "tmp", "vendor", "f10", "ap"]
 
 
 class CodexStdio:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app_server.search.score import score_path, subsequence_pattern
+from app_server.search.score import EXACT_NAME_BONUS, score_path, subsequence_pattern
 from app_server.search.walk import Entry, walk_tree
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
@@ -50,14 +50,26 @@ def search_listings(query: str, listings: Sequence[RootListing], limit: int = MA
     if not query:
         return []
     pattern = subsequence_pattern(query)
+    lowered_query = query.lower()
     scored: list[tuple[int, str, list[int], RootListing, Entry]] = []
+    exact: dict[bool, tuple[tuple[int, str], int]] = {}  # is_dir -> (rank key, index into scored)
     for listing in listings:
         for entry, lowered in zip(listing.entries, listing.lowered, strict=True):
             if pattern.search(lowered) is None:
                 continue
             found = score_path(query, entry.path, entry.is_dir)
-            if found is not None:
-                scored.append((found[0], entry.path, found[1], listing, entry))
+            if found is None:
+                continue
+            if lowered.rsplit("/", 1)[-1] == lowered_query:
+                key = (entry.path.count("/"), entry.path)
+                if entry.is_dir not in exact or key < exact[entry.is_dir][0]:
+                    exact[entry.is_dir] = (key, len(scored))
+            scored.append((found[0], entry.path, found[1], listing, entry))
+    # Codex ranks one file and one folder named exactly like the query first. Which one it picks
+    # follows its walk order; pycodex takes the shallowest (then the first by path), deterministically.
+    for _, index in exact.values():
+        score, path, indices, listing, entry = scored[index]
+        scored[index] = (score + EXACT_NAME_BONUS, path, indices, listing, entry)
     best = heapq.nsmallest(limit, scored, key=lambda item: (-item[0], item[1]))
     return [
         {

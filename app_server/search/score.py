@@ -77,8 +77,9 @@ def subsequence_pattern(query: str) -> re.Pattern[str]:
     return re.compile(".*?".join(re.escape(ch) for ch in query.lower()))
 
 
-def align(query: str, text: str) -> tuple[int, list[int]] | None:
-    """The best fuzzy score of lower-cased `query` in `text`, with the matched indices, or None.
+def align(query: str, text: str, start: int = 0) -> tuple[int, list[int]] | None:
+    """The best fuzzy score of lower-cased `query` in `text[start:]` (bonuses judged on the whole
+    `text`), with the matched indices, or None. Of equal scores the alignment ending last wins.
 
     A sparse dynamic programme over the positions where each query character occurs: a cell is
     (score, first bonus of its run, predecessor position).
@@ -87,7 +88,7 @@ def align(query: str, text: str) -> tuple[int, list[int]] | None:
     bonus = _bonuses(text)
     rows: list[dict[int, tuple[int, int, int]]] = []
     for i, ch in enumerate(query):
-        positions = [j for j, c in enumerate(lowered) if c == ch]
+        positions = [j for j in range(start, len(lowered)) if lowered[j] == ch]
         row: dict[int, tuple[int, int, int]] = {}
         if i == 0:
             for j in positions:
@@ -119,7 +120,7 @@ def align(query: str, text: str) -> tuple[int, list[int]] | None:
         if not row:
             return None
         rows.append(row)
-    end = max(rows[-1], key=lambda j: (rows[-1][j][0], -j))
+    end = max(rows[-1], key=lambda j: (rows[-1][j][0], j))
     indices = [end]
     for i in range(len(rows) - 1, 0, -1):
         indices.append(rows[i][indices[-1]][2])
@@ -127,16 +128,20 @@ def align(query: str, text: str) -> tuple[int, list[int]] | None:
     return rows[-1][end][0], indices
 
 
-def score_path(query: str, path: str, is_dir: bool) -> tuple[int, list[int]] | None:
-    """Codex's score for `path` (relative, "/"-separated) and the matched indices, or None."""
+def score_path(query: str, path: str, is_dir: bool, exact: bool = False) -> tuple[int, list[int]] | None:
+    """Codex's score for `path` (relative, "/"-separated) and the matched indices, or None.
+
+    A file whose own name contains the query is scored on its name alone, plus NAME_MATCH_BONUS;
+    `exact` adds EXACT_NAME_BONUS (the caller decides which entry of a name gets it, see fuzzy.py).
+    """
     query = query.lower()
+    name_start = path.rfind("/") + 1
+    extra = EXACT_NAME_BONUS if exact else 0
+    if not is_dir:
+        in_name = align(query, path, name_start)
+        if in_name is not None:
+            return in_name[0] + NAME_MATCH_BONUS + extra, in_name[1]
     found = align(query, path)
     if found is None:
         return None
-    score, indices = found
-    name = path.rsplit("/", 1)[-1].lower()
-    if name == query:
-        score += EXACT_NAME_BONUS
-    if not is_dir and subsequence_pattern(query).search(name):
-        score += NAME_MATCH_BONUS
-    return score, indices
+    return found[0] + extra, found[1]
