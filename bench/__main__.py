@@ -1,4 +1,4 @@
-"""``python -m bench [app|exec|relay|all]``: run the benchmarks and print pycodex/Codex ratios."""
+"""``python -m bench [app|exec|relay|search|all]``: run the benchmarks and print pycodex/Codex ratios."""
 
 from __future__ import annotations
 
@@ -39,12 +39,16 @@ async def _main(which: str) -> None:
             print("\nrelay benchmarks: not available yet")
         else:
             await run_relay()
+    if which in ("search", "all"):
+        from bench.search_bench import run as run_search
+
+        await run_search()
 
 
 def main() -> int:
     which = sys.argv[1] if len(sys.argv) > 1 else "all"
-    if which not in ("app", "exec", "relay", "all"):
-        print("usage: python -m bench [app|exec|relay|all]", file=sys.stderr)
+    if which not in ("app", "exec", "relay", "search", "all"):
+        print("usage: python -m bench [app|exec|relay|search|all]", file=sys.stderr)
         return 2
     asyncio.run(_main(which))
     return 0
