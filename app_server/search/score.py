@@ -62,19 +62,39 @@ def _bonus(prev: int, cur: int) -> int:
     return 0
 
 
-def _bonuses(text: str) -> list[int]:
-    prev = _DELIMITER  # a path's start counts as coming after a separator
-    out = []
-    for ch in text:
-        cur = _char_class(ch)
-        out.append(_bonus(prev, cur))
-        prev = cur
-    return out
+_ASCII_CLASS = [_char_class(chr(code)) for code in range(128)]
+
+
+def _class_at(text: str, j: int) -> int:
+    if j < 0:
+        return _DELIMITER  # a path's start counts as coming after a separator
+    ch = text[j]
+    return _ASCII_CLASS[ord(ch)] if ch < "\x80" else _char_class(ch)
+
+
+class _Bonuses:
+    """Position bonuses of one text, computed only where a query character can land."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.cache: dict[int, int] = {}
+
+    def __getitem__(self, j: int) -> int:
+        value = self.cache.get(j)
+        if value is None:
+            value = self.cache[j] = _bonus(_class_at(self.text, j - 1), _class_at(self.text, j))
+        return value
 
 
 def subsequence_pattern(query: str) -> re.Pattern[str]:
-    """A regex that finds paths containing the query's characters in order (a cheap pre-filter)."""
-    return re.compile(".*?".join(re.escape(ch) for ch in query.lower()))
+    """A regex that finds paths containing the query's characters in order (a cheap pre-filter).
+
+    `a[^b]*b` rather than `a.*?b`: a negated class cannot backtrack, so a miss costs one pass.
+    """
+    chars = query.lower()
+    parts = [re.escape(chars[0])] if chars else []
+    parts += [f"[^{re.escape(ch)}]*{re.escape(ch)}" for ch in chars[1:]]
+    return re.compile("".join(parts))
 
 
 def align(query: str, text: str, start: int = 0) -> tuple[int, list[int]] | None:
@@ -85,10 +105,14 @@ def align(query: str, text: str, start: int = 0) -> tuple[int, list[int]] | None
     (score, first bonus of its run, predecessor position).
     """
     lowered = text.lower() if text.isascii() else "".join(c.lower()[:1] or c for c in text)
-    bonus = _bonuses(text)
+    bonus = _Bonuses(text)
     rows: list[dict[int, tuple[int, int, int]]] = []
     for i, ch in enumerate(query):
-        positions = [j for j in range(start, len(lowered)) if lowered[j] == ch]
+        positions = []
+        j = lowered.find(ch, start)
+        while j >= 0:
+            positions.append(j)
+            j = lowered.find(ch, j + 1)
         row: dict[int, tuple[int, int, int]] = {}
         if i == 0:
             for j in positions:

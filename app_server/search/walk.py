@@ -11,6 +11,7 @@ followed once (a loop is cut at the second visit).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +27,41 @@ class Entry:
     is_dir: bool
 
 
+def _combined(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
+    """One regex for a rule set without `!` negations (then any match means ignored), else None.
+
+    Checking 100k paths pattern by pattern through pathspec is the walk's main cost; one alternation
+    does the same in a single C-level match.
+    """
+    parts = []
+    for pattern in spec.patterns:
+        regex = getattr(pattern, "regex", None)
+        include = getattr(pattern, "include", None)
+        if include is None:
+            continue
+        if include is False or regex is None:
+            return None
+        parts.append("(?:" + re.sub(r"\(\?P<\w+>", "(?:", regex.pattern) + ")")
+    return re.compile("|".join(parts)) if parts else None
+
+
 @dataclass(frozen=True)
 class _Rules:
     spec: pathspec.GitIgnoreSpec
     base: str = ""  # the folder the rules live in, relative to the root
     prefix: str = ""  # for rules above the root: the root's path relative to their folder
+    fast: re.Pattern[str] | None = None
+
+    @classmethod
+    def of(cls, spec: pathspec.GitIgnoreSpec, base: str = "", prefix: str = "") -> _Rules:
+        return cls(spec, base, prefix, _combined(spec))
+
+    def verdict(self, rel: str, is_dir: bool) -> bool | None:
+        """True: ignored; False: explicitly kept (`!`); None: these rules say nothing."""
+        local = self.local(rel) + ("/" if is_dir else "")
+        if self.fast is not None:
+            return True if self.fast.match(local) else None
+        return self.spec.check_file(local).include
 
     def local(self, rel: str) -> str:
         """`rel` (relative to the root) as the rules' own folder sees it."""
@@ -57,11 +88,11 @@ def _outer_rules(root: Path) -> list[_Rules]:
         if prefix:
             spec = _read_rules(directory, (".gitignore",))
             if spec is not None:
-                rules.append(_Rules(spec, prefix=prefix))
+                rules.append(_Rules.of(spec, prefix=prefix))
         if (directory / ".git").exists():
             exclude = _read_rules(directory / ".git" / "info", ("exclude",))
             if exclude is not None:
-                rules.append(_Rules(exclude, prefix=prefix))
+                rules.append(_Rules.of(exclude, prefix=prefix))
             break
     rules.reverse()  # lowest precedence (outermost) first
     return rules
@@ -70,7 +101,7 @@ def _outer_rules(root: Path) -> list[_Rules]:
 def _ignored(rules: list[_Rules], rel: str, is_dir: bool) -> bool:
     """The deepest rule set with an opinion decides; within one, the last matching pattern does."""
     for rule in reversed(rules):
-        verdict = rule.spec.check_file(rule.local(rel) + ("/" if is_dir else "")).include
+        verdict = rule.verdict(rel, is_dir)
         if verdict is not None:
             return verdict
     return False
@@ -94,7 +125,7 @@ def _walk(root: Path) -> Iterator[Entry]:
         directory = root / rel_dir if rel_dir else root
         spec = _read_rules(directory, IGNORE_FILES)
         if spec is not None:
-            rules = [*rules, _Rules(spec, base=rel_dir)]
+            rules = [*rules, _Rules.of(spec, base=rel_dir)]
         try:
             with os.scandir(directory) as it:
                 children = list(it)
