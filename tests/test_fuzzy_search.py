@@ -107,6 +107,19 @@ def test_one_file_and_one_folder_of_the_exact_name_rank_first(tmp_path: Path) ->
     assert all(f["score"] < 1 << 16 for f in files[2:])
 
 
+def test_a_symlink_loop_is_listed_but_not_entered(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a/b/file.txt": ""})
+    (tmp_path / "a" / "b" / "up").symlink_to(tmp_path / "a")
+    assert {e.path for e in walk_tree(tmp_path)} == {"a", "a/b", "a/b/file.txt", "a/b/up"}
+
+
+def test_many_name_matches_still_rank_an_exact_folder_first(tmp_path: Path) -> None:
+    write_tree(tmp_path, {**{f"x/note{i}.txt": "" for i in range(60)}, "deep/note/inner.md": ""})
+    files = fuzzy_file_search("note", [str(tmp_path)])
+    assert files[0]["path"] == "deep/note" and len(files) == 50
+    assert all(f["score"] >> 16 == 1 for f in files[1:])
+
+
 def test_results_are_capped_at_fifty_and_ordered(tmp_path: Path) -> None:
     write_tree(tmp_path, {f"dir{i}/file{i:03}.txt": "" for i in range(80)})
     files = fuzzy_file_search("file", [str(tmp_path)])

@@ -51,20 +51,28 @@ def search_listings(query: str, listings: Sequence[RootListing], limit: int = MA
         return []
     pattern = subsequence_pattern(query)
     lowered_query = query.lower()
-    scored: list[tuple[int, str, list[int], RootListing, Entry]] = []
-    exact: dict[bool, tuple[tuple[int, str], int]] = {}  # is_dir -> (rank key, index into scored)
+    named: list[tuple[RootListing, Entry, str]] = []  # files whose own name holds the query
+    others: list[tuple[RootListing, Entry, str]] = []
     for listing in listings:
         for entry, lowered in zip(listing.entries, listing.lowered, strict=True):
             if pattern.search(lowered) is None:
                 continue
-            found = score_path(query, entry.path, entry.is_dir)
-            if found is None:
-                continue
-            if lowered.rsplit("/", 1)[-1] == lowered_query:
-                key = (entry.path.count("/"), entry.path)
-                if entry.is_dir not in exact or key < exact[entry.is_dir][0]:
-                    exact[entry.is_dir] = (key, len(scored))
-            scored.append((found[0], entry.path, found[1], listing, entry))
+            in_name = not entry.is_dir and pattern.search(lowered, lowered.rfind("/") + 1) is not None
+            (named if in_name else others).append((listing, entry, lowered))
+    if len(named) >= limit:
+        # Name matches outrank every other match but an exact name, so the rest need no scoring.
+        others = [item for item in others if item[2].rsplit("/", 1)[-1] == lowered_query]
+    scored: list[tuple[int, str, list[int], RootListing, Entry]] = []
+    exact: dict[bool, tuple[tuple[int, str], int]] = {}  # is_dir -> (rank key, index into scored)
+    for listing, entry, lowered in named + others:
+        found = score_path(query, entry.path, entry.is_dir)
+        if found is None:
+            continue
+        if lowered.rsplit("/", 1)[-1] == lowered_query:
+            key = (entry.path.count("/"), entry.path)
+            if entry.is_dir not in exact or key < exact[entry.is_dir][0]:
+                exact[entry.is_dir] = (key, len(scored))
+        scored.append((found[0], entry.path, found[1], listing, entry))
     # Codex ranks one file and one folder named exactly like the query first. Which one it picks
     # follows its walk order; pycodex takes the shallowest (then the first by path), deterministically.
     for _, index in exact.values():

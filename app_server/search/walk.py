@@ -113,26 +113,28 @@ def walk_tree(root: Path) -> list[Entry]:
 
 
 def _walk(root: Path) -> Iterator[Entry]:
-    try:
-        root_stat = root.stat()
-    except OSError:
+    if not root.is_dir():
         return
     outer = _outer_rules(root)
-    seen = {(root_stat.st_dev, root_stat.st_ino)}
-    stack: list[tuple[str, list[_Rules]]] = [("", outer)]
+    # Only symlinked folders can make a loop: remember where they lead, and never enter an ancestor.
+    followed: set[str] = set()
+    stack: list[tuple[str, list[_Rules], str]] = [("", outer, os.path.realpath(root))]
     while stack:
-        rel_dir, rules = stack.pop()
-        directory = root / rel_dir if rel_dir else root
-        spec = _read_rules(directory, IGNORE_FILES)
-        if spec is not None:
-            rules = [*rules, _Rules.of(spec, base=rel_dir)]
+        rel_dir, rules, real_dir = stack.pop()
+        directory = os.path.join(root, rel_dir) if rel_dir else str(root)
         try:
             with os.scandir(directory) as it:
                 children = list(it)
         except OSError:
             continue
+        present = tuple(name for name in IGNORE_FILES if any(c.name == name for c in children))
+        if present:
+            spec = _read_rules(Path(directory), present)
+            if spec is not None:
+                rules = [*rules, _Rules.of(spec, base=rel_dir)]
+        prefix = f"{rel_dir}/" if rel_dir else ""
         for child in children:
-            rel = f"{rel_dir}/{child.name}" if rel_dir else child.name
+            rel = prefix + child.name
             try:
                 is_dir = child.is_dir()  # follows symlinks, as Codex's walker does
             except OSError:
@@ -140,11 +142,12 @@ def _walk(root: Path) -> Iterator[Entry]:
             if rules and _ignored(rules, rel, is_dir):
                 continue
             yield Entry(rel, is_dir)
-            if is_dir:
-                try:
-                    st = child.stat()
-                except OSError:
+            if not is_dir:
+                continue
+            real = os.path.join(real_dir, child.name)
+            if child.is_symlink():
+                real = os.path.realpath(child.path)
+                if real in followed or real_dir == real or real_dir.startswith(real + os.sep):
                     continue
-                if (st.st_dev, st.st_ino) not in seen:
-                    seen.add((st.st_dev, st.st_ino))
-                    stack.append((rel, rules))
+                followed.add(real)
+            stack.append((rel, rules, real))
