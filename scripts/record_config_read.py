@@ -174,6 +174,9 @@ class CodexStdio:
     def close(self) -> None:
         self.proc.kill()
         self.proc.wait(timeout=TIMEOUT_S)
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 @contextmanager

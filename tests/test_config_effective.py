@@ -92,4 +92,14 @@ def test_recorded_answers_match_the_live_binary(codex_bin: Path, tmp_path: Path)
     from scripts.record_config_read import record_config_read
 
     live = record_config_read(codex_bin, tmp_path.resolve())
-    assert live["cases"] == RECORDED["cases"]
+    # Layers naming the project's path hash it into their version, so those versions differ per run.
+    assert _without_versions(live["cases"]) == _without_versions(RECORDED["cases"])
+    assert live["cases"][:2] == RECORDED["cases"][:2]
+
+
+def _without_versions(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_versions(v) for k, v in value.items() if k != "version"}
+    if isinstance(value, list):
+        return [_without_versions(v) for v in value]
+    return value
