@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,17 @@ WRITE_STEPS: list[Request] = [
     ("config/value/write", {"keyPath": "features.memories", "value": None, "mergeStrategy": "replace"}),
 ]
 
+SESSION_FLAGS = ['model="flag"', "features.memories=true"]
+FLAGGED_STEPS: list[Request] = [
+    ("config/value/write", {"keyPath": "model", "value": "b", "mergeStrategy": "replace"}),
+    ("config/value/write", {"keyPath": "features", "value": {"memories": False}, "mergeStrategy": "upsert"}),
+    ("config/value/write", {"keyPath": "model_verbosity", "value": "low", "mergeStrategy": "replace"}),
+    ("config/batchWrite", {"edits": [
+        {"keyPath": "model_verbosity", "value": "high", "mergeStrategy": "replace"},
+        {"keyPath": "features.memories", "value": False, "mergeStrategy": "replace"},
+    ]}),
+]
+
 FUZZY_TREE = {
     ".gitignore": "build/\n*.log\n!keep.log\n",
     "vendor/.ignore": "*.tmp\n", "vendor/a.tmp": "", "vendor/b.txt": "", "logs/keep.log": "", "logs/drop.log": "",
@@ -124,10 +135,11 @@ FUZZY_QUERIES = ["main", "mdl", "secret", "index", "", "app", "log", "env", "Mai
 class CodexStdio:
     """A bare JSON-RPC client over ``codex app-server`` stdio, every wait bounded."""
 
-    def __init__(self, codex_bin: Path, home: Path, cwd: Path) -> None:
+    def __init__(self, codex_bin: Path, home: Path, cwd: Path, flags: Sequence[str] = ()) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "CODEX"))}
         env.update(CODEX_HOME=str(home), RUST_LOG="off")
-        self.proc = subprocess.Popen([str(codex_bin), "app-server"], stdin=subprocess.PIPE,
+        argv = [str(codex_bin), "app-server", *(arg for flag in flags for arg in ("-c", flag))]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd,
                                      text=True)
         self.seen: list[Json] = []
@@ -180,8 +192,8 @@ class CodexStdio:
 
 
 @contextmanager
-def codex(codex_bin: Path, home: Path, cwd: Path | None = None) -> Iterator[CodexStdio]:
-    client = CodexStdio(codex_bin, home, cwd or home)
+def codex(codex_bin: Path, home: Path, cwd: Path | None = None, flags: Sequence[str] = ()) -> Iterator[CodexStdio]:
+    client = CodexStdio(codex_bin, home, cwd or home, flags)
     try:
         yield client
     finally:
@@ -248,7 +260,14 @@ def record_config_write(codex_bin: Path, tmp: Path) -> Json:
             answer = client.request(method, params)
             steps.append({"method": method, "params": params, "answer": answer, "file_after": config.read_text()})
         final_read = client.request("config/read", {})
-    return normalise({"start": WRITE_START, "steps": steps, "final_read": final_read}, {"$CODEX_HOME": home})
+    overridden = tmp / "home-write-flags"
+    overridden.mkdir()
+    (overridden / "config.toml").write_text(WRITE_START)
+    with codex(codex_bin, overridden, flags=SESSION_FLAGS) as client:
+        flagged = _exchange(client, FLAGGED_STEPS)
+    return normalise({"start": WRITE_START, "steps": steps, "final_read": final_read,
+                      "session_flags": SESSION_FLAGS, "flagged_steps": flagged},
+                     {"$CODEX_HOME": home, "$FLAGS_HOME": overridden})
 
 
 def record_model_list(codex_bin: Path, tmp: Path) -> Json:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from app_server.config import load_config
-from app_server.config.effective import effective_config
+from app_server.config.effective import effective_config, read_layers
 from app_server.config.write import ConfigEdit, ConfigWriteError, edits_from_params, write_values
 from tests.support.recorded import load, normalise
 
@@ -37,6 +37,20 @@ def test_every_step_answers_and_writes_like_codex(tmp_path: Path) -> None:
         assert ours == tomllib.loads(step["file_after"]), step["params"]
     final = effective_config(load_config(home, env={}), None, False, system_config=tmp_path / "none.toml")
     assert normalise(final, {"$CODEX_HOME": home}) == RECORDED["final_read"]["result"]
+
+
+def test_writes_under_session_flags_report_the_override_like_codex(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(RECORDED["start"])
+    loaded = load_config(home, RECORDED["session_flags"], env={})
+    higher = [layer for layer in read_layers(loaded, None) if layer.name["type"] == "sessionFlags"]
+    for step in RECORDED["flagged_steps"]:
+        params = step["params"]
+        raw = params["edits"] if step["method"] == "config/batchWrite" else [params]
+        outcome = write_values(home / "config.toml", edits_from_params(raw), codex_home=home, env={},
+                               higher_layers=higher)
+        assert {"result": normalise(outcome.response, {"$FLAGS_HOME": home})} == step["answer"], params
 
 
 def test_comments_and_formatting_survive(tmp_path: Path) -> None:
@@ -84,3 +98,4 @@ def test_recorded_steps_match_the_live_binary(codex_bin: Path, tmp_path: Path) -
 
     live = record_config_write(codex_bin, tmp_path.resolve())
     assert [s["answer"] for s in live["steps"]] == [s["answer"] for s in RECORDED["steps"]]
+    assert live["flagged_steps"] == RECORDED["flagged_steps"]

@@ -29,7 +29,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Table
 
-from app_server.config.effective import layer_version, unknown_dotted_keys
+from app_server.config.effective import ReadLayer, layer_version, unknown_dotted_keys
 from app_server.config.errors import ConfigError
 from app_server.config.loader import check_table
 from app_server.config.tables import parse_toml
@@ -40,6 +40,8 @@ VERSION_CONFLICT = "Configuration was modified since last read. Fetch latest ver
 READONLY = "Only writes to the user config are allowed"
 EMPTY_KEY = "keyPath must not be empty"
 NON_TABLE_PARENT = "cannot set value on non-table parent"
+# How Codex words an override, per overriding layer type (only session flags were observed).
+OVERRIDE_MESSAGES = {"sessionFlags": "Overridden by session flags"}
 
 JsonObj = dict[str, Any]
 
@@ -157,6 +159,27 @@ def _drop_empty_super_tables(doc: Any) -> None:
                 doc.pop(key)
 
 
+def _lookup(table: Mapping[str, Any], parts: list[str]) -> tuple[bool, Any]:
+    value: Any = table
+    for part in parts:
+        if not isinstance(value, Mapping) or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
+def overridden_metadata(edits: Sequence[ConfigEdit], higher: Sequence[ReadLayer]) -> JsonObj | None:
+    """Codex's `overriddenMetadata` for the first edit a higher layer also sets, with that layer's value."""
+    for edit in edits:
+        for layer in higher:
+            message = OVERRIDE_MESSAGES.get(layer.name.get("type", ""))
+            found, value = _lookup(layer.config, edit.key_path.split("."))
+            if message is not None and found:
+                return {"message": message, "effectiveValue": value,
+                        "overridingLayer": {"name": layer.name, "version": layer_version(layer.config)}}
+    return None
+
+
 def write_values(
     config_path: Path,
     edits: Sequence[ConfigEdit],
@@ -165,8 +188,13 @@ def write_values(
     expected_version: str | None = None,
     file_path: str | None = None,
     env: Mapping[str, str] | None = None,
+    higher_layers: Sequence[ReadLayer] = (),
 ) -> WriteOutcome:
-    """Apply `edits` to config.toml as one change. Raises ConfigWriteError and writes nothing on error."""
+    """Apply `edits` to config.toml as one change. Raises ConfigWriteError and writes nothing on error.
+
+    `higher_layers` (e.g. the session-flags layer from effective.read_layers) turn the status into
+    "okOverridden" when one of them also sets an edited key.
+    """
     _check_target(config_path, file_path)
     doc, current = _read_doc(config_path)
     if expected_version is not None and expected_version != layer_version(current):
@@ -181,8 +209,9 @@ def write_values(
     except ConfigError as exc:
         raise ConfigWriteError("configValidationError", f"Invalid configuration: {exc.message}") from None
     _save(config_path, text)
-    response = {"status": "ok", "version": layer_version(table), "filePath": str(config_path),
-                "overriddenMetadata": None}
+    overridden = overridden_metadata(edits, higher_layers)
+    response = {"status": "okOverridden" if overridden else "ok", "version": layer_version(table),
+                "filePath": str(config_path), "overriddenMetadata": overridden}
     return WriteOutcome(response=response, table=table, unknown_keys=unknown_dotted_keys(table))
 
 
