@@ -32,6 +32,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO_ROOT / "tests" / "data"
 OUT_DIR = DATA_DIR / "frontends"
+DEFAULTS_FILE = REPO_ROOT / "app_server" / "config" / "effective_defaults.json"
 CODEX_BIN_REL = Path("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
 EXPECTED_VERSION = "0.169.0"
 TIMEOUT_S = 30.0
@@ -56,6 +57,35 @@ memories = true
 
 [tui.nested]
 unknown_inner = "x"
+"""
+
+# Touches each section whose full default shape config/read reveals once it is set (see derive_defaults).
+SECTIONS_CONFIG = """sandbox_mode = "workspace-write"
+
+[sandbox_workspace_write]
+network_access = true
+
+[history]
+max_bytes = 100
+
+[shell_environment_policy]
+inherit = "core"
+
+[mcp_servers.stdio]
+command = "echo"
+
+[profiles.p1]
+model = "x"
+
+[model_providers.bare]
+name = "Bare"
+base_url = "http://127.0.0.1:9/v1"
+
+[features]
+memories = false
+
+[tui]
+theme = "dark"
 """
 
 PROJECT_FILES = {
@@ -222,7 +252,7 @@ def _exchange(client: CodexStdio, requests: list[Request]) -> list[Json]:
 def record_config_read(codex_bin: Path, tmp: Path) -> Json:
     cases: list[Json] = []
     requests: list[Request] = [("config/read", {}), ("config/read", {"includeLayers": True})]
-    for name, config_text in (("empty", None), ("custom", CUSTOM_CONFIG)):
+    for name, config_text in (("empty", None), ("custom", CUSTOM_CONFIG), ("sections", SECTIONS_CONFIG)):
         home = tmp / f"home-{name}"
         home.mkdir()
         if config_text is not None:
@@ -332,6 +362,38 @@ RECORDERS: dict[str, Callable[[Path, Path], Json]] = {
 }
 
 
+def derive_defaults(config_read: Json) -> Json:
+    """app_server/config/effective_defaults.json from the recorded config/read answers.
+
+    `top`: every key of the effective config with nothing set; `when_set`: the full shape a section
+    takes once any part of it is set; `entries`: the shape of one entry of a map-valued section.
+    """
+    answers = {case["name"]: case["exchanges"][0]["answer"]["result"]["config"] for case in config_read["cases"]}
+    top, sections = answers["empty"], answers["sections"]
+
+    def blank(entry: Mapping[str, Any], user_set: Mapping[str, Any]) -> Json:
+        """`entry` with the values the recorded config set put back to their defaults."""
+        return {k: user_set[k] if k in user_set else v for k, v in entry.items()}
+
+    features = dict(sections["features"])
+    features["memories"] = top["features"]["memories"]
+    return {
+        "_comment": "Codex 0.169's effective-config defaults, derived by scripts/record_config_read.py "
+                    "from its recorded config/read answers (see derive_defaults there).",
+        "top": top,
+        "when_set": {
+            "features": features,
+            "tui": blank(sections["tui"], {"theme": None}),
+            "sandbox_workspace_write": blank(sections["sandbox_workspace_write"], {"network_access": False}),
+        },
+        "entries": {
+            "model_providers": blank(sections["model_providers"]["bare"], {"name": None, "base_url": None}),
+            "profiles": blank(sections["profiles"]["p1"], {"model": None}),
+            "mcp_servers": blank(sections["mcp_servers"]["stdio"], {"command": None}),
+        },
+    }
+
+
 def update_manifest(written: list[Path]) -> None:
     """Add our files to tests/data/MANIFEST.json (test_schema_support checks every file there)."""
     path = DATA_DIR / "MANIFEST.json"
@@ -364,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
         target.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
         written.append(target)
         print(f"recorded {target.relative_to(REPO_ROOT)}")
+        if name == "config_read":
+            DEFAULTS_FILE.write_text(json.dumps(derive_defaults(document), indent=1, ensure_ascii=False) + "\n")
+            print(f"derived {DEFAULTS_FILE.relative_to(REPO_ROOT)}")
     update_manifest(written)
     return 0
 

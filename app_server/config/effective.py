@@ -40,7 +40,7 @@ JsonObj = dict[str, Any]
 class Defaults:
     top: Mapping[str, Any]
     when_set: Mapping[str, Any]
-    provider: Mapping[str, Any]
+    entries: Mapping[str, Any]  # section -> the shape of one of its entries
 
 
 @cache
@@ -48,7 +48,7 @@ def defaults() -> Defaults:
     """The recorded default table (read once; the JSON file is package data)."""
     text = resources.files("app_server.config").joinpath("effective_defaults.json").read_text("utf-8")
     data = json.loads(text)
-    return Defaults(top=data["top"], when_set=data["when_set"], provider=data["provider"])
+    return Defaults(top=data["top"], when_set=data["when_set"], entries=data["entries"])
 
 
 def layer_version(config: Mapping[str, Any]) -> str:
@@ -83,10 +83,18 @@ def _shape(template: Any, value: Any) -> Any:
     return value
 
 
+def _entry(section: str, template: Mapping[str, Any], entry: Any) -> Any:
+    if section == "mcp_servers":
+        # The recorded shape is a stdio server's; other transports keep what the user wrote.
+        is_stdio = isinstance(entry, Mapping) and "command" in entry
+        return deep_merge(template, entry) if is_stdio else entry
+    return _shape(template, entry)
+
+
 def _effective_value(key: str, value: Any) -> Any:
     table = defaults()
-    if key == "model_providers" and isinstance(value, Mapping):
-        return {pid: _shape(table.provider, entry) for pid, entry in value.items()}
+    if key in table.entries and isinstance(value, Mapping):
+        return {name: _entry(key, table.entries[key], entry) for name, entry in value.items()}
     if key in table.when_set:
         return _shape(table.when_set[key], value)
     default = table.top[key]
