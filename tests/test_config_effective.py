@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +104,13 @@ def _without_versions(value: Any) -> Any:
     if isinstance(value, list):
         return [_without_versions(v) for v in value]
     return value
+
+
+def test_the_defaults_table_is_derived_from_the_recording() -> None:
+    """app_server/config/effective_defaults.json is what scripts/record_config_read.py derives."""
+    from importlib import resources
+
+    from scripts.record_config_read import derive_defaults
+
+    shipped = json.loads(resources.files("app_server.config").joinpath("effective_defaults.json").read_text())
+    assert shipped == derive_defaults(RECORDED)
