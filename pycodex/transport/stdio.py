@@ -8,6 +8,7 @@ Pipes, sockets and ttys are read through the event loop; anything epoll cannot w
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
@@ -17,13 +18,62 @@ import sys
 from typing import BinaryIO
 
 from pycodex.jsonrpc.framing import DEFAULT_MAX_LINE_BYTES, LineBuffer, OverlongLine
-from pycodex.transport.base import ConnectionHandler, Outbox
+from pycodex.transport.base import ConnectionHandler, Outbox, TransportClosed
 
-__all__ = ["serve_stdio"]
+__all__ = ["StreamTransport", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
 _READ_CHUNK = 1 << 20
+
+
+class StreamTransport:
+    """LF-delimited messages over an asyncio stream pair (a child's stdout/stdin, a socket).
+
+    The message-oriented ``Transport`` for the stdio wire: blank and overlong lines are skipped, an
+    unterminated last line still counts.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        read_chunk: int = 65536,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._lines = LineBuffer(max_line_bytes)
+        self._ready: collections.deque[bytes] = collections.deque()
+        self._chunk = read_chunk
+        self._eof = False
+
+    async def send(self, data: bytes) -> None:
+        try:
+            self._writer.write(data + b"\n")
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            raise TransportClosed(f"stream closed: {exc}") from exc
+
+    async def recv(self) -> bytes | None:
+        while not self._ready:
+            if self._eof:
+                return None
+            data = await self._reader.read(self._chunk)
+            lines = self._lines.feed(data) if data else self._lines.feed_eof()
+            self._eof = not data
+            for line in lines:
+                if isinstance(line, OverlongLine):
+                    logger.warning("dropping an overlong line of %d bytes", line.size)
+                elif line.strip():
+                    self._ready.append(line)
+        return self._ready.popleft()
+
+    async def close(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(Exception):
+            await self._writer.wait_closed()
 
 
 def _is_streamable(fd: int) -> bool:
