@@ -22,15 +22,10 @@ from exec_server.handlers import METHODS, ThenRun
 from exec_server.info import environment_info
 from exec_server.params import parse_params
 from exec_server.session import Session, SessionRegistry
-from pycodex.jsonrpc import (
-    ErrorReceived,
-    NotificationReceived,
-    RequestReceived,
-    ResponseReceived,
-    RpcPeer,
-    Violation,
-)
+from pycodex.jsonrpc import NotificationReceived, RequestReceived, Violation
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
+from pycodex.transport.base import Transport
+from pycodex.transport.endpoint import Endpoint
 
 __all__ = ["Connection"]
 
@@ -56,13 +51,14 @@ class Connection:
         self._send = send
         self._transport = transport
         self._parse_error_prefix = parse_error_prefix
-        self._peer = RpcPeer(include_jsonrpc=False)
+        self._endpoint = Endpoint(send, max_queued_requests=64)
+        self._peer = self._endpoint.peer
         self._session: Session | None = None
         self._initialized = False
         self._token = object()
         # Requests run on ``concurrent_requests`` workers fed in arrival order, so the reader keeps
         # reading (and notices a closed socket) while a long-poll ``process/read`` waits.
-        self._queue: asyncio.Queue[RequestReceived] = asyncio.Queue(maxsize=64)
+        self._queue = self._endpoint.requests
         self._polls: set[asyncio.Task[None]] = set()
         self._workers = [
             asyncio.create_task(self._work(), name="exec-server-request-worker")
@@ -74,7 +70,9 @@ class Connection:
         return self._session
 
     async def handle(self, raw: bytes | str) -> bool:
-        msg = self._peer.receive(raw)
+        msg = self._endpoint.receive(raw)
+        if msg is None:
+            return True
         if isinstance(msg, Violation):
             await self._parse_error(_codex_reason(msg.reason))
             return True
@@ -98,7 +96,7 @@ class Connection:
                 return True
             log.info("dropping %s connection: unexpected notification %s", self._transport, msg.method)
             return False
-        assert isinstance(msg, ResponseReceived | ErrorReceived)
+        # The exec-server never sends requests, so every response is to an id it never issued.
         log.info("dropping %s connection: response to an id never issued", self._transport)
         return False
 
@@ -174,8 +172,16 @@ class Connection:
     async def _notify(self, method: str, params: dict[str, Any]) -> None:
         await self._send(self._peer.notify(method, params))
 
+    async def serve(self, transport: Transport) -> bool:
+        """Feed ``transport`` to ``handle`` until it ends (True) or Codex would drop the peer (False)."""
+        while (message := await transport.recv()) is not None:
+            if not await self.handle(message):
+                return False
+        return True
+
     async def close(self) -> None:
         """The transport ended: stop in-flight work and detach the session (it stays resumable)."""
+        self._endpoint.close("connection closed")
         tasks = [*self._workers, *self._polls]
         for task in tasks:
             task.cancel()

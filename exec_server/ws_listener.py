@@ -18,6 +18,7 @@ from websockets.http11 import Request, Response
 
 from exec_server.connection import Connection
 from exec_server.session import SessionRegistry
+from pycodex.transport.websocket import WebSocketTransport
 from pycodex.transport.ws_auth import capability_token_matches, has_origin, header_safe_logger
 
 __all__ = ["WsOptions", "start_ws_server"]
@@ -64,24 +65,17 @@ async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Serv
         host, port = ws.remote_address[:2]
         label = f"{host}:{port}"
 
-        async def send(data: bytes) -> None:
-            try:
-                await ws.send(data.decode("utf-8"))
-            except ConnectionClosed as exc:
-                raise ConnectionError(str(exc)) from exc
-
+        edge = WebSocketTransport(ws)
         conn = Connection(
             registry,
-            send,
+            edge.send,
             transport="websocket",
             parse_error_prefix=f"failed to parse websocket JSON-RPC message from exec-server websocket {label}",
             concurrent_requests=options.concurrent_requests,
         )
         try:
-            async for message in ws:
-                if not await conn.handle(message):
-                    ws.transport.abort()  # Codex drops the TCP connection without a close frame
-                    break
+            if not await conn.serve(edge):
+                ws.transport.abort()  # Codex drops the TCP connection without a close frame
         except (ConnectionClosed, ConnectionError):
             pass
         finally:

@@ -18,8 +18,6 @@ __all__ = ["connection_session_factory"]
 
 log = logging.getLogger(__name__)
 
-_MAX_MESSAGES_PER_STREAM = 10**12  # effectively unbounded, but the loop has a bound
-
 
 def connection_session_factory(registry: SessionRegistry, *, concurrent_requests: int = 1) -> SessionFactory:
     async def serve(channel: MessageChannel) -> None:
@@ -31,13 +29,8 @@ def connection_session_factory(registry: SessionRegistry, *, concurrent_requests
             concurrent_requests=concurrent_requests,
         )
         try:
-            for _ in range(_MAX_MESSAGES_PER_STREAM):
-                message = await channel.recv()
-                if message is None:
-                    return
-                if not await conn.handle(message):
-                    await channel.close()  # Codex drops such a peer; here: Reset its stream
-                    return
+            if not await conn.serve(channel):
+                await channel.close()  # Codex drops such a peer; here: Reset its stream
         except ConnectionError as exc:
             log.info("remote stream ended while answering: %s", exc)
         finally:

@@ -50,6 +50,8 @@ class StreamTransport:
         self._eof = False
 
     async def send(self, data: bytes) -> None:
+        if self._writer.is_closing():
+            raise TransportClosed("stream closed")
         try:
             self._writer.write(data + b"\n")
             await self._writer.drain()
