@@ -21,10 +21,13 @@ class _Pipe:
     def __init__(self, max_queued: int) -> None:
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue(max_queued)
         self.closed = False
+        #: Set when the reading end closed: nobody will ever make room again.
+        self.abandoned = asyncio.Event()
 
     def close(self, *, discard: bool = False) -> None:
         """Mark the end; ``discard`` (the reader's own close) drops unread messages, waking writers."""
         if discard:
+            self.abandoned.set()
             while not self.queue.empty():
                 self.queue.get_nowait()
         if self.closed:
@@ -44,9 +47,25 @@ class MemoryTransport:
         self._out = outgoing
 
     async def send(self, data: bytes) -> None:
-        if self._out.closed:
+        pipe = self._out
+        if pipe.closed:
             raise TransportClosed("in-memory transport is closed")
-        await self._out.queue.put(bytes(data))
+        try:
+            pipe.queue.put_nowait(bytes(data))
+            return
+        except asyncio.QueueFull:
+            pass
+        # Full: wait for room, unless the reader goes away meanwhile.
+        put = asyncio.ensure_future(pipe.queue.put(bytes(data)))
+        abandoned = asyncio.ensure_future(pipe.abandoned.wait())
+        try:
+            await asyncio.wait((put, abandoned), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            abandoned.cancel()
+            if not put.done():
+                put.cancel()
+        if not put.done() or put.cancelled():
+            raise TransportClosed("in-memory transport is closed")
 
     async def recv(self) -> bytes | None:
         if self._in.closed and self._in.queue.empty():
