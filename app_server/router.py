@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from app_server.store.errors import InvalidCursorError, InvalidThreadIdError
-from app_server.validation import validate_params
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
+from pycodex.jsonrpc.serde import Framing, validate
 
 if TYPE_CHECKING:
     from app_server.connection import Session
@@ -95,7 +95,7 @@ class Router:
         if route.params_model is not None:
             if not has_params or params is None:
                 raise InvalidRequest("Invalid request: missing field `params`")
-            parsed = validate_params(route.params_model, params)
+            parsed = validate(route.params_model, params, Framing.REQUEST)
         if method == "initialize":
             if session.initialized:
                 raise InvalidRequest("Already initialized")

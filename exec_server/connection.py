@@ -20,10 +20,10 @@ from typing import Any
 from exec_client.protocol import InitializeParams, Method
 from exec_server.handlers import METHODS, ThenRun
 from exec_server.info import environment_info
-from exec_server.params import parse_params
 from exec_server.session import Session, SessionRegistry
 from pycodex.jsonrpc import NotificationReceived, RequestReceived, Violation
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
+from pycodex.jsonrpc.serde import Framing, validate
 from pycodex.transport.base import Transport
 from pycodex.transport.endpoint import Endpoint
 
@@ -149,14 +149,14 @@ class Connection:
 
     async def _dispatch(self, method: str, params: Any) -> dict[str, Any] | ThenRun:
         if method == Method.INITIALIZE:
-            return self._initialize(parse_params(InitializeParams, params))
+            return self._initialize(validate(InitializeParams, params, Framing.BARE))
         spec = METHODS.get(method)
         if spec is None:
             log.info("unimplemented method %s", method)
             raise MethodNotFound(f"exec-server stub does not implement `{method}` yet")
         if params is None and not any(f.is_required() for f in spec.model.model_fields.values()):
             params = {}
-        parsed = parse_params(spec.model, params)
+        parsed = validate(spec.model, params, Framing.BARE)
         if self._session is None:
             raise InvalidRequest(f"client must call initialize before using {spec.family} methods")
         if not self._initialized:
