@@ -14,6 +14,7 @@ import ipaddress
 import logging
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
+from typing import Any
 
 from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -23,9 +24,12 @@ from websockets.http11 import Request, Response
 from pycodex.transport.base import ConnectionHandler, TransportClosed, serve_transport
 from pycodex.transport.ws_auth import WsAuth, authorize, has_origin, header_safe_logger
 
-__all__ = ["WebSocketTransport", "parse_ws_listen", "serve_websocket"]
+__all__ = ["UpgradeGate", "WebSocketTransport", "listen_websocket", "parse_ws_listen", "serve_websocket"]
 
 logger = logging.getLogger(__name__)
+
+#: Decides on an upgrade request before it happens: a response refuses it (or answers a probe).
+UpgradeGate = Callable[[ServerConnection, Request], Response | None]
 
 _HEALTH_PATHS = frozenset({"/readyz", "/healthz"})
 #: Codex refuses a larger inbound message by dropping the connection; websockets closes with 1009.
@@ -122,16 +126,10 @@ async def serve_websocket(
     async def handle(ws: ServerConnection) -> None:
         await serve_transport(make_handler, WebSocketTransport(ws, binary="drop"), flush_timeout=1.0)
 
-    async with serve(
-        handle,
-        host,
-        port,
-        process_request=_gate(auth),
-        logger=header_safe_logger("websockets.server"),
-        max_size=max_message_bytes,
-        max_queue=64,
-        compression=None,
-    ) as server:
+    listener = listen_websocket(
+        handle, host, port, gate=_gate(auth), max_message_bytes=max_message_bytes, max_queue=64
+    )
+    async with await listener as server:
         if on_listening is not None:
             result = on_listening(server)
             if result is not None:
@@ -140,3 +138,29 @@ async def serve_websocket(
             await asyncio.Future()
         else:
             await stop.wait()
+
+
+async def listen_websocket(
+    on_connection: Callable[[ServerConnection], Awaitable[None]],
+    host: str,
+    port: int,
+    *,
+    gate: UpgradeGate,
+    max_message_bytes: int,
+    **options: Any,
+) -> Server:
+    """Start a listener: ``gate`` checks each upgrade, then ``on_connection`` serves the socket.
+
+    Both servers listen through here: no compression, headers never logged, frames bounded. ``options``
+    are the server's own ``websockets`` settings (keepalive, write buffer, queue depth).
+    """
+    return await serve(
+        on_connection,
+        host,
+        port,
+        process_request=gate,
+        logger=header_safe_logger("websockets.server"),
+        max_size=max_message_bytes,
+        compression=None,
+        **options,
+    )
