@@ -120,7 +120,7 @@ class ExecServerClient:
         cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, **kwargs: Any
     ) -> ExecServerClient:
         """Speak to a child started with ``--listen stdio`` (its stdout → reader, its stdin → writer)."""
-        return cls(StreamTransport(reader, writer, max_line_bytes=_MAX_MESSAGE), **kwargs)
+        return cls(StreamTransport.over_streams(reader, writer, max_line_bytes=_MAX_MESSAGE), **kwargs)
 
     # -- plumbing -----------------------------------------------------------------------------------
     def add_notification_handler(self, handler: NotificationHandler) -> None:

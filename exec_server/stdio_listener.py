@@ -40,7 +40,7 @@ async def serve_stdio(
         asyncio.streams.FlowControlMixin, os.fdopen(os.dup(out_file.fileno()), "wb")
     )
     writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
-    transport = StreamTransport(reader, writer, max_line_bytes=MAX_LINE_BYTES)
+    transport = StreamTransport.over_streams(reader, writer, max_line_bytes=MAX_LINE_BYTES)
     conn = Connection(
         registry,
         transport.send,
