@@ -53,6 +53,8 @@ class Connection:
         self._send = send
         self._transport = transport
         self._parse_error_prefix = parse_error_prefix
+        # Writes go straight to the edge, not through an Outbox: awaiting the socket is what throttles
+        # the output pumps (and so the children's pipes), and a failed write must raise ConnectionError.
         self._endpoint = Endpoint(send, max_queued_requests=64)
         self._peer = self._endpoint.peer
         self._session: Session | None = None

@@ -17,6 +17,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from exec_server.connection import Connection
+from exec_server.router import ExecRouter
 from exec_server.session import SessionRegistry
 from pycodex.transport.websocket import WebSocketTransport, listen_websocket
 from pycodex.transport.ws_auth import capability_token_matches, has_origin
@@ -61,6 +62,8 @@ def _check_request(options: WsOptions, conn: ServerConnection, request: Request)
 
 
 async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Server:
+    router = ExecRouter()
+
     async def handler(ws: ServerConnection) -> None:
         host, port = ws.remote_address[:2]
         label = f"{host}:{port}"
@@ -72,6 +75,7 @@ async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Serv
             transport="websocket",
             parse_error_prefix=f"failed to parse websocket JSON-RPC message from exec-server websocket {label}",
             concurrent_requests=options.concurrent_requests,
+            router=router,
         )
         try:
             if not await conn.serve(edge):

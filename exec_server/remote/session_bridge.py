@@ -12,6 +12,7 @@ import logging
 from exec_client.remote import MessageChannel
 from exec_server.connection import Connection
 from exec_server.remote.mux import SessionFactory
+from exec_server.router import ExecRouter
 from exec_server.session import SessionRegistry
 
 __all__ = ["connection_session_factory"]
@@ -20,6 +21,8 @@ log = logging.getLogger(__name__)
 
 
 def connection_session_factory(registry: SessionRegistry, *, concurrent_requests: int = 1) -> SessionFactory:
+    router = ExecRouter()
+
     async def serve(channel: MessageChannel) -> None:
         conn = Connection(
             registry,
@@ -27,6 +30,7 @@ def connection_session_factory(registry: SessionRegistry, *, concurrent_requests
             transport="noise",
             parse_error_prefix="failed to parse JSON-RPC message from exec-server noise stream",
             concurrent_requests=concurrent_requests,
+            router=router,
         )
         try:
             if not await conn.serve(channel):
