@@ -4,13 +4,18 @@ Tools: `add` (read-only hint), `echo` (plain text content, no structured output)
 the only way out), `fail` (raises). Resource: `calc://greeting`.
 
     python tests/support/mcp_calc_server.py stdio
-    python tests/support/mcp_calc_server.py http PORT      # streamable HTTP on 127.0.0.1:PORT/mcp
+    python tests/support/mcp_calc_server.py http            # streamable HTTP on 127.0.0.1:PORT/mcp
+
+Over HTTP it binds a free port itself and prints it alone on stdout's first line (no port race).
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
+
+import uvicorn
 
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
@@ -18,8 +23,8 @@ from mcp.types import ToolAnnotations
 GREETING = "hello from calc"
 
 
-def build(port: int = 0) -> FastMCP:
-    server = FastMCP("calc", host="127.0.0.1", port=port, log_level="WARNING")
+def build() -> FastMCP:
+    server = FastMCP("calc", log_level="WARNING")
 
     @server.tool(description="Add two integers.", annotations=ToolAnnotations(readOnlyHint=True))
     def add(a: int, b: int) -> int:
@@ -45,10 +50,18 @@ def build(port: int = 0) -> FastMCP:
     return server
 
 
+async def serve_http() -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    print(sock.getsockname()[1], flush=True)
+    config = uvicorn.Config(build().streamable_http_app(), log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
 def main(argv: list[str]) -> None:
-    mode = argv[0] if argv else "stdio"
-    if mode == "http":
-        build(int(argv[1])).run(transport="streamable-http")
+    if argv and argv[0] == "http":
+        asyncio.run(serve_http())
     else:
         build().run(transport="stdio")
 

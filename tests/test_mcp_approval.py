@@ -1,0 +1,57 @@
+"""The MCP approval rule, as a table: approval mode x annotations x approval policy."""
+
+from __future__ import annotations
+
+import pytest
+from mcp.types import ToolAnnotations
+
+from app_server.mcp.approval import NEVER_MESSAGE, Decision, decide, requires_approval
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True)
+DESTRUCTIVE = ToolAnnotations(destructiveHint=True)
+READ_ONLY_DESTRUCTIVE = ToolAnnotations(readOnlyHint=True, destructiveHint=True)
+CLOSED_WORLD_SAFE = ToolAnnotations(destructiveHint=False, openWorldHint=False)
+SAFE_OPEN_UNKNOWN = ToolAnnotations(destructiveHint=False)
+
+
+@pytest.mark.parametrize(
+    ("mode", "annotations", "needs"),
+    [
+        ("approve", None, False),
+        ("approve", DESTRUCTIVE, False),
+        ("prompt", READ_ONLY, True),
+        ("prompt", None, True),
+        ("writes", READ_ONLY, False),
+        ("writes", READ_ONLY_DESTRUCTIVE, False),  # writes looks at readOnlyHint only
+        ("writes", None, True),
+        ("writes", CLOSED_WORLD_SAFE, True),
+        ("auto", None, True),
+        ("auto", READ_ONLY, False),
+        ("auto", READ_ONLY_DESTRUCTIVE, True),  # destructive wins in auto
+        ("auto", DESTRUCTIVE, True),
+        ("auto", CLOSED_WORLD_SAFE, False),
+        ("auto", SAFE_OPEN_UNKNOWN, True),  # an absent openWorldHint counts as open
+    ],
+)
+def test_requires_approval(mode: str, annotations: ToolAnnotations | None, needs: bool) -> None:
+    assert requires_approval(mode, annotations) is needs  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("policy", "mode", "annotations", "decision"),
+    [
+        ("never", "approve", None, Decision.ALLOW),
+        ("never", "auto", None, Decision.REFUSE),
+        ("never", "auto", READ_ONLY, Decision.ALLOW),
+        ("never", "prompt", READ_ONLY, Decision.REFUSE),
+        ("on-request", "auto", None, Decision.ASK),
+        ("on-request", "approve", None, Decision.ALLOW),
+        ("on-failure", "writes", None, Decision.ASK),
+        (None, "auto", None, Decision.ASK),
+        (None, "auto", CLOSED_WORLD_SAFE, Decision.ALLOW),
+    ],
+)
+def test_decide(policy: str | None, mode: str, annotations: ToolAnnotations | None, decision: Decision) -> None:
+    outcome = decide(policy, mode, annotations)  # type: ignore[arg-type]
+    assert outcome.decision is decision
+    assert outcome.message == (NEVER_MESSAGE if decision is Decision.REFUSE else None)
