@@ -54,6 +54,7 @@ async def serve_http() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    sock.listen(64)  # listening before the port is printed, so a client may connect at once
     print(sock.getsockname()[1], flush=True)
     config = uvicorn.Config(build().streamable_http_app(), log_level="warning")
     await uvicorn.Server(config).serve(sockets=[sock])
