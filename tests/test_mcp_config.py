@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app_server.config import ConfigError
-from app_server.config import schema
+from app_server.config import ConfigError, schema
 from app_server.mcp.config import (
     DEFAULT_STARTUP_TIMEOUT_S,
     DEFAULT_TOOL_TIMEOUT_S,

@@ -16,7 +16,6 @@ import socket
 import sys
 
 import uvicorn
-
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
