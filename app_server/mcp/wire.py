@@ -83,26 +83,38 @@ def _dump(model: BaseModel) -> JsonObj:
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def server_status(snapshot: ServerSnapshot, resources: list[Resource] | None = None,
-                  detail: str | None = None) -> JsonObj:
-    """One `McpServerStatus`; `resources` as listed (only with detail "full")."""
+def _server_info(snapshot: ServerSnapshot) -> JsonObj | None:
+    connection = snapshot.connection
+    if snapshot.state != "ready" or connection is None or connection.server_info is None:
+        return None
+    info = connection.server_info
+    return {"name": info.name, "title": info.title, "version": info.version,
+            "description": getattr(info, "description", None),
+            "icons": [_dump(icon) for icon in info.icons] if info.icons else None, "websiteUrl": info.websiteUrl}
+
+
+def server_status(snapshot: ServerSnapshot, resources: list[Resource] | None = None, *,
+                  detail: str | None = None, thread_runtime: bool = True) -> JsonObj:
+    """One `McpServerStatus`. `resources` as listed (only with detail "full"). `thread_runtime` is False
+    when the listing did not name a thread: Codex then starts the servers only to list them and reports
+    `runtimeStatus: null`."""
     connection = snapshot.connection
     ready = snapshot.state == "ready"
     full = detail != "toolsAndAuthOnly"
     return {
         "name": snapshot.name,
-        "authStatus": auth_status(snapshot),
-        "runtimeStatus": _RUNTIME.get(snapshot.state),
-        "httpOrigin": _http_origin(snapshot),
+        "runtimeStatus": _RUNTIME.get(snapshot.state) if thread_runtime else None,
         "pluginId": None,
-        "serverInfo": _dump(connection.server_info) if ready and connection and connection.server_info else None,
+        "httpOrigin": _http_origin(snapshot),
+        "serverInfo": _server_info(snapshot),
         "serverCapabilities": (_dump(connection.capabilities) if ready and connection and connection.capabilities
                                else None),
+        "toolListMeta": None,
         "tools": {tool.name: _dump(tool) for tool in snapshot.tools},
         "toolsError": snapshot.error if snapshot.state == "failed" else None,
-        "toolListMeta": None,
         "resources": [_dump(r) for r in resources or []] if full else [],
         "resourceTemplates": [],
+        "authStatus": auth_status(snapshot),
     }
 
 
@@ -118,21 +130,21 @@ def page(items: list[JsonObj], cursor: str | None, limit: int | None) -> JsonObj
 
 
 def tool_call_response(result: CallToolResult) -> JsonObj:
-    """McpServerToolCallResponse: the MCP result as the server gave it (camelCase, `_meta`)."""
-    out: JsonObj = {
-        "content": [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in result.content],
-        "isError": result.isError,
-        "structuredContent": result.structuredContent,
-    }
+    """McpServerToolCallResponse: the MCP result as the server gave it; absent fields stay absent."""
+    out: JsonObj = {"content": [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in result.content]}
+    if result.structuredContent is not None:
+        out["structuredContent"] = result.structuredContent
+    out["isError"] = result.isError
     if result.meta is not None:
         out["_meta"] = result.meta
     return out
 
 
 def resource_read_response(result: ReadResourceResult) -> JsonObj:
-    return {"contents": [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents]}
+    return {"contents": [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents],
+            "originCallId": None}
 
 
 def startup_status_params(name: str, state: str, error: str | None, thread_id: str | None) -> JsonObj:
     """Params of `mcpServer/startupStatus/updated` (McpServerStartupState: starting/ready/failed/cancelled)."""
-    return {"name": name, "status": state, "error": error, "threadId": thread_id}
+    return {"threadId": thread_id, "name": name, "status": state, "error": error, "failureReason": None}

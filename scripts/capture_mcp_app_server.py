@@ -1,0 +1,112 @@
+"""Record how Codex's app-server answers the MCP requests (mcpServerStatus/list, mcpServer/tool/call,
+mcpServer/resource/read, config/mcpServer/reload) and which `mcpServer/startupStatus/updated` notifications
+it sends, with tests/support/mcp_calc_server.py as `[mcp_servers.calc]`. No model request is made.
+Writes tests/data/mcp/codex_0169_app_server.json (thread ids and the home path replaced by placeholders).
+
+    python scripts/capture_mcp_app_server.py PATH/TO/codex
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = str(ROOT / "tests" / "support" / "mcp_calc_server.py")
+OUT = ROOT / "tests" / "data" / "mcp" / "codex_0169_app_server.json"
+JsonObj = dict[str, Any]
+
+
+def _server(name: str) -> str:
+    return f"[mcp_servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(SERVER)}]\n"
+
+
+class Probe:
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.log: list[JsonObj] = []
+        self.next_id = 0
+
+    async def _read(self) -> JsonObj:
+        assert self.proc.stdout is not None
+        message: JsonObj = json.loads(await asyncio.wait_for(self.proc.stdout.readline(), 30))
+        if str(message.get("method", "")).startswith("mcpServer/"):
+            message.pop("emittedAtMs", None)
+            self.log.append({"notification": message})
+        return message
+
+    async def request(self, method: str, params: JsonObj | None = None) -> JsonObj:
+        self.next_id += 1
+        msg: JsonObj = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+        await self.proc.stdin.drain()
+        while True:
+            message = await self._read()
+            if message.get("id") == self.next_id and "method" not in message:
+                self.log.append({"request": msg, "response": message})
+                return message
+
+    async def until_ready(self, thread_id: str, names: set[str]) -> None:
+        """Read until every named server reported "ready" (or "failed") for the thread."""
+        while names:
+            message = await self._read()
+            params = message.get("params") or {}
+            if message.get("method") == "mcpServer/startupStatus/updated" and params.get("threadId") == thread_id \
+                    and params.get("status") in ("ready", "failed"):
+                names.discard(params["name"])
+
+
+async def main(codex: str) -> None:
+    home = Path(tempfile.mkdtemp())
+    config = ('model = "m"\napproval_policy = "never"\nmodel_provider = "mock"\n[model_providers.mock]\n'
+              'name = "mock"\nbase_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n' + _server("calc"))
+    (home / "config.toml").write_text(config)
+    proc = await asyncio.create_subprocess_exec(
+        codex, "app-server", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL, env={**os.environ, "CODEX_HOME": str(home)}, cwd=str(home))
+    probe = Probe(proc)
+    await probe.request("initialize", {"clientInfo": {"name": "probe", "version": "1"},
+                                       "capabilities": {"experimentalApi": True}})
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"jsonrpc":"2.0","method":"initialized"}\n')
+    add = {"server": "calc", "tool": "add", "arguments": {"a": 1, "b": 2}}
+    await probe.request("mcpServerStatus/list", {"detail": "toolsAndAuthOnly"})
+    await probe.request("mcpServer/tool/call", add)
+    await probe.request("mcpServer/tool/call", {"threadId": "nope", **add})
+    first = (await probe.request("thread/start", {"cwd": str(home)}))["result"]["thread"]["id"]
+    await probe.until_ready(first, {"calc"})
+    await probe.request("mcpServer/tool/call", {"threadId": first, **add})
+    await probe.request("mcpServer/tool/call", {"threadId": first, "server": "calc", "tool": "echo",
+                                                "arguments": {"text": "x"}})
+    await probe.request("mcpServer/tool/call", {"threadId": first, **add, "server": "calc2"})
+    await probe.request("mcpServer/tool/call", {"threadId": first, **add, "tool": "nosuch"})
+    await probe.request("mcpServer/resource/read", {"threadId": first, "server": "calc", "uri": "calc://greeting"})
+    await probe.request("mcpServer/resource/read", {"server": "calc", "uri": "calc://greeting"})
+    (home / "config.toml").write_text(config + _server("calc2"))
+    await probe.request("config/mcpServer/reload")
+    await probe.until_ready(first, {"calc2"})
+    await probe.request("mcpServer/tool/call", {"threadId": first, **add, "server": "calc2"})
+    second = (await probe.request("thread/start", {"cwd": str(home)}))["result"]["thread"]["id"]
+    await probe.until_ready(second, {"calc", "calc2"})
+    await probe.request("mcpServerStatus/list", {"threadId": first})
+    await probe.request("mcpServerStatus/list", {"limit": 1})
+    proc.stdin.close()
+    await asyncio.wait_for(proc.wait(), 20)
+    text = json.dumps(probe.log, indent=1)
+    for value, label in ((first, "THREAD_1"), (second, "THREAD_2"), (str(home), "HOME")):
+        text = text.replace(value, label)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(text + "\n")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1]))

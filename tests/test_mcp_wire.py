@@ -1,0 +1,100 @@
+"""App-server answers built from the manager against what Codex 0.169's app-server answered for the same
+calc server (tests/data/mcp/codex_0169_app_server.json, recorded by scripts/capture_mcp_app_server.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from app_server.mcp.manager import McpConnectionManager
+from app_server.mcp.wire import (
+    STATUS_METHOD,
+    ListMcpServerStatusParams,
+    McpServerToolCallParams,
+    page,
+    resource_read_response,
+    server_status,
+    startup_status_params,
+    tool_call_response,
+)
+from tests.support.mcp_servers import stdio_calc
+from tests.support.paths import DATA
+
+RECORDED: list[dict[str, Any]] = json.loads((DATA / "mcp" / "codex_0169_app_server.json").read_text())
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _answers(method: str) -> list[dict[str, Any]]:
+    return [e for e in RECORDED if "request" in e and e["request"]["method"] == method]
+
+
+@pytest.fixture
+async def calc() -> AsyncIterator[McpConnectionManager]:
+    config, _ = stdio_calc()
+    manager = McpConnectionManager({"calc": config})
+    manager.start()
+    await manager.wait_ready()
+    yield manager
+    await manager.shutdown()
+
+
+async def test_status_list_entries_match_codex(calc: McpConnectionManager) -> None:
+    listings = _answers("mcpServerStatus/list")
+    no_thread = listings[-1]["response"]["result"]["data"][0]
+    with_thread = next(e for e in listings if e["request"]["params"].get("threadId"))
+    thread_entry = with_thread["response"]["result"]["data"][0]
+    [snapshot] = calc.snapshot()
+    resources = await calc.list_resources("calc")
+    ours = server_status(snapshot, resources, thread_runtime=False)
+    assert ours == no_thread
+    assert server_status(snapshot, resources) == thread_entry
+    assert thread_entry["runtimeStatus"] == "connected"
+
+
+async def test_tool_call_and_resource_read_match_codex(calc: McpConnectionManager) -> None:
+    for entry in _answers("mcpServer/tool/call"):
+        if "result" not in entry["response"] or entry["request"]["params"].get("server") != "calc":
+            continue
+        params = McpServerToolCallParams.model_validate(entry["request"]["params"])
+        result = await calc.call_tool(params.server, params.tool, params.arguments)
+        assert tool_call_response(result) == entry["response"]["result"], params.tool
+    read = _answers("mcpServer/resource/read")[0]
+    result = await calc.read_resource("calc", read["request"]["params"]["uri"])
+    assert resource_read_response(result) == read["response"]["result"]
+
+
+def test_tool_call_needs_thread_id() -> None:
+    entry = _answers("mcpServer/tool/call")[0]
+    assert entry["response"]["error"] == {"code": -32600, "message": "Invalid request: missing field `threadId`"}
+    with pytest.raises(ValidationError):
+        McpServerToolCallParams.model_validate(entry["request"]["params"])
+
+
+def test_unknown_server_error_text_matches_codex() -> None:
+    from app_server.mcp.manager import unknown_server_error
+
+    entry = next(e for e in _answers("mcpServer/tool/call")
+                 if e["request"]["params"].get("server") == "calc2" and "error" in e["response"])
+    assert entry["response"]["error"]["message"] == str(unknown_server_error("calc2"))
+
+
+def test_paging_matches_codex_cursor() -> None:
+    limited = next(e for e in _answers("mcpServerStatus/list") if e["request"]["params"].get("limit") == 1)
+    items = [{"name": "calc"}, {"name": "calc2"}]
+    assert page(items, None, 1) == {"data": [{"name": "calc"}], "nextCursor": limited["response"]["result"]["nextCursor"]}
+    assert page(items, "1", 1) == {"data": [{"name": "calc2"}], "nextCursor": None}
+    with pytest.raises(ValueError):
+        page(items, "x", None)
+    assert ListMcpServerStatusParams.model_validate({"detail": "full"}).detail == "full"
+
+
+def test_startup_notifications_are_per_thread() -> None:
+    notes = [e["notification"] for e in RECORDED if "notification" in e]
+    assert {n["method"] for n in notes} == {STATUS_METHOD}
+    assert all(n["params"]["threadId"] in ("THREAD_1", "THREAD_2") for n in notes)
+    assert startup_status_params("calc", "starting", None, "THREAD_1") == notes[0]["params"]
