@@ -1,6 +1,8 @@
 """Record how Codex's app-server answers the MCP requests (mcpServerStatus/list, mcpServer/tool/call,
 mcpServer/resource/read, config/mcpServer/reload) and which `mcpServer/startupStatus/updated` notifications
-it sends, with tests/support/mcp_calc_server.py as `[mcp_servers.calc]`. No model request is made.
+it sends, with tests/support/mcp_calc_server.py as `[mcp_servers.calc]` and no tool pre-approved. One turn
+against fixtures/fake_responses_server.py has the model call `add` (readOnlyHint) and `echo` (no hints)
+under approval_policy = "never": the `mcpToolCall` items and the function outputs are recorded too.
 Writes tests/data/mcp/codex_0169_app_server.json (thread ids and the home path replaced by placeholders).
 
     python scripts/capture_mcp_app_server.py PATH/TO/codex
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +23,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "support" / "mcp_calc_server.py")
 OUT = ROOT / "tests" / "data" / "mcp" / "codex_0169_app_server.json"
 JsonObj = dict[str, Any]
+
+
+def _call(call_id: str, name: str, args: JsonObj) -> JsonObj:
+    item = {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "namespace": "mcp__calc",
+            "name": name, "arguments": json.dumps(args), "status": "completed"}
+    usage = {"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2}
+    return {"events": [
+        {"type": "response.created", "response": {"id": f"resp_{call_id}"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": {"id": f"resp_{call_id}", "usage": usage}},
+    ]}
 
 
 def _server(name: str) -> str:
@@ -54,6 +70,17 @@ class Probe:
                 self.log.append({"request": msg, "response": message})
                 return message
 
+    async def until_turn_done(self) -> None:
+        """Read until turn/completed, logging the mcpToolCall item notifications."""
+        while True:
+            message = await self._read()
+            method = message.get("method")
+            item = (message.get("params") or {}).get("item") or {}
+            if method in ("item/started", "item/completed") and item.get("type") == "mcpToolCall":
+                self.log.append({"notification": message})
+            if method == "turn/completed":
+                return
+
     async def until_ready(self, thread_id: str, names: set[str]) -> None:
         """Read until every named server reported "ready" (or "failed") for the thread."""
         while names:
@@ -66,8 +93,25 @@ class Probe:
 
 async def main(codex: str) -> None:
     home = Path(tempfile.mkdtemp())
+    script = home / "script.json"
+    script.write_text(json.dumps([_call("call_add", "add", {"a": 2, "b": 3}), _call("call_echo", "echo", {"text": "hi"}),
+                                  {"output": [{"type": "message", "text": "done"}]}]))
+    requests_log = home / "requests.jsonl"
+    fake = subprocess.Popen([sys.executable, str(ROOT / "fixtures" / "fake_responses_server.py"), str(script),
+                             "--log", str(requests_log)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert fake.stdout is not None
+        port = int(fake.stdout.readline())
+        await _probe(codex, home, port, requests_log)
+    finally:
+        fake.terminate()
+        fake.wait(10)
+
+
+async def _probe(codex: str, home: Path, port: int, requests_log: Path) -> None:
     config = ('model = "m"\napproval_policy = "never"\nmodel_provider = "mock"\n[model_providers.mock]\n'
-              'name = "mock"\nbase_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n' + _server("calc"))
+              f'name = "mock"\nbase_url = "http://127.0.0.1:{port}/v1"\nwire_api = "responses"\n'
+              'request_max_retries = 0\nstream_max_retries = 0\n' + _server("calc"))
     (home / "config.toml").write_text(config)
     proc = await asyncio.create_subprocess_exec(
         codex, "app-server", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -90,6 +134,11 @@ async def main(codex: str) -> None:
     await probe.request("mcpServer/tool/call", {"threadId": first, **add, "tool": "nosuch"})
     await probe.request("mcpServer/resource/read", {"threadId": first, "server": "calc", "uri": "calc://greeting"})
     await probe.request("mcpServer/resource/read", {"server": "calc", "uri": "calc://greeting"})
+    await probe.request("turn/start", {"threadId": first, "input": [{"type": "text", "text": "add"}]})
+    await probe.until_turn_done()
+    bodies = [json.loads(line)["body"] for line in requests_log.read_text().splitlines()]
+    outputs = [item for item in bodies[-1]["input"] if item.get("type") == "function_call_output"]
+    probe.log.append({"function_call_outputs": [{**out, "id": "ID"} for out in outputs]})
     (home / "config.toml").write_text(config + _server("calc2"))
     await probe.request("config/mcpServer/reload")
     await probe.until_ready(first, {"calc2"})

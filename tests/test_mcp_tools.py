@@ -98,7 +98,8 @@ def test_arguments() -> None:
 
 def test_item_result_and_status() -> None:
     result = CallToolResult(content=[TextContent(type="text", text="5")], structuredContent={"result": 5})
-    assert item_result(result) == {"content": [{"type": "text", "text": "5"}], "structuredContent": {"result": 5}}
+    assert item_result(result) == {"content": [{"type": "text", "text": "5"}], "structuredContent": {"result": 5},
+                                   "_meta": None}
     assert item_status(result) == "completed"
     assert item_status(CallToolResult(content=[], isError=True)) == "failed"
     assert item_status(None) == "failed"

@@ -4,13 +4,16 @@ calc server (tests/data/mcp/codex_0169_app_server.json, recorded by scripts/capt
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
+from app_server.mcp.approval import Decision, decide
 from app_server.mcp.manager import McpConnectionManager
+from app_server.mcp.tools import call_output, error_output, tool_call_item
 from app_server.mcp.wire import (
     STATUS_METHOD,
     ListMcpServerStatusParams,
@@ -94,7 +97,51 @@ def test_paging_matches_codex_cursor() -> None:
 
 
 def test_startup_notifications_are_per_thread() -> None:
-    notes = [e["notification"] for e in RECORDED if "notification" in e]
+    notes = [e["notification"] for e in RECORDED
+             if "notification" in e and e["notification"]["method"].startswith("mcpServer/")]
     assert {n["method"] for n in notes} == {STATUS_METHOD}
     assert all(n["params"]["threadId"] in ("THREAD_1", "THREAD_2") for n in notes)
     assert startup_status_params("calc", "starting", None, "THREAD_1") == notes[0]["params"]
+
+
+async def test_model_call_items_and_outputs_match_codex(calc: McpConnectionManager) -> None:
+    """No tool pre-approved, approval_policy "never": read-only `add` runs, `echo` is refused."""
+    items = [e["notification"]["params"]["item"] for e in RECORDED
+             if "notification" in e and e["notification"]["method"] == "item/completed"]
+    started = [e["notification"]["params"]["item"] for e in RECORDED
+               if "notification" in e and e["notification"]["method"] == "item/started"]
+    outputs = next(e["function_call_outputs"] for e in RECORDED if "function_call_outputs" in e)
+    routes = calc.routes()
+    for recorded in started:
+        route = routes.resolve("mcp__calc", recorded["tool"])
+        assert route is not None
+        assert tool_call_item(recorded["id"], route, recorded["arguments"], calc.find_tool("calc", route.tool),
+                              started_at_ms=recorded["startedAtMs"]) == recorded
+    config = calc.configs["calc"]
+    for recorded, output in zip(items, outputs, strict=True):
+        route = routes.resolve("mcp__calc", recorded["tool"])
+        assert route is not None
+        tool = calc.find_tool(route.server, route.tool)
+        outcome = decide("never", config.approval_mode(route.tool), tool.annotations if tool else None)
+        start, end = recorded["startedAtMs"], recorded["completedAtMs"]
+        if outcome.decision is Decision.REFUSE:
+            item = tool_call_item(recorded["id"], route, recorded["arguments"], tool, started_at_ms=start,
+                                  error=outcome.message, completed_at_ms=end,
+                                  duration_ms=recorded["durationMs"])
+            ours: Any = error_output(outcome.message or "", 0.001)
+        else:
+            assert outcome.decision is Decision.ALLOW
+            result = await calc.call_tool(route.server, route.tool, recorded["arguments"])
+            item = tool_call_item(recorded["id"], route, recorded["arguments"], tool, started_at_ms=start,
+                                  result=result, completed_at_ms=end,
+                                  duration_ms=recorded["durationMs"])
+            ours = call_output(result, 0.001)
+        assert item == recorded
+        assert _normal(ours) == _normal(output["output"])
+
+
+def _normal(output: Any) -> Any:
+    wall = re.compile(r"^Wall time: [0-9.]+ seconds")
+    if isinstance(output, str):
+        return wall.sub("Wall time: T seconds", output)
+    return [{**part, "text": wall.sub("Wall time: T seconds", part["text"])} for part in output]

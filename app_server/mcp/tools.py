@@ -151,13 +151,30 @@ def error_output(message: str, wall_time_s: float) -> list[JsonObj]:
 
 def item_result(result: CallToolResult) -> JsonObj:
     """The `mcpToolCall` item's `result` (v2 wire shape: content, structuredContent, _meta)."""
-    out: JsonObj = {
+    return {
         "content": [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in result.content],
         "structuredContent": result.structuredContent,
+        "_meta": result.meta,
     }
-    if result.meta is not None:
-        out["_meta"] = result.meta
-    return out
+
+
+def tool_call_item(call_id: str, route: ToolRoute, arguments: Any, tool: Tool | None, *, started_at_ms: int,
+                   result: CallToolResult | None = None, error: str | None = None,
+                   completed_at_ms: int | None = None, duration_ms: int | None = None) -> JsonObj:
+    """The v2 `mcpToolCall` thread item (id = the model's call_id), in progress until `completed_at_ms`.
+    `duration_ms` is measured on a monotonic clock, so it need not equal the difference of the stamps."""
+    done = completed_at_ms is not None
+    annotations = tool.annotations if tool is not None else None
+    return {
+        "type": "mcpToolCall", "id": call_id, "server": route.server, "tool": route.tool,
+        "status": item_status(result) if done else "inProgress",
+        "arguments": arguments, "appContext": None, "mcpAppUi": None, "pluginId": None,
+        "readOnlyHint": annotations.readOnlyHint if annotations is not None else None,
+        "result": item_result(result) if result is not None else None,
+        "error": {"message": error} if error is not None else None,
+        "durationMs": duration_ms if done else None,
+        "startedAtMs": started_at_ms, "completedAtMs": completed_at_ms,
+    }
 
 
 def item_status(result: CallToolResult | None) -> str:
