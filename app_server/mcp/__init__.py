@@ -1,5 +1,6 @@
 """MCP servers from `[mcp_servers.NAME]`: config, connections (official `mcp` SDK), model tool specs,
-approval decisions and the app-server wire models. Not wired into threads or handlers yet.
+approval decisions, the app-server wire models and the per-thread service behind the mcpServer/*
+requests. Not wired into threads or handlers yet.
 
 servers = load_mcp_servers(path, table, text)                 # config.McpServers
 manager = McpConnectionManager(servers.servers, on_status=...)
@@ -14,6 +15,7 @@ from app_server.mcp.approval import ApprovalOutcome, Decision, decide, requires_
 from app_server.mcp.client import McpCallError, McpConnection
 from app_server.mcp.config import McpServerConfig, McpServers, check_mcp_servers, load_mcp_servers
 from app_server.mcp.manager import McpConnectionManager, ReloadPlan, ServerSnapshot, plan_reload
+from app_server.mcp.service import McpRequestError, McpService
 
 __all__ = [
     "ApprovalOutcome",
@@ -21,8 +23,10 @@ __all__ = [
     "McpCallError",
     "McpConnection",
     "McpConnectionManager",
+    "McpRequestError",
     "McpServerConfig",
     "McpServers",
+    "McpService",
     "ReloadPlan",
     "ServerSnapshot",
     "check_mcp_servers",
