@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 
@@ -152,3 +154,22 @@ async def test_shutdown_while_starting_leaves_no_process() -> None:
     await asyncio.sleep(0)  # let the connection task begin
     await manager.shutdown()
     assert pids_with(marker) == []
+
+
+async def test_a_server_that_dies_fails_calls_and_turns_failed() -> None:
+    config, marker = stdio_calc()
+    manager = McpConnectionManager({"calc": config})
+    try:
+        manager.start()
+        await manager.wait_ready()
+        for pid in pids_with(marker):
+            os.kill(pid, signal.SIGKILL)
+        with pytest.raises(McpCallError, match="calc"):
+            # the SDK sees the server's stdout close: the call fails as "connection closed" (or finds the
+            # write stream already closed), and the server is marked failed
+            await manager.call_tool("calc", "add", {"a": 1, "b": 1}, timeout_s=5)
+        with pytest.raises(McpCallError, match="MCP server 'calc' is not ready \\(failed\\)"):
+            await manager.call_tool("calc", "add", {"a": 1, "b": 1}, timeout_s=5)
+        assert [s.state for s in manager.snapshot()] == ["failed"]
+    finally:
+        await manager.shutdown()

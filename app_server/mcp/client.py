@@ -12,18 +12,20 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 import httpx
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 from mcp.types import (
+    CONNECTION_CLOSED,
     CallToolResult,
     Implementation,
     PaginatedRequestParams,
@@ -37,6 +39,7 @@ from pydantic import AnyUrl
 from app_server.mcp.config import HttpTransport, McpServerConfig, StdioTransport
 
 CLIENT_INFO = Implementation(name="pycodex-mcp-client", version="0.1.0")
+T = TypeVar("T")
 STOP_TIMEOUT_S = 10.0  # the SDK gives a stdio server 2 s after closing stdin, then kills its group
 
 
@@ -191,24 +194,38 @@ class McpConnection:
             raise McpCallError(f"MCP server '{self.name}' is not ready ({self.status.state}){detail}")
         return self._session
 
+    async def _request(self, what: str, request: Awaitable[T]) -> T:
+        """Await one request; server errors and a dead connection become McpCallError (a dead one also
+        marks the server failed, so status listings stop calling it ready)."""
+        try:
+            return await request
+        except McpError as exc:
+            if exc.error.code != CONNECTION_CLOSED:
+                raise McpCallError(f"{what}: {exc.error.message}") from None
+            raise self._closed(what, "") from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, httpx.HTTPError) as exc:
+            raise self._closed(what, str(exc)) from None
+
+    def _closed(self, what: str, detail: str) -> McpCallError:
+        error = f"MCP server '{self.name}' connection closed" + (f": {detail}" if detail else "")
+        if self.status.state == "ready":
+            self._set("failed", error)
+        return McpCallError(f"{what}: {error}")
+
     async def call_tool(self, tool: str, arguments: dict[str, Any] | None, timeout_s: float | None = None,
                         meta: dict[str, Any] | None = None) -> CallToolResult:
         session = self._ready_session()
         limit = self.config.tool_timeout if timeout_s is None else timeout_s
-        try:
-            return await session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=limit), meta=meta)
-        except McpError as exc:
-            raise McpCallError(f"tool call failed for `{self.name}/{tool}`: {exc.error.message}") from None
+        request = session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=limit), meta=meta)
+        return await self._request(f"tool call failed for `{self.name}/{tool}`", request)
 
     async def list_resources(self) -> list[Resource]:
         session = self._ready_session()
         resources: list[Resource] = []
         cursor: str | None = None
         while True:
-            try:
-                page = await session.list_resources(params=PaginatedRequestParams(cursor=cursor))
-            except McpError as exc:
-                raise McpCallError(f"resources/list failed for `{self.name}`: {exc.error.message}") from None
+            request = session.list_resources(params=PaginatedRequestParams(cursor=cursor))
+            page = await self._request(f"resources/list failed for `{self.name}`", request)
             resources.extend(page.resources)
             cursor = page.nextCursor
             if not cursor:
@@ -216,10 +233,7 @@ class McpConnection:
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         session = self._ready_session()
-        try:
-            return await session.read_resource(AnyUrl(uri))
-        except McpError as exc:
-            raise McpCallError(f"resources/read failed for `{self.name}`: {exc.error.message}") from None
+        return await self._request(f"resources/read failed for `{self.name}`", session.read_resource(AnyUrl(uri)))
 
 
 def process_env() -> dict[str, str]:
