@@ -2,7 +2,9 @@
 mcpServer/resource/read, config/mcpServer/reload) and which `mcpServer/startupStatus/updated` notifications
 it sends, with tests/support/mcp_calc_server.py as `[mcp_servers.calc]` and no tool pre-approved. One turn
 against fixtures/fake_responses_server.py has the model call `add` (readOnlyHint) and `echo` (no hints)
-under approval_policy = "never": the `mcpToolCall` items and the function outputs are recorded too.
+under approval_policy = "never": the `mcpToolCall` items and the function outputs are recorded too. A second
+turn, on a thread started with approvalPolicy "on-request", calls `echo`: the approval request Codex sends
+the client is recorded and accepted.
 Writes tests/data/mcp/codex_0169_app_server.json (thread ids and the home path replaced by placeholders).
 
     python scripts/capture_mcp_app_server.py PATH/TO/codex
@@ -47,13 +49,17 @@ class Probe:
         self.proc = proc
         self.log: list[JsonObj] = []
         self.next_id = 0
+        self.settled: set[tuple[str, str]] = set()  # (thread id, server) that reported ready or failed
 
     async def _read(self) -> JsonObj:
         assert self.proc.stdout is not None
         message: JsonObj = json.loads(await asyncio.wait_for(self.proc.stdout.readline(), 30))
-        if str(message.get("method", "")).startswith("mcpServer/"):
+        if str(message.get("method", "")).startswith("mcpServer/") and "id" not in message:
             message.pop("emittedAtMs", None)
             self.log.append({"notification": message})
+            params = message.get("params") or {}
+            if params.get("status") in ("ready", "failed"):
+                self.settled.add((str(params.get("threadId")), str(params.get("name"))))
         return message
 
     async def request(self, method: str, params: JsonObj | None = None) -> JsonObj:
@@ -71,10 +77,17 @@ class Probe:
                 return message
 
     async def until_turn_done(self) -> None:
-        """Read until turn/completed, logging the mcpToolCall item notifications."""
+        """Read until turn/completed, logging the mcpToolCall item notifications; a server request (the
+        approval prompt) is logged and accepted."""
         while True:
             message = await self._read()
             method = message.get("method")
+            if method is not None and "id" in message:
+                reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept", "content": None}}
+                self.log.append({"server_request": message, "reply": reply})
+                assert self.proc.stdin is not None
+                self.proc.stdin.write((json.dumps(reply) + "\n").encode())
+                await self.proc.stdin.drain()
             item = (message.get("params") or {}).get("item") or {}
             if method in ("item/started", "item/completed") and item.get("type") == "mcpToolCall":
                 self.log.append({"notification": message})
@@ -83,19 +96,17 @@ class Probe:
 
     async def until_ready(self, thread_id: str, names: set[str]) -> None:
         """Read until every named server reported "ready" (or "failed") for the thread."""
-        while names:
-            message = await self._read()
-            params = message.get("params") or {}
-            if message.get("method") == "mcpServer/startupStatus/updated" and params.get("threadId") == thread_id \
-                    and params.get("status") in ("ready", "failed"):
-                names.discard(params["name"])
+        while not {(thread_id, name) for name in names} <= self.settled:
+            await self._read()
 
 
 async def main(codex: str) -> None:
     home = Path(tempfile.mkdtemp())
     script = home / "script.json"
     script.write_text(json.dumps([_call("call_add", "add", {"a": 2, "b": 3}), _call("call_echo", "echo", {"text": "hi"}),
-                                  {"output": [{"type": "message", "text": "done"}]}]))
+                                  {"output": [{"type": "message", "text": "done"}]},
+                                  _call("call_echo2", "echo", {"text": "asked"}),
+                                  {"output": [{"type": "message", "text": "done again"}]}]))
     requests_log = home / "requests.jsonl"
     fake = subprocess.Popen([sys.executable, str(ROOT / "fixtures" / "fake_responses_server.py"), str(script),
                              "--log", str(requests_log)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -139,6 +150,11 @@ async def _probe(codex: str, home: Path, port: int, requests_log: Path) -> None:
     bodies = [json.loads(line)["body"] for line in requests_log.read_text().splitlines()]
     outputs = [item for item in bodies[-1]["input"] if item.get("type") == "function_call_output"]
     probe.log.append({"function_call_outputs": [{**out, "id": "ID"} for out in outputs]})
+    asking = (await probe.request("thread/start", {"cwd": str(home), "approvalPolicy": "on-request"}))
+    asking_id = asking["result"]["thread"]["id"]
+    await probe.until_ready(asking_id, {"calc"})
+    await probe.request("turn/start", {"threadId": asking_id, "input": [{"type": "text", "text": "echo"}]})
+    await probe.until_turn_done()
     (home / "config.toml").write_text(config + _server("calc2"))
     await probe.request("config/mcpServer/reload")
     await probe.until_ready(first, {"calc2"})
@@ -150,7 +166,7 @@ async def _probe(codex: str, home: Path, port: int, requests_log: Path) -> None:
     proc.stdin.close()
     await asyncio.wait_for(proc.wait(), 20)
     text = json.dumps(probe.log, indent=1)
-    for value, label in ((first, "THREAD_1"), (second, "THREAD_2"), (str(home), "HOME")):
+    for value, label in ((first, "THREAD_1"), (second, "THREAD_2"), (asking_id, "THREAD_ASK"), (str(home), "HOME")):
         text = text.replace(value, label)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(text + "\n")

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from mcp.types import ToolAnnotations
+from mcp.types import Tool, ToolAnnotations
 
-from app_server.mcp.approval import NEVER_MESSAGE, Decision, decide, requires_approval
+from app_server.mcp.approval import (
+    NEVER_MESSAGE,
+    Answer,
+    Decision,
+    approval_request_params,
+    decide,
+    parse_approval_response,
+    requires_approval,
+)
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True)
 DESTRUCTIVE = ToolAnnotations(destructiveHint=True)
@@ -55,3 +63,27 @@ def test_decide(policy: str | None, mode: str, annotations: ToolAnnotations | No
     outcome = decide(policy, mode, annotations)  # type: ignore[arg-type]
     assert outcome.decision is decision
     assert outcome.message == (NEVER_MESSAGE if decision is Decision.REFUSE else None)
+
+
+@pytest.mark.parametrize(
+    ("response", "mode", "answer"),
+    [
+        ({"action": "accept", "content": None}, "auto", Answer.ACCEPT),
+        ({"action": "accept", "_meta": {"persist": "session"}}, "auto", Answer.ACCEPT_FOR_SESSION),
+        ({"action": "accept", "_meta": {"persist": "always"}}, "approve", Answer.ACCEPT_AND_REMEMBER),
+        ({"action": "accept", "_meta": {"persist": "always"}}, "prompt", Answer.ACCEPT),  # prompt always asks
+        ({"action": "accept", "_meta": {"persist": "session"}}, "writes", Answer.ACCEPT),
+        ({"action": "decline"}, "auto", Answer.DECLINE),
+        ({"action": "cancel"}, "auto", Answer.CANCEL),
+        ({"action": "maybe"}, "auto", Answer.CANCEL),
+        ("accept", "auto", Answer.CANCEL),
+    ],
+)
+def test_parse_approval_response(response: object, mode: str, answer: Answer) -> None:
+    assert parse_approval_response(response, mode) is answer  # type: ignore[arg-type]
+
+
+def test_approval_request_persist_choices_follow_the_mode() -> None:
+    tool = Tool(name="echo", inputSchema={"type": "object"})
+    assert "persist" in approval_request_params("t", "u", "calc", tool, {}, "auto")["_meta"]
+    assert "persist" not in approval_request_params("t", "u", "calc", tool, {}, "prompt")["_meta"]

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from app_server.mcp.approval import Decision, decide
+from app_server.mcp.approval import (
+    ELICITATION_METHOD,
+    Answer,
+    Decision,
+    approval_request_params,
+    decide,
+    parse_approval_response,
+)
 from app_server.mcp.manager import McpConnectionManager
 from app_server.mcp.tools import call_output, error_output, tool_call_item
 from app_server.mcp.wire import (
@@ -100,16 +107,18 @@ def test_startup_notifications_are_per_thread() -> None:
     notes = [e["notification"] for e in RECORDED
              if "notification" in e and e["notification"]["method"].startswith("mcpServer/")]
     assert {n["method"] for n in notes} == {STATUS_METHOD}
-    assert all(n["params"]["threadId"] in ("THREAD_1", "THREAD_2") for n in notes)
+    assert {n["params"]["threadId"] for n in notes} == {"THREAD_1", "THREAD_2", "THREAD_ASK"}
     assert startup_status_params("calc", "starting", None, "THREAD_1") == notes[0]["params"]
 
 
 async def test_model_call_items_and_outputs_match_codex(calc: McpConnectionManager) -> None:
     """No tool pre-approved, approval_policy "never": read-only `add` runs, `echo` is refused."""
     items = [e["notification"]["params"]["item"] for e in RECORDED
-             if "notification" in e and e["notification"]["method"] == "item/completed"]
+             if "notification" in e and e["notification"]["method"] == "item/completed"
+             and e["notification"]["params"]["threadId"] == "THREAD_1"]
     started = [e["notification"]["params"]["item"] for e in RECORDED
                if "notification" in e and e["notification"]["method"] == "item/started"]
+    assert len(started) == 3  # add and echo under "never", echo again under "on-request"
     outputs = next(e["function_call_outputs"] for e in RECORDED if "function_call_outputs" in e)
     routes = calc.routes()
     for recorded in started:
@@ -145,3 +154,19 @@ def _normal(output: Any) -> Any:
     if isinstance(output, str):
         return wall.sub("Wall time: T seconds", output)
     return [{**part, "text": wall.sub("Wall time: T seconds", part["text"])} for part in output]
+
+
+async def test_approval_request_matches_codex(calc: McpConnectionManager) -> None:
+    """approvalPolicy "on-request", `echo` has no hints: Codex asks the client before calling it."""
+    [asked] = [e for e in RECORDED if "server_request" in e]
+    request = asked["server_request"]
+    assert request["method"] == ELICITATION_METHOD
+    params = request["params"]
+    tool = calc.find_tool("calc", "echo")
+    assert tool is not None
+    config = calc.configs["calc"]
+    assert decide("on-request", config.approval_mode("echo"), tool.annotations).decision is Decision.ASK
+    ours = approval_request_params(params["threadId"], params["turnId"], "calc", tool, {"text": "asked"},
+                                   config.approval_mode("echo"))
+    assert ours == params
+    assert parse_approval_response(asked["reply"]["result"], "auto") is Answer.ACCEPT

@@ -7,15 +7,17 @@ Codex's rule (core `mcp_tool_call.rs`), per approval mode:
 * "auto" (the default): does when `destructiveHint` is true; not when `readOnlyHint` is true; otherwise
   when `destructiveHint` or `openWorldHint` is true or absent.
 A call that needs approval is refused outright under `approval_policy = "never"` (observed on 0.169:
-"MCP tool call requires approval, but approval policy is never"), else the client is asked.
+"MCP tool call requires approval, but approval policy is never"), else the client is asked with an
+`mcpServer/elicitation/request` server request (after the item's `item/started`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from mcp.types import ToolAnnotations
+from mcp.types import Tool, ToolAnnotations
 
 from app_server.mcp.config import ApprovalMode
 
@@ -58,3 +60,57 @@ def decide(approval_policy: str | None, mode: ApprovalMode, annotations: ToolAnn
     if approval_policy == "never":
         return ApprovalOutcome(Decision.REFUSE, NEVER_MESSAGE)
     return ApprovalOutcome(Decision.ASK)
+
+
+ELICITATION_METHOD = "mcpServer/elicitation/request"  # the server request that asks the client
+
+
+def approval_request_params(thread_id: str, turn_id: str, server: str, tool: Tool, arguments: Any,
+                            mode: ApprovalMode) -> dict[str, Any]:
+    """Params of the `mcpServer/elicitation/request` Codex 0.169 sends to ask about a tool call (recorded
+    in tests/data/mcp/codex_0169_app_server.json). "prompt" and "writes" modes may not be remembered, so
+    they offer no `persist` choices."""
+    meta: dict[str, Any] = {"codex_approval_kind": "mcp_tool_call"}
+    if mode not in ("prompt", "writes"):
+        meta["persist"] = ["session", "always"]
+    meta["tool_name"] = tool.name
+    if tool.description:
+        meta["tool_description"] = tool.description
+    if arguments is not None:
+        meta["tool_params"] = arguments
+    if isinstance(arguments, dict):
+        meta["tool_params_display"] = [{"name": name, "value": arguments[name], "display_name": name}
+                                       for name in sorted(arguments)]
+    return {
+        "threadId": thread_id, "turnId": turn_id, "serverName": server, "mode": "form", "_meta": meta,
+        "message": f'Allow the {server} MCP server to run tool "{tool.name}"?',
+        "requestedSchema": {"type": "object", "properties": {}},
+    }
+
+
+class Answer(StrEnum):
+    ACCEPT = "accept"
+    ACCEPT_FOR_SESSION = "accept_for_session"
+    ACCEPT_AND_REMEMBER = "accept_and_remember"
+    DECLINE = "decline"
+    CANCEL = "cancel"
+
+
+def parse_approval_response(response: Any, mode: ApprovalMode) -> Answer:
+    """The client's McpServerElicitationRequestResponse as a decision. `_meta.persist` of "session" or
+    "always" remembers the approval, except in modes that always ask; anything malformed cancels."""
+    if not isinstance(response, dict):
+        return Answer.CANCEL
+    action = response.get("action")
+    if action == "decline":
+        return Answer.DECLINE
+    if action != "accept":
+        return Answer.CANCEL
+    meta = response.get("_meta")
+    persist = meta.get("persist") if isinstance(meta, dict) else None
+    if mode not in ("prompt", "writes"):
+        if persist == "session":
+            return Answer.ACCEPT_FOR_SESSION
+        if persist == "always":
+            return Answer.ACCEPT_AND_REMEMBER
+    return Answer.ACCEPT
