@@ -15,6 +15,7 @@ from app_server.mcp.config import (
     StdioTransport,
     check_mcp_servers,
     load_mcp_servers,
+    optional_startup_grace_s,
 )
 
 GOOD = """\
@@ -124,3 +125,10 @@ def test_not_a_table() -> None:
         check_mcp_servers({"calc": "python3"})
     assert caught.value.message == 'invalid type: string "python3", expected a map'
     assert check_mcp_servers(None).servers == {}
+
+
+def test_optional_startup_grace() -> None:
+    assert optional_startup_grace_s({}) == 1.0
+    assert optional_startup_grace_s({"mcp_optional_startup_grace_ms": 0}) == 0
+    with pytest.raises(schema.Invalid):
+        optional_startup_grace_s({"mcp_optional_startup_grace_ms": "soon"})

@@ -149,11 +149,13 @@ async def test_reload_adds_removes_restarts() -> None:
 
 async def test_shutdown_while_starting_leaves_no_process() -> None:
     config, marker = stdio_calc()
-    manager = McpConnectionManager({"calc": config})
+    events: list[tuple[str, str, str | None]] = []
+    manager = McpConnectionManager({"calc": config}, on_status=lambda *e: events.append(e))
     manager.start()
     await asyncio.sleep(0)  # let the connection task begin
     await manager.shutdown()
     assert pids_with(marker) == []
+    assert events == [("calc", "starting", None), ("calc", "cancelled", None)]
 
 
 async def test_a_server_that_dies_fails_calls_and_turns_failed() -> None:
@@ -171,5 +173,19 @@ async def test_a_server_that_dies_fails_calls_and_turns_failed() -> None:
         with pytest.raises(McpCallError, match="MCP server 'calc' is not ready \\(failed\\)"):
             await manager.call_tool("calc", "add", {"a": 1, "b": 1}, timeout_s=5)
         assert [s.state for s in manager.snapshot()] == ["failed"]
+    finally:
+        await manager.shutdown()
+
+
+async def test_turn_waits_for_required_servers_and_a_grace_for_the_others() -> None:
+    calc, _ = stdio_calc(required=True)
+    mute = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"], "startup_timeout_sec": 30}
+    manager = McpConnectionManager({"calc": calc, **check_mcp_servers({"mute": mute}).servers})
+    try:
+        manager.start()
+        await manager.wait_for_turn(0.2)
+        states = {s.name: s.state for s in manager.snapshot()}
+        assert states == {"calc": "ready", "mute": "starting"}
+        assert [spec["name"] for spec in manager.tool_specs()] == ["mcp__calc"]
     finally:
         await manager.shutdown()

@@ -150,15 +150,34 @@ class McpConnection:
                 break
         self.status.server_info, self.status.capabilities, self.status.tools = init.serverInfo, init.capabilities, tools
 
+    async def _settle_handshake(self, session: ClientSession) -> bool:
+        """Initialize and list tools within the startup timeout; `stop()` cuts it short. True when ready."""
+        handshake = asyncio.ensure_future(self._handshake(session))
+        stopping = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({handshake, stopping}, timeout=self.config.startup_timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (handshake, stopping):
+                task.cancel()
+            await asyncio.gather(handshake, stopping, return_exceptions=True)
+        if handshake.cancelled() or not handshake.done():
+            if self._stop.is_set():
+                self._set("cancelled")
+            else:
+                self._set("failed", f"MCP client for `{self.name}` timed out after "
+                          f"{self.config.startup_timeout:g} seconds")
+            return False
+        error = handshake.exception()
+        if error is not None:
+            raise error
+        return True
+
     async def _run(self) -> None:
         try:
             async with AsyncExitStack() as stack:
                 async with self._transport(stack) as session:
-                    try:
-                        await asyncio.wait_for(self._handshake(session), self.config.startup_timeout)
-                    except TimeoutError:
-                        self._set("failed", f"MCP client for `{self.name}` timed out after "
-                                  f"{self.config.startup_timeout:g} seconds")
+                    if not await self._settle_handshake(session):
                         return
                     self._session = session
                     self._set("ready")

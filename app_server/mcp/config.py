@@ -23,6 +23,7 @@ from app_server.config.tables import locate, value_end_column
 
 DEFAULT_STARTUP_TIMEOUT_S = 10.0  # Codex's DEFAULT_STARTUP_TIMEOUT: initialize plus the first tools/list
 DEFAULT_TOOL_TIMEOUT_S = 60.0  # Codex's DEFAULT_TOOL_TIMEOUT for one tools/call
+DEFAULT_OPTIONAL_STARTUP_GRACE_MS = 1000  # top-level `mcp_optional_startup_grace_ms`
 
 ApprovalMode = Literal["auto", "prompt", "writes", "approve"]
 APPROVAL_MODES: tuple[str, ...] = ("auto", "prompt", "writes", "approve")
@@ -263,6 +264,12 @@ def check_mcp_servers(table: Any, *, strict: bool = False) -> McpServers:
             raise _invalid(exc, ["mcp_servers", name]) from None
         servers[name] = _build(name, raw)
     return McpServers(servers=servers, unknown_keys=tuple(sorted(ignored)))
+
+
+def optional_startup_grace_s(table: Mapping[str, Any]) -> float:
+    """Top-level `mcp_optional_startup_grace_ms` in seconds (Codex's default 1000 ms). Raises schema.Invalid."""
+    value = schema.opt_u64(table, "mcp_optional_startup_grace_ms", [])
+    return (DEFAULT_OPTIONAL_STARTUP_GRACE_MS if value is None else value) / 1000
 
 
 def load_mcp_servers(path: Path, table: Mapping[str, Any], text: str | None, *, strict: bool = False) -> McpServers:

@@ -97,6 +97,22 @@ class McpConnectionManager:
         states = await asyncio.gather(*(connection.ready() for connection in chosen))
         return {connection.name: state for connection, state in zip(chosen, states, strict=True)}
 
+    async def wait_for_turn(self, grace_s: float) -> None:
+        """Wait as Codex does before building a turn's tool catalog: `required` servers until they are
+        ready or failed; the others share one grace period (`mcp_optional_startup_grace_ms`; 0 means wait
+        for each up to its startup timeout). A server still starting afterwards is left out of the turn."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace_s
+        connections = list(self._connections.values())
+        await asyncio.gather(*(c.ready() for c in connections if c.config.required))
+        optional = [asyncio.ensure_future(c.ready()) for c in connections if not c.config.required]
+        if not optional:
+            return
+        timeout = None if grace_s <= 0 else max(0.0, deadline - loop.time())
+        _, pending = await asyncio.wait(optional, timeout=timeout)
+        for task in pending:
+            task.cancel()
+
     async def reload(self, servers: Mapping[str, McpServerConfig]) -> ReloadPlan:
         """Reconcile with a new configuration; started servers are not awaited."""
         plan = plan_reload(self._configs, servers)
