@@ -69,7 +69,7 @@ def test_good_config_types_every_field(tmp_path: Path) -> None:
 
 def test_defaults_match_codex() -> None:
     server = check_mcp_servers({"s": {"command": "x"}}).servers["s"]
-    assert (server.startup_timeout, server.tool_timeout) == (DEFAULT_STARTUP_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S) == (10, 60)
+    assert (server.startup_timeout, server.tool_timeout) == (DEFAULT_STARTUP_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S) == (30, 300)
     assert server.enabled and not server.required
     assert server.approval_mode("any") == "auto"
     assert server.tool_enabled("any")

@@ -39,8 +39,10 @@ async def _exercise(manager: McpConnectionManager) -> None:
     assert [str(r.uri) for r in resources] == ["calc://greeting"]
     read = await manager.read_resource("calc", "calc://greeting")
     assert read.contents[0].model_dump()["text"] == "hello from calc"
-    with pytest.raises(McpCallError, match="Timed out"):
+    with pytest.raises(McpCallError) as timed_out:
         await manager.call_tool("calc", "slow", {}, timeout_s=0.5)
+    assert str(timed_out.value) == ("tool call error: tool call failed for `calc/slow`\n\nCaused by:\n"
+                                    "    timed out awaiting tools/call after 500ms")
     # the server still answers after a timed-out call
     assert (await manager.call_tool("calc", "add", {"a": 1, "b": 1})).structuredContent == {"result": 2}
 
@@ -104,9 +106,13 @@ async def test_failures_are_per_server_and_reported() -> None:
         manager.start()
         states = await manager.wait_ready()
         assert states["calc"].state == "ready"
-        assert states["missing"].state == "failed" and "failed to start" in (states["missing"].error or "")
+        assert states["missing"].state == "failed"
+        assert states["missing"].error == ("MCP client for `missing` failed to start: MCP startup failed: "
+                                           "No such file or directory (os error 2)")
         assert states["mute"].state == "failed"
-        assert states["mute"].error == "MCP client for `mute` timed out after 0.5 seconds"
+        assert states["mute"].error == ("MCP client for `mute` timed out after 0.5 seconds. Add or adjust "
+                                        "`startup_timeout_sec` in your config.toml:\n[mcp_servers.mute]\n"
+                                        "startup_timeout_sec = XX")
         assert "off" not in states
         snapshot = {s.name: s.state for s in manager.snapshot()}
         assert snapshot == {"calc": "ready", "missing": "failed", "mute": "failed", "off": "disabled"}

@@ -40,7 +40,19 @@ from app_server.mcp.config import HttpTransport, McpServerConfig, StdioTransport
 
 CLIENT_INFO = Implementation(name="pycodex-mcp-client", version="0.1.0")
 T = TypeVar("T")
+REQUEST_TIMEOUT = int(httpx.codes.REQUEST_TIMEOUT)  # the code the SDK gives a request that timed out
 STOP_TIMEOUT_S = 10.0  # the SDK gives a stdio server 2 s after closing stdin, then kills its group
+
+
+def rust_duration(seconds: float) -> str:
+    """A duration the way Rust's `Debug` prints it in Codex's messages: "300s", "1.5s", "500ms"."""
+    if seconds >= 1 or seconds == 0:
+        return f"{seconds:g}s"
+    return f"{seconds * 1000:g}ms"
+
+
+def _prefixed(what: str, cause: str) -> str:
+    return f"{what}: {cause}" if what else cause
 
 
 class McpCallError(Exception):
@@ -84,10 +96,12 @@ def http_headers(name: str, transport: HttpTransport, env: Mapping[str, str]) ->
 
 
 def _describe(exc: BaseException) -> str:
+    """An error's cause; an OS error in Rust's words ("No such file or directory (os error 2)")."""
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0])
-    text = str(exc) or type(exc).__name__
-    return text
+    if isinstance(exc, OSError) and exc.errno is not None and exc.strerror:
+        return f"{exc.strerror} (os error {exc.errno})"
+    return str(exc) or type(exc).__name__
 
 
 class McpConnection:
@@ -166,7 +180,8 @@ class McpConnection:
                 self._set("cancelled")
             else:
                 self._set("failed", f"MCP client for `{self.name}` timed out after "
-                          f"{self.config.startup_timeout:g} seconds")
+                          f"{self.config.startup_timeout:g} seconds. Add or adjust `startup_timeout_sec` in your "
+                          f"config.toml:\n[mcp_servers.{self.name}]\nstartup_timeout_sec = XX")
             return False
         error = handshake.exception()
         if error is not None:
@@ -188,7 +203,7 @@ class McpConnection:
             raise
         except Exception as exc:  # any transport or protocol failure ends this server only
             if self.status.state in ("starting", "ready"):
-                self._set("failed", f"MCP client for `{self.name}` failed to start: {_describe(exc)}")
+                self._set("failed", f"MCP client for `{self.name}` failed to start: MCP startup failed: {_describe(exc)}")
         finally:
             self._session = None
             if self.status.state == "starting":
@@ -213,14 +228,17 @@ class McpConnection:
             raise McpCallError(f"MCP server '{self.name}' is not ready ({self.status.state}){detail}")
         return self._session
 
-    async def _request(self, what: str, request: Awaitable[T]) -> T:
-        """Await one request; server errors and a dead connection become McpCallError (a dead one also
-        marks the server failed, so status listings stop calling it ready)."""
+    async def _request(self, what: str, request: Awaitable[T], timeout_text: str | None = None) -> T:
+        """Await one request; server errors and a dead connection become McpCallError ("<what>: <cause>",
+        or the bare cause when `what` is empty). A dead connection also marks the server failed, so status
+        listings stop calling it ready."""
         try:
             return await request
         except McpError as exc:
+            if exc.error.code == REQUEST_TIMEOUT and timeout_text is not None:
+                raise McpCallError(_prefixed(what, timeout_text)) from None
             if exc.error.code != CONNECTION_CLOSED:
-                raise McpCallError(f"{what}: {exc.error.message}") from None
+                raise McpCallError(_prefixed(what, exc.error.message)) from None
             raise self._closed(what, "") from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, httpx.HTTPError) as exc:
             raise self._closed(what, str(exc)) from None
@@ -229,14 +247,19 @@ class McpConnection:
         error = f"MCP server '{self.name}' connection closed" + (f": {detail}" if detail else "")
         if self.status.state == "ready":
             self._set("failed", error)
-        return McpCallError(f"{what}: {error}")
+        return McpCallError(_prefixed(what, error))
 
     async def call_tool(self, tool: str, arguments: dict[str, Any] | None, timeout_s: float | None = None,
                         meta: dict[str, Any] | None = None) -> CallToolResult:
+        """Raises McpCallError worded as Codex 0.169 words a failed call for the model, e.g.
+        "tool call error: tool call failed for `calc/slow`\n\nCaused by:\n    timed out awaiting tools/call after 300s"."""
         session = self._ready_session()
         limit = self.config.tool_timeout if timeout_s is None else timeout_s
         request = session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=limit), meta=meta)
-        return await self._request(f"tool call failed for `{self.name}/{tool}`", request)
+        try:
+            return await self._request("", request, timeout_text=f"timed out awaiting tools/call after {rust_duration(limit)}")
+        except McpCallError as exc:
+            raise McpCallError(f"tool call error: tool call failed for `{self.name}/{tool}`\n\nCaused by:\n    {exc}") from None
 
     async def list_resources(self) -> list[Resource]:
         session = self._ready_session()

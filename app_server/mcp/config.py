@@ -21,8 +21,11 @@ from app_server.config import schema
 from app_server.config.errors import ConfigError
 from app_server.config.tables import locate, value_end_column
 
-DEFAULT_STARTUP_TIMEOUT_S = 10.0  # Codex's DEFAULT_STARTUP_TIMEOUT: initialize plus the first tools/list
-DEFAULT_TOOL_TIMEOUT_S = 60.0  # Codex's DEFAULT_TOOL_TIMEOUT for one tools/call
+# initialize plus the first tools/list: 30 s on the 0.169 binary (a mute server failed after 30 s; older
+# sources said 10).
+DEFAULT_STARTUP_TIMEOUT_S = 30.0
+# One tools/call: 300 s on the 0.169 binary ("timed out awaiting tools/call after 300s"; older sources said 60).
+DEFAULT_TOOL_TIMEOUT_S = 300.0
 DEFAULT_OPTIONAL_STARTUP_GRACE_MS = 1000  # top-level `mcp_optional_startup_grace_ms`
 
 ApprovalMode = Literal["auto", "prompt", "writes", "approve"]
