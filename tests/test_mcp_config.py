@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from app_server.config import ConfigError, schema
+from app_server.mcp.client import http_headers, stdio_parameters
 from app_server.mcp.config import (
     DEFAULT_STARTUP_TIMEOUT_S,
     DEFAULT_TOOL_TIMEOUT_S,
@@ -132,3 +133,21 @@ def test_optional_startup_grace() -> None:
     assert optional_startup_grace_s({"mcp_optional_startup_grace_ms": 0}) == 0
     with pytest.raises(schema.Invalid):
         optional_startup_grace_s({"mcp_optional_startup_grace_ms": "soon"})
+
+
+def test_stdio_environment_is_a_whitelist_plus_env_vars_plus_env() -> None:
+    server = check_mcp_servers({"s": {"command": "x", "env_vars": ["CALC_KEY"], "env": {"PATH": "/opt/bin"}}})
+    ours = {"PATH": "/usr/bin", "HOME": "/h", "SECRET": "no", "CALC_KEY": "k"}
+    transport = server.servers["s"].transport
+    assert isinstance(transport, StdioTransport)
+    assert stdio_parameters(transport, ours).env == {"PATH": "/opt/bin", "HOME": "/h", "CALC_KEY": "k"}
+
+
+def test_http_headers_from_config_and_environment() -> None:
+    server = check_mcp_servers({"w": {"url": "http://127.0.0.1:1/mcp", "http_headers": {"X-A": "1"},
+                                      "env_http_headers": {"X-B": "B_VAR", "X-C": "UNSET"},
+                                      "bearer_token_env_var": "TOK"}}).servers["w"]
+    transport = server.transport
+    assert isinstance(transport, HttpTransport)
+    assert http_headers("w", transport, {"B_VAR": "2", "TOK": "t"}) == {
+        "X-A": "1", "X-B": "2", "Authorization": "Bearer t"}

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import anyio
 import httpx
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 from mcp.types import (
@@ -70,10 +70,14 @@ class ConnectionState:
     capabilities: ServerCapabilities | None = None
 
 
+# What a stdio server inherits from us unasked (Codex's list); everything else only through `env_vars`.
+DEFAULT_ENV_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "__CF_USER_TEXT_ENCODING", "LANG", "LC_ALL",
+                    "TERM", "TMPDIR", "TZ")
+
+
 def stdio_parameters(transport: StdioTransport, env: Mapping[str, str]) -> StdioServerParameters:
-    """The SDK's safe default environment, then `env_vars` passed through from ours, then `env`."""
-    child_env = get_default_environment()
-    child_env.update({name: env[name] for name in transport.env_vars if name in env})
+    """The default variables from our environment, then `env_vars` passed through, then `env`."""
+    child_env = {name: env[name] for name in (*DEFAULT_ENV_VARS, *transport.env_vars) if name in env}
     child_env.update(transport.env or {})
     return StdioServerParameters(command=transport.command, args=list(transport.args), env=child_env,
                                  cwd=transport.cwd)
