@@ -20,6 +20,7 @@ from app_server.mcp.approval import (
     parse_approval_response,
 )
 from app_server.mcp.manager import McpConnectionManager
+from app_server.mcp.service import McpService
 from app_server.mcp.tools import call_output, error_output, tool_call_item
 from app_server.mcp.wire import (
     STATUS_METHOD,
@@ -170,3 +171,16 @@ async def test_approval_request_matches_codex(calc: McpConnectionManager) -> Non
                                    config.approval_mode("echo"))
     assert ours == params
     assert parse_approval_response(asked["reply"]["result"], "auto") is Answer.ACCEPT
+
+
+async def test_thread_less_status_lists_match_codex() -> None:
+    calc, _ = stdio_calc()
+    calc2, _ = stdio_calc("calc2")
+    listings = [e for e in _answers("mcpServerStatus/list") if not e["request"]["params"].get("threadId")]
+    first, paged = listings[0], listings[-1]
+    service = McpService(lambda: {"calc": calc}, lambda method, params: None)
+    assert await service.list_status(ListMcpServerStatusParams.model_validate(first["request"]["params"])) \
+        == first["response"]["result"]
+    service = McpService(lambda: {"calc": calc, "calc2": calc2}, lambda method, params: None)
+    assert await service.list_status(ListMcpServerStatusParams.model_validate(paged["request"]["params"])) \
+        == paged["response"]["result"]
