@@ -1,6 +1,7 @@
 """Record how Codex's app-server answers the MCP requests (mcpServerStatus/list, mcpServer/tool/call,
-mcpServer/resource/read, config/mcpServer/reload) and which `mcpServer/startupStatus/updated` notifications
-it sends, with tests/support/mcp_calc_server.py as `[mcp_servers.calc]` and no tool pre-approved. One turn
+mcpServer/resource/read, config/mcpServer/reload, mcpServer/oauth/login) and which
+`mcpServer/startupStatus/updated` notifications it sends, with tests/support/mcp_calc_server.py as
+`[mcp_servers.calc]` and no tool pre-approved. One turn
 against fixtures/fake_responses_server.py has the model call `add` (readOnlyHint) and `echo` (no hints)
 under approval_policy = "never": the `mcpToolCall` items and the function outputs are recorded too. A second
 turn, on a thread started with approvalPolicy "on-request", calls `echo`: the approval request Codex sends
@@ -163,6 +164,8 @@ async def _probe(codex: str, home: Path, port: int, requests_log: Path) -> None:
     await probe.until_ready(second, {"calc", "calc2"})
     await probe.request("mcpServerStatus/list", {"threadId": first})
     await probe.request("mcpServerStatus/list", {"limit": 1})
+    await probe.request("mcpServer/oauth/login", {"name": "calc"})
+    await probe.request("mcpServer/oauth/login", {"name": "nope"})
     proc.stdin.close()
     await asyncio.wait_for(proc.wait(), 20)
     text = json.dumps(probe.log, indent=1)

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from app_server.mcp.config import McpServerConfig
+from app_server.mcp.config import McpServerConfig, check_mcp_servers
 from app_server.mcp.service import INTERNAL_ERROR, INVALID_PARAMS, McpRequestError, McpService
 from app_server.mcp.wire import (
     STATUS_METHOD,
     ListMcpServerStatusParams,
     McpResourceReadParams,
+    McpServerOauthLoginParams,
     McpServerToolCallParams,
 )
 from tests.support.mcp_servers import pids_with, stdio_calc
+from tests.support.paths import DATA
+
+RECORDED = json.loads((DATA / "mcp" / "codex_0169_app_server.json").read_text())
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -72,3 +78,16 @@ async def test_thread_less_requests_use_temporary_servers() -> None:
         assert caught.value.code == INVALID_PARAMS
     finally:
         await service.shutdown()
+
+
+async def test_oauth_login_refusals_match_codex() -> None:
+    recorded = [e for e in RECORDED if "request" in e and e["request"]["method"] == "mcpServer/oauth/login"]
+    calc, _ = stdio_calc()
+    web = check_mcp_servers({"web": {"url": "http://127.0.0.1:1/mcp"}}).servers["web"]
+    service = McpService(lambda: {"calc": calc, "web": web}, lambda method, params: None)
+    for entry in recorded:
+        with pytest.raises(McpRequestError) as caught:
+            await service.oauth_login(McpServerOauthLoginParams.model_validate(entry["request"]["params"]))
+        assert {"code": caught.value.code, "message": caught.value.message} == entry["response"]["error"]
+    with pytest.raises(McpRequestError, match="not supported by pycodex yet"):
+        await service.oauth_login(McpServerOauthLoginParams(name="web"))

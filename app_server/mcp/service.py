@@ -16,12 +16,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from app_server.mcp.client import McpCallError
-from app_server.mcp.config import McpServerConfig
+from app_server.mcp.config import HttpTransport, McpServerConfig
 from app_server.mcp.manager import McpConnectionManager
 from app_server.mcp.wire import (
     STATUS_METHOD,
     ListMcpServerStatusParams,
     McpResourceReadParams,
+    McpServerOauthLoginParams,
     McpServerToolCallParams,
     page,
     resource_read_response,
@@ -34,6 +35,7 @@ JsonObj = dict[str, Any]
 Notify = Callable[[str, JsonObj], None]
 INTERNAL_ERROR = -32603
 INVALID_PARAMS = -32602
+INVALID_REQUEST = -32600
 
 
 class McpRequestError(Exception):
@@ -145,3 +147,14 @@ class McpService:
             except McpCallError as exc:
                 raise McpRequestError(INTERNAL_ERROR, str(exc)) from None
             return resource_read_response(result)
+
+    async def oauth_login(self, params: McpServerOauthLoginParams) -> JsonObj:
+        """`mcpServer/oauth/login`: Codex's refusals for unknown and stdio servers; HTTP OAuth is not
+        implemented, so it is refused too rather than pretending to start a login."""
+        config = self._servers().get(params.name)
+        if config is None:
+            raise McpRequestError(INVALID_REQUEST, f"No MCP server named '{params.name}' found.")
+        if not isinstance(config.transport, HttpTransport):
+            raise McpRequestError(INVALID_REQUEST, "OAuth login is only supported for streamable HTTP servers.")
+        raise McpRequestError(INVALID_REQUEST, f"OAuth login for MCP server '{params.name}' is not supported by "
+                              "pycodex yet; use `bearer_token_env_var` or `http_headers`.")

@@ -1,6 +1,7 @@
 """App-server v2 wire models for MCP (Codex 0.169 schema), and builders from the manager's state.
 
 Requests: `mcpServerStatus/list` (ListMcpServerStatusParams -> ListMcpServerStatusResponse),
+`mcpServer/oauth/login` (McpServerOauthLoginParams; refused for now),
 `mcpServer/tool/call` (McpServerToolCallParams -> McpServerToolCallResponse), `mcpServer/resource/read`
 (McpResourceReadParams -> McpResourceReadResponse), `config/mcpServer/reload` (no params -> `{}`).
 Notification: `mcpServer/startupStatus/updated` (McpServerStatusUpdatedNotification).
@@ -58,6 +59,14 @@ class McpResourceReadParams(_Params):
     originCallId: str | None = None
     target: Any = None
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class McpServerOauthLoginParams(_Params):
+    name: str
+    threadId: str | None = None
+    scopes: list[str] | None = None
+    timeoutSecs: int | None = None
+    clientRegistration: Literal["auto", "cimd", "dcr"] | None = None
 
 
 def _http_origin(snapshot: ServerSnapshot) -> str | None:
