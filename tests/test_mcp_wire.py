@@ -75,8 +75,8 @@ async def test_tool_call_and_resource_read_match_codex(calc: McpConnectionManage
         result = await calc.call_tool(params.server, params.tool, params.arguments)
         assert tool_call_response(result) == entry["response"]["result"], params.tool
     read = _answers("mcpServer/resource/read")[0]
-    result = await calc.read_resource("calc", read["request"]["params"]["uri"])
-    assert resource_read_response(result) == read["response"]["result"]
+    contents = await calc.read_resource("calc", read["request"]["params"]["uri"])
+    assert resource_read_response(contents) == read["response"]["result"]
 
 
 def test_tool_call_needs_thread_id() -> None:
