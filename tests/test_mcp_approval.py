@@ -14,6 +14,7 @@ from app_server.mcp.approval import (
     parse_approval_response,
     requires_approval,
 )
+from app_server.mcp.config import ApprovalMode
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True)
 DESTRUCTIVE = ToolAnnotations(destructiveHint=True)
@@ -41,8 +42,8 @@ SAFE_OPEN_UNKNOWN = ToolAnnotations(destructiveHint=False)
         ("auto", SAFE_OPEN_UNKNOWN, True),  # an absent openWorldHint counts as open
     ],
 )
-def test_requires_approval(mode: str, annotations: ToolAnnotations | None, needs: bool) -> None:
-    assert requires_approval(mode, annotations) is needs  # type: ignore[arg-type]
+def test_requires_approval(mode: ApprovalMode, annotations: ToolAnnotations | None, needs: bool) -> None:
+    assert requires_approval(mode, annotations) is needs
 
 
 @pytest.mark.parametrize(
@@ -59,8 +60,8 @@ def test_requires_approval(mode: str, annotations: ToolAnnotations | None, needs
         (None, "auto", CLOSED_WORLD_SAFE, Decision.ALLOW),
     ],
 )
-def test_decide(policy: str | None, mode: str, annotations: ToolAnnotations | None, decision: Decision) -> None:
-    outcome = decide(policy, mode, annotations)  # type: ignore[arg-type]
+def test_decide(policy: str | None, mode: ApprovalMode, annotations: ToolAnnotations | None, decision: Decision) -> None:
+    outcome = decide(policy, mode, annotations)
     assert outcome.decision is decision
     assert outcome.message == (NEVER_MESSAGE if decision is Decision.REFUSE else None)
 
@@ -79,8 +80,8 @@ def test_decide(policy: str | None, mode: str, annotations: ToolAnnotations | No
         ("accept", "auto", Answer.CANCEL),
     ],
 )
-def test_parse_approval_response(response: object, mode: str, answer: Answer) -> None:
-    assert parse_approval_response(response, mode) is answer  # type: ignore[arg-type]
+def test_parse_approval_response(response: object, mode: ApprovalMode, answer: Answer) -> None:
+    assert parse_approval_response(response, mode) is answer
 
 
 def test_approval_request_persist_choices_follow_the_mode() -> None:

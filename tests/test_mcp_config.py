@@ -13,6 +13,7 @@ from app_server.mcp.config import (
     DEFAULT_STARTUP_TIMEOUT_S,
     DEFAULT_TOOL_TIMEOUT_S,
     HttpTransport,
+    McpServers,
     StdioTransport,
     check_mcp_servers,
     load_mcp_servers,
@@ -47,7 +48,7 @@ enabled = false
 """
 
 
-def _load(tmp_path: Path, text: str, strict: bool = False):  # type: ignore[no-untyped-def]
+def _load(tmp_path: Path, text: str, strict: bool = False) -> McpServers:
     path = tmp_path / "config.toml"
     path.write_text(text)
     return load_mcp_servers(path, tomllib.loads(text), text, strict=strict)
