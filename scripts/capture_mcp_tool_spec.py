@@ -59,6 +59,7 @@ def main(codex: str) -> None:
                 'request_max_retries = 0\nstream_max_retries = 0\n'
                 f'[mcp_servers.calc]\ncommand = {json.dumps(sys.executable)}\n'
                 f'args = [{json.dumps(str(ROOT / "tests" / "support" / "mcp_calc_server.py"))}, "stdio"]\n'
+                'required = true\n'  # the turn waits for it (optional servers get only a 1 s grace)
                 '[mcp_servers.calc.tools.add]\napproval_mode = "approve"\n'
                 '[mcp_servers.calc.tools.echo]\napproval_mode = "approve"\n'
                 '[mcp_servers.calc.tools.fail]\napproval_mode = "approve"\n'

@@ -28,11 +28,13 @@ async def _exercise(manager: McpConnectionManager) -> None:
     manager.start()
     states = await manager.wait_ready()
     assert states["calc"].state == "ready", states["calc"].error
-    assert sorted(t.name for t in manager.tool_catalog()["calc"]) == ["add", "echo", "fail", "slow"]
+    assert sorted(t.name for t in manager.tool_catalog()["calc"]) == ["add", "describe", "echo", "fail", "slow"]
     result = await manager.call_tool("calc", "add", {"a": 2, "b": 40})
     assert result.structuredContent == {"result": 42} and not result.isError
     echo = await manager.call_tool("calc", "echo", {"text": "hé"})
     assert [c.model_dump()["text"] for c in echo.content] == ["hé"]
+    described = await manager.call_tool("calc", "describe", {"name": "n", "where": {"city": "Oslo"}})
+    assert described.structuredContent == {"result": "n:short:None:1:city='Oslo' zip_code=None"}
     failed = await manager.call_tool("calc", "fail", {})
     assert failed.isError
     resources = await manager.list_resources("calc")

@@ -69,7 +69,7 @@ async def test_thread_less_requests_use_temporary_servers() -> None:
         listed = await service.list_status(ListMcpServerStatusParams(detail="toolsAndAuthOnly", limit=1))
         [entry] = listed["data"]
         assert entry["runtimeStatus"] is None and entry["resources"] == []
-        assert sorted(entry["tools"]) == ["add", "echo", "fail", "slow"]
+        assert sorted(entry["tools"]) == ["add", "describe", "echo", "fail", "slow"]
         read = await service.resource_read(McpResourceReadParams(server="calc", uri="calc://greeting"))
         assert read["contents"][0]["text"] == "hello from calc"
         assert pids_with(marker) == []

@@ -27,9 +27,10 @@ MAX_NAME_LENGTH = 64
 JsonObj = dict[str, Any]
 
 _DISALLOWED = re.compile(r"[^A-Za-z0-9_]")
-# JSON-schema keys the Responses API function parameters keep; others (title, default, $schema...) go.
+# JSON-schema keys Codex keeps in function parameters (recorded: title and default go, $ref/$defs stay).
 _SCHEMA_KEYS = frozenset({"type", "description", "properties", "required", "items", "enum", "anyOf",
-                          "additionalProperties", "const"})
+                          "additionalProperties", "const", "$ref", "$defs", "definitions"})
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions"})  # name -> schema
 
 
 def sanitize_name(name: str) -> str:
@@ -55,7 +56,7 @@ def _schema(node: Any) -> Any:
     for key, value in node.items():
         if key not in _SCHEMA_KEYS:
             continue
-        if key == "properties" and isinstance(value, Mapping):
+        if key in _SCHEMA_MAPS and isinstance(value, Mapping):
             out[key] = {name: _schema(prop) for name, prop in value.items()}
         elif key in ("items", "anyOf", "additionalProperties"):
             out[key] = _schema(value)

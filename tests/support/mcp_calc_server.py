@@ -1,7 +1,8 @@
 """A real MCP server for the tests, written with the `mcp` SDK's FastMCP.
 
-Tools: `add` (read-only hint), `echo` (plain text content, no structured output), `slow` (waits on an event that never fires, so a tool timeout is
-the only way out), `fail` (raises). Resource: `calc://greeting`.
+Tools: `add` (read-only hint), `echo` (plain text content, no structured output), `slow` (waits on an event
+that never fires, so a tool timeout is the only way out), `fail` (raises), `describe` (a rich input schema:
+descriptions, an enum, defaults, optional and nested-model parameters). Resource: `calc://greeting`.
 
     python tests/support/mcp_calc_server.py stdio
     python tests/support/mcp_calc_server.py http            # streamable HTTP on 127.0.0.1:PORT/mcp
@@ -14,12 +15,21 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
+from typing import Literal
 
 import uvicorn
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
 
 GREETING = "hello from calc"
+
+
+class Where(BaseModel):
+    """A nested model, so the input schema has `$defs` and a `$ref`."""
+
+    city: str = Field(description="City name")
+    zip_code: int | None = None
 
 
 def build() -> FastMCP:
@@ -41,6 +51,16 @@ def build() -> FastMCP:
     @server.tool(description="Always fails.")
     def fail() -> str:
         raise ValueError("calc failed on purpose")
+
+    @server.tool(description="Takes a rich input schema; says what it got.")
+    def describe(
+        name: str = Field(description="Who is asking"),
+        mode: Literal["short", "long"] = "short",
+        tags: list[str] | None = None,
+        count: int = 1,
+        where: Where | None = None,
+    ) -> str:
+        return f"{name}:{mode}:{tags}:{count}:{where}"
 
     @server.resource("calc://greeting", name="greeting", mime_type="text/plain")
     def greeting() -> str:
