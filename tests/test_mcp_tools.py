@@ -80,6 +80,7 @@ def test_routes_need_the_namespace() -> None:
 
 
 def test_names_are_sanitised_like_codex() -> None:
+    # seen on the 0.169 binary: a server named "my-calc.v2" is offered as namespace "mcp__my_calc_v2"
     assert namespace_for("my-calc.v2") == "mcp__my_calc_v2"
     assert sanitize_name("") == "_"
     long = "t" * 80
