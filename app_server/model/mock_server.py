@@ -136,6 +136,10 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # silence default stderr chatter
         return
 
+    def do_GET(self) -> None:
+        # Only POST .../responses is scripted; a GET (`pycodex doctor` probing /models) is a plain 404.
+        self._reply(404, f"fake server: no route GET {urlsplit(self.path).path}", {})
+
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""

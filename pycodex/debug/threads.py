@@ -42,7 +42,8 @@ def add_threads_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_threads(args: argparse.Namespace, codex_home: Path | None = None) -> int:
     home = resolve_codex_home() if codex_home is None else codex_home
-    console = Console(highlight=False, soft_wrap=True)
+    # Piped output (a file, grep) is not cut to 80 columns.
+    console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 240)
     try:
         if args.threads_command == "list":
             return _list(console, home, args)
@@ -75,7 +76,9 @@ def _list(console: Console, home: Path, args: argparse.Namespace) -> int:
         print(f"no {'archived ' if args.archived else ''}threads in {home}")
         return 0
     table = Table(box=None, header_style="bold")
-    for column in ("id", "updated", "provider", "name / preview", "cwd"):
+    table.add_column("id", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
+    for column in ("provider", "name / preview", "cwd"):
         table.add_column(column, overflow="fold")
     for thread in threads:
         title = thread.get("name") or str(thread.get("preview") or "").splitlines()[0:1]
