@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["item_summary", "thread_markdown", "timestamp"]
+__all__ = ["item_summary", "thread_markdown", "timestamp", "turn_heading"]
 
 JsonObj = dict[str, Any]
 OUTPUT_LINES = 20  # command output beyond this many lines is cut in `show` and `export --format md`
@@ -37,6 +37,13 @@ def _clip(text: str, lines: int = OUTPUT_LINES) -> str:
     return "\n".join([*parts[:lines], f"... ({len(parts) - lines} more lines)"])
 
 
+def _change(change: JsonObj) -> str:
+    """`update a.py`, `add b.py`: a fileChange entry (`kind` is `{"type": "add"|"delete"|"update"}`)."""
+    kind = change.get("kind")
+    verb = kind.get("type", "") if isinstance(kind, dict) else str(kind or "")
+    return f"{verb} {change.get('path', '?')}".strip()
+
+
 def item_summary(item: JsonObj) -> tuple[str, str]:
     """(label, body) of one thread item; unknown types fall back to their JSON."""
     kind = str(item.get("type", "?"))
@@ -54,12 +61,11 @@ def item_summary(item: JsonObj) -> tuple[str, str]:
         output = item.get("aggregatedOutput")
         return "command", head + ("\n" + _clip(output) if isinstance(output, str) and output.strip() else "")
     if kind == "fileChange":
-        changes = item.get("changes") or []
-        paths = ", ".join(f"{c.get('kind', {}).get('type', '') if isinstance(c.get('kind'), dict) else c.get('kind', '')}"
-                          f" {c.get('path', '?')}".strip() for c in changes if isinstance(c, dict))
+        paths = ", ".join(_change(c) for c in item.get("changes") or [] if isinstance(c, dict))
         return "patch", f"{paths} [{item.get('status', '?')}]"
     if kind in ("mcpToolCall", "dynamicToolCall"):
-        return "tool", f"{item.get('server', '')}{'/' if item.get('server') else ''}{item.get('tool', '?')} [{item.get('status', '?')}]"
+        tool = "/".join(str(part) for part in (item.get("server"), item.get("tool", "?")) if part)
+        return "tool", f"{tool} [{item.get('status', '?')}]"
     rest = {k: v for k, v in item.items() if k not in ("type", "id")}
     return kind, json.dumps(rest, ensure_ascii=False)[:400]
 

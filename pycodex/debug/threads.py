@@ -23,6 +23,9 @@ from pycodex.debug.render import item_summary, thread_markdown, timestamp, turn_
 
 __all__ = ["add_threads_arguments", "run_threads"]
 
+# Every ThreadSourceKind: a debugging listing shows `exec` and sub-agent threads too (thread/list does not).
+ALL_SOURCE_KINDS = ("cli", "vscode", "exec", "appServer", "subAgentReview", "subAgentCompact",
+                    "subAgentThreadSpawn", "subAgentOther", "unknown")
 _STYLES = {"user": "bold cyan", "assistant": "bold green", "command": "bold yellow", "patch": "bold magenta",
            "reasoning": "dim", "tool": "bold blue"}
 
@@ -67,7 +70,8 @@ def _list(console: Console, home: Path, args: argparse.Namespace) -> int:
     threads: list[dict[str, Any]] = []
     if (home / "sessions").is_dir() or (home / "archived_sessions").is_dir():
         with ThreadStore(home, fsync=False) as store:
-            threads = store.list_threads(limit=args.limit, archived=args.archived).threads
+            threads = store.list_threads(limit=args.limit, archived=args.archived,
+                                         source_kinds=ALL_SOURCE_KINDS).threads
     if args.json:
         for thread in threads:
             print(json.dumps(thread, ensure_ascii=False))
@@ -78,12 +82,13 @@ def _list(console: Console, home: Path, args: argparse.Namespace) -> int:
     table = Table(box=None, header_style="bold")
     table.add_column("id", no_wrap=True)
     table.add_column("updated", no_wrap=True)
-    for column in ("provider", "name / preview", "cwd"):
+    for column in ("source", "provider", "name / preview", "cwd"):
         table.add_column(column, overflow="fold")
     for thread in threads:
-        title = thread.get("name") or str(thread.get("preview") or "").splitlines()[0:1]
-        label = title if isinstance(title, str) else "".join(title)
-        table.add_row(str(thread["id"]), timestamp(thread.get("updatedAt")), str(thread.get("modelProvider") or ""),
+        label = str(thread.get("name") or next(iter(str(thread.get("preview") or "").splitlines()), ""))
+        source = thread.get("source")
+        table.add_row(str(thread["id"]), timestamp(thread.get("updatedAt")),
+                      source if isinstance(source, str) else "subAgent", str(thread.get("modelProvider") or ""),
                       escape(label[:60]), escape(str(thread.get("cwd") or "")))
     console.print(table)
     return 0
@@ -99,4 +104,5 @@ def _show(console: Console, thread: dict[str, Any]) -> None:
         console.print(f"[bold underline]{escape(turn_heading(turn))}[/]")
         for item in turn.get("items") or []:
             label, body = item_summary(item)
-            console.print(f"[{_STYLES.get(label, 'bold')}]{label:>10}[/] {escape(body)}")
+            indented = body.replace("\n", "\n" + " " * 11)  # continuation lines under the body, not the label
+            console.print(f"[{_STYLES.get(label, 'bold')}]{label:>10}[/] {escape(indented)}")
