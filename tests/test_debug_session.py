@@ -41,6 +41,9 @@ def test_every_stderr_line_is_one_json_object_and_turn_records_carry_their_ids(s
     assert all(isinstance(r, dict) and {"ts", "level", "target", "message"} <= r.keys() for r in records)
     in_turn = [r for r in records if r["turn_id"] == session.turn_id]
     assert in_turn and all(r["thread_id"] == session.thread_id for r in in_turn)
+    # The model requests of the turn (and their timings) are logged inside it, so they carry both ids.
+    model = [r for r in records if r["target"] == "app_server.model.client"]
+    assert len(model) >= 4 and all(r in in_turn for r in model)
     # debug, not trace: the HTTP libraries keep quiet
     assert not [r for r in records if r["target"].split(".")[0] in ("httpx", "httpcore", "websockets")]
 
