@@ -53,6 +53,24 @@ def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
                       help="run the command in the app-server's own environment instead of via the relay")
 
 
+def _add_threads_arguments(parser: argparse.ArgumentParser) -> None:
+    from pycodex.debug.threads import add_threads_arguments
+
+    add_threads_arguments(parser)
+
+
+def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    from pycodex.debug.config_show import add_config_arguments
+
+    add_config_arguments(parser)
+
+
+def _add_mock_model_arguments(parser: argparse.ArgumentParser) -> None:
+    from app_server.model.mock_server import add_mock_model_arguments
+
+    add_mock_model_arguments(parser)
+
+
 # name -> (one-line help, function adding the subcommand's arguments), in `--help` order.
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "app-server": ("serve the Codex v2 JSON-RPC protocol (stdio by default)", _add_app_server_arguments),
@@ -69,6 +87,12 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
     # Parsed by compat_tests/runner.py (see main); listed for --help.
     "compat": ("run the version-skew matrix over Codex and pycodex builds (see --help)", lambda _parser: None),
     "demo": ("run one offline turn on the built-in scripted model and print it", _add_demo_arguments),
+    "threads": ("stored threads: list, show ID, export ID [--format md|json]", _add_threads_arguments),
+    "doctor": ("check config, model provider, sandbox, Codex binary and exec-server/relay", lambda _parser: None),
+    "config": ("`config show [--origin]`: the effective config and where each value came from",
+               _add_config_arguments),
+    "mock-model": ("serve a scripted fake Responses API for offline tests (--script FILE --listen IP:PORT)",
+                   _add_mock_model_arguments),
 }
 
 
@@ -112,6 +136,9 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from pycodex.signals import survive_usr1
+
+    survive_usr1()  # first: a SIGUSR1 during start-up must not end the process
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments[:1] == ["compat"]:
         from pycodex.compat_command import run_compat
@@ -159,5 +186,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pycodex.demo import run_demo
 
         return run_demo(config_overrides=args.config, raw=args.json, local=args.local)
+    return _run_debug_command(args) if args.command in _DEBUG_COMMANDS else _usage(parser)
+
+
+_DEBUG_COMMANDS = frozenset({"threads", "doctor", "config", "mock-model"})
+
+
+def _run_debug_command(args: argparse.Namespace) -> int:
+    if args.command == "threads":
+        from pycodex.debug.threads import run_threads
+
+        return run_threads(args)
+    if args.command == "doctor":
+        from pycodex.debug.doctor import run_doctor
+
+        return run_doctor(args.config)
+    if args.command == "config":
+        from pycodex.debug.config_show import run_config
+
+        return run_config(args, args.config)
+    from app_server.model.mock_server import run_mock_model
+
+    return run_mock_model(args)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
     return 2

@@ -171,6 +171,7 @@ class ModelClient:
         request_retries = 0
         while True:
             request = self.build_request(body, ctx)
+            sent = time.monotonic()
             try:
                 try:
                     async with asyncio.timeout(idle):
@@ -189,6 +190,8 @@ class ModelClient:
                 request_retries += 1
                 await self._policy.sleep(self._policy.delay(failure, request_retries, self._backoff))
                 continue
+            logger.debug("model request to %s: HTTP %d after %.0f ms", self._url, response.status_code,
+                         (time.monotonic() - sent) * 1000)
             try:
                 if response.status_code // 100 != 2:
                     raw = await self._error_body(response, idle)
@@ -200,9 +203,12 @@ class ModelClient:
                     await response.aclose()  # do not hold the connection through the wait
                     await self._policy.sleep(self._policy.delay(err, request_retries, self._backoff))
                     continue
+                count = 0
                 async with contextlib.aclosing(self._events(response, idle)) as events:
                     async for event in events:
+                        count += 1
                         yield event
+                logger.debug("model response streamed: %d events in %.0f ms", count, (time.monotonic() - sent) * 1000)
                 return
             finally:
                 await response.aclose()

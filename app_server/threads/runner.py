@@ -23,6 +23,7 @@ from app_server.threads import items as it
 from app_server.threads.prompt import developer_message, user_message_item
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
 from app_server.threads.state import MODEL_CONTEXT_WINDOW, ThreadRuntime, TurnState
+from pycodex.log_context import bind_turn
 
 if TYPE_CHECKING:
     from app_server.connection import Session
@@ -99,6 +100,7 @@ class TurnRunner:
     # -- the turn --------------------------------------------------------------------------------
     async def run(self) -> None:
         thread, turn = self.thread, self.turn
+        bind_turn(thread.id, turn.id)  # every log record of this turn carries both ids
         status, error = "completed", None
         try:
             await asyncio.to_thread(thread.writer.turn_started, turn.id, started_at=turn.started_at)
