@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from app_server.connection import Session
+from app_server.protocol import notices
 from app_server.protocol.base import to_wire
 from app_server.protocol.initialize import InitializeParams, InitializeResponse
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
@@ -57,7 +58,7 @@ def register(app: AppServer) -> None:
 
         async def announce() -> None:
             for warning in app.startup_warnings:
-                await session.notify("configWarning", warning.to_params())
+                await notices.send(session, notices.config_warning(warning.to_params()))
 
         session.after_response(announce)
         return to_wire(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app_server.connection import Session
+from app_server.protocol import notices
 from app_server.protocol import threads as p
 from app_server.store import (
     InvalidCursorError,
@@ -86,21 +87,6 @@ def _summary_items(turn: JsonObj) -> list[JsonObj]:
     return user + agent
 
 
-async def _interrupt_and_wait(thread: ThreadRuntime, timeout: float = 10.0) -> None:
-    """End the active turn as interrupted (Codex archives a busy thread that way) and wait for its end."""
-    active = thread.active
-    if active is None:
-        return
-    active.interrupt_requested = True
-    for _ in range(100):  # a turn accepted a moment ago may not have its task yet
-        if active.task is not None or active.ended:
-            break
-        await asyncio.sleep(0.01)
-    if active.task is not None and not active.task.done():
-        active.task.cancel()
-        await asyncio.wait({active.task}, timeout=timeout)
-
-
 def _turn_cursor(thread_id: str, turn_id: str, *, include_anchor: bool) -> str:
     return json.dumps({"requestedThreadId": thread_id, "turnId": turn_id, "includeAnchor": include_anchor,
                        "scope": {"kind": "turns"}}, separators=(",", ":"))
@@ -150,7 +136,7 @@ def register(app: AppServer) -> None:
             response["serviceTier"] = "default"  # Codex's answer to an explicit null
 
         async def started() -> None:
-            await thread.emit("thread/started", {"thread": threads.thread_wire(thread)})
+            await thread.emit(notices.thread_started(threads.thread_wire(thread)))
 
         session.after_response(started)
         return response
@@ -168,13 +154,12 @@ def register(app: AppServer) -> None:
         response["itemsBackwardsCursor"] = None
 
         async def after() -> None:
-            await session.notify("thread/status/changed", {"threadId": thread.id, "status": thread.status()})
+            await notices.send(session, notices.thread_status_changed(thread.id, thread.status()))
             usage = thread.token_usage_wire()
             if usage is not None:
-                await session.notify("thread/tokenUsage/updated",
-                                     {"threadId": thread.id, "turnId": _last_turn_id(thread), "tokenUsage": usage})
+                await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
             active = thread.active
-            if active is not None and not active.ended:  # a client that joins may answer open approvals
+            if active is not None:  # a client that joins may answer open approvals
                 for pending in list(active.open_requests.values()):
                     pending.offer(session)
 
@@ -191,9 +176,8 @@ def register(app: AppServer) -> None:
         async def after() -> None:
             usage = thread.token_usage_wire()
             if usage is not None:
-                await session.notify("thread/tokenUsage/updated",
-                                     {"threadId": thread.id, "turnId": _last_turn_id(thread), "tokenUsage": usage})
-            await thread.emit("thread/started", {"thread": threads.thread_wire(thread)})
+                await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
+            await thread.emit(notices.thread_started(threads.thread_wire(thread)))
 
         session.after_response(after)
         return response
@@ -266,32 +250,31 @@ def register(app: AppServer) -> None:
             raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
 
         async def after() -> None:
-            note = {"threadId": params.thread_id, "threadName": params.name}
+            note = notices.thread_name_updated(params.thread_id, params.name)
             if loaded is not None:
-                await loaded.emit("thread/name/updated", note)
+                await loaded.emit(note)
             else:
-                await session.notify("thread/name/updated", note)
+                await notices.send(session, note)
 
         session.after_response(after)
         return {}
 
     async def archive(session: Session, params: p.ThreadArchiveParams) -> JsonObj:
         loaded = threads.loaded.get(params.thread_id)
-        if loaded is not None and loaded.active is not None and not loaded.active.ended:
-            await _interrupt_and_wait(loaded)
+        if loaded is not None:  # Codex archives a busy thread by interrupting its turn
+            await loaded.interrupt_and_wait(timeout=10.0)
         if loaded is not None:
             subscribers = list(loaded.subscribers)
             await threads.unload(loaded)
             for sub in subscribers:
-                await sub.notify("thread/status/changed",
-                                 {"threadId": params.thread_id, "status": {"type": "notLoaded"}})
+                await notices.send(sub, notices.thread_status_changed(params.thread_id, {"type": "notLoaded"}))
         try:
             await asyncio.to_thread(threads.store.archive, params.thread_id)
         except ThreadNotFoundError:
             raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
         except ThreadArchivedStateError as exc:
             raise InvalidRequest(str(exc)) from None
-        session.after_response(lambda: session.notify("thread/archived", {"threadId": params.thread_id}))
+        session.after_response(lambda: notices.send(session, notices.thread_archived(params.thread_id)))
         return {}
 
     async def unarchive(session: Session, params: p.ThreadUnarchiveParams) -> JsonObj:
@@ -301,7 +284,7 @@ def register(app: AppServer) -> None:
             raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
         except ThreadArchivedStateError as exc:
             raise InvalidRequest(str(exc)) from None
-        session.after_response(lambda: session.notify("thread/unarchived", {"threadId": params.thread_id}))
+        session.after_response(lambda: notices.send(session, notices.thread_unarchived(params.thread_id)))
         return {"thread": wire}
 
     async def unsubscribe(session: Session, params: p.ThreadUnsubscribeParams) -> JsonObj:

@@ -64,48 +64,36 @@ def register(app: AppServer) -> None:
         threads.subscribe(thread, session)
         inputs = _inputs(params)
         active = thread.active
-        if active is not None and not active.ended:
+        if active is not None:
             # Codex merges a start during an active turn into that turn (same id), like a steer.
-            active.pending_inputs.append(inputs)
-            if thread.runner is not None:
-                thread.runner.steer()
+            thread.steer(inputs)
             return {"turn": dict(active.wire(view="notLoaded"), startedAt=None)}
         if _apply_turn_overrides(thread, params):
             await asyncio.to_thread(thread.writer.settings_changed, thread.settings.to_record())
         turn = TurnState(new_uuid7(), inputs=inputs)
         turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None
-        thread.active = turn
         runner = await app.make_runner(thread, turn, session)
-        thread.runner = runner
-
-        async def launch() -> None:
-            turn.task = app.spawn(runner.run(), name=f"turn-{turn.id}")
-
-        session.after_response(launch)
+        session.after_response(thread.start_turn(turn, runner, app.spawn))
         return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
 
     async def turn_steer(session: Session, params: p.TurnSteerParams) -> JsonObj:
         thread = threads.get_loaded(params.thread_id)
         active = thread.active
-        if active is None or active.ended:
+        if active is None:
             raise InvalidRequest("no active turn to steer")
         if active.id != params.expected_turn_id:
             raise InvalidRequest(f"expected active turn id `{params.expected_turn_id}` but found `{active.id}`")
-        active.pending_inputs.append(_inputs(params))
-        if thread.runner is not None:
-            thread.runner.steer()
+        thread.steer(_inputs(params))
         return {"turnId": active.id}
 
     async def turn_interrupt(session: Session, params: p.TurnInterruptParams) -> JsonObj:
         thread = threads.get_loaded(params.thread_id)
         active = thread.active
-        if active is None or active.ended or active.id != params.turn_id:
+        if active is None or active.id != params.turn_id:
             raise InvalidRequest("no active turn to interrupt")
-        active.interrupt_requested = True
 
         async def cancel() -> None:
-            if active.task is not None:
-                active.task.cancel()
+            thread.interrupt()
 
         session.after_response(cancel)
         return {}

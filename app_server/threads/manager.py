@@ -12,16 +12,13 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new_uuid7, parse_thread_id
 from app_server.store.thread_shape import build_thread
-from app_server.threads.state import ThreadRuntime, ThreadSettings
+from app_server.threads.state import Subscriber, ThreadRuntime, ThreadSettings
 from pycodex import COMPATIBLE_CODEX_VERSION
 from pycodex.jsonrpc.errors import InvalidRequest
-
-if TYPE_CHECKING:
-    from app_server.connection import Session
 
 __all__ = ["Defaults", "ThreadManager"]
 
@@ -76,7 +73,7 @@ class ThreadManager:
         """Every turn of the thread, the one in progress included (with its items so far), as Codex shows them."""
         turns = [dict(t) for t in thread.turns]
         active = thread.active
-        if active is not None and not active.ended:
+        if active is not None:
             turns.append(active.wire(view="full"))
         return turns
 
@@ -113,13 +110,13 @@ class ThreadManager:
             raise InvalidRequest(f"thread not found: {thread_id}")
         return thread
 
-    def subscribe(self, thread: ThreadRuntime, session: Session) -> None:
+    def subscribe(self, thread: ThreadRuntime, session: Subscriber) -> None:
         if session not in thread.subscribers:
             thread.subscribers.add(session)
             session.on_close.append(lambda: thread.subscribers.discard(session))
 
     # -- creation ----------------------------------------------------------------------------------
-    async def start(self, session: Session, settings: ThreadSettings, *, ephemeral: bool,
+    async def start(self, session: Subscriber, settings: ThreadSettings, *, ephemeral: bool,
                     thread_source: str | None) -> ThreadRuntime:
         thread_id = new_uuid7()
         meta: JsonObj = {
@@ -135,7 +132,7 @@ class ThreadManager:
         await self._register(thread, session)
         return thread
 
-    async def _register(self, thread: ThreadRuntime, session: Session) -> None:
+    async def _register(self, thread: ThreadRuntime, session: Subscriber) -> None:
         thread.codex_home = self.store.codex_home
         await self._attach(thread)
         self.loaded[thread.id] = thread
@@ -156,7 +153,7 @@ class ThreadManager:
         settings.developer_instructions = loaded.meta.get("developerInstructions")
         return settings
 
-    async def resume(self, session: Session, thread_id: str, defaults: ThreadSettings,
+    async def resume(self, session: Subscriber, thread_id: str, defaults: ThreadSettings,
                      overrides: Callable[[ThreadSettings], ThreadSettings]) -> ThreadRuntime:
         existing = self.loaded.get(thread_id)
         if existing is not None:
@@ -185,7 +182,7 @@ class ThreadManager:
         thread.model_seen = stored.get("model") or loaded.meta.get("model")
         return thread
 
-    async def fork(self, session: Session, source_id: str, defaults: ThreadSettings, *, ephemeral: bool,
+    async def fork(self, session: Subscriber, source_id: str, defaults: ThreadSettings, *, ephemeral: bool,
                    overrides: Callable[[ThreadSettings], ThreadSettings]) -> ThreadRuntime:
         source = self.loaded.get(source_id)
         if source is not None:
@@ -216,13 +213,7 @@ class ThreadManager:
     async def interrupt_all(self, timeout: float) -> None:
         """Interrupt every running turn (the process is stopping) and wait, bounded, until each has
         recorded its end and told its subscribers, exactly as ``turn/interrupt`` would."""
-        tasks = []
-        for thread in self.loaded.values():
-            turn = thread.active
-            if turn is not None and not turn.ended and turn.task is not None:
-                turn.interrupt_requested = True
-                turn.task.cancel()
-                tasks.append(turn.task)
+        tasks = [task for thread in self.loaded.values() if (task := thread.interrupt()) is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
 

@@ -13,19 +13,17 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from app_server.model.errors import ModelError, RetryNotice
 from app_server.model.events import ResponseEvent, Usage
 from app_server.model.provider import RequestContext
+from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
 from app_server.threads.prompt import developer_message, user_message_item
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
-from app_server.threads.state import MODEL_CONTEXT_WINDOW, ThreadRuntime, TurnState
-
-if TYPE_CHECKING:
-    from app_server.connection import Session
+from app_server.threads.state import MODEL_CONTEXT_WINDOW, Subscriber, ThreadRuntime, TurnState
 
 __all__ = ["ModelGateway", "TurnCancelled", "TurnRunner"]
 
@@ -78,7 +76,7 @@ class TurnRunner:
         tool_handler: ToolHandler,
         request_ctx: Callable[[ThreadRuntime, TurnState], RequestContext],
         build_context: Callable[[ThreadRuntime], list[JsonObj]],
-        origin: Session | None,
+        origin: Subscriber | None,
         inject: Callable[[list[JsonObj]], list[str]] | None = None,
     ) -> None:
         self.thread = thread
@@ -103,7 +101,7 @@ class TurnRunner:
         try:
             await asyncio.to_thread(thread.writer.turn_started, turn.id, started_at=turn.started_at)
             await thread.emit_status()
-            await thread.emit("turn/started", {"threadId": thread.id, "turn": turn.wire(view="notLoaded")})
+            await thread.emit(notices.turn_started(thread.id, turn.wire(view="notLoaded")))
             if not thread.history:
                 await self._record_history(self._build_context(thread))
             else:
@@ -141,10 +139,7 @@ class TurnRunner:
                 for call_id, started in self._unanswered.items()
             ]
             await self._record_history([*aborted, user_message_item([TURN_ABORTED])])
-        turn.finish(status, error)
-        thread.turns.append(turn.wire(view="full"))
-        thread.system_error = status == "failed"
-        thread.active = None
+        thread.end_turn(turn, status, error)
         try:
             await asyncio.to_thread(
                 thread.writer.turn_ended, turn.id, status, error=error, completed_at=turn.completed_at,
@@ -154,18 +149,13 @@ class TurnRunner:
             logger.exception("could not record the end of turn %s", turn.id)
         if status == "failed":
             await thread.emit_status()
-            await thread.emit(
-                "error", {"error": error, "willRetry": False, "threadId": thread.id, "turnId": turn.id}
-            )
+            await thread.emit(notices.error(error, will_retry=False, thread_id=thread.id, turn_id=turn.id))
         else:
-            await thread.emit(
-                "thread/readState/changed",
-                {"threadId": thread.id, "readState": {"firstUnread": {"type": "turn", "turnId": turn.id},
-                                                      "revision": str(uuid.uuid4())}},
-            )
+            await thread.emit(notices.thread_read_state_changed(
+                thread.id, {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}))
             await thread.emit_status()
         view = "summary" if status == "completed" else "notLoaded"
-        await thread.emit("turn/completed", {"threadId": thread.id, "turn": turn.wire(view=view)})
+        await thread.emit(notices.turn_completed(thread.id, turn.wire(view=view)))
         for key in list(turn.open_requests):
             pending = turn.open_requests.pop(key)
             await pending.close(thread.id)
@@ -203,7 +193,7 @@ class TurnRunner:
         item = it.user_message(new_uuid7(), it.user_input_to_content(inputs), started_at_ms=it.now_ms())
         if not thread.preview:
             thread.preview = " ".join(it.user_input_texts(inputs))[:200]
-        await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+        await thread.emit(notices.item_started(item, thread.id, turn.id))
         await self._record_history([user_message_item(it.user_input_texts(inputs) or [""])])
         if self._inject is not None:  # skills named by the input ride along as extra user messages
             await self._record_history([user_message_item([text]) for text in self._inject(inputs)])
@@ -216,7 +206,7 @@ class TurnRunner:
         turn.items.append(item)
         if item["type"] == "agentMessage":
             turn.last_agent_message = item
-        await thread.emit("item/completed", it.completed_params(item, thread.id, turn.id))
+        await thread.emit(notices.item_completed(item, thread.id, turn.id))
 
     # -- one model request -------------------------------------------------------------------------
     def _body(self) -> JsonObj:
@@ -246,11 +236,8 @@ class TurnRunner:
         return body
 
     async def _on_retry(self, notice: RetryNotice) -> None:
-        await self.thread.emit(
-            "error",
-            {"error": notice.payload.to_wire(), "willRetry": True, "threadId": self.thread.id,
-             "turnId": self.turn.id},
-        )
+        await self.thread.emit(notices.error(notice.payload.to_wire(), will_retry=True, thread_id=self.thread.id,
+                                             turn_id=self.turn.id))
 
     def answered(self, call_id: str) -> None:
         """A tool recorded its own output for ``call_id`` (the interrupt must not add another)."""
@@ -289,7 +276,7 @@ class TurnRunner:
             async for event in stream:
                 for action in mapper.feed(event):
                     if isinstance(action, Emit):
-                        await thread.emit(action.method, action.params)
+                        await thread.emit(action.notice)
                     elif isinstance(action, ItemDone):
                         await self.complete_item(action.item)
                     elif isinstance(action, HistoryAppend):
@@ -323,9 +310,5 @@ class TurnRunner:
         thread.last_usage = last
         wire = {"total": dict(thread.total_usage), "last": last, "modelContextWindow": MODEL_CONTEXT_WINDOW}
         await asyncio.to_thread(thread.writer.token_usage, self.turn.id, wire)
-        await thread.emit("thread/tokenUsage/updated", {"threadId": thread.id, "turnId": self.turn.id,
-                                                        "tokenUsage": wire})
-        await thread.emit("account/rateLimits/updated", {"rateLimits": {
-            "limitId": "codex", "limitName": None, "normalModelSlug": None, "primary": None, "secondary": None,
-            "credits": None, "individualLimit": None, "spendControlReached": None, "planType": None,
-            "rateLimitReachedType": None}})
+        await thread.emit(notices.token_usage_updated(thread.id, self.turn.id, wire))
+        await thread.emit(notices.rate_limits_updated())

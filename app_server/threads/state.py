@@ -11,15 +11,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from app_server.protocol import notices
+from app_server.protocol.notices import Notice
+from app_server.threads.lifecycle import TurnEvent, TurnStatus, advance
 
 if TYPE_CHECKING:
-    from app_server.connection import Session
     from app_server.store import RolloutWriter
 
-__all__ = ["ThreadRuntime", "ThreadSettings", "TurnState", "empty_usage"]
+__all__ = ["Spawn", "Subscriber", "ThreadRuntime", "ThreadSettings", "TurnDriver", "TurnState", "empty_usage"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,15 +75,46 @@ class ThreadSettings:
         }
 
 
-TURN_END_STATUSES = ("completed", "interrupted", "failed")
+class Subscriber(Protocol):
+    """A client connection as the thread domain sees it (``app_server.connection.Session`` is one):
+    it receives the thread's notifications and may be asked to answer server requests (approvals)."""
+
+    id: int
+    closed: asyncio.Event
+    client_name: str
+    session_source: str
+    #: Callbacks run once when the connection closes.
+    on_close: list[Callable[[], Any]]
+
+    async def notify(self, method: str, params: Any) -> None: ...
+
+    async def notify_within(self, method: str, params: Any, timeout: float) -> bool: ...
+
+    async def request(self, method: str, params: Any, *, timeout: float = ...) -> Any: ...
+
+    def next_request_id(self) -> int: ...
+
+
+class TurnDriver(Protocol):
+    """What runs a turn (``TurnRunner``): the thread launches it and forwards new input to it."""
+
+    async def run(self) -> None: ...
+
+    def steer(self) -> None: ...
+
+
+#: Starts a background task owned by the server (``AppServer.spawn``).
+Spawn = Callable[..., "asyncio.Task[Any]"]
+
+_END_EVENTS = {"completed": TurnEvent.COMPLETE, "interrupted": TurnEvent.ABORT, "failed": TurnEvent.FAIL}
 
 
 class TurnState:
-    """One turn: ``inProgress`` until ``finish`` moves it to completed, interrupted or failed."""
+    """One turn; its status moves only through ``lifecycle.advance`` (see ``apply``)."""
 
     def __init__(self, turn_id: str, *, inputs: list[JsonObj]) -> None:
         self.id = turn_id
-        self.status = "inProgress"
+        self.status = TurnStatus.ACCEPTED
         self.inputs = inputs
         self.started_at = int(time.time())
         self._t0 = time.monotonic()
@@ -89,7 +124,6 @@ class TurnState:
         self.completed_at: int | None = None
         self.duration_ms: int | None = None
         self.task: asyncio.Task[None] | None = None
-        self.interrupt_requested = False
         #: Input that arrived while the turn ran (turn/steer, or turn/start merged into this turn).
         self.pending_inputs: list[list[JsonObj]] = []
         self.input_arrived = asyncio.Event()
@@ -99,14 +133,18 @@ class TurnState:
 
     @property
     def ended(self) -> bool:
-        return self.status != "inProgress"
+        return self.status.ended
+
+    def apply(self, event: TurnEvent) -> TurnStatus:
+        self.status = advance(self.id, self.status, event)
+        return self.status
 
     def finish(self, status: str, error: JsonObj | None = None) -> None:
-        if status not in TURN_END_STATUSES:
+        """End the turn as ``status`` (completed, interrupted or failed); a second end raises."""
+        event = _END_EVENTS.get(status)
+        if event is None:
             raise ValueError(f"invalid turn end status {status!r}")
-        if self.ended:
-            raise RuntimeError(f"turn {self.id} already ended as {self.status}")
-        self.status = status
+        self.apply(event)
         self.error = error
         self.completed_at = int(time.time())
         self.duration_ms = int((time.monotonic() - self._t0) * 1000)
@@ -115,7 +153,7 @@ class TurnState:
         """The v2 Turn dict; ``view`` is notLoaded (no items), summary (final message) or full."""
         if view == "full":
             items = list(self.items)
-        elif view == "summary" and self.last_agent_message is not None and self.status == "completed":
+        elif view == "summary" and self.last_agent_message is not None and self.status is TurnStatus.COMPLETED:
             items = [self.last_agent_message]
         else:
             items = []
@@ -124,7 +162,7 @@ class TurnState:
             "rootTurnId": self.id,
             "items": items,
             "itemsView": view,
-            "status": self.status,
+            "status": self.status.wire,
             "error": self.error,
             "startedAt": self.started_at if view != "start" else None,
             "completedAt": self.completed_at,
@@ -163,11 +201,11 @@ class ThreadRuntime:
         self.created_at = created_at or int(time.time())
         self.updated_at = self.created_at
         self.history_initialization = history_initialization
-        self.subscribers: set[Session] = set()
-        self.active: TurnState | None = None
+        self.subscribers: set[Subscriber] = set()
+        self._active: TurnState | None = None
+        self._driver: TurnDriver | None = None
         #: The model that produced the history so far (a switch is announced to the next one).
         self.model_seen: str | None = None
-        self.runner: Any = None
         self.system_error = False
         self.approved_commands: set[str] = set()
         #: argv prefixes the user allowed with acceptWithExecpolicyAmendment (also kept in the rules file).
@@ -196,13 +234,77 @@ class ThreadRuntime:
             return None
         return self.sandbox_factory(self.settings, cwd)
 
+    # -- the turn lifecycle (every status change goes through ``TurnState.apply``) ------------------
+    @property
+    def active(self) -> TurnState | None:
+        """The turn in progress, if any."""
+        turn = self._active
+        return turn if turn is not None and not turn.ended else None
+
+    def start_turn(self, turn: TurnState, driver: TurnDriver, spawn: Spawn) -> Callable[[], Awaitable[None]]:
+        """Make ``turn`` the active one; returns the launcher to run once ``turn/start`` has answered."""
+        if self.active is not None:
+            raise RuntimeError(f"thread {self.id} already runs turn {self.active.id}")
+        self._active, self._driver = turn, driver
+
+        async def launch() -> None:
+            interrupting = turn.status is TurnStatus.INTERRUPTING
+            turn.apply(TurnEvent.LAUNCH)
+            turn.task = task = spawn(driver.run(), name=f"turn-{turn.id}")
+            if interrupting:  # after the task's first step, so the runner sees the cancel and ends the turn
+                asyncio.get_running_loop().call_soon(task.cancel)
+
+        return launch
+
+    def steer(self, inputs: list[JsonObj]) -> TurnState:
+        """Add input to the active turn (turn/steer, or a turn/start while one runs)."""
+        turn = self.active
+        if turn is None:
+            raise RuntimeError(f"thread {self.id} has no active turn")
+        turn.pending_inputs.append(inputs)
+        if self._driver is not None:
+            self._driver.steer()
+        return turn
+
+    def interrupt(self) -> asyncio.Task[None] | None:
+        """Ask the active turn to stop; returns its task (None when not launched yet or already ended)."""
+        turn = self.active
+        if turn is None:
+            return None
+        turn.apply(TurnEvent.INTERRUPT)
+        if turn.task is not None and not turn.task.done():
+            turn.task.cancel()
+            return turn.task
+        return None
+
+    async def interrupt_and_wait(self, timeout: float) -> None:
+        """Interrupt the active turn and wait, bounded, until it has ended."""
+        turn = self.active
+        if turn is None:
+            return
+        self.interrupt()
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not turn.ended and turn.task is None and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)  # accepted a moment ago: its launch is about to run
+        if turn.task is not None and not turn.task.done():
+            await asyncio.wait({turn.task}, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
+
+    def end_turn(self, turn: TurnState, status: str, error: JsonObj | None) -> None:
+        """The runner's last word on ``turn``: record its end and make the thread idle again."""
+        turn.finish(status, error)
+        self.turns.append(turn.wire(view="full"))
+        self.system_error = status == "failed"
+        if self._active is turn:
+            self._active, self._driver = None, None
+
     @property
     def ephemeral(self) -> bool:
         return bool(self.meta.get("ephemeral"))
 
     def status(self) -> JsonObj:
-        if self.active is not None and not self.active.ended:
-            flags = ["waitingOnApproval"] if self.active.open_requests else []
+        active = self.active
+        if active is not None:
+            flags = ["waitingOnApproval"] if active.open_requests else []
             return {"type": "active", "activeFlags": flags}
         if self.system_error:
             return {"type": "systemError"}
@@ -214,13 +316,14 @@ class ThreadRuntime:
         return {"total": dict(self.total_usage), "last": dict(self.last_usage),
                 "modelContextWindow": MODEL_CONTEXT_WINDOW}
 
-    async def emit(self, method: str, params: JsonObj) -> None:
+    async def emit(self, notice: Notice) -> None:
         """Send to every subscriber, in order.
 
         One subscriber gets plain backpressure: a client that stops reading slows the turn down. With
         several, a subscriber that has not read for ``SLOW_SUBSCRIBER_S`` is unsubscribed instead, so it
         cannot stall the others.
         """
+        method, params = notice.method, notice.params
         live = [s for s in self.subscribers if not s.closed.is_set()]
         if len(live) != len(self.subscribers):
             self.subscribers.intersection_update(live)
@@ -233,4 +336,4 @@ class ThreadRuntime:
                 self.subscribers.discard(session)
 
     async def emit_status(self) -> None:
-        await self.emit("thread/status/changed", {"threadId": self.id, "status": self.status()})
+        await self.emit(notices.thread_status_changed(self.id, self.status()))

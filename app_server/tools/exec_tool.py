@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
 from app_server.tools import approvals, execpolicy
@@ -159,18 +160,17 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
     except SpawnError as exc:
         failed = dict(item, status="failed", completedAtMs=it.now_ms(), aggregatedOutput=str(exc))
         if not announced:
-            await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+            await thread.emit(notices.item_started(item, thread.id, turn.id))
         await runner.complete_item(failed)
         return f"exec_command failed: {exc}"
     item.update(processId=process.pid, source="unifiedExecStartup")
     if not announced:
-        await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+        await thread.emit(notices.item_started(item, thread.id, turn.id))
     aggregated: list[str] = []
 
     async def on_output(text: str) -> None:
         aggregated.append(text)
-        await thread.emit("item/commandExecution/outputDelta",
-                          {"threadId": thread.id, "turnId": turn.id, "itemId": call.call_id, "delta": text})
+        await thread.emit(notices.command_output_delta(thread.id, turn.id, call.call_id, text))
 
     session = sessions.open(process, on_output)
     yield_ms = clamp_yield_ms(args.get("yield_time_ms"), DEFAULT_EXEC_YIELD_MS)
@@ -265,7 +265,7 @@ async def _ask(runner: TurnRunner, item: JsonObj, argv: list[str], cmd: str, arg
     key = id(pending)
     turn.open_requests[key] = pending
     await thread.emit_status()
-    await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+    await thread.emit(notices.item_started(item, thread.id, turn.id))
     for session in askable:
         pending.offer(session)
     try:
