@@ -130,7 +130,7 @@ def register(app: AppServer) -> None:
         ThreadSkills.parse_roots(params.selected_capability_roots)  # reject bad roots before creating
         thread = await threads.start(session, settings, ephemeral=bool(params.ephemeral),
                                      thread_source=params.thread_source)
-        await thread.skills.select_roots(thread, params.selected_capability_roots)
+        await thread.services.skills.select_roots(thread, params.selected_capability_roots)
         response = threads.settings_response(thread, include_turns=False)
         if params.service_tier is None and "service_tier" in params.model_fields_set:
             response["serviceTier"] = "default"  # Codex's answer to an explicit null

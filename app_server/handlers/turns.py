@@ -9,6 +9,7 @@ from app_server.connection import Session
 from app_server.protocol import turns as p
 from app_server.protocol.base import to_wire
 from app_server.store import new_uuid7
+from app_server.threads.runner import TurnRunner
 from app_server.threads.state import ThreadRuntime, TurnState
 from pycodex.jsonrpc.errors import InvalidRequest
 
@@ -72,7 +73,7 @@ def register(app: AppServer) -> None:
             await asyncio.to_thread(thread.writer.settings_changed, thread.settings.to_record())
         turn = TurnState(new_uuid7(), inputs=inputs)
         turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None
-        runner = await app.make_runner(thread, turn, session)
+        runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
         session.after_response(thread.start_turn(turn, runner, app.spawn))
         return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
 

@@ -12,8 +12,8 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol
+from collections.abc import AsyncIterator
+from typing import Any
 
 from app_server.model.errors import ModelError, RetryNotice
 from app_server.model.events import ResponseEvent, Usage
@@ -21,11 +21,12 @@ from app_server.model.provider import RequestContext
 from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
-from app_server.threads.prompt import developer_message, user_message_item
+from app_server.threads.prompt import ContextInputs, developer_message, initial_context, user_message_item
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
+from app_server.threads.services import TurnServices
 from app_server.threads.state import MODEL_CONTEXT_WINDOW, Subscriber, ThreadRuntime, TurnState
 
-__all__ = ["ModelGateway", "TurnCancelled", "TurnRunner"]
+__all__ = ["TurnCancelled", "TurnRunner"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,44 +56,23 @@ class TurnCancelled(Exception):
     """The user cancelled from an approval prompt: the turn ends as interrupted."""
 
 
-class ModelGateway(Protocol):
-    def stream(
-        self, thread: ThreadRuntime, body: JsonObj, ctx: RequestContext,
-        on_retry: Callable[[RetryNotice], Awaitable[None]],
-    ) -> AsyncIterator[ResponseEvent]: ...
-
-
-ToolHandler = Callable[["TurnRunner", ToolCall], Awaitable[JsonObj]]
-
-
 class TurnRunner:
-    def __init__(
-        self,
-        *,
-        thread: ThreadRuntime,
-        turn: TurnState,
-        gateway: ModelGateway,
-        tools: list[JsonObj],
-        tool_handler: ToolHandler,
-        request_ctx: Callable[[ThreadRuntime, TurnState], RequestContext],
-        build_context: Callable[[ThreadRuntime], list[JsonObj]],
-        origin: Subscriber | None,
-        inject: Callable[[list[JsonObj]], list[str]] | None = None,
-    ) -> None:
+    """Carries out one turn: the mapper turns response events into actions, tools return outcomes, and
+    the runner records both. It is also the ``ToolContext`` tools see."""
+
+    def __init__(self, *, thread: ThreadRuntime, turn: TurnState, services: TurnServices) -> None:
         self.thread = thread
         self.turn = turn
-        self._gateway = gateway
-        self._tools = tools
-        self._tool_handler = tool_handler
-        self._request_ctx = request_ctx
-        self._build_context = build_context
-        self.origin = origin
-        self._inject = inject
+        self.services = services
         #: Function calls whose output has not been recorded yet (kept valid on interrupt).
         self._unanswered: dict[str, float] = {}  # call id -> when it started (monotonic)
         self._mapper: SampleMapper | None = None
         self._consume_task: asyncio.Task[bool] | None = None
         self._restart = False
+
+    @property
+    def origin(self) -> Subscriber | None:
+        return self.services.origin
 
     # -- the turn --------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -103,7 +83,7 @@ class TurnRunner:
             await thread.emit_status()
             await thread.emit(notices.turn_started(thread.id, turn.wire(view="notLoaded")))
             if not thread.history:
-                await self._record_history(self._build_context(thread))
+                await self._record_history(self._initial_context())
             else:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
@@ -180,7 +160,7 @@ class TurnRunner:
     def _context_updates(self) -> list[JsonObj]:
         """Re-send the permissions text and the environment context when they changed since the model last
         saw them (a cwd, sandbox or approval override), as Codex does before the new user message."""
-        fresh = [p["text"] for item in self._build_context(self.thread) for p in item.get("content", [])]
+        fresh = [p["text"] for item in self._initial_context() for p in item.get("content", [])]
         updates: list[JsonObj] = []
         for tag, make in ((PERMISSIONS_TAG, developer_message), (ENVIRONMENT_TAG, lambda t: user_message_item(t))):
             current = next((t for t in fresh if t.startswith(tag)), None)
@@ -195,8 +175,9 @@ class TurnRunner:
             thread.preview = " ".join(it.user_input_texts(inputs))[:200]
         await thread.emit(notices.item_started(item, thread.id, turn.id))
         await self._record_history([user_message_item(it.user_input_texts(inputs) or [""])])
-        if self._inject is not None:  # skills named by the input ride along as extra user messages
-            await self._record_history([user_message_item([text]) for text in self._inject(inputs)])
+        # Skills named by the input ride along as extra user messages.
+        injected = thread.services.skills.injections(inputs)
+        await self._record_history([user_message_item([text]) for text in injected])
         await self.complete_item(dict(item, completedAtMs=it.now_ms()))
 
     async def complete_item(self, item: JsonObj) -> None:
@@ -207,6 +188,16 @@ class TurnRunner:
         if item["type"] == "agentMessage":
             turn.last_agent_message = item
         await thread.emit(notices.item_completed(item, thread.id, turn.id))
+
+    def _initial_context(self) -> list[JsonObj]:
+        thread, s = self.thread, self.thread.settings
+        return initial_context(ContextInputs(
+            environment=thread.services.environment.status(), skills_sections=thread.services.skills.sections(),
+            cwd=s.cwd, sandbox_mode=s.sandbox_mode, approval_policy=s.approval_policy,
+            writable_roots=list(s.writable_roots), base_instructions=s.base_instructions,
+            developer_instructions=s.developer_instructions,
+            project_root_markers=self.services.project_root_markers,
+        ))
 
     # -- one model request -------------------------------------------------------------------------
     def _body(self) -> JsonObj:
@@ -220,7 +211,7 @@ class TurnRunner:
             "model": settings.model,
             "stream": True,
             "input": thread.history,
-            "tools": self._tools,
+            "tools": list(self.services.tool_specs),
             "tool_choice": "auto",
             "parallel_tool_calls": True,
             "reasoning": reasoning,
@@ -235,13 +226,19 @@ class TurnRunner:
                                        "name": "codex_output_schema"}}
         return body
 
+    def _request_context(self) -> RequestContext:
+        thread, turn, client = self.thread, self.turn, self.services.client
+        metadata = {
+            "session_id": thread.id, "thread_id": thread.id, "turn_id": turn.id, "window_id": f"{thread.id}:0",
+            "request_kind": "turn", "history_initialization": thread.history_initialization,
+            "sandbox_mode": thread.settings.sandbox_mode, "model": thread.settings.model,
+        }
+        return RequestContext(thread_id=thread.id, turn_id=turn.id, originator=client.originator,
+                              user_agent=client.user_agent, turn_metadata=metadata)
+
     async def _on_retry(self, notice: RetryNotice) -> None:
         await self.thread.emit(notices.error(notice.payload.to_wire(), will_retry=True, thread_id=self.thread.id,
                                              turn_id=self.turn.id))
-
-    def answered(self, call_id: str) -> None:
-        """A tool recorded its own output for ``call_id`` (the interrupt must not add another)."""
-        self._unanswered.pop(call_id, None)
 
     def steer(self) -> None:
         """New input arrived: restart the in-flight request if the model has not said anything yet."""
@@ -256,7 +253,8 @@ class TurnRunner:
         thread, turn = self.thread, self.turn
         self._mapper = mapper = SampleMapper(thread.id, turn.id)
         self._restart = False
-        stream = self._gateway.stream(thread, self._body(), self._request_ctx(thread, turn), self._on_retry)
+        stream = self.services.model.stream(thread.settings.model_provider, self._body(), self._request_context(),
+                                            self._on_retry)
         self._consume_task = task = asyncio.get_running_loop().create_task(self._consume(mapper, stream))
         try:
             return await task
@@ -284,9 +282,11 @@ class TurnRunner:
                     elif isinstance(action, ToolCall):
                         called_tools = True
                         self._unanswered[action.call_id] = time.monotonic()
-                        output = await self._tool_handler(self, action)
-                        await self._record_history([output])
+                        outcome = await self.services.run_tool(self, action)
+                        await self._record_history([outcome.output])
                         self._unanswered.pop(action.call_id, None)
+                        if outcome.end_turn:
+                            raise TurnCancelled()
                     elif isinstance(action, Completed):
                         await self._usage(action.usage)
         finally:

@@ -22,6 +22,7 @@ from app_server.threads.lifecycle import TurnEvent, TurnStatus, advance
 
 if TYPE_CHECKING:
     from app_server.store import RolloutWriter
+    from app_server.threads.services import ThreadServices
 
 __all__ = ["Spawn", "Subscriber", "ThreadRuntime", "ThreadSettings", "TurnDriver", "TurnState", "empty_usage"]
 
@@ -180,6 +181,7 @@ class ThreadRuntime:
         meta: JsonObj,
         settings: ThreadSettings,
         writer: RolloutWriter,
+        services: ThreadServices,
         history: list[JsonObj] | None = None,
         turns: list[JsonObj] | None = None,
         token_usage: JsonObj | None = None,
@@ -192,6 +194,8 @@ class ThreadRuntime:
         self.meta = meta
         self.settings = settings
         self.writer = writer
+        #: Where its tools run, its skills and exec sessions (``AppServer.thread_services``).
+        self.services = services
         self.history: list[JsonObj] = history or []
         self.turns: list[JsonObj] = turns or []
         self.total_usage: JsonObj = dict(token_usage["total"]) if token_usage else empty_usage()
@@ -214,25 +218,6 @@ class ThreadRuntime:
         self.codex_home: Path | None = None
         self.window_number = 0
         self.lock = asyncio.Lock()
-        #: Set by the manager: the unified exec sessions of this thread (tools layer).
-        self.exec_sessions: Any = None
-        self.environment: Any = None
-        self.environment_id = "local"
-        self.has_environment = True
-        #: Skills of this thread (``app_server.threads.skills_glue.ThreadSkills``), set by the app.
-        self.skills: Any = None
-        #: The login-shell snapshot for local commands (None: run a real login shell each time).
-        self.shell_snapshot: Any = None
-        #: Reconnects the default environment (set by the app); None in unit tests.
-        self.reconnect: Any = None
-        self.environment_error: str | None = None
-        #: Builds the sandbox for a command in a given cwd (None: run unsandboxed).
-        self.sandbox_factory: Any = None
-
-    def sandbox_for(self, cwd: Path) -> Any:
-        if self.sandbox_factory is None:
-            return None
-        return self.sandbox_factory(self.settings, cwd)
 
     # -- the turn lifecycle (every status change goes through ``TurnState.apply``) ------------------
     @property
