@@ -24,6 +24,7 @@ from app_server.environments import (
 from app_server.model.clients import ModelClients
 from app_server.model.script import ScriptError
 from app_server.model.scripted import resolve_script
+from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
@@ -99,7 +100,7 @@ class AppServer:
             os.environ.get("PYCODEX_MAX_QUEUED_REQUESTS", "256")
         )
         self.router = Router(known_methods=CODEX_CLIENT_METHODS, experimental_methods=EXPERIMENTAL_METHODS)
-        self.experimental_notifications: frozenset[str] = frozenset({"thread/readState/changed"})
+        self.experimental_notifications: frozenset[str] = frozenset(notices.EXPERIMENTAL)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.models = ModelClients(lambda: self.config.model_providers)
         try:

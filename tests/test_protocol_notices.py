@@ -109,3 +109,10 @@ def test_send_hands_method_and_params_to_the_sink() -> None:
 
     asyncio.run(notices.send(Sink(), notices.thread_archived(TID)))
     assert seen == [("thread/archived", {"threadId": TID})]
+
+
+def test_experimental_notices_are_known_experimental_notifications() -> None:
+    from app_server.protocol.notifications import EXPERIMENTAL_NOTIFICATIONS
+
+    assert notices.EXPERIMENTAL <= set(get_args(notices.NoticeMethod))
+    assert notices.EXPERIMENTAL <= EXPERIMENTAL_NOTIFICATIONS

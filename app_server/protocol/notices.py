@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 __all__ = [
+    "EXPERIMENTAL",
     "Notice",
     "NoticeMethod",
     "NoticeSink",
@@ -60,6 +61,10 @@ NoticeMethod = Literal[
     "account/rateLimits/updated",
     "configWarning",
 ]
+
+
+#: Sent only to connections that negotiated ``experimentalApi`` (Codex 0.169.0 withholds it from others).
+EXPERIMENTAL: frozenset[NoticeMethod] = frozenset({"thread/readState/changed"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,11 @@
 """Runtime state of a loaded thread and of its active turn.
 
 ``ThreadRuntime`` owns what lives only while a thread is loaded: its sticky settings, model history,
-turns, token usage, subscribers and rollout writer. ``TurnState`` is the explicit lifecycle of one turn;
-``finish`` is the only way a turn ends, and it refuses a second end, so "exactly one ``turn/completed``
-per turn" is enforced in one place.
+turns, token usage, subscribers, rollout writer and services. ``TurnState`` is one turn; its status
+moves only through the table in ``threads.lifecycle`` (``TurnState.apply``), which refuses any event
+once the turn has ended, so "exactly one ``turn/completed`` per turn" is enforced in one place.
+Handlers control turns through ``ThreadRuntime.start_turn``, ``steer`` and ``interrupt``; the runner
+ends them with ``end_turn``. Connections are seen through the ``Subscriber`` protocol only.
 """
 
 from __future__ import annotations
