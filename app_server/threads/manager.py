@@ -164,7 +164,7 @@ class ThreadManager:
             raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
         writer = await asyncio.to_thread(self.store.open_writer, thread_id)
         settings = overrides(self._settings_from_store(loaded, defaults))
-        thread = self._from_loaded(loaded, writer, settings, await self._services(thread_id, settings),
+        thread = self._from_loaded(loaded, writer, settings, await self._services(loaded.thread_id, settings),
                                    history_initialization="cold_resume")
         await self._register(thread, session)
         return thread
