@@ -18,7 +18,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app_server.threads.prompt import EnvironmentStatus
 from app_server.tools.processes import EnvironmentSpawner
@@ -26,6 +26,9 @@ from app_server.tools.sandbox import Sandbox, make_sandbox
 from app_server.tools.shell_snapshot import ShellSnapshot
 from exec_client.environment import ExecServerEnvironment, ExecutionEnvironment
 from exec_client.local_environment import LocalEnvironment
+
+if TYPE_CHECKING:
+    from exec_client.remote import RemoteEnvironmentConnector
 
 __all__ = ["EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "ThreadEnvironment", "choose_environment"]
 
@@ -98,7 +101,8 @@ class EnvironmentHub:
         self._spawner: EnvironmentSpawner | None = None
         self._environment: ExecServerEnvironment | LocalEnvironment | None = None
         self._lock = asyncio.Lock()
-        self._connector: Any = None  # one Noise connector per process: a stable key, resumable sessions
+        #: One Noise connector per process: a stable key, resumable sessions.
+        self._connector: RemoteEnvironmentConnector | None = None
         if choice.kind == "local":
             self._environment = LocalEnvironment()
             self._spawner = EnvironmentSpawner(self._environment)

@@ -25,6 +25,7 @@ from app_server.threads.lifecycle import TurnEvent, TurnStatus, advance
 if TYPE_CHECKING:
     from app_server.store import RolloutWriter
     from app_server.threads.services import ThreadServices
+    from app_server.tools.pending import PendingRequest
 
 __all__ = ["Spawn", "Subscriber", "ThreadRuntime", "ThreadSettings", "TurnDriver", "TurnState", "empty_usage"]
 
@@ -131,7 +132,7 @@ class TurnState:
         self.pending_inputs: list[list[JsonObj]] = []
         self.input_arrived = asyncio.Event()
         #: Server requests (approvals, ``PendingRequest``) still open; the turn's end resolves them.
-        self.open_requests: dict[int, Any] = {}
+        self.open_requests: dict[int, PendingRequest] = {}
         self.output_schema: JsonObj | None = None
 
     @property
