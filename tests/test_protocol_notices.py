@@ -28,7 +28,7 @@ def _turn_wire(status_done: bool) -> dict[str, Any]:
     turn = TurnState(TURN, inputs=[])
     if status_done:
         turn.apply(TurnEvent.LAUNCH)
-        turn.finish("completed")
+        turn.finish(TurnEvent.COMPLETE)
     return turn.wire(view="notLoaded")
 
 

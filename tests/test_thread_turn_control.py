@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app_server.threads.lifecycle import TurnStatus
+from app_server.threads.lifecycle import TurnEvent, TurnStatus
 from app_server.threads.state import ThreadRuntime, ThreadSettings, TurnState
 
 
@@ -22,13 +22,13 @@ class Driver:
         self.finish = asyncio.Event()
 
     async def run(self) -> None:
-        status = "completed"
+        outcome = TurnEvent.COMPLETE
         try:
             self.started.set()
             await self.finish.wait()
         except asyncio.CancelledError:
-            status = "interrupted"
-        self.thread.end_turn(self.turn, status, None)
+            outcome = TurnEvent.ABORT
+        self.thread.end_turn(self.turn, outcome, None)
 
     def steer(self) -> None:
         self.steered += 1

@@ -58,12 +58,12 @@ def test_turn_state_ends_once() -> None:
     async def body() -> None:
         turn = TurnState("t2", inputs=[])
         turn.apply(E.LAUNCH)
-        turn.finish("completed")
+        assert turn.finish(E.COMPLETE) is S.COMPLETED
         assert turn.wire(view="notLoaded")["status"] == "completed"
         assert turn.duration_ms is not None
         with pytest.raises(IllegalTurnTransition):
-            turn.finish("interrupted")
-        with pytest.raises(ValueError, match="invalid turn end status"):
-            TurnState("t3", inputs=[]).finish("inProgress")
+            turn.finish(E.ABORT)
+        with pytest.raises(ValueError, match="launch does not end a turn"):
+            TurnState("t3", inputs=[]).finish(E.LAUNCH)
 
     asyncio.run(body())

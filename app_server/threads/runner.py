@@ -21,6 +21,7 @@ from app_server.model.provider import RequestContext
 from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
+from app_server.threads.lifecycle import TurnEvent, TurnStatus
 from app_server.threads.prompt import ContextInputs, developer_message, initial_context, user_message_item
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
 from app_server.threads.services import TurnServices
@@ -77,7 +78,7 @@ class TurnRunner:
     # -- the turn --------------------------------------------------------------------------------
     async def run(self) -> None:
         thread, turn = self.thread, self.turn
-        status, error = "completed", None
+        outcome, error = TurnEvent.COMPLETE, None
         try:
             await asyncio.to_thread(thread.writer.turn_started, turn.id, started_at=turn.started_at)
             await thread.emit_status()
@@ -97,21 +98,19 @@ class TurnRunner:
                     follow_up = True
                 if not follow_up:
                     break
-        except asyncio.CancelledError:
-            status = "interrupted"
-        except TurnCancelled:
-            status = "interrupted"
+        except (asyncio.CancelledError, TurnCancelled):
+            outcome = TurnEvent.ABORT
         except ModelError as exc:
-            status, error = "failed", exc.payload.to_wire()
+            outcome, error = TurnEvent.FAIL, exc.payload.to_wire()
         except Exception as exc:  # a bug must still end the turn exactly once
             logger.exception("turn %s crashed", turn.id)
-            status, error = "failed", {"message": f"internal error: {exc}", "codexErrorInfo": "other",
-                                       "additionalDetails": None, "misalignment": None}
-        await asyncio.shield(self._end(status, error))
+            outcome, error = TurnEvent.FAIL, {"message": f"internal error: {exc}", "codexErrorInfo": "other",
+                                              "additionalDetails": None, "misalignment": None}
+        await asyncio.shield(self._end(outcome, error))
 
-    async def _end(self, status: str, error: JsonObj | None) -> None:
+    async def _end(self, outcome: TurnEvent, error: JsonObj | None) -> None:
         thread, turn = self.thread, self.turn
-        if status == "interrupted":
+        if outcome is TurnEvent.ABORT:
             now = time.monotonic()
             aborted = [  # what Codex tells the model about a call cut short by the interrupt
                 {"type": "function_call_output", "call_id": call_id,
@@ -119,22 +118,22 @@ class TurnRunner:
                 for call_id, started in self._unanswered.items()
             ]
             await self._record_history([*aborted, user_message_item([TURN_ABORTED])])
-        thread.end_turn(turn, status, error)
+        ended = thread.end_turn(turn, outcome, error)
         try:
             await asyncio.to_thread(
-                thread.writer.turn_ended, turn.id, status, error=error, completed_at=turn.completed_at,
+                thread.writer.turn_ended, turn.id, ended.value, error=error, completed_at=turn.completed_at,
                 duration_ms=turn.duration_ms,
             )
         except Exception:
             logger.exception("could not record the end of turn %s", turn.id)
-        if status == "failed":
+        if ended is TurnStatus.FAILED:
             await thread.emit_status()
             await thread.emit(notices.error(error, will_retry=False, thread_id=thread.id, turn_id=turn.id))
         else:
             await thread.emit(notices.thread_read_state_changed(
                 thread.id, {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}))
             await thread.emit_status()
-        view = "summary" if status == "completed" else "notLoaded"
+        view = "summary" if ended is TurnStatus.COMPLETED else "notLoaded"
         await thread.emit(notices.turn_completed(thread.id, turn.wire(view=view)))
         for key in list(turn.open_requests):
             pending = turn.open_requests.pop(key)

@@ -110,7 +110,7 @@ class TurnDriver(Protocol):
 #: Starts a background task owned by the server (``AppServer.spawn``).
 Spawn = Callable[..., "asyncio.Task[Any]"]
 
-_END_EVENTS = {"completed": TurnEvent.COMPLETE, "interrupted": TurnEvent.ABORT, "failed": TurnEvent.FAIL}
+_END_EVENTS = frozenset({TurnEvent.COMPLETE, TurnEvent.ABORT, TurnEvent.FAIL})
 
 
 class TurnState:
@@ -143,15 +143,15 @@ class TurnState:
         self.status = advance(self.id, self.status, event)
         return self.status
 
-    def finish(self, status: str, error: JsonObj | None = None) -> None:
-        """End the turn as ``status`` (completed, interrupted or failed); a second end raises."""
-        event = _END_EVENTS.get(status)
-        if event is None:
-            raise ValueError(f"invalid turn end status {status!r}")
-        self.apply(event)
+    def finish(self, event: TurnEvent, error: JsonObj | None = None) -> TurnStatus:
+        """End the turn (complete, abort or fail); a second end raises ``IllegalTurnTransition``."""
+        if event not in _END_EVENTS:
+            raise ValueError(f"{event.value} does not end a turn")
+        status = self.apply(event)
         self.error = error
         self.completed_at = int(time.time())
         self.duration_ms = int((time.monotonic() - self._t0) * 1000)
+        return status
 
     def wire(self, *, view: str) -> JsonObj:
         """The v2 Turn dict; ``view`` is notLoaded (no items), summary (final message) or full."""
@@ -277,13 +277,14 @@ class ThreadRuntime:
         if turn.task is not None and not turn.task.done():
             await asyncio.wait({turn.task}, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
 
-    def end_turn(self, turn: TurnState, status: str, error: JsonObj | None) -> None:
-        """The runner's last word on ``turn``: record its end and make the thread idle again."""
-        turn.finish(status, error)
+    def end_turn(self, turn: TurnState, event: TurnEvent, error: JsonObj | None) -> TurnStatus:
+        """The runner's last word on ``turn``: end it, keep its snapshot and make the thread idle again."""
+        status = turn.finish(event, error)
         self.turns.append(turn.wire(view="full"))
-        self.system_error = status == "failed"
+        self.system_error = status is TurnStatus.FAILED
         if self._active is turn:
             self._active, self._driver = None, None
+        return status
 
     @property
     def ephemeral(self) -> bool:
