@@ -28,7 +28,7 @@ JsonObj = dict[str, Any]
 
 
 class ThreadSkills:
-    """Per-thread skills state, kept on ``ThreadRuntime.skills``."""
+    """Per-thread skills state, kept in ``ThreadRuntime.services.skills``."""
 
     def __init__(self, catalog: SkillsCatalog) -> None:
         self._catalog = catalog
@@ -57,12 +57,12 @@ class ThreadSkills:
         if not roots:
             return
         self._readers = {"local": LocalSkillReader()}
-        spawner = thread.environment
-        environment = getattr(spawner, "environment", None)
-        if environment is not None and thread.environment_id != "local":
+        where = thread.services.environment
+        environment = where.execution_environment
+        if environment is not None and where.id != "local":
             client = getattr(environment, "client", None)
             canonicalize = getattr(client, "canonicalize", None)
-            self._readers[thread.environment_id] = EnvironmentSkillReader(environment, canonicalize)
+            self._readers[where.id] = EnvironmentSkillReader(environment, canonicalize)
         self.selected = await discover_selected(roots, self.reader_for)
 
     async def refresh(self, thread: ThreadRuntime) -> None:
