@@ -32,6 +32,8 @@ from pycodex.jsonrpc import (
     Violation,
 )
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
+from pycodex.trace import recorder as trace
+from pycodex.trace.hooks import traced_outbox
 from pycodex.transport.base import Outbox
 
 __all__ = ["AppConnection", "ConnectionClosedError", "ServerRequestTimeout", "Session"]
@@ -72,7 +74,7 @@ class Session:
         self.id = next(_connection_ids)
         self.app = app
         self._peer = peer
-        self._outbox = outbox
+        self._outbox = traced_outbox(outbox, self.id)
         self._experimental_notifications = frozenset(experimental_notifications)
         self._waiters: dict[int, asyncio.Future[Any]] = {}
         self.initialized = False
@@ -193,6 +195,7 @@ class AppConnection:
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
     async def on_message(self, raw: bytes) -> None:
+        trace.record("in", "client", self.session.id, raw)
         msg = self._peer.receive(raw)
         if isinstance(msg, RequestReceived):
             if msg.duplicate:

@@ -31,6 +31,7 @@ from pycodex.jsonrpc import (
     ResponseReceived,
     RpcPeer,
 )
+from pycodex.trace import recorder as trace
 
 __all__ = ["ExecServerClient", "ProcessEvent", "ProcessSubscription", "Transport"]
 
@@ -211,6 +212,7 @@ class ExecServerClient:
             self._shutdown("exec-server connection closed")
 
     async def _on_message(self, raw: bytes) -> None:
+        trace.record("in", "exec", id(self), raw)
         msg = self._peer.receive(raw)
         if isinstance(msg, ResponseReceived | ErrorReceived):
             fut = self._pending.pop(msg.id, None) if isinstance(msg.id, int) else None
@@ -267,6 +269,7 @@ class ExecServerClient:
             self._pending.pop(request_id, None)
 
     async def _send(self, data: bytes) -> None:
+        trace.record("out", "exec", id(self), data)
         try:
             await self._transport.send(data)
         except ExecServerClosed:

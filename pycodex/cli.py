@@ -23,6 +23,8 @@ _VALUED_GLOBALS = frozenset({"-c", "--config"})
 def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
     app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default) or ws://IP:PORT")
     app.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
+    app.add_argument("--trace", metavar="FILE", default=None,
+                     help="record every protocol message to FILE as JSON lines (also $PYCODEX_TRACE)")
     from pycodex.transport.ws_auth import add_ws_auth_arguments
 
     add_ws_auth_arguments(app)
@@ -142,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app_server.main import run_app_server
 
         return run_app_server(listen=args.listen, config_overrides=[*args.config, *args.app_config],
-                              strict_config=args.strict_config, ws_auth_args=args)
+                              strict_config=args.strict_config, ws_auth_args=args, trace=args.trace)
     if args.command == "exec-server":
         import asyncio
 
