@@ -49,6 +49,12 @@ def _add_relay_arguments(parser: argparse.ArgumentParser) -> None:
     add_relay_arguments(parser)
 
 
+def _add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    from pycodex.trace.cli import add_trace_arguments
+
+    add_trace_arguments(parser)
+
+
 def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--json", action="store_true", help="print the raw protocol lines instead of a transcript")
     demo.add_argument("--local", action="store_true",
@@ -71,6 +77,7 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
     # Parsed by compat_tests/runner.py (see main); listed for --help.
     "compat": ("run the version-skew matrix over Codex and pycodex builds (see --help)", lambda _parser: None),
     "demo": ("run one offline turn on the built-in scripted model and print it", _add_demo_arguments),
+    "trace": ("read a protocol trace (app-server --trace): show, html, replay", _add_trace_arguments),
 }
 
 
@@ -157,6 +164,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from relay.cli import run_relay
 
         return asyncio.run(run_relay(args))
+    if args.command == "trace":
+        from pycodex.trace.cli import run_trace
+
+        return run_trace(args)
     if args.command == "demo":
         from pycodex.demo import run_demo
 
