@@ -41,8 +41,8 @@ def read_trace(path: Path) -> list[JsonObj]:
     return events
 
 
-def _label(text: Any) -> str:
-    text = " ".join(str(text).split())
+def _label(value: Any) -> str:
+    text = " ".join(str(value).split())
     return text if len(text) <= _LABEL_LIMIT else text[: _LABEL_LIMIT - 1] + "…"
 
 
@@ -106,17 +106,17 @@ class _Builder:
             (self.exec_calls if channel == "exec" else self.requests).append(call)
         elif "id" in msg:
             other = "out" if direction == "in" else "in"
-            call = self._open.pop((channel, conn, (other, msg["id"])), None)
-            if call is None:
+            answered = self._open.pop((channel, conn, (other, msg["id"])), None)
+            if answered is None:
                 return
-            call["latency"] = round(t - call["t"], 6)
+            answered["latency"] = round(t - answered["t"], 6)
             if "error" in msg:
-                call["error"] = _error_text(msg["error"])
-                self.errors.append({"t": t, "what": f"{channel} {call['method']}: {call['error']}"})
+                answered["error"] = _error_text(msg["error"])
+                self.errors.append({"t": t, "what": f"{channel} {answered['method']}: {answered['error']}"})
 
     def _notification(self, t: float, method: str, params: JsonObj) -> None:
         turn = params.get("turn") if isinstance(params.get("turn"), dict) else None
-        owner = self._turns.get(params.get("turnId") or (turn or {}).get("id"))
+        owner = self._turns.get(params.get("turnId") or (turn.get("id") if turn else None))
         if owner is not None:
             owner["notifications"][method] = owner["notifications"].get(method, 0) + 1
         if method == "turn/started" and turn:
@@ -126,9 +126,9 @@ class _Builder:
             self._turns[turn.get("id")] = record
             self.turns.append(record)
         elif method == "turn/completed" and turn:
-            record = self._turns.get(turn.get("id"))
-            if record is not None:
-                record["end"], record["status"] = t, turn.get("status")
+            finished = self._turns.get(turn.get("id"))
+            if finished is not None:
+                finished["end"], finished["status"] = t, turn.get("status")
             if turn.get("error"):
                 self.errors.append({"t": t, "what": f"turn {turn.get('id')}: {_error_text(turn['error'])}"})
         elif method in ("item/started", "item/completed") and isinstance(params.get("item"), dict):
@@ -159,11 +159,11 @@ class _Builder:
 
     def _model_event(self, t: float, direction: str, conn: Any, msg: JsonObj) -> None:
         if direction == "out":
-            body = msg.get("body") if isinstance(msg.get("body"), dict) else {}
-            record = {"conn": conn, "start": t, "first_event": None, "end": None, "events": 0,
-                      "status": "open", "model": body.get("model"), "output": []}
-            self._model[conn] = record
-            self.model.append(record)
+            body = msg["body"] if isinstance(msg.get("body"), dict) else {}
+            started = {"conn": conn, "start": t, "first_event": None, "end": None, "events": 0,
+                       "status": "open", "model": body.get("model"), "output": []}
+            self._model[conn] = started
+            self.model.append(started)
             return
         record = self._model.get(conn)
         if record is None:
