@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-import queue
 import threading
 import time
 import tomllib
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -54,6 +54,10 @@ logger = logging.getLogger(__name__)
 ENV_VAR = "PYCODEX_TRACE"
 FORMAT = 1
 _MAX_QUEUED = 65536
+_BACKPRESSURE_WAIT = 5.0
+_IDLE_POLL = 0.5
+_BATCH_DELAY = 0.05
+_GIL_SLICE = 32
 _APPROVAL_SUFFIX = "requestApproval"
 
 _ACTIVE: ContextVar[Tracer | None] = ContextVar("pycodex_tracer", default=None)
@@ -126,7 +130,13 @@ class Tracer:
     def __init__(self, path: Path, *, header: Mapping[str, Any] | None = None,
                  redactor: Redactor | None = None) -> None:
         self._start = time.monotonic()
-        self._queue: queue.Queue[_Entry | None] = queue.Queue(_MAX_QUEUED)
+        # A deque: append and popleft are atomic, so the hot path takes no lock; the writer is woken
+        # only when it went idle, and the loop waits for it only when the backlog is full.
+        self._pending: deque[_Entry] = deque()
+        self._wake = threading.Event()
+        self._drained = threading.Event()
+        self._idle = False
+        self._closing = False
         self._redactor = redactor or Redactor.from_environment()
         self._file: IO[str] = open(path, "w", encoding="utf-8", buffering=1 << 16)
         self._writer = _Writer(self._file, self._redactor)
@@ -135,11 +145,18 @@ class Tracer:
         self._thread.start()
 
     def record(self, direction: str, channel: str, conn: int, payload: Any) -> None:
-        self._queue.put((time.monotonic() - self._start, direction, channel, conn, payload))
+        self._pending.append((time.monotonic() - self._start, direction, channel, conn, payload))
+        if self._idle:
+            self._wake.set()
+        if len(self._pending) >= _MAX_QUEUED:
+            self._drained.clear()
+            self._wake.set()
+            self._drained.wait(_BACKPRESSURE_WAIT)
 
     def close(self, timeout: float = 5.0) -> None:
         """Write everything recorded so far and close the file (bounded by ``timeout``)."""
-        self._queue.put(None)
+        self._closing = True
+        self._wake.set()
         self._thread.join(timeout)
         if self._thread.is_alive():
             logger.warning("trace writer did not finish within %.1f s; the trace may be incomplete", timeout)
@@ -148,16 +165,28 @@ class Tracer:
 
     def _run(self) -> None:
         while True:
-            entry = self._queue.get()
-            if entry is None:
-                break
-            try:
-                self._writer.write(*entry)
-            except Exception:  # a trace bug must never take the server down
-                logger.exception("trace writer failed on one event")
-            if self._queue.empty():
-                self._file.flush()
-        self._file.flush()
+            written = 0
+            while self._pending:
+                try:
+                    self._writer.write(*self._pending.popleft())
+                except Exception:  # a trace bug must never take the server down
+                    logger.exception("trace writer failed on one event")
+                written += 1
+                if written % _GIL_SLICE == 0:
+                    time.sleep(0)  # hand the GIL back now rather than after the 5 ms switch interval
+            self._file.flush()
+            self._drained.set()
+            if self._closing:
+                return
+            self._idle = True
+            if not self._pending:  # an append between the loop's check and _idle is seen here
+                self._wake.wait(_IDLE_POLL)
+            self._wake.clear()
+            self._idle = False
+            # Let a burst (a streamed answer) accumulate: one wake-up per batch, not per delta, keeps
+            # this thread from taking the GIL away from the event loop thousands of times a second.
+            if not self._closing:
+                time.sleep(_BATCH_DELAY)
 
 
 class _Writer:
@@ -172,10 +201,31 @@ class _Writer:
 
     def write(self, t: float, direction: str, channel: str, raw_conn: int, payload: Any) -> None:
         conn = self._conn(channel, raw_conn, fresh=channel == "model" and direction == "out")
+        if isinstance(payload, bytes):
+            payload = payload.decode("utf-8", "replace")
+        if isinstance(payload, str) and self._verbatim(direction, channel, payload):
+            # The common case (a delta, a notification): the raw JSON goes in as it is, no parse, no walk.
+            self._out.write(f'{{"t":{t:.6f},"dir":"{direction}","channel":"{channel}","conn":{conn},'
+                            f'"msg":{payload}}}\n')
+            return
         msg = _decode(payload)
         self.write_event(t, direction, channel, conn, msg, None)
         if channel == "client" and isinstance(msg, dict):
             self._approval(t, direction, conn, msg)
+
+    def _verbatim(self, direction: str, channel: str, raw: str) -> bool:
+        """Whether ``raw`` can be written unparsed: one line, nothing to redact, no approval to derive,
+        and valid JSON (what we send is; what we receive is checked)."""
+        if "\n" in raw or "\r" in raw or self._redact.may_hold_secrets(raw):
+            return False
+        if channel == "client" and (_APPROVAL_SUFFIX in raw or (direction == "in" and self._approvals)):
+            return False
+        if direction == "in":
+            try:
+                json.loads(raw)
+            except ValueError:
+                return False
+        return True
 
     def write_event(self, t: float, direction: str, channel: str, conn: int, msg: Any,
                     summary: Mapping[str, Any] | None) -> None:
