@@ -1,5 +1,6 @@
-"""The recorded session of the trace tests: one turn with an approval, run on an executor reached through
-the relay, by a real ``pycodex app-server --trace`` subprocess against the fake Responses server."""
+"""The recorded session of the trace tests: a turn with an approval whose command runs on an executor reached
+through the relay, then a plain second turn, by a real ``pycodex app-server --trace`` subprocess against the
+fake Responses server."""
 
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ async def recorded_session(tmp_path: Path, *, via_env: bool = False) -> AsyncIte
     script = tmp_path / "model.json"
     call = exec_call("call_approve", f"printf {OUTPUT}", sandbox_permissions="require_escalated",
                      justification="needs approval", workdir=str(workspace))
-    script.write_text(json.dumps([{"output": [call]}, {"output": [message("all done")]}]))
+    script.write_text(json.dumps([{"output": [call]}, {"output": [message("all done")]},
+                                  {"output": [message("second turn", deltas=["second ", "turn"])]}]))
     model_argv = [sys.executable, str(ROOT / "fixtures" / "fake_responses_server.py"), str(script)]
     async with (
         running_relay() as relay,
@@ -101,6 +103,9 @@ async def recorded_session(tmp_path: Path, *, via_env: bool = False) -> AsyncIte
             await rpc.call(3, "turn/start", turn)
             approval = await rpc.server_request("item/commandExecution/requestApproval")
             await rpc.respond(approval["id"], {"decision": "accept"})
+            await rpc.wait_for_notification("turn/completed")
+            rpc.notifications.clear()
+            await rpc.call(4, "turn/start", turn | {"input": [{"type": "text", "text": "again"}]})
             await rpc.wait_for_notification("turn/completed")
             app.stdin.close()
             await asyncio.wait_for(app.wait(), STEP)
