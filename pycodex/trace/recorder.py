@@ -177,7 +177,9 @@ class Tracer:
             self._file.flush()
             self._drained.set()
             if self._closing:
-                return
+                if not self._pending:  # everything recorded before close() is written
+                    return
+                continue
             self._idle = True
             if not self._pending:  # an append between the loop's check and _idle is seen here
                 self._wake.wait(_IDLE_POLL)
