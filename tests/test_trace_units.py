@@ -71,3 +71,12 @@ def test_diff_ignores_volatile_values_and_names_the_changed_path() -> None:
     assert first_difference(recorded, renamed, {}) == "result.thread.id: missing (the server sent ident instead)"
     extra = {"id": 3, "result": {"thread": {**replayed["result"]["thread"], "new": 1}}}
     assert first_difference(recorded, extra, {}) == "result.thread.new: unexpected field"
+
+
+def test_config_overrides_and_key_variable_names_in_the_header() -> None:
+    redactor = Redactor()
+    assert redactor.assignment("model_providers.p.api_key=sk-x") == f"model_providers.p.api_key={REDACTED}"
+    assert redactor.assignment("model=gpt") == "model=gpt"
+    # env_key names the variable holding the key: a replay needs it, and it is not a secret.
+    assert redactor.value({"env_key": "CODEX_API_KEY", "api_key": "v"}) == {"env_key": "CODEX_API_KEY",
+                                                                            "api_key": REDACTED}

@@ -77,7 +77,9 @@ def server_header(codex_home: Path, config_overrides: Sequence[str]) -> dict[str
         config = tomllib.loads((codex_home / "config.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError):  # no config, or one the server itself will refuse with its own message
         pass
-    return {"pycodex": __version__, "config": config, "config_overrides": list(config_overrides)}
+    redactor = Redactor.from_environment()
+    return {"pycodex": __version__, "config": config,
+            "config_overrides": [redactor.assignment(o) for o in config_overrides]}
 
 
 def trace_path(explicit: str | None, environ: Mapping[str, str] | None = None) -> Path | None:

@@ -17,8 +17,8 @@ __all__ = ["REDACTED", "Redactor"]
 
 REDACTED = "[REDACTED]"
 _SECRET_KEY = re.compile(r"token|secret|key|password|passwd|authorization|cookie|credential", re.IGNORECASE)
-# Keys matching the pattern that hold no secret (a usage count, a sort key).
-_HARMLESS_KEYS = frozenset({"sortkey", "keys", "keyboard"})
+# Keys matching the pattern that hold no secret (the *name* of a key's variable, a sort key).
+_HARMLESS_KEYS = frozenset({"sortkey", "keys", "keyboard", "env_key", "env_key_instructions"})
 _INLINE = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{4,}|\bsk-[A-Za-z0-9_-]{8,}")
 _MIN_SECRET_LEN = 6
 _SUSPECT_WORDS = (*_SECRET_KEY.pattern.split("|"), "bearer", "sk-")
@@ -48,6 +48,14 @@ class Redactor:
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Redactor:
         env = os.environ if environ is None else environ
         return cls(value for name, value in env.items() if _SECRET_KEY.search(name))
+
+    def assignment(self, text: str) -> str:
+        """A ``key=value`` override with the value redacted when the key looks secret."""
+        key, sep, _ = text.partition("=")
+        last = key.rsplit(".", 1)[-1].strip()
+        if sep and last.lower() not in _HARMLESS_KEYS and _SECRET_KEY.search(last):
+            return f"{key}={REDACTED}"
+        return self.text(text)
 
     def value(self, obj: Any) -> Any:
         if isinstance(obj, str):
