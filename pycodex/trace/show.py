@@ -72,7 +72,7 @@ def _turn(turn: JsonObj) -> Tree:
     for item in turn["items"]:
         style = "red" if item["status"] == "failed" else "blue" if item["tool"] else ""
         kind = "tool call" if item["tool"] else "item"
-        deltas = f", {item['deltas']} deltas" if item["deltas"] else ""
+        deltas = f", {item['notifications']} notifications" + (f" ({item['deltas']} deltas)" if item["deltas"] else "")
         rows.append((item["start"], Text(
             f"{_at(item['start'])}  {kind} {item['type']} {_span(item['start'], item['end'])}{deltas}: "
             f"{item['label']}", style=style)))

@@ -139,13 +139,16 @@ class _Builder:
                 item["deltas"] += 1
         elif method == "error":
             self.errors.append({"t": t, "what": f"error notification: {_error_text(params.get('error'))}"})
+        item_id = params.get("itemId") or (params["item"].get("id") if isinstance(params.get("item"), dict) else None)
+        if item_id in self._items:
+            self._items[item_id]["notifications"] += 1
 
     def _item(self, t: float, method: str, params: JsonObj) -> None:
         item = params["item"]
         record = self._items.get(item.get("id"))
         if record is None:
             record = {"id": item.get("id"), "type": item.get("type"), "start": t, "end": None,
-                      "label": _item_label(item), "deltas": 0, "status": item.get("status"),
+                      "label": _item_label(item), "deltas": 0, "notifications": 0, "status": item.get("status"),
                       "tool": item.get("type") not in _CONVERSATION_ITEMS}
             self._items[item.get("id")] = record
             turn = self._turns.get(params.get("turnId"))
