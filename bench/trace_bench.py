@@ -1,5 +1,6 @@
 """``python -m bench trace``: what ``--trace`` costs a turn. Two servers run side by side, one writing a
-trace, and take turns so machine load hits both alike; the target is at most 10 % more latency."""
+trace, and take turns (alternating which goes first) so machine load hits both alike; the target is at most
+10 % more latency. On a loaded machine single runs scatter by ±20 %: compare several."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from bench.app_server_bench import _exec_turn_script
 from bench.harness import Driver, implementations, median, start_fake_model, temp_dirs, write_config
 
-TURNS = 12
+TURNS = 20
 STREAM_DELTAS = 2_000
 TARGET = 1.10
 
@@ -37,7 +38,9 @@ async def _latencies(script: list[Any]) -> tuple[float, float]:
             threads = [(await d.call("thread/start", {"cwd": str(work)}))["thread"]["id"] for d in drivers]
             samples: list[list[float]] = [[], []]
             for turn in range(TURNS + 1):
-                for index, (driver, thread) in enumerate(zip(drivers, threads, strict=True)):
+                order = [0, 1] if turn % 2 else [1, 0]  # neither server always goes first
+                for index in order:
+                    driver, thread = drivers[index], threads[index]
                     done = driver.expect("turn/completed")
                     t0 = time.perf_counter()
                     await driver.call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "go"}]})

@@ -80,3 +80,12 @@ def test_config_overrides_and_key_variable_names_in_the_header() -> None:
     # env_key names the variable holding the key: a replay needs it, and it is not a secret.
     assert redactor.value({"env_key": "CODEX_API_KEY", "api_key": "v"}) == {"env_key": "CODEX_API_KEY",
                                                                             "api_key": REDACTED}
+
+
+def test_the_fast_path_sends_every_secret_shape_to_the_redactor() -> None:
+    redactor = Redactor(["literal-env-secret"])
+    needs = ['{"a":{"apiKey":"x"}}', '{"Authorization" : "x"}', '{"t":"use sk-abcdefghijk"}',
+             '{"t":"Bearer abcdef"}', '{"\\u0074oken":"x"}', '{"t":"has literal-env-secret inside"}']
+    plain = ['{"totalTokens":15}', '{"t":"task-12345678901"}', '{"method":"item/agentMessage/delta"}']
+    assert [s for s in needs if not redactor.may_hold_secrets(s)] == []
+    assert [s for s in plain if redactor.may_hold_secrets(s)] == []

@@ -21,7 +21,8 @@ _SECRET_KEY = re.compile(r"token|secret|key|password|passwd|authorization|cookie
 _HARMLESS_KEYS = frozenset({"sortkey", "keys", "keyboard", "env_key", "env_key_instructions"})
 _INLINE = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{4,}|\bsk-[A-Za-z0-9_-]{8,}")
 _MIN_SECRET_LEN = 6
-_SUSPECT_WORDS = (*_SECRET_KEY.pattern.split("|"), "bearer", "sk-")
+_KEY_WORDS = tuple(_SECRET_KEY.pattern.split("|"))
+_SECRET_MEMBER = re.compile(r'"[^"\\]*(?:' + _SECRET_KEY.pattern + r')[^"\\]*"\s*:\s*"')
 
 
 def _inline_sub(match: re.Match[str]) -> str:
@@ -41,8 +42,13 @@ class Redactor:
 
         Substring tests (C speed) on the lower-cased text decide whether a message needs the slow
         parse-and-walk; a case-insensitive regex alternation here cost more than the rest of the trace."""
+        if any(s in raw for s in self._secrets) or "\\u" in raw:  # escapes could spell a key name
+            return True
         lower = raw.lower()
-        return any(word in lower for word in _SUSPECT_WORDS) or any(s in raw for s in self._secrets)
+        if ("bearer" in lower or "sk-" in lower) and _INLINE.search(raw):
+            return True
+        # Only a secret-looking key with a string value is redacted ("totalTokens": 15 is not).
+        return any(word in lower for word in _KEY_WORDS) and _SECRET_MEMBER.search(lower) is not None
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Redactor:
