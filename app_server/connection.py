@@ -30,6 +30,7 @@ from pycodex.jsonrpc import (
     Violation,
 )
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
+from pycodex.trace import recorder as trace
 from pycodex.transport.base import Outbox
 from pycodex.transport.endpoint import Endpoint
 
@@ -156,9 +157,14 @@ class AppConnection:
         max_queued_requests: int = DEFAULT_MAX_QUEUED_REQUESTS,
         experimental_notifications: Iterable[str] = (),
     ) -> None:
-        self._endpoint = Endpoint(
-            outbox.send, max_queued_requests=max_queued_requests, closed_error=ConnectionClosedError
-        )
+        send = outbox.send
+        if trace.active_tracer() is not None:  # record what goes out; no cost when no trace is written
+
+            async def send(data: bytes) -> None:
+                trace.record("out", "client", self.session.id, data)
+                await outbox.send(data)
+
+        self._endpoint = Endpoint(send, max_queued_requests=max_queued_requests, closed_error=ConnectionClosedError)
         self._peer = self._endpoint.peer
         self._router = router
         self.session = Session(self._endpoint, app=app, experimental_notifications=experimental_notifications)
@@ -167,6 +173,7 @@ class AppConnection:
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
     async def on_message(self, raw: bytes) -> None:
+        trace.record("in", "client", self.session.id, raw)
         msg = self._endpoint.receive(raw)
         if isinstance(msg, RequestReceived):
             if msg.duplicate:

@@ -1,4 +1,4 @@
-"""``python -m bench [app|exec|relay|agent|search|all]``: run the benchmarks and print pycodex/Codex ratios."""
+"""``python -m bench [app|exec|relay|agent|search|trace|all]``: run the benchmarks, print pycodex/Codex ratios."""
 
 from __future__ import annotations
 
@@ -52,12 +52,16 @@ async def _main(which: str) -> None:
         from bench.search_bench import run as run_search
 
         await run_search()
+    if which in ("trace", "all"):
+        from bench.trace_bench import run as run_trace
+
+        await run_trace()
 
 
 def main() -> int:
     which = sys.argv[1] if len(sys.argv) > 1 else "all"
-    if which not in ("app", "exec", "relay", "agent", "search", "all"):
-        print("usage: python -m bench [app|exec|relay|agent|search|all]", file=sys.stderr)
+    if which not in ("app", "exec", "relay", "agent", "search", "trace", "all"):
+        print("usage: python -m bench [app|exec|relay|agent|search|trace|all]", file=sys.stderr)
         return 2
     asyncio.run(_main(which))
     return 0

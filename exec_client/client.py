@@ -23,6 +23,7 @@ from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 from exec_client.wire import protocol as p
 from exec_client.wire.errors import ExecServerClosed, ExecServerError
 from pycodex.jsonrpc import ErrorReceived, NotificationReceived, RequestReceived, ResponseReceived
+from pycodex.trace import recorder as trace
 from pycodex.transport.base import Transport
 from pycodex.transport.endpoint import Endpoint
 from pycodex.transport.stdio import StreamTransport
@@ -151,6 +152,7 @@ class ExecServerClient:
             self._shutdown("exec-server connection closed")
 
     async def _on_message(self, raw: bytes) -> None:
+        trace.record("in", "exec", id(self), raw)
         msg = self._endpoint.receive(raw)
         if isinstance(msg, ResponseReceived | ErrorReceived):
             return  # an answer nobody waits for any more (its deadline passed)
@@ -188,6 +190,7 @@ class ExecServerClient:
         return await self._endpoint.request(method, params, timeout=self._timeout if timeout is None else timeout)
 
     async def _send(self, data: bytes) -> None:
+        trace.record("out", "exec", id(self), data)
         try:
             await self._transport.send(data)
         except ExecServerClosed:

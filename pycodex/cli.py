@@ -23,6 +23,8 @@ _VALUED_GLOBALS = frozenset({"-c", "--config"})
 def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
     app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default) or ws://IP:PORT")
     app.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
+    app.add_argument("--trace", metavar="FILE", default=None,
+                     help="record every protocol message to FILE as JSON lines (also $PYCODEX_TRACE)")
     from pycodex.transport.ws_auth import add_ws_auth_arguments
 
     add_ws_auth_arguments(app)
@@ -45,6 +47,12 @@ def _add_relay_arguments(parser: argparse.ArgumentParser) -> None:
     from relay.cli import add_relay_arguments
 
     add_relay_arguments(parser)
+
+
+def _add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    from pycodex.trace.cli import add_trace_arguments
+
+    add_trace_arguments(parser)
 
 
 def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
@@ -93,6 +101,7 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
                _add_config_arguments),
     "mock-model": ("serve a scripted fake Responses API for offline tests (--script FILE --listen IP:PORT)",
                    _add_mock_model_arguments),
+    "trace": ("read a protocol trace (app-server --trace): show, html, replay", _add_trace_arguments),
 }
 
 
@@ -169,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app_server.main import run_app_server
 
         return run_app_server(listen=args.listen, config_overrides=[*args.config, *args.app_config],
-                              strict_config=args.strict_config, ws_auth_args=args)
+                              strict_config=args.strict_config, ws_auth_args=args, trace=args.trace)
     if args.command == "exec-server":
         import asyncio
 
@@ -182,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from relay.cli import run_relay
 
         return asyncio.run(run_relay(args))
+    if args.command == "trace":
+        from pycodex.trace.cli import run_trace
+
+        return run_trace(args)
     if args.command == "demo":
         from pycodex.demo import run_demo
 

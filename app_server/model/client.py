@@ -54,6 +54,7 @@ from app_server.model.retry import (
 )
 from app_server.model.retry_hints import retry_hint
 from app_server.model.sse import SseDecoder, SseError
+from pycodex.trace import recorder as trace
 
 logger = logging.getLogger(__name__)
 
@@ -172,6 +173,7 @@ class ModelClient:
         while True:
             request = self.build_request(body, ctx)
             sent = time.monotonic()
+            trace.record_http_request(request)
             try:
                 try:
                     async with asyncio.timeout(idle):
@@ -254,6 +256,7 @@ class ModelClient:
             except SseError as exc:
                 raise errors.stream_broken(str(exc)) from exc
             for sse in decoded:
+                trace.record("in", "model", id(response.request), sse.data)
                 try:
                     event = parse_event(sse)
                 except EventParseError as exc:
