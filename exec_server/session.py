@@ -18,7 +18,7 @@ from typing import Any
 
 from exec_client.wire.errors import SessionAlreadyAttached
 from exec_server.fs_extra import FileHandles, Watches
-from exec_server.output_log import DEFAULT_RETAIN_BYTES
+from exec_server.output_log import DEFAULT_RETAIN_BYTES, DEFAULT_SESSION_RETAIN_BYTES, RetentionBudget
 from exec_server.processes import ManagedProcess, ProcessState
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.platform.spawn import SpawnedProcess
@@ -44,6 +44,8 @@ DEFAULT_DETACHED_TTL_S = 300.0
 class Limits:
     max_processes: int = DEFAULT_MAX_PROCESSES
     retain_bytes: int = DEFAULT_RETAIN_BYTES
+    #: Output retained by all of a session's processes together (finished ones give way first).
+    session_retain_bytes: int = DEFAULT_SESSION_RETAIN_BYTES
     detached_buffer_bytes: int = 4 * 1024 * 1024
     detached_ttl_s: float = DEFAULT_DETACHED_TTL_S
     max_finished_kept: int = 1024
@@ -61,6 +63,7 @@ class Session:
         self._attached = asyncio.Event()
         self._detached_bytes = 0
         self._emit_lock = asyncio.Lock()
+        self.retention = RetentionBudget(limits.session_retain_bytes)
         self.files = FileHandles()
         self.watches = Watches()
         self._background: set[asyncio.Task[None]] = set()
@@ -121,6 +124,7 @@ class Session:
             deliver=self._deliver,
             emit_lock=self._emit_lock,
             retain_bytes=self.limits.retain_bytes,
+            budget=self.retention,
         )
         self.processes[process_id] = proc
         self._evict_finished()
@@ -130,7 +134,7 @@ class Session:
     def _evict_finished(self) -> None:
         closed = [pid for pid, p in self.processes.items() if p.state is ProcessState.CLOSED]
         for pid in closed[: max(0, len(closed) - self.limits.max_finished_kept)]:
-            del self.processes[pid]
+            self.processes.pop(pid).log.forget()
 
     def get(self, process_id: str) -> ManagedProcess:
         proc = self.processes.get(process_id)
@@ -144,6 +148,11 @@ class Session:
         self.watches.cancel_all()
         self.files.close_all()
         await asyncio.gather(*(p.kill_and_forget() for p in self.processes.values()))
+        # Nothing of an ended session can be read again: unmap its output now, whoever still
+        # holds a reference to the session.
+        for proc in self.processes.values():
+            proc.log.forget()
+        self.processes.clear()
 
 
 class SessionRegistry:
