@@ -108,6 +108,12 @@ class OutputLog:
         return self._retained
 
     @property
+    def mapped_bytes(self) -> int:
+        """Memory held in pages (retained chunks, page slack and the spare page)."""
+        spare = len(self._spare) if self._spare is not None else 0
+        return sum(len(page) for page in self._pages) + spare
+
+    @property
     def exited(self) -> bool:
         return self.exit_seq is not None
 
