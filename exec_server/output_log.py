@@ -83,7 +83,9 @@ _Entry = tuple[int, str, mmap.mmap, int, int]
 
 
 class OutputLog:
-    def __init__(self, retain_bytes: int = DEFAULT_RETAIN_BYTES, budget: RetentionBudget | None = None) -> None:
+    def __init__(
+        self, retain_bytes: int = DEFAULT_RETAIN_BYTES, budget: RetentionBudget | None = None
+    ) -> None:
         self._retain = retain_bytes
         self._budget = budget
         self._chunks: deque[_Entry] = deque()

@@ -20,20 +20,36 @@ from typing import Any
 
 from exec_client.wire.protocol import MAX_CHUNK_BYTES, Method
 from exec_server.output_log import OutputLog, RetentionBudget
-from pycodex.jsonrpc.codec import VerbatimString
+from pycodex.jsonrpc.codec import encode
 from pycodex.platform.spawn import SpawnedProcess
 
-__all__ = ["Deliver", "ManagedProcess", "ProcessState"]
+__all__ = ["Deliver", "DeliverEncoded", "ManagedProcess", "ProcessState", "output_head", "output_message"]
 
 log = logging.getLogger(__name__)
 
 #: Send one notification (method, params, raw byte count); may block for backpressure.
 Deliver = Callable[[str, dict[str, Any], int], Awaitable[None]]
+#: The same for a notification already encoded (encoded message, raw byte count).
+DeliverEncoded = Callable[[bytes, int], Awaitable[None]]
 
 #: After the leader exits, how long to let already-written output reach the log before ``exited``.
 EXIT_DRAIN_GRACE_S = 0.1
 #: One pipe read; split into ``MAX_CHUNK_BYTES`` notifications.
 READ_BYTES = 64 * 1024
+
+
+def output_head(process_id: str) -> bytes:
+    """A ``process/output`` notification up to its seq, encoded once per process by the shared codec
+    (escaping stays its business); per chunk only seq, stream and base64 are joined on."""
+    head = encode({"method": Method.PROCESS_OUTPUT, "params": {"processId": process_id}})
+    return head[: -len(b"}}")] + b',"seq":'
+
+
+def output_message(head: bytes, seq: int, stream: str, data: bytes | memoryview) -> bytes:
+    """The encoded notification, byte for byte what ``RpcPeer.notify`` writes for these params (and the
+    key order Codex uses). Base64 needs no JSON escaping."""
+    b64 = binascii.b2a_base64(data, newline=False)
+    return b"".join((head, b"%d" % seq, b',"stream":"', stream.encode("ascii"), b'","chunk":"', b64, b'"}}'))
 
 
 class ProcessState(enum.Enum):
@@ -50,6 +66,7 @@ class ManagedProcess:
         *,
         tty: bool,
         deliver: Deliver,
+        deliver_encoded: DeliverEncoded,
         emit_lock: asyncio.Lock,
         retain_bytes: int,
         budget: RetentionBudget | None = None,
@@ -58,6 +75,8 @@ class ManagedProcess:
         self.tty = tty
         self._spawned = spawned
         self._deliver = deliver
+        self._deliver_encoded = deliver_encoded
+        self._output_head = output_head(process_id)
         self._emit_lock = emit_lock
         self.log = OutputLog(retain_bytes, budget)
         self.state = ProcessState.RUNNING
@@ -100,14 +119,8 @@ class ManagedProcess:
                 piece = view[start : start + MAX_CHUNK_BYTES]
                 seq = self.log.append_output(stream, piece)
                 self._bump()
-                params = {
-                    "processId": self.process_id,
-                    "seq": seq,
-                    "stream": stream,
-                    # base64 needs no JSON escaping
-                    "chunk": VerbatimString(binascii.b2a_base64(piece, newline=False).decode("ascii")),
-                }
-                await self._deliver(Method.PROCESS_OUTPUT, params, len(piece))
+                message = output_message(self._output_head, seq, stream, piece)
+                await self._deliver_encoded(message, len(piece))
 
     async def _emit_exited(self, code: int) -> None:
         async with self._emit_lock:

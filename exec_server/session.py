@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -28,12 +29,15 @@ __all__ = [
     "DEFAULT_MAX_PROCESSES",
     "Limits",
     "Notify",
+    "SendEncoded",
     "Session",
     "SessionRegistry",
 ]
 
 #: Send one notification to the attached connection (may block: that is the backpressure).
 Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+#: Send one already encoded message (the output fast path: no dict, no JSON encoder per chunk).
+SendEncoded = Callable[[bytes], Awaitable[None]]
 
 
 DEFAULT_MAX_PROCESSES = 64
@@ -59,6 +63,7 @@ class Session:
         self.limits = limits
         self.processes: dict[str, ManagedProcess] = {}
         self._notify: Notify | None = None
+        self._send_encoded: SendEncoded | None = None
         self.connection_token: object | None = None
         self._attached = asyncio.Event()
         self._detached_bytes = 0
@@ -72,14 +77,16 @@ class Session:
     def attached(self) -> bool:
         return self._notify is not None
 
-    def attach(self, notify: Notify, token: object) -> None:
+    def attach(self, notify: Notify, token: object, send_encoded: SendEncoded | None = None) -> None:
         self._notify = notify
+        self._send_encoded = send_encoded
         self.connection_token = token
         self._detached_bytes = 0
         self._attached.set()
 
     def detach(self) -> None:
         self._notify = None
+        self._send_encoded = None
         self.connection_token = None
         self._attached.clear()
 
@@ -90,6 +97,24 @@ class Session:
             except ConnectionError:
                 pass  # the connection is going away; the event stays in the log for a resume
             return
+        await self._held(nbytes)
+
+    async def _deliver_encoded(self, message: bytes, nbytes: int) -> None:
+        """Deliver a notification encoded by the caller (byte-identical to what ``notify`` sends)."""
+        if self._send_encoded is None and self._notify is not None:
+            decoded = json.loads(message)  # a connection without the fast path
+            await self._deliver(decoded["method"], decoded["params"], nbytes)
+            return
+        if self._send_encoded is not None:
+            try:
+                await self._send_encoded(message)
+            except ConnectionError:
+                pass  # as in _deliver: a resume reads it from the log
+            return
+        await self._held(nbytes)
+
+    async def _held(self, nbytes: int) -> None:
+        """Detached: the output stays in the log; past the buffer bound the pump waits for a resume."""
         self._detached_bytes += nbytes
         if self._detached_bytes > self.limits.detached_buffer_bytes:
             await self._attached.wait()  # ends on resume, or by cancellation at expiry
@@ -122,6 +147,7 @@ class Session:
             spawned,
             tty=tty,
             deliver=self._deliver,
+            deliver_encoded=self._deliver_encoded,
             emit_lock=self._emit_lock,
             retain_bytes=self.limits.retain_bytes,
             budget=self.retention,
@@ -161,7 +187,13 @@ class SessionRegistry:
         self._sessions: dict[str, Session] = {}
         self._expiry: dict[str, asyncio.Task[None]] = {}
 
-    def attach(self, resume_session_id: str | None, notify: Notify, token: object) -> Session:
+    def attach(
+        self,
+        resume_session_id: str | None,
+        notify: Notify,
+        token: object,
+        send_encoded: SendEncoded | None = None,
+    ) -> Session:
         if resume_session_id is None:
             session = Session(str(uuid.uuid4()), self.limits)
             self._sessions[session.id] = session
@@ -177,7 +209,7 @@ class SessionRegistry:
             timer = self._expiry.pop(session.id, None)
             if timer is not None:
                 timer.cancel()
-        session.attach(notify, token)
+        session.attach(notify, token, send_encoded)
         return session
 
     def detach(self, session: Session, token: object) -> None:

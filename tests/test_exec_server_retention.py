@@ -16,7 +16,10 @@ from typing import Any
 from test_exec_server_support import STEP, raw_client, run_ws_server, start_params
 
 from exec_server.output_log import PAGE_BYTES, OutputLog, RetentionBudget
+from exec_server.processes import output_head, output_message
 from exec_server.session import Limits, SessionRegistry
+from pycodex.jsonrpc import RpcPeer
+from pycodex.jsonrpc.codec import VerbatimString
 from pycodex.platform.spawn import SpawnRequest, spawn
 
 CHUNK = 8192
@@ -97,6 +100,21 @@ async def test_session_expiry_frees_its_processes_and_their_output(tmp_path: Pat
     assert (session.retention.used, log.mapped_bytes) == (0, 0)
     assert seen.count("process/closed") == 1
     await registry.shutdown()
+
+
+def test_the_output_fast_path_encodes_exactly_what_the_peer_would() -> None:
+    for process_id in ("1-abc", 'q"\\\u2028\u00e9\x01'):
+        data = bytes(range(256))
+        params = {
+            "processId": process_id,
+            "seq": 42,
+            "stream": "stderr",
+            "chunk": base64.b64encode(data).decode(),
+        }
+        want = RpcPeer(include_jsonrpc=False).notify("process/output", params)
+        assert output_message(output_head(process_id), 42, "stderr", memoryview(data)) == want
+        params["chunk"] = VerbatimString(params["chunk"])
+        assert RpcPeer(include_jsonrpc=False).notify("process/output", params) == want
 
 
 WRITER = (
