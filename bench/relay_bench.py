@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.harness import Impl, implementations, median, print_table, temp_dirs
+from bench.harness import Impl, cpu_seconds, implementations, median, print_table, temp_dirs
 from exec_client.environment import ExecServerEnvironment, OutputChunk, ProcessSpec
 from exec_client.remote import NoiseRemoteConfig, RemoteEnvironmentConnector
 from tests.support.procs import stop_process
@@ -29,15 +29,6 @@ LATENCY_ROUNDS = 5
 ENVIRONMENT_ID = "bench-relay"
 TOKEN = "bench-relay-token"
 WAIT = 60.0
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User+system CPU of ``pid`` so far (Linux ``/proc``); NaN elsewhere."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
@@ -122,7 +113,7 @@ async def _latency_round(side: _Side, work: Path, count: int) -> None:
 async def _throughput_round(side: _Side, work: Path, relay_pid: int) -> None:
     assert side.env is not None
     pids = {"harness": os.getpid(), "relay": relay_pid, "executor": side.proc.pid}
-    before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
     t0 = time.perf_counter()
     got = await _run_one(side.env, ["head", "-c", str(THROUGHPUT_BYTES), "/dev/zero"], work)
     elapsed = time.perf_counter() - t0
@@ -130,7 +121,7 @@ async def _throughput_round(side: _Side, work: Path, relay_pid: int) -> None:
         raise RuntimeError(f"{side.impl.name}: got {got} bytes, expected {THROUGHPUT_BYTES}")
     side.rates.append(got / elapsed / 1e6)
     for name, pid in pids.items():
-        side.cpu[name] = side.cpu.get(name, 0.0) + _cpu_seconds(pid) - before[name]
+        side.cpu[name] = side.cpu.get(name, 0.0) + cpu_seconds(pid) - before[name]
 
 
 async def measure_all(impls: list[Impl]) -> list[_Side]:
