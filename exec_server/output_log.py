@@ -91,6 +91,7 @@ class OutputLog:
         self._chunks: deque[_Entry] = deque()
         self._pages: deque[mmap.mmap] = deque()  # every page some retained chunk uses, oldest first
         self._fill = 0  # bytes used in the newest page
+        self._room = 0  # size of the newest page
         self._spare: mmap.mmap | None = None  # one freed page kept for reuse while output flows
         self._retained = 0
         self._last_seq = 0
@@ -127,35 +128,38 @@ class OutputLog:
         self._last_seq += 1
         return self._last_seq
 
-    def _page_for(self, size: int) -> tuple[mmap.mmap, int]:
-        if self._pages and self._fill + size <= len(self._pages[-1]):
-            page, offset = self._pages[-1], self._fill
+    def _new_page(self, size: int) -> mmap.mmap:
+        if size <= PAGE_BYTES and self._spare is not None:
+            page, self._spare = self._spare, None
         else:
-            if size <= PAGE_BYTES and self._spare is not None:
-                page, self._spare = self._spare, None
-            else:
-                page = mmap.mmap(-1, max(size, PAGE_BYTES))
-            self._pages.append(page)
-            offset = 0
-        self._fill = offset + size
-        return page, offset
+            page = mmap.mmap(-1, max(size, PAGE_BYTES))
+        self._pages.append(page)
+        self._room = len(page)
+        self._fill = 0
+        return page
 
     def append_output(self, stream: str, data: bytes | memoryview) -> int:
-        """Log one chunk; returns its seq."""
-        if self.closed:
+        """Log one chunk; returns its seq. (On the output path: kept to a few plain steps.)"""
+        if self.close_seq is not None:
             raise ValueError("output after close")
-        seq = self._next()
+        self._last_seq += 1
+        seq = self._last_seq
         size = len(data)
         # Chunks sit in their pages in seq order (an empty one on the newest page), so a page is free
         # once the oldest chunk is on a later one.
-        page, offset = self._page_for(size)
+        page = self._pages[-1] if self._pages and size <= self._room - self._fill else self._new_page(size)
+        offset = self._fill
         page[offset : offset + size] = data
+        self._fill = offset + size
         self._chunks.append((seq, stream, page, offset, size))
-        self._charge(size)
+        self._retained += size
+        budget = self._budget
+        if budget is not None:
+            budget.used += size
         if self._retained > self._retain:
             self.trim(self._retained - self._retain)
-        if self._budget is not None and self._budget.used > self._budget.limit:
-            self._budget.reclaim(self)
+        if budget is not None and budget.used > budget.limit:
+            budget.reclaim(self)
         return seq
 
     def _charge(self, delta: int) -> None:
