@@ -59,21 +59,20 @@ class RetentionBudget:
     def __init__(self, limit: int = DEFAULT_SESSION_RETAIN_BYTES) -> None:
         self.limit = limit
         self.used = 0
-        self._logs: dict[int, OutputLog] = {}  # insertion order = age
+        # Closed logs still holding output, in the order they closed: the first to give way.
+        self._finished: dict[int, OutputLog] = {}
 
-    def register(self, log: OutputLog) -> None:
-        self._logs[id(log)] = log
+    def finished(self, log: OutputLog) -> None:
+        self._finished[id(log)] = log
 
-    def unregister(self, log: OutputLog) -> None:
-        self._logs.pop(id(log), None)
+    def forget(self, log: OutputLog) -> None:
+        self._finished.pop(id(log), None)
 
     def reclaim(self, requester: OutputLog) -> None:
         """Bring ``used`` under the limit: finished logs first (oldest first), then the requester."""
-        for log in list(self._logs.values()):
-            if self.used <= self.limit:
-                return
-            if log is not requester and log.closed:
-                log.release()
+        while self.used > self.limit and self._finished:
+            oldest = next(iter(self._finished))
+            self._finished.pop(oldest).release()
         if self.used > self.limit:
             requester.trim(self.used - self.limit)
 
@@ -99,8 +98,6 @@ class OutputLog:
         self.exit_seq: int | None = None
         self.close_seq: int | None = None
         self.dropped_bytes = 0
-        if budget is not None:
-            budget.register(self)
 
     @property
     def last_seq(self) -> int:
@@ -203,7 +200,7 @@ class OutputLog:
         """Release and leave the session budget (the process is gone for good)."""
         self.release()
         if self._budget is not None:
-            self._budget.unregister(self)
+            self._budget.forget(self)
 
     def mark_exited(self, exit_code: int) -> int:
         if self.exited:
@@ -216,6 +213,8 @@ class OutputLog:
         if self.closed:
             raise ValueError("closed twice")
         self.close_seq = self._next()
+        if self._budget is not None and self._chunks:
+            self._budget.finished(self)
         if self._spare is not None:  # no more output: the spare page will not be needed
             self._spare.close()
             self._spare = None
