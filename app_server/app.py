@@ -108,6 +108,9 @@ class AppServer:
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, attach=self._attach)
         self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
+        from app_server.handlers.surface_state import SurfaceState
+
+        self.surface = SurfaceState(codex_home)
         from app_server.handlers import register_all
 
         register_all(self)
@@ -138,6 +141,7 @@ class AppServer:
         for client in [*self._clients.values(), *self._retired_clients]:
             await client.aclose()
         await self.environments.close()
+        await self.surface.close()
         try:
             await asyncio.wait_for(self.threads.shutdown(), timeout)
         except TimeoutError:

@@ -1,0 +1,217 @@
+"""Plugins, marketplaces and apps, hooks/list and the skills settings requests.
+
+pycodex has no plugin runtime and no remote catalog: local marketplace paths are checked as Codex
+checks them (a missing path or one without a manifest is refused), listings are empty, and everything
+that needs the remote catalog answers with Codex's "chatgpt authentication required" errors."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import surface as p
+from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
+from pycodex.platform.spawn import os_error_text
+
+__all__ = ["ROUTES"]
+
+JsonObj = dict[str, Any]
+REMOTE_AUTH = "chatgpt authentication required for remote plugin catalog"
+# Where a marketplace root keeps its manifest, in the order Codex looks.
+MANIFESTS = (".agents/plugins/marketplace.json", ".claude-plugin/marketplace.json", "marketplace.json")
+
+
+def _remote(action: str) -> InvalidRequest:
+    return InvalidRequest(f"{action}: {REMOTE_AUTH}")
+
+
+async def plugin_list(session: Session, params: p.CwdsParams) -> JsonObj:
+    return {"marketplaces": [], "marketplaceLoadErrors": [], "featuredPluginIds": []}
+
+
+async def plugin_installed(session: Session, params: p.CwdsParams) -> JsonObj:
+    return {"marketplaces": [], "marketplaceLoadErrors": []}
+
+
+def _one_source(params: p.PluginReadParams, method: str) -> None:
+    if (params.marketplace_path is None) == (params.remote_marketplace_name is None):
+        raise InvalidRequest(f"{method} requires exactly one of marketplacePath or remoteMarketplaceName")
+
+
+def _local_marketplace(raw: str) -> JsonObj:
+    path = Path(raw)
+    if not path.exists():
+        raise InvalidRequest(f"marketplace file `{raw}` does not exist")
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise InvalidRequest(f"invalid marketplace file `{raw}`: {exc}") from None
+    if not isinstance(manifest, dict):
+        raise InvalidRequest(f"invalid marketplace file `{raw}`: expected a JSON object")
+    return manifest
+
+
+def _find_plugin(params: p.PluginReadParams) -> None:
+    manifest = _local_marketplace(str(params.marketplace_path))
+    names = [entry.get("name") for entry in manifest.get("plugins") or [] if isinstance(entry, dict)]
+    if params.plugin_name not in names:
+        raise InvalidRequest(
+            f"plugin `{params.plugin_name}` was not found in marketplace `{params.marketplace_path}`")
+    # Found, but pycodex cannot load plugin bundles: fail closed rather than pretend.
+    raise InvalidRequest(f"plugin `{params.plugin_name}` cannot be loaded: pycodex does not run plugins")
+
+
+async def plugin_read(session: Session, params: p.PluginReadParams) -> JsonObj:
+    _one_source(params, "plugin/read")
+    if params.remote_marketplace_name is not None:
+        raise _remote("read remote plugin details")
+    _find_plugin(params)
+    return {}
+
+
+async def plugin_install(session: Session, params: p.PluginReadParams) -> JsonObj:
+    _one_source(params, "plugin/install")
+    if params.remote_marketplace_name is not None:
+        raise _remote("read remote plugin details before install")
+    _find_plugin(params)
+    return {}
+
+
+async def plugin_uninstall(session: Session, params: p.PluginUninstallParams) -> JsonObj:
+    raise _remote("resolve remote plugin before uninstall")
+
+
+async def plugin_reconcile(session: Session, params: p.AnyParams) -> JsonObj:
+    return {"changedPlugins": [], "failedRemotePluginIds": [], "failedMaterializationRemotePluginIds": []}
+
+
+async def plugin_search(session: Session, params: p.PluginSearchParams) -> JsonObj:
+    return {"data": [], "nextCursor": None}
+
+
+async def skill_read(session: Session, params: p.PluginSkillReadParams) -> JsonObj:
+    raise _remote("read remote plugin skill details")
+
+
+async def share_save(session: Session, params: p.PluginShareSaveParams) -> JsonObj:
+    raise _remote("save remote plugin share")
+
+
+async def share_update(session: Session, params: p.PluginShareUpdateTargetsParams) -> JsonObj:
+    raise _remote("update remote plugin share targets")
+
+
+async def share_list(session: Session, params: p.AnyParams) -> JsonObj:
+    raise _remote("list remote plugin shares")
+
+
+async def share_checkout(session: Session, params: p.RemotePluginParams) -> JsonObj:
+    raise _remote("checkout plugin share")
+
+
+async def share_delete(session: Session, params: p.RemotePluginParams) -> JsonObj:
+    raise _remote("delete remote plugin share")
+
+
+async def marketplace_add(session: Session, params: p.MarketplaceAddParams) -> JsonObj:
+    source = Path(params.source)
+    if "://" in params.source or params.source.endswith(".git"):
+        raise InvalidRequest(f"failed to add marketplace `{params.source}`: git marketplaces need network access")
+    try:
+        resolved = source.resolve(strict=True)
+    except OSError as exc:
+        raise InvalidRequest(f"failed to resolve local marketplace source path: {os_error_text(exc)}") from None
+    if not any((resolved / name).is_file() for name in MANIFESTS) and not resolved.is_file():
+        raise InvalidRequest(
+            f"invalid marketplace file `{resolved}`: marketplace root does not contain a supported manifest")
+    raise InvalidRequest(f"invalid marketplace file `{resolved}`: pycodex does not install plugin marketplaces")
+
+
+async def marketplace_remove(session: Session, params: p.MarketplaceRemoveParams) -> JsonObj:
+    raise InvalidRequest(f"marketplace `{params.marketplace_name}` is not configured or installed")
+
+
+async def marketplace_upgrade(session: Session, params: p.MarketplaceUpgradeParams) -> JsonObj:
+    if params.marketplace_name is not None:
+        raise InvalidRequest(f"marketplace `{params.marketplace_name}` is not configured or installed")
+    return {"selectedMarketplaces": [], "upgradedRoots": [], "errors": []}
+
+
+async def app_list(session: Session, params: p.AnyParams) -> JsonObj:
+    return {"data": [], "nextCursor": None}
+
+
+async def app_read(session: Session, params: p.AppsReadParams) -> JsonObj:
+    return {"apps": [], "missingAppIds": list(params.app_ids)}
+
+
+async def app_installed(session: Session, params: p.AnyParams) -> JsonObj:
+    return {"apps": []}
+
+
+async def hooks_list(session: Session, params: p.HooksListParams) -> JsonObj:
+    # pycodex runs no lifecycle hooks, so each cwd lists none (Codex lists the configured ones).
+    cwds = params.cwds or [os.getcwd()]
+    return {"data": [{"cwd": cwd, "hooks": [], "warnings": [], "errors": []} for cwd in cwds]}
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+async def skills_config_write(session: Session, params: p.SkillsConfigWriteParams) -> JsonObj:
+    if (params.name is None) == (params.path is None):
+        raise InvalidParams("skills/config/write requires exactly one of path or name")
+    key = "name" if params.name is not None else "path"
+    value = params.name if params.name is not None else str(params.path)
+    config = app_of(session).codex_home / "config.toml"
+    entry = f"\n[[skills.config]]\n{key} = {_toml_string(value)}\nenabled = {str(params.enabled).lower()}\n"
+    try:
+        with config.open("a", encoding="utf-8") as handle:
+            handle.write(entry)
+    except OSError as exc:
+        raise InvalidRequest(f"failed to write skills config: {os_error_text(exc)}") from None
+    return {"effectiveEnabled": params.enabled}
+
+
+async def extra_roots_set(session: Session, params: p.SkillsExtraRootsSetParams) -> JsonObj:
+    for root in params.extra_roots:
+        if not Path(root).is_absolute():
+            raise InvalidRequest("Invalid request: AbsolutePathBuf deserialized without a base path")
+    app_of(session).surface.extra_skill_roots = list(params.extra_roots)
+
+    async def changed() -> None:
+        await session.notify("skills/changed", {})
+
+    session.after_response(changed)
+    return {}
+
+
+ROUTES = (
+    RouteSpec("hooks/list", p.HooksListParams, hooks_list),
+    RouteSpec("skills/config/write", p.SkillsConfigWriteParams, skills_config_write),
+    RouteSpec("skills/extraRoots/set", p.SkillsExtraRootsSetParams, extra_roots_set),
+    RouteSpec("plugin/list", p.CwdsParams, plugin_list),
+    RouteSpec("plugin/installed", p.CwdsParams, plugin_installed),
+    RouteSpec("plugin/read", p.PluginReadParams, plugin_read),
+    RouteSpec("plugin/install", p.PluginReadParams, plugin_install),
+    RouteSpec("plugin/uninstall", p.PluginUninstallParams, plugin_uninstall),
+    RouteSpec("plugin/reconcile", p.AnyParams, plugin_reconcile),
+    RouteSpec("plugin/search", p.PluginSearchParams, plugin_search, experimental=True),
+    RouteSpec("plugin/skill/read", p.PluginSkillReadParams, skill_read),
+    RouteSpec("plugin/share/save", p.PluginShareSaveParams, share_save),
+    RouteSpec("plugin/share/updateTargets", p.PluginShareUpdateTargetsParams, share_update),
+    RouteSpec("plugin/share/list", p.AnyParams, share_list),
+    RouteSpec("plugin/share/checkout", p.RemotePluginParams, share_checkout),
+    RouteSpec("plugin/share/delete", p.RemotePluginParams, share_delete),
+    RouteSpec("marketplace/add", p.MarketplaceAddParams, marketplace_add),
+    RouteSpec("marketplace/remove", p.MarketplaceRemoveParams, marketplace_remove),
+    RouteSpec("marketplace/upgrade", p.MarketplaceUpgradeParams, marketplace_upgrade),
+    RouteSpec("app/list", p.AnyParams, app_list),
+    RouteSpec("app/read", p.AppsReadParams, app_read),
+    RouteSpec("app/installed", p.AnyParams, app_installed),
+)
