@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from exec_client.wire.protocol import FsPathParams, FsWriteFileParams
-from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
 from exec_client.wire.fs_paths import entry_path, real_path
 from exec_client.wire.fs_policy import Denial, FsPolicy, Need, PolicyDenied, compile_policy
+from exec_client.wire.protocol import FsPathParams, FsWriteFileParams
+from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
 from exec_server.params import parse_params
 from pycodex.jsonrpc.errors import InvalidParams
 from tests.test_exec_server_support import ServerProc, raw_client, run_ws_server, server_params, uri
