@@ -17,8 +17,8 @@ def register_all(app: AppServer) -> None:
     threads.register(app)
     turns.register(app)
     info.register(app)
-    from app_server.handlers import accounts, commands, environments, fs, misc, plugins
+    from app_server.handlers import accounts, commands, environments, fs, hooks, misc, plugins
     from app_server.handlers.table import register_routes
 
-    for module in (fs, commands, plugins, accounts, misc, environments):
+    for module in (fs, commands, hooks, plugins, accounts, misc, environments):
         register_routes(app, module.ROUTES)

@@ -1,4 +1,4 @@
-"""Plugins, marketplaces and apps, hooks/list and the skills settings requests.
+"""Plugins, marketplaces and apps, and the skills settings requests.
 
 pycodex has no plugin runtime and no remote catalog: local marketplace paths are checked as Codex
 checks them (a missing path or one without a manifest is refused), listings are empty, and everything
@@ -7,7 +7,6 @@ that needs the remote catalog answers with Codex's "chatgpt authentication requi
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -153,12 +152,6 @@ async def app_installed(session: Session, params: p.AnyParams) -> JsonObj:
     return {"apps": []}
 
 
-async def hooks_list(session: Session, params: p.HooksListParams) -> JsonObj:
-    # pycodex runs no lifecycle hooks, so each cwd lists none (Codex lists the configured ones).
-    cwds = params.cwds or [os.getcwd()]
-    return {"data": [{"cwd": cwd, "hooks": [], "warnings": [], "errors": []} for cwd in cwds]}
-
-
 def _toml_string(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
@@ -192,7 +185,6 @@ async def extra_roots_set(session: Session, params: p.SkillsExtraRootsSetParams)
 
 
 ROUTES = (
-    RouteSpec("hooks/list", p.HooksListParams, hooks_list),
     RouteSpec("skills/config/write", p.SkillsConfigWriteParams, skills_config_write),
     RouteSpec("skills/extraRoots/set", p.SkillsExtraRootsSetParams, extra_roots_set),
     RouteSpec("plugin/list", p.CwdsParams, plugin_list),
