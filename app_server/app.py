@@ -26,6 +26,7 @@ from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_
 from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
 from app_server.skills import SkillsCatalog
+from app_server.skills.bundled import install_system_skills
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
 from app_server.threads.prompt import ContextInputs, EnvironmentStatus, initial_context
@@ -107,6 +108,7 @@ class AppServer:
             raise StartupError(str(exc)) from None
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, attach=self._attach)
+        install_system_skills(codex_home)
         self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
         from app_server.handlers.surface_state import SurfaceState
 

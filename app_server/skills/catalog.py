@@ -3,8 +3,8 @@
 Repo skills come from `<dir>/.agents/skills` and the older `<dir>/.codex/skills` for every dir from the
 project root (the nearest ancestor holding a root marker, default `.git`) down to the cwd; with no
 marker, from the cwd only. User skills come from `CODEX_HOME/skills` and `$HOME/.agents/skills` (hidden
-folders such as Codex's `.system` are skipped; pycodex ships no system skills). Results are cached per
-cwd until `force_reload`.
+folders are skipped); pycodex's system skills from `CODEX_HOME/skills/.pycodex-system` (see ``bundled``). Results are
+cached per cwd until `force_reload`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .bundled import SYSTEM_DIR
 from .model import SCOPE_ORDER, Skill, SkillError, SkillLimits, SkillScope, SkillSet
 from .reader import LocalSkillReader, SkillFileReader
 from .scan import ScanBudget, scan_root
@@ -94,6 +95,7 @@ class SkillsCatalog:
         errors: list[SkillError] = []
         roots: list[tuple[Path, SkillScope]] = [(r, "repo") for r in await self.repo_roots(cwd)]
         roots += [(r, "user") for r in self.user_roots if r not in {repo for repo, _ in roots}]
+        roots.append((self._codex_home.joinpath("skills", *SYSTEM_DIR), "system"))
         for root, scope in roots:
             found, failed = await scan_root(self._reader, root, budget, include_hidden=False)
             errors.extend(failed)
