@@ -1,8 +1,7 @@
 """Plugins, marketplaces and apps, and the skills settings requests.
 
-pycodex has no plugin runtime and no remote catalog: local marketplace paths are checked as Codex
-checks them (a missing path or one without a manifest is refused), listings are empty, and everything
-that needs the remote catalog answers with Codex's "chatgpt authentication required" errors."""
+Local marketplaces are served by ``marketplaces.Store``; there is no remote catalog, so everything that
+needs it answers with Codex's "chatgpt authentication required" errors."""
 
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from app_server.connection import Session
+from app_server.handlers.marketplaces import Store, load_marketplace
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import surface as p
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
@@ -20,20 +20,38 @@ __all__ = ["ROUTES"]
 
 JsonObj = dict[str, Any]
 REMOTE_AUTH = "chatgpt authentication required for remote plugin catalog"
-# Where a marketplace root keeps its manifest, in the order Codex looks.
-MANIFESTS = (".agents/plugins/marketplace.json", ".claude-plugin/marketplace.json", "marketplace.json")
 
 
 def _remote(action: str) -> InvalidRequest:
     return InvalidRequest(f"{action}: {REMOTE_AUTH}")
 
 
+def _store(session: Session) -> Store:
+    return Store(app_of(session).codex_home)
+
+
+def _listing(session: Session, *, installed_only: bool) -> tuple[list[JsonObj], list[JsonObj]]:
+    store = _store(session)
+    markets, errors = store.marketplaces()
+    entries = []
+    for market in markets:
+        plugins = [store.summary(market, entry) for entry in market.plugins]
+        if installed_only:
+            plugins = [plugin for plugin in plugins if plugin["installed"]]
+            if not plugins:
+                continue
+        entries.append({"name": market.name, "path": str(market.manifest), "interface": None, "plugins": plugins})
+    return entries, errors
+
+
 async def plugin_list(session: Session, params: p.CwdsParams) -> JsonObj:
-    return {"marketplaces": [], "marketplaceLoadErrors": [], "featuredPluginIds": []}
+    entries, errors = _listing(session, installed_only=False)
+    return {"marketplaces": entries, "marketplaceLoadErrors": errors, "featuredPluginIds": []}
 
 
 async def plugin_installed(session: Session, params: p.CwdsParams) -> JsonObj:
-    return {"marketplaces": [], "marketplaceLoadErrors": []}
+    entries, errors = _listing(session, installed_only=True)
+    return {"marketplaces": entries, "marketplaceLoadErrors": errors}
 
 
 def _one_source(params: p.PluginReadParams, method: str) -> None:
@@ -41,46 +59,32 @@ def _one_source(params: p.PluginReadParams, method: str) -> None:
         raise InvalidRequest(f"{method} requires exactly one of marketplacePath or remoteMarketplaceName")
 
 
-def _local_marketplace(raw: str) -> JsonObj:
-    path = Path(raw)
-    if not path.exists():
-        raise InvalidRequest(f"marketplace file `{raw}` does not exist")
-    try:
-        manifest = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise InvalidRequest(f"invalid marketplace file `{raw}`: {exc}") from None
-    if not isinstance(manifest, dict):
-        raise InvalidRequest(f"invalid marketplace file `{raw}`: expected a JSON object")
-    return manifest
-
-
-def _find_plugin(params: p.PluginReadParams) -> None:
-    manifest = _local_marketplace(str(params.marketplace_path))
-    names = [entry.get("name") for entry in manifest.get("plugins") or [] if isinstance(entry, dict)]
-    if params.plugin_name not in names:
-        raise InvalidRequest(
-            f"plugin `{params.plugin_name}` was not found in marketplace `{params.marketplace_path}`")
-    # Found, but pycodex cannot load plugin bundles: fail closed rather than pretend.
-    raise InvalidRequest(f"plugin `{params.plugin_name}` cannot be loaded: pycodex does not run plugins")
-
-
 async def plugin_read(session: Session, params: p.PluginReadParams) -> JsonObj:
     _one_source(params, "plugin/read")
     if params.remote_marketplace_name is not None:
         raise _remote("read remote plugin details")
-    _find_plugin(params)
-    return {}
+    market = load_marketplace(Path(str(params.marketplace_path)))
+    return {"plugin": _store(session).detail(market, market.find(params.plugin_name))}
 
 
 async def plugin_install(session: Session, params: p.PluginReadParams) -> JsonObj:
     _one_source(params, "plugin/install")
     if params.remote_marketplace_name is not None:
         raise _remote("read remote plugin details before install")
-    _find_plugin(params)
-    return {}
+    market = load_marketplace(Path(str(params.marketplace_path)))
+    try:
+        _store(session).install(market, market.find(params.plugin_name))
+    except OSError as exc:
+        raise InvalidRequest(f"failed to install plugin `{params.plugin_name}`: {os_error_text(exc)}") from None
+    return {"authPolicy": "ON_INSTALL", "appsNeedingAuth": []}
 
 
 async def plugin_uninstall(session: Session, params: p.PluginUninstallParams) -> JsonObj:
+    try:
+        if _store(session).uninstall(params.plugin_id):
+            return {}
+    except OSError as exc:
+        raise InvalidRequest(f"failed to uninstall plugin `{params.plugin_id}`: {os_error_text(exc)}") from None
     raise _remote("resolve remote plugin before uninstall")
 
 
@@ -117,25 +121,24 @@ async def share_delete(session: Session, params: p.RemotePluginParams) -> JsonOb
 
 
 async def marketplace_add(session: Session, params: p.MarketplaceAddParams) -> JsonObj:
-    source = Path(params.source)
     if "://" in params.source or params.source.endswith(".git"):
         raise InvalidRequest(f"failed to add marketplace `{params.source}`: git marketplaces need network access")
     try:
-        resolved = source.resolve(strict=True)
+        root = Path(params.source).resolve(strict=True)
     except OSError as exc:
         raise InvalidRequest(f"failed to resolve local marketplace source path: {os_error_text(exc)}") from None
-    if not any((resolved / name).is_file() for name in MANIFESTS) and not resolved.is_file():
-        raise InvalidRequest(
-            f"invalid marketplace file `{resolved}`: marketplace root does not contain a supported manifest")
-    raise InvalidRequest(f"invalid marketplace file `{resolved}`: pycodex does not install plugin marketplaces")
+    name, already = _store(session).add(root)
+    return {"marketplaceName": name, "installedRoot": str(root), "alreadyAdded": already}
 
 
 async def marketplace_remove(session: Session, params: p.MarketplaceRemoveParams) -> JsonObj:
-    raise InvalidRequest(f"marketplace `{params.marketplace_name}` is not configured or installed")
+    _store(session).remove(params.marketplace_name)
+    return {"marketplaceName": params.marketplace_name, "installedRoot": None}
 
 
 async def marketplace_upgrade(session: Session, params: p.MarketplaceUpgradeParams) -> JsonObj:
-    if params.marketplace_name is not None:
+    # Local marketplaces are read in place, so there is never anything to upgrade.
+    if params.marketplace_name is not None and params.marketplace_name not in _store(session).sources():
         raise InvalidRequest(f"marketplace `{params.marketplace_name}` is not configured or installed")
     return {"selectedMarketplaces": [], "upgradedRoots": [], "errors": []}
 
