@@ -131,3 +131,11 @@ async def test_process_methods_need_experimental_api(app_server: Start, tmp_path
     client = await app_server()
     reply = await client.request("process/spawn", {"command": ["true"], "cwd": str(tmp_path), "processHandle": "p"})
     assert reply["error"] == {"code": -32600, "message": "process/spawn requires experimentalApi capability"}
+
+
+async def test_process_output_cap(app_server: Start, tmp_path: Path) -> None:
+    client = await app_server(experimental=True)
+    await client.call("process/spawn", {"command": ["head", "-c", "100", "/dev/zero"], "cwd": str(tmp_path),
+                                        "processHandle": "c", "outputBytesCap": 10})
+    exited = await client.wait_notification("process/exited")
+    assert exited["params"]["stdout"] == "\0" * 10 and exited["params"]["stdoutCapReached"] is True

@@ -231,7 +231,7 @@ async def process_spawn(session: Session, params: p.ProcessSpawnParams) -> JsonO
     running = await _start(list(params.command), cwd, _env(params.env), tty=params.tty,
                            stdin=params.stream_stdin, size=params.size)
     conn.processes[handle] = running
-    capture = _Capture(params.output_bytes_cap if "outputBytesCap" in params.model_fields_set
+    capture = _Capture(params.output_bytes_cap if "output_bytes_cap" in params.model_fields_set
                        else DEFAULT_OUTPUT_CAP)
     streamed = params.tty or params.stream_stdout_stderr
     emit: Emit | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import logging
 import os
 import shutil
 from collections.abc import Callable
@@ -27,6 +28,8 @@ from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
 from pycodex.platform.spawn import os_error_text
 
 __all__ = ["ROUTES"]
+
+logger = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 T = TypeVar("T")
@@ -154,6 +157,8 @@ async def copy(session: Session, params: p.FsCopyParams) -> JsonObj:
 
 async def watch(session: Session, params: p.FsWatchParams) -> JsonObj:
     path = _checked(params.path, Need.READ)
+    if not path.exists():
+        raise InternalError("No such file or directory (os error 2)")
     conn = app_of(session).surface.conn(session)
     if params.watch_id in conn.watches:
         raise InvalidRequest(f"watchId already exists: {params.watch_id}")
@@ -163,9 +168,12 @@ async def watch(session: Session, params: p.FsWatchParams) -> JsonObj:
 
 async def _watch_loop(session: Session, watch_id: str, path: Path) -> None:
     # Cancelling the task (fs/unwatch, connection close) ends awatch and its watcher thread.
-    async for changes in watchfiles.awatch(path, debounce=200, step=50, recursive=True):
-        changed = sorted({str(changed_path) for _, changed_path in changes})
-        await session.notify("fs/changed", {"watchId": watch_id, "changedPaths": changed})
+    try:
+        async for changes in watchfiles.awatch(path, debounce=200, step=50, recursive=True):
+            changed = sorted({str(changed_path) for _, changed_path in changes})
+            await session.notify("fs/changed", {"watchId": watch_id, "changedPaths": changed})
+    except OSError as exc:  # the watched path went away or the watcher could not start
+        logger.info("fs/watch %s on %s stopped: %s", watch_id, path, exc)
 
 
 async def unwatch(session: Session, params: p.FsUnwatchParams) -> JsonObj:
