@@ -43,6 +43,10 @@ async def test_buffered_exec(app_server: Start, tmp_path: Path) -> None:
     assert slow["exitCode"] == 124
     empty = await client.request("command/exec", {"command": []})
     assert empty["error"] == {"code": -32600, "message": "command must not be empty"}
+    missing = await client.request("command/exec", {"command": ["nosuch-cmd"], "sandboxPolicy": {"type": "dangerFullAccess"}})
+    assert missing["error"] == {"code": -32603, "message": "failed to spawn command: No such file or directory (os error 2)"}
+    both = await client.request("command/exec", {"command": ["true"], "timeoutMs": 5, "disableTimeout": True})
+    assert both["error"] == {"code": -32602, "message": "command/exec cannot set both timeoutMs and disableTimeout"}
     needs_id = await client.request("command/exec", {"command": ["true"], "streamStdoutStderr": True})
     assert needs_id["error"]["message"] == "command/exec tty or streaming requires a client-supplied processId"
 

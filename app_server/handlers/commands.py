@@ -24,8 +24,8 @@ from app_server.handlers.surface_state import RunningProcess
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import surface as p
 from app_server.tools.sandbox import make_sandbox
-from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
-from pycodex.platform.spawn import SpawnError, SpawnRequest, spawn
+from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest
+from pycodex.platform.spawn import SpawnError, SpawnRequest, os_error_text, spawn
 
 __all__ = ["ROUTES"]
 
@@ -91,13 +91,15 @@ async def _run(running: RunningProcess, capture: _Capture, emit: Emit | None, ti
 
 
 async def _start(argv: list[str], cwd: Path, env: dict[str, str], *, tty: bool, stdin: bool,
-                 size: p.TerminalSize | None) -> RunningProcess:
+                 size: p.TerminalSize | None, what: str) -> RunningProcess:
     if not argv:
         raise InvalidRequest("command must not be empty")
     try:
         spawned = await spawn(SpawnRequest(argv, cwd, env, tty=tty, pipe_stdin=stdin and not tty))
     except (SpawnError, OSError) as exc:
-        raise InvalidRequest(f"failed to spawn command: {exc}") from None
+        cause = exc.__cause__ if isinstance(exc, SpawnError) else exc
+        detail = os_error_text(cause) if isinstance(cause, OSError) else str(exc)
+        raise InternalError(f"failed to spawn {what}: {detail}") from None
     if size is not None and tty:
         spawned.resize_pty(size.rows, size.cols)
     return RunningProcess(spawned, stream_stdin=stdin or tty, tty=tty)
@@ -131,7 +133,7 @@ async def _write(running: RunningProcess, delta: str | None, close: bool, method
 def _sandboxed(session: Session, params: p.CommandExecParams, argv: list[str], cwd: Path) -> list[str]:
     policy = params.sandbox_policy
     if params.permission_profile is not None and policy is not None:
-        raise InvalidRequest("command/exec cannot combine permissionProfile with sandboxPolicy")
+        raise InvalidRequest("`permissionProfile` cannot be combined with `sandboxPolicy`")
     roots: list[str] = []
     if policy is not None:
         mode = _SANDBOX_MODES.get(str(policy.get("type")), "read-only")
@@ -150,11 +152,11 @@ async def command_exec(session: Session, params: p.CommandExecParams) -> Deferre
     if streaming and params.process_id is None:
         raise InvalidRequest("command/exec tty or streaming requires a client-supplied processId")
     if params.size is not None and not params.tty:
-        raise InvalidRequest("command/exec size requires tty: true")
+        raise InvalidParams("command/exec size requires tty: true")
     if params.disable_timeout and params.timeout_ms is not None:
-        raise InvalidRequest("command/exec cannot set both timeoutMs and disableTimeout")
+        raise InvalidParams("command/exec cannot set both timeoutMs and disableTimeout")
     if params.disable_output_cap and params.output_bytes_cap is not None:
-        raise InvalidRequest("command/exec cannot set both outputBytesCap and disableOutputCap")
+        raise InvalidParams("command/exec cannot set both outputBytesCap and disableOutputCap")
     conn = app_of(session).surface.conn(session)
     if params.process_id is not None and params.process_id in conn.commands:
         raise InvalidRequest(f"duplicate active command/exec process id: {params.process_id!r}")
@@ -163,7 +165,7 @@ async def command_exec(session: Session, params: p.CommandExecParams) -> Deferre
     cwd = Path(params.cwd) if params.cwd else Path.cwd()
     argv = _sandboxed(session, params, list(params.command), cwd)
     running = await _start(argv, cwd, _env(params.env), tty=params.tty, stdin=params.stream_stdin,
-                           size=params.size)
+                           size=params.size, what="command")
     key = params.process_id if params.process_id is not None else f"internal-{id(running)}"
     conn.commands[key] = running
     capture = _Capture(None if params.disable_output_cap else (params.output_bytes_cap or DEFAULT_OUTPUT_CAP))
@@ -223,13 +225,13 @@ async def process_spawn(session: Session, params: p.ProcessSpawnParams) -> JsonO
     if not cwd.is_absolute():
         raise InvalidRequest("Invalid request: AbsolutePathBuf deserialized without a base path")
     if params.size is not None and not params.tty:
-        raise InvalidRequest("process/spawn size requires tty: true")
+        raise InvalidParams("process/spawn size requires tty: true")
     conn = app_of(session).surface.conn(session)
     handle = params.process_handle
     if handle in conn.processes:
         raise InvalidRequest(f"duplicate active process handle: {handle!r}")
     running = await _start(list(params.command), cwd, _env(params.env), tty=params.tty,
-                           stdin=params.stream_stdin, size=params.size)
+                           stdin=params.stream_stdin, size=params.size, what="process")
     conn.processes[handle] = running
     capture = _Capture(params.output_bytes_cap if "output_bytes_cap" in params.model_fields_set
                        else DEFAULT_OUTPUT_CAP)

@@ -157,8 +157,6 @@ async def copy(session: Session, params: p.FsCopyParams) -> JsonObj:
 
 async def watch(session: Session, params: p.FsWatchParams) -> JsonObj:
     path = _checked(params.path, Need.READ)
-    if not path.exists():
-        raise InternalError("No such file or directory (os error 2)")
     conn = app_of(session).surface.conn(session)
     if params.watch_id in conn.watches:
         raise InvalidRequest(f"watchId already exists: {params.watch_id}")
@@ -167,10 +165,16 @@ async def watch(session: Session, params: p.FsWatchParams) -> JsonObj:
 
 
 async def _watch_loop(session: Session, watch_id: str, path: Path) -> None:
-    # Cancelling the task (fs/unwatch, connection close) ends awatch and its watcher thread.
+    # A path that does not exist yet (Codex accepts those) is watched through its nearest existing
+    # ancestor, reporting only changes at or below it. Cancelling the task (fs/unwatch, connection
+    # close) ends awatch and its watcher thread.
+    root = next((p for p in (path, *path.parents) if p.exists()), path)
+    prefix = str(path).rstrip("/") + "/"
     try:
-        async for changes in watchfiles.awatch(path, debounce=200, step=50, recursive=True):
-            changed = sorted({str(changed_path) for _, changed_path in changes})
+        async for changes in watchfiles.awatch(root, debounce=200, step=50, recursive=True):
+            changed = sorted({c for _, c in changes if c == str(path) or c.startswith(prefix)})
+            if not changed:
+                continue
             await session.notify("fs/changed", {"watchId": watch_id, "changedPaths": changed})
     except OSError as exc:  # the watched path went away or the watcher could not start
         logger.info("fs/watch %s on %s stopped: %s", watch_id, path, exc)
