@@ -26,8 +26,16 @@ async def test_hooks_and_skills_settings(app_server: Start, codex_home: Path, wo
                                           {"path": "/x/SKILL.md", "enabled": True}]
     both = await client.request("skills/config/write", {"enabled": True})
     assert both["error"] == {"code": -32602, "message": "skills/config/write requires exactly one of path or name"}
-    assert await client.call("skills/extraRoots/set", {"extraRoots": [str(tmp_path)]}) == {}
+    extra = tmp_path / "extra"
+    (extra / "x/s9").mkdir(parents=True)
+    (extra / "x/s9/SKILL.md").write_text("---\nname: s9\ndescription: extra skill\n---\nb\n")
+    (extra / "SKILL.md").write_text("---\nname: s8\ndescription: top skill\n---\nb\n")
+    assert await client.call("skills/extraRoots/set", {"extraRoots": [str(extra)]}) == {}
     await client.wait_notification("skills/changed")
+    listed = (await client.call("skills/list", {}))["data"][0]["skills"]
+    assert [(s["name"], s["scope"]) for s in listed if s["scope"] == "user"] == [("s8", "user"), ("s9", "user")]
+    relative = await client.request("skills/extraRoots/set", {"extraRoots": ["rel"]})
+    assert relative["error"]["code"] == -32600
     # The server still loads its config after the writes.
     assert (await client.call("config/read", {}))["config"]["skills"]["config"][0]["name"] == "greeter"
 

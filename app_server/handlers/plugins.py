@@ -178,7 +178,7 @@ async def extra_roots_set(session: Session, params: p.SkillsExtraRootsSetParams)
     for root in params.extra_roots:
         if not Path(root).is_absolute():
             raise InvalidRequest("Invalid request: AbsolutePathBuf deserialized without a base path")
-    app_of(session).surface.extra_skill_roots = list(params.extra_roots)
+    app_of(session).skills_catalog.set_extra_roots(params.extra_roots)
 
     async def changed() -> None:
         await session.notify("skills/changed", {})

@@ -50,8 +50,6 @@ class SurfaceState:
     def __init__(self, codex_home: Path) -> None:
         self.codex_home = codex_home
         self._conns: dict[int, ConnState] = {}
-        #: skills/extraRoots/set: extra skill roots for this server's lifetime.
-        self.extra_skill_roots: list[str] = []
         #: experimentalFeature/enablement/set: runtime overrides, process-wide as in Codex.
         self.feature_overrides: dict[str, bool] = {}
         #: externalAgentConfig/import/recordHistory entries (Codex keeps them in its state db).

@@ -42,10 +42,16 @@ class SkillsCatalog:
         self._reader: SkillFileReader = reader or LocalSkillReader()
         self._limits = limits or SkillLimits()
         self._cache: dict[str, SkillSet] = {}
+        self._extra_roots: tuple[Path, ...] = ()
 
     @property
     def user_roots(self) -> list[Path]:
         return list(dict.fromkeys([self._codex_home / "skills", self._user_home / ".agents" / "skills"]))
+
+    def set_extra_roots(self, roots: Sequence[str | Path]) -> None:
+        """skills/extraRoots/set: more folders searched like user ones, replacing the previous set."""
+        self._extra_roots = tuple(Path(r) for r in roots)
+        self._cache.clear()
 
     def invalidate(self, cwd: str | Path | None = None) -> None:
         """Forget cached results: for one cwd, or all of them."""
@@ -94,7 +100,7 @@ class SkillsCatalog:
         skills: list[Skill] = []
         errors: list[SkillError] = []
         roots: list[tuple[Path, SkillScope]] = [(r, "repo") for r in await self.repo_roots(cwd)]
-        roots += [(r, "user") for r in self.user_roots if r not in {repo for repo, _ in roots}]
+        roots += [(r, "user") for r in [*self.user_roots, *self._extra_roots] if r not in {seen for seen, _ in roots}]
         roots.append((self._codex_home.joinpath("skills", *SYSTEM_DIR), "system"))
         for root, scope in roots:
             found, failed = await scan_root(self._reader, root, budget, include_hidden=False)
