@@ -34,6 +34,9 @@ async def test_hooks_and_skills_settings(app_server: Start, codex_home: Path, wo
     await client.wait_notification("skills/changed")
     listed = (await client.call("skills/list", {}))["data"][0]["skills"]
     assert [(s["name"], s["scope"]) for s in listed if s["scope"] == "user"] == [("s8", "user"), ("s9", "user")]
+    await client.call("skills/config/write", {"enabled": False, "name": "s8"})
+    listed = (await client.call("skills/list", {}))["data"][0]["skills"]
+    assert [(s["name"], s["enabled"]) for s in listed if s["scope"] == "user"] == [("s8", False), ("s9", True)]
     relative = await client.request("skills/extraRoots/set", {"extraRoots": ["rel"]})
     assert relative["error"]["code"] == -32600
     # The server still loads its config after the writes.

@@ -171,6 +171,7 @@ async def skills_config_write(session: Session, params: p.SkillsConfigWriteParam
             handle.write(entry)
     except OSError as exc:
         raise InvalidRequest(f"failed to write skills config: {os_error_text(exc)}") from None
+    app_of(session).skills_catalog.invalidate()
     return {"effectiveEnabled": params.enabled}
 
 

@@ -10,7 +10,9 @@ cached per cwd until `force_reload`.
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +96,25 @@ class SkillsCatalog:
             chain = [p for p in reversed(cwd.parents) if p == top or top in p.parents] + [cwd]
         return [folder.joinpath(*parts) for folder in dict.fromkeys(chain) for parts in REPO_SKILLS_DIRS]
 
+    def _disabled(self) -> tuple[set[str], set[str]]:
+        """Names and SKILL.md paths turned off by ``[[skills.config]]`` entries (skills/config/write); the
+        last entry for a name or path wins."""
+        try:
+            data = tomllib.loads((self._codex_home / "config.toml").read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            return set(), set()
+        skills = data.get("skills")
+        entries = skills.get("config") if isinstance(skills, dict) else None
+        state: dict[tuple[str, str], bool] = {}
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("enabled"), bool):
+                continue
+            for key in ("name", "path"):
+                if isinstance(entry.get(key), str):
+                    state[(key, entry[key])] = entry["enabled"]
+        off = [key for key, on in state.items() if not on]
+        return {v for k, v in off if k == "name"}, {v for k, v in off if k == "path"}
+
     async def _load(self, cwd_text: str) -> SkillSet:
         cwd = Path(os.path.abspath(cwd_text))
         budget = ScanBudget(self._limits)
@@ -122,6 +143,9 @@ class SkillsCatalog:
                         allow_implicit_invocation=item.agents.allow_implicit_invocation,
                     )
                 )
+        disabled_names, disabled_paths = self._disabled()
+        skills = [replace(s, enabled=False) if s.name in disabled_names or s.path in disabled_paths else s
+                  for s in skills]
         skills.sort(key=lambda s: (SCOPE_ORDER[s.scope], s.name, s.path))
         errors.sort(key=lambda e: e.path)
         return SkillSet(cwd=cwd_text, skills=tuple(skills), errors=tuple(errors))
