@@ -27,6 +27,11 @@ async def test_modes_features_profiles(app_server: Start) -> None:
     assert applied == {"enablement": {"network_proxy": True}}
     features = {f["name"]: f for f in (await client.call("experimentalFeature/list", {}))["data"]}
     assert features["network_proxy"]["enabled"] is True and features["shell_tool"]["enabled"] is True
+    page = await client.call("experimentalFeature/list", {"limit": 2, "cursor": "2"})
+    assert [f["name"] for f in page["data"]] == ["daemon_auto_start", "tui_workspace"] and page["nextCursor"] == "4"
+    bad = await client.request("experimentalFeature/list", {"cursor": "zzz"})
+    assert bad["error"] == {"code": -32600, "message": "invalid cursor: zzz"}
+    assert (await client.call("permissionProfile/list", {"limit": 1}))["nextCursor"] == "1"
     profiles = await client.call("permissionProfile/list", {})
     assert [p["id"] for p in profiles["data"]] == [":read-only", ":workspace", ":danger-full-access"]
 

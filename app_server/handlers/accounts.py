@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from app_server.connection import Session
@@ -23,7 +24,7 @@ JsonObj = dict[str, Any]
 AUTH_FILE = "auth.json"
 
 
-def _auth_path(session: Session) -> Any:
+def _auth_path(session: Session) -> Path:
     return app_of(session).codex_home / AUTH_FILE
 
 

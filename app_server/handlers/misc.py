@@ -38,7 +38,18 @@ async def collaboration_modes(session: Session, params: p.AnyParams) -> JsonObj:
     ]}
 
 
-async def feature_list(session: Session, params: p.AnyParams) -> JsonObj:
+def _page(rows: list[JsonObj], params: p.PageParams) -> JsonObj:
+    """One page of ``rows`` as Codex pages its local lists: the cursor is the index of the next row."""
+    start = 0
+    if params.cursor is not None:
+        if not params.cursor.isdigit():
+            raise InvalidRequest(f"invalid cursor: {params.cursor}")
+        start = int(params.cursor)
+    end = len(rows) if params.limit is None else min(len(rows), start + params.limit)
+    return {"data": rows[start:end], "nextCursor": str(end) if end < len(rows) else None}
+
+
+async def feature_list(session: Session, params: p.PageParams) -> JsonObj:
     overrides = app_of(session).surface.feature_overrides
     data = []
     for name, stage, default in FEATURES:
@@ -46,7 +57,7 @@ async def feature_list(session: Session, params: p.AnyParams) -> JsonObj:
         data.append({"name": name, "stage": stage, "displayName": display, "description": description,
                      "announcement": "" if stage == "beta" else None,
                      "enabled": overrides.get(name, default), "defaultEnabled": default})
-    return {"data": data, "nextCursor": None}
+    return _page(data, params)
 
 
 async def feature_enablement_set(session: Session, params: p.FeatureEnablementSetParams) -> JsonObj:
@@ -57,9 +68,9 @@ async def feature_enablement_set(session: Session, params: p.FeatureEnablementSe
     return {"enablement": applied}
 
 
-async def permission_profiles(session: Session, params: p.AnyParams) -> JsonObj:
+async def permission_profiles(session: Session, params: p.PageParams) -> JsonObj:
     ids = (":read-only", ":workspace", ":danger-full-access")
-    return {"data": [{"id": i, "description": None, "allowed": True} for i in ids], "nextCursor": None}
+    return _page([{"id": i, "description": None, "allowed": True} for i in ids], params)
 
 
 def _uuid7() -> str:
@@ -209,9 +220,9 @@ async def mock_method(session: Session, params: p.MockParams) -> JsonObj:
 
 ROUTES = (
     RouteSpec("collaborationMode/list", p.AnyParams, collaboration_modes, experimental=True),
-    RouteSpec("experimentalFeature/list", p.AnyParams, feature_list),
+    RouteSpec("experimentalFeature/list", p.PageParams, feature_list),
     RouteSpec("experimentalFeature/enablement/set", p.FeatureEnablementSetParams, feature_enablement_set),
-    RouteSpec("permissionProfile/list", p.AnyParams, permission_profiles),
+    RouteSpec("permissionProfile/list", p.PageParams, permission_profiles),
     RouteSpec("feedback/save", p.FeedbackSaveParams, feedback_save),
     RouteSpec("feedback/upload", p.FeedbackParams, feedback_upload),
     RouteSpec("externalAgentConfig/detect", p.AnyParams, external_detect),

@@ -176,6 +176,13 @@ class AnyParams(ParamsModel):
     """Params whose fields the handler does not need (remote-only or fixed answers)."""
 
 
+class PageParams(ParamsModel):
+    """A list request paged by an opaque cursor (the index of the next entry) and a limit."""
+
+    cursor: str | None = None
+    limit: int | None = Field(default=None, ge=0)
+
+
 class RemotePluginParams(ParamsModel):
     remote_plugin_id: str
 
