@@ -39,13 +39,18 @@ async def lifecycle(client: AppServerClient, market: Path) -> list[dict[str, Any
         ("plugin/read", {"pluginName": "nope", "marketplacePath": manifest}),
         ("plugin/install", {"pluginName": "p1", "marketplacePath": manifest}),
         ("plugin/installed", {}),
+        ("skills/list", {}),
         ("plugin/uninstall", {"pluginId": "p1@local-mkt"}),
         ("plugin/installed", {}),
         ("marketplace/upgrade", {}),
         ("marketplace/remove", {"marketplaceName": "local-mkt"}),
         ("plugin/list", {}),
     ]
-    return [await client.request(method, params) for method, params in steps]
+    answers = [await client.request(method, params) for method, params in steps]
+    skills = answers[7]["result"]["data"][0]
+    skills["skills"] = [skill for skill in skills["skills"] if skill["pluginId"]]  # not the system skills
+    skills["cwd"] = "<cwd>"
+    return answers
 
 
 async def test_local_marketplace_lifecycle(app_server: Start, codex_home: Path, tmp_path: Path) -> None:
@@ -61,10 +66,13 @@ async def test_local_marketplace_lifecycle(app_server: Start, codex_home: Path, 
     assert answers[5] == {"authPolicy": "ON_INSTALL", "appsNeedingAuth": []}
     # installed = the copy under plugins/cache exists; uninstall removed it again
     assert answers[6]["marketplaces"][0]["plugins"][0]["enabled"] is True
+    plugin_skill = answers[7]["data"][0]["skills"][0]
+    assert (plugin_skill["name"], plugin_skill["pluginId"], plugin_skill["scope"]) == ("p1:s1", "p1@local-mkt", "user")
+    assert plugin_skill["path"] == str(codex_home / "plugins/cache/local-mkt/p1/1.0.0/skills/s1/SKILL.md")
     assert not (codex_home / "plugins/cache/local-mkt/p1").exists()
-    assert answers[7] == {} and answers[8] == {"marketplaces": [], "marketplaceLoadErrors": []}
-    assert answers[10] == {"marketplaceName": "local-mkt", "installedRoot": None}
-    assert answers[11]["marketplaces"] == []
+    assert answers[8] == {} and answers[9] == {"marketplaces": [], "marketplaceLoadErrors": []}
+    assert answers[11] == {"marketplaceName": "local-mkt", "installedRoot": None}
+    assert answers[12]["marketplaces"] == []
     config = tomllib.loads((codex_home / "config.toml").read_text())
     assert "marketplaces" not in config and "plugins" not in config and config["model"] == "mock-model"
 
@@ -82,4 +90,5 @@ async def test_lifecycle_like_codex(app_server: Start, codex_bin: Path, tmp_path
         answers = await lifecycle(client, market)
         text = json.dumps([a.get("result", {"code": a.get("error", {}).get("code")}) for a in answers])
         runs[label] = json.loads(text.replace(str(tmp_path / label), "<root>"))
+    assert runs["codex"][7]["data"][0]["skills"], "Codex lists the installed plugin's skill"
     assert runs["pycodex"] == runs["codex"]

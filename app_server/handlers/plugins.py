@@ -74,6 +74,7 @@ async def plugin_install(session: Session, params: p.PluginReadParams) -> JsonOb
     market = load_marketplace(Path(str(params.marketplace_path)))
     try:
         _store(session).install(market, market.find(params.plugin_name))
+        app_of(session).skills_catalog.invalidate()  # its skills join the user's
     except OSError as exc:
         raise InvalidRequest(f"failed to install plugin `{params.plugin_name}`: {os_error_text(exc)}") from None
     return {"authPolicy": "ON_INSTALL", "appsNeedingAuth": []}
@@ -82,6 +83,7 @@ async def plugin_install(session: Session, params: p.PluginReadParams) -> JsonOb
 async def plugin_uninstall(session: Session, params: p.PluginUninstallParams) -> JsonObj:
     try:
         if _store(session).uninstall(params.plugin_id):
+            app_of(session).skills_catalog.invalidate()
             return {}
     except OSError as exc:
         raise InvalidRequest(f"failed to uninstall plugin `{params.plugin_id}`: {os_error_text(exc)}") from None

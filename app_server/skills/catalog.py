@@ -3,14 +3,13 @@
 Repo skills come from `<dir>/.agents/skills` and the older `<dir>/.codex/skills` for every dir from the
 project root (the nearest ancestor holding a root marker, default `.git`) down to the cwd; with no
 marker, from the cwd only. User skills come from `CODEX_HOME/skills` and `$HOME/.agents/skills` (hidden
-folders are skipped); pycodex's system skills from `CODEX_HOME/skills/.pycodex-system` (see ``bundled``). Results are
-cached per cwd until `force_reload`.
+folders are skipped); pycodex's system skills from `CODEX_HOME/skills/.pycodex-system` (see ``bundled``); installed plugins'
+skills as `<plugin>:<skill>` (see ``settings``). Results are cached per cwd until `force_reload`.
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +19,7 @@ from .bundled import SYSTEM_DIR
 from .model import SCOPE_ORDER, Skill, SkillError, SkillLimits, SkillScope, SkillSet
 from .reader import LocalSkillReader, SkillFileReader
 from .scan import ScanBudget, scan_root
+from .settings import PluginSkillsRoot, read_skill_settings
 
 __all__ = ["SkillsCatalog"]
 
@@ -96,25 +96,6 @@ class SkillsCatalog:
             chain = [p for p in reversed(cwd.parents) if p == top or top in p.parents] + [cwd]
         return [folder.joinpath(*parts) for folder in dict.fromkeys(chain) for parts in REPO_SKILLS_DIRS]
 
-    def _disabled(self) -> tuple[set[str], set[str]]:
-        """Names and SKILL.md paths turned off by ``[[skills.config]]`` entries (skills/config/write); the
-        last entry for a name or path wins."""
-        try:
-            data = tomllib.loads((self._codex_home / "config.toml").read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError):
-            return set(), set()
-        skills = data.get("skills")
-        entries = skills.get("config") if isinstance(skills, dict) else None
-        state: dict[tuple[str, str], bool] = {}
-        for entry in entries if isinstance(entries, list) else []:
-            if not isinstance(entry, dict) or not isinstance(entry.get("enabled"), bool):
-                continue
-            for key in ("name", "path"):
-                if isinstance(entry.get(key), str):
-                    state[(key, entry[key])] = entry["enabled"]
-        off = [key for key, on in state.items() if not on]
-        return {v for k, v in off if k == "name"}, {v for k, v in off if k == "path"}
-
     async def _load(self, cwd_text: str) -> SkillSet:
         cwd = Path(os.path.abspath(cwd_text))
         budget = ScanBudget(self._limits)
@@ -123,14 +104,18 @@ class SkillsCatalog:
         roots: list[tuple[Path, SkillScope]] = [(r, "repo") for r in await self.repo_roots(cwd)]
         roots += [(r, "user") for r in [*self.user_roots, *self._extra_roots] if r not in {seen for seen, _ in roots}]
         roots.append((self._codex_home.joinpath("skills", *SYSTEM_DIR), "system"))
-        for root, scope in roots:
+        settings = read_skill_settings(self._codex_home)
+        sources: list[tuple[Path, SkillScope, PluginSkillsRoot | None]] = [(r, s, None) for r, s in roots]
+        sources += [(plugin.root, "user", plugin) for plugin in settings.plugin_roots]
+        for root, scope, plugin in sources:
             found, failed = await scan_root(self._reader, root, budget, include_hidden=False)
             errors.extend(failed)
             for item in found:
                 relative = f"{item.package_dir}/SKILL.md".lstrip("/")
                 skills.append(
                     Skill(
-                        name=item.name,
+                        name=f"{plugin.plugin}:{item.name}" if plugin else item.name,
+                        plugin_id=plugin.plugin_id if plugin else None,
                         description=item.header.description,
                         path=str(item.path),
                         scope=scope,
@@ -143,9 +128,8 @@ class SkillsCatalog:
                         allow_implicit_invocation=item.agents.allow_implicit_invocation,
                     )
                 )
-        disabled_names, disabled_paths = self._disabled()
-        skills = [replace(s, enabled=False) if s.name in disabled_names or s.path in disabled_paths else s
-                  for s in skills]
+        off_names, off_paths = settings.disabled_names, settings.disabled_paths
+        skills = [replace(s, enabled=False) if s.name in off_names or s.path in off_paths else s for s in skills]
         skills.sort(key=lambda s: (SCOPE_ORDER[s.scope], s.name, s.path))
         errors.sort(key=lambda e: e.path)
         return SkillSet(cwd=cwd_text, skills=tuple(skills), errors=tuple(errors))
