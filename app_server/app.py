@@ -29,6 +29,7 @@ from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_
 from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
 from app_server.skills import SkillsCatalog
+from app_server.skills.bundled import install_system_skills
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
@@ -109,7 +110,11 @@ class AppServer:
             raise StartupError(str(exc)) from None
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, services=self.thread_services)
+        install_system_skills(codex_home)
         self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
+        from app_server.handlers.surface_state import SurfaceState
+
+        self.surface = SurfaceState(codex_home)
         from app_server.handlers import register_all
 
         register_all(self)
@@ -139,6 +144,7 @@ class AppServer:
             await asyncio.wait(tasks, timeout=timeout)
         await self.models.aclose()
         await self.environments.close()
+        await self.surface.close()
         try:
             await asyncio.wait_for(self.threads.shutdown(), timeout)
         except TimeoutError:

@@ -34,7 +34,7 @@ from pycodex.trace import recorder as trace
 from pycodex.transport.base import Outbox
 from pycodex.transport.endpoint import Endpoint
 
-__all__ = ["AppConnection", "ConnectionClosedError", "ServerRequestTimeout", "Session"]
+__all__ = ["AppConnection", "ConnectionClosedError", "Deferred", "ServerRequestTimeout", "Session"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,15 @@ DRAIN_ON_CLOSE_S = 2.0
 #: Every server-to-client request has a deadline; callers waiting on a person (approvals) pass their own.
 DEFAULT_SERVER_REQUEST_TIMEOUT_S = 300.0
 _connection_ids = itertools.count(1)
+
+
+class Deferred:
+    """A handler result answered later: the response is sent when ``result`` finishes, and the
+    connection keeps serving other requests meanwhile (command/exec runs while command/exec/write
+    and terminate arrive on the same connection)."""
+
+    def __init__(self, result: Awaitable[Any]) -> None:
+        self.result = result
 
 
 class ConnectionClosedError(Exception):
@@ -170,6 +179,7 @@ class AppConnection:
         self.session = Session(self._endpoint, app=app, experimental_notifications=experimental_notifications)
         self._queue = self._endpoint.requests
         self._busy = False
+        self._deferred: set[asyncio.Task[None]] = set()
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
     async def on_message(self, raw: bytes) -> None:
@@ -223,9 +233,25 @@ class AppConnection:
                 self._busy = False
                 self._queue.task_done()
 
+    async def _answer_later(self, req: RequestReceived, deferred: Deferred) -> None:
+        try:
+            data = self._peer.respond(req.id, await deferred.result)
+        except RpcError as exc:
+            data = self._peer.respond_error(req.id, exc)
+        except Exception:
+            logger.exception("internal error while handling %s", req.method)
+            data = self._peer.respond_error(req.id, InternalError(f"internal error while handling {req.method}"))
+        if not self.session.closed.is_set():
+            await self.session.send_raw(data)
+
     async def _dispatch_one(self, req: RequestReceived) -> None:
         try:
             result = await self._router.dispatch(self.session, req.method, req.params, req.has_params)
+            if isinstance(result, Deferred):
+                task = asyncio.get_running_loop().create_task(self._answer_later(req, result))
+                self._deferred.add(task)
+                task.add_done_callback(self._deferred.discard)
+                return
             data = self._peer.respond(req.id, result)
         except RpcError as exc:
             self.session.drop_after_response()

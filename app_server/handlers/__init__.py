@@ -12,8 +12,21 @@ __all__ = ["register_all"]
 
 
 def register_all(app: AppServer) -> None:
-    from app_server.handlers import info, initialize, threads, turns
+    from app_server.handlers import (
+        accounts,
+        commands,
+        environments,
+        fs,
+        hooks,
+        info,
+        initialize,
+        misc,
+        plugins,
+        threads,
+        turns,
+    )
     from app_server.handlers.table import register_routes
 
-    for module in (initialize, threads, turns, info):  # this order is the one "unknown variant" errors list
+    # This order is the one "unknown variant" errors list.
+    for module in (initialize, threads, turns, info, fs, commands, hooks, plugins, accounts, misc, environments):
         register_routes(app, module.ROUTES)
