@@ -11,7 +11,7 @@ import logging
 import os
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from app_server.config import ConfigError, ConfigWarning, LoadedConfig, load_config
 from app_server.connection import AppConnection, Session
@@ -21,6 +21,8 @@ from app_server.environments import (
     ThreadEnvironment,
     choose_environment,
 )
+from app_server.mcp.config import optional_startup_grace_s
+from app_server.mcp.service import McpService
 from app_server.model.clients import ModelClients
 from app_server.model.script import ScriptError
 from app_server.model.scripted import resolve_script
@@ -34,7 +36,7 @@ from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
-from app_server.tools.exec_tool import handle_tool_call
+from app_server.tools.mcp_tool import route_tool_call
 from app_server.tools.sandbox import landlock_abi
 from app_server.tools.shell_snapshot import ShellSnapshot
 from app_server.tools.specs import tool_specs
@@ -110,19 +112,41 @@ class AppServer:
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, services=self.thread_services)
         self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
+        # Every initialized connection, for notifications that belong to no one thread's subscribers.
+        self._sessions: set[Session] = set()
+        self._broadcasts: asyncio.Queue[notices.Notice] = asyncio.Queue()
+        self._broadcaster: asyncio.Task[None] | None = None
+        self.mcp = McpService(lambda: self.config.mcp_servers, self._broadcast)
         from app_server.handlers import register_all
 
         register_all(self)
 
     # -- connections and tasks ---------------------------------------------------------------------
     def connection(self, outbox: Outbox) -> AppConnection:
-        return AppConnection(
+        connection = AppConnection(
             outbox,
             self.router,
             app=self,
             max_queued_requests=self.max_queued_requests,
             experimental_notifications=self.experimental_notifications,
         )
+        session = connection.session
+        self._sessions.add(session)
+        session.on_close.append(lambda: self._sessions.discard(session))
+        return connection
+
+    def _broadcast(self, method: str, params: JsonObj) -> None:
+        """Queue a notification for every initialized client (MCP startup status); one task sends them, so
+        they keep their order."""
+        self._broadcasts.put_nowait(notices.Notice(cast("notices.NoticeMethod", method), params))
+        if self._broadcaster is None or self._broadcaster.done():
+            self._broadcaster = self.spawn(self._send_broadcasts(), name="broadcasts")
+
+    async def _send_broadcasts(self) -> None:
+        while not self._broadcasts.empty():
+            notice = self._broadcasts.get_nowait()
+            for session in [s for s in self._sessions if s.initialized]:
+                await notices.send(session, notice)
 
     def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
         """Start a background task owned by the server (cancelled at shutdown)."""
@@ -143,6 +167,7 @@ class AppServer:
             await asyncio.wait_for(self.threads.shutdown(), timeout)
         except TimeoutError:
             logger.warning("thread shutdown timed out")
+        await self.mcp.shutdown()  # bounded by each connection's stop (which kills what will not stop)
 
     # -- config -------------------------------------------------------------------------------------
     def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
@@ -226,7 +251,7 @@ class AppServer:
         environment = ThreadEnvironment(self.environments, snapshot=snapshot)
         await environment.refresh()
         return ThreadServices(environment=environment, skills=ThreadSkills(self.skills_catalog),
-                              exec_sessions=UnifiedExec())
+                              exec_sessions=UnifiedExec(), mcp=self.mcp.open_thread(thread_id))
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
@@ -235,8 +260,18 @@ class AppServer:
         skills = thread.services.skills
         await skills.refresh(thread)
         name = session.client_name or "pycodex"
+        mcp = thread.services.mcp
+        grace_s = optional_startup_grace_s(self.config.raw)
+
+        async def mcp_tools() -> tuple[JsonObj, ...]:  # Codex leaves a server still starting after the grace out
+            if mcp is None:
+                return ()
+            await mcp.manager.wait_for_turn(grace_s)
+            return tuple(mcp.manager.tool_specs())
+
         return TurnServices(
-            model=self.models, run_tool=handle_tool_call, tool_specs=(*tool_specs(), *skills.tools()),
+            model=self.models, run_tool=route_tool_call, tool_specs=(*tool_specs(), *skills.tools()),
+            late_tool_specs=mcp_tools,
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,
         )

@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from app_server.mcp.client import McpCallError
 from app_server.mcp.config import HttpTransport, McpServerConfig
 from app_server.mcp.manager import McpConnectionManager
+from app_server.mcp.tools import ToolRoute
 from app_server.mcp.wire import (
     STATUS_METHOD,
     ListMcpServerStatusParams,
@@ -47,6 +49,21 @@ class McpRequestError(Exception):
         self.message = message
 
 
+@dataclass
+class ThreadMcp:
+    """One thread's MCP servers as its services hold them; `approved` are the tools the user allowed for
+    the rest of the session."""
+
+    thread_id: str
+    manager: McpConnectionManager
+    service: McpService
+    approved: set[ToolRoute] = field(default_factory=set)
+
+    async def close(self) -> None:
+        """Stop the thread's servers (unload, archive, shutdown)."""
+        await self.service.end_thread(self.thread_id)
+
+
 class McpService:
     """`servers()` returns the current `[mcp_servers]` (re-read by the caller on reload); `notify(method,
     params)` sends a notification to the clients."""
@@ -69,6 +86,9 @@ class McpService:
             self._threads[thread_id] = manager
             manager.start()
         return manager
+
+    def open_thread(self, thread_id: str) -> ThreadMcp:
+        return ThreadMcp(thread_id, self.start_thread(thread_id), self)
 
     def thread_manager(self, thread_id: str) -> McpConnectionManager | None:
         return self._threads.get(thread_id)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app_server.mcp.config import HttpTransport
 from app_server.mcp.manager import ServerSnapshot
+from app_server.protocol import notices
 
 STATUS_METHOD = "mcpServer/startupStatus/updated"
 JsonObj = dict[str, Any]
@@ -156,4 +157,4 @@ def resource_read_response(result: ReadResourceResult) -> JsonObj:
 
 def startup_status_params(name: str, state: str, error: str | None, thread_id: str | None) -> JsonObj:
     """Params of `mcpServer/startupStatus/updated` (McpServerStartupState: starting/ready/failed/cancelled)."""
-    return {"threadId": thread_id, "name": name, "status": state, "error": error, "failureReason": None}
+    return notices.mcp_startup_status(thread_id, name, state, error).params

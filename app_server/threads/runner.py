@@ -71,6 +71,7 @@ class TurnRunner:
         self._mapper: SampleMapper | None = None
         self._consume_task: asyncio.Task[bool] | None = None
         self._restart = False
+        self._late_tools: tuple[JsonObj, ...] = ()
 
     @property
     def origin(self) -> Subscriber | None:
@@ -91,6 +92,8 @@ class TurnRunner:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
             await self._user_input(turn.inputs)
+            if self.services.late_tool_specs is not None:
+                self._late_tools = await self.services.late_tool_specs()
             while True:
                 follow_up = await self._sample()
                 if turn.pending_inputs:
@@ -213,7 +216,7 @@ class TurnRunner:
             "model": settings.model,
             "stream": True,
             "input": thread.history,
-            "tools": list(self.services.tool_specs),
+            "tools": [*self.services.tool_specs, *self._late_tools],
             "tool_choice": "auto",
             "parallel_tool_calls": True,
             "reasoning": reasoning,
