@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from app_server.config import ConfigError, ConfigWarning, LoadedConfig, load_config
+from app_server.config.mcp_servers import optional_startup_grace_s
 from app_server.connection import AppConnection, Session
 from app_server.environments import (
     EnvironmentHub,
@@ -21,7 +22,6 @@ from app_server.environments import (
     ThreadEnvironment,
     choose_environment,
 )
-from app_server.mcp.config import optional_startup_grace_s
 from app_server.mcp.service import McpService
 from app_server.model.clients import ModelClients
 from app_server.model.script import ScriptError

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app_server.mcp.config import McpServerConfig, check_mcp_servers
+from app_server.config.mcp_servers import McpServerConfig, check_mcp_servers
 from app_server.mcp.service import INTERNAL_ERROR, INVALID_PARAMS, McpRequestError, McpService
 from app_server.mcp.wire import (
     STATUS_METHOD,

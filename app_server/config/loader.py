@@ -32,6 +32,8 @@ from app_server.config.errors import (
     unknown_keys_warning,
     utf8_error_reason,
 )
+from app_server.config.mcp_servers import McpServerConfig, check_mcp_servers, optional_startup_grace_s
+from app_server.config.mcp_servers import unknown_keys as mcp_unknown_keys
 from app_server.config.tables import (
     deep_merge,
     expand_dotted,
@@ -41,8 +43,6 @@ from app_server.config.tables import (
     parse_toml,
     value_end_column,
 )
-from app_server.mcp.config import McpServerConfig, check_mcp_servers, optional_startup_grace_s
-from app_server.mcp.config import unknown_keys as mcp_unknown_keys
 from app_server.model.provider import (
     SCRIPTED_PROVIDER_ID,
     ProviderConfig,

@@ -19,7 +19,7 @@ from app_server.mcp.wire import (
     McpServerOauthLoginParams,
     McpServerToolCallParams,
 )
-from pycodex.jsonrpc.errors import RpcError
+from pycodex.jsonrpc.errors import InvalidRequest, RpcError
 
 __all__ = ["ROUTES"]
 
@@ -47,9 +47,18 @@ async def status_list(session: Session, params: ListMcpServerStatusParams | None
     return await _answer(app_of(session).mcp.list_status, params)
 
 
-async def tool_call(session: Session, params: McpServerToolCallParams) -> JsonObj:
-    params = params.model_copy(update={"threadId": _check_thread(session, params.threadId)})
-    return await _answer(app_of(session).mcp.tool_call, params)
+class _ToolCallParams(McpServerToolCallParams):
+    """Parsed with `threadId` optional, so its absence gets the -32600 Codex answers (not the generic -32602)."""
+
+    threadId: str | None = None  # type: ignore[assignment]
+
+
+async def tool_call(session: Session, params: _ToolCallParams) -> JsonObj:
+    if params.threadId is None:
+        raise InvalidRequest("Invalid request: missing field `threadId`")
+    checked = McpServerToolCallParams.model_validate(
+        {**params.model_dump(by_alias=True), "threadId": _check_thread(session, params.threadId)})
+    return await _answer(app_of(session).mcp.tool_call, checked)
 
 
 async def resource_read(session: Session, params: McpResourceReadParams) -> JsonObj:
@@ -70,7 +79,7 @@ async def oauth_login(session: Session, params: McpServerOauthLoginParams) -> Js
 
 ROUTES = (
     RouteSpec("mcpServerStatus/list", ListMcpServerStatusParams, status_list),
-    RouteSpec("mcpServer/tool/call", McpServerToolCallParams, tool_call),
+    RouteSpec("mcpServer/tool/call", _ToolCallParams, tool_call),
     RouteSpec("mcpServer/resource/read", McpResourceReadParams, resource_read),
     RouteSpec("config/mcpServer/reload", None, reload),
     RouteSpec("mcpServer/oauth/login", McpServerOauthLoginParams, oauth_login),

@@ -11,4 +11,4 @@ outcome = decide(policy, config.approval_mode(tool), tool.annotations)
 result = await manager.call_tool(route.server, route.tool, args)
 """
 
-# No re-exports: importing app_server.mcp.config (the config loader does) must not load the MCP SDK.
+# No re-exports: importing app_server.config.mcp_servers (the config loader does) must not load the MCP SDK.

@@ -36,7 +36,7 @@ from mcp.types import (
 )
 from pydantic import AnyUrl
 
-from app_server.mcp.config import HttpTransport, McpServerConfig, StdioTransport
+from app_server.config.mcp_servers import HttpTransport, McpServerConfig, StdioTransport
 
 CLIENT_INFO = Implementation(name="pycodex-mcp-client", version="0.1.0")
 T = TypeVar("T")

@@ -16,8 +16,8 @@ from typing import Any
 
 from mcp.types import CallToolResult, ReadResourceResult, Resource, Tool
 
+from app_server.config.mcp_servers import McpServerConfig
 from app_server.mcp.client import ConnectionState, McpCallError, McpConnection, process_env
-from app_server.mcp.config import McpServerConfig
 from app_server.mcp.tools import ToolRoutes, namespace_spec
 
 StatusCallback = Callable[[str, str, str | None], None]

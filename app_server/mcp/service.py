@@ -16,8 +16,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from app_server.config.mcp_servers import HttpTransport, McpServerConfig
 from app_server.mcp.client import McpCallError
-from app_server.mcp.config import HttpTransport, McpServerConfig
 from app_server.mcp.manager import McpConnectionManager
 from app_server.mcp.tools import ToolRoute
 from app_server.mcp.wire import (

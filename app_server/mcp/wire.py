@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from mcp.types import CallToolResult, ReadResourceResult, Resource
 from pydantic import BaseModel, ConfigDict, Field
 
-from app_server.mcp.config import HttpTransport
+from app_server.config.mcp_servers import HttpTransport
 from app_server.mcp.manager import ServerSnapshot
 from app_server.protocol import notices
 
