@@ -22,7 +22,6 @@ from app_server.environments import (
     ThreadEnvironment,
     choose_environment,
 )
-from app_server.mcp.service import McpService
 from app_server.model.clients import ModelClients
 from app_server.model.script import ScriptError
 from app_server.model.scripted import resolve_script
@@ -36,7 +35,7 @@ from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
-from app_server.tools.mcp_tool import route_tool_call
+from app_server.tools.router import route_tool_call
 from app_server.tools.sandbox import landlock_abi
 from app_server.tools.shell_snapshot import ShellSnapshot
 from app_server.tools.specs import tool_specs
@@ -46,6 +45,8 @@ from pycodex.transport.base import Outbox
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from app_server.mcp.service import McpService
 
 __all__ = ["AppServer", "StartupError", "default_codex_home"]
 
@@ -116,7 +117,7 @@ class AppServer:
         self._sessions: set[Session] = set()
         self._broadcasts: asyncio.Queue[notices.Notice] = asyncio.Queue()
         self._broadcaster: asyncio.Task[None] | None = None
-        self.mcp = McpService(lambda: self.config.mcp_servers, self._broadcast)
+        self._mcp: McpService | None = None
         from app_server.handlers import register_all
 
         register_all(self)
@@ -134,6 +135,15 @@ class AppServer:
         self._sessions.add(session)
         session.on_close.append(lambda: self._sessions.discard(session))
         return connection
+
+    @property
+    def mcp(self) -> McpService:
+        """Every thread's MCP servers; built on first use, so start-up does not load the MCP SDK."""
+        if self._mcp is None:
+            from app_server.mcp.service import McpService
+
+            self._mcp = McpService(lambda: self.config.mcp_servers, self._broadcast)
+        return self._mcp
 
     def _broadcast(self, method: str, params: JsonObj) -> None:
         """Queue a notification for every initialized client (MCP startup status); one task sends them, so
@@ -167,7 +177,8 @@ class AppServer:
             await asyncio.wait_for(self.threads.shutdown(), timeout)
         except TimeoutError:
             logger.warning("thread shutdown timed out")
-        await self.mcp.shutdown()  # bounded by each connection's stop (which kills what will not stop)
+        if self._mcp is not None:
+            await self._mcp.shutdown()  # bounded by each connection's stop (which kills what will not stop)
 
     # -- config -------------------------------------------------------------------------------------
     def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:

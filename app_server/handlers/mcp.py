@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
-from app_server.mcp.service import McpRequestError
-from app_server.mcp.wire import (
+from app_server.mcp.params import (
     ListMcpServerStatusParams,
+    McpRequestError,
     McpResourceReadParams,
     McpServerOauthLoginParams,
     McpServerToolCallParams,

@@ -19,13 +19,19 @@ from typing import Any
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig
 from app_server.mcp.client import McpCallError
 from app_server.mcp.manager import McpConnectionManager
-from app_server.mcp.tools import ToolRoute
-from app_server.mcp.wire import (
-    STATUS_METHOD,
+from app_server.mcp.params import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
     ListMcpServerStatusParams,
+    McpRequestError,
     McpResourceReadParams,
     McpServerOauthLoginParams,
     McpServerToolCallParams,
+)
+from app_server.mcp.tools import ToolRoute
+from app_server.mcp.wire import (
+    STATUS_METHOD,
     page,
     resource_read_response,
     server_status,
@@ -35,20 +41,6 @@ from app_server.mcp.wire import (
 
 JsonObj = dict[str, Any]
 Notify = Callable[[str, JsonObj], None]
-INTERNAL_ERROR = -32603
-INVALID_PARAMS = -32602
-INVALID_REQUEST = -32600
-
-
-class McpRequestError(Exception):
-    """A request that gets a JSON-RPC error: `code` and the message Codex uses."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 @dataclass
 class ThreadMcp:
     """One thread's MCP servers as its services hold them; `approved` are the tools the user allowed for

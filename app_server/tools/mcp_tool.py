@@ -30,7 +30,7 @@ from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
 from app_server.threads.services import ToolOutcome
-from app_server.tools.exec_tool import APPROVAL_TIMEOUT_S, handle_tool_call
+from app_server.tools.exec_tool import APPROVAL_TIMEOUT_S
 from app_server.tools.pending import PendingRequest
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
     from app_server.threads.services import ToolContext
 
-__all__ = ["DECLINED_MESSAGE", "route_tool_call"]
+__all__ = ["DECLINED_MESSAGE", "handle_mcp_call"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,13 +47,10 @@ JsonObj = dict[str, Any]
 DECLINED_MESSAGE = "user rejected MCP tool call"
 
 
-async def route_tool_call(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
-    """The turn's tool router: MCP namespace calls here, everything else to ``handle_tool_call``."""
-    mcp = ctx.thread.services.mcp
-    route = mcp.manager.routes().resolve(call.namespace, call.name) if mcp is not None and not call.custom else None
-    if mcp is None or route is None:
-        return await handle_tool_call(ctx, call)
-    return await _call(ctx, mcp, call, route)
+async def handle_mcp_call(ctx: ToolContext, mcp: ThreadMcp, call: ToolCall) -> ToolOutcome | None:
+    """Run ``call`` if it names a tool of one of the thread's MCP servers; None if it does not."""
+    route = mcp.manager.routes().resolve(call.namespace, call.name)
+    return None if route is None else await _call(ctx, mcp, call, route)
 
 
 def _outcome(call: ToolCall, output: str | list[JsonObj]) -> ToolOutcome:
