@@ -5,6 +5,7 @@ in tests/data/mcp/."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from tests.support.fake_model import message, model_config, run_turn
 from tests.support.mcp_servers import CALC_SERVER, http_calc_server, pids_with
 from tests.support.paths import REPO_ROOT
+from tests.support.schema import find_codex_bin
 
 RECORDED = json.loads((REPO_ROOT / "tests" / "data" / "mcp" / "codex_0169_calc.json").read_text())
 NEVER = "MCP tool call requires approval, but approval policy is never"
@@ -183,3 +185,64 @@ async def test_a_bad_server_table_fails_closed_with_its_position(app_server, cod
     answer = await client.request("thread/start", {"cwd": str(workspace)})
     message_text = answer["error"]["message"]
     assert "config.toml:" in message_text and 'invalid type: string "soon"' in message_text
+
+
+async def test_always_allow_is_written_to_config_and_archive_stops_the_server(app_server, fake_model, codex_home: Path,
+                                                                              workspace: Path) -> None:
+    model = await fake_model([[_mcp_call("call_1", "echo", {"text": "one"})], [message("ok")],
+                              [_mcp_call("call_2", "echo", {"text": "two"})], [message("ok")]])
+    table, marker = _stdio_table()
+    _configure(codex_home, model.url, table, approval_policy="on-request")
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    await _ready(client, thread_id)
+    turn = (await client.call("turn/start", {"threadId": thread_id,
+                                             "input": [{"type": "text", "text": "1"}]}))["turn"]
+    request = await client.wait_server_request("mcpServer/elicitation/request", timeout=30)
+    await client.respond(request["id"], {"action": "accept", "content": None, "_meta": {"persist": "always"}})
+    await client.wait_notification("turn/completed", lambda p: p["turn"]["id"] == turn["id"], timeout=30)
+    assert 'approval_mode = "approve"' in (codex_home / "config.toml").read_text()
+    assert (await run_turn(client, thread_id, "2", timeout=30))["status"] == "completed"  # not asked again
+    asked = [m for m in client.messages if m.get("method") == "mcpServer/elicitation/request" and "id" in m]
+    assert len(asked) == 1
+    assert _items(client, "item/completed")["call_2"]["status"] == "completed"
+    assert pids_with(marker)
+    await client.call("thread/archive", {"threadId": thread_id}, timeout=30)
+    assert pids_with(marker) == [], "an archived thread's MCP server stops with it"
+    gone = await client.request("mcpServer/tool/call", {"threadId": thread_id, "server": "calc", "tool": "add",
+                                                        "arguments": {"a": 1, "b": 1}})
+    assert gone["error"]["message"] == f"thread not found: {thread_id}"
+
+
+def _normalized(client: Any, model: Any) -> tuple[Any, ...]:
+    """What must match Codex: the tool spec offered, the items (clock fields dropped) and the model outputs."""
+    clock = ("startedAtMs", "completedAtMs", "durationMs")
+    items = {key: {k: v for k, v in item.items() if k not in clock} for key, item in _items(client, "item/completed").items()}
+    outputs = {k: re.sub(r"Wall time: [0-9.]+ seconds", "Wall time: N seconds", json.dumps(v))
+               for k, v in _outputs(model).items()}
+    spec = next(t for t in model.requests()[0]["body"]["tools"] if t.get("name") == "mcp__calc")
+    return spec, items, outputs
+
+
+@pytest.mark.codex
+async def test_a_turn_matches_codex(app_server, fake_model, tmp_path: Path, workspace: Path) -> None:
+    codex_bin = find_codex_bin()
+    if codex_bin is None:
+        pytest.skip("the Codex 0.169 binary is not installed")
+    script = [[_mcp_call("call_add", "add", {"a": 2, "b": 3}), _mcp_call("call_echo", "echo", {"text": "hi"})],
+              [message("done")]]
+    seen = {}
+    for label, argv in (("pycodex", [sys.executable, "-m", "pycodex", "app-server"]),
+                        ("codex", [str(codex_bin), "app-server"])):
+        home = tmp_path / f"home_{label}"
+        model = await fake_model(script, name=f"model_{label}")
+        table, marker = _stdio_table()
+        _configure(home, model.url, table)
+        client = await app_server(argv=argv, codex_home=home)
+        thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+        await _ready(client, thread_id)
+        assert (await run_turn(client, thread_id, "add", timeout=60))["status"] == "completed"
+        seen[label] = _normalized(client, model)
+        await client.close()
+        assert pids_with(marker) == [], f"{label} left its MCP server running"
+    assert seen["pycodex"] == seen["codex"]
