@@ -102,7 +102,7 @@ async def test_never_refuses_unless_the_tool_is_pre_approved(app_server, fake_mo
     assert outputs["call_echo_ok"][1] == {"type": "input_text", "text": "ok"}
 
 
-@pytest.mark.parametrize("action", ["accept", "decline"])
+@pytest.mark.parametrize("action", ["accept", "decline", "cancel"])
 async def test_on_request_asks_the_client(action: str, app_server, fake_model, codex_home: Path,
                                           workspace: Path) -> None:
     model = await fake_model([[_mcp_call("call_echo", "echo", {"text": "asked"})], [message("done")]])
@@ -125,9 +125,11 @@ async def test_on_request_asks_the_client(action: str, app_server, fake_model, c
     if action == "accept":
         assert done["status"] == "completed" and done["result"]["content"] == [{"type": "text", "text": "asked"}]
         assert _outputs(model)["call_echo"][1] == {"type": "input_text", "text": "asked"}
-    else:
-        assert done["status"] == "failed" and done["result"] is None
-        assert "asked" not in json.dumps(_outputs(model)["call_echo"][1:])
+    else:  # Codex 0.169's words; the turn goes on
+        text = {"decline": "user rejected MCP tool call", "cancel": "user cancelled MCP tool call"}[action]
+        assert done["status"] == "failed" and done["result"] is None and done["error"] == {"message": text}
+        assert done["durationMs"] == 0
+        assert _outputs(model)["call_echo"][1] == {"type": "input_text", "text": text}
 
 
 async def test_tool_call_needs_a_thread_and_reload_picks_up_a_new_server(app_server, codex_home: Path,

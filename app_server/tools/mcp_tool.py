@@ -38,13 +38,14 @@ if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
     from app_server.threads.services import ToolContext
 
-__all__ = ["DECLINED_MESSAGE", "handle_mcp_call"]
+__all__ = ["CANCELLED_MESSAGE", "DECLINED_MESSAGE", "handle_mcp_call"]
 
 logger = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
-#: Our wording: Codex 0.169's text for a declined MCP call is not recorded.
+#: Codex 0.169's texts for a declined or cancelled approval (the turn goes on either way).
 DECLINED_MESSAGE = "user rejected MCP tool call"
+CANCELLED_MESSAGE = "user cancelled MCP tool call"
 
 
 async def handle_mcp_call(ctx: ToolContext, mcp: ThreadMcp, call: ToolCall) -> ToolOutcome | None:
@@ -72,11 +73,12 @@ async def _call(ctx: ToolContext, mcp: ThreadMcp, call: ToolCall, route: ToolRou
     item = tool_call_item(call.call_id, route, arguments, tool, started_at_ms=started_ms)
     await thread.emit(notices.item_started(item, thread.id, turn.id))
 
-    async def fail(message: str) -> ToolOutcome:
+    async def fail(message: str, *, called: bool = False) -> ToolOutcome:
+        """The item fails; `durationMs` counts only a call that was made (0 for a refusal, as Codex)."""
         wall = time.monotonic() - t0
         await ctx.complete_item(tool_call_item(call.call_id, route, arguments, tool, started_at_ms=started_ms,
                                                error=message, completed_at_ms=it.now_ms(),
-                                               duration_ms=int(wall * 1000)))
+                                               duration_ms=int(wall * 1000) if called else 0))
         return _outcome(call, error_output(message, wall))
 
     if bad_arguments is not None:
@@ -91,8 +93,10 @@ async def _call(ctx: ToolContext, mcp: ThreadMcp, call: ToolCall, route: ToolRou
             return await fail(outcome.message or "MCP tool call refused")
         if outcome.decision is Decision.ASK:
             answer = await _ask(ctx, route, tool, arguments, mode)
-            if answer in (Answer.DECLINE, Answer.CANCEL):
+            if answer is Answer.DECLINE:
                 return await fail(DECLINED_MESSAGE)
+            if answer is Answer.CANCEL:
+                return await fail(CANCELLED_MESSAGE)
             if answer is Answer.ACCEPT_FOR_SESSION:
                 mcp.approved.add(route)
             elif answer is Answer.ACCEPT_AND_REMEMBER:
@@ -101,7 +105,7 @@ async def _call(ctx: ToolContext, mcp: ThreadMcp, call: ToolCall, route: ToolRou
     try:
         result = await manager.call_tool(route.server, route.tool, arguments)
     except McpCallError as exc:
-        return await fail(str(exc))
+        return await fail(str(exc), called=True)
     return await _completed(ctx, call, route, arguments, tool, result, started_ms, t0)
 
 
