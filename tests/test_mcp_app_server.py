@@ -248,3 +248,30 @@ async def test_a_turn_matches_codex(app_server, fake_model, tmp_path: Path, work
         await client.close()
         assert pids_with(marker) == [], f"{label} left its MCP server running"
     assert seen["pycodex"] == seen["codex"]
+
+
+REPLAYED = {"mcpServerStatus/list", "mcpServer/tool/call", "mcpServer/resource/read", "mcpServer/oauth/login"}
+
+
+async def test_recorded_requests_get_codex_answers(app_server, codex_home: Path, workspace: Path) -> None:
+    """The direct requests of tests/data/mcp/codex_0169_app_server.json, replayed through our app-server on a
+    thread with the same server: every answer equals Codex 0.169's (thread-less lists, before calc2 exists)."""
+    recorded = json.loads((REPO_ROOT / "tests" / "data" / "mcp" / "codex_0169_app_server.json").read_text())
+    turn_at = next(i for i, e in enumerate(recorded) if e.get("request", {}).get("method") == "turn/start")
+    chosen = [e for e in recorded[:turn_at] if e.get("request", {}).get("method") in REPLAYED]
+    chosen += [e for e in recorded[turn_at:] if e.get("request", {}).get("method") == "mcpServer/oauth/login"]
+    assert len(chosen) >= 10
+    table, _ = _stdio_table()
+    _configure(codex_home, "http://127.0.0.1:9/v1", table)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    await _ready(client, thread_id)
+    for entry in chosen:
+        request = entry["request"]
+        params = json.loads(json.dumps(request["params"]).replace("THREAD_1", thread_id))
+        answer = await client.request(request["method"], params, timeout=30)
+        expected = {k: v for k, v in entry["response"].items() if k in ("result", "error")}
+        if params.get("threadId") == "nope":  # the uuid crate's wording is the store's (shared) concern
+            assert answer["error"]["code"] == -32600 and answer["error"]["message"].startswith("invalid thread id:")
+            continue
+        assert {k: v for k, v in answer.items() if k in ("result", "error")} == expected, request
