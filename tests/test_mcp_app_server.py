@@ -226,8 +226,25 @@ def _normalized(client: Any, model: Any) -> tuple[Any, ...]:
     return spec, items, outputs
 
 
+async def _turn_answering(client: Any, thread_id: str, answer: str | None) -> list[Any]:
+    """Run a turn; answer each MCP approval question with `answer`. Returns the questions (ids made neutral)."""
+    turn = (await client.call("turn/start", {"threadId": thread_id,
+                                             "input": [{"type": "text", "text": "go"}]}))["turn"]
+    questions = []
+    if answer is not None:
+        request = await client.wait_server_request("mcpServer/elicitation/request", timeout=60)
+        questions.append(dict(request["params"], threadId="T", turnId="U"))
+        await client.respond(request["id"], {"action": answer, "content": None})
+    done = await client.wait_notification("turn/completed", lambda p: p["turn"]["id"] == turn["id"], timeout=60)
+    assert done["params"]["turn"]["status"] == "completed"
+    return questions
+
+
 @pytest.mark.codex
-async def test_a_turn_matches_codex(app_server, fake_model, tmp_path: Path, workspace: Path) -> None:
+@pytest.mark.parametrize(("policy", "answer"), [("never", None), ("on-request", "accept"),
+                                                ("on-request", "decline")])
+async def test_a_turn_matches_codex(policy: str, answer: str | None, app_server, fake_model, tmp_path: Path,
+                                    workspace: Path) -> None:
     codex_bin = find_codex_bin()
     if codex_bin is None:
         pytest.skip("the Codex 0.169 binary is not installed")
@@ -239,12 +256,12 @@ async def test_a_turn_matches_codex(app_server, fake_model, tmp_path: Path, work
         home = tmp_path / f"home_{label}"
         model = await fake_model(script, name=f"model_{label}")
         table, marker = _stdio_table()
-        _configure(home, model.url, table)
+        _configure(home, model.url, table, approval_policy=policy)
         client = await app_server(argv=argv, codex_home=home)
         thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
         await _ready(client, thread_id)
-        assert (await run_turn(client, thread_id, "add", timeout=60))["status"] == "completed"
-        seen[label] = _normalized(client, model)
+        questions = await _turn_answering(client, thread_id, answer)
+        seen[label] = (*_normalized(client, model), questions)
         await client.close()
         assert pids_with(marker) == [], f"{label} left its MCP server running"
     assert seen["pycodex"] == seen["codex"]
