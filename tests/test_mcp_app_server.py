@@ -292,3 +292,25 @@ async def test_recorded_requests_get_codex_answers(app_server, codex_home: Path,
             assert answer["error"]["code"] == -32600 and answer["error"]["message"].startswith("invalid thread id:")
             continue
         assert {k: v for k, v in answer.items() if k in ("result", "error")} == expected, request
+
+
+async def test_an_interrupted_call_leaves_the_server_usable(app_server, fake_model, codex_home: Path,
+                                                            workspace: Path) -> None:
+    model = await fake_model([[_mcp_call("call_slow", "slow", {})], [message("next turn")]])
+    table, _ = _stdio_table(extra='[mcp_servers.calc.tools.slow]\napproval_mode = "approve"\n')
+    _configure(codex_home, model.url, table)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    await _ready(client, thread_id)
+    turn = (await client.call("turn/start", {"threadId": thread_id,
+                                             "input": [{"type": "text", "text": "slow"}]}))["turn"]
+    await client.wait_notification("item/started", lambda p: p["item"]["id"] == "call_slow", timeout=30)
+    await client.call("turn/interrupt", {"threadId": thread_id, "turnId": turn["id"]})
+    done = await client.wait_notification("turn/completed", lambda p: p["turn"]["id"] == turn["id"], timeout=30)
+    assert done["params"]["turn"]["status"] == "interrupted"
+    result = await client.call("mcpServer/tool/call", {"threadId": thread_id, "server": "calc", "tool": "add",
+                                                       "arguments": {"a": 1, "b": 1}}, timeout=30)
+    assert result["structuredContent"] == {"result": 2}
+    assert not [m for m in client.notifications("item/completed") if m["params"]["item"]["id"] == "call_slow"]
+    await run_turn(client, thread_id, "again", timeout=30)  # the aborted call reaches the model as Codex words it
+    assert re.fullmatch(r"aborted by user after [0-9]+\.[0-9]s", _outputs(model)["call_slow"])
