@@ -262,7 +262,7 @@ class AppServer:
         environment = ThreadEnvironment(self.environments, snapshot=snapshot)
         await environment.refresh()
         return ThreadServices(environment=environment, skills=ThreadSkills(self.skills_catalog),
-                              exec_sessions=UnifiedExec(), mcp=self.mcp.open_thread(thread_id))
+                              exec_sessions=UnifiedExec(), mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy))
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""

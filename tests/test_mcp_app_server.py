@@ -314,3 +314,32 @@ async def test_an_interrupted_call_leaves_the_server_usable(app_server, fake_mod
     assert not [m for m in client.notifications("item/completed") if m["params"]["item"]["id"] == "call_slow"]
     await run_turn(client, thread_id, "again", timeout=30)  # the aborted call reaches the model as Codex words it
     assert re.fullmatch(r"aborted by user after [0-9]+\.[0-9]s", _outputs(model)["call_slow"])
+
+
+ASKER = REPO_ROOT / "tests" / "support" / "mcp_asker_server.py"
+
+
+@pytest.mark.parametrize("target", ["pycodex", pytest.param("codex", marks=pytest.mark.codex)])
+@pytest.mark.parametrize(("policy", "expected"), [("never", "decline:None"), ("on-request", "cancel:None")])
+async def test_a_servers_own_elicitation_is_answered_as_codex_does(target: str, policy: str, expected: str,
+                                                                   app_server, fake_model, tmp_path: Path,
+                                                                   workspace: Path) -> None:
+    """Codex 0.169 does not forward a server's elicitation to the client: it declines under "never" and
+    cancels otherwise, and the tool carries on with that answer."""
+    argv = None
+    if target == "codex":
+        codex_bin = find_codex_bin()
+        if codex_bin is None:
+            pytest.skip("the Codex 0.169 binary is not installed")
+        argv = [str(codex_bin), "app-server"]
+    model = await fake_model([[_mcp_call("call_ask", "ask", {}, server="asker")], [message("ok")]])
+    home = tmp_path / "home"
+    _configure(home, model.url, f'\n[mcp_servers.asker]\ncommand = {json.dumps(sys.executable)}\n'
+               f'args = [{json.dumps(str(ASKER))}]\n[mcp_servers.asker.tools.ask]\napproval_mode = "approve"\n',
+               approval_policy=policy)
+    client = await app_server(argv=argv, codex_home=home)
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    await _ready(client, thread_id, "asker")
+    assert (await run_turn(client, thread_id, "ask", timeout=30))["status"] == "completed"
+    assert _items(client, "item/completed")["call_ask"]["result"]["structuredContent"] == {"result": expected}
+    assert not [m for m in client.messages if "id" in m and "method" in m]  # nothing was asked

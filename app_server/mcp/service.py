@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig
 from app_server.mcp.client import McpCallError
@@ -67,20 +67,26 @@ class McpService:
         self._env = env
         self._threads: dict[str, McpConnectionManager] = {}
 
-    def start_thread(self, thread_id: str) -> McpConnectionManager:
-        """Start the thread's servers (not awaited) and return its manager; idempotent."""
+    def start_thread(self, thread_id: str, approval_policy: Callable[[], str | None] | None = None
+                     ) -> McpConnectionManager:
+        """Start the thread's servers (not awaited) and return its manager; idempotent. `approval_policy`
+        reads the thread's current policy (it decides how a server's own elicitation is answered)."""
         manager = self._threads.get(thread_id)
         if manager is None:
             def report(name: str, state: str, error: str | None) -> None:
                 self._notify(STATUS_METHOD, startup_status_params(name, state, error, thread_id))
 
-            manager = McpConnectionManager(self._servers(), env=self._env, on_status=report)
+            def elicitation_answer() -> Literal["decline", "cancel"]:
+                return "decline" if approval_policy is not None and approval_policy() == "never" else "cancel"
+
+            manager = McpConnectionManager(self._servers(), env=self._env, on_status=report,
+                                           elicitation_answer=elicitation_answer)
             self._threads[thread_id] = manager
             manager.start()
         return manager
 
-    def open_thread(self, thread_id: str) -> ThreadMcp:
-        return ThreadMcp(thread_id, self.start_thread(thread_id), self)
+    def open_thread(self, thread_id: str, approval_policy: Callable[[], str | None]) -> ThreadMcp:
+        return ThreadMcp(thread_id, self.start_thread(thread_id, approval_policy), self)
 
     def thread_manager(self, thread_id: str) -> McpConnectionManager | None:
         return self._threads.get(thread_id)
