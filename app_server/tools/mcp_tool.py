@@ -13,8 +13,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from mcp.types import CallToolResult, Tool
+from mcp.types import Tool
 
+from app_server.config.mcp_servers import ApprovalMode
 from app_server.config.write import ConfigEdit, write_values
 from app_server.mcp.approval import (
     ELICITATION_METHOD,
@@ -73,12 +74,13 @@ async def _call(ctx: ToolContext, mcp: ThreadMcp, call: ToolCall, route: ToolRou
     item = tool_call_item(call.call_id, route, arguments, tool, started_at_ms=started_ms)
     await thread.emit(notices.item_started(item, thread.id, turn.id))
 
-    async def fail(message: str, *, called: bool = False) -> ToolOutcome:
+    async def fail(message: str, *, called_at: float | None = None) -> ToolOutcome:
         """The item fails; `durationMs` counts only a call that was made (0 for a refusal, as Codex)."""
-        wall = time.monotonic() - t0
+        now = time.monotonic()
+        duration_ms = 0 if called_at is None else int((now - called_at) * 1000)
         await ctx.complete_item(tool_call_item(call.call_id, route, arguments, tool, started_at_ms=started_ms,
-                                               error=message, completed_at_ms=it.now_ms(),
-                                               duration_ms=int(wall * 1000) if called else 0))
+                                               error=message, completed_at_ms=it.now_ms(), duration_ms=duration_ms))
+        wall = now - t0
         return _outcome(call, error_output(message, wall))
 
     if bad_arguments is not None:
@@ -102,22 +104,20 @@ async def _call(ctx: ToolContext, mcp: ThreadMcp, call: ToolCall, route: ToolRou
             elif answer is Answer.ACCEPT_AND_REMEMBER:
                 mcp.approved.add(route)
                 await _remember(ctx, route)
+    called_at = time.monotonic()  # Codex's durationMs is the call's own time, not the approval wait
     try:
         result = await manager.call_tool(route.server, route.tool, arguments)
     except McpCallError as exc:
-        return await fail(str(exc), called=True)
-    return await _completed(ctx, call, route, arguments, tool, result, started_ms, t0)
-
-
-async def _completed(ctx: ToolContext, call: ToolCall, route: ToolRoute, arguments: JsonObj | None, tool: Tool,
-                     result: CallToolResult, started_ms: int, t0: float) -> ToolOutcome:
-    wall = time.monotonic() - t0
+        return await fail(str(exc), called_at=called_at)
+    now = time.monotonic()
     await ctx.complete_item(tool_call_item(call.call_id, route, arguments, tool, started_at_ms=started_ms,
-                                           result=result, completed_at_ms=it.now_ms(), duration_ms=int(wall * 1000)))
-    return _outcome(call, call_output(result, wall))
+                                           result=result, completed_at_ms=it.now_ms(),
+                                           duration_ms=int((now - called_at) * 1000)))
+    return _outcome(call, call_output(result, now - t0))
 
 
-async def _ask(ctx: ToolContext, route: ToolRoute, tool: Tool, arguments: JsonObj | None, mode: Any) -> Answer:
+async def _ask(ctx: ToolContext, route: ToolRoute, tool: Tool, arguments: JsonObj | None,
+               mode: ApprovalMode) -> Answer:
     """Ask the turn's client (then the thread's other clients) whether the call may run; no answer declines."""
     thread, turn, origin = ctx.thread, ctx.turn, ctx.origin
     params = approval_request_params(thread.id, turn.id, route.server, tool, arguments, mode)
