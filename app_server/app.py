@@ -11,9 +11,10 @@ import logging
 import os
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from app_server.config import ConfigError, ConfigWarning, LoadedConfig, load_config
+from app_server.config.mcp_servers import optional_startup_grace_s
 from app_server.connection import AppConnection, Session
 from app_server.environments import (
     EnvironmentHub,
@@ -35,7 +36,7 @@ from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
-from app_server.tools.exec_tool import handle_tool_call
+from app_server.tools.router import route_tool_call
 from app_server.tools.sandbox import landlock_abi
 from app_server.tools.shell_snapshot import ShellSnapshot
 from app_server.tools.specs import tool_specs
@@ -45,6 +46,8 @@ from pycodex.transport.base import Outbox
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from app_server.mcp.service import McpService
 
 __all__ = ["AppServer", "StartupError", "default_codex_home"]
 
@@ -115,19 +118,50 @@ class AppServer:
         from app_server.handlers.surface_state import SurfaceState
 
         self.surface = SurfaceState(codex_home)
+        # Every initialized connection, for notifications that belong to no one thread's subscribers.
+        self._sessions: set[Session] = set()
+        self._broadcasts: asyncio.Queue[notices.Notice] = asyncio.Queue()
+        self._broadcaster: asyncio.Task[None] | None = None
+        self._mcp: McpService | None = None
         from app_server.handlers import register_all
 
         register_all(self)
 
     # -- connections and tasks ---------------------------------------------------------------------
     def connection(self, outbox: Outbox) -> AppConnection:
-        return AppConnection(
+        connection = AppConnection(
             outbox,
             self.router,
             app=self,
             max_queued_requests=self.max_queued_requests,
             experimental_notifications=self.experimental_notifications,
         )
+        session = connection.session
+        self._sessions.add(session)
+        session.on_close.append(lambda: self._sessions.discard(session))
+        return connection
+
+    @property
+    def mcp(self) -> McpService:
+        """Every thread's MCP servers; built on first use, so start-up does not load the MCP SDK."""
+        if self._mcp is None:
+            from app_server.mcp.service import McpService
+
+            self._mcp = McpService(lambda: self.config.mcp_servers, self._broadcast)
+        return self._mcp
+
+    def _broadcast(self, method: str, params: JsonObj) -> None:
+        """Queue a notification for every initialized client (MCP startup status); one task sends them, so
+        they keep their order."""
+        self._broadcasts.put_nowait(notices.Notice(cast("notices.NoticeMethod", method), params))
+        if self._broadcaster is None or self._broadcaster.done():
+            self._broadcaster = self.spawn(self._send_broadcasts(), name="broadcasts")
+
+    async def _send_broadcasts(self) -> None:
+        while not self._broadcasts.empty():
+            notice = self._broadcasts.get_nowait()
+            for session in [s for s in self._sessions if s.initialized]:
+                await notices.send(session, notice)
 
     def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
         """Start a background task owned by the server (cancelled at shutdown)."""
@@ -149,6 +183,8 @@ class AppServer:
             await asyncio.wait_for(self.threads.shutdown(), timeout)
         except TimeoutError:
             logger.warning("thread shutdown timed out")
+        if self._mcp is not None:
+            await self._mcp.shutdown()  # bounded by each connection's stop (which kills what will not stop)
 
     # -- config -------------------------------------------------------------------------------------
     def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
@@ -232,7 +268,7 @@ class AppServer:
         environment = ThreadEnvironment(self.environments, snapshot=snapshot)
         await environment.refresh()
         return ThreadServices(environment=environment, skills=ThreadSkills(self.skills_catalog),
-                              exec_sessions=UnifiedExec())
+                              exec_sessions=UnifiedExec(), mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy))
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
@@ -241,8 +277,18 @@ class AppServer:
         skills = thread.services.skills
         await skills.refresh(thread)
         name = session.client_name or "pycodex"
+        mcp = thread.services.mcp
+        grace_s = optional_startup_grace_s(self.config.raw)
+
+        async def mcp_tools() -> tuple[JsonObj, ...]:  # Codex leaves a server still starting after the grace out
+            if mcp is None:
+                return ()
+            await mcp.manager.wait_for_turn(grace_s)
+            return tuple(mcp.manager.tool_specs())
+
         return TurnServices(
-            model=self.models, run_tool=handle_tool_call, tool_specs=(*tool_specs(), *skills.tools()),
+            model=self.models, run_tool=route_tool_call, tool_specs=(*tool_specs(), *skills.tools()),
+            late_tool_specs=mcp_tools,
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,
         )

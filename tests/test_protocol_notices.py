@@ -76,6 +76,7 @@ def _cases() -> list[notices.Notice]:
             notices.server_request_resolved(TID, 3),
             notices.rate_limits_updated(),
             notices.config_warning({"summary": "bad key", "details": None}),
+            notices.mcp_startup_status(TID, "calc", "failed", "boom"),
         ]
 
     return asyncio.run(build())

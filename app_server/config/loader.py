@@ -32,6 +32,8 @@ from app_server.config.errors import (
     unknown_keys_warning,
     utf8_error_reason,
 )
+from app_server.config.mcp_servers import McpServerConfig, check_mcp_servers, optional_startup_grace_s
+from app_server.config.mcp_servers import unknown_keys as mcp_unknown_keys
 from app_server.config.tables import (
     deep_merge,
     expand_dotted,
@@ -114,6 +116,8 @@ class LoadedConfig:
     model_reasoning_summary: str | None
     project_root_markers: tuple[str, ...]
     features: Mapping[str, Any]
+    #: `[mcp_servers.NAME]`, checked (disabled servers included).
+    mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
     warnings: tuple[ConfigWarning, ...] = ()
     load_error: ConfigError | None = None
     strict: bool = False
@@ -226,6 +230,8 @@ def _build(
     if providers[provider_id].base_url is None and provider_id != SCRIPTED_PROVIDER_ID:
         raise schema.Invalid(["model_providers", provider_id, "base_url"], "missing field `base_url`")
     markers = schema.opt_str_list(raw, "project_root_markers", top)
+    optional_startup_grace_s(raw)  # checked here so a bad value fails the load like any other
+    mcp = check_mcp_servers(raw.get("mcp_servers"), strict=strict)
     return LoadedConfig(
         codex_home=codex_home,
         raw=MappingProxyType(dict(raw)),
@@ -245,6 +251,7 @@ def _build(
         ),
         project_root_markers=tuple(markers) if markers is not None else (".git",),
         features=MappingProxyType(dict(schema.opt_table(raw, "features", top) or {})),
+        mcp_servers=MappingProxyType(dict(mcp.servers)),
         strict=strict,
         env=env,
     )
@@ -253,7 +260,8 @@ def _build(
 def _unknown_key_warnings(
     layers: Sequence[ConfigLayer], strict: bool, text: str | None
 ) -> list[ConfigWarning]:
-    found = [(layer, key) for layer in layers for key in schema.unknown_keys(layer.config)]
+    found = [(layer, key) for layer in layers
+             for key in sorted([*schema.unknown_keys(layer.config), *mcp_unknown_keys(layer.config)])]
     if not found:
         return []
     if strict:

@@ -20,6 +20,7 @@ def register_all(app: AppServer) -> None:
         hooks,
         info,
         initialize,
+        mcp,
         misc,
         plugins,
         threads,
@@ -28,5 +29,5 @@ def register_all(app: AppServer) -> None:
     from app_server.handlers.table import register_routes
 
     # This order is the one "unknown variant" errors list.
-    for module in (initialize, threads, turns, info, fs, commands, hooks, plugins, accounts, misc, environments):
+    for module in (initialize, threads, turns, info, fs, commands, hooks, plugins, accounts, misc, environments, mcp):
         register_routes(app, module.ROUTES)

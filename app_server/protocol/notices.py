@@ -22,6 +22,7 @@ __all__ = [
     "error",
     "item_completed",
     "item_started",
+    "mcp_startup_status",
     "rate_limits_updated",
     "reasoning_summary_part_added",
     "reasoning_summary_text_delta",
@@ -60,6 +61,7 @@ NoticeMethod = Literal[
     "serverRequest/resolved",
     "account/rateLimits/updated",
     "configWarning",
+    "mcpServer/startupStatus/updated",
 ]
 
 
@@ -177,3 +179,10 @@ def rate_limits_updated() -> Notice:
 
 def config_warning(params: JsonObj) -> Notice:
     return Notice("configWarning", params)
+
+
+# -- MCP -------------------------------------------------------------------------------------------------
+def mcp_startup_status(thread_id: str | None, name: str, status: str, error: str | None) -> Notice:
+    """A thread's MCP server changed state (starting, ready, failed, cancelled)."""
+    return Notice("mcpServer/startupStatus/updated",
+                  {"threadId": thread_id, "name": name, "status": status, "error": error, "failureReason": None})

@@ -6,7 +6,7 @@ Every server notification goes out as `{"method", "params", "emittedAtMs"}` (see
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel
 
@@ -188,6 +188,14 @@ class ConfigWarningNotification(OmittingWireModel):
     range: Annotated[dict[str, Any] | None, OMIT_IF_NONE] = None
 
 
+class McpServerStatusUpdatedNotification(WireModel):
+    thread_id: ThreadId | None = None
+    name: str
+    status: Literal["starting", "ready", "failed", "cancelled"]
+    error: str | None = None
+    failure_reason: Any = None
+
+
 class DeprecationNoticeNotification(WireModel):
     summary: str
     details: str | None = None
@@ -229,6 +237,7 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
         "account/rateLimits/updated": AccountRateLimitsUpdatedNotification,
         "warning": WarningNotification,
         "configWarning": ConfigWarningNotification,
+        "mcpServer/startupStatus/updated": McpServerStatusUpdatedNotification,
         "deprecationNotice": DeprecationNoticeNotification,
         "remoteControl/status/changed": RemoteControlStatusChangedNotification,
     }

@@ -208,6 +208,8 @@ class ThreadManager:
     async def unload(self, thread: ThreadRuntime) -> None:
         self.loaded.pop(thread.id, None)
         await thread.services.exec_sessions.close_all()
+        if thread.services.mcp is not None:
+            await thread.services.mcp.close()
         await asyncio.to_thread(self.store.close_writer, thread.id)
 
     async def interrupt_all(self, timeout: float) -> None:
