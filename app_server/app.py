@@ -27,6 +27,7 @@ from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
 from app_server.skills import SkillsCatalog
 from app_server.store import ThreadStore
+from app_server.store.thread_state import ThreadStateDb
 from app_server.threads.manager import ThreadManager
 from app_server.threads.prompt import ContextInputs, EnvironmentStatus, initial_context
 from app_server.threads.runner import TurnRunner
@@ -106,6 +107,7 @@ class AppServer:
         except EnvironmentsConfigError as exc:
             raise StartupError(str(exc)) from None
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
+        self.thread_state = ThreadStateDb(codex_home)
         self.threads = ThreadManager(self.store, attach=self._attach)
         self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
         from app_server.handlers import register_all
@@ -226,6 +228,7 @@ class AppServer:
         """Give a newly loaded thread its environment (connecting it if needed) and sandbox."""
         await self.refresh_environment(thread)
         thread.skills = ThreadSkills(self.skills_catalog)
+        thread.read_states = self.thread_state
         thread.reconnect = lambda: self.refresh_environment(thread)
         if self.environments.choice.kind == "local":
             snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread.id}.sh")

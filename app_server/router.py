@@ -102,7 +102,7 @@ class Router:
         elif not session.initialized:
             raise InvalidRequest("Not initialized")
         if not session.experimental_api:
-            if route.experimental:
+            if route.experimental or method in self._experimental:
                 raise InvalidRequest(f"{method} requires experimentalApi capability")
             if route.experimental_probe is not None and isinstance(params, dict):
                 descriptor = route.experimental_probe(params)

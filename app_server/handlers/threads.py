@@ -6,7 +6,6 @@ import asyncio
 import json
 import logging
 import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -22,6 +21,7 @@ from app_server.store import (
     ThreadNotFoundError,
     parse_thread_id,
 )
+from app_server.threads import history
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
@@ -130,11 +130,6 @@ def _turns_page(thread_id: str, ordered: list[JsonObj], cursor: str | None, limi
     }
 
 
-def _read_state(turn_id: str | None) -> JsonObj:
-    first = {"type": "turn", "turnId": turn_id} if turn_id else {"type": "threadStart"}
-    return {"firstUnread": first, "revision": str(uuid.uuid4())}
-
-
 def register(app: AppServer) -> None:
     router, threads = app.router, app.threads
 
@@ -161,11 +156,8 @@ def register(app: AppServer) -> None:
         with _rollout_errors():
             thread = await threads.resume(session, params.thread_id, defaults,
                                           lambda s: apply_overrides(s, params))
-        response = threads.settings_response(thread, include_turns=not params.exclude_turns)
-        response["collaborationMode"] = None
-        response["initialTurnsPage"] = None
-        response["turnsBackwardsCursor"] = None
-        response["itemsBackwardsCursor"] = None
+        response = history.resume_fields(threads.settings_response(thread, include_turns=not params.exclude_turns),
+                                          thread.id, threads.turns_wire(thread), thread.settings)
 
         async def after() -> None:
             await session.notify("thread/status/changed", {"threadId": thread.id, "status": thread.status()})
@@ -208,10 +200,15 @@ def register(app: AppServer) -> None:
                 stored = await threads.read_stored(params.thread_id)
             wire = stored.thread(include_turns=params.include_turns)
             last = stored.last_turn_id
-        return {"thread": wire, "readState": _read_state(last)}
+        state = await asyncio.to_thread(app.thread_state.read_state, wire["id"], default_turn=last)
+        return {"thread": wire, "readState": state}
 
     async def thread_list(session: Session, params: p.ThreadListParams) -> JsonObj:
         cwd = params.cwd
+        if params.sort_key == "section_position":  # sections hold no threads yet: an empty, valid page
+            if not params.section_id:
+                raise InvalidRequest("section-position sorting requires a section filter")
+            return {"data": [], "readStates": {}, "nextCursor": None, "backwardsCursor": None}
         try:
             page = await asyncio.to_thread(
                 threads.store.list_threads, cursor=params.cursor, limit=params.limit,
@@ -225,8 +222,10 @@ def register(app: AppServer) -> None:
         data = []
         for wire in page.threads:
             live = threads.loaded.get(wire["id"])
-            data.append(threads.thread_wire(live) if live is not None else wire)
-        read_states = {t["id"]: _read_state(None) for t in data}
+            if live is not None and not live.turns and live.active is None:
+                continue  # Codex lists a thread only once it has a user message
+            data.append(dict(threads.thread_wire(live), canAcceptDirectInput=None) if live is not None else wire)
+        read_states = await asyncio.to_thread(app.thread_state.read_states, {t["id"]: None for t in data})
         return {"data": data, "readStates": read_states, "nextCursor": page.next_cursor, "backwardsCursor": None}
 
     async def loaded_list(session: Session, params: p.ThreadLoadedListParams) -> JsonObj:
@@ -237,6 +236,8 @@ def register(app: AppServer) -> None:
         loaded = threads.loaded.get(params.thread_id)
         if loaded is not None:
             turns = threads.turns_wire(loaded)
+            if not turns:
+                raise history.not_materialized(loaded.id, "thread/turns/list")
         else:
             with _rollout_errors():
                 turns = (await threads.read_stored(params.thread_id)).turns
@@ -251,7 +252,7 @@ def register(app: AppServer) -> None:
             data.append(dict(turn, items=items, itemsView=view))
         if params.sort_direction != "asc":  # newest first unless asked otherwise, as Codex does
             data.reverse()
-        return _turns_page(params.thread_id, data, params.cursor, params.limit)
+        return _turns_page(params.thread_id, data, params.cursor, params.limit or history.DEFAULT_TURNS_PAGE)
 
     async def name_set(session: Session, params: p.ThreadSetNameParams) -> JsonObj:
         loaded = threads.loaded.get(params.thread_id)

@@ -158,11 +158,11 @@ class TurnRunner:
                 "error", {"error": error, "willRetry": False, "threadId": thread.id, "turnId": turn.id}
             )
         else:
-            await thread.emit(
-                "thread/readState/changed",
-                {"threadId": thread.id, "readState": {"firstUnread": {"type": "turn", "turnId": turn.id},
-                                                      "revision": str(uuid.uuid4())}},
-            )
+            if thread.read_states is not None:
+                read_state = await asyncio.to_thread(thread.read_states.turn_completed, thread.id, turn.id)
+            else:
+                read_state = {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}
+            await thread.emit("thread/readState/changed", {"threadId": thread.id, "readState": read_state})
             await thread.emit_status()
         view = "summary" if status == "completed" else "notLoaded"
         await thread.emit("turn/completed", {"threadId": thread.id, "turn": turn.wire(view=view)})

@@ -190,6 +190,8 @@ class ThreadRuntime:
         self.environment_error: str | None = None
         #: Builds the sandbox for a command in a given cwd (None: run unsandboxed).
         self.sandbox_factory: Any = None
+        #: The read-state store (``app_server.store.thread_state.ThreadStateDb``), set by the app.
+        self.read_states: Any = None
 
     def sandbox_for(self, cwd: Path) -> Any:
         if self.sandbox_factory is None:

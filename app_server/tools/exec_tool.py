@@ -171,6 +171,7 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
                           {"threadId": thread.id, "turnId": turn.id, "itemId": call.call_id, "delta": text})
 
     session = sessions.open(process, on_output)
+    session.label = (str(item["id"]), str(item["command"]), str(item["cwd"]))
     yield_ms = clamp_yield_ms(args.get("yield_time_ms"), DEFAULT_EXEC_YIELD_MS)
     try:
         result = await sessions.collect(session, yield_ms, t0)

@@ -1,0 +1,55 @@
+"""How handler modules declare their routes: a table of named functions, registered in one place.
+
+Each handler module lists ``ROUTES``: method, params model, handler, and whether experimental fields of
+the params need the ``experimentalApi`` capability. A handler is ``async def h(session, params)`` and
+returns its response model (or, where the response is assembled from stored dicts, a dict);
+``register_routes`` is the one place that turns a model into the wire dict the connection writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import BaseModel
+
+from app_server.connection import Session
+from app_server.protocol.base import to_wire
+
+if TYPE_CHECKING:
+    from app_server.app import AppServer
+
+__all__ = ["Handler", "RouteSpec", "app_of", "register_routes"]
+
+JsonObj = dict[str, Any]
+Handler = Callable[[Session, Any], Awaitable[BaseModel | JsonObj]]
+
+
+@dataclass(frozen=True, slots=True)
+class RouteSpec:
+    method: str
+    params: type[BaseModel] | None  # None: the method takes no params
+    handler: Handler
+    #: Experimental fields in the params need the experimentalApi capability.
+    probe_experimental: bool = False
+
+
+def app_of(session: Session) -> AppServer:
+    """The server a connection belongs to (``Session.app`` is untyped to keep the connection generic)."""
+    return cast("AppServer", session.app)
+
+
+def _wire(handler: Handler) -> Callable[[Session, Any], Awaitable[JsonObj]]:
+    async def call(session: Session, params: Any) -> JsonObj:
+        result = await handler(session, params)
+        return to_wire(result) if isinstance(result, BaseModel) else result
+
+    call.__name__ = getattr(handler, "__name__", "handler")
+    return call
+
+
+def register_routes(app: AppServer, routes: Iterable[RouteSpec]) -> None:
+    for route in routes:
+        probe = app.experimental_probe(route.params) if route.probe_experimental and route.params else None
+        app.router.add(route.method, route.params, _wire(route.handler), experimental_probe=probe)
