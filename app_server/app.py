@@ -33,6 +33,7 @@ from app_server.threads.prompt import ContextInputs, EnvironmentStatus, initial_
 from app_server.threads.runner import TurnRunner
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings, TurnState
+from app_server.threads.tool_policy import tools_for
 from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.sandbox import landlock_abi, make_sandbox
 from app_server.tools.shell_snapshot import ShellSnapshot
@@ -243,7 +244,7 @@ class AppServer:
         thread.environment = spawner
         thread.environment_id = self.environments.environment_id or "local"
         thread.environment_error = error
-        thread.has_environment = self.environments.choice.kind != "none"
+        thread.has_environment = self.environments.choice.kind != "none" and not thread.environments_disabled
 
     def _client(self, provider_id: str) -> ModelClient | ScriptedModelClient:
         """The client of a provider; a new one when a config reload changed the provider's settings (the old
@@ -300,7 +301,7 @@ class AppServer:
             ))
 
         return TurnRunner(
-            thread=thread, turn=turn, gateway=self, tools=tool_specs() + thread.skills.tools(),
+            thread=thread, turn=turn, gateway=self, tools=tools_for(thread, tool_specs() + thread.skills.tools()),
             tool_handler=handle_tool_call, inject=thread.skills.injections,
             request_ctx=request_ctx, build_context=build_context, origin=session,
         )

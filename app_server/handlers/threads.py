@@ -24,6 +24,7 @@ from app_server.store import (
 from app_server.threads import history
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
+from app_server.threads.tool_policy import apply_start_params
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
 if TYPE_CHECKING:
@@ -139,6 +140,7 @@ def register(app: AppServer) -> None:
         ThreadSkills.parse_roots(params.selected_capability_roots)  # reject bad roots before creating
         thread = await threads.start(session, settings, ephemeral=bool(params.ephemeral),
                                      thread_source=params.thread_source)
+        apply_start_params(thread, params.environments, params.config)
         await thread.skills.select_roots(thread, params.selected_capability_roots)
         response = threads.settings_response(thread, include_turns=False)
         if params.service_tier is None and "service_tier" in params.model_fields_set:

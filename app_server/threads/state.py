@@ -192,6 +192,9 @@ class ThreadRuntime:
         self.sandbox_factory: Any = None
         #: The read-state store (``app_server.store.thread_state.ThreadStateDb``), set by the app.
         self.read_states: Any = None
+        #: thread/start asked for no environment (``environments: []``): no tools, no commands.
+        self.environments_disabled = False
+        self.shell_tool_enabled = True
 
     def sandbox_for(self, cwd: Path) -> Any:
         if self.sandbox_factory is None:
