@@ -132,7 +132,11 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
     tui.type("write the file")
     await tui.wait_for("write the file")
     tui.key("Enter")
-    await tui.wait_for("Would you like to run the following command?")
+    try:
+        await tui.wait_for("Would you like to run the following command?")
+    except AssertionError as exc:  # say which thread got which scripted answer (title and main race)
+        order = [(r["headers"].get("thread-id"), bool((r["body"] or {}).get("text"))) for r in model.requests()]
+        raise AssertionError(f"{exc}\nmodel requests (thread, structured): {order}") from None
     tui.key("y")
     screen = await tui.wait_for("done writing")
     assert not [line for line in screen.splitlines() if ERROR_PATTERNS.search(line)], screen
