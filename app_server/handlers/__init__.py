@@ -17,8 +17,8 @@ def register_all(app: AppServer) -> None:
     threads.register(app)
     turns.register(app)
     info.register(app)
-    from app_server.handlers import thread_goals, thread_history, thread_terminals
+    from app_server.handlers import thread_goals, thread_history, thread_sections, thread_terminals
     from app_server.handlers.table import register_routes
 
-    for module in (thread_history, thread_goals, thread_terminals):
+    for module in (thread_history, thread_goals, thread_terminals, thread_sections):
         register_routes(app, module.ROUTES)

@@ -22,6 +22,7 @@ from app_server.store import (
     parse_thread_id,
 )
 from app_server.threads import history
+from app_server.threads.sections import section_listing
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
 from app_server.threads.tool_policy import apply_start_params
@@ -207,10 +208,8 @@ def register(app: AppServer) -> None:
 
     async def thread_list(session: Session, params: p.ThreadListParams) -> JsonObj:
         cwd = params.cwd
-        if params.sort_key == "section_position":  # sections hold no threads yet: an empty, valid page
-            if not params.section_id:
-                raise InvalidRequest("section-position sorting requires a section filter")
-            return {"data": [], "readStates": {}, "nextCursor": None, "backwardsCursor": None}
+        if params.sort_key == "section_position":
+            return await section_listing(threads, app.thread_state, params.section_id)
         try:
             page = await asyncio.to_thread(
                 threads.store.list_threads, cursor=params.cursor, limit=params.limit,

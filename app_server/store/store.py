@@ -285,6 +285,14 @@ class ThreadStore:
         )
         return target
 
+    def delete(self, thread_id: str) -> None:
+        """Remove the thread for good: its rollout (live or archived) and its index row."""
+        thread_id = parse_thread_id(thread_id)
+        path = self._require_rollout(thread_id)
+        self.close_writer(thread_id)
+        path.unlink(missing_ok=True)
+        self._index_safely(lambda: self._index.delete(thread_id))
+
     def unarchive(self, thread_id: str) -> dict[str, Any]:
         """Move an archived rollout back to sessions/YYYY/MM/DD and return the Thread dict."""
         thread_id = parse_thread_id(thread_id)

@@ -17,9 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .thread_sections import SectionsMixin
+
 log = logging.getLogger(__name__)
 
 STATE_FILE = "thread_state.sqlite"
+#: Codex's built-in section (the TUI asks for its threads at startup); same id, so clients agree.
+PINNED_SECTION_ID = "01984de2-8f74-7c91-a3b2-5c5e937cf318"
 
 #: Each entry moves the schema from version i to i + 1; never edit an applied one, append a new one.
 MIGRATIONS: tuple[str, ...] = (
@@ -40,6 +44,28 @@ MIGRATIONS: tuple[str, ...] = (
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL
     );
+    """,
+    f"""
+    CREATE TABLE sections (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        appearance_json TEXT,
+        position INTEGER NOT NULL
+    );
+    CREATE TABLE section_members (
+        thread_id TEXT PRIMARY KEY,
+        section_id TEXT NOT NULL REFERENCES sections(id) ON DELETE CASCADE,
+        position REAL NOT NULL,
+        entered_at INTEGER NOT NULL
+    );
+    CREATE INDEX section_members_by_section ON section_members (section_id, position);
+    CREATE TABLE thread_metadata (
+        thread_id TEXT PRIMARY KEY,
+        git_json TEXT,
+        daybreak_enabled INTEGER,
+        memory_mode TEXT
+    );
+    INSERT INTO sections VALUES ('{PINNED_SECTION_ID}', 'Pinned', NULL, 0);
     """,
 )
 
@@ -77,11 +103,13 @@ def _open(path: Path) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5.0)
         conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA foreign_keys=ON")
         _migrate(conn)
         return conn
     except sqlite3.Error as exc:
         log.warning("thread state database %s is unusable (%s); read marks and goals are kept in memory", path, exc)
         conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA foreign_keys=ON")
         _migrate(conn)
         return conn
 
@@ -94,10 +122,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.executescript(f"BEGIN;\n{MIGRATIONS[index]}\nPRAGMA user_version = {index + 1};\nCOMMIT;")
 
 
-class ThreadStateDb:
+class ThreadStateDb(SectionsMixin):
     def __init__(self, codex_home: Path) -> None:
-        self._conn = _open(codex_home / STATE_FILE)
-        self._lock = threading.Lock()
+        super().__init__(_open(codex_home / STATE_FILE), threading.Lock())
 
     def close(self) -> None:
         with self._lock:
@@ -139,6 +166,8 @@ class ThreadStateDb:
         with self._lock:
             self._conn.execute("DELETE FROM read_state WHERE thread_id = ?", (thread_id,))
             self._conn.execute("DELETE FROM goals WHERE thread_id = ?", (thread_id,))
+            self._conn.execute("DELETE FROM section_members WHERE thread_id = ?", (thread_id,))
+            self._conn.execute("DELETE FROM thread_metadata WHERE thread_id = ?", (thread_id,))
 
     def _row(self, thread_id: str) -> tuple[str | None, str | None, str] | None:
         row = self._conn.execute(

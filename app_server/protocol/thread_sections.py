@@ -1,0 +1,88 @@
+"""Params and responses of thread sections, thread/section/move, thread/delete and thread/metadata/update."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from .base import ParamsModel, WireModel
+from .common import OptionalU32, ThreadId
+
+
+class SectionAppearance(WireModel):
+    color: str | None = None
+    icon: str | None = None
+
+
+class ThreadSection(WireModel):
+    id: str
+    name: str
+    appearance: SectionAppearance | None = None
+
+
+class ThreadSectionListParams(ParamsModel):
+    METHOD: ClassVar[str] = "threadSection/list"
+
+    cursor: str | None = None
+    limit: OptionalU32 = None
+
+
+class ThreadSectionListResponse(WireModel):
+    data: list[ThreadSection]
+    next_cursor: str | None = None
+
+
+class ThreadSectionCreateParams(ParamsModel):
+    METHOD: ClassVar[str] = "threadSection/create"
+
+    name: str
+    appearance: SectionAppearance | None = None
+
+
+class ThreadSectionResponse(WireModel):
+    section: ThreadSection
+
+
+class ThreadSectionUpdateParams(ParamsModel):
+    METHOD: ClassVar[str] = "threadSection/update"
+
+    section_id: str
+    name: str
+    appearance: SectionAppearance | None = None
+
+
+class ThreadSectionDeleteParams(ParamsModel):
+    METHOD: ClassVar[str] = "threadSection/delete"
+
+    section_id: str
+
+
+class ThreadSectionMoveParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/section/move"
+
+    thread_id: ThreadId
+    section_id: str | None = None
+    before_thread_id: str | None = None
+
+
+class ThreadDeleteParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/delete"
+
+    thread_id: ThreadId
+
+
+class GitInfoPatch(WireModel):
+    sha: str | None = None
+    branch: str | None = None
+    origin_url: str | None = None
+
+
+class ThreadMetadataUpdateParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/metadata/update"
+
+    thread_id: ThreadId
+    git_info: GitInfoPatch | None = None
+    daybreak_enabled: bool | None = None
+
+
+class ThreadMetadataUpdateResponse(WireModel):
+    thread: dict[str, Any]
