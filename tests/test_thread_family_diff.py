@@ -87,7 +87,8 @@ SERVED = {
     "thread/items/read", "thread/readState/update", "thread/goal/get", "thread/goal/set", "thread/goal/clear",
     "thread/backgroundTerminals/list", "thread/backgroundTerminals/clean", "thread/backgroundTerminals/terminate",
     "thread/resume", "thread/fork", "thread/name/set", "thread/unsubscribe", "thread/archive", "thread/unarchive",
-    "thread/start",
+    "thread/start", "threadSection/list", "threadSection/create", "threadSection/update", "threadSection/delete",
+    "thread/section/move", "thread/delete", "thread/metadata/update",
 }
 
 
