@@ -144,3 +144,21 @@ async def test_thread_list_section_position_needs_a_section(app_server: Any) -> 
     assert missing["error"] == {"code": -32600, "message": "section-position sorting requires a section filter"}
     empty = await client.call("thread/list", {"sortKey": "section_position", "sectionId": UUID0})
     assert empty["data"] == [] and empty["readStates"] == {}
+
+
+async def test_whole_history_hydration_gets_a_deprecation_notice_and_resume_reports_the_goal(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    client, thread_id, _ = await _thread_with_turns(app_server, fake_model, codex_home, workspace, 1)
+    await client.call("thread/read", {"threadId": thread_id, "includeTurns": True})
+    note = await client.wait_notification("deprecationNotice")
+    assert "omit `includeTurns`" in note["params"]["summary"]
+    await client.close()
+    other = await app_server(experimental=True)
+    await other.call("thread/resume", {"threadId": thread_id})
+    note = await other.wait_notification("deprecationNotice")
+    assert "use `excludeTurns: true`" in note["params"]["summary"]
+    await other.wait_notification("thread/goal/cleared", lambda p: p == {"threadId": thread_id})
+    await other.call("thread/read", {"threadId": thread_id})
+    await other.call("thread/resume", {"threadId": thread_id, "excludeTurns": True})
+    assert len(other.notifications("deprecationNotice")) == 1

@@ -161,6 +161,9 @@ def register(app: AppServer) -> None:
                                           lambda s: apply_overrides(s, params))
         response = history.resume_fields(threads.settings_response(thread, include_turns=not params.exclude_turns),
                                           thread.id, threads.turns_wire(thread), thread.settings)
+        if not params.exclude_turns:
+            await session.notify("deprecationNotice", history.hydration_notice(history.HYDRATION_RESUME))
+        goal = await asyncio.to_thread(app.thread_state.goal, thread.id)
 
         async def after() -> None:
             await session.notify("thread/status/changed", {"threadId": thread.id, "status": thread.status()})
@@ -168,6 +171,11 @@ def register(app: AppServer) -> None:
             if usage is not None:
                 await session.notify("thread/tokenUsage/updated",
                                      {"threadId": thread.id, "turnId": _last_turn_id(thread), "tokenUsage": usage})
+            if goal is None:  # Codex tells a resuming client the goal state either way
+                await session.notify("thread/goal/cleared", {"threadId": thread.id})
+            else:
+                await session.notify("thread/goal/updated", {"threadId": thread.id, "turnId": None,
+                                                             "goal": goal.wire()})
             active = thread.active
             if active is not None and not active.ended:  # a client that joins may answer open approvals
                 for pending in list(active.open_requests.values()):
@@ -182,6 +190,8 @@ def register(app: AppServer) -> None:
             thread = await threads.fork(session, params.thread_id, defaults, ephemeral=params.ephemeral,
                                         overrides=lambda s: apply_overrides(s, params))
         response = threads.settings_response(thread, include_turns=not params.exclude_turns)
+        if not params.exclude_turns:
+            await session.notify("deprecationNotice", history.hydration_notice(history.HYDRATION_RESUME))
 
         async def after() -> None:
             usage = thread.token_usage_wire()
@@ -204,6 +214,8 @@ def register(app: AppServer) -> None:
             wire = stored.thread(include_turns=params.include_turns)
             last = stored.last_turn_id
         state = await asyncio.to_thread(app.thread_state.read_state, wire["id"], default_turn=last)
+        if params.include_turns:
+            await session.notify("deprecationNotice", history.hydration_notice(history.HYDRATION_READ))
         return {"thread": wire, "readState": state}
 
     async def thread_list(session: Session, params: p.ThreadListParams) -> JsonObj:

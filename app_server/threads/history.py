@@ -150,3 +150,14 @@ def resume_fields(response: JsonObj, thread_id: str, turns: list[JsonObj], setti
         _cursor(thread_id, all_entries[-1].ordinal, include_anchor=True) if all_entries else None
     )
     return out
+
+
+HYDRATION_READ = ("Full-history hydration is deprecated for paginated threads; omit `includeTurns` or set it to "
+                  "`false`, then page with `thread/turns/list` and `thread/items/list`.")
+HYDRATION_RESUME = ("Full-history hydration is deprecated for paginated threads; use `excludeTurns: true`, then "
+                    "page with `thread/turns/list` and `thread/items/list`.")
+
+
+def hydration_notice(summary: str) -> JsonObj:
+    """``deprecationNotice`` params Codex sends (before the response) when a paginated thread is hydrated whole."""
+    return {"summary": summary, "details": None}
