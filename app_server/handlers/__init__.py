@@ -17,8 +17,14 @@ def register_all(app: AppServer) -> None:
     threads.register(app)
     turns.register(app)
     info.register(app)
-    from app_server.handlers import thread_goals, thread_history, thread_sections, thread_terminals
+    from app_server.handlers import (
+        thread_goals,
+        thread_history,
+        thread_search,
+        thread_sections,
+        thread_terminals,
+    )
     from app_server.handlers.table import register_routes
 
-    for module in (thread_history, thread_goals, thread_terminals, thread_sections):
+    for module in (thread_history, thread_goals, thread_terminals, thread_sections, thread_search):
         register_routes(app, module.ROUTES)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from .base import ParamsModel, WireModel
 from .common import OptionalU32, ThreadId
@@ -86,3 +86,32 @@ class ThreadMetadataUpdateParams(ParamsModel):
 
 class ThreadMetadataUpdateResponse(WireModel):
     thread: dict[str, Any]
+
+
+class ThreadSearchParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/search"
+
+    search_term: str
+    archived: bool | None = None
+    cursor: str | None = None
+    limit: OptionalU32 = None
+    sort_direction: Literal["asc", "desc"] | None = None
+    sort_key: Literal["created_at", "updated_at", "recency_at"] | None = None
+    source_kinds: list[str] | None = None
+    current_account_only: bool = False
+    include_attached_threads: bool = False
+
+
+class ThreadSearchOccurrencesParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/searchOccurrences"
+
+    thread_id: ThreadId
+    search_term: str
+    cursor: str | None = None
+    limit: OptionalU32 = None
+
+
+class ThreadSearchCancelParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/search/cancel"
+
+    request_id: int | str
