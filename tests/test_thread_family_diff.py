@@ -88,7 +88,8 @@ SERVED = {
     "thread/backgroundTerminals/list", "thread/backgroundTerminals/clean", "thread/backgroundTerminals/terminate",
     "thread/resume", "thread/fork", "thread/name/set", "thread/unsubscribe", "thread/archive", "thread/unarchive",
     "thread/start", "threadSection/list", "threadSection/create", "threadSection/update", "threadSection/delete",
-    "thread/section/move", "thread/delete", "thread/metadata/update",
+    "thread/section/move", "thread/delete", "thread/metadata/update", "thread/search", "thread/searchOccurrences",
+    "thread/memoryMode/set", "thread/memory/read",
 }
 
 

@@ -73,3 +73,13 @@ async def test_thread_delete_removes_the_thread_and_metadata_update_patches_git_
     assert a not in [t["id"] for t in (await client.call("thread/list", {}))["data"]]
     again = await client.request("thread/delete", {"threadId": a})
     assert again["error"] == {"code": -32600, "message": f"no rollout found for thread id {a}"}
+
+
+async def test_memory_mode_and_memory_read(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path) -> None:
+    client, (a,) = await _threads(app_server, fake_model, codex_home, workspace, 1)
+    assert await client.call("thread/memoryMode/set", {"threadId": a, "mode": "disabled"}) == {}
+    assert await client.call("thread/memory/read", {"threadId": a}) == {"summary": None}
+    unknown = await client.request("thread/memoryMode/set", {"threadId": MISSING, "mode": "enabled"})
+    assert unknown["error"] == {"code": -32600, "message": f"no rollout found for thread id {MISSING}"}
+    unknown = await client.request("thread/memory/read", {"threadId": MISSING})
+    assert unknown["error"] == {"code": -32600, "message": f"thread not found: {MISSING}"}

@@ -20,11 +20,12 @@ def register_all(app: AppServer) -> None:
     from app_server.handlers import (
         thread_goals,
         thread_history,
+        thread_memory,
         thread_search,
         thread_sections,
         thread_terminals,
     )
     from app_server.handlers.table import register_routes
 
-    for module in (thread_history, thread_goals, thread_terminals, thread_sections, thread_search):
+    for module in (thread_history, thread_goals, thread_terminals, thread_sections, thread_search, thread_memory):
         register_routes(app, module.ROUTES)

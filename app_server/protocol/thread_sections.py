@@ -115,3 +115,16 @@ class ThreadSearchCancelParams(ParamsModel):
     METHOD: ClassVar[str] = "thread/search/cancel"
 
     request_id: int | str
+
+
+class ThreadMemoryModeSetParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/memoryMode/set"
+
+    thread_id: ThreadId
+    mode: Literal["enabled", "disabled"]
+
+
+class ThreadMemoryReadParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/memory/read"
+
+    thread_id: ThreadId

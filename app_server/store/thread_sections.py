@@ -132,6 +132,19 @@ class SectionsMixin:
             )
         return self.metadata(thread_id)
 
+    def set_memory_mode(self, thread_id: str, mode: str) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO thread_metadata (thread_id, memory_mode) VALUES (?, ?) "
+                "ON CONFLICT(thread_id) DO UPDATE SET memory_mode = excluded.memory_mode", (thread_id, mode))
+
+    def memory_mode(self, thread_id: str) -> str:
+        """"enabled" unless the thread's memory use was switched off."""
+        with self._lock:
+            row = self._conn.execute("SELECT memory_mode FROM thread_metadata WHERE thread_id = ?",
+                                     (thread_id,)).fetchone()
+        return str(row[0]) if row and row[0] else "enabled"
+
 
 def _section(section_id: str, name: str, appearance_json: str | None) -> JsonObj:
     appearance = json.loads(appearance_json) if appearance_json else None
