@@ -141,6 +141,7 @@ class AppServer:
         for client in [*self._clients.values(), *self._retired_clients]:
             await client.aclose()
         await self.environments.close()
+        self.thread_state.close()
         try:
             await asyncio.wait_for(self.threads.shutdown(), timeout)
         except TimeoutError:

@@ -155,9 +155,11 @@ class ThreadStateDb(SectionsMixin):
     def update(self, thread_id: str, operation: str, expected_revision: str) -> JsonObj:
         with self._lock:
             row = self._row(thread_id)
-            if row is None or row[2] != expected_revision:
-                current = _state_wire(*row) if row else _state_wire("threadStart", None, str(uuid.uuid4()))
-                raise ReadStateConflict(current)
+            if row is None:  # never handed out: store the default so the conflict's revision is usable
+                row = ("threadStart", None, str(uuid.uuid4()))
+                self._conn.execute("INSERT INTO read_state VALUES (?, ?, ?, ?)", (thread_id, *row))
+            if row[2] != expected_revision:
+                raise ReadStateConflict(_state_wire(*row))
             if operation == "read":
                 return self._write(thread_id, None, None)
             return self._write(thread_id, "threadStart", None)  # Codex: "unread" marks the whole thread

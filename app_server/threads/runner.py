@@ -158,7 +158,7 @@ class TurnRunner:
                 "error", {"error": error, "willRetry": False, "threadId": thread.id, "turnId": turn.id}
             )
         else:
-            if thread.read_states is not None:
+            if thread.read_states is not None and not thread.ephemeral:  # nothing to mark on a throwaway
                 read_state = await asyncio.to_thread(thread.read_states.turn_completed, thread.id, turn.id)
             else:
                 read_state = {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}
