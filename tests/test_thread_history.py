@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.support.fake_model import message, model_config, run_turn
 
-UUID0 = "00000000-0000-7000-8000-000000000000"
+PINNED = "01984de2-8f74-7c91-a3b2-5c5e937cf318"  # Codex's built-in section, the one the TUI asks for
 
 
 async def _thread_with_turns(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path,
@@ -142,7 +142,7 @@ async def test_thread_list_section_position_needs_a_section(app_server: Any) -> 
     client = await app_server(experimental=True)
     missing = await client.request("thread/list", {"sortKey": "section_position"})
     assert missing["error"] == {"code": -32600, "message": "section-position sorting requires a section filter"}
-    empty = await client.call("thread/list", {"sortKey": "section_position", "sectionId": UUID0})
+    empty = await client.call("thread/list", {"sortKey": "section_position", "sectionId": PINNED})
     assert empty["data"] == [] and empty["readStates"] == {}
 
 
