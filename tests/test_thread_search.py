@@ -64,3 +64,24 @@ async def test_search_stream_sends_partials_then_the_final_page(
     no_exp = await app_server()
     refused = await no_exp.request("thread/search/stream", {"searchTerm": "x"})
     assert refused["error"]["message"] == "thread/search/stream requires experimentalApi capability"
+
+
+async def test_thread_list_honours_included_thread_ids_for_0171_clients_only(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    if os.environ.get("PYCODEX_TEST_TARGET") == "codex":
+        import pytest
+
+        pytest.skip("includedThreadIds is a Codex 0.171 field; the reference binary is 0.169")
+    client, first, other = await _threads(app_server, fake_model, codex_home, workspace)
+    await client.close()
+    new = await app_server(initialize=False)
+    await new.initialize(version="0.171.0")
+    new.validator = None  # the 0.171 field is not in the 0.169 schema the client checks requests against
+    only = await new.call("thread/list", {"includedThreadIds": [other]})
+    assert [t["id"] for t in only["data"]] == [other]
+    assert (await new.call("thread/list", {"includedThreadIds": []}))["data"] == []
+    old = await app_server(initialize=False)
+    await old.initialize(version="0.169.0")
+    old.validator = None
+    assert {t["id"] for t in (await old.call("thread/list", {"includedThreadIds": []}))["data"]} == {first, other}

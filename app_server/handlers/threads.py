@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from app_server.connection import Session
 from app_server.protocol import threads as p
+from app_server.protocol.codex_0171 import ThreadListParams0171, speaks_0171
 from app_server.store import (
     InvalidCursorError,
     RolloutCorruptError,
@@ -218,7 +219,7 @@ def register(app: AppServer) -> None:
             await session.notify("deprecationNotice", history.hydration_notice(history.HYDRATION_READ))
         return {"thread": wire, "readState": state}
 
-    async def thread_list(session: Session, params: p.ThreadListParams) -> JsonObj:
+    async def thread_list(session: Session, params: ThreadListParams0171) -> JsonObj:
         cwd = params.cwd
         if params.sort_key == "section_position":
             return await section_listing(threads, app.thread_state, params.section_id)
@@ -229,6 +230,7 @@ def register(app: AppServer) -> None:
                 archived=bool(params.archived), cwd=cwd, search_term=params.search_term,
                 source_kinds=params.source_kinds, model_providers=params.model_providers,
                 excluded_ids=params.excluded_thread_ids,
+                included_ids=params.included_thread_ids if speaks_0171(session.client_version) else None,
             )
         except InvalidCursorError:
             raise InvalidRequest(f"invalid cursor: {params.cursor}") from None  # Codex's wording
@@ -335,7 +337,7 @@ def register(app: AppServer) -> None:
     router.add("thread/fork", p.ThreadForkParams, thread_fork,
                experimental_probe=app.experimental_probe(p.ThreadForkParams))
     router.add("thread/read", p.ThreadReadParams, thread_read)
-    router.add("thread/list", p.ThreadListParams, thread_list,
+    router.add("thread/list", ThreadListParams0171, thread_list,
                experimental_probe=app.experimental_probe(p.ThreadListParams))
     router.add("thread/loaded/list", p.ThreadLoadedListParams, loaded_list)
     router.add("thread/turns/list", p.ThreadTurnsListParams, turns_list)
