@@ -3,7 +3,7 @@ to Codex 0.169 with the same minimal valid params, on a thread with one finished
 against Codex's (experimental) schema by the client; the test prints how many answers match Codex in shape
 (success with the same top-level keys, or an error with the same code) and requires a match for every method
 pycodex serves in this family. thread/timeline/list is left out: Codex's own answer fails its schema.
-Destructive methods that would start turns or need an account (compact, shellCommand, revert, inject_items,
+Methods that would start turns or need an account (compact, shellCommand, revert,
 queue/add, sample, realtime, memory/reset, prepareApprovedPlan) are left out of the shared run."""
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ CALLS: list[tuple[str, Params]] = [
     ("thread/settings/update", _t()),
     ("thread/memoryMode/set", _t(mode="disabled")),
     ("thread/memory/read", _t()),
+    ("thread/inject_items", _t(items=[{"type": "message", "role": "user",
+                                       "content": [{"type": "input_text", "text": "note"}]}])),
     ("memory/status", lambda c: {}),
     ("thread/search", lambda c: {"searchTerm": "hello"}),
     ("thread/searchOccurrences", _t(searchTerm="hello")),
@@ -89,7 +91,7 @@ SERVED = {
     "thread/resume", "thread/fork", "thread/name/set", "thread/unsubscribe", "thread/archive", "thread/unarchive",
     "thread/start", "threadSection/list", "threadSection/create", "threadSection/update", "threadSection/delete",
     "thread/section/move", "thread/delete", "thread/metadata/update", "thread/search", "thread/searchOccurrences",
-    "thread/memoryMode/set", "thread/memory/read",
+    "thread/memoryMode/set", "thread/memory/read", "thread/inject_items",
 }
 
 

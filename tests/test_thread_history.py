@@ -162,3 +162,22 @@ async def test_whole_history_hydration_gets_a_deprecation_notice_and_resume_repo
     await other.call("thread/read", {"threadId": thread_id})
     await other.call("thread/resume", {"threadId": thread_id, "excludeTurns": True})
     assert len(other.notifications("deprecationNotice")) == 1
+
+
+async def test_injected_items_reach_the_next_model_request_and_bad_ones_are_refused(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model([{"output": [message("one")]}, {"output": [message("two")]}])
+    model_config(codex_home, model.url)
+    client = await app_server(experimental=True)
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    await run_turn(client, thread_id, "first")
+    note = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "injected note"}]}
+    assert await client.call("thread/inject_items", {"threadId": thread_id, "items": [note]}) == {}
+    empty = await client.request("thread/inject_items", {"threadId": thread_id, "items": []})
+    assert empty["error"] == {"code": -32600, "message": "items must not be empty"}
+    bad = await client.request("thread/inject_items", {"threadId": thread_id, "items": [{"bogus": 1}]})
+    assert bad["error"] == {"code": -32600, "message": "items[0] is not a valid response item: missing field `type`"}
+    await run_turn(client, thread_id, "second")
+    texts = json.dumps(model.requests()[-1]["body"]["input"])
+    assert texts.index("injected note") < texts.index("second")

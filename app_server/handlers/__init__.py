@@ -20,6 +20,7 @@ def register_all(app: AppServer) -> None:
     from app_server.handlers import (
         thread_goals,
         thread_history,
+        thread_inject,
         thread_memory,
         thread_search,
         thread_sections,
@@ -27,5 +28,7 @@ def register_all(app: AppServer) -> None:
     )
     from app_server.handlers.table import register_routes
 
-    for module in (thread_history, thread_goals, thread_terminals, thread_sections, thread_search, thread_memory):
+    modules = (thread_history, thread_goals, thread_terminals, thread_sections, thread_search, thread_memory,
+               thread_inject)
+    for module in modules:
         register_routes(app, module.ROUTES)

@@ -128,3 +128,10 @@ class ThreadMemoryReadParams(ParamsModel):
     METHOD: ClassVar[str] = "thread/memory/read"
 
     thread_id: ThreadId
+
+
+class ThreadInjectItemsParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/inject_items"
+
+    thread_id: ThreadId
+    items: list[Any]
