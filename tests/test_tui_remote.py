@@ -78,6 +78,20 @@ class Tui:
         self._run("kill-server")
 
 
+async def _approve(tui: Tui, attempts: int = 5) -> None:
+    """Press "y" on the approval prompt; a key sent while the TUI is still drawing the prompt can be lost, so
+    press again (a bounded number of times) while the prompt is still shown."""
+    for _ in range(attempts):
+        tui.key("y")
+        try:
+            await tui.wait_for("You approved", timeout=4)
+            return
+        except AssertionError:
+            if "Would you like to run the following command?" not in tui.screen():
+                return
+    raise AssertionError(f"the approval was not taken after {attempts} presses:\n{tui.screen()}")
+
+
 @pytest.fixture
 def tui() -> Any:
     if TMUX is None:
@@ -137,7 +151,7 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
     except AssertionError as exc:  # say which thread got which scripted answer (title and main race)
         order = [(r["headers"].get("thread-id"), bool((r["body"] or {}).get("text"))) for r in model.requests()]
         raise AssertionError(f"{exc}\nmodel requests (thread, structured): {order}") from None
-    tui.key("y")
+    await _approve(tui)
     screen = await tui.wait_for("done writing")
     assert not [line for line in screen.splitlines() if ERROR_PATTERNS.search(line)], screen
 
