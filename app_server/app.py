@@ -9,35 +9,39 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app_server.config import ConfigError, ConfigWarning, LoadedConfig, load_config
 from app_server.connection import AppConnection, Session
-from app_server.environments import EnvironmentHub, EnvironmentsConfigError, choose_environment
-from app_server.model.client import ModelClient
-from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
-from app_server.model.events import ResponseEvent
-from app_server.model.provider import ProviderConfig, RequestContext
+from app_server.environments import (
+    EnvironmentHub,
+    EnvironmentsConfigError,
+    ThreadEnvironment,
+    choose_environment,
+)
+from app_server.model.clients import ModelClients
 from app_server.model.script import ScriptError
-from app_server.model.scripted import ScriptedModelClient, resolve_script
+from app_server.model.scripted import resolve_script
+from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
 from app_server.skills import SkillsCatalog
+from app_server.skills.bundled import install_system_skills
 from app_server.store import ThreadStore
 from app_server.store.thread_state import ThreadStateDb
 from app_server.threads.manager import ThreadManager
-from app_server.threads.prompt import ContextInputs, EnvironmentStatus, initial_context
-from app_server.threads.runner import TurnRunner
+from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
 from app_server.threads.skills_glue import ThreadSkills
-from app_server.threads.state import ThreadRuntime, ThreadSettings, TurnState
+from app_server.threads.state import ThreadRuntime, ThreadSettings
 from app_server.threads.tool_policy import tools_for
 from app_server.tools.exec_tool import handle_tool_call
-from app_server.tools.sandbox import landlock_abi, make_sandbox
+from app_server.tools.sandbox import landlock_abi
 from app_server.tools.shell_snapshot import ShellSnapshot
 from app_server.tools.specs import tool_specs
+from app_server.tools.unified_exec import UnifiedExec
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
@@ -99,18 +103,21 @@ class AppServer:
             os.environ.get("PYCODEX_MAX_QUEUED_REQUESTS", "256")
         )
         self.router = Router(known_methods=CODEX_CLIENT_METHODS, experimental_methods=EXPERIMENTAL_METHODS)
-        self.experimental_notifications: frozenset[str] = frozenset({"thread/readState/changed"})
+        self.experimental_notifications: frozenset[str] = frozenset(notices.EXPERIMENTAL)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._clients: dict[str, ModelClient | ScriptedModelClient] = {}
-        self._retired_clients: list[ModelClient | ScriptedModelClient] = []
+        self.models = ModelClients(lambda: self.config.model_providers)
         try:
             self.environments = EnvironmentHub(choose_environment(os.environ, codex_home), os.environ)
         except EnvironmentsConfigError as exc:
             raise StartupError(str(exc)) from None
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.thread_state = ThreadStateDb(codex_home)
-        self.threads = ThreadManager(self.store, attach=self._attach)
+        self.threads = ThreadManager(self.store, services=self.thread_services)
+        install_system_skills(codex_home)
         self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
+        from app_server.handlers.surface_state import SurfaceState
+
+        self.surface = SurfaceState(codex_home)
         from app_server.handlers import register_all
 
         register_all(self)
@@ -138,14 +145,14 @@ class AppServer:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
-        for client in [*self._clients.values(), *self._retired_clients]:
-            await client.aclose()
+        await self.models.aclose()
         await self.environments.close()
-        self.thread_state.close()
+        await self.surface.close()
         try:
             await asyncio.wait_for(self.threads.shutdown(), timeout)
         except TimeoutError:
             logger.warning("thread shutdown timed out")
+        self.thread_state.close()  # after the threads: a turn ending at shutdown still records its read state
 
     # -- config -------------------------------------------------------------------------------------
     def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
@@ -215,94 +222,32 @@ class AppServer:
         if provider_id not in self.config.model_providers:
             raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: Model provider `{provider_id}` not found")
         try:
-            self._client(provider_id)
+            self.models.client(provider_id)
         except ScriptError as exc:
             raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: {exc}") from None
 
-    def provider(self, provider_id: str) -> ProviderConfig:
-        provider = self.config.model_providers.get(provider_id)
-        if provider is None:
-            raise InvalidRequest(f"unknown model provider `{provider_id}`")
-        return provider
-
-    # -- turns ----------------------------------------------------------------------------------------
-    async def _attach(self, thread: ThreadRuntime) -> None:
-        """Give a newly loaded thread its environment (connecting it if needed) and sandbox."""
-        await self.refresh_environment(thread)
-        thread.skills = ThreadSkills(self.skills_catalog)
-        thread.read_states = self.thread_state
-        thread.reconnect = lambda: self.refresh_environment(thread)
+    # -- threads and turns: their services are built here and nowhere else ----------------------------
+    async def thread_services(self, thread_id: str, settings: ThreadSettings) -> ThreadServices:
+        """A thread's environment (connected if it can be), skills and exec sessions."""
+        snapshot = None
         if self.environments.choice.kind == "local":
-            snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread.id}.sh")
-            snapshot.start(thread.settings.cwd)
-            thread.shell_snapshot = snapshot
-            thread.sandbox_factory = lambda settings, cwd: make_sandbox(
-                settings.sandbox_mode, Path(cwd), settings.writable_roots
-            )
+            snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread_id}.sh")
+            snapshot.start(settings.cwd)
+        environment = ThreadEnvironment(self.environments, snapshot=snapshot)
+        await environment.refresh()
+        return ThreadServices(environment=environment, skills=ThreadSkills(self.skills_catalog),
+                              exec_sessions=UnifiedExec(), read_states=self.thread_state)
 
-    async def refresh_environment(self, thread: ThreadRuntime) -> None:
-        spawner, error = await self.environments.get()
-        thread.environment = spawner
-        thread.environment_id = self.environments.environment_id or "local"
-        thread.environment_error = error
-        thread.has_environment = self.environments.choice.kind != "none" and not thread.environments_disabled
+    async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
+        """What a new turn of ``thread``, started by ``session``, runs with."""
+        from app_server.handlers.initialize import user_agent
 
-    def _client(self, provider_id: str) -> ModelClient | ScriptedModelClient:
-        """The client of a provider; a new one when a config reload changed the provider's settings (the old
-        one may still serve a running turn, so it is closed only at shutdown)."""
-        provider = self.provider(provider_id)
-        client = self._clients.get(provider_id)
-        if client is None or client.provider != provider:
-            fresh = ScriptedModelClient.from_provider(provider) if provider.is_scripted else ModelClient(provider)
-            if client is not None:
-                self._retired_clients.append(client)
-            self._clients[provider_id] = client = fresh
-        return client
-
-    def stream(
-        self, thread: ThreadRuntime, body: JsonObj, ctx: RequestContext,
-        on_retry: Callable[[RetryNotice], Awaitable[None]],
-    ) -> AsyncIterator[ResponseEvent]:
-        try:
-            client = self._client(thread.settings.model_provider)
-        except ScriptError as exc:  # the script broke after the thread started: fail the turn, say why
-            raise ModelError(TurnErrorPayload(str(exc), "other"), RetryScope.NONE) from None
-        return client.stream(body, ctx, on_retry)
-
-    async def make_runner(self, thread: ThreadRuntime, turn: TurnState, session: Session) -> TurnRunner:
-        await thread.skills.refresh(thread)
-
-        def request_ctx(t: ThreadRuntime, tr: TurnState) -> RequestContext:
-            from app_server.handlers.initialize import user_agent
-
-            metadata = {
-                "session_id": t.id, "thread_id": t.id, "turn_id": tr.id, "window_id": f"{t.id}:0",
-                "request_kind": "turn", "history_initialization": t.history_initialization,
-                "sandbox_mode": t.settings.sandbox_mode, "model": t.settings.model,
-            }
-            return RequestContext(
-                thread_id=t.id, turn_id=tr.id, originator=session.client_name or "pycodex",
-                user_agent=user_agent(session.client_name or "pycodex", session.client_version or ""),
-                turn_metadata=metadata,
-            )
-
-        def build_context(t: ThreadRuntime) -> list[JsonObj]:
-            s = t.settings
-            if not t.has_environment:
-                status = EnvironmentStatus(kind="none")
-            else:
-                status = EnvironmentStatus(kind="local" if t.environment_id == "local" else "remote",
-                                           failed_reason=t.environment_error)
-            return initial_context(ContextInputs(
-                environment=status, skills_sections=t.skills.sections(),
-                cwd=s.cwd, sandbox_mode=s.sandbox_mode, approval_policy=s.approval_policy,
-                writable_roots=list(s.writable_roots), base_instructions=s.base_instructions,
-                developer_instructions=s.developer_instructions,
-                project_root_markers=self.config.project_root_markers,
-            ))
-
-        return TurnRunner(
-            thread=thread, turn=turn, gateway=self, tools=tools_for(thread, tool_specs() + thread.skills.tools()),
-            tool_handler=handle_tool_call, inject=thread.skills.injections,
-            request_ctx=request_ctx, build_context=build_context, origin=session,
+        skills = thread.services.skills
+        await skills.refresh(thread)
+        name = session.client_name or "pycodex"
+        return TurnServices(
+            model=self.models, run_tool=handle_tool_call,
+            tool_specs=tools_for(thread, (*tool_specs(), *skills.tools())),
+            client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
+            project_root_markers=self.config.project_root_markers, origin=session,
         )

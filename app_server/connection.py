@@ -27,14 +27,14 @@ from pycodex.jsonrpc import (
     RequestReceived,
     ResponseReceived,
     RpcError,
-    RpcPeer,
-    ServerOverloaded,
     Violation,
 )
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
+from pycodex.trace import recorder as trace
 from pycodex.transport.base import Outbox
+from pycodex.transport.endpoint import Endpoint
 
-__all__ = ["AppConnection", "ConnectionClosedError", "ServerRequestTimeout", "Session"]
+__all__ = ["AppConnection", "ConnectionClosedError", "Deferred", "ServerRequestTimeout", "Session"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,15 @@ DRAIN_ON_CLOSE_S = 2.0
 #: Every server-to-client request has a deadline; callers waiting on a person (approvals) pass their own.
 DEFAULT_SERVER_REQUEST_TIMEOUT_S = 300.0
 _connection_ids = itertools.count(1)
+
+
+class Deferred:
+    """A handler result answered later: the response is sent when ``result`` finishes, and the
+    connection keeps serving other requests meanwhile (command/exec runs while command/exec/write
+    and terminate arrive on the same connection)."""
+
+    def __init__(self, result: Awaitable[Any]) -> None:
+        self.result = result
 
 
 class ConnectionClosedError(Exception):
@@ -63,18 +72,15 @@ class Session:
 
     def __init__(
         self,
-        peer: RpcPeer,
-        outbox: Outbox,
+        endpoint: Endpoint,
         *,
         app: Any,
         experimental_notifications: Iterable[str] = (),
     ) -> None:
         self.id = next(_connection_ids)
         self.app = app
-        self._peer = peer
-        self._outbox = outbox
+        self._endpoint = endpoint
         self._experimental_notifications = frozenset(experimental_notifications)
-        self._waiters: dict[int, asyncio.Future[Any]] = {}
         self.initialized = False
         self.client_name = ""
         self.client_version = ""
@@ -83,7 +89,7 @@ class Session:
         self.client_title: str | None = None
         self.experimental_api = False
         self.opt_out: frozenset[str] = frozenset()
-        self.closed = asyncio.Event()
+        self.closed = endpoint.closed
         #: Callbacks run once when the connection closes (thread unsubscription, pending approvals).
         self.on_close: list[Callable[[], Any]] = []
         self._after_response: list[Callable[[], Awaitable[None]]] = []
@@ -102,6 +108,10 @@ class Session:
         for callback in callbacks:
             await callback()
 
+    def drop_after_response(self) -> None:
+        """The request failed: what was to follow its response must not run."""
+        self._after_response.clear()
+
     # -- outbound ---------------------------------------------------------------------------------
     def wants(self, method: str) -> bool:
         if method in self.opt_out:
@@ -112,21 +122,21 @@ class Session:
         """Send a notification unless the client opted out of it or may not see it."""
         if self.closed.is_set() or not self.wants(method):
             return
-        await self._outbox.send(self._peer.notify(method, params, emitted_at_ms=now_ms()))
+        await self._endpoint.notify(method, params, emitted_at_ms=now_ms())
 
     async def notify_within(self, method: str, params: Any, timeout: float) -> bool:
         """Like ``notify`` but give up after ``timeout`` seconds of a full outbox; False if so."""
         if self.closed.is_set() or not self.wants(method):
             return True
-        data = self._peer.notify(method, params, emitted_at_ms=now_ms())
+        data = self._endpoint.peer.notify(method, params, emitted_at_ms=now_ms())
         try:
-            await asyncio.wait_for(self._outbox.send(data), timeout)
+            await asyncio.wait_for(self._endpoint.send(data), timeout)
         except TimeoutError:
             return False
         return True
 
     async def send_raw(self, data: bytes) -> None:
-        await self._outbox.send(data)
+        await self._endpoint.send(data)
 
     async def request(
         self, method: str, params: Any, *, timeout: float = DEFAULT_SERVER_REQUEST_TIMEOUT_S
@@ -136,41 +146,14 @@ class Session:
         Raises ``RpcError`` if the client answered with an error, ``ServerRequestTimeout`` after
         ``timeout`` seconds, ``ConnectionClosedError`` if the connection ends first.
         """
-        if self.closed.is_set():
-            raise ConnectionClosedError(method)
-        request_id, data = self._peer.request(method, params)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._waiters[request_id] = future
         try:
-            await self._outbox.send(data)
-            return await asyncio.wait_for(future, timeout)
+            return await self._endpoint.request(method, params, timeout=timeout)
         except TimeoutError:
             raise ServerRequestTimeout(f"{method} timed out after {timeout} s") from None
-        finally:
-            self._waiters.pop(request_id, None)
-            self._peer.forget(request_id)
 
     def next_request_id(self) -> int:
         """The id the next server request will get (tests and logs)."""
-        return self._peer._next_id
-
-    def resolve(self, msg: ResponseReceived | ErrorReceived) -> None:
-        future = self._waiters.get(msg.id) if isinstance(msg.id, int) else None
-        if future is None or future.done():
-            logger.warning("could not find callback for server request id %r", msg.id)
-            return
-        if isinstance(msg, ResponseReceived):
-            future.set_result(msg.result)
-        else:
-            error = msg.error if isinstance(msg.error, dict) else {}
-            future.set_exception(
-                RpcError(str(error.get("message", "client error")), code=int(error.get("code", -32603)))
-            )
-
-    def fail_pending(self) -> None:
-        for future in self._waiters.values():
-            if not future.done():
-                future.set_exception(ConnectionClosedError("connection closed"))
+        return self._endpoint.next_request_id
 
 
 class AppConnection:
@@ -185,28 +168,33 @@ class AppConnection:
         max_queued_requests: int = DEFAULT_MAX_QUEUED_REQUESTS,
         experimental_notifications: Iterable[str] = (),
     ) -> None:
-        self._peer = RpcPeer()
+        send = outbox.send
+        if trace.active_tracer() is not None:  # record what goes out; no cost when no trace is written
+
+            async def send(data: bytes) -> None:
+                trace.record("out", "client", self.session.id, data)
+                await outbox.send(data)
+
+        self._endpoint = Endpoint(send, max_queued_requests=max_queued_requests, closed_error=ConnectionClosedError)
+        self._peer = self._endpoint.peer
         self._router = router
-        self.session = Session(
-            self._peer, outbox, app=app, experimental_notifications=experimental_notifications
-        )
-        self._queue: asyncio.Queue[RequestReceived] = asyncio.Queue(max_queued_requests)
+        self.session = Session(self._endpoint, app=app, experimental_notifications=experimental_notifications)
+        self._queue = self._endpoint.requests
         self._busy = False
+        self._deferred: set[asyncio.Task[None]] = set()
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
     async def on_message(self, raw: bytes) -> None:
-        msg = self._peer.receive(raw)
+        trace.record("in", "client", self.session.id, raw)
+        msg = self._endpoint.receive(raw)
         if isinstance(msg, RequestReceived):
             if msg.duplicate:
                 err = InvalidRequest(f"duplicate request id {msg.id!r}: a request with this id is in flight")
                 await self.session.send_raw(self._peer.error_untracked(msg.id, err))
                 return
-            try:
-                self._queue.put_nowait(msg)
-            except asyncio.QueueFull:
-                await self.session.send_raw(self._peer.respond_error(msg.id, ServerOverloaded()))
-        elif isinstance(msg, ResponseReceived | ErrorReceived):
-            self.session.resolve(msg)
+            await self._endpoint.offer(msg)
+        elif isinstance(msg, ResponseReceived | ErrorReceived):  # ours were consumed: this is a stray
+            logger.warning("could not find callback for server request id %r", msg.id)
         elif isinstance(msg, NotificationReceived):
             if msg.method != "initialized":
                 logger.info("ignoring client notification %s", msg.method)
@@ -223,8 +211,7 @@ class AppConnection:
         if not self._queue.empty() or self._busy:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._queue.join(), DRAIN_ON_CLOSE_S)
-        session.closed.set()
-        session.fail_pending()
+        self._endpoint.close("connection closed")
         self._dispatcher.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._dispatcher
@@ -248,18 +235,34 @@ class AppConnection:
                 self._busy = False
                 self._queue.task_done()
 
+    async def _answer_later(self, req: RequestReceived, deferred: Deferred) -> None:
+        try:
+            data = self._peer.respond(req.id, await deferred.result)
+        except RpcError as exc:
+            data = self._peer.respond_error(req.id, exc)
+        except Exception:
+            logger.exception("internal error while handling %s", req.method)
+            data = self._peer.respond_error(req.id, InternalError(f"internal error while handling {req.method}"))
+        if not self.session.closed.is_set():
+            await self.session.send_raw(data)
+
     async def _dispatch_one(self, req: RequestReceived) -> None:
         self.session.current_request_id = req.id
         try:
             result = await self._router.dispatch(self.session, req.method, req.params, req.has_params)
+            if isinstance(result, Deferred):
+                task = asyncio.get_running_loop().create_task(self._answer_later(req, result))
+                self._deferred.add(task)
+                task.add_done_callback(self._deferred.discard)
+                return
             data = self._peer.respond(req.id, result)
         except RpcError as exc:
-            self.session._after_response.clear()
+            self.session.drop_after_response()
             await self.session.send_raw(self._peer.respond_error(req.id, exc))
             return
         except (TypeError, ValueError):  # a result that is not JSON: a bug here, still answered
             logger.exception("result of %s is not JSON-serialisable", req.method)
-            self.session._after_response.clear()
+            self.session.drop_after_response()
             error = InternalError(f"internal error while handling {req.method}")
             await self.session.send_raw(self._peer.respond_error(req.id, error))
             return

@@ -18,15 +18,23 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from app_server.threads.prompt import EnvironmentStatus
 from app_server.tools.processes import EnvironmentSpawner
-from exec_client.environment import ExecServerEnvironment
+from app_server.tools.sandbox import Sandbox, make_sandbox
+from app_server.tools.shell_snapshot import ShellSnapshot
+from exec_client.environment import ExecServerEnvironment, ExecutionEnvironment
 from exec_client.local_environment import LocalEnvironment
 
-__all__ = ["EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "choose_environment"]
+if TYPE_CHECKING:
+    from exec_client.remote import RemoteEnvironmentConnector
+
+__all__ = ["EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "ThreadEnvironment", "choose_environment"]
 
 logger = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
 
 URL_ENV_VAR = "CODEX_EXEC_SERVER_URL"
 #: The client name Codex's app-server gives its exec-server sessions.
@@ -93,7 +101,8 @@ class EnvironmentHub:
         self._spawner: EnvironmentSpawner | None = None
         self._environment: ExecServerEnvironment | LocalEnvironment | None = None
         self._lock = asyncio.Lock()
-        self._connector: Any = None  # one Noise connector per process: a stable key, resumable sessions
+        #: One Noise connector per process: a stable key, resumable sessions.
+        self._connector: RemoteEnvironmentConnector | None = None
         if choice.kind == "local":
             self._environment = LocalEnvironment()
             self._spawner = EnvironmentSpawner(self._environment)
@@ -153,3 +162,63 @@ class EnvironmentHub:
                 await asyncio.wait_for(self._environment.close(), 2)
             except Exception as exc:
                 logger.info("closing the execution environment failed: %s", exc)
+
+
+class ThreadEnvironment:
+    """Where one thread's tools run, and how: the one place that decides it.
+
+    Commands go to the process's default environment (``EnvironmentHub``); a remote one that failed is
+    reconnected on the next use. A local environment adds the thread's filesystem sandbox and its
+    login-shell snapshot; a remote executor applies its own policy, so neither applies there.
+    """
+
+    def __init__(self, hub: EnvironmentHub, *, snapshot: ShellSnapshot | None) -> None:
+        self._hub = hub
+        self.id = hub.environment_id or "local"
+        #: False when the server runs with no environment at all (``CODEX_EXEC_SERVER_URL=none``).
+        self.available = hub.choice.kind != "none"
+        self.is_local = hub.choice.kind == "local"
+        self.snapshot = snapshot
+        self._spawner: EnvironmentSpawner | None = None
+        #: Why the environment was unusable at the last attempt (told to the model), or None.
+        self.error: str | None = None
+        #: thread/start asked for no environment (``environments: []``, the TUI's title threads): no tools.
+        self.disabled = False
+
+    def disable(self) -> None:
+        """Give the thread no environment at all, whatever the server's default is."""
+        self.disabled, self.available, self._spawner = True, False, None
+
+    async def refresh(self) -> None:
+        self._spawner, self.error = await self._hub.get()
+
+    async def spawner(self) -> EnvironmentSpawner | None:
+        """The spawner to run a command with now (reconnecting if needed), or None when there is none."""
+        if self._spawner is None and self.available:
+            await self.refresh()
+        return self._spawner
+
+    @property
+    def execution_environment(self) -> ExecutionEnvironment | None:
+        """The environment behind the current spawner (file methods for skills), if connected."""
+        return self._spawner.environment if self._spawner is not None else None
+
+    def sandbox(self, mode: str, cwd: Path, writable_roots: list[str]) -> Sandbox | None:
+        return make_sandbox(mode, cwd, writable_roots) if self.is_local else None
+
+    async def command_argv(self, argv: list[str], *, shell: str, cmd: str, login: bool) -> list[str]:
+        """``argv``, or the cheaper form that sources the login-shell snapshot when one is ready."""
+        if self.snapshot is not None and shell == self.snapshot.shell:
+            return await self.snapshot.argv_for(cmd, login=login) or argv
+        return argv
+
+    def status(self) -> EnvironmentStatus:
+        if not self.available:
+            return EnvironmentStatus(kind="none")
+        return EnvironmentStatus(kind="local" if self.id == "local" else "remote", failed_reason=self.error)
+
+    def wire(self, cwd: Path) -> list[JsonObj]:
+        """The thread's ``environments`` list on the wire."""
+        if not self.available:
+            return []
+        return [{"environmentId": self.id, "cwd": str(cwd), "runtimeWorkspaceRoots": [str(cwd)]}]

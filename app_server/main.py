@@ -14,9 +14,11 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from app_server.app import AppServer, StartupError, default_codex_home
 from pycodex.signals import stop_on_signals
+from pycodex.trace.recorder import TraceFileError, server_header, trace_path, tracing
 from pycodex.transport.stdio import serve_stdio
 from pycodex.transport.websocket import parse_ws_listen, serve_websocket
 from pycodex.transport.ws_auth import WsAuth, WsAuthConfigError, check_listener_auth, ws_auth_from_args
@@ -42,6 +44,7 @@ def run_app_server(
     strict_config: bool = False,
     exit_process: bool = True,
     ws_auth_args: argparse.Namespace | None = None,
+    trace: str | None = None,
 ) -> int:
     """Serve until the transport ends; then, with ``exit_process``, end the process at once.
 
@@ -58,8 +61,8 @@ def run_app_server(
         auth = ws_auth_from_args(ws_auth_args) if ws_auth_args is not None else None
         if endpoint is not None:
             check_listener_auth(*endpoint, auth)
-        code = asyncio.run(_serve(endpoint, auth, config_overrides, strict_config))
-    except (StartupError, WsAuthConfigError) as exc:
+        code = asyncio.run(_serve(endpoint, auth, config_overrides, strict_config, trace_path(trace)))
+    except (StartupError, WsAuthConfigError, TraceFileError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -110,6 +113,14 @@ def _parse_listen(listen: str) -> tuple[str, int] | None:
 
 
 async def _serve(
+    endpoint: tuple[str, int] | None, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool,
+    trace: Path | None = None,
+) -> int:
+    with tracing(trace, header=server_header(default_codex_home(), config_overrides)):
+        return await _serve_traced(endpoint, auth, config_overrides, strict_config)
+
+
+async def _serve_traced(
     endpoint: tuple[str, int] | None, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool
 ) -> int:
     loop = asyncio.get_running_loop()

@@ -1,4 +1,4 @@
-"""``python -m bench [app|exec|relay|agent|all]``: run the benchmarks and print pycodex/Codex ratios."""
+"""``python -m bench [app|exec|relay|agent|search|trace|all]``: run the benchmarks, print pycodex/Codex ratios."""
 
 from __future__ import annotations
 
@@ -48,12 +48,20 @@ async def _main(which: str) -> None:
         from bench.agent_api_bench import run as run_agent
 
         await run_agent()
+    if which in ("search", "all"):
+        from bench.search_bench import run as run_search
+
+        await run_search()
+    if which in ("trace", "all"):
+        from bench.trace_bench import run as run_trace
+
+        await run_trace()
 
 
 def main() -> int:
     which = sys.argv[1] if len(sys.argv) > 1 else "all"
-    if which not in ("app", "exec", "relay", "agent", "all"):
-        print("usage: python -m bench [app|exec|relay|agent|all]", file=sys.stderr)
+    if which not in ("app", "exec", "relay", "agent", "search", "trace", "all"):
+        print("usage: python -m bench [app|exec|relay|agent|search|trace|all]", file=sys.stderr)
         return 2
     asyncio.run(_main(which))
     return 0

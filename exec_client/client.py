@@ -15,22 +15,19 @@ import contextlib
 import itertools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 
 from exec_client.wire import protocol as p
 from exec_client.wire.errors import ExecServerClosed, ExecServerError
-from pycodex.jsonrpc import (
-    ErrorReceived,
-    LineBuffer,
-    NotificationReceived,
-    OverlongLine,
-    RequestReceived,
-    ResponseReceived,
-    RpcPeer,
-)
+from pycodex.jsonrpc import ErrorReceived, NotificationReceived, RequestReceived, ResponseReceived
+from pycodex.trace import recorder as trace
+from pycodex.transport.base import Transport
+from pycodex.transport.endpoint import Endpoint
+from pycodex.transport.stdio import StreamTransport
+from pycodex.transport.websocket import WebSocketTransport
 
 __all__ = ["ExecServerClient", "ProcessEvent", "ProcessSubscription", "Transport"]
 
@@ -38,64 +35,6 @@ ProcessEvent = p.ProcessOutput | p.ProcessExited | p.ProcessClosed
 NotificationHandler = Callable[[str, Any], None]
 
 _MAX_MESSAGE = 64 * 1024 * 1024 + 1024
-
-
-class Transport(Protocol):
-    async def send(self, data: bytes) -> None: ...
-    async def recv(self) -> bytes | None: ...  # None at end of stream
-    async def close(self) -> None: ...
-
-
-class _WebSocketTransport:
-    def __init__(self, ws: ClientConnection) -> None:
-        self._ws = ws
-
-    async def send(self, data: bytes) -> None:
-        try:
-            await self._ws.send(data.decode("utf-8"))
-        except ConnectionClosed as exc:
-            raise ExecServerClosed(f"exec-server connection closed: {exc}") from exc
-
-    async def recv(self) -> bytes | None:
-        try:
-            msg = await self._ws.recv()
-        except ConnectionClosed:
-            return None
-        return msg.encode("utf-8") if isinstance(msg, str) else msg
-
-    async def close(self) -> None:
-        await self._ws.close()
-
-
-class _StdioTransport:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader = reader
-        self._writer = writer
-        self._lines = LineBuffer(_MAX_MESSAGE)
-        self._ready: list[bytes] = []
-
-    async def send(self, data: bytes) -> None:
-        try:
-            self._writer.write(data + b"\n")
-            await self._writer.drain()
-        except (ConnectionError, RuntimeError) as exc:
-            raise ExecServerClosed(f"exec-server stdin closed: {exc}") from exc
-
-    async def recv(self) -> bytes | None:
-        for _ in range(1_000_000):
-            if self._ready:
-                return self._ready.pop(0)
-            data = await self._reader.read(65536)
-            lines = self._lines.feed(data) if data else self._lines.feed_eof()
-            self._ready.extend(x for x in lines if not isinstance(x, OverlongLine) and x.strip())
-            if not data and not self._ready:
-                return None
-        raise ExecServerClosed("exec-server stream produced no complete message")
-
-    async def close(self) -> None:
-        self._writer.close()
-        with contextlib.suppress(Exception):
-            await self._writer.wait_closed()
 
 
 class ProcessSubscription:
@@ -140,14 +79,16 @@ class ExecServerClient:
         subscription_queue_size: int = 256,
     ) -> None:
         self._transport = transport
-        self._peer = RpcPeer(include_jsonrpc=False)
-        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._endpoint = Endpoint(
+            self._send, closed_error=ExecServerClosed, remote_error=ExecServerError.from_wire
+        )
+        self._peer = self._endpoint.peer
         self._subs: dict[str, ProcessSubscription] = {}
         self._handlers: list[NotificationHandler] = []
         self._timeout = request_timeout
         self._queue_size = subscription_queue_size
         self._write_ids = itertools.count(1)
-        self.closed = asyncio.Event()
+        self.closed = self._endpoint.closed
         self.session_id: str | None = None
         self.environment_info: p.EnvironmentInfo | None = None
         self._reader = asyncio.create_task(self._read_loop(), name="exec-client-reader")
@@ -173,14 +114,14 @@ class ExecServerClient:
             raise ExecServerClosed(f"exec-server at {url} refused the connection: HTTP {status}") from exc
         except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
             raise ExecServerClosed(f"cannot connect to exec-server at {url}: {exc}") from exc
-        return cls(_WebSocketTransport(ws), **kwargs)
+        return cls(WebSocketTransport(ws), **kwargs)
 
     @classmethod
     def over_stdio(
         cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, **kwargs: Any
     ) -> ExecServerClient:
         """Speak to a child started with ``--listen stdio`` (its stdout → reader, its stdin → writer)."""
-        return cls(_StdioTransport(reader, writer), **kwargs)
+        return cls(StreamTransport.over_streams(reader, writer, max_line_bytes=_MAX_MESSAGE), **kwargs)
 
     # -- plumbing -----------------------------------------------------------------------------------
     def add_notification_handler(self, handler: NotificationHandler) -> None:
@@ -211,15 +152,11 @@ class ExecServerClient:
             self._shutdown("exec-server connection closed")
 
     async def _on_message(self, raw: bytes) -> None:
-        msg = self._peer.receive(raw)
+        trace.record("in", "exec", id(self), raw)
+        msg = self._endpoint.receive(raw)
         if isinstance(msg, ResponseReceived | ErrorReceived):
-            fut = self._pending.pop(msg.id, None) if isinstance(msg.id, int) else None
-            if fut is not None and not fut.done():
-                if isinstance(msg, ResponseReceived):
-                    fut.set_result(msg.result)
-                else:
-                    fut.set_exception(ExecServerError.from_wire(msg.error))
-        elif isinstance(msg, NotificationReceived):
+            return  # an answer nobody waits for any more (its deadline passed)
+        if isinstance(msg, NotificationReceived):
             await self._on_notification(msg.method, msg.params)
         elif isinstance(msg, RequestReceived):
             # The exec-server never calls its client; refuse politely rather than leave it hanging.
@@ -243,35 +180,22 @@ class ExecServerClient:
             await sub._put(event)
 
     def _shutdown(self, reason: str) -> None:
-        self.closed.set()
-        for fut in self._pending.values():
-            if not fut.done():
-                fut.set_exception(ExecServerClosed(reason))
-        self._pending.clear()
+        self._endpoint.close(reason)
         for sub in self._subs.values():
             sub._close(ExecServerClosed(reason))
 
     async def request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
         if self.closed.is_set():
             raise ExecServerClosed("exec-server connection is closed")
-        request_id, data = self._peer.request(method, params)
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = fut
-        try:
-            await self._send(data)
-            return await asyncio.wait_for(fut, self._timeout if timeout is None else timeout)
-        except TimeoutError:
-            self._peer.forget(request_id)
-            raise
-        finally:
-            self._pending.pop(request_id, None)
+        return await self._endpoint.request(method, params, timeout=self._timeout if timeout is None else timeout)
 
     async def _send(self, data: bytes) -> None:
+        trace.record("out", "exec", id(self), data)
         try:
             await self._transport.send(data)
         except ExecServerClosed:
             raise
-        except OSError as exc:  # any transport's "connection gone" (e.g. a relay channel's)
+        except OSError as exc:  # any transport's "connection gone" (an edge's, a relay channel's)
             raise ExecServerClosed(f"exec-server connection lost: {exc}") from exc
 
     async def close(self) -> None:

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from exec_server.remote.cli import add_remote_arguments, run_remote_executor
 from exec_server.session import DEFAULT_DETACHED_TTL_S, DEFAULT_MAX_PROCESSES, Limits, SessionRegistry
 from exec_server.stdio_listener import serve_stdio
 from exec_server.ws_listener import WsOptions, start_ws_server
+from pycodex.logging_setup import configure_logging
 from pycodex.signals import stop_on_signals
 
 __all__ = ["UsageError", "add_exec_server_arguments", "run_exec_server"]
@@ -164,6 +164,5 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pycodex exec-server", description="Run the exec-server.")
     add_exec_server_arguments(parser)
     options = parser.parse_args(argv)
-    level = os.environ.get("PYCODEX_LOG_LEVEL", "WARNING").upper()
-    logging.basicConfig(level=getattr(logging, level, logging.WARNING), stream=sys.stderr)
+    configure_logging()  # PYCODEX_LOG, like every pycodex process
     return asyncio.run(run_exec_server(options))

@@ -4,9 +4,9 @@ The edge feeds complete messages to ``handle`` and writes what ``send`` receives
 False when Codex would drop the connection (an unknown notification, a response to an id the server
 never issued). Requests run on ``concurrent_requests`` workers in arrival order (Codex's
 ``--concurrent-requests``, default 1); lifecycle messages wait for earlier requests to finish, so their
-effects stay in order. Checks, as observed on Codex 0.169.0: unknown method → -32601, then params are
-validated (-32602), then ``initialize`` and ``initialized`` are required (-32600 with a per-family
-message), then the handler runs. ``close`` cancels running requests and detaches the session.
+effects stay in order. What a request gets is the router's business (:mod:`exec_server.router`); the
+connection owns the handshake state its gate reads. ``close`` cancels running requests and detaches
+the session.
 """
 
 from __future__ import annotations
@@ -18,19 +18,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from exec_client.wire.protocol import InitializeParams, Method
-from exec_server.handlers import METHODS, ThenRun
+from exec_server.handlers import ThenRun
 from exec_server.info import environment_info
-from exec_server.params import parse_params
+from exec_server.router import ExecRouter
 from exec_server.session import Session, SessionRegistry
-from pycodex.jsonrpc import (
-    ErrorReceived,
-    NotificationReceived,
-    RequestReceived,
-    ResponseReceived,
-    RpcPeer,
-    Violation,
-)
-from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
+from pycodex.jsonrpc import NotificationReceived, RequestReceived, Violation
+from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
+from pycodex.transport.base import Transport
+from pycodex.transport.endpoint import Endpoint
 
 __all__ = ["Connection"]
 
@@ -51,18 +46,23 @@ class Connection:
         transport: str,
         parse_error_prefix: str,
         concurrent_requests: int = 1,
+        router: ExecRouter | None = None,
     ) -> None:
         self._registry = registry
+        self._router = router or ExecRouter()
         self._send = send
         self._transport = transport
         self._parse_error_prefix = parse_error_prefix
-        self._peer = RpcPeer(include_jsonrpc=False)
+        # Writes go straight to the edge, not through an Outbox: awaiting the socket is what throttles
+        # the output pumps (and so the children's pipes), and a failed write must raise ConnectionError.
+        self._endpoint = Endpoint(send, max_queued_requests=64)
+        self._peer = self._endpoint.peer
         self._session: Session | None = None
         self._initialized = False
         self._token = object()
         # Requests run on ``concurrent_requests`` workers fed in arrival order, so the reader keeps
         # reading (and notices a closed socket) while a long-poll ``process/read`` waits.
-        self._queue: asyncio.Queue[RequestReceived] = asyncio.Queue(maxsize=64)
+        self._queue = self._endpoint.requests
         self._polls: set[asyncio.Task[None]] = set()
         self._workers = [
             asyncio.create_task(self._work(), name="exec-server-request-worker")
@@ -74,7 +74,9 @@ class Connection:
         return self._session
 
     async def handle(self, raw: bytes | str) -> bool:
-        msg = self._peer.receive(raw)
+        msg = self._endpoint.receive(raw)
+        if msg is None:
+            return True
         if isinstance(msg, Violation):
             await self._parse_error(_codex_reason(msg.reason))
             return True
@@ -98,7 +100,7 @@ class Connection:
                 return True
             log.info("dropping %s connection: unexpected notification %s", self._transport, msg.method)
             return False
-        assert isinstance(msg, ResponseReceived | ErrorReceived)
+        # The exec-server never sends requests, so every response is to an id it never issued.
         log.info("dropping %s connection: response to an id never issued", self._transport)
         return False
 
@@ -134,13 +136,9 @@ class Connection:
 
     async def _serve(self, msg: RequestReceived) -> None:
         try:
-            result = await self._dispatch(msg.method, msg.params)
+            result = await self._router.dispatch(self, msg.method, msg.params, msg.has_params)
         except RpcError as exc:
             await self._send(self._peer.respond_error(msg.id, exc))
-            return
-        except Exception as exc:
-            log.exception("internal error in %s", msg.method)
-            await self._send(self._peer.respond_error(msg.id, InternalError(str(exc))))
             return
         if isinstance(result, ThenRun):
             await self._send(self._peer.respond(msg.id, result.result))
@@ -149,33 +147,32 @@ class Connection:
             return
         await self._send(self._peer.respond(msg.id, result))
 
-    async def _dispatch(self, method: str, params: Any) -> dict[str, Any] | ThenRun:
-        if method == Method.INITIALIZE:
-            return self._initialize(parse_params(InitializeParams, params))
-        spec = METHODS.get(method)
-        if spec is None:
-            log.info("unimplemented method %s", method)
-            raise MethodNotFound(f"exec-server stub does not implement `{method}` yet")
-        if params is None and not any(f.is_required() for f in spec.model.model_fields.values()):
-            params = {}
-        parsed = parse_params(spec.model, params)
-        if self._session is None:
-            raise InvalidRequest(f"client must call initialize before using {spec.family} methods")
-        if not self._initialized:
-            raise InvalidRequest(f"client must send initialized before using {spec.family} methods")
-        return await spec.handler(self._session, parsed)
+    @property
+    def initialized(self) -> bool:
+        """``initialized`` was received after a successful ``initialize``."""
+        return self._initialized
 
-    def _initialize(self, params: InitializeParams) -> dict[str, Any]:
+    def initialize(self, params: InitializeParams) -> dict[str, Any]:
         if self._session is not None:
             raise InvalidRequest("initialize may only be sent once per connection")
-        self._session = self._registry.attach(params.resume_session_id, self._notify, self._token)
+        self._session = self._registry.attach(
+            params.resume_session_id, self._notify, self._token, send_encoded=self._send
+        )
         return {"sessionId": self._session.id, "environmentInfo": environment_info()}
 
     async def _notify(self, method: str, params: dict[str, Any]) -> None:
         await self._send(self._peer.notify(method, params))
 
+    async def serve(self, transport: Transport) -> bool:
+        """Feed ``transport`` to ``handle`` until it ends (True) or Codex would drop the peer (False)."""
+        while (message := await transport.recv()) is not None:
+            if not await self.handle(message):
+                return False
+        return True
+
     async def close(self) -> None:
         """The transport ended: stop in-flight work and detach the session (it stays resumable)."""
+        self._endpoint.close("connection closed")
         tasks = [*self._workers, *self._polls]
         for task in tasks:
             task.cancel()

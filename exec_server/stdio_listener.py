@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from exec_server.connection import Connection
 from exec_server.session import SessionRegistry
-from pycodex.jsonrpc import LineBuffer, OverlongLine
+from pycodex.transport.stdio import StreamTransport
 
 __all__ = ["serve_stdio"]
 
@@ -40,40 +40,20 @@ async def serve_stdio(
         asyncio.streams.FlowControlMixin, os.fdopen(os.dup(out_file.fileno()), "wb")
     )
     writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
-    lock = asyncio.Lock()
-
-    async def send(data: bytes) -> None:
-        async with lock:
-            if writer.is_closing():
-                raise ConnectionError("stdout is closed")
-            writer.write(data + b"\n")
-            await writer.drain()
-
+    transport = StreamTransport.over_streams(reader, writer, max_line_bytes=MAX_LINE_BYTES)
     conn = Connection(
         registry,
-        send,
+        transport.send,
         transport="stdio",
         parse_error_prefix="failed to parse JSON-RPC message from exec-server stdio",
         concurrent_requests=concurrent_requests,
     )
-    lines = LineBuffer(MAX_LINE_BYTES)
     try:
-        while True:
-            data = await reader.read(65536)
-            batch = lines.feed(data) if data else lines.feed_eof()
-            for line in batch:
-                if isinstance(line, OverlongLine):
-                    log.warning("dropping an overlong stdin line of %d bytes", line.size)
-                    continue
-                if not line.strip():
-                    continue
-                if not await conn.handle(line):
-                    return 0
-            if not data:
-                return 0
+        await conn.serve(transport)
     except ConnectionError:
-        return 0  # stdout is gone: nobody is listening any more
+        pass  # stdout is gone: nobody is listening any more
     finally:
         await conn.close()
         await registry.shutdown()
         writer.close()
+    return 0

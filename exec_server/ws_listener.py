@@ -12,13 +12,15 @@ import logging
 from dataclasses import dataclass
 from http import HTTPStatus
 
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import Server, ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from exec_server.connection import Connection
+from exec_server.router import ExecRouter
 from exec_server.session import SessionRegistry
-from pycodex.transport.ws_auth import capability_token_matches, has_origin, header_safe_logger
+from pycodex.transport.websocket import WebSocketTransport, listen_websocket
+from pycodex.transport.ws_auth import capability_token_matches, has_origin
 
 __all__ = ["WsOptions", "start_ws_server"]
 
@@ -60,28 +62,24 @@ def _check_request(options: WsOptions, conn: ServerConnection, request: Request)
 
 
 async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Server:
+    router = ExecRouter()
+
     async def handler(ws: ServerConnection) -> None:
         host, port = ws.remote_address[:2]
         label = f"{host}:{port}"
 
-        async def send(data: bytes) -> None:
-            try:
-                await ws.send(data.decode("utf-8"))
-            except ConnectionClosed as exc:
-                raise ConnectionError(str(exc)) from exc
-
+        edge = WebSocketTransport(ws)
         conn = Connection(
             registry,
-            send,
+            edge.send,
             transport="websocket",
             parse_error_prefix=f"failed to parse websocket JSON-RPC message from exec-server websocket {label}",
             concurrent_requests=options.concurrent_requests,
+            router=router,
         )
         try:
-            async for message in ws:
-                if not await conn.handle(message):
-                    ws.transport.abort()  # Codex drops the TCP connection without a close frame
-                    break
+            if not await conn.serve(edge):
+                ws.transport.abort()  # Codex drops the TCP connection without a close frame
         except (ConnectionClosed, ConnectionError):
             pass
         finally:
@@ -90,15 +88,13 @@ async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Serv
     def process_request(conn: ServerConnection, request: Request) -> Response | None:
         return _check_request(options, conn, request)
 
-    return await serve(
+    return await listen_websocket(
         handler,
         options.host,
         options.port,
-        process_request=process_request,
-        compression=None,
+        gate=process_request,
+        max_message_bytes=MAX_MESSAGE_BYTES,
         server_header=None,
-        logger=header_safe_logger("websockets.server"),
-        max_size=MAX_MESSAGE_BYTES,
         # A deeper write buffer keeps the socket full while the client parses: output streams in 8 KiB
         # chunks, and the default 32 KiB high-water mark made every few chunks wait for a round trip.
         write_limit=WRITE_HIGH_WATER,

@@ -23,6 +23,8 @@ _VALUED_GLOBALS = frozenset({"-c", "--config"})
 def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
     app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default) or ws://IP:PORT")
     app.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
+    app.add_argument("--trace", metavar="FILE", default=None,
+                     help="record every protocol message to FILE as JSON lines (also $PYCODEX_TRACE)")
     from pycodex.transport.ws_auth import add_ws_auth_arguments
 
     add_ws_auth_arguments(app)
@@ -47,10 +49,34 @@ def _add_relay_arguments(parser: argparse.ArgumentParser) -> None:
     add_relay_arguments(parser)
 
 
+def _add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    from pycodex.trace.cli import add_trace_arguments
+
+    add_trace_arguments(parser)
+
+
 def _add_demo_arguments(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--json", action="store_true", help="print the raw protocol lines instead of a transcript")
     demo.add_argument("--local", action="store_true",
                       help="run the command in the app-server's own environment instead of via the relay")
+
+
+def _add_threads_arguments(parser: argparse.ArgumentParser) -> None:
+    from pycodex.debug.threads import add_threads_arguments
+
+    add_threads_arguments(parser)
+
+
+def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    from pycodex.debug.config_show import add_config_arguments
+
+    add_config_arguments(parser)
+
+
+def _add_mock_model_arguments(parser: argparse.ArgumentParser) -> None:
+    from app_server.model.mock_server import add_mock_model_arguments
+
+    add_mock_model_arguments(parser)
 
 
 # name -> (one-line help, function adding the subcommand's arguments), in `--help` order.
@@ -69,6 +95,13 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
     # Parsed by compat_tests/runner.py (see main); listed for --help.
     "compat": ("run the version-skew matrix over Codex and pycodex builds (see --help)", lambda _parser: None),
     "demo": ("run one offline turn on the built-in scripted model and print it", _add_demo_arguments),
+    "threads": ("stored threads: list, show ID, export ID [--format md|json]", _add_threads_arguments),
+    "doctor": ("check config, model provider, sandbox, Codex binary and exec-server/relay", lambda _parser: None),
+    "config": ("`config show [--origin]`: the effective config and where each value came from",
+               _add_config_arguments),
+    "mock-model": ("serve a scripted fake Responses API for offline tests (--script FILE --listen IP:PORT)",
+                   _add_mock_model_arguments),
+    "trace": ("read a protocol trace (app-server --trace): show, html, replay", _add_trace_arguments),
 }
 
 
@@ -112,6 +145,9 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from pycodex.signals import survive_usr1
+
+    survive_usr1()  # first: a SIGUSR1 during start-up must not end the process
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments[:1] == ["compat"]:
         from pycodex.compat_command import run_compat
@@ -142,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app_server.main import run_app_server
 
         return run_app_server(listen=args.listen, config_overrides=[*args.config, *args.app_config],
-                              strict_config=args.strict_config, ws_auth_args=args)
+                              strict_config=args.strict_config, ws_auth_args=args, trace=args.trace)
     if args.command == "exec-server":
         import asyncio
 
@@ -155,9 +191,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         from relay.cli import run_relay
 
         return asyncio.run(run_relay(args))
+    if args.command == "trace":
+        from pycodex.trace.cli import run_trace
+
+        return run_trace(args)
     if args.command == "demo":
         from pycodex.demo import run_demo
 
         return run_demo(config_overrides=args.config, raw=args.json, local=args.local)
+    return _run_debug_command(args) if args.command in _DEBUG_COMMANDS else _usage(parser)
+
+
+_DEBUG_COMMANDS = frozenset({"threads", "doctor", "config", "mock-model"})
+
+
+def _run_debug_command(args: argparse.Namespace) -> int:
+    if args.command == "threads":
+        from pycodex.debug.threads import run_threads
+
+        return run_threads(args)
+    if args.command == "doctor":
+        from pycodex.debug.doctor import run_doctor
+
+        return run_doctor(args.config)
+    if args.command == "config":
+        from pycodex.debug.config_show import run_config
+
+        return run_config(args, args.config)
+    from app_server.model.mock_server import run_mock_model
+
+    return run_mock_model(args)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
     return 2

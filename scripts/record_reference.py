@@ -35,6 +35,7 @@ BUNDLE_FILE = "codex_app_server_protocol.schemas.json"
 SCHEMA_FLAVOURS = {"stable": [], "experimental": ["--experimental"]}
 EXPECTED_VERSION = "0.169.0"
 TIMEOUT_S = 60
+OTHER_RECORDERS = ("frontends/",)
 
 
 def _default_transcripts() -> Path:
@@ -84,14 +85,20 @@ def record_transcripts(source: Path, out_dir: Path) -> list[Path]:
 
 
 def write_manifest(data_dir: Path, codex_version: str, files: list[Path]) -> Path:
+    path = data_dir / "MANIFEST.json"
+    # Keep the entries of files other recorders own (scripts/record_config_read.py: frontends/).
+    kept: dict[str, str] = {}
+    if path.is_file():
+        previous = json.loads(path.read_text()).get("sha256", {})
+        kept = {name: digest for name, digest in previous.items()
+                if name.startswith(OTHER_RECORDERS) and (data_dir / name).is_file()}
     manifest = {
         "codex_version": codex_version,
         "recorded_by": "scripts/record_reference.py",
-        "sha256": {
+        "sha256": kept | {
             p.relative_to(data_dir).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(files)
         },
     }
-    path = data_dir / "MANIFEST.json"
     path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return path
 

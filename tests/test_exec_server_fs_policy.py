@@ -12,17 +12,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from pydantic import BaseModel
 
+from exec_client.wire.fs_paths import entry_path, real_path
+from exec_client.wire.fs_policy import Denial, FsPolicy, Need, PolicyDenied, compile_policy
 from exec_client.wire.protocol import FsPathParams, FsWriteFileParams
 from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
-from exec_server.fs_paths import entry_path, real_path
-from exec_server.fs_policy import Denial, FsPolicy, Need, PolicyDenied, compile_policy
-from exec_server.params import parse_params
 from pycodex.jsonrpc.errors import InvalidParams
+from pycodex.jsonrpc.serde import Framing, validate
 from tests.test_exec_server_support import ServerProc, raw_client, run_ws_server, server_params, uri
 
 EROFS = (-32603, "Read-only file system (os error 30)")
@@ -293,12 +293,12 @@ def test_no_sandbox_and_unrestricted_kinds_allow_everything() -> None:
 )
 def test_a_policy_of_the_wrong_shape_is_refused_like_codex(sandbox: Any, message: str) -> None:
     with pytest.raises(InvalidParams) as info:
-        parse_params(FsPathParams, {"path": uri(f"{WS}/a"), "sandbox": sandbox})
+        _parse(FsPathParams, {"path": uri(f"{WS}/a"), "sandbox": sandbox})
     assert info.value.message == message
 
 
 def test_unknown_keys_are_ignored_as_serde_does() -> None:
-    params: BaseModel = parse_params(
+    params: BaseModel = _parse(
         FsWriteFileParams,
         {
             "path": uri(f"{WS}/a"),
@@ -550,3 +550,12 @@ async def test_every_read_method_hides_what_the_policy_hides(
         visible = await c.call(method, {**params(base / "W" / "src.txt"), "sandbox": sandbox})
     assert (hidden["error"]["code"], hidden["error"]["message"]) == ENOENT, hidden
     assert "result" in visible, visible
+
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _parse(model: type[M], params: Any) -> M:
+    """The exec-server's params validation, as its connection runs it."""
+    return validate(model, params, Framing.BARE)

@@ -1,6 +1,6 @@
 """Shared helpers for the exec-server/exec-client tests: launch a real server (ours or Codex's) and talk
 raw JSON-RPC to it over a real loopback websocket. Imported by the other ``test_exec_*`` files.
-Set ``EXEC_TEST_STDERR=1`` to see the servers' stderr (with ``PYCODEX_LOG_LEVEL=DEBUG`` for ours)."""
+Set ``EXEC_TEST_STDERR=1`` to see the servers' stderr (with ``PYCODEX_LOG=debug`` for ours)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_model import message, model_config, run_turn
+from app_server.tools.shell_snapshot import snapshot_lines
+from tests.support.fake_model import exec_call, message, model_config, run_turn
 from tests.test_remote_support import (
     MARKER,
     MARKER_VAR,
@@ -35,6 +36,7 @@ async def test_the_model_api_key_is_sent_but_never_logged_or_stored(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
     model = await fake_model([
+        {"output": [exec_call("call_1", "echo ran")]},  # a command: the thread's shell snapshot is written
         {"output": [message("hello")]},
         {"status": 401, "body": {"error": {"message": "bad key", "type": "invalid_request_error"}}},
     ])
@@ -51,7 +53,17 @@ async def test_the_model_api_key_is_sent_but_never_logged_or_stored(
     assert sent and all(value == f"Bearer {API_KEY}" for value in sent)
     assert client.stderr_text.strip(), "the verbose run should have logged something"
     assert API_KEY not in client.stderr_text
+    assert list((codex_home / "shell_snapshots").glob("*.sh")), "no shell snapshot was written"
     assert files_holding(codex_home, API_KEY) == []
+
+
+def test_a_shell_snapshot_keeps_only_what_the_login_shell_changed() -> None:
+    dump = b"\0".join([
+        b"API_KEY=" + API_KEY.encode(), b"PATH=/opt/profile/bin:/usr/bin", b"PROFILE_ONLY=it's set",
+        b"PWD=/somewhere", b"SHLVL=2", b"BASH_FUNC_x%%=() {  :\n}", b"",
+    ])
+    lines = snapshot_lines(dump, {"API_KEY": API_KEY, "PATH": "/usr/bin"})
+    assert lines == ["export PATH=/opt/profile/bin:/usr/bin", "export PROFILE_ONLY='it'\"'\"'s set'"]
 
 
 async def test_the_relay_token_reaches_the_registry_but_never_the_logs(

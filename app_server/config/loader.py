@@ -365,3 +365,12 @@ def load_config(
         raise _override_error(exc) from None
     config = replace(config, load_error=load_error)
     return replace(config, warnings=tuple(warnings) + _fallback_warnings(config, merged))
+
+
+def check_table(codex_home: Path, table: Mapping[str, Any], env: Mapping[str, str] | None = None) -> None:
+    """Check a would-be config.toml table as the loader would; raises ConfigError in Codex's
+    "<cause>\\nin `<key>`\\n" shape (used before writing the file, so pycodex never saves what it cannot load)."""
+    try:
+        _build(codex_home, table, (), dict(os.environ) if env is None else env, strict=False)
+    except schema.Invalid as exc:
+        raise _override_error(exc) from None

@@ -1,4 +1,5 @@
-"""Request handlers, grouped by area. ``register_all`` fills the server's router at startup."""
+"""Request handlers, one module per method family, each with a ``ROUTES`` table; ``register_all`` fills the
+server's router from them at startup."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ __all__ = ["register_all"]
 
 
 def register_all(app: AppServer) -> None:
-    from app_server.handlers import info, initialize, threads, turns
-
-    initialize.register(app)
-    threads.register(app)
-    turns.register(app)
-    info.register(app)
     from app_server.handlers import (
+        accounts,
+        commands,
+        environments,
+        fs,
+        hooks,
+        info,
+        initialize,
+        misc,
+        plugins,
         thread_goals,
         thread_history,
         thread_inject,
@@ -25,10 +29,13 @@ def register_all(app: AppServer) -> None:
         thread_search,
         thread_sections,
         thread_terminals,
+        threads,
+        turns,
     )
     from app_server.handlers.table import register_routes
 
-    modules = (thread_history, thread_goals, thread_terminals, thread_sections, thread_search, thread_memory,
-               thread_inject)
+    # This order is the one "unknown variant" errors list.
+    modules = (initialize, threads, thread_history, thread_goals, thread_terminals, thread_sections, thread_search,
+               thread_memory, thread_inject, turns, info, fs, commands, hooks, plugins, accounts, misc, environments)
     for module in modules:
         register_routes(app, module.ROUTES)

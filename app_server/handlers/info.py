@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from app_server.config.loader import plain_table
 from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import server_info as p
 
 if TYPE_CHECKING:
-    from app_server.app import AppServer
+    pass
 
-__all__ = ["register"]
+__all__ = ["ROUTES"]
 
 JsonObj = dict[str, Any]
 
@@ -43,48 +44,41 @@ def _layer_name(kind: str, file: str | None) -> JsonObj:
     return {"type": "sessionFlags"}
 
 
-def register(app: AppServer) -> None:
-    async def skills_list(session: Session, params: p.SkillsListParams) -> JsonObj:
-        cwds = list(params.cwds or []) or [os.getcwd()]
-        result: JsonObj = await app.skills_catalog.list_for_cwds(cwds, bool(params.force_reload))
-        return result
+async def skills_list(session: Session, params: p.SkillsListParams) -> JsonObj:
+    cwds = list(params.cwds or []) or [os.getcwd()]
+    result: JsonObj = await app_of(session).skills_catalog.list_for_cwds(cwds, bool(params.force_reload))
+    return result
 
-    async def account_read(session: Session, params: p.GetAccountParams) -> JsonObj:
-        provider = app.config.provider
-        result: JsonObj = {"account": None, "userId": None,
-                           "requiresOpenaiAuth": bool(provider.requires_openai_auth)}
-        if session.experimental_api:
-            result["workspaceRouting"] = None
-        return result
+async def account_read(session: Session, params: p.GetAccountParams) -> JsonObj:
+    provider = app_of(session).config.provider
+    result: JsonObj = {"account": None, "userId": None,
+                       "requiresOpenaiAuth": bool(provider.requires_openai_auth)}
+    if session.experimental_api:
+        result["workspaceRouting"] = None
+    return result
 
-    async def model_list(session: Session, params: p.ModelListParams) -> JsonObj:
-        return {"data": [_model_entry(app.config.model, is_default=True)], "nextCursor": None}
+async def model_list(session: Session, params: p.ModelListParams) -> JsonObj:
+    return {"data": [_model_entry(app_of(session).config.model, is_default=True)], "nextCursor": None}
 
-    async def config_read(session: Session, params: p.ConfigReadParams) -> JsonObj:
-        config = app.read_config()
-        layers = [layer for layer in config.layers if layer.config]
-        origins: JsonObj = {}
-        for layer in layers:
-            for key in _flat_keys(layer.config):
-                origins[key] = {"name": _layer_name(layer.kind, layer.file), "version": layer.version}
-        result: JsonObj = {"config": plain_table(config.raw), "origins": origins}
-        if params.include_layers:
-            result["layers"] = [
-                {"name": _layer_name(layer.kind, layer.file), "version": layer.version, "config": plain_table(layer.config)}
-                for layer in reversed(layers)
-            ]
-        else:
-            result["layers"] = None
-        return result
+async def config_read(session: Session, params: p.ConfigReadParams) -> JsonObj:
+    config = app_of(session).read_config()
+    layers = [layer for layer in config.layers if layer.config]
+    origins: JsonObj = {}
+    for layer in layers:
+        for key in _flat_keys(layer.config):
+            origins[key] = {"name": _layer_name(layer.kind, layer.file), "version": layer.version}
+    result: JsonObj = {"config": plain_table(config.raw), "origins": origins}
+    if params.include_layers:
+        result["layers"] = [
+            {"name": _layer_name(layer.kind, layer.file), "version": layer.version, "config": plain_table(layer.config)}
+            for layer in reversed(layers)
+        ]
+    else:
+        result["layers"] = None
+    return result
 
-    async def requirements_read(session: Session, params: Any) -> JsonObj:
-        return {"supportsIndependentSpeedModes": False, "requirements": None}
-
-    app.router.add("skills/list", p.SkillsListParams, skills_list)
-    app.router.add("account/read", p.GetAccountParams, account_read)
-    app.router.add("model/list", p.ModelListParams, model_list)
-    app.router.add("config/read", p.ConfigReadParams, config_read)
-    app.router.add("configRequirements/read", None, requirements_read)
+async def requirements_read(session: Session, params: Any) -> JsonObj:
+    return {"supportsIndependentSpeedModes": False, "requirements": None}
 
 
 def _flat_keys(table: Any, prefix: str = "") -> list[str]:
@@ -96,3 +90,12 @@ def _flat_keys(table: Any, prefix: str = "") -> list[str]:
         else:
             keys.append(path)
     return keys
+
+
+ROUTES = (
+    RouteSpec("skills/list", p.SkillsListParams, skills_list),
+    RouteSpec("account/read", p.GetAccountParams, account_read),
+    RouteSpec("model/list", p.ModelListParams, model_list),
+    RouteSpec("config/read", p.ConfigReadParams, config_read),
+    RouteSpec("configRequirements/read", None, requirements_read),
+)

@@ -5,17 +5,18 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app_server.connection import Session
-from app_server.protocol.base import to_wire
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import notices
 from app_server.protocol.initialize import InitializeParams, InitializeResponse
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
 
 if TYPE_CHECKING:
-    from app_server.app import AppServer
+    pass
 
-__all__ = ["register", "user_agent"]
+__all__ = ["ROUTES", "user_agent"]
 
 
 def _os_description() -> str:
@@ -45,28 +46,27 @@ def _platform_os() -> str:
     return {"linux": "linux", "darwin": "macos", "win32": "windows"}.get(sys.platform, sys.platform)
 
 
-def register(app: AppServer) -> None:
-    async def initialize(session: Session, params: InitializeParams) -> dict[str, Any]:
-        caps = params.capabilities
-        session.client_name = params.client_info.name
-        session.client_version = params.client_info.version
-        session.client_title = params.client_info.title
-        session.experimental_api = bool(caps and caps.experimental_api)
-        session.opt_out = frozenset((caps.opt_out_notification_methods or []) if caps else [])
-        session.initialized = True
+async def initialize(session: Session, params: InitializeParams) -> InitializeResponse:
+    app = app_of(session)
+    caps = params.capabilities
+    session.client_name = params.client_info.name
+    session.client_version = params.client_info.version
+    session.client_title = params.client_info.title
+    session.experimental_api = bool(caps and caps.experimental_api)
+    session.opt_out = frozenset((caps.opt_out_notification_methods or []) if caps else [])
+    session.initialized = True
 
-        async def announce() -> None:
-            for warning in app.startup_warnings:
-                await session.notify("configWarning", warning.to_params())
+    async def announce() -> None:
+        for warning in app.startup_warnings:
+            await notices.send(session, notices.config_warning(warning.to_params()))
 
-        session.after_response(announce)
-        return to_wire(
-            InitializeResponse(
-                user_agent=user_agent(session.client_name, session.client_version),
-                codex_home=str(app.codex_home),
-                platform_family="windows" if sys.platform == "win32" else "unix",
-                platform_os=_platform_os(),
-            )
-        )
+    session.after_response(announce)
+    return InitializeResponse(
+        user_agent=user_agent(session.client_name, session.client_version),
+        codex_home=str(app.codex_home),
+        platform_family="windows" if sys.platform == "win32" else "unix",
+        platform_os=_platform_os(),
+    )
 
-    app.router.add("initialize", InitializeParams, initialize)
+
+ROUTES = (RouteSpec("initialize", InitializeParams, initialize),)

@@ -7,6 +7,7 @@ from typing import Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import notices
 from app_server.protocol import thread_history as p
 from app_server.store import parse_thread_id
 from app_server.store.thread_state import ReadStateConflict
@@ -45,15 +46,16 @@ async def read_state_update(session: Session, params: p.ThreadReadStateUpdatePar
     except ReadStateConflict as exc:
         raise InvalidRequest("read state changed",
                              data={"reason": "readStateConflict", "readState": exc.current}) from None
-    note = {"threadId": thread_id, "readState": state}
+    note = notices.thread_read_state_changed(thread_id, state)
     loaded = app.threads.loaded.get(thread_id)
     if loaded is not None:
-        session.after_response(lambda: loaded.emit("thread/readState/changed", note))
+        session.after_response(lambda: loaded.emit(note))
     return {"readState": state}
 
 
 ROUTES = (
     RouteSpec("thread/items/list", p.ThreadItemsListParams, items_list),
-    RouteSpec("thread/items/read", p.ThreadItemsReadParams, items_read),
-    RouteSpec("thread/readState/update", p.ThreadReadStateUpdateParams, read_state_update),
+    RouteSpec("thread/items/read", p.ThreadItemsReadParams, items_read, experimental=True),
+    RouteSpec("thread/readState/update", p.ThreadReadStateUpdateParams, read_state_update,
+              experimental=True),
 )

@@ -36,6 +36,7 @@ async def memory_read(session: Session, params: p.ThreadMemoryReadParams) -> dic
 
 
 ROUTES = (
-    RouteSpec("thread/memoryMode/set", p.ThreadMemoryModeSetParams, memory_mode_set),
-    RouteSpec("thread/memory/read", p.ThreadMemoryReadParams, memory_read),
+    RouteSpec("thread/memoryMode/set", p.ThreadMemoryModeSetParams, memory_mode_set,
+              experimental=True),
+    RouteSpec("thread/memory/read", p.ThreadMemoryReadParams, memory_read, experimental=True),
 )

@@ -12,6 +12,7 @@ from typing import Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import notices
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
 from app_server.store import parse_thread_id
@@ -68,14 +69,14 @@ async def thread_search_stream(session: Session, params: p.ThreadSearchParams) -
             batch = pending[:]
             pending.clear()
             future = asyncio.run_coroutine_threadsafe(
-                session.notify("thread/search/partial", {"requestId": request_id, "data": batch}), loop)
+                notices.send(session, notices.thread_search_partial(request_id, batch)), loop)
             sent.append(asyncio.wrap_future(future))
 
     results = await _search(session, params, term, on_match if not params.cursor else None)
     if sent:
         await asyncio.gather(*sent)
     if pending and not params.cursor:
-        await session.notify("thread/search/partial", {"requestId": request_id, "data": pending})
+        await notices.send(session, notices.thread_search_partial(request_id, pending))
     return search.page(results, params.cursor, params.limit)
 
 
@@ -99,8 +100,8 @@ async def occurrences(session: Session, params: p.ThreadSearchOccurrencesParams)
 
 
 ROUTES = (
-    RouteSpec("thread/search", p.ThreadSearchParams, thread_search),
-    RouteSpec("thread/searchOccurrences", p.ThreadSearchOccurrencesParams, occurrences),
+    RouteSpec("thread/search", p.ThreadSearchParams, thread_search, experimental=True),
+    RouteSpec("thread/searchOccurrences", p.ThreadSearchOccurrencesParams, occurrences, experimental=True),
     RouteSpec("thread/search/stream", p.ThreadSearchParams, thread_search_stream),
     RouteSpec("thread/search/cancel", p.ThreadSearchCancelParams, search_cancel),
     RouteSpec("thread/search/stream/cancel", p.ThreadSearchCancelParams, search_cancel),

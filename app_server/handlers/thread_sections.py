@@ -7,6 +7,7 @@ import logging
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import notices
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
 from app_server.store import ThreadNotFoundError, parse_thread_id
@@ -57,7 +58,7 @@ async def section_delete(session: Session, params: p.ThreadSectionDeleteParams) 
 
     async def after() -> None:
         for thread_id in members:
-            await session.notify("thread/section/changed", {"threadId": thread_id, "sectionId": None})
+            await notices.send(session, notices.thread_section_changed(thread_id, None))
 
     session.after_response(after)
     return EmptyObject()
@@ -71,8 +72,7 @@ async def section_move(session: Session, params: p.ThreadSectionMoveParams) -> E
         await asyncio.to_thread(app.thread_state.move, thread_id, params.section_id, params.before_thread_id)
     except SectionNotFound as exc:
         raise InvalidParams(str(exc)) from None
-    session.after_response(lambda: session.notify(
-        "thread/section/changed", {"threadId": thread_id, "sectionId": params.section_id}))
+    session.after_response(lambda: notices.send(session, notices.thread_section_changed(thread_id, params.section_id)))
     return EmptyObject()
 
 
@@ -89,7 +89,7 @@ async def thread_delete(session: Session, params: p.ThreadDeleteParams) -> Empty
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
     await asyncio.to_thread(app.thread_state.forget, thread_id)
-    session.after_response(lambda: session.notify("thread/deleted", {"threadId": thread_id}))
+    session.after_response(lambda: notices.send(session, notices.thread_deleted(thread_id)))
     return EmptyObject()
 
 

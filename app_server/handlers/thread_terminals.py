@@ -19,8 +19,7 @@ async def _sessions(session: Session, thread_id: str) -> UnifiedExec | None:
     thread_id = parse_thread_id(thread_id)
     await history.require_thread(threads, thread_id)
     loaded = threads.loaded.get(thread_id)
-    sessions = None if loaded is None else loaded.exec_sessions
-    return sessions if isinstance(sessions, UnifiedExec) else None
+    return None if loaded is None else loaded.services.exec_sessions
 
 
 async def terminals_list(session: Session, params: p.BackgroundTerminalsListParams) -> p.BackgroundTerminalsListResponse:
@@ -60,7 +59,10 @@ async def terminals_terminate(
 
 
 ROUTES = (
-    RouteSpec("thread/backgroundTerminals/list", p.BackgroundTerminalsListParams, terminals_list),
-    RouteSpec("thread/backgroundTerminals/clean", p.BackgroundTerminalsCleanParams, terminals_clean),
-    RouteSpec("thread/backgroundTerminals/terminate", p.BackgroundTerminalsTerminateParams, terminals_terminate),
+    RouteSpec("thread/backgroundTerminals/list", p.BackgroundTerminalsListParams, terminals_list,
+              experimental=True),
+    RouteSpec("thread/backgroundTerminals/clean", p.BackgroundTerminalsCleanParams, terminals_clean,
+              experimental=True),
+    RouteSpec("thread/backgroundTerminals/terminate", p.BackgroundTerminalsTerminateParams, terminals_terminate,
+              experimental=True),
 )

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import turns as p
 from app_server.protocol.base import to_wire
 from app_server.store import new_uuid7
-from app_server.threads.state import ThreadRuntime, TurnState
+from app_server.threads.overrides import apply_turn_overrides
+from app_server.threads.runner import TurnRunner
+from app_server.threads.state import TurnState
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
-if TYPE_CHECKING:
-    from app_server.app import AppServer
-
-__all__ = ["register"]
+__all__ = ["ROUTES"]
 
 JsonObj = dict[str, Any]
 
@@ -23,16 +23,15 @@ JsonObj = dict[str, Any]
 MAX_INPUT_CHARS = 1 << 20
 
 
-def _inputs(params: Any) -> list[JsonObj]:
-    out: list[JsonObj] = []
-    for part in params.input:
-        out.append(to_wire(part) if hasattr(part, "model_dump") else dict(part))
-    return out
+def _inputs(params: p.TurnStartParams | p.TurnSteerParams) -> list[JsonObj]:
+    return [to_wire(part) if hasattr(part, "model_dump") else dict(part) for part in params.input]
 
 
 def _check_input_size(inputs: list[JsonObj]) -> None:
     """Refuse oversized text the way Codex does (characters are code points, summed over text parts)."""
-    actual = sum(len(part["text"]) for part in inputs if part.get("type") == "text" and isinstance(part.get("text"), str))
+    actual = sum(
+        len(part["text"]) for part in inputs if part.get("type") == "text" and isinstance(part.get("text"), str)
+    )
     if actual > MAX_INPUT_CHARS:
         raise InvalidParams(
             f"Input exceeds the maximum length of {MAX_INPUT_CHARS} characters.",
@@ -40,93 +39,59 @@ def _check_input_size(inputs: list[JsonObj]) -> None:
         )
 
 
-def _apply_turn_overrides(thread: ThreadRuntime, params: p.TurnStartParams) -> bool:
-    """Sticky overrides from turn/start; True when anything changed."""
-    s = thread.settings
-    before = s.to_record()
-    if params.cwd:
-        from app_server.handlers.threads import _resolve_cwd
-
-        s.cwd = _resolve_cwd(params.cwd, s.cwd)
-    if params.model:
-        s.model = params.model
-    if params.effort:
-        s.effort = params.effort
-    if params.summary:
-        s.summary = params.summary
-    if isinstance(params.approval_policy, str):
-        s.approval_policy = params.approval_policy
-    if params.approvals_reviewer:
-        s.approvals_reviewer = params.approvals_reviewer
-    if params.sandbox_policy is not None:
-        kind = getattr(params.sandbox_policy, "type", None) or (
-            params.sandbox_policy.get("type") if isinstance(params.sandbox_policy, dict) else None)
-        s.sandbox_mode = {"dangerFullAccess": "danger-full-access", "readOnly": "read-only",
-                          "workspaceWrite": "workspace-write"}.get(str(kind), s.sandbox_mode)
-        roots = getattr(params.sandbox_policy, "writable_roots", None)
-        if kind == "workspaceWrite" and roots is not None:
-            s.writable_roots = [str(r) for r in roots]
-    return s.to_record() != before
+def _accepted(turn: TurnState) -> JsonObj:
+    # The response shows the turn as accepted: in progress, no start time yet.
+    return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
 
 
-def register(app: AppServer) -> None:
-    router, threads = app.router, app.threads
+async def turn_start(session: Session, params: p.TurnStartParams) -> JsonObj:
+    app = app_of(session)
+    thread = app.threads.get_loaded(params.thread_id)
+    inputs = _inputs(params)
+    _check_input_size(inputs)
+    app.threads.subscribe(thread, session)
+    active = thread.active
+    if active is not None:
+        # Codex merges a start during an active turn into that turn (same id), like a steer.
+        thread.steer(inputs)
+        return _accepted(active)
+    if apply_turn_overrides(thread.settings, params):
+        await asyncio.to_thread(thread.writer.settings_changed, thread.settings.to_record())
+    turn = TurnState(new_uuid7(), inputs=inputs)
+    turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None
+    runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
+    session.after_response(thread.start_turn(turn, runner, app.spawn))
+    return _accepted(turn)
 
-    async def turn_start(session: Session, params: p.TurnStartParams) -> JsonObj:
-        thread = threads.get_loaded(params.thread_id)
-        inputs = _inputs(params)
-        _check_input_size(inputs)
-        threads.subscribe(thread, session)
-        active = thread.active
-        if active is not None and not active.ended:
-            # Codex merges a start during an active turn into that turn (same id), like a steer.
-            active.pending_inputs.append(inputs)
-            if thread.runner is not None:
-                thread.runner.steer()
-            return {"turn": dict(active.wire(view="notLoaded"), startedAt=None)}
-        if _apply_turn_overrides(thread, params):
-            await asyncio.to_thread(thread.writer.settings_changed, thread.settings.to_record())
-        turn = TurnState(new_uuid7(), inputs=inputs)
-        turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None
-        thread.active = turn
-        runner = await app.make_runner(thread, turn, session)
-        thread.runner = runner
 
-        async def launch() -> None:
-            turn.task = app.spawn(runner.run(), name=f"turn-{turn.id}")
+async def turn_steer(session: Session, params: p.TurnSteerParams) -> p.TurnSteerResponse:
+    thread = app_of(session).threads.get_loaded(params.thread_id)
+    inputs = _inputs(params)
+    _check_input_size(inputs)
+    active = thread.active
+    if active is None:
+        raise InvalidRequest("no active turn to steer")
+    if active.id != params.expected_turn_id:
+        raise InvalidRequest(f"expected active turn id `{params.expected_turn_id}` but found `{active.id}`")
+    thread.steer(inputs)
+    return p.TurnSteerResponse(turn_id=active.id)
 
-        session.after_response(launch)
-        return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
 
-    async def turn_steer(session: Session, params: p.TurnSteerParams) -> JsonObj:
-        thread = threads.get_loaded(params.thread_id)
-        inputs = _inputs(params)
-        _check_input_size(inputs)
-        active = thread.active
-        if active is None or active.ended:
-            raise InvalidRequest("no active turn to steer")
-        if active.id != params.expected_turn_id:
-            raise InvalidRequest(f"expected active turn id `{params.expected_turn_id}` but found `{active.id}`")
-        active.pending_inputs.append(inputs)
-        if thread.runner is not None:
-            thread.runner.steer()
-        return {"turnId": active.id}
+async def turn_interrupt(session: Session, params: p.TurnInterruptParams) -> p.TurnInterruptResponse:
+    thread = app_of(session).threads.get_loaded(params.thread_id)
+    active = thread.active
+    if active is None or active.id != params.turn_id:
+        raise InvalidRequest("no active turn to interrupt")
 
-    async def turn_interrupt(session: Session, params: p.TurnInterruptParams) -> JsonObj:
-        thread = threads.get_loaded(params.thread_id)
-        active = thread.active
-        if active is None or active.ended or active.id != params.turn_id:
-            raise InvalidRequest("no active turn to interrupt")
-        active.interrupt_requested = True
+    async def interrupt() -> None:  # after the response, as Codex orders it
+        thread.interrupt()
 
-        async def cancel() -> None:
-            if active.task is not None:
-                active.task.cancel()
+    session.after_response(interrupt)
+    return p.TurnInterruptResponse()
 
-        session.after_response(cancel)
-        return {}
 
-    router.add("turn/start", p.TurnStartParams, turn_start,
-               experimental_probe=app.experimental_probe(p.TurnStartParams))
-    router.add("turn/steer", p.TurnSteerParams, turn_steer)
-    router.add("turn/interrupt", p.TurnInterruptParams, turn_interrupt)
+ROUTES = (
+    RouteSpec("turn/start", p.TurnStartParams, turn_start, probe_experimental=True),
+    RouteSpec("turn/steer", p.TurnSteerParams, turn_steer),
+    RouteSpec("turn/interrupt", p.TurnInterruptParams, turn_interrupt),
+)

@@ -54,6 +54,7 @@ from app_server.model.retry import (
 )
 from app_server.model.retry_hints import retry_hint
 from app_server.model.sse import SseDecoder, SseError
+from pycodex.trace import recorder as trace
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +172,8 @@ class ModelClient:
         request_retries = 0
         while True:
             request = self.build_request(body, ctx)
+            sent = time.monotonic()
+            trace.record_http_request(request)
             try:
                 try:
                     async with asyncio.timeout(idle):
@@ -189,6 +192,8 @@ class ModelClient:
                 request_retries += 1
                 await self._policy.sleep(self._policy.delay(failure, request_retries, self._backoff))
                 continue
+            logger.debug("model request to %s: HTTP %d after %.0f ms", self._url, response.status_code,
+                         (time.monotonic() - sent) * 1000)
             try:
                 if response.status_code // 100 != 2:
                     raw = await self._error_body(response, idle)
@@ -200,9 +205,12 @@ class ModelClient:
                     await response.aclose()  # do not hold the connection through the wait
                     await self._policy.sleep(self._policy.delay(err, request_retries, self._backoff))
                     continue
+                count = 0
                 async with contextlib.aclosing(self._events(response, idle)) as events:
                     async for event in events:
+                        count += 1
                         yield event
+                logger.debug("model response streamed: %d events in %.0f ms", count, (time.monotonic() - sent) * 1000)
                 return
             finally:
                 await response.aclose()
@@ -248,6 +256,7 @@ class ModelClient:
             except SseError as exc:
                 raise errors.stream_broken(str(exc)) from exc
             for sse in decoded:
+                trace.record("in", "model", id(response.request), sse.data)
                 try:
                     event = parse_event(sse)
                 except EventParseError as exc:

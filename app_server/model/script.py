@@ -17,7 +17,7 @@ Faults (each ends the response; items before it are still streamed):
     {"type": "stall", "seconds": 30}                       hold the stream open (an interrupt ends it)
 
 One expansion serves both users: ``expand_wire`` writes the Responses stream events as the API sends
-them (JSON objects), which fixtures/fake_responses_server.py serves over HTTP, and ``expand`` types the
+them (JSON objects), which app_server/model/mock_server.py (`pycodex mock-model`) serves over HTTP, and ``expand`` types the
 same events with the product's own event parser for the in-process provider.
 """
 

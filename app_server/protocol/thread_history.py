@@ -123,12 +123,6 @@ class ThreadGoalClearResponse(WireModel):
     cleared: bool
 
 
-class ThreadGoalUpdatedNotification(WireModel):
-    thread_id: str
-    turn_id: str | None = None
-    goal: ThreadGoal
-
-
 class BackgroundTerminalsListParams(ParamsModel):
     METHOD: ClassVar[str] = "thread/backgroundTerminals/list"
 

@@ -156,8 +156,3 @@ HYDRATION_READ = ("Full-history hydration is deprecated for paginated threads; o
                   "`false`, then page with `thread/turns/list` and `thread/items/list`.")
 HYDRATION_RESUME = ("Full-history hydration is deprecated for paginated threads; use `excludeTurns: true`, then "
                     "page with `thread/turns/list` and `thread/items/list`.")
-
-
-def hydration_notice(summary: str) -> JsonObj:
-    """``deprecationNotice`` params Codex sends (before the response) when a paginated thread is hydrated whole."""
-    return {"summary": summary, "details": None}

@@ -13,10 +13,8 @@ from typing import Any
 __all__ = [
     "agent_message",
     "command_execution",
-    "completed_params",
     "now_ms",
     "reasoning",
-    "started_params",
     "user_message",
 ]
 
@@ -94,20 +92,6 @@ def command_execution(
         "durationMs": None,
         "startedAtMs": started_at_ms,
         "completedAtMs": None,
-    }
-
-
-def started_params(item: JsonObj, thread_id: str, turn_id: str) -> JsonObj:
-    return {"item": item, "threadId": thread_id, "turnId": turn_id, "startedAtMs": item["startedAtMs"]}
-
-
-def completed_params(item: JsonObj, thread_id: str, turn_id: str) -> JsonObj:
-    return {
-        "item": item,
-        "threadId": thread_id,
-        "turnId": turn_id,
-        "contentTokenCount": None,
-        "completedAtMs": item["completedAtMs"],
     }
 
 

@@ -16,18 +16,20 @@ from typing import TYPE_CHECKING, Any
 
 from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new_uuid7, parse_thread_id
 from app_server.store.thread_shape import build_thread
-from app_server.threads.state import ThreadRuntime, ThreadSettings
+from app_server.threads.state import Subscriber, ThreadRuntime, ThreadSettings
 from pycodex import COMPATIBLE_CODEX_VERSION
 from pycodex.jsonrpc.errors import InvalidRequest
 
 if TYPE_CHECKING:
-    from app_server.connection import Session
+    from app_server.threads.services import ThreadServices
 
-__all__ = ["Defaults", "ThreadManager"]
+__all__ = ["Defaults", "MakeServices", "ThreadManager"]
 
 logger = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
+#: Builds the services of a thread about to be loaded (its id and settings): ``AppServer.thread_services``.
+MakeServices = Callable[[str, ThreadSettings], Awaitable["ThreadServices"]]
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,10 @@ def sandbox_policy_wire(settings: ThreadSettings) -> JsonObj:
 
 
 class ThreadManager:
-    def __init__(self, store: ThreadStore, *, attach: Callable[[ThreadRuntime], Awaitable[None]]) -> None:
+    def __init__(self, store: ThreadStore, *, services: MakeServices) -> None:
         self.store = store
         self.loaded: dict[str, ThreadRuntime] = {}
-        self._attach = attach  # gives a new runtime its environment and sandbox
+        self._services = services  # builds a thread's environment, skills and exec sessions
 
     # -- views -----------------------------------------------------------------------------------
     def thread_wire(self, thread: ThreadRuntime, *, include_turns: bool = False) -> JsonObj:
@@ -68,7 +70,7 @@ class ThreadManager:
             preview=thread.preview, name=thread.name, created_at_ms=thread.created_at * 1000,
             updated_at_ms=max(thread.updated_at, thread.created_at) * 1000, turns=turns, status=thread.status(),
         )
-        wire["environments"] = self.environments_wire(thread)
+        wire["environments"] = thread.services.environment.wire(thread.settings.cwd)
         wire["canAcceptDirectInput"] = True  # a loaded thread takes turn/start directly (Codex: true)
         return wire
 
@@ -77,15 +79,9 @@ class ThreadManager:
         """Every turn of the thread, the one in progress included (with its items so far), as Codex shows them."""
         turns = [dict(t) for t in thread.turns]
         active = thread.active
-        if active is not None and not active.ended:
+        if active is not None:
             turns.append(active.wire(view="full"))
         return turns
-
-    def environments_wire(self, thread: ThreadRuntime) -> list[JsonObj]:
-        if not thread.has_environment:
-            return []
-        cwd = str(thread.settings.cwd)
-        return [{"environmentId": thread.environment_id, "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}]
 
     def settings_response(self, thread: ThreadRuntime, *, include_turns: bool) -> JsonObj:
         s = thread.settings
@@ -114,13 +110,13 @@ class ThreadManager:
             raise InvalidRequest(f"thread not found: {thread_id}")
         return thread
 
-    def subscribe(self, thread: ThreadRuntime, session: Session) -> None:
+    def subscribe(self, thread: ThreadRuntime, session: Subscriber) -> None:
         if session not in thread.subscribers:
             thread.subscribers.add(session)
             session.on_close.append(lambda: thread.subscribers.discard(session))
 
     # -- creation ----------------------------------------------------------------------------------
-    async def start(self, session: Session, settings: ThreadSettings, *, ephemeral: bool,
+    async def start(self, session: Subscriber, settings: ThreadSettings, *, ephemeral: bool,
                     thread_source: str | None) -> ThreadRuntime:
         thread_id = new_uuid7()
         meta: JsonObj = {
@@ -132,13 +128,13 @@ class ThreadManager:
             "baseInstructions": settings.base_instructions, "developerInstructions": settings.developer_instructions,
         }
         writer = await asyncio.to_thread(self.store.create_thread, meta)
-        thread = ThreadRuntime(thread_id=thread_id, meta=meta, settings=settings, writer=writer)
+        services = await self._services(thread_id, settings)
+        thread = ThreadRuntime(thread_id=thread_id, meta=meta, settings=settings, writer=writer, services=services)
         await self._register(thread, session)
         return thread
 
-    async def _register(self, thread: ThreadRuntime, session: Session) -> None:
+    async def _register(self, thread: ThreadRuntime, session: Subscriber) -> None:
         thread.codex_home = self.store.codex_home
-        await self._attach(thread)
         self.loaded[thread.id] = thread
         self.subscribe(thread, session)
 
@@ -157,7 +153,7 @@ class ThreadManager:
         settings.developer_instructions = loaded.meta.get("developerInstructions")
         return settings
 
-    async def resume(self, session: Session, thread_id: str, defaults: ThreadSettings,
+    async def resume(self, session: Subscriber, thread_id: str, defaults: ThreadSettings,
                      overrides: Callable[[ThreadSettings], ThreadSettings]) -> ThreadRuntime:
         existing = self.loaded.get(thread_id)
         if existing is not None:
@@ -169,14 +165,15 @@ class ThreadManager:
             raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
         writer = await asyncio.to_thread(self.store.open_writer, thread_id)
         settings = overrides(self._settings_from_store(loaded, defaults))
-        thread = self._from_loaded(loaded, writer, settings, history_initialization="cold_resume")
+        thread = self._from_loaded(loaded, writer, settings, await self._services(loaded.thread_id, settings),
+                                   history_initialization="cold_resume")
         await self._register(thread, session)
         return thread
 
-    def _from_loaded(self, loaded: LoadedThread, writer: Any, settings: ThreadSettings,
+    def _from_loaded(self, loaded: LoadedThread, writer: Any, settings: ThreadSettings, services: ThreadServices,
                      *, history_initialization: str) -> ThreadRuntime:
         thread = ThreadRuntime(
-            thread_id=loaded.thread_id, meta=dict(loaded.meta), settings=settings, writer=writer,
+            thread_id=loaded.thread_id, meta=dict(loaded.meta), settings=settings, writer=writer, services=services,
             history=list(loaded.history), turns=list(loaded.turns), token_usage=loaded.token_usage,
             name=loaded.name, preview=loaded.preview, created_at=loaded.created_at_ms // 1000,
             history_initialization=history_initialization,
@@ -186,7 +183,7 @@ class ThreadManager:
         thread.model_seen = stored.get("model") or loaded.meta.get("model")
         return thread
 
-    async def fork(self, session: Session, source_id: str, defaults: ThreadSettings, *, ephemeral: bool,
+    async def fork(self, session: Subscriber, source_id: str, defaults: ThreadSettings, *, ephemeral: bool,
                    overrides: Callable[[ThreadSettings], ThreadSettings]) -> ThreadRuntime:
         source = self.loaded.get(source_id)
         if source is not None:
@@ -196,7 +193,8 @@ class ThreadManager:
         except ThreadNotFoundError:
             raise InvalidRequest(f"no rollout found for thread id {source_id}") from None
         settings = overrides(self._settings_from_store(loaded, defaults))
-        thread = self._from_loaded(loaded, writer, settings, history_initialization="warm_fork")
+        thread = self._from_loaded(loaded, writer, settings, await self._services(loaded.thread_id, settings),
+                                   history_initialization="warm_fork")
         thread.meta["forkedFromId"] = source_id
         thread.created_at = int(time.time())
         await self._register(thread, session)
@@ -210,25 +208,17 @@ class ThreadManager:
 
     async def unload(self, thread: ThreadRuntime) -> None:
         self.loaded.pop(thread.id, None)
-        if thread.exec_sessions is not None:
-            await thread.exec_sessions.close_all()
+        await thread.services.exec_sessions.close_all()
         await asyncio.to_thread(self.store.close_writer, thread.id)
 
     async def interrupt_all(self, timeout: float) -> None:
         """Interrupt every running turn (the process is stopping) and wait, bounded, until each has
         recorded its end and told its subscribers, exactly as ``turn/interrupt`` would."""
-        tasks = []
-        for thread in self.loaded.values():
-            turn = thread.active
-            if turn is not None and not turn.ended and turn.task is not None:
-                turn.interrupt_requested = True
-                turn.task.cancel()
-                tasks.append(turn.task)
+        tasks = [task for thread in self.loaded.values() if (task := thread.interrupt()) is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
 
     async def shutdown(self) -> None:
         for thread in list(self.loaded.values()):
-            if thread.exec_sessions is not None:
-                await thread.exec_sessions.close_all()
+            await thread.services.exec_sessions.close_all()
         await asyncio.to_thread(self.store.close)

@@ -12,22 +12,23 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import AsyncIterator
+from typing import Any
 
 from app_server.model.errors import ModelError, RetryNotice
 from app_server.model.events import ResponseEvent, Usage
 from app_server.model.provider import RequestContext
+from app_server.protocol import notices
 from app_server.store import new_uuid7, persisted_item
 from app_server.threads import items as it
-from app_server.threads.prompt import developer_message, user_message_item
+from app_server.threads.lifecycle import TurnEvent, TurnStatus
+from app_server.threads.prompt import ContextInputs, developer_message, initial_context, user_message_item
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
-from app_server.threads.state import MODEL_CONTEXT_WINDOW, ThreadRuntime, TurnState
+from app_server.threads.services import TurnServices
+from app_server.threads.state import MODEL_CONTEXT_WINDOW, Subscriber, ThreadRuntime, TurnState
+from pycodex.log_context import bind_turn
 
-if TYPE_CHECKING:
-    from app_server.connection import Session
-
-__all__ = ["ModelGateway", "TurnCancelled", "TurnRunner"]
+__all__ = ["TurnCancelled", "TurnRunner"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,55 +58,35 @@ class TurnCancelled(Exception):
     """The user cancelled from an approval prompt: the turn ends as interrupted."""
 
 
-class ModelGateway(Protocol):
-    def stream(
-        self, thread: ThreadRuntime, body: JsonObj, ctx: RequestContext,
-        on_retry: Callable[[RetryNotice], Awaitable[None]],
-    ) -> AsyncIterator[ResponseEvent]: ...
-
-
-ToolHandler = Callable[["TurnRunner", ToolCall], Awaitable[JsonObj]]
-
-
 class TurnRunner:
-    def __init__(
-        self,
-        *,
-        thread: ThreadRuntime,
-        turn: TurnState,
-        gateway: ModelGateway,
-        tools: list[JsonObj],
-        tool_handler: ToolHandler,
-        request_ctx: Callable[[ThreadRuntime, TurnState], RequestContext],
-        build_context: Callable[[ThreadRuntime], list[JsonObj]],
-        origin: Session | None,
-        inject: Callable[[list[JsonObj]], list[str]] | None = None,
-    ) -> None:
+    """Carries out one turn: the mapper turns response events into actions, tools return outcomes, and
+    the runner records both. It is also the ``ToolContext`` tools see."""
+
+    def __init__(self, *, thread: ThreadRuntime, turn: TurnState, services: TurnServices) -> None:
         self.thread = thread
         self.turn = turn
-        self._gateway = gateway
-        self._tools = tools
-        self._tool_handler = tool_handler
-        self._request_ctx = request_ctx
-        self._build_context = build_context
-        self.origin = origin
-        self._inject = inject
+        self.services = services
         #: Function calls whose output has not been recorded yet (kept valid on interrupt).
         self._unanswered: dict[str, float] = {}  # call id -> when it started (monotonic)
         self._mapper: SampleMapper | None = None
         self._consume_task: asyncio.Task[bool] | None = None
         self._restart = False
 
+    @property
+    def origin(self) -> Subscriber | None:
+        return self.services.origin
+
     # -- the turn --------------------------------------------------------------------------------
     async def run(self) -> None:
         thread, turn = self.thread, self.turn
-        status, error = "completed", None
+        bind_turn(thread.id, turn.id)  # every log record of this turn carries both ids
+        outcome, error = TurnEvent.COMPLETE, None
         try:
             await asyncio.to_thread(thread.writer.turn_started, turn.id, started_at=turn.started_at)
             await thread.emit_status()
-            await thread.emit("turn/started", {"threadId": thread.id, "turn": turn.wire(view="notLoaded")})
+            await thread.emit(notices.turn_started(thread.id, turn.wire(view="notLoaded")))
             if not thread.history:
-                await self._record_history(self._build_context(thread))
+                await self._record_history(self._initial_context())
             else:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
@@ -119,21 +100,19 @@ class TurnRunner:
                     follow_up = True
                 if not follow_up:
                     break
-        except asyncio.CancelledError:
-            status = "interrupted"
-        except TurnCancelled:
-            status = "interrupted"
+        except (asyncio.CancelledError, TurnCancelled):
+            outcome = TurnEvent.ABORT
         except ModelError as exc:
-            status, error = "failed", exc.payload.to_wire()
+            outcome, error = TurnEvent.FAIL, exc.payload.to_wire()
         except Exception as exc:  # a bug must still end the turn exactly once
             logger.exception("turn %s crashed", turn.id)
-            status, error = "failed", {"message": f"internal error: {exc}", "codexErrorInfo": "other",
-                                       "additionalDetails": None, "misalignment": None}
-        await asyncio.shield(self._end(status, error))
+            outcome, error = TurnEvent.FAIL, {"message": f"internal error: {exc}", "codexErrorInfo": "other",
+                                              "additionalDetails": None, "misalignment": None}
+        await asyncio.shield(self._end(outcome, error))
 
-    async def _end(self, status: str, error: JsonObj | None) -> None:
+    async def _end(self, outcome: TurnEvent, error: JsonObj | None) -> None:
         thread, turn = self.thread, self.turn
-        if status == "interrupted":
+        if outcome is TurnEvent.ABORT:
             now = time.monotonic()
             aborted = [  # what Codex tells the model about a call cut short by the interrupt
                 {"type": "function_call_output", "call_id": call_id,
@@ -141,31 +120,27 @@ class TurnRunner:
                 for call_id, started in self._unanswered.items()
             ]
             await self._record_history([*aborted, user_message_item([TURN_ABORTED])])
-        turn.finish(status, error)
-        thread.turns.append(turn.wire(view="full"))
-        thread.system_error = status == "failed"
-        thread.active = None
+        ended = thread.end_turn(turn, outcome, error)
         try:
             await asyncio.to_thread(
-                thread.writer.turn_ended, turn.id, status, error=error, completed_at=turn.completed_at,
+                thread.writer.turn_ended, turn.id, ended.value, error=error, completed_at=turn.completed_at,
                 duration_ms=turn.duration_ms,
             )
         except Exception:
             logger.exception("could not record the end of turn %s", turn.id)
-        if status == "failed":
+        if ended is TurnStatus.FAILED:
             await thread.emit_status()
-            await thread.emit(
-                "error", {"error": error, "willRetry": False, "threadId": thread.id, "turnId": turn.id}
-            )
+            await thread.emit(notices.error(error, will_retry=False, thread_id=thread.id, turn_id=turn.id))
         else:
-            if thread.read_states is not None and not thread.ephemeral:  # nothing to mark on a throwaway
-                read_state = await asyncio.to_thread(thread.read_states.turn_completed, thread.id, turn.id)
+            read_states = thread.services.read_states
+            if read_states is not None and not thread.ephemeral:  # nothing to mark on a throwaway
+                read_state = await asyncio.to_thread(read_states.turn_completed, thread.id, turn.id)
             else:
                 read_state = {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}
-            await thread.emit("thread/readState/changed", {"threadId": thread.id, "readState": read_state})
+            await thread.emit(notices.thread_read_state_changed(thread.id, read_state))
             await thread.emit_status()
-        view = "summary" if status == "completed" else "notLoaded"
-        await thread.emit("turn/completed", {"threadId": thread.id, "turn": turn.wire(view=view)})
+        view = "summary" if ended is TurnStatus.COMPLETED else "notLoaded"
+        await thread.emit(notices.turn_completed(thread.id, turn.wire(view=view)))
         for key in list(turn.open_requests):
             pending = turn.open_requests.pop(key)
             await pending.close(thread.id)
@@ -190,7 +165,7 @@ class TurnRunner:
     def _context_updates(self) -> list[JsonObj]:
         """Re-send the permissions text and the environment context when they changed since the model last
         saw them (a cwd, sandbox or approval override), as Codex does before the new user message."""
-        fresh = [p["text"] for item in self._build_context(self.thread) for p in item.get("content", [])]
+        fresh = [p["text"] for item in self._initial_context() for p in item.get("content", [])]
         updates: list[JsonObj] = []
         for tag, make in ((PERMISSIONS_TAG, developer_message), (ENVIRONMENT_TAG, lambda t: user_message_item(t))):
             current = next((t for t in fresh if t.startswith(tag)), None)
@@ -203,10 +178,11 @@ class TurnRunner:
         item = it.user_message(new_uuid7(), it.user_input_to_content(inputs), started_at_ms=it.now_ms())
         if not thread.preview:
             thread.preview = " ".join(it.user_input_texts(inputs))[:200]
-        await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+        await thread.emit(notices.item_started(item, thread.id, turn.id))
         await self._record_history([user_message_item(it.user_input_texts(inputs) or [""])])
-        if self._inject is not None:  # skills named by the input ride along as extra user messages
-            await self._record_history([user_message_item([text]) for text in self._inject(inputs)])
+        # Skills named by the input ride along as extra user messages.
+        injected = thread.services.skills.injections(inputs)
+        await self._record_history([user_message_item([text]) for text in injected])
         await self.complete_item(dict(item, completedAtMs=it.now_ms()))
 
     async def complete_item(self, item: JsonObj) -> None:
@@ -217,7 +193,17 @@ class TurnRunner:
         turn.items.append(stored)
         if item["type"] == "agentMessage":
             turn.last_agent_message = item
-        await thread.emit("item/completed", it.completed_params(item, thread.id, turn.id))
+        await thread.emit(notices.item_completed(item, thread.id, turn.id))
+
+    def _initial_context(self) -> list[JsonObj]:
+        thread, s = self.thread, self.thread.settings
+        return initial_context(ContextInputs(
+            environment=thread.services.environment.status(), skills_sections=thread.services.skills.sections(),
+            cwd=s.cwd, sandbox_mode=s.sandbox_mode, approval_policy=s.approval_policy,
+            writable_roots=list(s.writable_roots), base_instructions=s.base_instructions,
+            developer_instructions=s.developer_instructions,
+            project_root_markers=self.services.project_root_markers,
+        ))
 
     # -- one model request -------------------------------------------------------------------------
     def _body(self) -> JsonObj:
@@ -231,7 +217,7 @@ class TurnRunner:
             "model": settings.model,
             "stream": True,
             "input": thread.history,
-            "tools": self._tools,
+            "tools": list(self.services.tool_specs),
             "tool_choice": "auto",
             "parallel_tool_calls": True,
             "reasoning": reasoning,
@@ -246,16 +232,19 @@ class TurnRunner:
                                        "name": "codex_output_schema"}}
         return body
 
-    async def _on_retry(self, notice: RetryNotice) -> None:
-        await self.thread.emit(
-            "error",
-            {"error": notice.payload.to_wire(), "willRetry": True, "threadId": self.thread.id,
-             "turnId": self.turn.id},
-        )
+    def _request_context(self) -> RequestContext:
+        thread, turn, client = self.thread, self.turn, self.services.client
+        metadata = {
+            "session_id": thread.id, "thread_id": thread.id, "turn_id": turn.id, "window_id": f"{thread.id}:0",
+            "request_kind": "turn", "history_initialization": thread.history_initialization,
+            "sandbox_mode": thread.settings.sandbox_mode, "model": thread.settings.model,
+        }
+        return RequestContext(thread_id=thread.id, turn_id=turn.id, originator=client.originator,
+                              user_agent=client.user_agent, turn_metadata=metadata)
 
-    def answered(self, call_id: str) -> None:
-        """A tool recorded its own output for ``call_id`` (the interrupt must not add another)."""
-        self._unanswered.pop(call_id, None)
+    async def _on_retry(self, notice: RetryNotice) -> None:
+        await self.thread.emit(notices.error(notice.payload.to_wire(), will_retry=True, thread_id=self.thread.id,
+                                             turn_id=self.turn.id))
 
     def steer(self) -> None:
         """New input arrived: restart the in-flight request if the model has not said anything yet."""
@@ -270,7 +259,8 @@ class TurnRunner:
         thread, turn = self.thread, self.turn
         self._mapper = mapper = SampleMapper(thread.id, turn.id)
         self._restart = False
-        stream = self._gateway.stream(thread, self._body(), self._request_ctx(thread, turn), self._on_retry)
+        stream = self.services.model.stream(thread.settings.model_provider, self._body(), self._request_context(),
+                                            self._on_retry)
         self._consume_task = task = asyncio.get_running_loop().create_task(self._consume(mapper, stream))
         try:
             return await task
@@ -290,7 +280,7 @@ class TurnRunner:
             async for event in stream:
                 for action in mapper.feed(event):
                     if isinstance(action, Emit):
-                        await thread.emit(action.method, action.params)
+                        await thread.emit(action.notice)
                     elif isinstance(action, ItemDone):
                         await self.complete_item(action.item)
                     elif isinstance(action, HistoryAppend):
@@ -298,9 +288,11 @@ class TurnRunner:
                     elif isinstance(action, ToolCall):
                         called_tools = True
                         self._unanswered[action.call_id] = time.monotonic()
-                        output = await self._tool_handler(self, action)
-                        await self._record_history([output])
+                        outcome = await self.services.run_tool(self, action)
+                        await self._record_history([outcome.output])
                         self._unanswered.pop(action.call_id, None)
+                        if outcome.end_turn:
+                            raise TurnCancelled()
                     elif isinstance(action, Completed):
                         await self._usage(action.usage)
         finally:
@@ -324,9 +316,5 @@ class TurnRunner:
         thread.last_usage = last
         wire = {"total": dict(thread.total_usage), "last": last, "modelContextWindow": MODEL_CONTEXT_WINDOW}
         await asyncio.to_thread(thread.writer.token_usage, self.turn.id, wire)
-        await thread.emit("thread/tokenUsage/updated", {"threadId": thread.id, "turnId": self.turn.id,
-                                                        "tokenUsage": wire})
-        await thread.emit("account/rateLimits/updated", {"rateLimits": {
-            "limitId": "codex", "limitName": None, "normalModelSlug": None, "primary": None, "secondary": None,
-            "credits": None, "individualLimit": None, "spendControlReached": None, "planType": None,
-            "rateLimitReachedType": None}})
+        await thread.emit(notices.token_usage_updated(thread.id, self.turn.id, wire))
+        await thread.emit(notices.rate_limits_updated())

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app_server.model import events as ev
+from app_server.protocol import notices
+from app_server.protocol.notices import Notice
 from app_server.threads import items as it
 
 __all__ = ["Completed", "Emit", "HistoryAppend", "ItemDone", "SampleMapper", "ToolCall"]
@@ -20,8 +22,7 @@ JsonObj = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class Emit:
-    method: str
-    params: JsonObj
+    notice: Notice
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,7 @@ class SampleMapper:
 
     def _start(self, item: JsonObj) -> list[Action]:
         self._open[item["id"]] = _Open(item)
-        return [Emit("item/started", it.started_params(item, self.thread_id, self.turn_id))]
+        return [Emit(notices.item_started(item, self.thread_id, self.turn_id))]
 
     def _finish(self, key: str, **updates: Any) -> list[Action]:
         opened = self._open.pop(key)
@@ -125,11 +126,7 @@ class SampleMapper:
         self.produced_output = True
         opened.parts.append(event.delta)
         actions.append(
-            Emit(
-                "item/agentMessage/delta",
-                {"threadId": self.thread_id, "turnId": self.turn_id, "itemId": opened.item["id"],
-                 "delta": event.delta},
-            )
+            Emit(notices.agent_message_delta(self.thread_id, self.turn_id, opened.item["id"], event.delta))
         )
         return actions
 
@@ -149,11 +146,8 @@ class SampleMapper:
             return []
         opened, _ = slot
         return [
-            Emit(
-                "item/reasoning/summaryPartAdded",
-                {"threadId": self.thread_id, "turnId": self.turn_id, "itemId": opened.item["id"],
-                 "summaryIndex": event.summary_index},
-            )
+            Emit(notices.reasoning_summary_part_added(self.thread_id, self.turn_id, opened.item["id"],
+                                                      event.summary_index))
         ]
 
     def _summary_delta(self, event: ev.ReasoningSummaryTextDelta) -> list[Action]:
@@ -163,11 +157,8 @@ class SampleMapper:
         opened, summary = slot
         summary[event.summary_index] += event.delta
         return [
-            Emit(
-                "item/reasoning/summaryTextDelta",
-                {"threadId": self.thread_id, "turnId": self.turn_id, "itemId": opened.item["id"],
-                 "delta": event.delta, "summaryIndex": event.summary_index},
-            )
+            Emit(notices.reasoning_summary_text_delta(self.thread_id, self.turn_id, opened.item["id"], event.delta,
+                                                      event.summary_index))
         ]
 
     def _done(self, item: ev.OutputItem) -> list[Action]:

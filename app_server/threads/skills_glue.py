@@ -28,7 +28,7 @@ JsonObj = dict[str, Any]
 
 
 class ThreadSkills:
-    """Per-thread skills state, kept on ``ThreadRuntime.skills``."""
+    """Per-thread skills state, kept in ``ThreadRuntime.services.skills``."""
 
     def __init__(self, catalog: SkillsCatalog) -> None:
         self._catalog = catalog
@@ -57,18 +57,18 @@ class ThreadSkills:
         if not roots:
             return
         self._readers = {"local": LocalSkillReader()}
-        spawner = thread.environment
-        environment = getattr(spawner, "environment", None)
-        if environment is not None and thread.environment_id != "local":
+        where = thread.services.environment
+        environment = where.execution_environment
+        if environment is not None and where.id != "local":
             client = getattr(environment, "client", None)
             canonicalize = getattr(client, "canonicalize", None)
-            self._readers[thread.environment_id] = EnvironmentSkillReader(environment, canonicalize)
+            self._readers[where.id] = EnvironmentSkillReader(environment, canonicalize)
         self.selected = await discover_selected(roots, self.reader_for)
 
     async def refresh(self, thread: ThreadRuntime) -> None:
         """Re-read the local skills for the thread's cwd (a SKILL.md may have changed)."""
         skill_set = await self._catalog.skills_for_cwd(str(thread.settings.cwd), force_reload=True)
-        self.local = tuple(skill_set.skills)
+        self.local = tuple(s for s in skill_set.skills if s.enabled)  # disabled ones never reach the model
 
     def sections(self) -> list[str]:
         return skills_sections(self.local, self.selected.skills)

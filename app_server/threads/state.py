@@ -1,9 +1,11 @@
 """Runtime state of a loaded thread and of its active turn.
 
 ``ThreadRuntime`` owns what lives only while a thread is loaded: its sticky settings, model history,
-turns, token usage, subscribers and rollout writer. ``TurnState`` is the explicit lifecycle of one turn;
-``finish`` is the only way a turn ends, and it refuses a second end, so "exactly one ``turn/completed``
-per turn" is enforced in one place.
+turns, token usage, subscribers, rollout writer and services. ``TurnState`` is one turn; its status
+moves only through the table in ``threads.lifecycle`` (``TurnState.apply``), which refuses any event
+once the turn has ended, so "exactly one ``turn/completed`` per turn" is enforced in one place.
+Handlers control turns through ``ThreadRuntime.start_turn``, ``steer`` and ``interrupt``; the runner
+ends them with ``end_turn``. Connections are seen through the ``Subscriber`` protocol only.
 """
 
 from __future__ import annotations
@@ -11,15 +13,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from app_server.protocol import notices
+from app_server.protocol.notices import Notice
+from app_server.threads.lifecycle import TurnEvent, TurnStatus, advance
 
 if TYPE_CHECKING:
-    from app_server.connection import Session
     from app_server.store import RolloutWriter
+    from app_server.threads.services import ThreadServices
+    from app_server.tools.pending import PendingRequest
 
-__all__ = ["ThreadRuntime", "ThreadSettings", "TurnState", "empty_usage"]
+__all__ = ["Spawn", "Subscriber", "ThreadRuntime", "ThreadSettings", "TurnDriver", "TurnState", "empty_usage"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,15 +79,46 @@ class ThreadSettings:
         }
 
 
-TURN_END_STATUSES = ("completed", "interrupted", "failed")
+class Subscriber(Protocol):
+    """A client connection as the thread domain sees it (``app_server.connection.Session`` is one):
+    it receives the thread's notifications and may be asked to answer server requests (approvals)."""
+
+    id: int
+    closed: asyncio.Event
+    client_name: str
+    session_source: str
+    #: Callbacks run once when the connection closes.
+    on_close: list[Callable[[], Any]]
+
+    async def notify(self, method: str, params: Any) -> None: ...
+
+    async def notify_within(self, method: str, params: Any, timeout: float) -> bool: ...
+
+    async def request(self, method: str, params: Any, *, timeout: float = ...) -> Any: ...
+
+    def next_request_id(self) -> int: ...
+
+
+class TurnDriver(Protocol):
+    """What runs a turn (``TurnRunner``): the thread launches it and forwards new input to it."""
+
+    async def run(self) -> None: ...
+
+    def steer(self) -> None: ...
+
+
+#: Starts a background task owned by the server (``AppServer.spawn``).
+Spawn = Callable[..., "asyncio.Task[Any]"]
+
+_END_EVENTS = frozenset({TurnEvent.COMPLETE, TurnEvent.ABORT, TurnEvent.FAIL})
 
 
 class TurnState:
-    """One turn: ``inProgress`` until ``finish`` moves it to completed, interrupted or failed."""
+    """One turn; its status moves only through ``lifecycle.advance`` (see ``apply``)."""
 
     def __init__(self, turn_id: str, *, inputs: list[JsonObj]) -> None:
         self.id = turn_id
-        self.status = "inProgress"
+        self.status = TurnStatus.ACCEPTED
         self.inputs = inputs
         self.started_at = int(time.time())
         self._t0 = time.monotonic()
@@ -89,33 +128,36 @@ class TurnState:
         self.completed_at: int | None = None
         self.duration_ms: int | None = None
         self.task: asyncio.Task[None] | None = None
-        self.interrupt_requested = False
         #: Input that arrived while the turn ran (turn/steer, or turn/start merged into this turn).
         self.pending_inputs: list[list[JsonObj]] = []
         self.input_arrived = asyncio.Event()
         #: Server requests (approvals, ``PendingRequest``) still open; the turn's end resolves them.
-        self.open_requests: dict[int, Any] = {}
+        self.open_requests: dict[int, PendingRequest] = {}
         self.output_schema: JsonObj | None = None
 
     @property
     def ended(self) -> bool:
-        return self.status != "inProgress"
+        return self.status.ended
 
-    def finish(self, status: str, error: JsonObj | None = None) -> None:
-        if status not in TURN_END_STATUSES:
-            raise ValueError(f"invalid turn end status {status!r}")
-        if self.ended:
-            raise RuntimeError(f"turn {self.id} already ended as {self.status}")
-        self.status = status
+    def apply(self, event: TurnEvent) -> TurnStatus:
+        self.status = advance(self.id, self.status, event)
+        return self.status
+
+    def finish(self, event: TurnEvent, error: JsonObj | None = None) -> TurnStatus:
+        """End the turn (complete, abort or fail); a second end raises ``IllegalTurnTransition``."""
+        if event not in _END_EVENTS:
+            raise ValueError(f"{event.value} does not end a turn")
+        status = self.apply(event)
         self.error = error
         self.completed_at = int(time.time())
         self.duration_ms = int((time.monotonic() - self._t0) * 1000)
+        return status
 
     def wire(self, *, view: str) -> JsonObj:
         """The v2 Turn dict; ``view`` is notLoaded (no items), summary (final message) or full."""
         if view == "full":
             items = list(self.items)
-        elif view == "summary" and self.last_agent_message is not None and self.status == "completed":
+        elif view == "summary" and self.last_agent_message is not None and self.status is TurnStatus.COMPLETED:
             items = [self.last_agent_message]
         else:
             items = []
@@ -124,7 +166,7 @@ class TurnState:
             "rootTurnId": self.id,
             "items": items,
             "itemsView": view,
-            "status": self.status,
+            "status": self.status.wire,
             "error": self.error,
             "startedAt": self.started_at if view != "start" else None,
             "completedAt": self.completed_at,
@@ -142,6 +184,7 @@ class ThreadRuntime:
         meta: JsonObj,
         settings: ThreadSettings,
         writer: RolloutWriter,
+        services: ThreadServices,
         history: list[JsonObj] | None = None,
         turns: list[JsonObj] | None = None,
         token_usage: JsonObj | None = None,
@@ -154,6 +197,8 @@ class ThreadRuntime:
         self.meta = meta
         self.settings = settings
         self.writer = writer
+        #: Where its tools run, its skills and exec sessions (``AppServer.thread_services``).
+        self.services = services
         self.history: list[JsonObj] = history or []
         self.turns: list[JsonObj] = turns or []
         self.total_usage: JsonObj = dict(token_usage["total"]) if token_usage else empty_usage()
@@ -163,11 +208,11 @@ class ThreadRuntime:
         self.created_at = created_at or int(time.time())
         self.updated_at = self.created_at
         self.history_initialization = history_initialization
-        self.subscribers: set[Session] = set()
-        self.active: TurnState | None = None
+        self.subscribers: set[Subscriber] = set()
+        self._active: TurnState | None = None
+        self._driver: TurnDriver | None = None
         #: The model that produced the history so far (a switch is announced to the next one).
         self.model_seen: str | None = None
-        self.runner: Any = None
         self.system_error = False
         self.approved_commands: set[str] = set()
         #: argv prefixes the user allowed with acceptWithExecpolicyAmendment (also kept in the rules file).
@@ -176,38 +221,81 @@ class ThreadRuntime:
         self.codex_home: Path | None = None
         self.window_number = 0
         self.lock = asyncio.Lock()
-        #: Set by the manager: the unified exec sessions of this thread (tools layer).
-        self.exec_sessions: Any = None
-        self.environment: Any = None
-        self.environment_id = "local"
-        self.has_environment = True
-        #: Skills of this thread (``app_server.threads.skills_glue.ThreadSkills``), set by the app.
-        self.skills: Any = None
-        #: The login-shell snapshot for local commands (None: run a real login shell each time).
-        self.shell_snapshot: Any = None
-        #: Reconnects the default environment (set by the app); None in unit tests.
-        self.reconnect: Any = None
-        self.environment_error: str | None = None
-        #: Builds the sandbox for a command in a given cwd (None: run unsandboxed).
-        self.sandbox_factory: Any = None
-        #: The read-state store (``app_server.store.thread_state.ThreadStateDb``), set by the app.
-        self.read_states: Any = None
-        #: thread/start asked for no environment (``environments: []``): no tools, no commands.
-        self.environments_disabled = False
+        #: thread/start turned the shell tool off (``features.shell_tool = false``): no command tools.
         self.shell_tool_enabled = True
 
-    def sandbox_for(self, cwd: Path) -> Any:
-        if self.sandbox_factory is None:
+    # -- the turn lifecycle (every status change goes through ``TurnState.apply``) ------------------
+    @property
+    def active(self) -> TurnState | None:
+        """The turn in progress, if any."""
+        turn = self._active
+        return turn if turn is not None and not turn.ended else None
+
+    def start_turn(self, turn: TurnState, driver: TurnDriver, spawn: Spawn) -> Callable[[], Awaitable[None]]:
+        """Make ``turn`` the active one; returns the launcher to run once ``turn/start`` has answered."""
+        if self.active is not None:
+            raise RuntimeError(f"thread {self.id} already runs turn {self.active.id}")
+        self._active, self._driver = turn, driver
+
+        async def launch() -> None:
+            interrupting = turn.status is TurnStatus.INTERRUPTING
+            turn.apply(TurnEvent.LAUNCH)
+            turn.task = task = spawn(driver.run(), name=f"turn-{turn.id}")
+            if interrupting:  # after the task's first step, so the runner sees the cancel and ends the turn
+                asyncio.get_running_loop().call_soon(task.cancel)
+
+        return launch
+
+    def steer(self, inputs: list[JsonObj]) -> TurnState:
+        """Add input to the active turn (turn/steer, or a turn/start while one runs)."""
+        turn = self.active
+        if turn is None:
+            raise RuntimeError(f"thread {self.id} has no active turn")
+        turn.pending_inputs.append(inputs)
+        if self._driver is not None:
+            self._driver.steer()
+        return turn
+
+    def interrupt(self) -> asyncio.Task[None] | None:
+        """Ask the active turn to stop; returns its task (None when not launched yet or already ended)."""
+        turn = self.active
+        if turn is None:
             return None
-        return self.sandbox_factory(self.settings, cwd)
+        turn.apply(TurnEvent.INTERRUPT)
+        if turn.task is not None and not turn.task.done():
+            turn.task.cancel()
+            return turn.task
+        return None
+
+    async def interrupt_and_wait(self, timeout: float) -> None:
+        """Interrupt the active turn and wait, bounded, until it has ended."""
+        turn = self.active
+        if turn is None:
+            return
+        self.interrupt()
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not turn.ended and turn.task is None and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)  # accepted a moment ago: its launch is about to run
+        if turn.task is not None and not turn.task.done():
+            await asyncio.wait({turn.task}, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
+
+    def end_turn(self, turn: TurnState, event: TurnEvent, error: JsonObj | None) -> TurnStatus:
+        """The runner's last word on ``turn``: end it, keep its snapshot and make the thread idle again."""
+        status = turn.finish(event, error)
+        self.turns.append(turn.wire(view="full"))
+        self.system_error = status is TurnStatus.FAILED
+        if self._active is turn:
+            self._active, self._driver = None, None
+        return status
 
     @property
     def ephemeral(self) -> bool:
         return bool(self.meta.get("ephemeral"))
 
     def status(self) -> JsonObj:
-        if self.active is not None and not self.active.ended:
-            flags = ["waitingOnApproval"] if self.active.open_requests else []
+        active = self.active
+        if active is not None:
+            flags = ["waitingOnApproval"] if active.open_requests else []
             return {"type": "active", "activeFlags": flags}
         if self.system_error:
             return {"type": "systemError"}
@@ -219,13 +307,14 @@ class ThreadRuntime:
         return {"total": dict(self.total_usage), "last": dict(self.last_usage),
                 "modelContextWindow": MODEL_CONTEXT_WINDOW}
 
-    async def emit(self, method: str, params: JsonObj) -> None:
+    async def emit(self, notice: Notice) -> None:
         """Send to every subscriber, in order.
 
         One subscriber gets plain backpressure: a client that stops reading slows the turn down. With
         several, a subscriber that has not read for ``SLOW_SUBSCRIBER_S`` is unsubscribed instead, so it
         cannot stall the others.
         """
+        method, params = notice.method, notice.params
         live = [s for s in self.subscribers if not s.closed.is_set()]
         if len(live) != len(self.subscribers):
             self.subscribers.intersection_update(live)
@@ -238,4 +327,4 @@ class ThreadRuntime:
                 self.subscribers.discard(session)
 
     async def emit_status(self) -> None:
-        await self.emit("thread/status/changed", {"threadId": self.id, "status": self.status()})
+        await self.emit(notices.thread_status_changed(self.id, self.status()))

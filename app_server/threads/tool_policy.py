@@ -7,6 +7,7 @@ command tools. Such a thread must not offer exec_command: the model would call i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from app_server.threads.state import ThreadRuntime
@@ -29,15 +30,14 @@ def _feature_off(config: JsonObj | None, name: str) -> bool:
 def apply_start_params(thread: ThreadRuntime, environments: list[Any] | None, config: JsonObj | None) -> None:
     """Record what thread/start asked for: no environment (``[]``) and/or no shell tool."""
     if environments is not None and not environments:
-        thread.environments_disabled = True
-        thread.has_environment = False
+        thread.services.environment.disable()
     if _feature_off(config, "shell_tool"):
         thread.shell_tool_enabled = False
 
 
-def tools_for(thread: ThreadRuntime, tools: list[JsonObj]) -> list[JsonObj]:
-    if thread.environments_disabled:
-        return []
+def tools_for(thread: ThreadRuntime, tools: Sequence[JsonObj]) -> tuple[JsonObj, ...]:
+    if thread.services.environment.disabled:
+        return ()
     if not thread.shell_tool_enabled:
-        return [t for t in tools if t.get("name") not in EXEC_TOOLS]
-    return tools
+        return tuple(t for t in tools if t.get("name") not in EXEC_TOOLS)
+    return tuple(tools)

@@ -15,8 +15,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
+from app_server.threads.services import ToolOutcome
 from app_server.tools import approvals, execpolicy
 from app_server.tools.output import format_exec_output
 from app_server.tools.pending import PendingRequest
@@ -33,8 +35,8 @@ from app_server.tools.unified_exec import (
 )
 
 if TYPE_CHECKING:
-    from app_server.threads.runner import TurnRunner
     from app_server.threads.sampling import ToolCall
+    from app_server.threads.services import ToolContext
     from app_server.threads.state import ThreadRuntime
 
 __all__ = ["NO_ENVIRONMENT", "handle_tool_call"]
@@ -58,31 +60,32 @@ def _output(call: ToolCall, text: str) -> JsonObj:
     return {"type": "function_call_output", "id": f"fco_{new_uuid7()}", "call_id": call.call_id, "output": text}
 
 
-async def handle_tool_call(runner: TurnRunner, call: ToolCall) -> JsonObj:
-    skills = runner.thread.skills
-    if call.namespace == "skills" and skills is not None:
-        return _output(call, await skills.call_tool(call.name, call.arguments))
+async def handle_tool_call(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
+    """Run one model tool call; the outcome is the output item the runner records."""
+    result = await _run(ctx, call)
+    return result if isinstance(result, ToolOutcome) else ToolOutcome(_output(call, result))
+
+
+async def _run(ctx: ToolContext, call: ToolCall) -> str | ToolOutcome:
+    if call.namespace == "skills":
+        return await ctx.thread.services.skills.call_tool(call.name, call.arguments)
     if call.custom or call.namespace:
-        return _output(call, f"unsupported call: {call.name}")
+        return f"unsupported call: {call.name}"
     try:
         args = json.loads(call.arguments or "{}")
         if not isinstance(args, dict):
             raise ValueError("arguments must be a JSON object")
     except ValueError as exc:
-        return _output(call, f"failed to parse function arguments: {exc}")
+        return f"failed to parse function arguments: {exc}"
     if call.name == "exec_command":
-        return _output(call, await _exec_command(runner, call, args))
+        return await _exec_command(ctx, call, args)
     if call.name == "write_stdin":
-        return _output(call, await _write_stdin(runner, args))
-    return _output(call, f"unsupported call: {call.name}")
+        return await _write_stdin(ctx, args)
+    return f"unsupported call: {call.name}"
 
 
-def _sessions(runner: TurnRunner) -> UnifiedExec:
-    thread = runner.thread
-    if thread.exec_sessions is None:
-        thread.exec_sessions = UnifiedExec()
-    sessions: UnifiedExec = thread.exec_sessions
-    return sessions
+def _sessions(ctx: ToolContext) -> UnifiedExec:
+    return ctx.thread.services.exec_sessions
 
 
 def _int_arg(args: JsonObj, key: str) -> int | None:
@@ -92,14 +95,14 @@ def _int_arg(args: JsonObj, key: str) -> int | None:
     return int(value)
 
 
-async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> str:
-    thread, turn = runner.thread, runner.turn
+async def _exec_command(ctx: ToolContext, call: ToolCall, args: JsonObj) -> str | ToolOutcome:
+    thread, turn = ctx.thread, ctx.turn
     cmd = args.get("cmd")
     if not isinstance(cmd, str) or not cmd.strip():
         return "failed to parse function arguments: missing field `cmd`"
-    if thread.environment is None and thread.has_environment and thread.reconnect is not None:
-        await thread.reconnect()  # a remote environment that failed earlier may be back
-    if thread.environment is None:
+    environment = thread.services.environment
+    spawner = await environment.spawner()  # a remote environment that failed earlier may be back
+    if spawner is None:
         return NO_ENVIRONMENT
     settings = thread.settings
     workdir = args.get("workdir")
@@ -119,20 +122,14 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
     if approvals.needs_approval(policy=settings.approval_policy, escalated=escalated, cmd=cmd,
                                 approved=thread.approved_commands, argv=argv,
                                 allowed_prefixes=thread.approved_prefixes) and not await _allowed_by_rules(thread, argv):
-        decision = await _ask(runner, item, argv, cmd, args)
+        decision = await _ask(ctx, item, argv, cmd, args)
         announced = True
         if not decision.runs:
             declined = dict(item, status="declined", completedAtMs=it.now_ms())
+            await ctx.complete_item(declined)
             if decision.kind == "cancel":
-                from app_server.threads.runner import TurnCancelled
-
-                await runner.complete_item(declined)
-                runner.answered(call.call_id)
-                await runner._record_history(
-                    [_output(call, f"Wall time: 0.1 seconds\n{approvals.CANCELLED_OUTPUT}")]
-                )
-                raise TurnCancelled()
-            await runner.complete_item(declined)
+                return ToolOutcome(_output(call, f"Wall time: 0.1 seconds\n{approvals.CANCELLED_OUTPUT}"),
+                                   end_turn=True)
             await thread.emit_status()
             return approvals.DECLINED_OUTPUT
         if decision.kind == "acceptForSession":
@@ -142,33 +139,29 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
             if thread.codex_home is not None:
                 await asyncio.to_thread(execpolicy.append_allowed_prefix, thread.codex_home, decision.remember_prefix)
         escalated = True
-    sessions = _sessions(runner)
+    sessions = _sessions(ctx)
     if sessions.count >= MAX_SESSIONS:
         return f"exec_command failed: too many running sessions (limit {MAX_SESSIONS})"
-    sandbox = None if escalated else thread.sandbox_for(cwd)
+    sandbox = None if escalated else environment.sandbox(settings.sandbox_mode, cwd, settings.writable_roots)
     t0 = time.monotonic()
-    run_argv = argv
-    snapshot = thread.shell_snapshot
-    if snapshot is not None and shell == snapshot.shell:
-        run_argv = await snapshot.argv_for(cmd, login=login) or argv
+    run_argv = await environment.command_argv(argv, shell=str(shell), cmd=cmd, login=login)
     try:
-        process = await thread.environment.spawn(
+        process = await spawner.spawn(
             run_argv if sandbox is None else sandbox.wrap(run_argv), cwd=str(cwd), env=None,
             tty=bool(args.get("tty")),
         )
     except SpawnError as exc:
         failed = dict(item, status="failed", completedAtMs=it.now_ms(), aggregatedOutput=str(exc))
         if not announced:
-            await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
-        await runner.complete_item(failed)
+            await thread.emit(notices.item_started(item, thread.id, turn.id))
+        await ctx.complete_item(failed)
         return f"exec_command failed: {exc}"
     item.update(processId=process.pid, source="unifiedExecStartup")
     if not announced:
-        await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+        await thread.emit(notices.item_started(item, thread.id, turn.id))
 
     async def on_output(text: str) -> None:
-        await thread.emit("item/commandExecution/outputDelta",
-                          {"threadId": thread.id, "turnId": turn.id, "itemId": call.call_id, "delta": text})
+        await thread.emit(notices.command_output_delta(thread.id, turn.id, call.call_id, text))
 
     session = sessions.open(process, on_output)
     session.label = (str(item["id"]), str(item["command"]), str(item["cwd"]))
@@ -176,42 +169,42 @@ async def _exec_command(runner: TurnRunner, call: ToolCall, args: JsonObj) -> st
     try:
         result = await sessions.collect(session, yield_ms, t0)
     except asyncio.CancelledError:  # interrupted: the process runs on, and its item completes when it exits
-        sessions.watch(session, _complete_on_exit(runner, session, item, t0),
+        sessions.watch(session, _complete_on_exit(ctx, session, item, t0),
                        name=f"exec-item-{call.call_id}")
         raise
     if result.exit_code is not None:
-        await _complete_command(runner, item, result.exit_code, session, t0)
+        await _complete_command(ctx, item, result.exit_code, session, t0)
     else:
         # Codex keeps the item open while the process runs (its output still streams to it) and
         # completes it when the process exits, whichever turn is running by then.
-        sessions.watch(session, _complete_on_exit(runner, session, item, t0),
+        sessions.watch(session, _complete_on_exit(ctx, session, item, t0),
                        name=f"exec-item-{call.call_id}")
     return format_exec_output(output=result.output, wall_time_s=result.wall_time_s, exit_code=result.exit_code,
                               session_id=result.session_id, max_output_tokens=_int_arg(args, "max_output_tokens"))
 
 
 async def _complete_command(
-    runner: TurnRunner, item: JsonObj, exit_code: int, session: ExecSession, t0: float
+    ctx: ToolContext, item: JsonObj, exit_code: int, session: ExecSession, t0: float
 ) -> None:
     # Like Codex: the process's first and last 512 KiB, with the omitted byte count between them.
     transcript = session.transcript.snapshot()
-    await runner.complete_item(dict(
+    await ctx.complete_item(dict(
         item, status="completed" if exit_code == 0 else "failed", aggregatedOutput=transcript.text or None,
         exitCode=exit_code, durationMs=int((time.monotonic() - t0) * 1000), completedAtMs=it.now_ms(),
     ))
 
 
-async def _complete_on_exit(runner: TurnRunner, session: ExecSession, item: JsonObj, t0: float) -> None:
+async def _complete_on_exit(ctx: ToolContext, session: ExecSession, item: JsonObj, t0: float) -> None:
     await session.wait_finished()
     exit_code = session.exit_code if session.exit_code is not None else -1
     try:
-        await _complete_command(runner, item, exit_code, session, t0)
+        await _complete_command(ctx, item, exit_code, session, t0)
     except Exception:  # the thread may be closing; the process result still reached write_stdin
         logger.exception("could not complete command item %s", item["id"])
         return
-    turn = runner.turn
+    turn = ctx.turn
     if turn.ended:  # the turn's stored snapshot was taken at its end: add the late item to it
-        for snapshot in runner.thread.turns:
+        for snapshot in ctx.thread.turns:
             items = snapshot.get("items", [])
             if snapshot.get("id") == turn.id and all(i.get("id") != item["id"] for i in items):
                 snapshot["items"] = [*items, turn.items[-1]]
@@ -225,11 +218,11 @@ async def _allowed_by_rules(thread: ThreadRuntime, argv: list[str]) -> bool:
     return execpolicy.matches_prefix(argv, prefixes)
 
 
-async def _write_stdin(runner: TurnRunner, args: JsonObj) -> str:
+async def _write_stdin(ctx: ToolContext, args: JsonObj) -> str:
     session_id = _int_arg(args, "session_id")
     if session_id is None:
         return "failed to parse function arguments: missing field `session_id`"
-    sessions = _sessions(runner)
+    sessions = _sessions(ctx)
     try:
         session = sessions.get(session_id)
     except UnknownSession as exc:
@@ -246,25 +239,25 @@ async def _write_stdin(runner: TurnRunner, args: JsonObj) -> str:
                               session_id=result.session_id, max_output_tokens=_int_arg(args, "max_output_tokens"))
 
 
-async def _ask(runner: TurnRunner, item: JsonObj, argv: list[str], cmd: str, args: JsonObj) -> approvals.Decision:
+async def _ask(ctx: ToolContext, item: JsonObj, argv: list[str], cmd: str, args: JsonObj) -> approvals.Decision:
     """Send the approval request and wait for the user's decision."""
-    thread, turn = runner.thread, runner.turn
+    thread, turn, origin = ctx.thread, ctx.turn, ctx.origin
     params = approvals.approval_params(
         thread_id=thread.id, turn_id=turn.id, item_id=item["id"], started_at_ms=item["startedAtMs"],
-        environment_id=thread.environment_id, reason=args.get("justification") if isinstance(
+        environment_id=thread.services.environment.id, reason=args.get("justification") if isinstance(
             args.get("justification"), str) else None,
         command=item["command"], argv=argv, cwd=item["cwd"], user_cmd=cmd,
         prefix_rule=args.get("prefix_rule") if isinstance(args.get("prefix_rule"), list) else None,
     )
     pending = PendingRequest("item/commandExecution/requestApproval", params, timeout=APPROVAL_TIMEOUT_S)
-    askable = [runner.origin] if runner.origin is not None and not runner.origin.closed.is_set() else []
-    askable += [s for s in thread.subscribers if s is not runner.origin and not s.closed.is_set()]
+    askable = [origin] if origin is not None and not origin.closed.is_set() else []
+    askable += [s for s in thread.subscribers if s is not origin and not s.closed.is_set()]
     if not askable:
         return approvals.Decision("decline")
     key = id(pending)
     turn.open_requests[key] = pending
     await thread.emit_status()
-    await thread.emit("item/started", it.started_params(item, thread.id, turn.id))
+    await thread.emit(notices.item_started(item, thread.id, turn.id))
     for session in askable:
         pending.offer(session)
     try:

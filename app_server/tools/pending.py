@@ -14,8 +14,10 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from app_server.protocol import notices
+
 if TYPE_CHECKING:
-    from app_server.connection import Session
+    from app_server.threads.state import Subscriber
 
 __all__ = ["PendingRequest"]
 
@@ -30,23 +32,23 @@ class PendingRequest:
         self.params = params
         self._timeout = timeout
         self._answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._asked: dict[Session, int] = {}
+        self._asked: dict[Subscriber, int] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._deadline = asyncio.get_running_loop().time() + timeout
 
     @property
-    def asked(self) -> dict[Session, int]:
+    def asked(self) -> dict[Subscriber, int]:
         """Each client this was sent to, with the request id on that client's connection."""
         return dict(self._asked)
 
-    def offer(self, session: Session) -> None:
+    def offer(self, session: Subscriber) -> None:
         """Send the question to ``session`` unless it already has it, is closed, or it is answered."""
         if session in self._asked or session.closed.is_set() or self._answer.done():
             return
         self._asked[session] = -1
         self._tasks.append(asyncio.get_running_loop().create_task(self._ask(session)))
 
-    async def _ask(self, session: Session) -> None:
+    async def _ask(self, session: Subscriber) -> None:
         from app_server.connection import ConnectionClosedError
 
         remaining = max(self._deadline - asyncio.get_running_loop().time(), 0.001)
@@ -80,6 +82,4 @@ class PendingRequest:
             self._answer.cancel()
         for session, request_id in self._asked.items():
             if request_id >= 0:
-                await session.notify(
-                    "serverRequest/resolved", {"threadId": thread_id, "requestId": request_id}
-                )
+                await notices.send(session, notices.server_request_resolved(thread_id, request_id))

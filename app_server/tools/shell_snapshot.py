@@ -5,6 +5,10 @@ on a typical machine. Like Codex, we capture the exported environment of one log
 ``CODEX_HOME/shell_snapshots/<thread>.sh`` and run later commands as ``bash -c '. SNAPSHOT; CMD'``.
 The item still shows the command as ``bash -lc CMD``: the effect is the same environment.
 Snapshots are local-only; a remote environment keeps the plain login shell.
+
+Only what the login shell *changed* is stored: a variable the app-server itself already holds with the
+same value reaches every command by inheritance anyway. So the file never repeats the server's own
+environment, where provider keys and tokens live (the file is also private to the user, mode 0600).
 """
 
 from __future__ import annotations
@@ -13,14 +17,28 @@ import asyncio
 import logging
 import os
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["ShellSnapshot"]
 
 logger = logging.getLogger(__name__)
 
-_CAPTURE = "export -p"
+_CAPTURE = "env -0"
+#: These describe the capturing shell, not the command's.
+_SHELL_LOCAL = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 _TIMEOUT_S = 10.0
+
+
+def snapshot_lines(env_dump: bytes, inherited: Mapping[str, str]) -> list[str]:
+    """``export`` lines for what a login shell's ``env -0`` adds or changes relative to ``inherited``."""
+    lines = []
+    for entry in env_dump.decode("utf-8", "surrogateescape").split("\0"):
+        name, sep, value = entry.partition("=")
+        if not sep or not name.isidentifier() or name in _SHELL_LOCAL or inherited.get(name) == value:
+            continue
+        lines.append(f"export {name}={shlex.quote(value)}")
+    return lines
 
 
 class ShellSnapshot:
@@ -48,16 +66,12 @@ class ShellSnapshot:
             return False
         if proc.returncode != 0 or not out:
             return False
-        # PWD/OLDPWD/SHLVL describe the capturing shell, not the command's.
-        lines = [
-            line for line in out.decode("utf-8", "replace").splitlines()
-            if not any(line.startswith(f"declare -x {name}=") or line == f"declare -x {name}"
-                       for name in ("PWD", "OLDPWD", "SHLVL", "_"))
-        ]
+        lines = snapshot_lines(out, os.environ)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(".tmp")
-            tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            tmp.touch(mode=0o600)
+            tmp.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
             os.replace(tmp, self.path)
         except OSError as exc:
             logger.info("could not write the shell snapshot: %s", exc)

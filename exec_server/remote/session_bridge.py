@@ -12,16 +12,17 @@ import logging
 from exec_client.wire.channel import MessageChannel
 from exec_server.connection import Connection
 from exec_server.remote.mux import SessionFactory
+from exec_server.router import ExecRouter
 from exec_server.session import SessionRegistry
 
 __all__ = ["connection_session_factory"]
 
 log = logging.getLogger(__name__)
 
-_MAX_MESSAGES_PER_STREAM = 10**12  # effectively unbounded, but the loop has a bound
-
 
 def connection_session_factory(registry: SessionRegistry, *, concurrent_requests: int = 1) -> SessionFactory:
+    router = ExecRouter()
+
     async def serve(channel: MessageChannel) -> None:
         conn = Connection(
             registry,
@@ -29,15 +30,11 @@ def connection_session_factory(registry: SessionRegistry, *, concurrent_requests
             transport="noise",
             parse_error_prefix="failed to parse JSON-RPC message from exec-server noise stream",
             concurrent_requests=concurrent_requests,
+            router=router,
         )
         try:
-            for _ in range(_MAX_MESSAGES_PER_STREAM):
-                message = await channel.recv()
-                if message is None:
-                    return
-                if not await conn.handle(message):
-                    await channel.close()  # Codex drops such a peer; here: Reset its stream
-                    return
+            if not await conn.serve(channel):
+                await channel.close()  # Codex drops such a peer; here: Reset its stream
         except ConnectionError as exc:
             log.info("remote stream ended while answering: %s", exc)
         finally:

@@ -1,8 +1,8 @@
 """An in-memory JSON-RPC client for an ``AppServer`` running in this process.
 
 ``pycodex exec`` talks to the app-server exactly as an IDE would (``initialize``, ``thread/start``,
-``turn/start``...), but without a pipe: the server's outbox writes into a queue here, and requests go
-straight to the connection's ``on_message``. Server-to-client requests (approvals) are declined, as a
+``turn/start``...), but over the in-memory edge (:func:`pycodex.transport.memory.memory_pair`) instead
+of a pipe, with the same ``Endpoint`` every other client uses. Server-to-client requests (approvals) are declined, as a
 non-interactive run cannot ask anybody.
 """
 
@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from typing import Any
 
 from app_server.app import AppServer
-from app_server.connection import AppConnection
-from pycodex.transport.base import Outbox
+from pycodex.jsonrpc import NotificationReceived, RequestReceived, RpcError
+from pycodex.jsonrpc.errors import INTERNAL_ERROR
+from pycodex.transport.base import MessageHandler, Outbox, serve_transport
+from pycodex.transport.endpoint import Endpoint, EndpointClosed
+from pycodex.transport.memory import memory_pair
 
 __all__ = ["InProcessClient", "RequestFailed"]
 
 JsonObj = dict[str, Any]
 #: How long one request may take before the run gives up (a stuck server must not hang exec).
 REQUEST_TIMEOUT_S = 60.0
+#: How long ``close`` waits for the server to answer what it had read and stop.
+CLOSE_TIMEOUT_S = 5.0
 
 
 class RequestFailed(Exception):
@@ -38,57 +42,57 @@ class InProcessClient:
     def __init__(self, app: AppServer, *, session_source: str = "exec") -> None:
         self._app = app
         self._session_source = session_source
-        self._next_id = 1
-        self._pending: dict[int, asyncio.Future[JsonObj]] = {}
+        self._client, self._server = memory_pair()
+        self._endpoint = Endpoint(self._client.send)
         self.notifications: asyncio.Queue[tuple[str, JsonObj]] = asyncio.Queue()
-        self._outbox: Outbox | None = None
-        self._conn: AppConnection | None = None
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        self._outbox = Outbox(self._on_server_message)
-        self._outbox.start()
-        self._conn = self._app.connection(self._outbox)
-        self._conn.session.session_source = self._session_source
+        serve = serve_transport(self._connection, self._server)
+        self._tasks = [
+            asyncio.get_running_loop().create_task(serve, name="inproc-app-server"),
+            asyncio.get_running_loop().create_task(self._read_loop(), name="inproc-client-reader"),
+        ]
+
+    def _connection(self, outbox: Outbox) -> MessageHandler:
+        connection = self._app.connection(outbox)
+        connection.session.session_source = self._session_source
+        return connection
 
     async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.on_close()
-        if self._outbox is not None:
-            await self._outbox.close(flush_timeout=1.0)
+        """End the connection: the server answers what it had already read, then both sides stop."""
+        await self._client.close()
+        _done, pending = await asyncio.wait(self._tasks, timeout=CLOSE_TIMEOUT_S)
+        for task in pending:
+            task.cancel()
+        self._endpoint.close("client closed")
 
-    async def _on_server_message(self, data: bytes) -> None:
-        msg = json.loads(data)
-        if "method" in msg and "id" in msg:  # a server request: nobody can answer it in exec
-            await self._send({"id": msg["id"], "result": _decline(str(msg["method"]))})
-        elif "method" in msg:
-            await self.notifications.put((str(msg["method"]), dict(msg.get("params") or {})))
-        else:
-            future = self._pending.pop(msg.get("id"), None)
-            if future is not None and not future.done():
-                future.set_result(msg)
-
-    async def _send(self, msg: JsonObj) -> None:
-        assert self._conn is not None, "start() first"
-        await self._conn.on_message(json.dumps(msg).encode())
+    async def _read_loop(self) -> None:
+        try:
+            while (raw := await self._client.recv()) is not None:
+                msg = self._endpoint.receive(raw)
+                if isinstance(msg, RequestReceived):  # a server request: nobody can answer it in exec
+                    await self._endpoint.send(self._endpoint.peer.respond(msg.id, _decline(msg.method)))
+                elif isinstance(msg, NotificationReceived):
+                    params = msg.params if isinstance(msg.params, dict) else {}
+                    await self.notifications.put((msg.method, dict(params)))
+        except ConnectionError:
+            pass  # closed while answering a server request
+        finally:
+            self._endpoint.close("the in-process app-server closed the connection")
 
     async def request(self, method: str, params: JsonObj, *, timeout: float = REQUEST_TIMEOUT_S) -> JsonObj:
-        rid = self._next_id
-        self._next_id += 1
-        future: asyncio.Future[JsonObj] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = future
-        await self._send({"id": rid, "method": method, "params": params})
         try:
-            reply = await asyncio.wait_for(future, timeout)
-        finally:
-            self._pending.pop(rid, None)
-        if "error" in reply:
-            error = reply["error"] or {}
-            raise RequestFailed(method, str(error.get("message", "")), int(error.get("code", -32603)))
-        return dict(reply.get("result") or {})
+            result = await self._endpoint.request(method, params, timeout=timeout)
+        except RpcError as exc:
+            raise RequestFailed(method, exc.message, exc.wire_code) from None
+        except EndpointClosed as exc:
+            raise RequestFailed(method, str(exc), INTERNAL_ERROR) from None
+        return dict(result or {})
 
     async def notify(self, method: str) -> None:
         with contextlib.suppress(Exception):
-            await self._send({"method": method})
+            await self._endpoint.notify(method, None)
 
 
 def _decline(method: str) -> JsonObj:

@@ -1,4 +1,5 @@
-"""The sans-IO JSON-RPC core: message codec, LF framing and the correlating peer."""
+"""The sans-IO JSON-RPC core: codec, LF framing, the correlating peer, the serde-error translator and
+the generic ``Router`` (``pycodex.jsonrpc.router``) both servers build on."""
 
 from pycodex.jsonrpc.codec import (
     ErrorReceived,

@@ -122,6 +122,11 @@ class RpcPeer:
         """Stop waiting for a response (deadline passed); a late answer then counts as stray."""
         return self._pending.pop(request_id, None) is not None
 
+    @property
+    def next_request_id(self) -> int:
+        """The id ``request`` will mint next."""
+        return self._next_id
+
     def pending_ids(self) -> list[int]:
         return list(self._pending)
 

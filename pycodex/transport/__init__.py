@@ -1,12 +1,39 @@
-"""asyncio edges of the JSON-RPC core: stdio (LF-delimited) and WebSocket (one message per text frame).
+"""asyncio edges of the JSON-RPC core, and the ``Endpoint`` every connection sits on.
 
-A transport knows nothing about JSON-RPC. It feeds complete raw messages to a ``MessageHandler`` and
-offers an ``Outbox`` that writes messages in order, one writer task per connection, with a bounded queue
-so a slow reader backpressures the producer instead of growing memory.
+The contract is a message ``Transport`` (``send``/``recv``/``close``, one complete JSON-RPC message
+each): ``StreamTransport`` (LF-delimited stdio and child pipes), ``WebSocketTransport`` (one message
+per text frame, either side) and ``memory_pair`` (in-process, tests and ``pycodex exec``). A transport
+knows nothing about JSON-RPC. ``Endpoint`` adds the peer, pending requests with deadlines, the bounded
+inbound queue and fail-all on close; servers write through an ``Outbox`` (ordered, bounded, one writer
+task per connection) so a slow reader backpressures its own producers instead of growing memory.
 """
 
-from pycodex.transport.base import ConnectionHandler, MessageHandler, Outbox
-from pycodex.transport.stdio import serve_stdio
-from pycodex.transport.websocket import serve_websocket
+from pycodex.transport.base import (
+    ConnectionHandler,
+    MessageHandler,
+    Outbox,
+    Transport,
+    TransportClosed,
+    serve_transport,
+)
+from pycodex.transport.endpoint import Endpoint, EndpointClosed
+from pycodex.transport.memory import memory_pair
+from pycodex.transport.stdio import StreamTransport, serve_stdio
+from pycodex.transport.websocket import WebSocketTransport, listen_websocket, serve_websocket
 
-__all__ = ["ConnectionHandler", "MessageHandler", "Outbox", "serve_stdio", "serve_websocket"]
+__all__ = [
+    "ConnectionHandler",
+    "Endpoint",
+    "EndpointClosed",
+    "MessageHandler",
+    "Outbox",
+    "StreamTransport",
+    "Transport",
+    "TransportClosed",
+    "WebSocketTransport",
+    "listen_websocket",
+    "memory_pair",
+    "serve_stdio",
+    "serve_transport",
+    "serve_websocket",
+]

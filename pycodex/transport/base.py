@@ -7,11 +7,28 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-__all__ = ["ConnectionHandler", "MessageHandler", "Outbox", "WriteFn"]
+__all__ = ["ConnectionHandler", "MessageHandler", "Outbox", "Transport", "TransportClosed", "WriteFn", "serve_transport"]
 
 logger = logging.getLogger(__name__)
 
 WriteFn = Callable[[bytes], Awaitable[None]]
+
+
+class Transport(Protocol):
+    """A message-oriented edge: one complete JSON-RPC message per ``send``/``recv``."""
+
+    async def send(self, data: bytes) -> None:
+        """Write one message; raises ``ConnectionError`` once the connection is gone."""
+
+    async def recv(self) -> bytes | None:
+        """The next complete message, or None at end of stream."""
+
+    async def close(self) -> None:
+        """End the connection (idempotent); the other side's ``recv`` then returns None."""
+
+
+class TransportClosed(ConnectionError):
+    """A write on an edge whose connection has ended."""
 
 
 class MessageHandler(Protocol):
@@ -105,3 +122,23 @@ class Outbox:
             finally:
                 self._queued_bytes -= len(data)
                 self._drained.set()
+
+
+async def serve_transport(
+    make_handler: ConnectionHandler, transport: Transport, *, flush_timeout: float = 1.0
+) -> None:
+    """Drive one server-side connection over a message transport until it ends (the memory edge, tests).
+
+    The handler's ``on_close`` runs before the outbox is flushed, so requests already read still get
+    their responses.
+    """
+    outbox = Outbox(transport.send)
+    outbox.start()
+    handler = make_handler(outbox)
+    try:
+        while (raw := await transport.recv()) is not None:
+            await handler.on_message(raw)
+    finally:
+        await handler.on_close()
+        await outbox.close(flush_timeout=flush_timeout)
+        await transport.close()

@@ -8,22 +8,133 @@ Pipes, sockets and ttys are read through the event loop; anything epoll cannot w
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
 import selectors
 import stat
 import sys
-from typing import BinaryIO
+from collections.abc import Awaitable, Callable
+from typing import Any, BinaryIO
 
 from pycodex.jsonrpc.framing import DEFAULT_MAX_LINE_BYTES, LineBuffer, OverlongLine
-from pycodex.transport.base import ConnectionHandler, Outbox
+from pycodex.transport.base import ConnectionHandler, Outbox, TransportClosed, WriteFn
 
-__all__ = ["serve_stdio"]
+__all__ = ["StreamTransport", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
 _READ_CHUNK = 1 << 20
+
+
+ReadFn = Callable[[int], Awaitable[bytes]]
+OverlongFn = Callable[[int], Awaitable[None]]
+
+
+class StreamTransport:
+    """LF-delimited messages over a byte stream: the one stdio edge (servers and the client).
+
+    ``read(n)`` returns up to ``n`` bytes (empty at EOF); ``write(line)`` writes one line with its LF.
+    An unterminated last line still counts. Blank lines are skipped unless ``keep_blank`` (the
+    app-server reports them as malformed, as Codex does); an overlong line is dropped and reported to
+    ``on_overlong`` (or logged), in order with the lines around it.
+    """
+
+    def __init__(
+        self,
+        read: ReadFn,
+        write: WriteFn,
+        close: Callable[[], Awaitable[None]],
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        read_chunk: int = 65536,
+        keep_blank: bool = False,
+    ) -> None:
+        self._read = read
+        self._write = write
+        self._close = close
+        self._lines = LineBuffer(max_line_bytes)
+        self._ready: collections.deque[bytes | OverlongLine] = collections.deque()
+        self._chunk = read_chunk
+        self._keep_blank = keep_blank
+        self._eof = False
+        self.on_overlong: OverlongFn | None = None
+
+    @classmethod
+    def over_streams(
+        cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, **options: Any
+    ) -> StreamTransport:
+        """Over an asyncio stream pair (a child's stdout and stdin, a socket)."""
+
+        async def write(line: bytes) -> None:
+            if writer.is_closing():
+                raise TransportClosed("stream closed")
+            try:
+                writer.write(line)
+                await writer.drain()
+            except (ConnectionError, RuntimeError) as exc:
+                raise TransportClosed(f"stream closed: {exc}") from exc
+
+        async def close() -> None:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+        return cls(reader.read, write, close, **options)
+
+    @classmethod
+    async def open_stdio(cls, stdin: BinaryIO, stdout: BinaryIO, **options: Any) -> StreamTransport:
+        """Over this process's stdin/stdout; files epoll cannot watch are served by worker threads."""
+        reader = await _open_reader(stdin)
+        writer = await _open_writer(stdout)
+
+        async def read(size: int) -> bytes:
+            if reader is not None:
+                return await reader.read(size)
+            return await asyncio.to_thread(os.read, stdin.fileno(), size)
+
+        async def write(line: bytes) -> None:
+            if writer is None:
+                await asyncio.to_thread(_blocking_write, stdout, line)
+                return
+            writer.write(line)
+            await writer.drain()
+
+        async def close() -> None:
+            if writer is not None:
+                with contextlib.suppress(Exception):
+                    writer.close()
+
+        return cls(read, write, close, **options)
+
+    @property
+    def buffered(self) -> bool:
+        """A complete message is waiting: ``recv`` will not read."""
+        return bool(self._ready)
+
+    async def send(self, data: bytes) -> None:
+        await self._write(data + b"\n")
+
+    async def recv(self) -> bytes | None:
+        while True:
+            while not self._ready:
+                if self._eof:
+                    return None
+                data = await self._read(self._chunk)
+                self._ready.extend(self._lines.feed(data) if data else self._lines.feed_eof())
+                self._eof = not data
+            line = self._ready.popleft()
+            if isinstance(line, OverlongLine):
+                if self.on_overlong is not None:
+                    await self.on_overlong(line.size)
+                else:
+                    logger.warning("dropping an overlong line of %d bytes", line.size)
+            elif self._keep_blank or line.strip():
+                return line
+
+    async def close(self) -> None:
+        await self._close()
 
 
 def _is_streamable(fd: int) -> bool:
@@ -72,54 +183,42 @@ async def serve_stdio(
     Either way the handler's ``on_close`` runs while stdout is still open, so requests already read
     get their responses.
     """
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
-    writer = await _open_writer(stdout)
-
-    async def write(data: bytes) -> None:
-        if writer is not None:
-            writer.write(data + b"\n")
-            await writer.drain()
-        else:
-            await asyncio.to_thread(_blocking_write, stdout, data)
-
-    outbox = Outbox(write)
+    transport = await StreamTransport.open_stdio(
+        stdin or sys.stdin.buffer,
+        stdout or sys.stdout.buffer,
+        max_line_bytes=max_line_bytes,
+        read_chunk=_READ_CHUNK,
+        keep_blank=True,
+    )
+    outbox = Outbox(transport.send)
     outbox.start()
     handler = make_handler(outbox)
-    reader = await _open_reader(stdin)
-    framer = LineBuffer(max_line_bytes)
+    transport.on_overlong = handler.on_line_too_long
     stopped = asyncio.ensure_future((stop or asyncio.Event()).wait())
     try:
         while not stopped.done():
-            if reader is not None:
-                read: asyncio.Future[bytes] = asyncio.ensure_future(reader.read(_READ_CHUNK))
+            if transport.buffered:
+                raw = await transport.recv()
             else:
-                read = asyncio.ensure_future(asyncio.to_thread(os.read, stdin.fileno(), _READ_CHUNK))
-            await asyncio.wait((read, stopped), return_when=asyncio.FIRST_COMPLETED)
-            if not read.done():
-                read.cancel()  # a worker thread stuck in read() is left behind: the process is ending
-                break
-            chunk = read.result()
-            lines = framer.feed(chunk) if chunk else framer.feed_eof()
-            for line in lines:
-                if isinstance(line, OverlongLine):
-                    await handler.on_line_too_long(line.size)
-                else:
-                    await handler.on_message(line)
-            if not chunk:
+                recv = asyncio.ensure_future(transport.recv())
+                await asyncio.wait((recv, stopped), return_when=asyncio.FIRST_COMPLETED)
+                if not recv.done():
+                    recv.cancel()  # a worker thread stuck in read() is left behind: the process is ending
+                    break
+                raw = recv.result()
+            if raw is None:
                 logger.debug("stdin reached EOF")
                 break
+            await handler.on_message(raw)
         else:
             logger.debug("stdio transport stopped")
     finally:
         stopped.cancel()
         await handler.on_close()
         await outbox.close(flush_timeout=2.0)
-        if writer is not None:
-            with contextlib.suppress(Exception):
-                writer.close()
+        await transport.close()
 
 
 def _blocking_write(stream: BinaryIO, data: bytes) -> None:
-    stream.write(data + b"\n")
+    stream.write(data)
     stream.flush()

@@ -10,26 +10,63 @@ blocks itself.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
+from typing import Any
 
+from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from pycodex.transport.base import ConnectionHandler, Outbox
+from pycodex.transport.base import ConnectionHandler, TransportClosed, serve_transport
 from pycodex.transport.ws_auth import WsAuth, authorize, has_origin, header_safe_logger
 
-__all__ = ["parse_ws_listen", "serve_websocket"]
+__all__ = ["UpgradeGate", "WebSocketTransport", "listen_websocket", "parse_ws_listen", "serve_websocket"]
 
 logger = logging.getLogger(__name__)
+
+#: Decides on an upgrade request before it happens: a response refuses it (or answers a probe).
+UpgradeGate = Callable[[ServerConnection, Request], Response | None]
 
 _HEALTH_PATHS = frozenset({"/readyz", "/healthz"})
 #: Codex refuses a larger inbound message by dropping the connection; websockets closes with 1009.
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+
+class WebSocketTransport:
+    """One JSON-RPC message per text frame over an open websocket (either side of it).
+
+    ``binary`` says what to do with a binary frame: hand it on as the message (``"pass"``) or drop it
+    with a warning (``"drop"``, as Codex's app-server does).
+    """
+
+    def __init__(self, ws: Connection, *, binary: str = "pass") -> None:
+        self._ws = ws
+        self._drop_binary = binary == "drop"
+
+    async def send(self, data: bytes) -> None:
+        try:
+            await self._ws.send(data.decode("utf-8"))
+        except ConnectionClosed as exc:
+            raise TransportClosed(f"websocket closed: {exc}") from exc
+
+    async def recv(self) -> bytes | None:
+        while True:
+            try:
+                frame = await self._ws.recv()
+            except ConnectionClosed:
+                return None
+            if isinstance(frame, str):
+                return frame.encode("utf-8")
+            if not self._drop_binary:
+                return frame
+            logger.warning("dropping unsupported binary websocket message")
+
+    async def close(self) -> None:
+        await self._ws.close()
 
 
 def parse_ws_listen(url: str) -> tuple[str, int]:
@@ -87,36 +124,12 @@ async def serve_websocket(
     """Accept connections until ``stop`` is set (or forever)."""
 
     async def handle(ws: ServerConnection) -> None:
-        async def write(data: bytes) -> None:
-            await ws.send(data.decode("utf-8"))
+        await serve_transport(make_handler, WebSocketTransport(ws, binary="drop"), flush_timeout=1.0)
 
-        outbox = Outbox(write)
-        outbox.start()
-        handler = make_handler(outbox)
-        try:
-            async for frame in ws:
-                if isinstance(frame, bytes):  # Codex drops these too: the protocol is text frames only
-                    logger.warning("dropping unsupported binary websocket message")
-                    continue
-                await handler.on_message(frame.encode("utf-8"))
-        except ConnectionClosed:
-            pass
-        finally:
-            await handler.on_close()
-            await outbox.close(flush_timeout=1.0)
-            with contextlib.suppress(Exception):
-                await ws.close()
-
-    async with serve(
-        handle,
-        host,
-        port,
-        process_request=_gate(auth),
-        logger=header_safe_logger("websockets.server"),
-        max_size=max_message_bytes,
-        max_queue=64,
-        compression=None,
-    ) as server:
+    listener = listen_websocket(
+        handle, host, port, gate=_gate(auth), max_message_bytes=max_message_bytes, max_queue=64
+    )
+    async with await listener as server:
         if on_listening is not None:
             result = on_listening(server)
             if result is not None:
@@ -125,3 +138,29 @@ async def serve_websocket(
             await asyncio.Future()
         else:
             await stop.wait()
+
+
+async def listen_websocket(
+    on_connection: Callable[[ServerConnection], Awaitable[None]],
+    host: str,
+    port: int,
+    *,
+    gate: UpgradeGate,
+    max_message_bytes: int,
+    **options: Any,
+) -> Server:
+    """Start a listener: ``gate`` checks each upgrade, then ``on_connection`` serves the socket.
+
+    Both servers listen through here: no compression, headers never logged, frames bounded. ``options``
+    are the server's own ``websockets`` settings (keepalive, write buffer, queue depth).
+    """
+    return await serve(
+        on_connection,
+        host,
+        port,
+        process_request=gate,
+        logger=header_safe_logger("websockets.server"),
+        max_size=max_message_bytes,
+        compression=None,
+        **options,
+    )

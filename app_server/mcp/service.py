@@ -1,0 +1,160 @@
+"""MCP for a whole app-server: one connection manager per thread, and the mcpServer/* request logic.
+
+Codex 0.169 starts a thread's MCP servers with the thread (every `mcpServer/startupStatus/updated`
+carries the thread id), so each thread owns a manager. A request without `threadId`
+(`mcpServerStatus/list`, `mcpServer/resource/read`) starts the configured servers just for that answer
+and stops them again; `mcpServerStatus/list` then reports `runtimeStatus: null`. `config/mcpServer/reload`
+hands the re-read configuration to every live thread's manager (added servers start, removed ones stop).
+The handler layer validates params, calls these methods and maps `McpRequestError` to a JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from app_server.mcp.client import McpCallError
+from app_server.mcp.config import HttpTransport, McpServerConfig
+from app_server.mcp.manager import McpConnectionManager
+from app_server.mcp.wire import (
+    STATUS_METHOD,
+    ListMcpServerStatusParams,
+    McpResourceReadParams,
+    McpServerOauthLoginParams,
+    McpServerToolCallParams,
+    page,
+    resource_read_response,
+    server_status,
+    startup_status_params,
+    tool_call_response,
+)
+
+JsonObj = dict[str, Any]
+Notify = Callable[[str, JsonObj], None]
+INTERNAL_ERROR = -32603
+INVALID_PARAMS = -32602
+INVALID_REQUEST = -32600
+
+
+class McpRequestError(Exception):
+    """A request that gets a JSON-RPC error: `code` and the message Codex uses."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class McpService:
+    """`servers()` returns the current `[mcp_servers]` (re-read by the caller on reload); `notify(method,
+    params)` sends a notification to the clients."""
+
+    def __init__(self, servers: Callable[[], Mapping[str, McpServerConfig]], notify: Notify,
+                 env: Mapping[str, str] | None = None) -> None:
+        self._servers = servers
+        self._notify = notify
+        self._env = env
+        self._threads: dict[str, McpConnectionManager] = {}
+
+    def start_thread(self, thread_id: str) -> McpConnectionManager:
+        """Start the thread's servers (not awaited) and return its manager; idempotent."""
+        manager = self._threads.get(thread_id)
+        if manager is None:
+            def report(name: str, state: str, error: str | None) -> None:
+                self._notify(STATUS_METHOD, startup_status_params(name, state, error, thread_id))
+
+            manager = McpConnectionManager(self._servers(), env=self._env, on_status=report)
+            self._threads[thread_id] = manager
+            manager.start()
+        return manager
+
+    def thread_manager(self, thread_id: str) -> McpConnectionManager | None:
+        return self._threads.get(thread_id)
+
+    async def end_thread(self, thread_id: str) -> None:
+        manager = self._threads.pop(thread_id, None)
+        if manager is not None:
+            await manager.shutdown()
+
+    async def reload(self) -> JsonObj:
+        """`config/mcpServer/reload`: every live thread reconciles with the current config. Answers `{}`."""
+        servers = self._servers()
+        await asyncio.gather(*(manager.reload(servers) for manager in list(self._threads.values())))
+        return {}
+
+    async def shutdown(self) -> None:
+        managers = list(self._threads.values())
+        self._threads.clear()
+        await asyncio.gather(*(manager.shutdown() for manager in managers))
+
+    @asynccontextmanager
+    async def _manager_for(self, thread_id: str | None, only: str | None = None) -> AsyncIterator[McpConnectionManager]:
+        """The thread's manager, or a temporary one (all servers, or just `only`) for a thread-less request."""
+        if thread_id is not None:
+            manager = self._threads.get(thread_id)
+            if manager is None:
+                raise McpRequestError(INVALID_PARAMS, f"thread not found: {thread_id}")
+            yield manager
+            return
+        servers = self._servers()
+        if only is not None:
+            servers = {name: conf for name, conf in servers.items() if name == only}
+        temporary = McpConnectionManager(servers, env=self._env)
+        try:
+            temporary.start()
+            yield temporary
+        finally:
+            await temporary.shutdown()
+
+    async def list_status(self, params: ListMcpServerStatusParams) -> JsonObj:
+        async with self._manager_for(params.threadId, params.serverName) as manager:
+            await manager.wait_ready()
+            entries = []
+            for snapshot in manager.snapshot():
+                if params.serverName is not None and snapshot.name != params.serverName:
+                    continue
+                resources = []
+                if params.detail != "toolsAndAuthOnly" and snapshot.state == "ready":
+                    try:
+                        resources = await manager.list_resources(snapshot.name)
+                    except McpCallError:
+                        resources = []  # a server without resources support still lists its tools
+                entries.append(server_status(snapshot, resources, detail=params.detail,
+                                             thread_runtime=params.threadId is not None))
+        try:
+            return page(entries, params.cursor, params.limit)
+        except ValueError as exc:
+            raise McpRequestError(INVALID_PARAMS, str(exc)) from None
+
+    async def tool_call(self, params: McpServerToolCallParams) -> JsonObj:
+        async with self._manager_for(params.threadId) as manager:
+            arguments = params.arguments
+            if arguments is not None and not isinstance(arguments, dict):
+                raise McpRequestError(INVALID_PARAMS, "`arguments` must be an object")
+            try:
+                result = await manager.call_tool(params.server, params.tool, arguments,
+                                                  meta=params.meta if isinstance(params.meta, dict) else None)
+            except McpCallError as exc:
+                raise McpRequestError(INTERNAL_ERROR, str(exc)) from None
+            return tool_call_response(result)
+
+    async def resource_read(self, params: McpResourceReadParams) -> JsonObj:
+        async with self._manager_for(params.threadId, params.server) as manager:
+            try:
+                result = await manager.read_resource(params.server, params.uri)
+            except McpCallError as exc:
+                raise McpRequestError(INTERNAL_ERROR, str(exc)) from None
+            return resource_read_response(result)
+
+    async def oauth_login(self, params: McpServerOauthLoginParams) -> JsonObj:
+        """`mcpServer/oauth/login`: Codex's refusals for unknown and stdio servers; HTTP OAuth is not
+        implemented, so it is refused too rather than pretending to start a login."""
+        config = self._servers().get(params.name)
+        if config is None:
+            raise McpRequestError(INVALID_REQUEST, f"No MCP server named '{params.name}' found.")
+        if not isinstance(config.transport, HttpTransport):
+            raise McpRequestError(INVALID_REQUEST, "OAuth login is only supported for streamable HTTP servers.")
+        raise McpRequestError(INVALID_REQUEST, f"OAuth login for MCP server '{params.name}' is not supported by "
+                              "pycodex yet; use `bearer_token_env_var` or `http_headers`.")

@@ -1,0 +1,62 @@
+"""The model clients of a process, one per provider: what turns stream their requests through.
+
+A config reload may change a provider's settings; the next request then gets a fresh client. The old one
+may still serve a running turn, so it is closed only at shutdown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+from app_server.model.client import ModelClient
+from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
+from app_server.model.events import ResponseEvent
+from app_server.model.provider import ProviderConfig, RequestContext
+from app_server.model.script import ScriptError
+from app_server.model.scripted import ScriptedModelClient
+from pycodex.jsonrpc.errors import InvalidRequest
+
+__all__ = ["ModelClients"]
+
+Client = ModelClient | ScriptedModelClient
+
+
+class ModelClients:
+    """Implements the runner's ``ModelGateway``."""
+
+    def __init__(self, providers: Callable[[], Mapping[str, ProviderConfig]]) -> None:
+        self._providers = providers  # read on every use: config.toml may have been reloaded
+        self._clients: dict[str, Client] = {}
+        self._retired: list[Client] = []
+
+    def provider(self, provider_id: str) -> ProviderConfig:
+        provider = self._providers().get(provider_id)
+        if provider is None:
+            raise InvalidRequest(f"unknown model provider `{provider_id}`")
+        return provider
+
+    def client(self, provider_id: str) -> Client:
+        """The client of a provider; raises ``ScriptError`` when a scripted provider's script is unusable."""
+        provider = self.provider(provider_id)
+        client = self._clients.get(provider_id)
+        if client is None or client.provider != provider:
+            fresh = ScriptedModelClient.from_provider(provider) if provider.is_scripted else ModelClient(provider)
+            if client is not None:
+                self._retired.append(client)
+            self._clients[provider_id] = client = fresh
+        return client
+
+    def stream(
+        self, provider_id: str, body: dict[str, Any], ctx: RequestContext,
+        on_retry: Callable[[RetryNotice], Awaitable[None]],
+    ) -> AsyncIterator[ResponseEvent]:
+        try:
+            client = self.client(provider_id)
+        except ScriptError as exc:  # the script broke after the thread started: fail the turn, say why
+            raise ModelError(TurnErrorPayload(str(exc), "other"), RetryScope.NONE) from None
+        return client.stream(body, ctx, on_retry)
+
+    async def aclose(self) -> None:
+        for client in [*self._clients.values(), *self._retired]:
+            await client.aclose()

@@ -1,0 +1,215 @@
+"""Typed constructors for every server notification pycodex sends: the one home of their names.
+
+Each constructor returns a ``Notice`` (method + params). The params are plain dicts in the wire's key
+order, because turns emit them on the hot path (every text delta) and validating a model per delta
+would cost more than the write. ``tests/test_protocol_notices.py`` pins each constructor's dict to the
+dump of its pydantic model in ``protocol.notifications``, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+__all__ = [
+    "EXPERIMENTAL",
+    "Notice",
+    "NoticeMethod",
+    "NoticeSink",
+    "agent_message_delta",
+    "command_output_delta",
+    "config_warning",
+    "deprecation_notice",
+    "error",
+    "item_completed",
+    "item_started",
+    "rate_limits_updated",
+    "reasoning_summary_part_added",
+    "reasoning_summary_text_delta",
+    "send",
+    "server_request_resolved",
+    "thread_archived",
+    "thread_deleted",
+    "thread_goal_cleared",
+    "thread_goal_updated",
+    "thread_name_updated",
+    "thread_read_state_changed",
+    "thread_search_partial",
+    "thread_section_changed",
+    "thread_started",
+    "thread_status_changed",
+    "thread_unarchived",
+    "token_usage_updated",
+    "turn_completed",
+    "turn_started",
+]
+
+JsonObj = dict[str, Any]
+
+NoticeMethod = Literal[
+    "error",
+    "thread/started",
+    "thread/status/changed",
+    "thread/readState/changed",
+    "thread/archived",
+    "thread/unarchived",
+    "thread/name/updated",
+    "thread/deleted",
+    "thread/goal/updated",
+    "thread/goal/cleared",
+    "thread/section/changed",
+    "thread/search/partial",
+    "thread/tokenUsage/updated",
+    "turn/started",
+    "turn/completed",
+    "item/started",
+    "item/completed",
+    "item/agentMessage/delta",
+    "item/commandExecution/outputDelta",
+    "item/reasoning/summaryPartAdded",
+    "item/reasoning/summaryTextDelta",
+    "serverRequest/resolved",
+    "account/rateLimits/updated",
+    "configWarning",
+    "deprecationNotice",
+]
+
+
+#: Sent only to connections that negotiated ``experimentalApi`` (Codex 0.169.0 withholds it from others).
+EXPERIMENTAL: frozenset[NoticeMethod] = frozenset({"thread/readState/changed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """One server notification, ready for ``Session.notify(notice.method, notice.params)``."""
+
+    method: NoticeMethod
+    params: JsonObj
+
+
+class NoticeSink(Protocol):
+    """Anything that sends notifications to one client (``app_server.connection.Session``)."""
+
+    async def notify(self, method: str, params: Any) -> None: ...
+
+
+async def send(sink: NoticeSink, notice: Notice) -> None:
+    """Send ``notice`` to one client (a thread's subscribers get it through ``ThreadRuntime.emit``)."""
+    await sink.notify(notice.method, notice.params)
+
+
+# -- threads ---------------------------------------------------------------------------------------------
+def thread_started(thread: JsonObj) -> Notice:
+    return Notice("thread/started", {"thread": thread})
+
+
+def thread_status_changed(thread_id: str, status: JsonObj) -> Notice:
+    return Notice("thread/status/changed", {"threadId": thread_id, "status": status})
+
+
+def thread_read_state_changed(thread_id: str, read_state: JsonObj) -> Notice:
+    return Notice("thread/readState/changed", {"threadId": thread_id, "readState": read_state})
+
+
+def thread_archived(thread_id: str) -> Notice:
+    return Notice("thread/archived", {"threadId": thread_id})
+
+
+def thread_unarchived(thread_id: str) -> Notice:
+    return Notice("thread/unarchived", {"threadId": thread_id})
+
+
+def thread_name_updated(thread_id: str, name: str | None) -> Notice:
+    return Notice("thread/name/updated", {"threadId": thread_id, "threadName": name})
+
+
+def thread_deleted(thread_id: str) -> Notice:
+    return Notice("thread/deleted", {"threadId": thread_id})
+
+
+def thread_goal_updated(thread_id: str, turn_id: str | None, goal: JsonObj) -> Notice:
+    return Notice("thread/goal/updated", {"threadId": thread_id, "turnId": turn_id, "goal": goal})
+
+
+def thread_goal_cleared(thread_id: str) -> Notice:
+    return Notice("thread/goal/cleared", {"threadId": thread_id})
+
+
+def thread_section_changed(thread_id: str, section_id: str | None) -> Notice:
+    return Notice("thread/section/changed", {"threadId": thread_id, "sectionId": section_id})
+
+
+def thread_search_partial(request_id: int | str | None, data: list[JsonObj]) -> Notice:
+    return Notice("thread/search/partial", {"requestId": request_id, "data": data})
+
+
+def token_usage_updated(thread_id: str, turn_id: str, usage: JsonObj) -> Notice:
+    return Notice("thread/tokenUsage/updated", {"threadId": thread_id, "turnId": turn_id, "tokenUsage": usage})
+
+
+# -- turns -----------------------------------------------------------------------------------------------
+def turn_started(thread_id: str, turn: JsonObj) -> Notice:
+    return Notice("turn/started", {"threadId": thread_id, "turn": turn})
+
+
+def turn_completed(thread_id: str, turn: JsonObj) -> Notice:
+    return Notice("turn/completed", {"threadId": thread_id, "turn": turn})
+
+
+def error(error: JsonObj | None, *, will_retry: bool, thread_id: str, turn_id: str) -> Notice:
+    return Notice("error", {"error": error, "willRetry": will_retry, "threadId": thread_id, "turnId": turn_id})
+
+
+# -- items -----------------------------------------------------------------------------------------------
+def item_started(item: JsonObj, thread_id: str, turn_id: str) -> Notice:
+    return Notice("item/started", {"item": item, "threadId": thread_id, "turnId": turn_id,
+                                   "startedAtMs": item["startedAtMs"]})
+
+
+def item_completed(item: JsonObj, thread_id: str, turn_id: str) -> Notice:
+    return Notice("item/completed", {"item": item, "threadId": thread_id, "turnId": turn_id,
+                                     "contentTokenCount": None, "completedAtMs": item["completedAtMs"]})
+
+
+def agent_message_delta(thread_id: str, turn_id: str, item_id: str, delta: str) -> Notice:
+    return Notice("item/agentMessage/delta",
+                  {"threadId": thread_id, "turnId": turn_id, "itemId": item_id, "delta": delta})
+
+
+def command_output_delta(thread_id: str, turn_id: str, item_id: str, delta: str) -> Notice:
+    return Notice("item/commandExecution/outputDelta",
+                  {"threadId": thread_id, "turnId": turn_id, "itemId": item_id, "delta": delta})
+
+
+def reasoning_summary_part_added(thread_id: str, turn_id: str, item_id: str, summary_index: int) -> Notice:
+    return Notice("item/reasoning/summaryPartAdded",
+                  {"threadId": thread_id, "turnId": turn_id, "itemId": item_id, "summaryIndex": summary_index})
+
+
+def reasoning_summary_text_delta(
+    thread_id: str, turn_id: str, item_id: str, delta: str, summary_index: int
+) -> Notice:
+    return Notice("item/reasoning/summaryTextDelta",
+                  {"threadId": thread_id, "turnId": turn_id, "itemId": item_id, "delta": delta,
+                   "summaryIndex": summary_index})
+
+
+# -- requests, account, config ---------------------------------------------------------------------------
+def server_request_resolved(thread_id: str, request_id: int | str) -> Notice:
+    return Notice("serverRequest/resolved", {"threadId": thread_id, "requestId": request_id})
+
+
+def rate_limits_updated() -> Notice:
+    """The snapshot pycodex reports after each response: no provider tells it real limits."""
+    return Notice("account/rateLimits/updated", {"rateLimits": {
+        "limitId": "codex", "limitName": None, "normalModelSlug": None, "primary": None, "secondary": None,
+        "credits": None, "individualLimit": None, "spendControlReached": None, "planType": None,
+        "rateLimitReachedType": None}})
+
+
+def config_warning(params: JsonObj) -> Notice:
+    return Notice("configWarning", params)
+
+
+def deprecation_notice(summary: str, details: str | None = None) -> Notice:
+    return Notice("deprecationNotice", {"summary": summary, "details": details})

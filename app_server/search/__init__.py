@@ -1,0 +1,1 @@
+"""Fuzzy file search: listing trees (walk), scoring paths (score) and the fuzzyFileSearch methods (fuzzy)."""

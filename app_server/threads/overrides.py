@@ -1,0 +1,70 @@
+"""Request overrides of a thread's sticky settings: thread-level (start, resume, fork) and per turn.
+
+Both kinds resolve a relative ``cwd`` against the server's working directory, as Codex does.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from app_server.threads.state import ThreadSettings
+
+__all__ = ["apply_thread_overrides", "apply_turn_overrides", "resolve_cwd"]
+
+_SANDBOX_MODES = {"dangerFullAccess": "danger-full-access", "readOnly": "read-only",
+                  "workspaceWrite": "workspace-write"}
+
+
+def resolve_cwd(cwd: str | None, fallback: Path) -> Path:
+    if not cwd:
+        return fallback
+    path = Path(cwd)
+    return path if path.is_absolute() else (Path(os.getcwd()) / path)
+
+
+def apply_thread_overrides(settings: ThreadSettings, params: Any) -> ThreadSettings:
+    """Copy ``settings`` with the thread-level overrides a start/resume/fork request carries."""
+    s = replace(settings)
+    if getattr(params, "cwd", None):
+        s.cwd = resolve_cwd(params.cwd, s.cwd)
+    for attr, field in (("model", "model"), ("model_provider", "model_provider"),
+                        ("approvals_reviewer", "approvals_reviewer"), ("sandbox_mode", "sandbox"),
+                        ("base_instructions", "base_instructions"),
+                        ("developer_instructions", "developer_instructions"), ("service_tier", "service_tier")):
+        value = getattr(params, field, None)
+        if value is not None:
+            setattr(s, attr, value)
+    policy = getattr(params, "approval_policy", None)
+    if isinstance(policy, str):
+        s.approval_policy = policy
+    elif policy is not None:  # a granular policy: ask when the model requests escalation
+        s.approval_policy = "on-request"
+    return s
+
+
+def apply_turn_overrides(s: ThreadSettings, params: Any) -> bool:
+    """Apply turn/start's sticky overrides to ``s`` in place; True when anything changed."""
+    before = s.to_record()
+    if params.cwd:
+        s.cwd = resolve_cwd(params.cwd, s.cwd)
+    if params.model:
+        s.model = params.model
+    if params.effort:
+        s.effort = params.effort
+    if params.summary:
+        s.summary = params.summary
+    if isinstance(params.approval_policy, str):
+        s.approval_policy = params.approval_policy
+    if params.approvals_reviewer:
+        s.approvals_reviewer = params.approvals_reviewer
+    policy = params.sandbox_policy
+    if policy is not None:
+        kind = getattr(policy, "type", None) or (policy.get("type") if isinstance(policy, dict) else None)
+        s.sandbox_mode = _SANDBOX_MODES.get(str(kind), s.sandbox_mode)
+        roots = getattr(policy, "writable_roots", None)
+        if kind == "workspaceWrite" and roots is not None:
+            s.writable_roots = [str(r) for r in roots]
+    return s.to_record() != before

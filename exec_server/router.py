@@ -1,0 +1,73 @@
+"""The exec-server's router: its method table (``handlers.METHODS``) and its initialize gate.
+
+Checks, as observed on Codex 0.169.0: an unknown method is -32601; then params are validated (-32602,
+serde's words; absent params count as ``{}`` when the model needs nothing); then ``initialize`` and
+``initialized`` are required (-32600 naming the method family); then the handler runs. An exception
+that is not an ``RpcError`` is answered with -32603 carrying its text, as Codex does.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from exec_client.wire.protocol import InitializeParams, Method
+from exec_server.handlers import METHODS, MethodSpec
+from pycodex.jsonrpc import router as rpc
+from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
+from pycodex.jsonrpc.serde import Framing
+
+if TYPE_CHECKING:
+    from exec_server.connection import Connection
+
+__all__ = ["ExecRouter"]
+
+log = logging.getLogger(__name__)
+
+
+def _on_session(spec: MethodSpec) -> rpc.Route[Connection]:
+    async def run(conn: Connection, params: Any) -> Any:
+        assert conn.session is not None  # the gate let it through
+        return await spec.handler(conn.session, params)
+
+    return rpc.Route("", spec.model, run, meta=spec.family)
+
+
+class ExecRouter(rpc.Router["Connection"]):
+    """The exec-server's table; one per process, shared by its connections."""
+
+    framing = Framing.BARE
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_route(rpc.Route(Method.INITIALIZE, InitializeParams, _initialize))
+        for method, spec in METHODS.items():
+            route = _on_session(spec)
+            self.add_route(rpc.Route(method, route.params_model, route.handler, meta=spec.family))
+
+    def unknown_method(self, session: Connection, method: str) -> RpcError:
+        log.info("unimplemented method %s", method)
+        return MethodNotFound(f"exec-server stub does not implement `{method}` yet")
+
+    def parse(self, route: rpc.Route[Connection], params: Any, has_params: bool) -> Any:
+        model = route.params_model
+        if params is None and model is not None and route.meta is not None:
+            if not any(field.is_required() for field in model.model_fields.values()):
+                params = {}
+        return super().parse(route, params, has_params)
+
+    def gate(self, session: Connection, route: rpc.Route[Connection], params: Any) -> None:
+        if route.meta is None:  # initialize: the connection checks it is the first
+            return
+        if session.session is None:
+            raise InvalidRequest(f"client must call initialize before using {route.meta} methods")
+        if not session.initialized:
+            raise InvalidRequest(f"client must send initialized before using {route.meta} methods")
+
+    def boundary(self, method: str, exc: Exception) -> RpcError:
+        log.exception("internal error in %s", method)
+        return InternalError(str(exc))
+
+
+async def _initialize(conn: Connection, params: InitializeParams) -> dict[str, Any]:
+    return conn.initialize(params)

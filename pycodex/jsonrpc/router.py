@@ -1,0 +1,92 @@
+"""Method routing shared by both servers: method -> (params model, handler), and the error boundary.
+
+``Router.dispatch`` runs one request through the same steps on every server, in Codex's order:
+look the method up (``unknown_method`` says what a miss gets), parse the params (``parse``), apply the
+server's gate (``gate``: its initialize handshake, capability checks), run the handler. It is the one
+place where exceptions become wire errors: an ``RpcError`` keeps its code and message, anything else
+goes through ``boundary`` (logged, answered with -32603 unless the server maps it to something better).
+
+A server subclasses ``Router`` to supply its own gate and its own unknown-method text, and fills the
+table with ``add``; the connection then only decides *when* to dispatch (queueing, ordering).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from pycodex.jsonrpc.errors import InternalError, MethodNotFound, RpcError
+from pycodex.jsonrpc.serde import Framing, validate
+
+__all__ = ["Route", "Router"]
+
+logger = logging.getLogger(__name__)
+
+#: What handlers are called with: the server's per-connection session.
+C = TypeVar("C")
+
+
+@dataclass(frozen=True, slots=True)
+class Route(Generic[C]):
+    method: str
+    params_model: type[BaseModel] | None
+    handler: Callable[[C, Any], Awaitable[Any]]
+    #: What the server's gate needs to know about the route (an experimental flag, a method family).
+    meta: Any = None
+
+
+class Router(Generic[C]):
+    """A table of routes built at startup; one per server, shared by its connections."""
+
+    #: How params are turned into the route's model (strict and field-naming unless a server differs).
+    framing = Framing.REQUEST
+
+    def __init__(self) -> None:
+        self._routes: dict[str, Route[C]] = {}
+
+    def add_route(self, route: Route[C]) -> None:
+        if route.method in self._routes:
+            raise ValueError(f"route {route.method} registered twice")
+        self._routes[route.method] = route
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self._routes)
+
+    def __iter__(self) -> Iterator[Route[C]]:
+        return iter(self._routes.values())
+
+    async def dispatch(self, session: C, method: str, params: Any, has_params: bool) -> Any:
+        """Run one request; return its result or raise ``RpcError``."""
+        try:
+            route = self._routes.get(method)
+            if route is None:
+                raise self.unknown_method(session, method)
+            parsed = self.parse(route, params, has_params)
+            self.gate(session, route, params)
+            return await route.handler(session, parsed)
+        except RpcError:
+            raise
+        except Exception as exc:
+            raise self.boundary(method, exc) from None
+
+    # -- what a server may change -----------------------------------------------------------------
+    def unknown_method(self, session: C, method: str) -> RpcError:
+        return MethodNotFound(f"method `{method}` not found")
+
+    def parse(self, route: Route[C], params: Any, has_params: bool) -> Any:
+        if route.params_model is None:
+            return None
+        return validate(route.params_model, params, self.framing)
+
+    def gate(self, session: C, route: Route[C], params: Any) -> None:
+        """Refuse a request the session may not make yet (raise ``RpcError``); the default allows all."""
+
+    def boundary(self, method: str, exc: Exception) -> RpcError:
+        """An exception that is not an ``RpcError``: a bug on our side, logged and answered with -32603."""
+        logger.exception("internal error while handling %s", method)
+        return InternalError(f"internal error while handling {method}")

@@ -1,0 +1,65 @@
+"""``pycodex trace show|html|replay``: argument parsing and the one-line errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["add_trace_arguments", "run_trace"]
+
+
+def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="trace_command", metavar="SUBCOMMAND", required=True)
+    show = sub.add_parser("show", help="print the trace as a coloured timeline")
+    show.add_argument("file", type=Path, metavar="FILE")
+    show.add_argument("--json", action="store_true", help="print the same timeline as JSON")
+    page = sub.add_parser("html", help="write the trace as one self-contained HTML page")
+    page.add_argument("file", type=Path, metavar="FILE")
+    page.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.html")
+    replay = sub.add_parser("replay", help="replay the client side against a build; print the first divergence")
+    replay.add_argument("file", type=Path, metavar="FILE")
+    replay.add_argument("--server", default="current", metavar="SPEC",
+                        help="current (default), codex@VERSION, pycodex@REF or path:/abs/bin")
+    replay.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                        help="how long to wait for each expected server message (default 30)")
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    from pycodex.trace.timeline import TraceReadError, build_timeline, read_trace
+
+    try:
+        events = read_trace(args.file)
+    except TraceReadError as exc:
+        print(f"pycodex trace: {exc}", file=sys.stderr)
+        return 2
+    if args.trace_command == "replay":
+        from pycodex.trace.replay import ReplayError, replay
+
+        try:
+            divergence = replay(events, args.server, timeout=args.timeout)
+        except ReplayError as exc:
+            print(f"pycodex trace replay: {exc}", file=sys.stderr)
+            return 2
+        print(divergence or "no divergence")
+        return 1 if divergence else 0
+    timeline = build_timeline(events)
+    if args.trace_command == "html":
+        from pycodex.trace.html import render_page
+
+        try:
+            args.output.write_text(render_page(timeline, args.file.name), encoding="utf-8")
+        except OSError as exc:
+            print(f"pycodex trace html: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        return 0
+    if args.json:
+        print(json.dumps(timeline, indent=2, ensure_ascii=False))
+        return 0
+    from rich.console import Console
+
+    from pycodex.trace.show import render
+
+    render(timeline, Console())
+    return 0

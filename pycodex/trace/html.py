@@ -1,0 +1,18 @@
+"""``pycodex trace html``: one self-contained page (see :mod:`pycodex.trace.page`)."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from pycodex.trace.page import PAGE
+
+__all__ = ["render_page"]
+
+
+def render_page(timeline: dict[str, Any], title: str) -> str:
+    # "<" escaped so no string in the trace can close the data <script> element.
+    data = json.dumps(timeline, ensure_ascii=False).replace("<", "\\u003c")
+    # The data goes in first; the title's two places come before it in the page, whatever the data holds.
+    return PAGE.replace("__DATA__", data, 1).replace("__TITLE__", html.escape(title), 2)

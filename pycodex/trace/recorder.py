@@ -1,0 +1,283 @@
+"""Recording a trace: every message the app-server exchanges, one JSON line each, off the event loop.
+
+A hook on the hot path costs one ``time.monotonic()`` and one bounded ``queue.Queue.put`` of the raw bytes;
+the writer thread parses, redacts and writes. The queue is bounded so a stalled disk backpressures the
+server instead of growing memory; it never drops events (a replay needs all of them).
+
+The active tracer travels in a ``ContextVar`` set once by the entry point: every task the server starts
+afterwards inherits it, so the hooks in the transport, model and exec clients need no plumbing, and a process
+without ``--trace`` pays one ``ContextVar.get`` per message.
+
+Line format (``FORMAT``)::
+
+    {"t": 0.0123, "dir": "in"|"out"|"meta", "channel": "client"|"model"|"exec"|"approval"|"trace",
+     "conn": 1, "msg": {...}}          # or "summary": {...} for derived and meta events
+
+``dir`` is from the app-server's point of view: ``in`` is what it received (client requests, SSE events,
+exec-server answers), ``out`` what it sent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+import tomllib
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import IO, Any
+
+from pycodex import __version__
+from pycodex.trace.redact import Redactor
+
+__all__ = [
+    "ENV_VAR",
+    "FORMAT",
+    "TraceFileError",
+    "Tracer",
+    "active_tracer",
+    "record",
+    "record_http_request",
+    "server_header",
+    "trace_path",
+    "tracing",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Clients that spawn the server (and cannot add ``--trace``) set this to the trace file's path.
+ENV_VAR = "PYCODEX_TRACE"
+FORMAT = 1
+_MAX_QUEUED = 65536
+_BACKPRESSURE_WAIT = 5.0
+_IDLE_POLL = 0.5
+_BATCH_DELAY = 0.05
+_GIL_SLICE = 32
+_APPROVAL_SUFFIX = "requestApproval"
+
+_ACTIVE: ContextVar[Tracer | None] = ContextVar("pycodex_tracer", default=None)
+
+_Entry = tuple[float, str, str, int, Any]
+
+
+class TraceFileError(Exception):
+    """The trace file cannot be written (one line for the user)."""
+
+
+def server_header(codex_home: Path, config_overrides: Sequence[str]) -> dict[str, Any]:
+    """What a replay needs to start a server configured like this one: its config (parsed, so the
+    key-based redaction applies) and the ``-c`` overrides."""
+    config: Any = None
+    try:
+        config = tomllib.loads((codex_home / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # no config, or one the server itself will refuse with its own message
+        pass
+    redactor = Redactor.from_environment()
+    return {"pycodex": __version__, "config": config,
+            "config_overrides": [redactor.assignment(o) for o in config_overrides]}
+
+
+def trace_path(explicit: str | None, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The trace file ``--trace`` names, else ``$PYCODEX_TRACE``, else None."""
+    value = explicit or (os.environ if environ is None else environ).get(ENV_VAR, "")
+    return Path(value) if value else None
+
+
+def active_tracer() -> Tracer | None:
+    return _ACTIVE.get()
+
+
+def record(direction: str, channel: str, conn: int, payload: Any) -> None:
+    """Hook for a raw message (bytes, str or JSON value); a no-op unless a trace is being written."""
+    tracer = _ACTIVE.get()
+    if tracer is not None:
+        tracer.record(direction, channel, conn, payload)
+
+
+def record_http_request(request: Any) -> None:
+    """Hook for an outgoing model request (an ``httpx.Request``): method, URL, headers and JSON body."""
+    tracer = _ACTIVE.get()
+    if tracer is not None:
+        http = {"method": request.method, "url": str(request.url), "headers": dict(request.headers),
+                "body": request.content}
+        tracer.record("out", "model", id(request), http)
+
+
+@contextmanager
+def tracing(path: Path | None, *, header: Mapping[str, Any] | None = None) -> Iterator[Tracer | None]:
+    """Make a tracer writing ``path`` active for the block (and every task started in it); None: no trace."""
+    if path is None:
+        yield None
+        return
+    try:
+        tracer = Tracer(path, header=header)
+    except OSError as exc:
+        raise TraceFileError(f"cannot write the trace file {path}: {exc.strerror or exc}") from None
+    token = _ACTIVE.set(tracer)
+    try:
+        yield tracer
+    finally:
+        _ACTIVE.reset(token)
+        tracer.close()
+
+
+class Tracer:
+    """One trace file and its writer thread."""
+
+    def __init__(self, path: Path, *, header: Mapping[str, Any] | None = None,
+                 redactor: Redactor | None = None) -> None:
+        self._start = time.monotonic()
+        # A deque: append and popleft are atomic, so the hot path takes no lock; the writer is woken
+        # only when it went idle, and the loop waits for it only when the backlog is full.
+        self._pending: deque[_Entry] = deque()
+        self._wake = threading.Event()
+        self._drained = threading.Event()
+        self._idle = False
+        self._closing = False
+        self._redactor = redactor or Redactor.from_environment()
+        self._file: IO[str] = open(path, "w", encoding="utf-8", buffering=1 << 16)
+        self._writer = _Writer(self._file, self._redactor)
+        self._writer.write_event(0.0, "meta", "trace", 0, None, {"format": FORMAT, **(header or {})})
+        self._thread = threading.Thread(target=self._run, name="trace-writer", daemon=True)
+        self._thread.start()
+
+    def record(self, direction: str, channel: str, conn: int, payload: Any) -> None:
+        self._pending.append((time.monotonic() - self._start, direction, channel, conn, payload))
+        if self._idle:
+            self._wake.set()
+        if len(self._pending) >= _MAX_QUEUED:
+            self._drained.clear()
+            self._wake.set()
+            self._drained.wait(_BACKPRESSURE_WAIT)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write everything recorded so far and close the file (bounded by ``timeout``)."""
+        self._closing = True
+        self._wake.set()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            logger.warning("trace writer did not finish within %.1f s; the trace may be incomplete", timeout)
+            return
+        self._file.close()
+
+    def _run(self) -> None:
+        while True:
+            written = 0
+            while self._pending:
+                try:
+                    self._writer.write(*self._pending.popleft())
+                except Exception:  # a trace bug must never take the server down
+                    logger.exception("trace writer failed on one event")
+                written += 1
+                if written % _GIL_SLICE == 0:
+                    time.sleep(0)  # hand the GIL back now rather than after the 5 ms switch interval
+            self._file.flush()
+            self._drained.set()
+            if self._closing:
+                if not self._pending:  # everything recorded before close() is written
+                    return
+                continue
+            self._idle = True
+            if not self._pending:  # an append between the loop's check and _idle is seen here
+                self._wake.wait(_IDLE_POLL)
+            self._wake.clear()
+            self._idle = False
+            # Let a burst (a streamed answer) accumulate: one wake-up per batch, not per delta, keeps
+            # this thread from taking the GIL away from the event loop thousands of times a second.
+            if not self._closing:
+                time.sleep(_BATCH_DELAY)
+
+
+class _Writer:
+    """Turns raw hook payloads into redacted JSON lines; derives the approval events (writer thread only)."""
+
+    def __init__(self, out: IO[str], redactor: Redactor) -> None:
+        self._out = out
+        self._redact = redactor
+        self._conns: dict[tuple[str, int], int] = {}
+        self._next_conn: dict[str, int] = {}
+        self._approvals: dict[tuple[int, Any], tuple[float, str]] = {}
+
+    def write(self, t: float, direction: str, channel: str, raw_conn: int, payload: Any) -> None:
+        conn = self._conn(channel, raw_conn, fresh=channel == "model" and direction == "out")
+        if isinstance(payload, bytes):
+            payload = payload.decode("utf-8", "replace")
+        if isinstance(payload, str) and self._verbatim(direction, channel, payload):
+            # The common case (a delta, a notification): the raw JSON goes in as it is, no parse, no walk.
+            self._out.write(f'{{"t":{t:.6f},"dir":"{direction}","channel":"{channel}","conn":{conn},'
+                            f'"msg":{payload}}}\n')
+            return
+        msg = _decode(payload)
+        self.write_event(t, direction, channel, conn, msg, None)
+        if channel == "client" and isinstance(msg, dict):
+            self._approval(t, direction, conn, msg)
+
+    def _verbatim(self, direction: str, channel: str, raw: str) -> bool:
+        """Whether ``raw`` can be written unparsed: one line, nothing to redact, no approval to derive,
+        and valid JSON (what we send is; what we receive is checked)."""
+        if "\n" in raw or "\r" in raw or self._redact.may_hold_secrets(raw):
+            return False
+        if channel == "client" and (_APPROVAL_SUFFIX in raw or (direction == "in" and self._approvals)):
+            return False
+        if direction == "in":
+            try:
+                json.loads(raw)
+            except ValueError:
+                return False
+        return True
+
+    def write_event(self, t: float, direction: str, channel: str, conn: int, msg: Any,
+                    summary: Mapping[str, Any] | None) -> None:
+        event: dict[str, Any] = {"t": round(t, 6), "dir": direction, "channel": channel, "conn": conn}
+        if summary is not None:
+            event["summary"] = self._redact.value(dict(summary))
+        else:
+            event["msg"] = self._redact.value(msg)
+        self._out.write(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+    def _conn(self, channel: str, raw: int, *, fresh: bool) -> int:
+        """Small stable numbers per channel (object ids are large and get reused)."""
+        key = (channel, raw)
+        if fresh or key not in self._conns:
+            number = self._next_conn.get(channel, 0) + 1
+            self._next_conn[channel] = number
+            self._conns[key] = number
+        return self._conns[key]
+
+    def _approval(self, t: float, direction: str, conn: int, msg: dict[str, Any]) -> None:
+        method = msg.get("method")
+        if direction == "out" and isinstance(method, str) and method.endswith(_APPROVAL_SUFFIX) and "id" in msg:
+            raw_params = msg.get("params")
+            params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+            self._approvals[(conn, msg["id"])] = (t, method)
+            summary = {"method": method, "id": msg["id"], **_pick(params, ("threadId", "turnId", "itemId",
+                                                                            "command", "reason"))}
+            self.write_event(t, "out", "approval", conn, None, summary)
+        elif direction == "in" and method is None and (conn, msg.get("id")) in self._approvals:
+            asked, method = self._approvals.pop((conn, msg.get("id")))
+            result = msg.get("result")
+            decision = result.get("decision") if isinstance(result, dict) else None
+            summary = {"method": method, "id": msg.get("id"), "decision": decision if "error" not in msg
+                       else "error", "waited": round(t - asked, 6)}
+            self.write_event(t, "in", "approval", conn, None, summary)
+
+
+def _pick(params: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    return {key: params[key] for key in keys if key in params}
+
+
+def _decode(payload: Any) -> Any:
+    """A JSON value for the trace; unparsable text is kept only by size (it may hold anything)."""
+    if isinstance(payload, dict) and isinstance(payload.get("body"), bytes):  # an HTTP request
+        return {**payload, "body": _decode(payload["body"])}
+    if isinstance(payload, bytes | str):
+        try:
+            return json.loads(payload)
+        except ValueError:
+            return {"unparsable_bytes": len(payload)}
+    return payload
