@@ -32,10 +32,12 @@ from app_server.router import Router
 from app_server.skills import SkillsCatalog
 from app_server.skills.bundled import install_system_skills
 from app_server.store import ThreadStore
+from app_server.store.thread_state import ThreadStateDb
 from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
+from app_server.threads.tool_policy import tools_for
 from app_server.tools.router import route_tool_call
 from app_server.tools.sandbox import landlock_abi
 from app_server.tools.shell_snapshot import ShellSnapshot
@@ -112,6 +114,7 @@ class AppServer:
         except EnvironmentsConfigError as exc:
             raise StartupError(str(exc)) from None
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
+        self.thread_state = ThreadStateDb(codex_home)
         self.threads = ThreadManager(self.store, services=self.thread_services)
         install_system_skills(codex_home)
         self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
@@ -185,6 +188,7 @@ class AppServer:
             logger.warning("thread shutdown timed out")
         if self._mcp is not None:
             await self._mcp.shutdown()  # bounded by each connection's stop (which kills what will not stop)
+        self.thread_state.close()  # after the threads: a turn ending at shutdown still records its read state
 
     # -- config -------------------------------------------------------------------------------------
     def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
@@ -268,7 +272,8 @@ class AppServer:
         environment = ThreadEnvironment(self.environments, snapshot=snapshot)
         await environment.refresh()
         return ThreadServices(environment=environment, skills=ThreadSkills(self.skills_catalog),
-                              exec_sessions=UnifiedExec(), mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy))
+                              exec_sessions=UnifiedExec(), mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy),
+                              read_states=self.thread_state)
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
@@ -281,13 +286,14 @@ class AppServer:
         grace_s = optional_startup_grace_s(self.config.raw)
 
         async def mcp_tools() -> tuple[JsonObj, ...]:  # Codex leaves a server still starting after the grace out
-            if mcp is None:
+            if mcp is None or thread.services.environment.disabled:  # a thread with no tools gets none of these
                 return ()
             await mcp.manager.wait_for_turn(grace_s)
             return tuple(mcp.manager.tool_specs())
 
         return TurnServices(
-            model=self.models, run_tool=route_tool_call, tool_specs=(*tool_specs(), *skills.tools()),
+            model=self.models, run_tool=route_tool_call,
+            tool_specs=tools_for(thread, (*tool_specs(), *skills.tools())),
             late_tool_specs=mcp_tools,
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,

@@ -93,6 +93,8 @@ class Session:
         #: Callbacks run once when the connection closes (thread unsubscription, pending approvals).
         self.on_close: list[Callable[[], Any]] = []
         self._after_response: list[Callable[[], Awaitable[None]]] = []
+        #: The id of the request being handled (streaming handlers tag their notifications with it).
+        self.current_request_id: int | str | None = None
 
     def after_response(self, callback: Callable[[], Awaitable[None]]) -> None:
         """Run ``callback`` right after the current request's response is written.
@@ -245,6 +247,7 @@ class AppConnection:
             await self.session.send_raw(data)
 
     async def _dispatch_one(self, req: RequestReceived) -> None:
+        self.session.current_request_id = req.id
         try:
             result = await self._router.dispatch(self.session, req.method, req.params, req.has_params)
             if isinstance(result, Deferred):

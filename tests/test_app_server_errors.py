@@ -268,7 +268,8 @@ ROWS: list[Row] = [
     ),
     Row(
         "another experimental method without the capability",
-        req(26, "thread/memory/read", {}),
+        # Well-formed params: like Codex, pycodex parses the params before the capability gate.
+        req(26, "thread/memory/read", {"threadId": "019a0000-0000-7000-8000-000000000001"}),
         26,
         err(-32600, "thread/memory/read requires experimentalApi capability"),
     ),

@@ -77,6 +77,15 @@ def _cases() -> list[notices.Notice]:
             notices.rate_limits_updated(),
             notices.config_warning({"summary": "bad key", "details": None}),
             notices.mcp_startup_status(TID, "calc", "failed", "boom"),
+            notices.deprecation_notice("hydration is deprecated"),
+            notices.thread_deleted(TID),
+            notices.thread_goal_cleared(TID),
+            notices.thread_goal_updated(TID, None, {
+                "threadId": TID, "objective": "ship it", "status": "active", "tokenBudget": None,
+                "tokensUsed": 0, "timeUsedSeconds": 0, "createdAt": 1, "updatedAt": 2}),
+            notices.thread_section_changed(TID, "pinned"),
+            notices.thread_section_changed(TID, None),
+            notices.thread_search_partial(7, [{"threadId": TID, "snippet": "hi"}]),
         ]
 
     return asyncio.run(build())

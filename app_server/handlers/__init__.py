@@ -23,11 +23,20 @@ def register_all(app: AppServer) -> None:
         mcp,
         misc,
         plugins,
+        thread_goals,
+        thread_history,
+        thread_inject,
+        thread_memory,
+        thread_search,
+        thread_sections,
+        thread_terminals,
         threads,
         turns,
     )
     from app_server.handlers.table import register_routes
 
     # This order is the one "unknown variant" errors list.
-    for module in (initialize, threads, turns, info, fs, commands, hooks, plugins, accounts, misc, environments, mcp):
+    modules = (initialize, threads, thread_history, thread_goals, thread_terminals, thread_sections, thread_search,
+               thread_memory, thread_inject, turns, info, fs, commands, hooks, plugins, accounts, misc, environments, mcp)
+    for module in modules:
         register_routes(app, module.ROUTES)

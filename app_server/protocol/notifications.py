@@ -24,6 +24,7 @@ from .common import (
     TurnId,
 )
 from .items import ThreadItem
+from .thread_history import ThreadGoal
 from .threads import Thread
 from .turns import Turn
 
@@ -69,6 +70,28 @@ class ThreadClosedNotification(ThreadIdNotification):
 
 class ThreadGoalClearedNotification(ThreadIdNotification):
     pass
+
+
+class ThreadDeletedNotification(ThreadIdNotification):
+    pass
+
+
+class ThreadGoalUpdatedNotification(WireModel):
+    thread_id: ThreadId
+    turn_id: TurnId | None = None
+    goal: ThreadGoal
+
+
+class ThreadSectionChangedNotification(WireModel):
+    thread_id: ThreadId
+    section_id: str | None = None
+
+
+class ThreadSearchPartialNotification(WireModel):
+    """One batch of thread/search/stream matches, tagged with the id of the request that asked (0.171)."""
+
+    request_id: RequestId | None
+    data: list[dict[str, Any]]
 
 
 class ThreadNameUpdatedNotification(WireModel):
@@ -219,6 +242,10 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
         "thread/closed": ThreadClosedNotification,
         "thread/name/updated": ThreadNameUpdatedNotification,
         "thread/goal/cleared": ThreadGoalClearedNotification,
+        "thread/goal/updated": ThreadGoalUpdatedNotification,
+        "thread/deleted": ThreadDeletedNotification,
+        "thread/section/changed": ThreadSectionChangedNotification,
+        "thread/search/partial": ThreadSearchPartialNotification,
         "thread/settings/updated": ThreadSettingsUpdatedNotification,
         "thread/tokenUsage/updated": ThreadTokenUsageUpdatedNotification,
         "thread/compacted": ContextCompactedNotification,

@@ -71,6 +71,7 @@ class ThreadManager:
             updated_at_ms=max(thread.updated_at, thread.created_at) * 1000, turns=turns, status=thread.status(),
         )
         wire["environments"] = thread.services.environment.wire(thread.settings.cwd)
+        wire["canAcceptDirectInput"] = True  # a loaded thread takes turn/start directly (Codex: true)
         return wire
 
     @staticmethod

@@ -140,8 +140,12 @@ class TurnRunner:
             await thread.emit_status()
             await thread.emit(notices.error(error, will_retry=False, thread_id=thread.id, turn_id=turn.id))
         else:
-            await thread.emit(notices.thread_read_state_changed(
-                thread.id, {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}))
+            read_states = thread.services.read_states
+            if read_states is not None and not thread.ephemeral:  # nothing to mark on a throwaway
+                read_state = await asyncio.to_thread(read_states.turn_completed, thread.id, turn.id)
+            else:
+                read_state = {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}
+            await thread.emit(notices.thread_read_state_changed(thread.id, read_state))
             await thread.emit_status()
         view = "summary" if ended is TurnStatus.COMPLETED else "notLoaded"
         await thread.emit(notices.turn_completed(thread.id, turn.wire(view=view)))

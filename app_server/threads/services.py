@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from app_server.model.errors import RetryNotice
     from app_server.model.events import ResponseEvent
     from app_server.model.provider import RequestContext
+    from app_server.store.thread_state import ThreadStateDb
     from app_server.threads.sampling import ToolCall
     from app_server.threads.skills_glue import ThreadSkills
     from app_server.threads.state import Subscriber, ThreadRuntime, TurnState
@@ -93,6 +94,8 @@ class ThreadServices:
     exec_sessions: UnifiedExec
     #: The thread's MCP servers (started with the thread, stopped when it unloads).
     mcp: ThreadMcp | None = None
+    #: Read states, goals and sections (thread_state.sqlite); None where nothing persists them (unit tests).
+    read_states: ThreadStateDb | None = None
 
 
 @dataclass(frozen=True, slots=True)
