@@ -28,6 +28,7 @@ from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
+from app_server.search.fuzzy import FuzzySessions
 from app_server.skills import SkillsCatalog
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
@@ -110,6 +111,8 @@ class AppServer:
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, services=self.thread_services)
         self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
+        # fuzzyFileSearch sessions per connection id (handlers/search.py drops them on close)
+        self.fuzzy_sessions: dict[int, FuzzySessions] = {}
         from app_server.handlers import register_all
 
         register_all(self)

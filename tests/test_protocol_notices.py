@@ -76,6 +76,9 @@ def _cases() -> list[notices.Notice]:
             notices.server_request_resolved(TID, 3),
             notices.rate_limits_updated(),
             notices.config_warning({"summary": "bad key", "details": None}),
+            notices.fuzzy_session_updated("s1", "main", [{"root": "/r", "path": "main.py", "match_type": "file",
+                                                           "file_name": "main.py", "score": 9, "indices": [0]}]),
+            notices.fuzzy_session_completed("s1"),
         ]
 
     return asyncio.run(build())

@@ -12,8 +12,8 @@ __all__ = ["register_all"]
 
 
 def register_all(app: AppServer) -> None:
-    from app_server.handlers import info, initialize, threads, turns
+    from app_server.handlers import config, info, initialize, models, search, threads, turns
     from app_server.handlers.table import register_routes
 
-    for module in (initialize, threads, turns, info):  # this order is the one "unknown variant" errors list
+    for module in (initialize, threads, turns, info, models, config, search):  # this order is the one "unknown variant" errors list
         register_routes(app, module.ROUTES)

@@ -20,6 +20,8 @@ __all__ = [
     "command_output_delta",
     "config_warning",
     "error",
+    "fuzzy_session_completed",
+    "fuzzy_session_updated",
     "item_completed",
     "item_started",
     "rate_limits_updated",
@@ -60,6 +62,8 @@ NoticeMethod = Literal[
     "serverRequest/resolved",
     "account/rateLimits/updated",
     "configWarning",
+    "fuzzyFileSearch/sessionUpdated",
+    "fuzzyFileSearch/sessionCompleted",
 ]
 
 
@@ -177,3 +181,12 @@ def rate_limits_updated() -> Notice:
 
 def config_warning(params: JsonObj) -> Notice:
     return Notice("configWarning", params)
+
+
+# -- fuzzy file search sessions --------------------------------------------------------------------------
+def fuzzy_session_updated(session_id: str, query: str, files: list[JsonObj]) -> Notice:
+    return Notice("fuzzyFileSearch/sessionUpdated", {"sessionId": session_id, "query": query, "files": files})
+
+
+def fuzzy_session_completed(session_id: str) -> Notice:
+    return Notice("fuzzyFileSearch/sessionCompleted", {"sessionId": session_id})

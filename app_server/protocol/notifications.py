@@ -193,6 +193,16 @@ class DeprecationNoticeNotification(WireModel):
     details: str | None = None
 
 
+class FuzzyFileSearchSessionUpdatedNotification(WireModel):
+    session_id: str
+    query: str
+    files: list[dict[str, Any]]
+
+
+class FuzzyFileSearchSessionCompletedNotification(WireModel):
+    session_id: str
+
+
 class RemoteControlStatusChangedNotification(WireModel):
     status: RemoteControlConnectionStatus
     server_name: str
@@ -231,6 +241,8 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
         "configWarning": ConfigWarningNotification,
         "deprecationNotice": DeprecationNoticeNotification,
         "remoteControl/status/changed": RemoteControlStatusChangedNotification,
+        "fuzzyFileSearch/sessionUpdated": FuzzyFileSearchSessionUpdatedNotification,
+        "fuzzyFileSearch/sessionCompleted": FuzzyFileSearchSessionCompletedNotification,
     }
 )
 
