@@ -110,3 +110,66 @@ async def test_fuzzy_search_and_sessions_equal_codex(app_server: Any, tmp_path: 
             continue
         response = await client.request(step["method"], real(step["params"]))
         assert normalise(_answer(response), places) == step["answer"], step["params"]
+
+
+PROVIDER_WRITE = load("model_provider_write")
+
+
+async def _replay(client: Any, home: Path, recording: dict[str, Any]) -> None:
+    for step in recording["steps"]:
+        response = await client.request(step["method"], step["params"])
+        assert normalise(_answer(response), {"$CODEX_HOME": home}) == step["answer"], step["params"]
+    written = tomllib.loads((home / "config.toml").read_text())
+    assert written == tomllib.loads(recording["file_after"])
+
+
+async def test_model_provider_config_write_equals_codex(app_server: Any, tmp_path: Path) -> None:
+    recording = PROVIDER_WRITE["config_write"]
+    home = tmp_path / "providers"
+    home.mkdir()
+    (home / "config.toml").write_text(recording["start"])
+    client = await app_server(codex_home=home, experimental=True)
+    await _replay(client, home, recording)
+    assert (home / "config.toml").read_text().startswith("# my providers\n")
+    refused = await client.request("modelProvider/config/write",
+                                   {"settings": {"type": "bedrock", "providerId": "amazon-bedrock"}})
+    assert refused["error"]["data"] == {"config_write_error_code": "configValidationError"}
+
+
+async def test_model_provider_default_set_equals_codex_0_171(tmp_path: Path) -> None:
+    """0.171's method is not in the 0.169 schema the process tests validate against: drive it in-process."""
+    import asyncio
+
+    from app_server.app import AppServer
+    from pycodex.jsonrpc import RpcError
+    from pycodex.transport import Endpoint, memory_pair, serve_transport
+
+    recording = PROVIDER_WRITE["default_set"]
+    home = tmp_path / "default"
+    home.mkdir()
+    (home / "config.toml").write_text(recording["start"])
+    app = AppServer(codex_home=home)
+    client_end, server_end = memory_pair()
+    endpoint = Endpoint(client_end.send, remote_error=lambda e: RpcError(e["message"], code=e["code"],
+                                                                         data=e.get("data")))
+
+    async def read() -> None:
+        while (raw := await client_end.recv()) is not None:
+            endpoint.receive(raw)
+
+    tasks = [asyncio.ensure_future(serve_transport(app.connection, server_end)), asyncio.ensure_future(read())]
+    try:
+        await endpoint.request("initialize", {"clientInfo": {"name": "t", "version": "1"},
+                                              "capabilities": {"experimentalApi": True}}, timeout=10)
+        for step in recording["steps"]:
+            try:
+                result = await endpoint.request(step["method"], step["params"], timeout=10)
+                answer: dict[str, Any] = {"result": result}
+            except RpcError as exc:
+                answer = {"error": exc.to_wire()}
+            assert normalise(answer, {"$CODEX_HOME": home}) == step["answer"], step["params"]
+        assert tomllib.loads((home / "config.toml").read_text()) == tomllib.loads(recording["file_after"])
+    finally:
+        await client_end.close()
+        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 10)
+        await app.shutdown()

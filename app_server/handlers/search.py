@@ -54,7 +54,7 @@ async def session_stop(session: Session, params: s.FuzzySessionStopParams) -> Js
 
 ROUTES = (
     RouteSpec("fuzzyFileSearch", s.FuzzyFileSearchParams, search),
-    RouteSpec("fuzzyFileSearch/sessionStart", s.FuzzySessionStartParams, session_start),
-    RouteSpec("fuzzyFileSearch/sessionUpdate", s.FuzzySessionUpdateParams, session_update),
-    RouteSpec("fuzzyFileSearch/sessionStop", s.FuzzySessionStopParams, session_stop),
+    RouteSpec("fuzzyFileSearch/sessionStart", s.FuzzySessionStartParams, session_start, experimental=True),
+    RouteSpec("fuzzyFileSearch/sessionUpdate", s.FuzzySessionUpdateParams, session_update, experimental=True),
+    RouteSpec("fuzzyFileSearch/sessionStop", s.FuzzySessionStopParams, session_stop, experimental=True),
 )

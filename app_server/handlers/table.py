@@ -33,6 +33,8 @@ class RouteSpec:
     handler: Handler
     #: Experimental fields in the params need the experimentalApi capability.
     probe_experimental: bool = False
+    #: The whole method needs the experimentalApi capability.
+    experimental: bool = False
 
 
 def app_of(session: Session) -> AppServer:
@@ -52,4 +54,5 @@ def _wire(handler: Handler) -> Callable[[Session, Any], Awaitable[JsonObj]]:
 def register_routes(app: AppServer, routes: Iterable[RouteSpec]) -> None:
     for route in routes:
         probe = app.experimental_probe(route.params) if route.probe_experimental and route.params else None
-        app.router.add(route.method, route.params, _wire(route.handler), experimental_probe=probe)
+        app.router.add(route.method, route.params, _wire(route.handler), experimental=route.experimental,
+                       experimental_probe=probe)

@@ -71,3 +71,20 @@ class FuzzySessionStopParams(ParamsModel):
     METHOD: ClassVar[str] = "fuzzyFileSearch/sessionStop"
 
     session_id: str
+
+
+# ---- modelProvider/config/write, modelProvider/default/set (0.171) -----------------------------
+
+
+class ModelProviderConfigWriteParams(ParamsModel):
+    METHOD: ClassVar[str] = "modelProvider/config/write"
+
+    # A ProviderSettingsPatch; which keys are present matters (omitted keeps, null clears), so it
+    # stays a plain object and app_server.model.provider_write reads it.
+    settings: dict[str, Any]
+
+
+class ModelProviderDefaultSetParams(ParamsModel):
+    METHOD: ClassVar[str] = "modelProvider/default/set"
+
+    provider_id: str
