@@ -137,3 +137,16 @@ def test_the_server_reads_its_profile_again_on_reload(tmp_path: Path) -> None:
     app = AppServer(codex_home=home, profile="fast")
     (home / "fast.config.toml").write_text('model = "faster-model"\n')
     assert app.config.model == "fast-model" and app.reload_config().model == "faster-model"
+
+
+def test_keys_codex_knows_but_pycodex_does_not_implement_are_named(tmp_path: Path) -> None:
+    text = 'model_verbosity = "low"\n[tui]\ntheme = "dark"\n[model_providers.g]\nname = "G"\nbase_url = "http://h/v1"\n' \
+        'supports_websockets = true\n'
+    config = load_config(_home(tmp_path, text), ['review_model="r"'], env={})
+    [warning] = [w for w in config.warnings if "does not implement" in w.summary]
+    home = tmp_path / "home"
+    assert warning.summary == (
+        "pycodex does not implement 3 configuration settings that Codex knows.\n"
+        f"  user ({home / 'config.toml'}): `model_providers.g.supports_websockets` has no effect in pycodex.\n"
+        f"  user ({home / 'config.toml'}): `model_verbosity` has no effect in pycodex.\n"
+        "  session-flags: `review_model` has no effect in pycodex.")

@@ -33,6 +33,7 @@ from app_server.config.errors import (
     ConfigError,
     ConfigWarning,
     invalid_config_warning,
+    unimplemented_keys_warning,
     unknown_keys_warning,
     utf8_error_reason,
 )
@@ -372,6 +373,9 @@ def load_config(
     layers += (cli_layer,)
     warnings = [invalid_config_warning(load_error)] if load_error is not None else []
     warnings = _unknown_key_warnings(layers, strict, texts) + warnings + notes
+    unimplemented = [(layer.label, key) for layer in layers for key in schema.unimplemented_keys(layer.config)]
+    if unimplemented:
+        warnings.append(unimplemented_keys_warning(unimplemented))
     merged: JsonObj = {}
     for layer in layers:
         merged = deep_merge(merged, layer.config)
