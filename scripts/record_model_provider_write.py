@@ -44,28 +44,33 @@ DEFAULT_REQUESTS: list[tuple[str, JsonObj]] = [
 DEFAULT_START = '# c\nmodel = "m"\n\n[model_providers.gw]\nname = "GW"\nbase_url = "http://127.0.0.1:9/v1"\n'
 
 
-def record(binary: str, start: str, requests: list[tuple[str, JsonObj]]) -> JsonObj:
-    home = Path(tempfile.mkdtemp())
+def record(binary: str, start: str, requests: list[tuple[str, JsonObj]], home: Path | None = None) -> JsonObj:
+    home = home or Path(tempfile.mkdtemp())
+    home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(start)
     init = {"clientInfo": {"name": "t", "version": "1"}, "capabilities": {"experimentalApi": True}}
     lines: list[JsonObj] = [{"id": 1, "method": "initialize", "params": init}, {"method": "initialized"}]
     lines += [{"id": i + 2, "method": method, "params": params} for i, (method, params) in enumerate(requests)]
-    proc = subprocess.Popen(
+    answers: dict[int, JsonObj] = {}
+    with subprocess.Popen(
         [binary, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         env={"CODEX_HOME": str(home), "PATH": "/usr/bin:/bin"}, text=True,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
-    proc.stdin.flush()
-    answers: dict[int, JsonObj] = {}
-    for raw in proc.stdout:
-        msg = json.loads(raw)
-        if isinstance(msg.get("id"), int) and msg["id"] >= 2:
-            answers[msg["id"]] = {k: msg[k] for k in ("result", "error") if k in msg}
-            if len(answers) == len(requests):
-                break
-    proc.stdin.close()
-    proc.wait(10)
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+        proc.stdin.flush()
+        for raw in proc.stdout:
+            msg = json.loads(raw)
+            if isinstance(msg.get("id"), int) and msg["id"] >= 2:
+                answers[msg["id"]] = {k: msg[k] for k in ("result", "error") if k in msg}
+                if len(answers) == len(requests):
+                    break
+        proc.stdin.close()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
     steps = [
         {"method": method, "params": params,
          "answer": json.loads(json.dumps(answers[i + 2]).replace(str(home), "$CODEX_HOME"))}

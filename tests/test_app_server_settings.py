@@ -7,6 +7,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.recorded import load, normalise, write_tree
 
 CONFIG_READ = load("config_read")
@@ -173,3 +175,12 @@ async def test_model_provider_default_set_equals_codex_0_171(tmp_path: Path) -> 
         await client_end.close()
         await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 10)
         await app.shutdown()
+
+
+@pytest.mark.codex
+def test_recorded_provider_writes_match_the_live_binary(codex_bin: Path, tmp_path: Path) -> None:
+    from scripts.record_model_provider_write import WRITE_REQUESTS, record
+
+    recorded = PROVIDER_WRITE["config_write"]
+    live = record(str(codex_bin), recorded["start"], WRITE_REQUESTS, home=tmp_path / "home")
+    assert [s["answer"] for s in live["steps"]] == [s["answer"] for s in recorded["steps"]]

@@ -14,10 +14,12 @@ __all__ = ["ROUTES"]
 
 JsonObj = dict[str, Any]
 
+
 async def skills_list(session: Session, params: p.SkillsListParams) -> JsonObj:
     cwds = list(params.cwds or []) or [os.getcwd()]
     result: JsonObj = await app_of(session).skills_catalog.list_for_cwds(cwds, bool(params.force_reload))
     return result
+
 
 async def account_read(session: Session, params: p.GetAccountParams) -> JsonObj:
     provider = app_of(session).config.provider
@@ -26,6 +28,7 @@ async def account_read(session: Session, params: p.GetAccountParams) -> JsonObj:
     if session.experimental_api:
         result["workspaceRouting"] = None
     return result
+
 
 ROUTES = (
     RouteSpec("skills/list", p.SkillsListParams, skills_list),
