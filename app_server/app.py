@@ -28,7 +28,6 @@ from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
-from app_server.search.fuzzy import FuzzySessions
 from app_server.skills import SkillsCatalog
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
@@ -45,6 +44,8 @@ from pycodex.transport.base import Outbox
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from app_server.search.fuzzy import FuzzySessions
 
 __all__ = ["AppServer", "StartupError", "default_codex_home"]
 

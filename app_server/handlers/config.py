@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app_server.config.effective import effective_config, read_layers
 from app_server.config.errors import unknown_keys_warning
-from app_server.config.write import ConfigEdit, WriteOutcome, edits_from_params, write_values
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
+
+if TYPE_CHECKING:  # config.write pulls in tomlkit (~0.1 s): imported on the first write, not at start-up
+    from app_server.config.write import ConfigEdit
 
 __all__ = ["ROUTES"]
 
@@ -33,10 +35,12 @@ async def config_read(session: Session, params: p.ConfigReadParams) -> JsonObj:
 async def _write(
     session: Session, edits: list[ConfigEdit], *, file_path: str | None, expected_version: str | None
 ) -> JsonObj:
+    from app_server.config.write import write_values
+
     app = app_of(session)
     loaded = app.config
     flags = [layer for layer in read_layers(loaded, None) if layer.name.get("type") == "sessionFlags"]
-    outcome: WriteOutcome = await asyncio.to_thread(
+    outcome = await asyncio.to_thread(
         write_values, loaded.config_path, edits, codex_home=app.codex_home, expected_version=expected_version,
         file_path=file_path, higher_layers=flags,
     )
@@ -52,12 +56,16 @@ async def _write(
 
 
 async def value_write(session: Session, params: s.ConfigValueWriteParams) -> JsonObj:
+    from app_server.config.write import edits_from_params
+
     edit = {"keyPath": params.key_path, "value": params.value, "mergeStrategy": params.merge_strategy}
     return await _write(session, edits_from_params([edit]), file_path=params.file_path,
                         expected_version=params.expected_version)
 
 
 async def batch_write(session: Session, params: s.ConfigBatchWriteParams) -> JsonObj:
+    from app_server.config.write import edits_from_params
+
     raw = [{"keyPath": e.key_path, "value": e.value, "mergeStrategy": e.merge_strategy} for e in params.edits]
     result = await _write(session, edits_from_params(raw), file_path=params.file_path,
                           expected_version=params.expected_version)

@@ -8,11 +8,9 @@ from typing import Any
 
 from app_server.config.effective import read_layers
 from app_server.config.loader import plain_table
-from app_server.config.write import ConfigEdit, ConfigWriteError, write_values
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.model.catalog import catalog, model_list, model_provider_capabilities, model_provider_list
-from app_server.model.provider_write import gateway_edits
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
 
@@ -36,7 +34,11 @@ async def read_capabilities(session: Session, params: Any) -> JsonObj:
     return model_provider_capabilities(app_of(session).config.raw)
 
 
+# config.write (and tomlkit) load on the first write, not at server start-up.
 async def write_provider(session: Session, params: s.ModelProviderConfigWriteParams) -> JsonObj:
+    from app_server.config.write import write_values
+    from app_server.model.provider_write import gateway_edits
+
     app = app_of(session)
     user: JsonObj = next((plain_table(layer.config) for layer in app.config.layers if layer.kind == "user"), {})
     provider_id, edits = gateway_edits(params.settings, user)
@@ -48,6 +50,8 @@ async def write_provider(session: Session, params: s.ModelProviderConfigWritePar
 
 async def set_default_provider(session: Session, params: s.ModelProviderDefaultSetParams) -> JsonObj:
     """Codex 0.171's modelProvider/default/set: `model_provider = <id>` in config.toml."""
+    from app_server.config.write import ConfigEdit, ConfigWriteError, write_values
+
     app = app_of(session)
     loaded = app.config
     if params.provider_id not in loaded.model_providers:

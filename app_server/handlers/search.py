@@ -1,16 +1,19 @@
 """fuzzyFileSearch and its sessions. Listing a tree is blocking file-system work, so it runs in a
-worker thread; each connection has its own sessions, dropped when it closes."""
+worker thread; each connection has its own sessions, dropped when it closes. The search modules (and
+pathspec) are imported on first use, not at server start-up."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import settings as s
-from app_server.search.fuzzy import UPDATED, FuzzySessions, fuzzy_file_search
+
+if TYPE_CHECKING:
+    from app_server.search.fuzzy import FuzzySessions
 
 __all__ = ["ROUTES"]
 
@@ -19,6 +22,8 @@ JsonObj = dict[str, Any]
 
 def _sessions(session: Session) -> FuzzySessions:
     """This connection's sessions (created on first use, forgotten when the connection closes)."""
+    from app_server.search.fuzzy import FuzzySessions
+
     per_connection = app_of(session).fuzzy_sessions
     found = per_connection.get(session.id)
     if found is None:
@@ -28,6 +33,8 @@ def _sessions(session: Session) -> FuzzySessions:
 
 
 async def search(session: Session, params: s.FuzzyFileSearchParams) -> JsonObj:
+    from app_server.search.fuzzy import fuzzy_file_search
+
     return {"files": await asyncio.to_thread(fuzzy_file_search, params.query, params.roots)}
 
 
@@ -36,6 +43,8 @@ async def session_start(session: Session, params: s.FuzzySessionStartParams) -> 
 
 
 async def session_update(session: Session, params: s.FuzzySessionUpdateParams) -> JsonObj:
+    from app_server.search.fuzzy import UPDATED
+
     notes = await asyncio.to_thread(_sessions(session).update, params.session_id, params.query)
 
     async def send_results() -> None:  # Codex answers `{}` first, then sends the results
