@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from app_server.mcp.service import McpService
+    from app_server.search.fuzzy import FuzzySessions
 
 __all__ = ["AppServer", "StartupError", "default_codex_home"]
 
@@ -84,13 +85,17 @@ class AppServer:
         config_overrides: Sequence[str] = (),
         strict_config: bool = False,
         max_queued_requests: int | None = None,
+        profile: str | None = None,
     ) -> None:
         self.codex_home = codex_home
         self.strict_config = strict_config
         self.config_overrides = list(config_overrides)
+        self.profile = profile  # `--profile NAME`: CODEX_HOME/NAME.config.toml over config.toml
         try:
             codex_home.mkdir(parents=True, exist_ok=True)
-            self.config: LoadedConfig = load_config(codex_home, self.config_overrides, strict=strict_config)
+            self.config: LoadedConfig = load_config(
+                codex_home, self.config_overrides, strict=strict_config, profile=profile
+            )
         except ConfigError as exc:
             raise StartupError(str(exc).strip()) from None
         except OSError as exc:
@@ -126,6 +131,8 @@ class AppServer:
         self._broadcasts: asyncio.Queue[notices.Notice] = asyncio.Queue()
         self._broadcaster: asyncio.Task[None] | None = None
         self._mcp: McpService | None = None
+        # fuzzyFileSearch sessions per connection id (handlers/search.py drops them on close)
+        self.fuzzy_sessions: dict[int, FuzzySessions] = {}
         from app_server.handlers import register_all
 
         register_all(self)
@@ -208,7 +215,7 @@ class AppServer:
     def _load_current(self) -> LoadedConfig:
         """config.toml and `-c` flags as they are now; raises ConfigError while they are unusable. A good
         load becomes the server's config, so fixing the file needs no restart."""
-        config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config)
+        config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config, profile=self.profile)
         if config.load_error is not None:
             raise config.load_error
         self.config = config

@@ -86,6 +86,9 @@ def _cases() -> list[notices.Notice]:
             notices.thread_section_changed(TID, "pinned"),
             notices.thread_section_changed(TID, None),
             notices.thread_search_partial(7, [{"threadId": TID, "snippet": "hi"}]),
+            notices.fuzzy_session_updated("s1", "main", [{"root": "/r", "path": "main.py", "match_type": "file",
+                                                           "file_name": "main.py", "score": 9, "indices": [0]}]),
+            notices.fuzzy_session_completed("s1"),
         ]
 
     return asyncio.run(build())

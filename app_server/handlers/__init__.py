@@ -15,6 +15,7 @@ def register_all(app: AppServer) -> None:
     from app_server.handlers import (
         accounts,
         commands,
+        config,
         environments,
         fs,
         hooks,
@@ -22,7 +23,9 @@ def register_all(app: AppServer) -> None:
         initialize,
         mcp,
         misc,
+        models,
         plugins,
+        search,
         thread_goals,
         thread_history,
         thread_inject,
@@ -37,6 +40,7 @@ def register_all(app: AppServer) -> None:
 
     # This order is the one "unknown variant" errors list.
     modules = (initialize, threads, thread_history, thread_goals, thread_terminals, thread_sections, thread_search,
-               thread_memory, thread_inject, turns, info, fs, commands, hooks, plugins, accounts, misc, environments, mcp)
+               thread_memory, thread_inject, turns, info, models, config, search,
+               fs, commands, hooks, plugins, accounts, misc, environments, mcp)
     for module in modules:
         register_routes(app, module.ROUTES)

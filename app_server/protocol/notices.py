@@ -21,6 +21,8 @@ __all__ = [
     "config_warning",
     "deprecation_notice",
     "error",
+    "fuzzy_session_completed",
+    "fuzzy_session_updated",
     "item_completed",
     "item_started",
     "mcp_startup_status",
@@ -74,6 +76,8 @@ NoticeMethod = Literal[
     "configWarning",
     "mcpServer/startupStatus/updated",
     "deprecationNotice",
+    "fuzzyFileSearch/sessionUpdated",
+    "fuzzyFileSearch/sessionCompleted",
 ]
 
 
@@ -218,5 +222,16 @@ def mcp_startup_status(thread_id: str | None, name: str, status: str, error: str
     """A thread's MCP server changed state (starting, ready, failed, cancelled)."""
     return Notice("mcpServer/startupStatus/updated",
                   {"threadId": thread_id, "name": name, "status": status, "error": error, "failureReason": None})
+
+
 def deprecation_notice(summary: str, details: str | None = None) -> Notice:
     return Notice("deprecationNotice", {"summary": summary, "details": details})
+
+
+# -- fuzzy file search sessions --------------------------------------------------------------------------
+def fuzzy_session_updated(session_id: str, query: str, files: list[JsonObj]) -> Notice:
+    return Notice("fuzzyFileSearch/sessionUpdated", {"sessionId": session_id, "query": query, "files": files})
+
+
+def fuzzy_session_completed(session_id: str) -> Notice:
+    return Notice("fuzzyFileSearch/sessionCompleted", {"sessionId": session_id})

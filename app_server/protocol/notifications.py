@@ -224,6 +224,16 @@ class DeprecationNoticeNotification(WireModel):
     details: str | None = None
 
 
+class FuzzyFileSearchSessionUpdatedNotification(WireModel):
+    session_id: str
+    query: str
+    files: list[dict[str, Any]]
+
+
+class FuzzyFileSearchSessionCompletedNotification(WireModel):
+    session_id: str
+
+
 class RemoteControlStatusChangedNotification(WireModel):
     status: RemoteControlConnectionStatus
     server_name: str
@@ -267,6 +277,8 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
         "mcpServer/startupStatus/updated": McpServerStatusUpdatedNotification,
         "deprecationNotice": DeprecationNoticeNotification,
         "remoteControl/status/changed": RemoteControlStatusChangedNotification,
+        "fuzzyFileSearch/sessionUpdated": FuzzyFileSearchSessionUpdatedNotification,
+        "fuzzyFileSearch/sessionCompleted": FuzzyFileSearchSessionCompletedNotification,
     }
 )
 
