@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from manifest import record_in_manifest  # scripts/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "support" / "mcp_calc_server.py")
 OUT = ROOT / "tests" / "data" / "mcp" / "codex_0169_app_server.json"
@@ -173,6 +175,7 @@ async def _probe(codex: str, home: Path, port: int, requests_log: Path) -> None:
         text = text.replace(value, label)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(text + "\n")
+    record_in_manifest(OUT)
     print(f"wrote {OUT}")
 
 

@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from manifest import record_in_manifest  # scripts/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "mcp" / "codex_0169_calc.json"
 
@@ -78,6 +80,7 @@ def main(codex: str) -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"codex": "0.169.0", "namespace_tool": namespace, "calls": calls,
                                "outputs": outputs}, indent=2) + "\n")
+    record_in_manifest(OUT)
     print(f"wrote {OUT}")
 
 

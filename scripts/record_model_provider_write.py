@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from manifest import record_in_manifest  # scripts/ is on sys.path when a script runs
+
 JsonObj = dict[str, Any]
 URL = "http://127.0.0.1:9/v1"
 WRITE = "modelProvider/config/write"
@@ -87,6 +89,7 @@ def main(argv: list[str]) -> None:
         "default_set": record(codex_0171, DEFAULT_START, DEFAULT_REQUESTS),
     }
     Path(out).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    record_in_manifest(Path(out))
 
 
 if __name__ == "__main__":

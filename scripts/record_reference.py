@@ -35,7 +35,7 @@ BUNDLE_FILE = "codex_app_server_protocol.schemas.json"
 SCHEMA_FLAVOURS = {"stable": [], "experimental": ["--experimental"]}
 EXPECTED_VERSION = "0.169.0"
 TIMEOUT_S = 60
-OTHER_RECORDERS = ("frontends/",)
+OTHER_RECORDERS = ("frontends/", "mcp/")
 
 
 def _default_transcripts() -> Path:
