@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,13 +75,21 @@ class AppServer:
         config_overrides: Sequence[str] = (),
         strict_config: bool = False,
         max_queued_requests: int | None = None,
+        environ: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> None:
+        # `environ` and `cwd` default to the process's; an in-process host (the tests' in-memory harness)
+        # passes its own so several servers can share one interpreter without touching os.environ.
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
+        self.cwd = cwd
         self.codex_home = codex_home
         self.strict_config = strict_config
         self.config_overrides = list(config_overrides)
         try:
             codex_home.mkdir(parents=True, exist_ok=True)
-            self.config: LoadedConfig = load_config(codex_home, self.config_overrides, strict=strict_config)
+            self.config: LoadedConfig = load_config(
+                codex_home, self.config_overrides, strict=strict_config, env=self.environ
+            )
         except ConfigError as exc:
             raise StartupError(str(exc).strip()) from None
         except OSError as exc:
@@ -94,7 +102,7 @@ class AppServer:
         if landlock_abi() == 0:
             self.startup_warnings.append(ConfigWarning(summary=SANDBOX_UNAVAILABLE))
         self.max_queued_requests = max_queued_requests or int(
-            os.environ.get("PYCODEX_MAX_QUEUED_REQUESTS", "256")
+            self.environ.get("PYCODEX_MAX_QUEUED_REQUESTS", "256")
         )
         self.router = Router(known_methods=CODEX_CLIENT_METHODS, experimental_methods=EXPERIMENTAL_METHODS)
         self.experimental_notifications: frozenset[str] = frozenset({"thread/readState/changed"})
@@ -102,10 +110,10 @@ class AppServer:
         self._clients: dict[str, ModelClient | ScriptedModelClient] = {}
         self._retired_clients: list[ModelClient | ScriptedModelClient] = []
         try:
-            self.environments = EnvironmentHub(choose_environment(os.environ, codex_home), os.environ)
+            self.environments = EnvironmentHub(choose_environment(self.environ, codex_home), self.environ)
         except EnvironmentsConfigError as exc:
             raise StartupError(str(exc)) from None
-        self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
+        self.store = ThreadStore(codex_home, fsync=self.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, attach=self._attach)
         self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
         from app_server.handlers import register_all
@@ -153,7 +161,7 @@ class AppServer:
         if self.config.load_error is not None or not provider.is_scripted:
             return []
         try:
-            resolve_script(provider)
+            resolve_script(provider, self.environ)
         except ScriptError as exc:
             return [ConfigWarning(summary=SCRIPT_UNUSABLE, details=str(exc))]
         return []
@@ -161,7 +169,7 @@ class AppServer:
     def _load_current(self) -> LoadedConfig:
         """config.toml and `-c` flags as they are now; raises ConfigError while they are unusable. A good
         load becomes the server's config, so fixing the file needs no restart."""
-        config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config)
+        config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config, env=self.environ)
         if config.load_error is not None:
             raise config.load_error
         self.config = config
@@ -196,7 +204,7 @@ class AppServer:
         return ThreadSettings(
             model=config.model,
             model_provider=config.model_provider_id,
-            cwd=Path(os.getcwd()),
+            cwd=self.cwd or Path(os.getcwd()),
             approval_policy=config.approval_policy or "on-request",
             sandbox_mode=config.sandbox_mode or "workspace-write",
             base_instructions=config.instructions,
@@ -229,7 +237,9 @@ class AppServer:
         thread.reconnect = lambda: self.refresh_environment(thread)
         if self.environments.choice.kind == "local":
             snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread.id}.sh")
-            snapshot.start(thread.settings.cwd)
+            task = snapshot.start(thread.settings.cwd)
+            self._tasks.add(task)  # cancelled at shutdown, which kills a shell still capturing
+            task.add_done_callback(self._tasks.discard)
             thread.shell_snapshot = snapshot
             thread.sandbox_factory = lambda settings, cwd: make_sandbox(
                 settings.sandbox_mode, Path(cwd), settings.writable_roots
@@ -248,7 +258,11 @@ class AppServer:
         provider = self.provider(provider_id)
         client = self._clients.get(provider_id)
         if client is None or client.provider != provider:
-            fresh = ScriptedModelClient.from_provider(provider) if provider.is_scripted else ModelClient(provider)
+            fresh = (
+                ScriptedModelClient.from_provider(provider, self.environ)
+                if provider.is_scripted
+                else ModelClient(provider, env=self.environ)
+            )
             if client is not None:
                 self._retired_clients.append(client)
             self._clients[provider_id] = client = fresh
