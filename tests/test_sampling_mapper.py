@@ -14,15 +14,27 @@ def _mapper() -> SampleMapper:
     return SampleMapper(THREAD, TURN)
 
 
-def _message(item_id: str | None, text: str, *, role: str = "assistant", phase: str | None = None) -> ev.MessageItem:
-    raw: dict[str, Any] = {"type": "message", "role": role, "content": [{"type": "output_text", "text": text}]}
+def _message(
+    item_id: str | None, text: str, *, role: str = "assistant", phase: str | None = None
+) -> ev.MessageItem:
+    raw: dict[str, Any] = {
+        "type": "message",
+        "role": role,
+        "content": [{"type": "output_text", "text": text}],
+    }
     if item_id:
         raw["id"] = item_id
     return ev.MessageItem(id=item_id, role=role, text=text, raw=raw, phase=phase)
 
 
-def _reasoning(item_id: str, summary: tuple[str, ...] = (), content: tuple[str, ...] = ()) -> ev.ReasoningItem:
-    raw = {"type": "reasoning", "id": item_id, "summary": [{"type": "summary_text", "text": s} for s in summary]}
+def _reasoning(
+    item_id: str, summary: tuple[str, ...] = (), content: tuple[str, ...] = ()
+) -> ev.ReasoningItem:
+    raw = {
+        "type": "reasoning",
+        "id": item_id,
+        "summary": [{"type": "summary_text", "text": s} for s in summary],
+    }
     return ev.ReasoningItem(id=item_id, summary=summary, content=content, encrypted_content=None, raw=raw)
 
 
@@ -95,8 +107,10 @@ def test_reasoning_summaries_stream_by_index_and_complete() -> None:
     assert _kinds(mapper.feed(ev.OutputItemAdded(0, _reasoning("rs_1")))) == ["item/started"]
     part = mapper.feed(ev.ReasoningSummaryPartAdded("rs_1", 1))
     assert part == [
-        Emit("item/reasoning/summaryPartAdded",
-             {"threadId": THREAD, "turnId": TURN, "itemId": "rs_1", "summaryIndex": 1})
+        Emit(
+            "item/reasoning/summaryPartAdded",
+            {"threadId": THREAD, "turnId": TURN, "itemId": "rs_1", "summaryIndex": 1},
+        )
     ]
     delta = mapper.feed(ev.ReasoningSummaryTextDelta("rs_1", 1, "thinking"))
     assert isinstance(delta[0], Emit) and delta[0].params["delta"] == "thinking"
@@ -116,15 +130,30 @@ def test_summary_events_for_an_unknown_item_are_dropped() -> None:
 def test_function_and_custom_tool_calls_become_history_then_tool_calls() -> None:
     mapper = _mapper()
     raw = {"type": "function_call", "call_id": "call_1", "name": "exec_command", "arguments": '{"cmd":"ls"}'}
-    call = ev.FunctionCallItem(id="fc_1", call_id="call_1", name="exec_command", arguments='{"cmd":"ls"}',
-                               raw=raw, namespace="mcp__calc")
+    call = ev.FunctionCallItem(
+        id="fc_1",
+        call_id="call_1",
+        name="exec_command",
+        arguments='{"cmd":"ls"}',
+        raw=raw,
+        namespace="mcp__calc",
+    )
     assert mapper.feed(ev.OutputItemDone(0, call)) == [
-        HistoryAppend(raw), ToolCall("call_1", "exec_command", '{"cmd":"ls"}', "mcp__calc")
+        HistoryAppend(raw),
+        ToolCall("call_1", "exec_command", '{"cmd":"ls"}', "mcp__calc"),
     ]
-    custom_raw = {"type": "custom_tool_call", "call_id": "call_2", "name": "apply_patch", "input": "*** Begin"}
-    custom = ev.CustomToolCallItem(id=None, call_id="call_2", name="apply_patch", input="*** Begin", raw=custom_raw)
+    custom_raw = {
+        "type": "custom_tool_call",
+        "call_id": "call_2",
+        "name": "apply_patch",
+        "input": "*** Begin",
+    }
+    custom = ev.CustomToolCallItem(
+        id=None, call_id="call_2", name="apply_patch", input="*** Begin", raw=custom_raw
+    )
     assert mapper.feed(ev.OutputItemDone(1, custom)) == [
-        HistoryAppend(custom_raw), ToolCall("call_2", "apply_patch", "*** Begin", custom=True)
+        HistoryAppend(custom_raw),
+        ToolCall("call_2", "apply_patch", "*** Begin", custom=True),
     ]
     assert mapper.produced_output
 
