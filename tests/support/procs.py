@@ -14,7 +14,16 @@ import signal
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["GROUPS", "NEW_GROUP", "ProcessGroups", "group_members", "stop_process"]
+__all__ = [
+    "GROUPS",
+    "NEW_GROUP",
+    "ProcessGroups",
+    "group_members",
+    "kill_group",
+    "spawn",
+    "stop_process",
+    "wait_group_empty",
+]
 
 #: Keyword arguments for `subprocess.Popen` / `asyncio.create_subprocess_exec`: a group of its own.
 NEW_GROUP: Final[dict[str, Any]] = {"start_new_session": True}
@@ -52,6 +61,16 @@ def kill_group(sid: int) -> list[int]:
         except (ProcessLookupError, PermissionError):
             pass
     return hit
+
+
+async def wait_group_empty(sid: int, timeout: float = 10.0) -> list[int]:
+    """Wait (bounded) until nothing is left in group/session `sid`; returns what is still there at the
+    deadline (processes that outlived their parent: the leak a caller asserts against)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while (left := group_members(sid)) and loop.time() < deadline:
+        await asyncio.sleep(0.05)  # polling /proc: there is no event for "a process in this group exited"
+    return left
 
 
 class ProcessGroups:
