@@ -184,7 +184,9 @@ def _factory(
         experimental: bool = False,
         opt_out: Sequence[str] | None = None,
     ) -> Any:
-        chosen = process_kind if process_kind is not None and (subprocess or default_argv) else kind
+        # Another binary (`argv`, PYCODEX_TEST_TARGET=codex) can only run as a process.
+        wants_process = subprocess or argv is not None or default_argv is not None
+        chosen = process_kind if process_kind is not None and wants_process else kind
         client = await chosen.spawn(
             schemas,
             codex_home=codex_home or default_home,

@@ -33,7 +33,7 @@ async def _start_thread(client: AppServerClient) -> str:
 
 
 async def test_a_64_mib_line_is_answered_and_the_server_lives_on(app_server: StartServer) -> None:
-    client = await app_server()
+    client = await app_server(subprocess=True)
     # Multibyte characters at both ends make sure chunked reads never split a character into garbage.
     instructions = "\u00e9" + "x" * (SIXTY_FOUR_MIB - 4) + "\u00e9"
     assert len(instructions.encode()) >= SIXTY_FOUR_MIB
@@ -89,7 +89,7 @@ def _log_times(stderr: str, needle: str) -> list[datetime]:
 
 
 async def test_stdin_eof_ends_an_idle_server_cleanly_within_100_ms(app_server: StartServer) -> None:
-    client = await app_server(env={"PYCODEX_LOG": "debug"})
+    client = await app_server(subprocess=True, env={"PYCODEX_LOG": "debug"})
     await _start_thread(client)
     await client.expect_silence(0.3)  # idle: nothing in flight
     started = time.monotonic()
@@ -107,7 +107,7 @@ async def test_stdin_eof_ends_an_idle_server_cleanly_within_100_ms(app_server: S
 
 
 async def test_stdout_carries_protocol_lines_only_even_with_debug_logging(app_server: StartServer) -> None:
-    client = await app_server(env={"PYCODEX_LOG": "debug"})
+    client = await app_server(subprocess=True, env={"PYCODEX_LOG": "debug"})
     thread_id = await _start_thread(client)
     await client.call("thread/name/set", {"threadId": thread_id, "name": "logged"})
     await client.send_raw(b"{this is not json}\n")
@@ -123,7 +123,7 @@ async def test_stdout_carries_protocol_lines_only_even_with_debug_logging(app_se
 
 
 async def test_a_burst_beyond_the_inbound_queue_gets_server_overloaded(app_server: StartServer) -> None:
-    client = await app_server(env={"PYCODEX_MAX_QUEUED_REQUESTS": "1"})
+    client = await app_server(subprocess=True, env={"PYCODEX_MAX_QUEUED_REQUESTS": "1"})
     ids = list(range(1000, 1030))
     burst = "".join(json.dumps({"id": i, "method": "thread/loaded/list", "params": {}}) + "\n" for i in ids)
     await client.send_raw(burst)  # one write: the server reads it faster than it can dispatch

@@ -179,7 +179,7 @@ async def test_untrusted_approval_policy_in_config_toml_stops_the_server_at_star
     app_server, codex_home: Path
 ) -> None:
     model_config(codex_home, "http://127.0.0.1:9/v1", approval_policy="untrusted")
-    client = await app_server(initialize=False)
+    client = await app_server(subprocess=True, initialize=False)
     await client.send(
         {"id": 0, "method": "initialize", "params": {"clientInfo": {"name": "x", "version": "1"}}}
     )
