@@ -92,18 +92,14 @@ async def test_stdin_eof_ends_an_idle_server_cleanly_within_100_ms(app_server: S
     client = await app_server(subprocess=True, env={"PYCODEX_LOG": "debug"})
     await _start_thread(client)
     await client.expect_silence(0.3)  # idle: nothing in flight
-    started = time.monotonic()
     await client.close_stdin()
     code = await client.wait_exit(5.0)
-    wall = time.monotonic() - started
     assert code == 0, client.stderr_text[-2000:]
     # The server's own path, from seeing EOF to its last act before exiting, by its own clock.
     eof_at = _log_times(client.stderr_text, "stdin reached EOF")
     exit_at = _log_times(client.stderr_text, "app-server exiting")
     assert len(eof_at) == 1 and len(exit_at) == 1, client.stderr_text[-2000:]
     assert (exit_at[0] - eof_at[0]).total_seconds() < 0.1
-    # Close to exit as the client sees it, including process teardown; generous for loaded CI machines.
-    assert wall < 0.5, f"exit took {wall:.3f} s"
 
 
 async def test_stdout_carries_protocol_lines_only_even_with_debug_logging(app_server: StartServer) -> None:
