@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 import pycodex
 from pycodex.transport.base import Outbox
 from tests.support import AppServerClient
@@ -88,7 +90,8 @@ def _log_times(stderr: str, needle: str) -> list[datetime]:
     return found
 
 
-async def test_stdin_eof_ends_an_idle_server_cleanly_within_100_ms(app_server: StartServer) -> None:
+async def _eof_to_exit(app_server: StartServer) -> float:
+    """Close stdin of an idle server; it exits 0, logging EOF then exit: seconds between, by its own clock."""
     client = await app_server(subprocess=True, env={"PYCODEX_LOG": "debug"})
     await _start_thread(client)
     await client.expect_silence(0.3)  # idle: nothing in flight
@@ -99,7 +102,17 @@ async def test_stdin_eof_ends_an_idle_server_cleanly_within_100_ms(app_server: S
     eof_at = _log_times(client.stderr_text, "stdin reached EOF")
     exit_at = _log_times(client.stderr_text, "app-server exiting")
     assert len(eof_at) == 1 and len(exit_at) == 1, client.stderr_text[-2000:]
-    assert (exit_at[0] - eof_at[0]).total_seconds() < 0.1
+    assert exit_at[0] >= eof_at[0]
+    return (exit_at[0] - eof_at[0]).total_seconds()
+
+
+async def test_stdin_eof_ends_an_idle_server_cleanly(app_server: StartServer) -> None:
+    await _eof_to_exit(app_server)
+
+
+@pytest.mark.slow  # a time budget: meaningful on an unloaded machine only, so not in the default run
+async def test_stdin_eof_ends_an_idle_server_within_100_ms(app_server: StartServer) -> None:
+    assert await _eof_to_exit(app_server) < 0.1
 
 
 async def test_stdout_carries_protocol_lines_only_even_with_debug_logging(app_server: StartServer) -> None:
