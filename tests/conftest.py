@@ -50,7 +50,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """After the last test of a module (its module fixtures are gone by then), kill every process group
     a test started that still has members: what a timed-out or failed test left behind."""
     yield
-    if nextitem is None or nextitem.module is not getattr(item, "module", None):
+    if nextitem is None or getattr(nextitem, "module", None) is not getattr(item, "module", None):
         for pgid, pids in GROUPS.sweep().items():
             item.config.stash[LEFTOVERS].append(f"{item.nodeid}: process group {pgid} still had {pids}")
 

@@ -102,7 +102,7 @@ GROUPS: Final = ProcessGroups()
 
 async def spawn(*argv: str, **kwargs: Any) -> asyncio.subprocess.Process:
     """`asyncio.create_subprocess_exec` in a new process group, registered for the sweep."""
-    proc = await asyncio.create_subprocess_exec(*argv, **NEW_GROUP, **kwargs)
+    proc = await asyncio.create_subprocess_exec(*argv, start_new_session=True, **kwargs)
     GROUPS.add(proc.pid)
     return proc
 
