@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -86,7 +86,13 @@ class AppServer:
         strict_config: bool = False,
         max_queued_requests: int | None = None,
         profile: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> None:
+        # `environ` and `cwd` default to the process's; an in-process host (the tests' in-memory harness)
+        # passes its own so several servers can share one interpreter without touching os.environ.
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
+        self.cwd = cwd
         self.codex_home = codex_home
         self.strict_config = strict_config
         self.config_overrides = list(config_overrides)
@@ -94,7 +100,7 @@ class AppServer:
         try:
             codex_home.mkdir(parents=True, exist_ok=True)
             self.config: LoadedConfig = load_config(
-                codex_home, self.config_overrides, strict=strict_config, profile=profile
+                codex_home, self.config_overrides, strict=strict_config, profile=profile, env=self.environ
             )
         except ConfigError as exc:
             raise StartupError(str(exc).strip()) from None
@@ -108,17 +114,17 @@ class AppServer:
         if landlock_abi() == 0:
             self.startup_warnings.append(ConfigWarning(summary=SANDBOX_UNAVAILABLE))
         self.max_queued_requests = max_queued_requests or int(
-            os.environ.get("PYCODEX_MAX_QUEUED_REQUESTS", "256")
+            self.environ.get("PYCODEX_MAX_QUEUED_REQUESTS", "256")
         )
         self.router = Router(known_methods=CODEX_CLIENT_METHODS, experimental_methods=EXPERIMENTAL_METHODS)
         self.experimental_notifications: frozenset[str] = frozenset(notices.EXPERIMENTAL)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.models = ModelClients(lambda: self.config.model_providers)
+        self.models = ModelClients(lambda: self.config.model_providers, self.environ)
         try:
-            self.environments = EnvironmentHub(choose_environment(os.environ, codex_home), os.environ)
+            self.environments = EnvironmentHub(choose_environment(self.environ, codex_home), self.environ)
         except EnvironmentsConfigError as exc:
             raise StartupError(str(exc)) from None
-        self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
+        self.store = ThreadStore(codex_home, fsync=self.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.thread_state = ThreadStateDb(codex_home)
         self.threads = ThreadManager(self.store, services=self.thread_services)
         install_system_skills(codex_home)
@@ -207,7 +213,7 @@ class AppServer:
         if self.config.load_error is not None or not provider.is_scripted:
             return []
         try:
-            resolve_script(provider)
+            resolve_script(provider, self.environ)
         except ScriptError as exc:
             return [ConfigWarning(summary=SCRIPT_UNUSABLE, details=str(exc))]
         return []
@@ -215,7 +221,8 @@ class AppServer:
     def _load_current(self) -> LoadedConfig:
         """config.toml and `-c` flags as they are now; raises ConfigError while they are unusable. A good
         load becomes the server's config, so fixing the file needs no restart."""
-        config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config, profile=self.profile)
+        config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config, profile=self.profile,
+                             env=self.environ)
         if config.load_error is not None:
             raise config.load_error
         self.config = config
@@ -250,7 +257,7 @@ class AppServer:
         return ThreadSettings(
             model=config.model,
             model_provider=config.model_provider_id,
-            cwd=Path(os.getcwd()),
+            cwd=self.cwd or Path(os.getcwd()),
             approval_policy=config.approval_policy or "on-request",
             sandbox_mode=config.sandbox_mode or "workspace-write",
             base_instructions=config.instructions,
@@ -275,7 +282,9 @@ class AppServer:
         snapshot = None
         if self.environments.choice.kind == "local":
             snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread_id}.sh")
-            snapshot.start(settings.cwd)
+            task = snapshot.start(settings.cwd)
+            self._tasks.add(task)  # cancelled at shutdown, which kills a shell still capturing
+            task.add_done_callback(self._tasks.discard)
         environment = ThreadEnvironment(self.environments, snapshot=snapshot)
         await environment.refresh()
         return ThreadServices(environment=environment, skills=ThreadSkills(self.skills_catalog),

@@ -2,22 +2,31 @@
 
 Only `codex`-marked tests may touch the live binary; the schema every client validates against is the snapshot
 in tests/data, so the rest of the suite runs without npm.
+
+`app_server` runs our server in the test's event loop over the in-memory edge; `app_server(subprocess=True)`
+(or `app_server_process`, or PYCODEX_TEST_HARNESS=process for everything) spawns `pycodex app-server` on
+stdio instead, as the tests of a real process need (stdin EOF, signals, crashes, the process's stderr), and
+as PYCODEX_TEST_TARGET=codex always does. Every process a test spawns is in its own process group, and the
+groups still alive after a test module (a timed-out test, a leaked grandchild) are killed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.appserver import AppServerClient, ValidatingClient
+from tests.support.appserver_memory import MemoryAppServerClient
 from tests.support.appserver_process import write_codex_config
 from tests.support.appserver_ws import WsAppServerClient
+from tests.support.procs import GROUPS
 from tests.support.schema import SchemaPair, SchemaValidator, find_codex_bin, load_schema_pair
 
 # Fixtures that hand a test the live Codex binary: a test requesting one must say so with `@pytest.mark.codex`.
@@ -26,6 +35,29 @@ CODEX_FIXTURES = frozenset({"codex_bin"})
 # A closed port on loopback: model requests fail fast with "connection refused" instead of reaching anything.
 DEAD_MODEL_URL = "http://127.0.0.1:9/v1"
 TEARDOWN_DEADLINE = 20.0
+#: PYCODEX_TEST_HARNESS=process runs every `app_server` test against a spawned process (the old default).
+HARNESS_ENV = "PYCODEX_TEST_HARNESS"
+LEFTOVERS = pytest.StashKey[list[str]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[LEFTOVERS] = []
+    atexit.register(GROUPS.sweep)  # an interrupted session (Ctrl-C, an internal error) still cleans up
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    """After the last test of a module (its module fixtures are gone by then), kill every process group
+    a test started that still has members: what a timed-out or failed test left behind."""
+    yield
+    if nextitem is None or getattr(nextitem, "module", None) is not getattr(item, "module", None):
+        for pgid, pids in GROUPS.sweep().items():
+            item.config.stash[LEFTOVERS].append(f"{item.nodeid}: process group {pgid} still had {pids}")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for pgid, pids in GROUPS.sweep().items():
+        session.config.stash[LEFTOVERS].append(f"session end: process group {pgid} still had {pids}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -45,7 +77,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """One line per distinct skip reason with its count, so a CI log shows what did not run and why."""
+    """One line per distinct skip reason with its count, so a CI log shows what did not run and why; and
+    the process groups the sweep had to kill (a test that leaks processes)."""
+    leftovers = config.stash.get(LEFTOVERS, [])
+    if leftovers:
+        terminalreporter.write_sep("-", f"{len(leftovers)} leaked process groups killed")
+        for line in leftovers:
+            terminalreporter.write_line(line)
     reports = terminalreporter.stats.get("skipped", [])
     reasons: Counter[str] = Counter()
     for report in reports:
@@ -123,16 +161,21 @@ async def _close_all(clients: list[ValidatingClient]) -> None:
         raise errors[0]
 
 
+ClientKind = type[AppServerClient] | type[WsAppServerClient] | type[MemoryAppServerClient]
+
+
 def _factory(
-    kind: type[AppServerClient] | type[WsAppServerClient],
+    kind: ClientKind,
     clients: list[ValidatingClient],
     schemas: SchemaPair,
     default_argv: list[str] | None,
     default_home: Path,
     default_cwd: Path,
+    process_kind: ClientKind | None = None,
 ) -> Callable[..., Awaitable[Any]]:
     async def start(
         *extra_args: str,
+        subprocess: bool = False,
         argv: Sequence[str] | None = None,
         env: dict[str, str | None] | None = None,
         cwd: Path | None = None,
@@ -141,7 +184,10 @@ def _factory(
         experimental: bool = False,
         opt_out: Sequence[str] | None = None,
     ) -> Any:
-        client = await kind.spawn(
+        # Another binary (`argv`, PYCODEX_TEST_TARGET=codex) can only run as a process.
+        wants_process = subprocess or argv is not None or default_argv is not None
+        chosen = process_kind if process_kind is not None and wants_process else kind
+        client = await chosen.spawn(
             schemas,
             codex_home=codex_home or default_home,
             cwd=cwd or default_cwd,
@@ -160,11 +206,24 @@ def _factory(
 @pytest.fixture
 async def app_server(
     codex_schemas: SchemaPair, codex_home: Path, workspace: Path, app_server_argv: list[str] | None
-) -> AsyncIterator[Callable[..., Awaitable[AppServerClient]]]:
-    """`await app_server(*extra_args, initialize=True, experimental=False, ...)` -> a started stdio client.
+) -> AsyncIterator[Callable[..., Awaitable[MemoryAppServerClient | AppServerClient]]]:
+    """`await app_server(*extra_args, initialize=True, experimental=False, subprocess=False, ...)` -> a client.
 
-    Every client is closed at teardown (stdin EOF, then TERM/KILL) and its protocol violations are raised.
+    In-memory by default; `subprocess=True` (and PYCODEX_TEST_TARGET=codex, PYCODEX_TEST_HARNESS=process)
+    spawns the server on stdio. Every client is closed at teardown and its protocol violations are raised.
     """
+    clients: list[ValidatingClient] = []
+    memory = os.environ.get(HARNESS_ENV, "memory") != "process"
+    default = MemoryAppServerClient if memory else AppServerClient
+    yield _factory(default, clients, codex_schemas, app_server_argv, codex_home, workspace, AppServerClient)
+    await _close_all(clients)
+
+
+@pytest.fixture
+async def app_server_process(
+    codex_schemas: SchemaPair, codex_home: Path, workspace: Path, app_server_argv: list[str] | None
+) -> AsyncIterator[Callable[..., Awaitable[AppServerClient]]]:
+    """Like `app_server`, always a spawned process on stdio (stdin EOF, signals, crashes, real stderr)."""
     clients: list[ValidatingClient] = []
     yield _factory(AppServerClient, clients, codex_schemas, app_server_argv, codex_home, workspace)
     await _close_all(clients)

@@ -132,7 +132,7 @@ async def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) ->
 
 
 async def test_sigterm_on_an_idle_stdio_server_exits_0(app_server: Any) -> None:
-    client: AppServerClient = await app_server()
+    client: AppServerClient = await app_server(subprocess=True)
     client.process.proc.send_signal(signal.SIGTERM)
     assert await client.wait_exit(10.0) == 0
     assert "Traceback" not in client.stderr_text
@@ -149,7 +149,7 @@ async def test_sigterm_interrupts_a_running_turn_tells_the_client_and_records_it
 ) -> None:
     model = await fake_model([{"output": [message("never finished")], "stall_after": 2, "stall_s": 30}])
     model_config(codex_home, model.url)
-    first: AppServerClient = await app_server()
+    first: AppServerClient = await app_server(subprocess=True)
     thread_id = (await first.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     turn = (await first.call("turn/start", {"threadId": thread_id,
                                             "input": [{"type": "text", "text": "hang on"}]}))["turn"]

@@ -94,11 +94,10 @@ async def test_a_client_vanishing_mid_request_leaves_the_others_served(
         await doomed.send(json.dumps({"id": 2, "method": "thread/start", "params": {}}))
         await doomed.send(json.dumps({"id": 3, "method": "thread/list", "params": {}}))
         doomed.transport.abort()  # no close frame, no FIN handshake: the socket just disappears
-    started = time.monotonic()
+    # Bounded waits: the survivor is answered within the deadline whatever the vanished clients left behind.
     thread = await survivor.call("thread/start", {}, timeout=5.0)
     await survivor.wait_notification("thread/started", timeout=5.0)
     assert thread["thread"]["id"]
-    assert time.monotonic() - started < 5.0
     late = await WsAppServerClient.connect(url, codex_schemas, label="ws-late")
     try:
         await late.initialize()
@@ -146,9 +145,8 @@ async def test_a_client_that_stops_reading_never_stalls_another(app_server_ws: S
         # the other client is served promptly.
         stalled = False
         for _ in range(200):
-            started = time.monotonic()
+            # The flood never ends: a server stalled by it would miss this deadline.
             assert await other.call("thread/loaded/list", {}, timeout=5.0) == {"data": [], "nextCursor": None}
-            assert time.monotonic() - started < 2.0
             if flood.quiet_for() > 1.0:
                 stalled = True
                 break
@@ -160,7 +158,6 @@ async def test_a_client_that_stops_reading_never_stalls_another(app_server_ws: S
     finally:
         task.cancel()
         stuck.transport.abort()
-    await asyncio.sleep(0.2)
     assert await other.call("thread/loaded/list", {}, timeout=5.0) is not None
     assert other.process is not None and other.process.returncode is None
     assert "Traceback" not in other.stderr_text, other.stderr_text[-3000:]
@@ -177,7 +174,8 @@ async def test_a_stuck_subscriber_of_a_shared_thread_does_not_stall_the_other(ap
     try:
         await stuck.send(json.dumps({"id": 1, "method": "initialize", "params": INIT}))
         await stuck.send(json.dumps({"id": 2, "method": "thread/resume", "params": {"threadId": thread_id}}))
-        await asyncio.sleep(0.2)
+        while json.loads(await asyncio.wait_for(stuck.recv(), 5.0)).get("id") != 2:
+            pass  # subscribed once its resume is answered; then it stops reading
         task = asyncio.create_task(flood.run(1_000_000))
         for _ in range(200):  # until the server stops reading the stuck client: its outbox is full
             await asyncio.sleep(0.1)

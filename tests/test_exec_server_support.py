@@ -21,6 +21,7 @@ import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
 
+from tests.support.procs import GROUPS
 from tests.support.schema import find_codex_bin
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,6 +64,7 @@ def run_ws_server(
         cwd=tmp,
         start_new_session=True,
     )
+    GROUPS.add(proc.pid)
     try:
         assert proc.stdout is not None
         line = _readline_with_deadline(proc, STEP)

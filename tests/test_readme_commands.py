@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from tests.support.procs import GROUPS, kill_group, spawn, wait_group_empty
 from tests.support.schema import REPO_ROOT
 
 
@@ -20,7 +21,9 @@ def _clean_env(home: Path) -> dict[str, str]:
 
 
 async def _run(args: list[str], home: Path, cwd: Path, timeout: float = 45.0) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
+    """Run `pycodex ARGS` in a process group of its own; afterwards nothing may be left in that group (the
+    demo's relay and exec-server end with it), and on a timeout the whole group is killed."""
+    proc = await spawn(
         sys.executable, "-m", "pycodex", *args,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env=_clean_env(home), cwd=str(cwd),
@@ -28,11 +31,26 @@ async def _run(args: list[str], home: Path, cwd: Path, timeout: float = 45.0) ->
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
     except TimeoutError:
-        proc.kill()
+        kill_group(proc.pid)
         await proc.wait()
         raise
+    finally:
+        orphans = await wait_group_empty(proc.pid)
+        kill_group(proc.pid)
+        GROUPS.discard(proc.pid)
+    assert not orphans, f"`pycodex {' '.join(args)}` left processes behind: {_describe(orphans)}"
     assert proc.returncode is not None
     return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def _describe(pids: list[int]) -> list[str]:
+    described = []
+    for pid in pids:
+        try:
+            described.append(f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            described.append(str(pid))
+    return described
 
 
 async def test_pycodex_demo_runs_offline_to_a_completed_turn(tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ from exec_server.session import Limits, SessionRegistry
 from relay.registry import AuthorizationPolicy
 from relay.server import RunningRelay, start_relay
 from tests.support.appserver_process import write_codex_config
-from tests.support.procs import stop_process
+from tests.support.procs import spawn, stop_process
 
 TOKEN = "registry-token"
 MARKER_VAR = "CODEX_EXECUTOR_VERSION_SKEW_MARKER"
@@ -152,7 +152,7 @@ async def codex_exec_server(codex_bin: Path, relay: RunningRelay, home: Path) ->
     """The real ``codex exec-server --remote`` registered with ``relay`` and on its rendezvous."""
     home.mkdir(parents=True, exist_ok=True)
     env = codex_env(home, CODEX_API_KEY=TOKEN, **{MARKER_VAR: MARKER})
-    proc = await asyncio.create_subprocess_exec(
+    proc = await spawn(
         str(codex_bin), "exec-server", "--remote", relay.registry_url, "--environment-id", ENV_ID,
         env=env, cwd=home, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
@@ -175,7 +175,7 @@ async def process(
     """A subprocess for one test step; ``stderr`` names a file to keep its stderr in (else discarded)."""
     with contextlib.ExitStack() as files:
         err: Any = files.enter_context(stderr.open("wb")) if stderr is not None else asyncio.subprocess.DEVNULL
-        proc = await asyncio.create_subprocess_exec(
+        proc = await spawn(
             *argv, env=env, cwd=cwd,
             stdin=asyncio.subprocess.PIPE if pipes else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE if pipes else asyncio.subprocess.DEVNULL,

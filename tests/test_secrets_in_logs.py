@@ -43,7 +43,8 @@ async def test_the_model_api_key_is_sent_but_never_logged_or_stored(
     model_config(codex_home, model.url, extra="")
     with (codex_home / "config.toml").open("a") as config:
         config.write('env_key = "PYCODEX_CANARY_KEY"\n')
-    client = await app_server(env={**VERBOSE, "PYCODEX_CANARY_KEY": API_KEY})
+    # A real process: its environment, stderr and shell snapshot are what a user would have.
+    client = await app_server(env={**VERBOSE, "PYCODEX_CANARY_KEY": API_KEY}, subprocess=True)
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     assert (await run_turn(client, thread_id, "hi"))["status"] == "completed"
     assert (await run_turn(client, thread_id, "again"))["status"] == "failed"  # the 401 path logs its error

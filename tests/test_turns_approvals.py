@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -248,10 +247,8 @@ async def test_stdin_eof_with_a_pending_approval_exits_cleanly(
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     await _start_turn(client, thread_id, "then hang up")
     await client.wait_server_request("item/commandExecution/requestApproval")
-    t0 = time.monotonic()
     await client.close_stdin()
     assert await client.wait_exit(10) == 0
-    assert time.monotonic() - t0 < 5
     await asyncio.sleep(0.2)
     assert not (outside_dir / "eof.txt").exists()
     assert len(model.requests()) == 1

@@ -57,7 +57,7 @@ async def test_killed_while_a_command_runs_resumes_with_the_turn_interrupted(
         ]
     )
     model_config(codex_home, model.url, sandbox_mode="danger-full-access")
-    first = await app_server()
+    first = await app_server(subprocess=True)
     thread_id = (await first.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     t1 = await run_turn(first, thread_id, "one")
     turn2 = (
@@ -97,7 +97,7 @@ async def test_killed_while_the_model_stalls_resumes_with_the_turn_interrupted(
         ]
     )
     model_config(codex_home, model.url)
-    first = await app_server()
+    first = await app_server(subprocess=True)
     thread_id = (await first.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     t1 = await run_turn(first, thread_id, "one")
     turn2 = (

@@ -179,7 +179,7 @@ async def test_untrusted_approval_policy_in_config_toml_stops_the_server_at_star
     app_server, codex_home: Path
 ) -> None:
     model_config(codex_home, "http://127.0.0.1:9/v1", approval_policy="untrusted")
-    client = await app_server(initialize=False)
+    client = await app_server(subprocess=True, initialize=False)
     await client.send(
         {"id": 0, "method": "initialize", "params": {"clientInfo": {"name": "x", "version": "1"}}}
     )
@@ -191,6 +191,10 @@ async def test_untrusted_approval_policy_in_config_toml_stops_the_server_at_star
     assert not [m for m in client.messages if m.get("id") == 0]
 
 
+# Runs until the test creates ./go (bounded: 10 s), so the steer surely lands while it runs, however loaded.
+GATED_ECHO = "echo a; for i in $(seq 200); do [ -f go ] && break; sleep 0.05; done; echo b"
+
+
 async def test_steer_during_a_command_follows_its_output_in_the_next_request(
     app_server, fake_model, codex_home: Path, workspace: Path
 ) -> None:
@@ -198,7 +202,7 @@ async def test_steer_during_a_command_follows_its_output_in_the_next_request(
 
     model = await fake_model(
         [
-            {"output": [message("thinking", item_id="m1"), exec_call("call_s", "echo a; sleep 0.5; echo b")]},
+            {"output": [message("thinking", item_id="m1"), exec_call("call_s", GATED_ECHO)]},
             {"output": [message("final", item_id="m2")]},
         ]
     )
@@ -213,6 +217,7 @@ async def test_steer_during_a_command_follows_its_output_in_the_next_request(
         "turn/steer",
         {"threadId": thread_id, "expectedTurnId": turn["id"], "input": [{"type": "text", "text": "steer!"}]},
     )
+    (workspace / "go").touch()  # the steer is in: let the command finish
     done = await client.wait_notification("turn/completed", timeout=15)
     assert done["params"]["turn"]["items"][0]["text"] == "final"
     order = [

@@ -25,8 +25,11 @@ Client = ModelClient | ScriptedModelClient
 class ModelClients:
     """Implements the runner's ``ModelGateway``."""
 
-    def __init__(self, providers: Callable[[], Mapping[str, ProviderConfig]]) -> None:
+    def __init__(
+        self, providers: Callable[[], Mapping[str, ProviderConfig]], env: Mapping[str, str] | None = None
+    ) -> None:
         self._providers = providers  # read on every use: config.toml may have been reloaded
+        self._env = env  # where `env_key` and $PYCODEX_SCRIPT are read (None: the process's environment)
         self._clients: dict[str, Client] = {}
         self._retired: list[Client] = []
 
@@ -41,7 +44,11 @@ class ModelClients:
         provider = self.provider(provider_id)
         client = self._clients.get(provider_id)
         if client is None or client.provider != provider:
-            fresh = ScriptedModelClient.from_provider(provider) if provider.is_scripted else ModelClient(provider)
+            fresh = (
+                ScriptedModelClient.from_provider(provider, self._env)
+                if provider.is_scripted
+                else ModelClient(provider, env=self._env)
+            )
             if client is not None:
                 self._retired.append(client)
             self._clients[provider_id] = client = fresh

@@ -49,9 +49,11 @@ class ShellSnapshot:
         self.shell = shell
         self._task: asyncio.Task[bool] | None = None
 
-    def start(self, cwd: Path) -> None:
+    def start(self, cwd: Path) -> asyncio.Task[bool]:
+        """Start capturing (once); the owner cancels the returned task at shutdown."""
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._capture(cwd), name="shell-snapshot")
+        return self._task
 
     async def _capture(self, cwd: Path) -> bool:
         try:
@@ -60,10 +62,18 @@ class ShellSnapshot:
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
             )
-            out, _ = await asyncio.wait_for(proc.communicate(), _TIMEOUT_S)
-        except (OSError, TimeoutError) as exc:
+        except OSError as exc:
             logger.info("shell snapshot failed: %s", exc)
             return False
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), _TIMEOUT_S)
+        except TimeoutError as exc:
+            logger.info("shell snapshot failed: %s", exc)
+            return False
+        finally:
+            if proc.returncode is None:  # timed out or cancelled at shutdown: the shell must not outlive us
+                proc.kill()
+                await asyncio.shield(proc.wait())
         if proc.returncode != 0 or not out:
             return False
         lines = snapshot_lines(out, os.environ)

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .procs import GROUPS, NEW_GROUP, kill_group
 from .schema import REPO_ROOT
 
 STDERR_CAP = 32 * 1024 * 1024
@@ -79,7 +80,9 @@ class ServerProcess:
             env=dict(env),
             cwd=str(cwd),
             limit=LINE_LIMIT,
+            **NEW_GROUP,
         )
+        GROUPS.add(proc.pid)
         return cls(proc, argv, collect_stdout=not protocol_stdio)
 
     @staticmethod
@@ -104,20 +107,28 @@ class ServerProcess:
         return await asyncio.wait_for(self.proc.wait(), timeout)
 
     async def stop(self, timeout: float = 5.0, *, eof_first: bool = True) -> int:
-        """Close stdin and wait (if `eof_first`); then SIGTERM, then SIGKILL this process (its own PID only)."""
+        """Close stdin and wait (if `eof_first`); then SIGTERM this process, then SIGKILL its whole group.
+
+        TERM goes to the server alone (its graceful stop is under test); whatever is left of its group
+        afterwards (tool commands, helpers) is killed so nothing outlives the test.
+        """
         if self.proc.stdin is not None and not self.proc.stdin.is_closing():
             self.proc.stdin.close()
         for step in ("wait", "terminate", "kill") if eof_first else ("terminate", "kill"):
-            if step != "wait" and self.proc.returncode is None:
+            if step == "terminate" and self.proc.returncode is None:
                 try:
-                    getattr(self.proc, step)()
+                    self.proc.terminate()
                 except ProcessLookupError:
                     pass
+            elif step == "kill" and self.proc.returncode is None:
+                kill_group(self.proc.pid)
             try:
                 await asyncio.wait_for(self.proc.wait(), timeout if step == "wait" else 3.0)
                 break
             except TimeoutError:
                 continue
+        kill_group(self.proc.pid)
+        GROUPS.discard(self.proc.pid)
         _done, pending = await asyncio.wait(self._tasks, timeout=3.0)
         for task in pending:  # a grandchild may still hold the pipe open
             task.cancel()

@@ -14,6 +14,8 @@ from .appserver import JsonObj, ValidatingClient
 from .appserver_process import ServerProcess, app_server_env, default_argv, free_port
 from .schema import SchemaPair
 
+PORT_ATTEMPTS = 3
+
 
 class WsAppServerClient(ValidatingClient):
     """A websocket connection to an app-server (`--listen ws://...`): one JSON message per text frame."""
@@ -68,18 +70,28 @@ class WsAppServerClient(ValidatingClient):
         env: Mapping[str, str | None] | None = None,
         timeout: float = 15.0,
     ) -> WsAppServerClient:
-        """Spawn a server with `--listen ws://127.0.0.1:<free port>` and connect to it; close() stops it."""
-        url = f"ws://127.0.0.1:{free_port()}"
+        """Spawn a server with `--listen ws://127.0.0.1:<free port>` and connect to it; close() stops it.
+
+        The free port is only free when probed: another xdist worker may take it first, so a server that
+        cannot bind it is started again on another port (a few times).
+        """
         base = list(argv) if argv is not None else default_argv()
-        full_argv = [*base, *extra_args, "--listen", url]
-        process = await ServerProcess.spawn(
-            full_argv, env=app_server_env(codex_home, env), cwd=cwd, protocol_stdio=False
-        )
-        try:
-            return await cls.connect(url, schemas, timeout=timeout, owned=process)
-        except BaseException:
-            await process.stop(2.0, eof_first=False)
-            raise
+        for attempt in range(PORT_ATTEMPTS):
+            url = f"ws://127.0.0.1:{free_port()}"
+            process = await ServerProcess.spawn(
+                [*base, *extra_args, "--listen", url], env=app_server_env(codex_home, env), cwd=cwd,
+                protocol_stdio=False,
+            )  # fmt: skip
+            try:
+                return await cls.connect(url, schemas, timeout=timeout, owned=process)
+            except AssertionError:
+                await process.stop(2.0, eof_first=False)
+                if attempt + 1 == PORT_ATTEMPTS or "in use" not in process.stderr_text:
+                    raise
+            except BaseException:
+                await process.stop(2.0, eof_first=False)
+                raise
+        raise AssertionError("unreachable")
 
     async def _read_frames(self) -> None:
         try:

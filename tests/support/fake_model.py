@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .procs import kill_group, spawn
+
 REPO = Path(__file__).resolve().parents[2]
 SERVER = REPO / "fixtures" / "fake_responses_server.py"
 
@@ -30,7 +32,7 @@ class FakeModel:
         script_path = tmp / "model_script.json"
         script_path.write_text(json.dumps(script))
         log = tmp / "model_requests.jsonl"
-        proc = await asyncio.create_subprocess_exec(
+        proc = await spawn(
             sys.executable, str(SERVER), str(script_path), "--log", str(log),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         )
@@ -52,6 +54,7 @@ class FakeModel:
             except TimeoutError:
                 self.proc.kill()
                 await self.proc.wait()
+        kill_group(self.proc.pid)
 
 
 def model_config(codex_home: Path, url: str, *, approval_policy: str = "never",

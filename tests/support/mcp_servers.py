@@ -12,7 +12,7 @@ from typing import Any
 
 from app_server.config.mcp_servers import McpServerConfig, check_mcp_servers
 from tests.support.paths import REPO_ROOT
-from tests.support.procs import stop_process
+from tests.support.procs import spawn, stop_process
 
 CALC_SERVER = REPO_ROOT / "tests" / "support" / "mcp_calc_server.py"
 
@@ -47,8 +47,7 @@ def pids_with(marker: str) -> list[int]:
 @asynccontextmanager
 async def http_calc_server() -> AsyncIterator[str]:
     """The calc server over streamable HTTP on 127.0.0.1; yields its MCP endpoint URL."""
-    proc = await asyncio.create_subprocess_exec(sys.executable, str(CALC_SERVER), "http",
-                                                stdout=asyncio.subprocess.PIPE, start_new_session=True)
+    proc = await spawn(sys.executable, str(CALC_SERVER), "http", stdout=asyncio.subprocess.PIPE)
     try:
         assert proc.stdout is not None
         line = await asyncio.wait_for(proc.stdout.readline(), 30)
