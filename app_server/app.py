@@ -26,7 +26,6 @@ from app_server.model.script import ScriptError
 from app_server.model.scripted import resolve_script
 from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
-from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
 from app_server.skills import SkillsCatalog
 from app_server.store import ThreadStore
@@ -146,6 +145,8 @@ class AppServer:
 
     # -- config -------------------------------------------------------------------------------------
     def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
+        from app_server.protocol.methods import experimental_fields_present  # the request table: lazily
+
         return lambda raw: experimental_fields_present(model, raw)
 
     def _script_warnings(self) -> list[ConfigWarning]:
