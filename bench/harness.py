@@ -86,6 +86,9 @@ class Driver:
                 if name == method and not fut.done() and pred(msg.get("params")):
                     fut.set_result(msg)
                     self._events.remove(entry)
+        for fut in [*self._waiters.values(), *(entry[1] for entry in self._events)]:
+            if not fut.done():  # the server exited: fail now rather than at the timeout
+                fut.set_exception(RuntimeError(f"server exited (status {await self.proc.wait()})"))
 
     def expect(self, method: str, pred: Callable[[Any], bool] = lambda _p: True) -> asyncio.Future[Any]:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()

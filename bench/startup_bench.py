@@ -47,7 +47,8 @@ async def _spawn_initialized(impl: Impl, home: Path, work: Path) -> tuple[Driver
 
 async def startup_s(impl: Impl, home: Path) -> tuple[float, float]:
     work = home.parent / "work"
-    work.mkdir(exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    home.mkdir(exist_ok=True)  # Codex refuses a CODEX_HOME that does not exist
     driver, wall, cpu = await _spawn_initialized(impl, home, work)
     await driver.close()
     return wall, cpu
@@ -75,7 +76,7 @@ async def _thread_turns(driver: Driver, thread: str, turns: int, on_turn: Callab
 async def first_turn_s(impl: Impl, model_url: str, home: Path) -> float:
     """turn/start -> turn/completed of the very first turn of a fresh server (exec_command + message)."""
     work = home.parent / "work"
-    work.mkdir(exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     write_config(home, model_url)
     driver, _, _ = await _spawn_initialized(impl, home, work)
     try:
@@ -88,7 +89,7 @@ async def first_turn_s(impl: Impl, model_url: str, home: Path) -> float:
 async def long_thread_cpu_growth(impl: Impl, model_url: str, home: Path) -> float:
     """Server CPU of turns 251-300 over that of turns 1-50, in one thread (1.0 = flat)."""
     work = home.parent / "work"
-    work.mkdir(exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     write_config(home, model_url)
     driver, _, _ = await _spawn_initialized(impl, home, work)
     marks: dict[int, float] = {}
@@ -106,7 +107,7 @@ async def long_thread_cpu_growth(impl: Impl, model_url: str, home: Path) -> floa
 async def concurrent_threads(impl: Impl, model_url: str, home: Path) -> tuple[float, float, float]:
     """(p50 s, p99 s, peak RSS MiB) of one turn in each of 64 threads started at once."""
     work = home.parent / "work"
-    work.mkdir(exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     write_config(home, model_url)
     driver, _, _ = await _spawn_initialized(impl, home, work)
     try:
