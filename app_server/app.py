@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Coroutine, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,28 +22,22 @@ from app_server.environments import (
     ThreadEnvironment,
     choose_environment,
 )
-from app_server.model.clients import ModelClients
-from app_server.model.script import ScriptError
-from app_server.model.scripted import resolve_script
 from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.router import Router
-from app_server.skills import SkillsCatalog
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
-from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
-from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.sandbox import landlock_abi
-from app_server.tools.shell_snapshot import ShellSnapshot
-from app_server.tools.specs import tool_specs
-from app_server.tools.unified_exec import UnifiedExec
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from app_server.model.clients import ModelClients
+    from app_server.skills import SkillsCatalog
 
 __all__ = ["AppServer", "StartupError", "default_codex_home"]
 
@@ -101,17 +96,30 @@ class AppServer:
         self.router = Router(known_methods=CODEX_CLIENT_METHODS, experimental_methods=EXPERIMENTAL_METHODS)
         self.experimental_notifications: frozenset[str] = frozenset(notices.EXPERIMENTAL)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.models = ModelClients(lambda: self.config.model_providers)
         try:
             self.environments = EnvironmentHub(choose_environment(os.environ, codex_home), os.environ)
         except EnvironmentsConfigError as exc:
             raise StartupError(str(exc)) from None
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, services=self.thread_services)
-        self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
+        self._skill_root_markers = self.config.project_root_markers
         from app_server.handlers import register_all
 
         register_all(self)
+
+    # Turn-only machinery (model clients, skills, tools) is imported and built on first use: serving
+    # `initialize` must not pay for it.
+    @cached_property
+    def models(self) -> ModelClients:
+        from app_server.model.clients import ModelClients
+
+        return ModelClients(lambda: self.config.model_providers)
+
+    @cached_property
+    def skills_catalog(self) -> SkillsCatalog:
+        from app_server.skills import SkillsCatalog
+
+        return SkillsCatalog(self.codex_home, self._skill_root_markers)
 
     # -- connections and tasks ---------------------------------------------------------------------
     def connection(self, outbox: Outbox) -> AppConnection:
@@ -136,7 +144,8 @@ class AppServer:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
-        await self.models.aclose()
+        if "models" in self.__dict__:  # built only once a thread needed a model
+            await self.models.aclose()
         await self.environments.close()
         try:
             await asyncio.wait_for(self.threads.shutdown(), timeout)
@@ -154,6 +163,9 @@ class AppServer:
         provider = self.config.provider
         if self.config.load_error is not None or not provider.is_scripted:
             return []
+        from app_server.model.script import ScriptError
+        from app_server.model.scripted import resolve_script
+
         try:
             resolve_script(provider)
         except ScriptError as exc:
@@ -212,6 +224,8 @@ class AppServer:
         scripted one, its script loads. Raises InvalidRequest naming the cause (and the script file)."""
         if provider_id not in self.config.model_providers:
             raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: Model provider `{provider_id}` not found")
+        from app_server.model.script import ScriptError
+
         try:
             self.models.client(provider_id)
         except ScriptError as exc:
@@ -220,6 +234,10 @@ class AppServer:
     # -- threads and turns: their services are built here and nowhere else ----------------------------
     async def thread_services(self, thread_id: str, settings: ThreadSettings) -> ThreadServices:
         """A thread's environment (connected if it can be), skills and exec sessions."""
+        from app_server.threads.skills_glue import ThreadSkills
+        from app_server.tools.shell_snapshot import ShellSnapshot
+        from app_server.tools.unified_exec import UnifiedExec
+
         snapshot = None
         if self.environments.choice.kind == "local":
             snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread_id}.sh")
@@ -232,6 +250,8 @@ class AppServer:
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
         from app_server.handlers.initialize import user_agent
+        from app_server.tools.exec_tool import handle_tool_call
+        from app_server.tools.specs import tool_specs
 
         skills = thread.services.skills
         await skills.refresh(thread)
