@@ -29,6 +29,7 @@ __all__ = [
     "VerbatimString",
     "Violation",
     "classify",
+    "dumps",
     "encode",
 ]
 
@@ -63,7 +64,7 @@ def encode(message: dict[str, Any]) -> bytes:
                 verbatim.append(value)
         if swapped is not None:
             message = {**message, "params": swapped}
-    data = _dumps(message)
+    data = dumps(message)
     if _LS in data or _PS in data:
         # Inside JSON text these characters can only occur within strings, so escaping is lossless.
         data = data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
@@ -80,16 +81,21 @@ _ORJSON_OPTIONS = (orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | 
                    if orjson is not None else 0)
 
 
-def _dumps(message: dict[str, Any]) -> bytes:
+def dumps(value: Any, *, finite_checked: bool = False) -> bytes:
+    """Compact UTF-8 JSON, as the stdlib writes it with ``allow_nan=False`` (raises ValueError on NaN).
+
+    ``finite_checked``: the caller knows ``value`` holds no NaN or infinity (it was parsed from strict JSON,
+    say), so output containing ``null`` need not be re-encoded by the stdlib to make sure.
+    """
     if orjson is not None:
         try:
-            data = orjson.dumps(message, option=_ORJSON_OPTIONS)
+            data = orjson.dumps(value, option=_ORJSON_OPTIONS)
         except TypeError:  # a big integer, deep nesting or a type only the stdlib path names: let it decide
             pass
         else:
-            if b"null" not in data:
+            if finite_checked or b"null" not in data:
                 return data
-    return _DUMPS(message).encode("utf-8")
+    return _DUMPS(value).encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)
