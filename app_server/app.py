@@ -11,6 +11,7 @@ import logging
 import os
 from collections.abc import Callable, Coroutine, Sequence
 from functools import cached_property
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +97,7 @@ class AppServer:
         self.router = Router(known_methods=CODEX_CLIENT_METHODS, experimental_methods=EXPERIMENTAL_METHODS)
         self.experimental_notifications: frozenset[str] = frozenset(notices.EXPERIMENTAL)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._prewarm_started = False
         try:
             self.environments = EnvironmentHub(choose_environment(os.environ, codex_home), os.environ)
         except EnvironmentsConfigError as exc:
@@ -129,7 +131,15 @@ class AppServer:
             app=self,
             max_queued_requests=self.max_queued_requests,
             experimental_notifications=self.experimental_notifications,
+            on_initialized=self.prewarm,
         )
+
+    def prewarm(self) -> None:
+        """Once a client has finished its handshake, import what its first turn needs in a worker thread
+        while it is idle: `initialize` stays fast and the first turn does not pay for the imports."""
+        if not self._prewarm_started:
+            self._prewarm_started = True
+            self.spawn(asyncio.to_thread(_import_turn_machinery), name="prewarm")
 
     def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
         """Start a background task owned by the server (cancelled at shutdown)."""
@@ -261,3 +271,21 @@ class AppServer:
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,
         )
+
+
+#: What a first thread and turn import: handler families, their wire models, the model client and the tools.
+TURN_MACHINERY = (
+    "app_server.handlers.threads", "app_server.handlers.turns", "app_server.handlers.info",
+    "app_server.protocol.methods", "app_server.protocol.notifications", "app_server.model.clients",
+    "app_server.model.client", "app_server.model.scripted", "app_server.skills", "app_server.threads.runner",
+    "app_server.threads.skills_glue", "app_server.tools.exec_tool", "app_server.tools.specs",
+    "app_server.tools.unified_exec", "app_server.tools.shell_snapshot",
+)
+
+
+def _import_turn_machinery() -> None:
+    for name in TURN_MACHINERY:
+        try:
+            import_module(name)
+        except Exception:  # the turn that needs it reports the failure properly
+            logger.exception("prewarming %s failed", name)
