@@ -68,6 +68,7 @@ class Driver:
         driver = cls(proc)
         await driver.call("initialize", {"clientInfo": {"name": "bench", "version": "1"},
                                          "capabilities": {"experimentalApi": True}})
+        await driver.notify("initialized")  # what real clients send next
         return driver
 
     async def _read(self) -> None:
@@ -94,6 +95,11 @@ class Driver:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._events.append((method, fut, pred))
         return fut
+
+    async def notify(self, method: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"method": method}).encode() + b"\n")
+        await self.proc.stdin.drain()
 
     async def call(self, method: str, params: Any, timeout: float = 60) -> Any:
         self._id += 1
