@@ -13,9 +13,10 @@ from collections.abc import Callable, Coroutine, Sequence
 from functools import cached_property
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from app_server.config import ConfigError, ConfigWarning, LoadedConfig, load_config
+from app_server.config.mcp_servers import optional_startup_grace_s
 from app_server.connection import AppConnection, Session
 from app_server.environments import (
     EnvironmentHub,
@@ -37,8 +38,11 @@ from pycodex.transport.base import Outbox
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from app_server.mcp.service import McpService
     from app_server.model.clients import ModelClients
+    from app_server.search.fuzzy import FuzzySessions
     from app_server.skills import SkillsCatalog
+    from app_server.store.thread_state import ThreadStateDb
 
 __all__ = ["AppServer", "StartupError", "default_codex_home"]
 
@@ -73,13 +77,17 @@ class AppServer:
         config_overrides: Sequence[str] = (),
         strict_config: bool = False,
         max_queued_requests: int | None = None,
+        profile: str | None = None,
     ) -> None:
         self.codex_home = codex_home
         self.strict_config = strict_config
         self.config_overrides = list(config_overrides)
+        self.profile = profile  # `--profile NAME`: CODEX_HOME/NAME.config.toml over config.toml
         try:
             codex_home.mkdir(parents=True, exist_ok=True)
-            self.config: LoadedConfig = load_config(codex_home, self.config_overrides, strict=strict_config)
+            self.config: LoadedConfig = load_config(
+                codex_home, self.config_overrides, strict=strict_config, profile=profile
+            )
         except ConfigError as exc:
             raise StartupError(str(exc).strip()) from None
         except OSError as exc:
@@ -105,6 +113,16 @@ class AppServer:
         self.store = ThreadStore(codex_home, fsync=os.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, services=self.thread_services)
         self._skill_root_markers = self.config.project_root_markers
+        from app_server.handlers.surface_state import SurfaceState
+
+        self.surface = SurfaceState(codex_home)
+        # Every initialized connection, for notifications that belong to no one thread's subscribers.
+        self._sessions: set[Session] = set()
+        self._broadcasts: asyncio.Queue[notices.Notice] = asyncio.Queue()
+        self._broadcaster: asyncio.Task[None] | None = None
+        self._mcp: McpService | None = None
+        # fuzzyFileSearch sessions per connection id (handlers/search.py drops them on close)
+        self.fuzzy_sessions: dict[int, FuzzySessions] = {}
         from app_server.handlers import register_all
 
         register_all(self)
@@ -119,13 +137,23 @@ class AppServer:
 
     @cached_property
     def skills_catalog(self) -> SkillsCatalog:
+        """The skills catalog; pycodex's system skills are copied into CODEX_HOME just before it first lists."""
         from app_server.skills import SkillsCatalog
+        from app_server.skills.bundled import install_system_skills
 
+        install_system_skills(self.codex_home)
         return SkillsCatalog(self.codex_home, self._skill_root_markers)
+
+    @cached_property
+    def thread_state(self) -> ThreadStateDb:
+        """Read states, goals and sections (thread_state.sqlite), opened on first use."""
+        from app_server.store.thread_state import ThreadStateDb
+
+        return ThreadStateDb(self.codex_home)
 
     # -- connections and tasks ---------------------------------------------------------------------
     def connection(self, outbox: Outbox) -> AppConnection:
-        return AppConnection(
+        connection = AppConnection(
             outbox,
             self.router,
             app=self,
@@ -133,6 +161,32 @@ class AppServer:
             experimental_notifications=self.experimental_notifications,
             on_initialized=self.prewarm,
         )
+        session = connection.session
+        self._sessions.add(session)
+        session.on_close.append(lambda: self._sessions.discard(session))
+        return connection
+
+    @property
+    def mcp(self) -> McpService:
+        """Every thread's MCP servers; built on first use, so start-up does not load the MCP SDK."""
+        if self._mcp is None:
+            from app_server.mcp.service import McpService
+
+            self._mcp = McpService(lambda: self.config.mcp_servers, self._broadcast)
+        return self._mcp
+
+    def _broadcast(self, method: str, params: JsonObj) -> None:
+        """Queue a notification for every initialized client (MCP startup status); one task sends them, so
+        they keep their order."""
+        self._broadcasts.put_nowait(notices.Notice(cast("notices.NoticeMethod", method), params))
+        if self._broadcaster is None or self._broadcaster.done():
+            self._broadcaster = self.spawn(self._send_broadcasts(), name="broadcasts")
+
+    async def _send_broadcasts(self) -> None:
+        while not self._broadcasts.empty():
+            notice = self._broadcasts.get_nowait()
+            for session in [s for s in self._sessions if s.initialized]:
+                await notices.send(session, notice)
 
     def prewarm(self) -> None:
         """Once a client has finished its handshake, import what its first turn needs in a worker thread
@@ -157,10 +211,16 @@ class AppServer:
         if "models" in self.__dict__:  # built only once a thread needed a model
             await self.models.aclose()
         await self.environments.close()
+        await self.surface.close()
         try:
             await asyncio.wait_for(self.threads.shutdown(), timeout)
         except TimeoutError:
             logger.warning("thread shutdown timed out")
+        if self._mcp is not None:
+            await self._mcp.shutdown()  # bounded by each connection's stop (which kills what will not stop)
+        # After the threads (a turn ending at shutdown still records its read state); opened only on first use.
+        if "thread_state" in self.__dict__:
+            self.thread_state.close()
 
     # -- config -------------------------------------------------------------------------------------
     def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
@@ -185,7 +245,7 @@ class AppServer:
     def _load_current(self) -> LoadedConfig:
         """config.toml and `-c` flags as they are now; raises ConfigError while they are unusable. A good
         load becomes the server's config, so fixing the file needs no restart."""
-        config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config)
+        config = load_config(self.codex_home, self.config_overrides, strict=self.strict_config, profile=self.profile)
         if config.load_error is not None:
             raise config.load_error
         self.config = config
@@ -255,19 +315,33 @@ class AppServer:
         environment = ThreadEnvironment(self.environments, snapshot=snapshot)
         await environment.refresh()
         return ThreadServices(environment=environment, skills=ThreadSkills(self.skills_catalog),
-                              exec_sessions=UnifiedExec())
+                              exec_sessions=UnifiedExec(),
+                              mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy),
+                              read_states=self.thread_state)
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
         from app_server.handlers.initialize import user_agent
-        from app_server.tools.exec_tool import handle_tool_call
+        from app_server.threads.tool_policy import tools_for
+        from app_server.tools.router import route_tool_call
         from app_server.tools.specs import tool_specs
 
         skills = thread.services.skills
         await skills.refresh(thread)
         name = session.client_name or "pycodex"
+        mcp = thread.services.mcp
+        grace_s = optional_startup_grace_s(self.config.raw)
+
+        async def mcp_tools() -> tuple[JsonObj, ...]:  # Codex leaves a server still starting after the grace out
+            if mcp is None or thread.services.environment.disabled:  # a thread with no tools gets none of these
+                return ()
+            await mcp.manager.wait_for_turn(grace_s)
+            return tuple(mcp.manager.tool_specs())
+
         return TurnServices(
-            model=self.models, run_tool=handle_tool_call, tool_specs=(*tool_specs(), *skills.tools()),
+            model=self.models, run_tool=route_tool_call,
+            tool_specs=tools_for(thread, (*tool_specs(), *skills.tools())),
+            late_tool_specs=mcp_tools,
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,
         )
@@ -279,7 +353,8 @@ TURN_MACHINERY = (
     "app_server.protocol.methods", "app_server.protocol.notifications", "app_server.model.clients",
     "app_server.model.client", "app_server.model.scripted", "app_server.skills", "app_server.threads.runner",
     "app_server.threads.skills_glue", "app_server.tools.exec_tool", "app_server.tools.specs",
-    "app_server.tools.unified_exec", "app_server.tools.shell_snapshot",
+    "app_server.tools.unified_exec", "app_server.tools.shell_snapshot", "app_server.tools.router",
+    "app_server.threads.tool_policy", "app_server.mcp.service",
 )
 
 

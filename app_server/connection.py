@@ -34,7 +34,7 @@ from pycodex.trace import recorder as trace
 from pycodex.transport.base import Outbox
 from pycodex.transport.endpoint import Endpoint
 
-__all__ = ["AppConnection", "ConnectionClosedError", "ServerRequestTimeout", "Session"]
+__all__ = ["AppConnection", "ConnectionClosedError", "Deferred", "ServerRequestTimeout", "Session"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,15 @@ DRAIN_ON_CLOSE_S = 2.0
 #: Every server-to-client request has a deadline; callers waiting on a person (approvals) pass their own.
 DEFAULT_SERVER_REQUEST_TIMEOUT_S = 300.0
 _connection_ids = itertools.count(1)
+
+
+class Deferred:
+    """A handler result answered later: the response is sent when ``result`` finishes, and the
+    connection keeps serving other requests meanwhile (command/exec runs while command/exec/write
+    and terminate arrive on the same connection)."""
+
+    def __init__(self, result: Awaitable[Any]) -> None:
+        self.result = result
 
 
 class ConnectionClosedError(Exception):
@@ -84,6 +93,8 @@ class Session:
         #: Callbacks run once when the connection closes (thread unsubscription, pending approvals).
         self.on_close: list[Callable[[], Any]] = []
         self._after_response: list[Callable[[], Awaitable[None]]] = []
+        #: The id of the request being handled (streaming handlers tag their notifications with it).
+        self.current_request_id: int | str | None = None
 
     def after_response(self, callback: Callable[[], Awaitable[None]]) -> None:
         """Run ``callback`` right after the current request's response is written.
@@ -172,6 +183,7 @@ class AppConnection:
         self._queue = self._endpoint.requests
         self._busy = False
         self._on_initialized = on_initialized
+        self._deferred: set[asyncio.Task[None]] = set()
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
     async def on_message(self, raw: bytes) -> None:
@@ -227,9 +239,26 @@ class AppConnection:
                 self._busy = False
                 self._queue.task_done()
 
+    async def _answer_later(self, req: RequestReceived, deferred: Deferred) -> None:
+        try:
+            data = self._peer.respond(req.id, await deferred.result)
+        except RpcError as exc:
+            data = self._peer.respond_error(req.id, exc)
+        except Exception:
+            logger.exception("internal error while handling %s", req.method)
+            data = self._peer.respond_error(req.id, InternalError(f"internal error while handling {req.method}"))
+        if not self.session.closed.is_set():
+            await self.session.send_raw(data)
+
     async def _dispatch_one(self, req: RequestReceived) -> None:
+        self.session.current_request_id = req.id
         try:
             result = await self._router.dispatch(self.session, req.method, req.params, req.has_params)
+            if isinstance(result, Deferred):
+                task = asyncio.get_running_loop().create_task(self._answer_later(req, result))
+                self._deferred.add(task)
+                task.add_done_callback(self._deferred.discard)
+                return
             data = self._peer.respond(req.id, result)
         except RpcError as exc:
             self.session.drop_after_response()

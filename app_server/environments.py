@@ -182,6 +182,12 @@ class ThreadEnvironment:
         self._spawner: EnvironmentSpawner | None = None
         #: Why the environment was unusable at the last attempt (told to the model), or None.
         self.error: str | None = None
+        #: thread/start asked for no environment (``environments: []``, the TUI's title threads): no tools.
+        self.disabled = False
+
+    def disable(self) -> None:
+        """Give the thread no environment at all, whatever the server's default is."""
+        self.disabled, self.available, self._spawner = True, False, None
 
     async def refresh(self) -> None:
         self._spawner, self.error = await self._hub.get()

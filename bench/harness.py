@@ -135,6 +135,33 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def spread(values: list[float]) -> str:
+    """``min..max over n`` for the rows that report a median of several runs."""
+    if not values:
+        return "no runs"
+    return f"{min(values):.3g}..{max(values):.3g} over {len(values)} runs"
+
+
+def cpu_seconds(pid: int) -> float:
+    """User+system CPU of ``pid`` so far (Linux ``/proc``); NaN elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mib(pid: int) -> float:
+    """Resident set size of ``pid`` in MiB (Linux ``/proc``); NaN elsewhere."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
 def print_table(title: str, rows: list[tuple[str, str, dict[str, float], str, float]]) -> None:
     """rows: (metric, unit, {impl: value}, better, target ratio) with better 'lower' or 'higher'."""
     print(f"\n{title}")

@@ -17,27 +17,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.harness import Impl, implementations, median, print_table, temp_dirs
+from bench.harness import Impl, cpu_seconds, implementations, median, print_table, spread, temp_dirs
 from exec_client.environment import ExecServerEnvironment, OutputChunk, ProcessSpec
 from exec_client.remote import NoiseRemoteConfig, RemoteEnvironmentConnector
 from tests.support.procs import stop_process
 
 COMMANDS = 50
 THROUGHPUT_BYTES = 50_000_000
-THROUGHPUT_RUNS = 3  # the median of three: one 50 MB run through two websocket hops is noisy
+THROUGHPUT_RUNS = int(os.environ.get("BENCH_RUNS", "5"))  # one run through two websocket hops is noisy
+STREAMS = 8  # concurrent processes on one harness connection, 50 MB between them
 LATENCY_ROUNDS = 5
 ENVIRONMENT_ID = "bench-relay"
 TOKEN = "bench-relay-token"
 WAIT = 60.0
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User+system CPU of ``pid`` so far (Linux ``/proc``); NaN elsewhere."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
@@ -109,6 +101,9 @@ class _Side:
     latency: list[float] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)
     cpu: dict[str, float] = field(default_factory=dict)
+    multi_rates: list[float] = field(default_factory=list)
+    #: Executor CPU seconds per 100 MB, one sample per multi-stream run.
+    multi_cpu: list[float] = field(default_factory=list)
 
 
 async def _latency_round(side: _Side, work: Path, count: int) -> None:
@@ -122,7 +117,7 @@ async def _latency_round(side: _Side, work: Path, count: int) -> None:
 async def _throughput_round(side: _Side, work: Path, relay_pid: int) -> None:
     assert side.env is not None
     pids = {"harness": os.getpid(), "relay": relay_pid, "executor": side.proc.pid}
-    before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
     t0 = time.perf_counter()
     got = await _run_one(side.env, ["head", "-c", str(THROUGHPUT_BYTES), "/dev/zero"], work)
     elapsed = time.perf_counter() - t0
@@ -130,7 +125,21 @@ async def _throughput_round(side: _Side, work: Path, relay_pid: int) -> None:
         raise RuntimeError(f"{side.impl.name}: got {got} bytes, expected {THROUGHPUT_BYTES}")
     side.rates.append(got / elapsed / 1e6)
     for name, pid in pids.items():
-        side.cpu[name] = side.cpu.get(name, 0.0) + _cpu_seconds(pid) - before[name]
+        side.cpu[name] = side.cpu.get(name, 0.0) + cpu_seconds(pid) - before[name]
+
+
+async def _multi_stream_round(side: _Side, work: Path) -> None:
+    """``STREAMS`` processes at once on the one connection: the executor's mux and output pumps."""
+    assert side.env is not None
+    env, each = side.env, THROUGHPUT_BYTES // STREAMS
+    argv = ["head", "-c", str(each), "/dev/zero"]
+    cpu0, t0 = cpu_seconds(side.proc.pid), time.perf_counter()
+    got = await asyncio.gather(*(_run_one(env, argv, work) for _ in range(STREAMS)))
+    elapsed, cpu = time.perf_counter() - t0, cpu_seconds(side.proc.pid) - cpu0
+    if sum(got) != each * STREAMS:
+        raise RuntimeError(f"{side.impl.name}: got {sum(got)} bytes, expected {each * STREAMS}")
+    side.multi_rates.append(sum(got) / elapsed / 1e6)
+    side.multi_cpu.append(cpu / (sum(got) / 100e6))
 
 
 async def measure_all(impls: list[Impl]) -> list[_Side]:
@@ -158,6 +167,7 @@ async def measure_all(impls: list[Impl]) -> list[_Side]:
             for _ in range(THROUGHPUT_RUNS):
                 for side in sides:
                     await _throughput_round(side, work, relay.pid)
+                    await _multi_stream_round(side, work)
             return sides
         finally:
             for side in sides:
@@ -176,7 +186,14 @@ async def run() -> None:
     print_table("exec-server through the Noise relay", [
         ("relay command round trip (true)", "s", latency, "lower", 1.0),
         ("relay stdout throughput (50 MB)", "MB/s", throughput, "higher", 1.0),
+        (f"relay throughput, 1 conn x {STREAMS} streams", "MB/s",
+         {side.impl.name: median(side.multi_rates) for side in sides}, "higher", 1.5),
+        (f"executor CPU per 100 MB, {STREAMS} streams", "s",
+         {side.impl.name: median(side.multi_cpu) for side in sides}, "lower", 1.0),
     ])  # fmt: skip
+    for side in sides:
+        print(f"  {side.impl.name}: 1 stream MB/s {spread(side.rates)}; {STREAMS} streams MB/s "
+              f"{spread(side.multi_rates)}")  # fmt: skip
     # Where the throughput runs spent CPU: shows whether the executor is the bottleneck at all.
     for side in sides:
         spent = ", ".join(f"{proc} {seconds:.2f}" for proc, seconds in side.cpu.items())

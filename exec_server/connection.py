@@ -155,7 +155,9 @@ class Connection:
     def initialize(self, params: InitializeParams) -> dict[str, Any]:
         if self._session is not None:
             raise InvalidRequest("initialize may only be sent once per connection")
-        self._session = self._registry.attach(params.resume_session_id, self._notify, self._token)
+        self._session = self._registry.attach(
+            params.resume_session_id, self._notify, self._token, send_encoded=self._send
+        )
         return {"sessionId": self._session.id, "environmentInfo": environment_info()}
 
     async def _notify(self, method: str, params: dict[str, Any]) -> None:

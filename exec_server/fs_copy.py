@@ -16,9 +16,9 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
+from exec_client.wire.fs_paths import entry_path, policy_for, real_path
+from exec_client.wire.fs_policy import Need
 from exec_client.wire.protocol import FsCopyParams
-from exec_server.fs_paths import entry_path, policy_for, real_path
-from exec_server.fs_policy import Need
 from exec_server.fs_service import request_path, run_fs
 from pycodex.jsonrpc.errors import InvalidRequest
 

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from exec_client.wire.errors import NotFound
+from exec_client.wire.fs_paths import policy_for, real_path
+from exec_client.wire.fs_policy import Need
 from exec_client.wire.protocol import (
     FsCloseParams,
     FsOpenParams,
@@ -32,8 +34,6 @@ from exec_client.wire.protocol import (
     path_to_uri,
     uri_to_path,
 )
-from exec_server.fs_paths import policy_for, real_path
-from exec_server.fs_policy import Need
 from exec_server.fs_service import not_a_file, request_path, run_fs
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from exec_client.wire.errors import NotFound
+from exec_client.wire.fs_paths import denial_error, entry_path, policy_for, real_path
+from exec_client.wire.fs_policy import Denial, Need, PolicyDenied
 from exec_client.wire.protocol import (
     FsCreateDirectoryParams,
     FsPathParams,
@@ -33,8 +35,6 @@ from exec_client.wire.protocol import (
     path_to_uri,
     uri_to_path,
 )
-from exec_server.fs_paths import denial_error, entry_path, policy_for, real_path
-from exec_server.fs_policy import Denial, Need, PolicyDenied
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest, RpcError
 from pycodex.platform.spawn import os_error_text
 

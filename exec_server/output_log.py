@@ -2,19 +2,39 @@
 
 Output chunks, the exit and the close share one counter starting at 1, as on Codex's wire.
 ``process/read`` is answered from here: chunks after ``afterSeq``, ``maxBytes`` soft (at least one
-chunk; reaching it sets ``nextSeq`` just past the last chunk), ``nextSeq`` = last event + 1 once everything was returned. Retained output is bounded: the
-oldest chunks are dropped once ``retain_bytes`` is exceeded, so a process nobody reads cannot grow
-memory without limit.
+chunk; reaching it sets ``nextSeq`` just past the last chunk), ``nextSeq`` = last event + 1 once
+everything was returned.
+
+Retention is bounded twice, and a read simply starts at the oldest chunk still retained (Codex 0.169
+answers a read behind its window the same way, without an error):
+* per process, the newest ``retain_bytes`` (Codex keeps 1 MiB per process, checked on the binary);
+* per session, a shared ``RetentionBudget``: past it, finished processes give up their output first
+  (oldest first), then the appending process its oldest chunks.
+Bytes live in fixed-size anonymous ``mmap`` pages rather than one ``bytes`` object per chunk: a page is
+unmapped as soon as no retained chunk uses it, so dropped output goes back to the OS instead of leaving
+a fragmented heap that RSS never shrinks from.
 """
 
 from __future__ import annotations
 
+import mmap
 from collections import deque
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_RETAIN_BYTES", "LoggedChunk", "OutputLog", "ReadSlice"]
+__all__ = [
+    "DEFAULT_RETAIN_BYTES",
+    "DEFAULT_SESSION_RETAIN_BYTES",
+    "PAGE_BYTES",
+    "LoggedChunk",
+    "OutputLog",
+    "ReadSlice",
+    "RetentionBudget",
+]
 
-DEFAULT_RETAIN_BYTES = 8 * 1024 * 1024
+#: Codex 0.169 retains the newest 1 MiB of output per process (observed: 1047360 bytes of 5 MB).
+DEFAULT_RETAIN_BYTES = 1024 * 1024
+DEFAULT_SESSION_RETAIN_BYTES = 32 * 1024 * 1024
+PAGE_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +53,45 @@ class ReadSlice:
     closed: bool
 
 
+class RetentionBudget:
+    """Retained output bytes shared by the logs of one session."""
+
+    def __init__(self, limit: int = DEFAULT_SESSION_RETAIN_BYTES) -> None:
+        self.limit = limit
+        self.used = 0
+        # Closed logs still holding output, in the order they closed: the first to give way.
+        self._finished: dict[int, OutputLog] = {}
+
+    def finished(self, log: OutputLog) -> None:
+        self._finished[id(log)] = log
+
+    def forget(self, log: OutputLog) -> None:
+        self._finished.pop(id(log), None)
+
+    def reclaim(self, requester: OutputLog) -> None:
+        """Bring ``used`` under the limit: finished logs first (oldest first), then the requester."""
+        while self.used > self.limit and self._finished:
+            oldest = next(iter(self._finished))
+            self._finished.pop(oldest).release()
+        if self.used > self.limit:
+            requester.trim(self.used - self.limit)
+
+
+# One retained chunk: (seq, stream, page, offset, length).
+_Entry = tuple[int, str, mmap.mmap, int, int]
+
+
 class OutputLog:
-    def __init__(self, retain_bytes: int = DEFAULT_RETAIN_BYTES) -> None:
+    def __init__(
+        self, retain_bytes: int = DEFAULT_RETAIN_BYTES, budget: RetentionBudget | None = None
+    ) -> None:
         self._retain = retain_bytes
-        self._chunks: deque[LoggedChunk] = deque()
+        self._budget = budget
+        self._chunks: deque[_Entry] = deque()
+        self._pages: deque[mmap.mmap] = deque()  # every page some retained chunk uses, oldest first
+        self._fill = 0  # bytes used in the newest page
+        self._room = 0  # size of the newest page
+        self._spare: mmap.mmap | None = None  # one freed page kept for reuse while output flows
         self._retained = 0
         self._last_seq = 0
         self.exit_code: int | None = None
@@ -47,6 +102,16 @@ class OutputLog:
     @property
     def last_seq(self) -> int:
         return self._last_seq
+
+    @property
+    def retained_bytes(self) -> int:
+        return self._retained
+
+    @property
+    def mapped_bytes(self) -> int:
+        """Memory held in pages (retained chunks, page slack and the spare page)."""
+        spare = len(self._spare) if self._spare is not None else 0
+        return sum(len(page) for page in self._pages) + spare
 
     @property
     def exited(self) -> bool:
@@ -60,17 +125,82 @@ class OutputLog:
         self._last_seq += 1
         return self._last_seq
 
-    def append_output(self, stream: str, data: bytes) -> LoggedChunk:
-        if self.closed:
+    def _new_page(self, size: int) -> mmap.mmap:
+        if size <= PAGE_BYTES and self._spare is not None:
+            page, self._spare = self._spare, None
+        else:
+            page = mmap.mmap(-1, max(size, PAGE_BYTES))
+        self._pages.append(page)
+        self._room = len(page)
+        self._fill = 0
+        return page
+
+    def append_output(self, stream: str, data: bytes | memoryview) -> int:
+        """Log one chunk; returns its seq. (On the output path: kept to a few plain steps.)"""
+        if self.close_seq is not None:
             raise ValueError("output after close")
-        chunk = LoggedChunk(self._next(), stream, data)
-        self._chunks.append(chunk)
-        self._retained += len(data)
-        while self._retained > self._retain and len(self._chunks) > 1:
-            old = self._chunks.popleft()
-            self._retained -= len(old.data)
-            self.dropped_bytes += len(old.data)
-        return chunk
+        self._last_seq += 1
+        seq = self._last_seq
+        size = len(data)
+        # Chunks sit in their pages in seq order (an empty one on the newest page), so a page is free
+        # once the oldest chunk is on a later one.
+        page = self._pages[-1] if self._pages and size <= self._room - self._fill else self._new_page(size)
+        offset = self._fill
+        page[offset : offset + size] = data
+        self._fill = offset + size
+        self._chunks.append((seq, stream, page, offset, size))
+        self._retained += size
+        budget = self._budget
+        if budget is not None:
+            budget.used += size
+        if self._retained > self._retain:
+            self.trim(self._retained - self._retain)
+        if budget is not None and budget.used > budget.limit:
+            budget.reclaim(self)
+        return seq
+
+    def _charge(self, delta: int) -> None:
+        self._retained += delta
+        if self._budget is not None:
+            self._budget.used += delta
+
+    def trim(self, nbytes: int) -> None:
+        """Drop the oldest chunks until ``nbytes`` are freed, always keeping the newest one."""
+        freed = 0
+        while freed < nbytes and len(self._chunks) > 1:
+            freed += self._drop_oldest()
+
+    def _drop_oldest(self) -> int:
+        _, _, page, _, size = self._chunks.popleft()
+        self._charge(-size)
+        self.dropped_bytes += size
+        following = self._chunks[0][2] if self._chunks else None
+        if following is not page and self._pages and self._pages[0] is page:
+            self._retire(self._pages.popleft())
+        return size
+
+    def _retire(self, page: mmap.mmap) -> None:
+        if self._spare is None and not self.closed and len(page) == PAGE_BYTES:
+            self._spare = page
+        else:
+            page.close()  # munmap: the memory goes back to the OS now
+
+    def release(self) -> None:
+        """Drop everything retained (session end, or the session budget needs it)."""
+        while self._chunks:
+            self._drop_oldest()
+        for page in self._pages:
+            page.close()
+        self._pages.clear()
+        if self._spare is not None:
+            self._spare.close()
+            self._spare = None
+
+    def forget(self) -> None:
+        """Release and leave the session budget (the process is gone for good)."""
+        self.release()
+        if self._budget is not None:
+            self._budget.forget(self)
 
     def mark_exited(self, exit_code: int) -> int:
         if self.exited:
@@ -83,6 +213,11 @@ class OutputLog:
         if self.closed:
             raise ValueError("closed twice")
         self.close_seq = self._next()
+        if self._budget is not None and self._chunks:
+            self._budget.finished(self)
+        if self._spare is not None:  # no more output: the spare page will not be needed
+            self._spare.close()
+            self._spare = None
         return self.close_seq
 
     def has_news(self, after_seq: int) -> bool:
@@ -94,11 +229,11 @@ class OutputLog:
         picked: list[LoggedChunk] = []
         total = 0
         truncated = False
-        for chunk in self._chunks:
-            if chunk.seq <= after:
+        for seq, stream, page, offset, size in self._chunks:
+            if seq <= after:
                 continue
-            picked.append(chunk)
-            total += len(chunk.data)
+            picked.append(LoggedChunk(seq, stream, page[offset : offset + size]))
+            total += size
             if max_bytes is not None and total >= max_bytes:
                 # Codex stops here and points nextSeq just past this chunk, even if only
                 # exit/close events follow.

@@ -1,13 +1,16 @@
 """One managed process: its state machine, output pumps, exit/close sequencing and teardown.
 
 States: running → exited (leader gone; ``process/exited``) → closed (all output drained;
-``process/closed``). Output is pumped one chunk (≤ 8192 bytes) at a time and each chunk is delivered
-before the next is read, so backpressure from the connection reaches the child's pipe.
+``process/closed``). Output is pumped in reads of up to ``READ_BYTES``, each delivered as
+``process/output`` notifications of at most 8192 raw bytes (Codex's chunk size, so the wire looks the
+same) before the next read, so backpressure from the connection reaches the child's pipe. Bigger
+reads amortise the per-read and per-lock cost over several notifications.
 """
 
 from __future__ import annotations
 
 import asyncio
+import binascii
 import contextlib
 import enum
 import logging
@@ -15,20 +18,38 @@ import signal
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from exec_client.wire.protocol import MAX_CHUNK_BYTES, Method, b64encode
-from exec_server.output_log import OutputLog
-from pycodex.jsonrpc.codec import VerbatimString
+from exec_client.wire.protocol import MAX_CHUNK_BYTES, Method
+from exec_server.output_log import OutputLog, RetentionBudget
+from pycodex.jsonrpc.codec import encode
 from pycodex.platform.spawn import SpawnedProcess
 
-__all__ = ["Deliver", "ManagedProcess", "ProcessState"]
+__all__ = ["Deliver", "DeliverEncoded", "ManagedProcess", "ProcessState", "output_head", "output_message"]
 
 log = logging.getLogger(__name__)
 
 #: Send one notification (method, params, raw byte count); may block for backpressure.
 Deliver = Callable[[str, dict[str, Any], int], Awaitable[None]]
+#: The same for a notification already encoded (encoded message, raw byte count).
+DeliverEncoded = Callable[[bytes, int], Awaitable[None]]
 
 #: After the leader exits, how long to let already-written output reach the log before ``exited``.
 EXIT_DRAIN_GRACE_S = 0.1
+#: One pipe read; split into ``MAX_CHUNK_BYTES`` notifications.
+READ_BYTES = 64 * 1024
+
+
+def output_head(process_id: str) -> bytes:
+    """A ``process/output`` notification up to its seq, encoded once per process by the shared codec
+    (escaping stays its business); per chunk only seq, stream and base64 are joined on."""
+    head = encode({"method": Method.PROCESS_OUTPUT, "params": {"processId": process_id}})
+    return head[: -len(b"}}")] + b',"seq":'
+
+
+def output_message(head: bytes, seq: int, stream: str, data: bytes | memoryview) -> bytes:
+    """The encoded notification, byte for byte what ``RpcPeer.notify`` writes for these params (and the
+    key order Codex uses). Base64 needs no JSON escaping."""
+    b64 = binascii.b2a_base64(data, newline=False)
+    return b"".join((head, b"%d" % seq, b',"stream":"', stream.encode("ascii"), b'","chunk":"', b64, b'"}}'))
 
 
 class ProcessState(enum.Enum):
@@ -45,17 +66,22 @@ class ManagedProcess:
         *,
         tty: bool,
         deliver: Deliver,
+        deliver_encoded: DeliverEncoded,
         emit_lock: asyncio.Lock,
         retain_bytes: int,
+        budget: RetentionBudget | None = None,
     ) -> None:
         self.process_id = process_id
         self.tty = tty
         self._spawned = spawned
         self._deliver = deliver
+        self._deliver_encoded = deliver_encoded
+        self._output_head = output_head(process_id)
         self._emit_lock = emit_lock
-        self.log = OutputLog(retain_bytes)
+        self.log = OutputLog(retain_bytes, budget)
         self.state = ProcessState.RUNNING
         self._changed = asyncio.Event()
+        self._waiting = 0  # long-polls waiting on ``_changed``; without any, no new Event per chunk
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -67,8 +93,9 @@ class ManagedProcess:
 
     # -- events ---------------------------------------------------------------------------------
     def _bump(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+        if self._waiting:
+            self._changed.set()
+            self._changed = asyncio.Event()
 
     async def wait_for_news(self, after_seq: int, timeout_s: float) -> None:
         """Return once the log has an event after ``after_seq``, or the timeout passes.
@@ -77,20 +104,23 @@ class ManagedProcess:
         """
         if self.log.has_news(after_seq) or timeout_s <= 0 or self.state is ProcessState.CLOSED:
             return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), timeout_s)
+        self._waiting += 1
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), timeout_s)
+        finally:
+            self._waiting -= 1
 
     async def _emit_output(self, stream: str, data: bytes) -> None:
+        """Log and deliver one read, as notifications of at most ``MAX_CHUNK_BYTES`` each."""
+        view = memoryview(data)
         async with self._emit_lock:
-            chunk = self.log.append_output(stream, data)
-            self._bump()
-            params = {
-                "processId": self.process_id,
-                "seq": chunk.seq,
-                "stream": stream,
-                "chunk": VerbatimString(b64encode(data)),  # base64 needs no escaping
-            }
-            await self._deliver(Method.PROCESS_OUTPUT, params, len(data))
+            for start in range(0, len(view), MAX_CHUNK_BYTES):
+                piece = view[start : start + MAX_CHUNK_BYTES]
+                seq = self.log.append_output(stream, piece)
+                self._bump()
+                message = output_message(self._output_head, seq, stream, piece)
+                await self._deliver_encoded(message, len(piece))
 
     async def _emit_exited(self, code: int) -> None:
         async with self._emit_lock:
@@ -110,7 +140,7 @@ class ManagedProcess:
     # -- lifecycle ------------------------------------------------------------------------------
     async def _pump(self, stream: str) -> None:
         while True:
-            data = await self._spawned.read_chunk(stream, MAX_CHUNK_BYTES)
+            data = await self._spawned.read_chunk(stream, READ_BYTES)
             if not data:
                 return
             await self._emit_output(stream, data)

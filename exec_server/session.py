@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import Any
 
 from exec_client.wire.errors import SessionAlreadyAttached
 from exec_server.fs_extra import FileHandles, Watches
-from exec_server.output_log import DEFAULT_RETAIN_BYTES
+from exec_server.output_log import DEFAULT_RETAIN_BYTES, DEFAULT_SESSION_RETAIN_BYTES, RetentionBudget
 from exec_server.processes import ManagedProcess, ProcessState
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.platform.spawn import SpawnedProcess
@@ -28,12 +29,15 @@ __all__ = [
     "DEFAULT_MAX_PROCESSES",
     "Limits",
     "Notify",
+    "SendEncoded",
     "Session",
     "SessionRegistry",
 ]
 
 #: Send one notification to the attached connection (may block: that is the backpressure).
 Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+#: Send one already encoded message (the output fast path: no dict, no JSON encoder per chunk).
+SendEncoded = Callable[[bytes], Awaitable[None]]
 
 
 DEFAULT_MAX_PROCESSES = 64
@@ -44,6 +48,8 @@ DEFAULT_DETACHED_TTL_S = 300.0
 class Limits:
     max_processes: int = DEFAULT_MAX_PROCESSES
     retain_bytes: int = DEFAULT_RETAIN_BYTES
+    #: Output retained by all of a session's processes together (finished ones give way first).
+    session_retain_bytes: int = DEFAULT_SESSION_RETAIN_BYTES
     detached_buffer_bytes: int = 4 * 1024 * 1024
     detached_ttl_s: float = DEFAULT_DETACHED_TTL_S
     max_finished_kept: int = 1024
@@ -57,10 +63,12 @@ class Session:
         self.limits = limits
         self.processes: dict[str, ManagedProcess] = {}
         self._notify: Notify | None = None
+        self._send_encoded: SendEncoded | None = None
         self.connection_token: object | None = None
         self._attached = asyncio.Event()
         self._detached_bytes = 0
         self._emit_lock = asyncio.Lock()
+        self.retention = RetentionBudget(limits.session_retain_bytes)
         self.files = FileHandles()
         self.watches = Watches()
         self._background: set[asyncio.Task[None]] = set()
@@ -69,14 +77,16 @@ class Session:
     def attached(self) -> bool:
         return self._notify is not None
 
-    def attach(self, notify: Notify, token: object) -> None:
+    def attach(self, notify: Notify, token: object, send_encoded: SendEncoded | None = None) -> None:
         self._notify = notify
+        self._send_encoded = send_encoded
         self.connection_token = token
         self._detached_bytes = 0
         self._attached.set()
 
     def detach(self) -> None:
         self._notify = None
+        self._send_encoded = None
         self.connection_token = None
         self._attached.clear()
 
@@ -87,6 +97,24 @@ class Session:
             except ConnectionError:
                 pass  # the connection is going away; the event stays in the log for a resume
             return
+        await self._held(nbytes)
+
+    async def _deliver_encoded(self, message: bytes, nbytes: int) -> None:
+        """Deliver a notification encoded by the caller (byte-identical to what ``notify`` sends)."""
+        if self._send_encoded is None and self._notify is not None:
+            decoded = json.loads(message)  # a connection without the fast path
+            await self._deliver(decoded["method"], decoded["params"], nbytes)
+            return
+        if self._send_encoded is not None:
+            try:
+                await self._send_encoded(message)
+            except ConnectionError:
+                pass  # as in _deliver: a resume reads it from the log
+            return
+        await self._held(nbytes)
+
+    async def _held(self, nbytes: int) -> None:
+        """Detached: the output stays in the log; past the buffer bound the pump waits for a resume."""
         self._detached_bytes += nbytes
         if self._detached_bytes > self.limits.detached_buffer_bytes:
             await self._attached.wait()  # ends on resume, or by cancellation at expiry
@@ -119,8 +147,10 @@ class Session:
             spawned,
             tty=tty,
             deliver=self._deliver,
+            deliver_encoded=self._deliver_encoded,
             emit_lock=self._emit_lock,
             retain_bytes=self.limits.retain_bytes,
+            budget=self.retention,
         )
         self.processes[process_id] = proc
         self._evict_finished()
@@ -130,7 +160,7 @@ class Session:
     def _evict_finished(self) -> None:
         closed = [pid for pid, p in self.processes.items() if p.state is ProcessState.CLOSED]
         for pid in closed[: max(0, len(closed) - self.limits.max_finished_kept)]:
-            del self.processes[pid]
+            self.processes.pop(pid).log.forget()
 
     def get(self, process_id: str) -> ManagedProcess:
         proc = self.processes.get(process_id)
@@ -144,6 +174,11 @@ class Session:
         self.watches.cancel_all()
         self.files.close_all()
         await asyncio.gather(*(p.kill_and_forget() for p in self.processes.values()))
+        # Nothing of an ended session can be read again: unmap its output now, whoever still
+        # holds a reference to the session.
+        for proc in self.processes.values():
+            proc.log.forget()
+        self.processes.clear()
 
 
 class SessionRegistry:
@@ -152,7 +187,13 @@ class SessionRegistry:
         self._sessions: dict[str, Session] = {}
         self._expiry: dict[str, asyncio.Task[None]] = {}
 
-    def attach(self, resume_session_id: str | None, notify: Notify, token: object) -> Session:
+    def attach(
+        self,
+        resume_session_id: str | None,
+        notify: Notify,
+        token: object,
+        send_encoded: SendEncoded | None = None,
+    ) -> Session:
         if resume_session_id is None:
             session = Session(str(uuid.uuid4()), self.limits)
             self._sessions[session.id] = session
@@ -168,7 +209,7 @@ class SessionRegistry:
             timer = self._expiry.pop(session.id, None)
             if timer is not None:
                 timer.cancel()
-        session.attach(notify, token)
+        session.attach(notify, token, send_encoded)
         return session
 
     def detach(self, session: Session, token: object) -> None:

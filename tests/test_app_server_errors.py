@@ -255,20 +255,21 @@ ROWS: list[Row] = [
     ),
     Row(
         "known Codex method pycodex lacks, before initialize",
-        req(38, "hooks/list", {}),
+        req(38, "review/start", {}),
         38,
         err(-32600, "Not initialized"),
         fresh=True,
     ),
     Row(
         "known Codex method pycodex lacks",
-        req(39, "hooks/list", {}),
+        req(39, "review/start", {}),
         39,
-        err(-32601, "method `hooks/list` is not supported by pycodex"),
+        err(-32601, "method `review/start` is not supported by pycodex"),
     ),
     Row(
         "another experimental method without the capability",
-        req(26, "thread/memory/read", {}),
+        # Well-formed params: like Codex, pycodex parses the params before the capability gate.
+        req(26, "thread/memory/read", {"threadId": "019a0000-0000-7000-8000-000000000001"}),
         26,
         err(-32600, "thread/memory/read requires experimentalApi capability"),
     ),

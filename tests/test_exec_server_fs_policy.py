@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 import pytest
 from pydantic import BaseModel
 
+from exec_client.wire.fs_paths import entry_path, real_path
+from exec_client.wire.fs_policy import Denial, FsPolicy, Need, PolicyDenied, compile_policy
 from exec_client.wire.protocol import FsPathParams, FsWriteFileParams
 from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
-from exec_server.fs_paths import entry_path, real_path
-from exec_server.fs_policy import Denial, FsPolicy, Need, PolicyDenied, compile_policy
 from pycodex.jsonrpc.errors import InvalidParams
 from pycodex.jsonrpc.serde import Framing, validate
 from tests.test_exec_server_support import ServerProc, raw_client, run_ws_server, server_params, uri

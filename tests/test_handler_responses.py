@@ -15,11 +15,12 @@ import pytest
 from pydantic import BaseModel
 
 from app_server.app import AppServer
-from app_server.handlers import info, threads, turns
+from app_server.handlers import config, info, models, threads, turns
 from app_server.protocol import server_info as si
 from app_server.protocol import threads as tp
 from app_server.protocol import turns as up
 from app_server.protocol.base import to_wire
+from app_server.protocol.codex_0171 import ThreadListParams0171
 
 
 class StandInSession:
@@ -84,12 +85,14 @@ def test_dict_responses_equal_their_model_dumps(tmp_path: Path, monkeypatch: pyt
             pinned(tp.ThreadReadResponse, read)
             listed = await threads.turns_list(session, tp.ThreadTurnsListParams.model_validate({"threadId": thread_id}))
             pinned(tp.ThreadTurnsListResponse, listed)
-            pinned(tp.ThreadListResponse, await threads.thread_list(session, tp.ThreadListParams.model_validate({})))
+            pinned(tp.ThreadListResponse, await threads.thread_list(session, ThreadListParams0171.model_validate({})))
             resume = await threads.thread_resume(session, tp.ThreadResumeParams.model_validate({"threadId": thread_id}))
             pinned(tp.ThreadResumeResponse, resume)
-            pinned(si.ModelListResponse, await info.model_list(session, si.ModelListParams.model_validate({})))
+            pinned(si.ModelListResponse, await models.list_models(session, si.ModelListParams.model_validate({})))
             pinned(si.GetAccountResponse, await info.account_read(session, si.GetAccountParams.model_validate({})))
-            pinned(si.ConfigReadResponse, await info.config_read(session, si.ConfigReadParams.model_validate({})))
+            pinned(si.ConfigReadResponse, await config.config_read(session, si.ConfigReadParams.model_validate({})))
+            layered = await config.config_read(session, si.ConfigReadParams.model_validate({"includeLayers": True}))
+            pinned(si.ConfigReadResponse, layered)
         finally:
             await app.shutdown()
 

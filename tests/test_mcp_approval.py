@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp.types import Tool, ToolAnnotations
 
+from app_server.config.mcp_servers import ApprovalMode
 from app_server.mcp.approval import (
     NEVER_MESSAGE,
     Answer,
@@ -14,7 +15,6 @@ from app_server.mcp.approval import (
     parse_approval_response,
     requires_approval,
 )
-from app_server.mcp.config import ApprovalMode
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True)
 DESTRUCTIVE = ToolAnnotations(destructiveHint=True)

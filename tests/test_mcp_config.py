@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from app_server.config import ConfigError, schema
-from app_server.mcp.client import http_headers, stdio_parameters
-from app_server.mcp.config import (
+from app_server.config.mcp_servers import (
     DEFAULT_STARTUP_TIMEOUT_S,
     DEFAULT_TOOL_TIMEOUT_S,
     HttpTransport,
@@ -19,6 +18,7 @@ from app_server.mcp.config import (
     load_mcp_servers,
     optional_startup_grace_s,
 )
+from app_server.mcp.client import http_headers, stdio_parameters
 
 GOOD = """\
 model = "m"

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from app_server.config.mcp_servers import check_mcp_servers
 from app_server.mcp.client import McpCallError
-from app_server.mcp.config import check_mcp_servers
 from app_server.mcp.manager import McpConnectionManager
 from tests.support.mcp_servers import http_calc, http_calc_server, pids_with, stdio_calc
 

@@ -6,14 +6,19 @@ import json
 
 import pytest
 
-from app_server.mcp.config import McpServerConfig, check_mcp_servers
-from app_server.mcp.service import INTERNAL_ERROR, INVALID_PARAMS, McpRequestError, McpService
-from app_server.mcp.wire import (
-    STATUS_METHOD,
+from app_server.config.mcp_servers import McpServerConfig, check_mcp_servers
+from app_server.mcp.params import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
     ListMcpServerStatusParams,
+    McpRequestError,
     McpResourceReadParams,
     McpServerOauthLoginParams,
     McpServerToolCallParams,
+)
+from app_server.mcp.service import McpService
+from app_server.mcp.wire import (
+    STATUS_METHOD,
 )
 from tests.support.mcp_servers import pids_with, stdio_calc
 from tests.support.paths import DATA

@@ -20,12 +20,11 @@ from app_server.mcp.approval import (
     parse_approval_response,
 )
 from app_server.mcp.manager import McpConnectionManager
+from app_server.mcp.params import ListMcpServerStatusParams, McpServerToolCallParams
 from app_server.mcp.service import McpService
 from app_server.mcp.tools import call_output, error_output, tool_call_item
 from app_server.mcp.wire import (
     STATUS_METHOD,
-    ListMcpServerStatusParams,
-    McpServerToolCallParams,
     page,
     resource_read_response,
     server_status,

@@ -76,6 +76,19 @@ def _cases() -> list[notices.Notice]:
             notices.server_request_resolved(TID, 3),
             notices.rate_limits_updated(),
             notices.config_warning({"summary": "bad key", "details": None}),
+            notices.mcp_startup_status(TID, "calc", "failed", "boom"),
+            notices.deprecation_notice("hydration is deprecated"),
+            notices.thread_deleted(TID),
+            notices.thread_goal_cleared(TID),
+            notices.thread_goal_updated(TID, None, {
+                "threadId": TID, "objective": "ship it", "status": "active", "tokenBudget": None,
+                "tokensUsed": 0, "timeUsedSeconds": 0, "createdAt": 1, "updatedAt": 2}),
+            notices.thread_section_changed(TID, "pinned"),
+            notices.thread_section_changed(TID, None),
+            notices.thread_search_partial(7, [{"threadId": TID, "snippet": "hi"}]),
+            notices.fuzzy_session_updated("s1", "main", [{"root": "/r", "path": "main.py", "match_type": "file",
+                                                           "file_name": "main.py", "score": 9, "indices": [0]}]),
+            notices.fuzzy_session_completed("s1"),
         ]
 
     return asyncio.run(build())

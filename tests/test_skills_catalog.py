@@ -123,7 +123,10 @@ async def test_user_skills_come_from_codex_home_at_any_depth_but_hidden_folders_
     write_skill(home / "skills/.system/sys", "sys")
     write_skill(repo / ".agents/skills/.hidden/h", "h")
     set_ = await SkillsCatalog(home).skills_for_cwd(repo)
-    assert [(s.name, s.scope) for s in set_.skills] == [("u1", "user"), ("u2", "user")]
+    write_skill(home / "skills/.pycodex-system/mine", "mine")
+    set_ = await SkillsCatalog(home).skills_for_cwd(repo)
+    # pycodex's own system folder is listed once, as system; Codex's `.system` is not ours to list.
+    assert [(s.name, s.scope) for s in set_.skills] == [("u1", "user"), ("u2", "user"), ("mine", "system")]
     assert set_.skills[1].path == str(user_nested)
     assert set_.skills[1].relative_path == "group/u2/SKILL.md"
 

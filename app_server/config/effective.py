@@ -24,7 +24,7 @@ from typing import Any
 
 from app_server.config import schema
 from app_server.config.errors import ConfigError
-from app_server.config.loader import SESSION_FLAGS, LoadedConfig, plain_table
+from app_server.config.loader import PROFILE, SESSION_FLAGS, LoadedConfig, plain_table
 from app_server.config.tables import deep_merge, parse_toml
 
 SYSTEM_CONFIG = Path("/etc/codex/config.toml")
@@ -187,14 +187,19 @@ def read_layers(loaded: LoadedConfig, cwd: Path | None, system_config: Path = SY
     user_file = str(loaded.config_path)
     user_table: JsonObj = {}
     session: JsonObj = {}
+    profiles: list[ReadLayer] = []  # `--profile NAME`: NAME.config.toml, above config.toml
     for layer in loaded.layers:
         if layer.kind == "user":
             user_table = plain_table(layer.config)
         elif layer.kind == SESSION_FLAGS:
             session = deep_merge(session, plain_table(layer.config))
+        elif layer.kind == PROFILE:
+            name = {"type": "user", "file": layer.file, "profile": Path(layer.file or "").name.removesuffix(".config.toml")}
+            profiles.insert(0, ReadLayer(name=name, config=plain_table(layer.config)))
     layers: list[ReadLayer] = []
     if session:
         layers.append(ReadLayer(name={"type": "sessionFlags"}, config=session))
+    layers.extend(profiles)
     if cwd is not None:
         layers.extend(project_layers(cwd, user_table, user_file))
     layers.append(ReadLayer(name={"type": "user", "file": user_file, "profile": None}, config=user_table))

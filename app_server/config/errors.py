@@ -101,3 +101,11 @@ def unknown_keys_warning(found: list[tuple[str, str]]) -> ConfigWarning:
         summary=f"Codex is ignoring {count} unrecognized configuration {noun}. "
         f"Check for typos or deprecated settings.{lines}"
     )
+
+
+def unimplemented_keys_warning(found: list[tuple[str, str]]) -> ConfigWarning:
+    """Keys Codex knows but pycodex does not implement: said once, so none is silently ignored."""
+    count = len(found)
+    noun = "setting" if count == 1 else "settings"
+    lines = "".join(f"\n  {label}: `{key}` has no effect in pycodex." for label, key in found)
+    return ConfigWarning(summary=f"pycodex does not implement {count} configuration {noun} that Codex knows.{lines}")

@@ -9,7 +9,11 @@ Behaviour observed on Codex 0.169:
   is refused with "failed to load configuration: <cause>" until the file is fixed (an error at once
   with `strict=True`); bad `-c` flags and bad thread overrides are errors;
 * `approval_policy = "untrusted"` in any config layer is a fatal error (the `approvalPolicy`
-  parameter of thread/start is a different path and still allows it).
+  parameter of thread/start is a different path and still allows it);
+* profiles: `--profile NAME` (exec) layers `CODEX_HOME/NAME.config.toml` between config.toml and the
+  `-c` flags. The legacy selector `profile = "NAME"` is refused (a bad file, or a fatal `-c` flag), and
+  `--profile NAME` with a legacy `[profiles.NAME]` table is fatal, both with Codex's message. Codex
+  ignores other `[profiles.*]` tables and a missing profile file silently; pycodex warns, naming them.
 """
 
 from __future__ import annotations
@@ -29,8 +33,17 @@ from app_server.config.errors import (
     ConfigError,
     ConfigWarning,
     invalid_config_warning,
+    unimplemented_keys_warning,
     unknown_keys_warning,
     utf8_error_reason,
+)
+from app_server.config.mcp_servers import McpServerConfig, check_mcp_servers, optional_startup_grace_s
+from app_server.config.mcp_servers import unknown_keys as mcp_unknown_keys
+from app_server.config.providers import (
+    API_KEY_ENV_VARS,
+    OPENAI_PROVIDER_ID,
+    builtin_providers,
+    provider_config,
 )
 from app_server.config.tables import (
     deep_merge,
@@ -48,9 +61,23 @@ from app_server.model.provider import (
 
 DEFAULT_CODEX_HOME = "~/.pycodex"
 DEFAULT_MODEL = "gpt-6.1-sol"
-OPENAI_PROVIDER_ID = "openai"
-API_KEY_ENV_VARS = ("CODEX_API_KEY", "OPENAI_API_KEY")
 SESSION_FLAGS = "session-flags"
+PROFILE = "profile"
+PROFILE_DOCS = "See https://developers.openai.com/codex/config-advanced#profiles for more information."
+LEGACY_PROFILE_SELECTOR = (
+    "legacy `profile = \"{name}\"` config is no longer supported; use `--profile {name}` with "
+    "`{name}.config.toml` instead"
+)
+LEGACY_PROFILE_CONFLICT = (
+    "--profile `{name}` cannot be used while {file} contains legacy `profile = \"{name}\"` or "
+    "`[profiles.{name}]` config; move those settings into {target} and remove the legacy profile "
+    "selector/table. " + PROFILE_DOCS
+)
+LEGACY_PROFILE_TABLES = (
+    "pycodex ignores legacy profile tables ({keys}) as Codex does: move each into CODEX_HOME/<name>.config.toml "
+    "and run with `--profile <name>`. " + PROFILE_DOCS
+)
+MISSING_PROFILE = "Profile `{name}` has no file {file}; using the base configuration."
 SCRIPTED_FALLBACK_WARNING = (
     "No model provider or API key is configured, so pycodex uses its built-in offline `scripted` model. "
     "Set `model_provider` in config.toml or OPENAI_API_KEY to talk to a real model."
@@ -89,7 +116,7 @@ class ConfigLayer:
 
     @property
     def label(self) -> str:
-        return f"user ({self.file})" if self.kind == "user" else SESSION_FLAGS
+        return f"{self.kind} ({self.file})" if self.kind in ("user", PROFILE) else SESSION_FLAGS
 
 
 @dataclass(frozen=True)
@@ -114,6 +141,8 @@ class LoadedConfig:
     model_reasoning_summary: str | None
     project_root_markers: tuple[str, ...]
     features: Mapping[str, Any]
+    #: `[mcp_servers.NAME]`, checked (disabled servers included).
+    mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
     warnings: tuple[ConfigWarning, ...] = ()
     load_error: ConfigError | None = None
     strict: bool = False
@@ -132,7 +161,7 @@ class LoadedConfig:
         strict = self.strict if strict is None else strict
         table = expand_dotted(overrides)
         layer = ConfigLayer(kind="thread", file=None, config=MappingProxyType(table))
-        warnings = _unknown_key_warnings([layer], strict, text=None)
+        warnings = _unknown_key_warnings([layer], strict, texts={})
         merged = deep_merge(self.raw, table)
         try:
             result = _build(self.codex_home, merged, (*self.layers, layer), self.env, strict)
@@ -144,57 +173,6 @@ class LoadedConfig:
 def _override_error(exc: schema.Invalid) -> ConfigError:
     key = ".".join(exc.path)
     return ConfigError(f"{exc.message}\nin `{key}`\n", key=key)
-
-
-def _builtin_providers(env: Mapping[str, str]) -> dict[str, ProviderConfig]:
-    key_var = next((name for name in API_KEY_ENV_VARS if env.get(name)), "OPENAI_API_KEY")
-    return {
-        OPENAI_PROVIDER_ID: ProviderConfig(
-            id=OPENAI_PROVIDER_ID,
-            name="OpenAI",
-            base_url=env.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
-            env_key=key_var,
-            requires_openai_auth=True,
-        ),
-        SCRIPTED_PROVIDER_ID: ProviderConfig(
-            id=SCRIPTED_PROVIDER_ID,
-            name="pycodex scripted model (offline)",
-            request_max_retries=0,
-            stream_max_retries=0,
-        ),
-    }
-
-
-def _provider(provider_id: str, table: Mapping[str, Any], base: ProviderConfig | None) -> ProviderConfig:
-    path = ["model_providers", provider_id]
-    name = schema.opt_str(table, "name", path)
-    if name is None and base is None:
-        raise schema.Invalid(path, "missing field `name`")
-    base = base or ProviderConfig(id=provider_id, name=name or provider_id)
-
-    def pick(value: Any, default: Any) -> Any:
-        return default if value is None else value
-
-    headers = schema.opt_str_map(table, "http_headers", path)
-    params = schema.opt_str_map(table, "query_params", path)
-    return ProviderConfig(
-        id=provider_id,
-        name=pick(name, base.name),
-        base_url=pick(schema.opt_str(table, "base_url", path), base.base_url),
-        wire_api=pick(schema.opt_wire_api(table, path), base.wire_api),
-        env_key=pick(schema.opt_str(table, "env_key", path), base.env_key),
-        request_max_retries=pick(
-            schema.opt_u64(table, "request_max_retries", path), base.request_max_retries
-        ),
-        stream_max_retries=pick(schema.opt_u64(table, "stream_max_retries", path), base.stream_max_retries),
-        stream_idle_timeout_ms=pick(
-            schema.opt_u64(table, "stream_idle_timeout_ms", path), base.stream_idle_timeout_ms
-        ),
-        http_headers=MappingProxyType(headers) if headers is not None else base.http_headers,
-        query_params=MappingProxyType(params) if params is not None else base.query_params,
-        requires_openai_auth=pick(schema.opt_bool(table, "requires_openai_auth", path), False),
-        script=pick(schema.opt_str(table, "script", path), base.script),
-    )
 
 
 def _build(
@@ -209,14 +187,18 @@ def _build(
     approval = schema.opt_variant(raw, "approval_policy", top, schema.APPROVAL_POLICIES)
     if approval == "untrusted":
         raise ConfigError(UNTRUSTED_MESSAGE, key="approval_policy")
-    providers = _builtin_providers(env)
+    selector = schema.opt_str(raw, "profile", top)
+    if selector is not None:
+        raise ConfigError(LEGACY_PROFILE_SELECTOR.format(name=selector), key="profile")
+    schema.opt_table(raw, "profiles", top)
+    providers = builtin_providers(env, schema.opt_str(raw, "openai_base_url", top))
     tables = schema.opt_table(raw, "model_providers", top) or {}
     for table_id, table in tables.items():
         if not isinstance(table, Mapping):
             raise schema.Invalid(
                 ["model_providers", table_id], f"invalid type: {schema.describe(table)}, expected a map"
             )
-        providers[table_id] = _provider(table_id, table, providers.get(table_id))
+        providers[table_id] = provider_config(table_id, table, providers.get(table_id))
     provider_id = schema.opt_str(raw, "model_provider", top)
     if provider_id is None:
         has_key = any(env.get(name) for name in API_KEY_ENV_VARS)
@@ -226,6 +208,8 @@ def _build(
     if providers[provider_id].base_url is None and provider_id != SCRIPTED_PROVIDER_ID:
         raise schema.Invalid(["model_providers", provider_id, "base_url"], "missing field `base_url`")
     markers = schema.opt_str_list(raw, "project_root_markers", top)
+    optional_startup_grace_s(raw)  # checked here so a bad value fails the load like any other
+    mcp = check_mcp_servers(raw.get("mcp_servers"), strict=strict)
     return LoadedConfig(
         codex_home=codex_home,
         raw=MappingProxyType(dict(raw)),
@@ -245,21 +229,24 @@ def _build(
         ),
         project_root_markers=tuple(markers) if markers is not None else (".git",),
         features=MappingProxyType(dict(schema.opt_table(raw, "features", top) or {})),
+        mcp_servers=MappingProxyType(dict(mcp.servers)),
         strict=strict,
         env=env,
     )
 
 
 def _unknown_key_warnings(
-    layers: Sequence[ConfigLayer], strict: bool, text: str | None
+    layers: Sequence[ConfigLayer], strict: bool, texts: Mapping[str, str | None]
 ) -> list[ConfigWarning]:
-    found = [(layer, key) for layer in layers for key in schema.unknown_keys(layer.config)]
+    found = [(layer, key) for layer in layers
+             for key in sorted([*schema.unknown_keys(layer.config), *mcp_unknown_keys(layer.config)])]
     if not found:
         return []
     if strict:
         layer, key = found[0]
         message = f"unknown configuration field `{key.split('.')[-1]}`"
-        if layer.kind == "user" and text is not None:
+        text = texts.get(layer.file or "")
+        if layer.file is not None and text is not None:
             pos = locate(text, key.split("."), at_value=False)
             line, col = pos if pos else (None, None)
             where = f"{layer.file}:{line}:{col}" if pos else f"{layer.file}"
@@ -332,17 +319,44 @@ def _check_file(
     return text, table, None
 
 
+def _profile_layer(
+    codex_home: Path, profile: str, user_table: Mapping[str, Any], env: Mapping[str, str], strict: bool
+) -> tuple[ConfigLayer | None, str | None, ConfigError | None, list[ConfigWarning]]:
+    """`--profile NAME`: the layer of `CODEX_HOME/NAME.config.toml` (None when there is no such file),
+    its text, its error and warnings. Raises ConfigError for a bad name or a legacy profile of that name."""
+    if not profile or profile in (".", "..") or any(c in profile for c in "/\\\0"):
+        raise ConfigError(f"invalid profile name `{profile}`: it names a file in CODEX_HOME", key="profile")
+    path = codex_home / f"{profile}.config.toml"
+    legacy = user_table.get("profiles")
+    if user_table.get("profile") == profile or (isinstance(legacy, Mapping) and profile in legacy):
+        raise ConfigError(LEGACY_PROFILE_CONFLICT.format(
+            name=profile, file=codex_home / "config.toml", target=path), key="profile")
+    text, table, error = _check_file(codex_home, path, env, strict)
+    if text is None and error is None:
+        return None, None, None, [ConfigWarning(summary=MISSING_PROFILE.format(name=profile, file=path))]
+    return ConfigLayer(kind=PROFILE, file=str(path), config=MappingProxyType(table)), text, error, []
+
+
+def _legacy_profile_warnings(table: Mapping[str, Any]) -> list[ConfigWarning]:
+    legacy = table.get("profiles")
+    if not isinstance(legacy, Mapping) or not legacy:
+        return []
+    keys = ", ".join(f"`profiles.{name}`" for name in legacy)
+    return [ConfigWarning(summary=LEGACY_PROFILE_TABLES.format(keys=keys))]
+
+
 def load_config(
     codex_home: Path,
     cli_overrides: Sequence[str] = (),
     strict: bool = False,
     env: Mapping[str, str] | None = None,
+    profile: str | None = None,
 ) -> LoadedConfig:
-    """Load `codex_home/config.toml` (missing is fine) and apply `-c key=value` overrides.
+    """Load `codex_home/config.toml` (missing is fine), the `profile`'s file, and `-c key=value` overrides.
 
-    Raises ConfigError for anything fatal: bad `-c` flags, "untrusted", and (with `strict`) unknown keys
-    or an invalid file; without `strict` an invalid file is `load_error` on the result. `env` (default
-    `os.environ`) decides the default provider.
+    Raises ConfigError for anything fatal: bad `-c` flags, "untrusted", a legacy profile clash, and
+    (with `strict`) unknown keys or an invalid file; without `strict` an invalid file is `load_error`
+    on the result. `env` (default `os.environ`) decides the default provider.
     """
     env = dict(os.environ) if env is None else env
     path = codex_home / "config.toml"
@@ -354,11 +368,25 @@ def load_config(
 
     text, file_table, load_error = _check_file(codex_home, path, env, strict)
     user_layer = ConfigLayer(kind="user", file=str(path), config=MappingProxyType(file_table))
+    layers: tuple[ConfigLayer, ...] = (user_layer,)
+    texts = {str(path): text}
+    notes: list[ConfigWarning] = _legacy_profile_warnings(file_table)
+    if profile is not None:
+        layer, profile_text, profile_error, missing = _profile_layer(codex_home, profile, file_table, env, strict)
+        notes += missing
+        load_error = load_error or profile_error
+        if layer is not None:
+            layers += (layer,)
+            texts[str(layer.file)] = profile_text
+    layers += (cli_layer,)
     warnings = [invalid_config_warning(load_error)] if load_error is not None else []
-
-    layers = (user_layer, cli_layer)
-    warnings = _unknown_key_warnings(layers, strict, text) + warnings
-    merged = deep_merge(file_table, cli_table)
+    warnings = _unknown_key_warnings(layers, strict, texts) + warnings + notes
+    unimplemented = [(layer.label, key) for layer in layers for key in schema.unimplemented_keys(layer.config)]
+    if unimplemented:
+        warnings.append(unimplemented_keys_warning(unimplemented))
+    merged: JsonObj = {}
+    for layer in layers:
+        merged = deep_merge(merged, layer.config)
     try:
         config = _build(codex_home, merged, layers, env, strict)
     except schema.Invalid as exc:

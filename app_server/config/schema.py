@@ -47,6 +47,24 @@ KNOWN_PROVIDER_KEYS = frozenset(
     script""".split()
 )
 
+# Keys pycodex acts on (typed here, or read elsewhere: mcp_servers by app_server.mcp, projects for project
+# trust), `profile` (refused) and `profiles` (warned about on its own). `features` is left out of the
+# warning: it is Codex's catalog of flags, written by `--enable/--disable`, each with its own default.
+IMPLEMENTED_TOP_LEVEL = frozenset(
+    """model model_provider model_providers approval_policy sandbox_mode developer_instructions instructions
+    model_reasoning_effort model_reasoning_summary project_root_markers openai_base_url features mcp_servers
+    projects profile profiles""".split()
+)
+# Read by Codex's terminal UI, not by a server: an app-server has nothing to do with them.
+CLIENT_ONLY_TOP_LEVEL = frozenset(
+    "tui file_opener notice check_for_update_on_startup hide_agent_reasoning disable_paste_burst history".split()
+)
+# Provider keys Codex knows that pycodex does not implement (Bedrock/GCP auth, websockets, model catalogs).
+UNIMPLEMENTED_PROVIDER_KEYS = frozenset(
+    """model_catalog_url auth gateway_oauth aws project_id location credential_file capabilities
+    websocket_connect_timeout_ms supports_websockets supports_standalone_web_search""".split()
+)
+
 APPROVAL_POLICIES = ("untrusted", "on-failure", "on-request", "granular", "never")
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra")
@@ -175,4 +193,18 @@ def unknown_keys(table: Mapping[str, Any]) -> list[str]:
                     found.extend(
                         f"model_providers.{provider_id}.{k}" for k in provider if k not in KNOWN_PROVIDER_KEYS
                     )
+    return sorted(found)
+
+
+def unimplemented_keys(table: Mapping[str, Any]) -> list[str]:
+    """Dotted names of keys Codex knows that pycodex would not act on, sorted."""
+    found: list[str] = []
+    for key, value in table.items():
+        if key in KNOWN_TOP_LEVEL and key not in IMPLEMENTED_TOP_LEVEL and key not in CLIENT_ONLY_TOP_LEVEL:
+            found.append(key)
+        elif key == "model_providers" and isinstance(value, Mapping):
+            for provider_id, provider in value.items():
+                if isinstance(provider, Mapping):
+                    found.extend(f"model_providers.{provider_id}.{k}" for k in provider
+                                 if k in UNIMPLEMENTED_PROVIDER_KEYS)
     return sorted(found)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 
-from app_server.connection import Session
+from app_server.connection import Deferred, Session
 from app_server.protocol.base import to_wire
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["Handler", "RouteSpec", "app_of", "register_routes"]
 
 JsonObj = dict[str, Any]
-Handler = Callable[[Session, Any], Awaitable[BaseModel | JsonObj]]
+Handler = Callable[[Session, Any], Awaitable[BaseModel | JsonObj | Deferred]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,8 @@ class RouteSpec:
     handler: Handler
     #: Experimental fields in the params need the experimentalApi capability.
     probe_experimental: bool = False
+    #: The whole method needs the experimentalApi capability.
+    experimental: bool = False
 
 
 def app_of(session: Session) -> AppServer:
@@ -40,8 +42,8 @@ def app_of(session: Session) -> AppServer:
     return cast("AppServer", session.app)
 
 
-def _wire(handler: Handler) -> Callable[[Session, Any], Awaitable[JsonObj]]:
-    async def call(session: Session, params: Any) -> JsonObj:
+def _wire(handler: Handler) -> Callable[[Session, Any], Awaitable[JsonObj | Deferred]]:
+    async def call(session: Session, params: Any) -> JsonObj | Deferred:
         result = await handler(session, params)
         return to_wire(result) if isinstance(result, BaseModel) else result
 
@@ -52,4 +54,7 @@ def _wire(handler: Handler) -> Callable[[Session, Any], Awaitable[JsonObj]]:
 def register_routes(app: AppServer, routes: Iterable[RouteSpec]) -> None:
     for route in routes:
         probe = app.experimental_probe(route.params) if route.probe_experimental and route.params else None
-        app.router.add(route.method, route.params, _wire(route.handler), experimental_probe=probe)
+        app.router.add(
+            route.method, route.params, _wire(route.handler), experimental=route.experimental,
+            experimental_probe=probe,
+        )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import threads as p
+from app_server.protocol.codex_0171 import ThreadListParams0171, speaks_0171
 from app_server.store import (
     InvalidCursorError,
     RolloutCorruptError,
@@ -21,9 +21,12 @@ from app_server.store import (
     ThreadNotFoundError,
     parse_thread_id,
 )
+from app_server.threads import history
 from app_server.threads.overrides import apply_thread_overrides
+from app_server.threads.sections import section_listing
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime
+from app_server.threads.tool_policy import apply_start_params
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
 if TYPE_CHECKING:
@@ -88,11 +91,6 @@ def _turns_page(thread_id: str, ordered: list[JsonObj], cursor: str | None, limi
     }
 
 
-def _read_state(turn_id: str | None) -> JsonObj:
-    first = {"type": "turn", "turnId": turn_id} if turn_id else {"type": "threadStart"}
-    return {"firstUnread": first, "revision": str(uuid.uuid4())}
-
-
 async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj:
     app = app_of(session)
     threads = app.threads
@@ -101,6 +99,7 @@ async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj
     ThreadSkills.parse_roots(params.selected_capability_roots)  # reject bad roots before creating
     thread = await threads.start(session, settings, ephemeral=bool(params.ephemeral),
                                  thread_source=params.thread_source)
+    apply_start_params(thread, params.environments, params.config)
     await thread.services.skills.select_roots(thread, params.selected_capability_roots)
     response = threads.settings_response(thread, include_turns=False)
     if params.service_tier is None and "service_tier" in params.model_fields_set:
@@ -122,17 +121,21 @@ async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonO
     with _rollout_errors():
         thread = await threads.resume(session, params.thread_id, defaults,
                                       lambda s: apply_thread_overrides(s, params))
-    response = threads.settings_response(thread, include_turns=not params.exclude_turns)
-    response["collaborationMode"] = None
-    response["initialTurnsPage"] = None
-    response["turnsBackwardsCursor"] = None
-    response["itemsBackwardsCursor"] = None
+    response = history.resume_fields(threads.settings_response(thread, include_turns=not params.exclude_turns),
+                                      thread.id, threads.turns_wire(thread), thread.settings)
+    if not params.exclude_turns:
+        await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
+    goal = await asyncio.to_thread(app.thread_state.goal, thread.id)
 
     async def after() -> None:
         await notices.send(session, notices.thread_status_changed(thread.id, thread.status()))
         usage = thread.token_usage_wire()
         if usage is not None:
             await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
+        if goal is None:  # Codex tells a resuming client the goal state either way
+            await notices.send(session, notices.thread_goal_cleared(thread.id))
+        else:
+            await notices.send(session, notices.thread_goal_updated(thread.id, None, goal.wire()))
         active = thread.active
         if active is not None:  # a client that joins may answer open approvals
             for pending in list(active.open_requests.values()):
@@ -151,6 +154,8 @@ async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
         thread = await threads.fork(session, params.thread_id, defaults, ephemeral=params.ephemeral,
                                     overrides=lambda s: apply_thread_overrides(s, params))
     response = threads.settings_response(thread, include_turns=not params.exclude_turns)
+    if not params.exclude_turns:
+        await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
 
     async def after() -> None:
         usage = thread.token_usage_wire()
@@ -164,7 +169,8 @@ async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
 
 
 async def thread_read(session: Session, params: p.ThreadReadParams) -> JsonObj:
-    threads = app_of(session).threads
+    app = app_of(session)
+    threads = app.threads
     loaded = threads.loaded.get(params.thread_id)
     if loaded is not None:
         wire = threads.thread_wire(loaded, include_turns=params.include_turns)
@@ -174,13 +180,19 @@ async def thread_read(session: Session, params: p.ThreadReadParams) -> JsonObj:
             stored = await threads.read_stored(params.thread_id)
         wire = stored.thread(include_turns=params.include_turns)
         last = stored.last_turn_id
-    return {"thread": wire, "readState": _read_state(last)}
+    state = await asyncio.to_thread(app.thread_state.read_state, wire["id"], default_turn=last)
+    if params.include_turns:
+        await notices.send(session, notices.deprecation_notice(history.HYDRATION_READ))
+    return {"thread": wire, "readState": state}
 
 
 
-async def thread_list(session: Session, params: p.ThreadListParams) -> JsonObj:
-    threads = app_of(session).threads
+async def thread_list(session: Session, params: ThreadListParams0171) -> JsonObj:
+    app = app_of(session)
+    threads = app.threads
     cwd = params.cwd
+    if params.sort_key == "section_position":
+        return await section_listing(threads, app.thread_state, params.section_id)
     try:
         page = await asyncio.to_thread(
             threads.store.list_threads, cursor=params.cursor, limit=params.limit,
@@ -188,14 +200,17 @@ async def thread_list(session: Session, params: p.ThreadListParams) -> JsonObj:
             archived=bool(params.archived), cwd=cwd, search_term=params.search_term,
             source_kinds=params.source_kinds, model_providers=params.model_providers,
             excluded_ids=params.excluded_thread_ids,
+            included_ids=params.included_thread_ids if speaks_0171(session.client_version) else None,
         )
     except InvalidCursorError:
         raise InvalidRequest(f"invalid cursor: {params.cursor}") from None  # Codex's wording
     data = []
     for wire in page.threads:
         live = threads.loaded.get(wire["id"])
-        data.append(threads.thread_wire(live) if live is not None else wire)
-    read_states = {t["id"]: _read_state(None) for t in data}
+        if live is not None and not live.turns and live.active is None:
+            continue  # Codex lists a thread only once it has a user message
+        data.append(dict(threads.thread_wire(live), canAcceptDirectInput=None) if live is not None else wire)
+    read_states = await asyncio.to_thread(app.thread_state.read_states, {t["id"]: None for t in data})
     return {"data": data, "readStates": read_states, "nextCursor": page.next_cursor, "backwardsCursor": None}
 
 
@@ -210,6 +225,8 @@ async def turns_list(session: Session, params: p.ThreadTurnsListParams) -> JsonO
     loaded = threads.loaded.get(params.thread_id)
     if loaded is not None:
         turns = threads.turns_wire(loaded)
+        if not turns:
+            raise history.not_materialized(loaded.id, "thread/turns/list")
     else:
         with _rollout_errors():
             turns = (await threads.read_stored(params.thread_id)).turns
@@ -224,7 +241,7 @@ async def turns_list(session: Session, params: p.ThreadTurnsListParams) -> JsonO
         data.append(dict(turn, items=items, itemsView=view))
     if params.sort_direction != "asc":  # newest first unless asked otherwise, as Codex does
         data.reverse()
-    return _turns_page(params.thread_id, data, params.cursor, params.limit)
+    return _turns_page(params.thread_id, data, params.cursor, params.limit or history.DEFAULT_TURNS_PAGE)
 
 
 
@@ -303,7 +320,7 @@ ROUTES = (
     RouteSpec("thread/resume", p.ThreadResumeParams, thread_resume, probe_experimental=True),
     RouteSpec("thread/fork", p.ThreadForkParams, thread_fork, probe_experimental=True),
     RouteSpec("thread/read", p.ThreadReadParams, thread_read),
-    RouteSpec("thread/list", p.ThreadListParams, thread_list, probe_experimental=True),
+    RouteSpec("thread/list", ThreadListParams0171, thread_list, probe_experimental=True),
     RouteSpec("thread/loaded/list", p.ThreadLoadedListParams, loaded_list),
     RouteSpec("thread/turns/list", p.ThreadTurnsListParams, turns_list),
     RouteSpec("thread/name/set", p.ThreadSetNameParams, name_set),

@@ -1,6 +1,6 @@
 """MCP servers from `[mcp_servers.NAME]`: config, connections (official `mcp` SDK), model tool specs,
 approval decisions, the app-server wire models and the per-thread service behind the mcpServer/*
-requests. Not wired into threads or handlers yet.
+requests. Wired in by app.py (McpService), config/loader.py, tools/mcp_tool.py and handlers/mcp.py.
 
 servers = load_mcp_servers(path, table, text)                 # config.McpServers
 manager = McpConnectionManager(servers.servers, on_status=...)
@@ -11,27 +11,4 @@ outcome = decide(policy, config.approval_mode(tool), tool.annotations)
 result = await manager.call_tool(route.server, route.tool, args)
 """
 
-from app_server.mcp.approval import ApprovalOutcome, Decision, decide, requires_approval
-from app_server.mcp.client import McpCallError, McpConnection
-from app_server.mcp.config import McpServerConfig, McpServers, check_mcp_servers, load_mcp_servers
-from app_server.mcp.manager import McpConnectionManager, ReloadPlan, ServerSnapshot, plan_reload
-from app_server.mcp.service import McpRequestError, McpService
-
-__all__ = [
-    "ApprovalOutcome",
-    "Decision",
-    "McpCallError",
-    "McpConnection",
-    "McpConnectionManager",
-    "McpRequestError",
-    "McpServerConfig",
-    "McpServers",
-    "McpService",
-    "ReloadPlan",
-    "ServerSnapshot",
-    "check_mcp_servers",
-    "decide",
-    "load_mcp_servers",
-    "plan_reload",
-    "requires_approval",
-]
+# No re-exports: importing app_server.config.mcp_servers (the config loader does) must not load the MCP SDK.

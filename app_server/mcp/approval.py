@@ -19,7 +19,7 @@ from typing import Any
 
 from mcp.types import Tool, ToolAnnotations
 
-from app_server.mcp.config import ApprovalMode
+from app_server.config.mcp_servers import ApprovalMode
 
 NEVER_MESSAGE = "MCP tool call requires approval, but approval policy is never"
 

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import httpx
@@ -27,6 +27,7 @@ from mcp.shared.exceptions import McpError
 from mcp.types import (
     CONNECTION_CLOSED,
     CallToolResult,
+    ElicitResult,
     Implementation,
     PaginatedRequestParams,
     ReadResourceResult,
@@ -36,7 +37,7 @@ from mcp.types import (
 )
 from pydantic import AnyUrl
 
-from app_server.mcp.config import HttpTransport, McpServerConfig, StdioTransport
+from app_server.config.mcp_servers import HttpTransport, McpServerConfig, StdioTransport
 
 CLIENT_INFO = Implementation(name="pycodex-mcp-client", version="0.1.0")
 T = TypeVar("T")
@@ -108,12 +109,18 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+#: What to answer a server's elicitation with (the thread's approval policy decides).
+ElicitationAnswer = Callable[[], Literal["decline", "cancel"]]
+
+
 class McpConnection:
     """Start with `start()`, await `ready()`, stop with `stop()` (idempotent)."""
 
     def __init__(self, config: McpServerConfig, env: Mapping[str, str],
-                 on_state: Callable[[str, ConnectionState], None] | None = None) -> None:
+                 on_state: Callable[[str, ConnectionState], None] | None = None,
+                 elicitation_answer: ElicitationAnswer | None = None) -> None:
         self.config = config
+        self._elicitation_answer = elicitation_answer
         self.status = ConnectionState()
         self._env = env
         self._on_state = on_state
@@ -154,7 +161,14 @@ class McpConnection:
                                        timeout=httpx.Timeout(30.0, read=300.0))
             await stack.enter_async_context(client)
             read, write, _ = await stack.enter_async_context(streamable_http_client(transport.url, http_client=client))
-        yield await stack.enter_async_context(ClientSession(read, write, client_info=CLIENT_INFO))
+        yield await stack.enter_async_context(ClientSession(read, write, client_info=CLIENT_INFO,
+                                                            elicitation_callback=self._elicit))
+
+    async def _elicit(self, context: Any, params: Any) -> ElicitResult:
+        """A server's own question (`elicitation/create`). Codex 0.169 does not pass it to an app-server
+        client by default: it declines under `approval_policy = "never"` and cancels otherwise (observed)."""
+        action = self._elicitation_answer() if self._elicitation_answer is not None else "cancel"
+        return ElicitResult(action=action)
 
     async def _handshake(self, session: ClientSession) -> None:
         init = await session.initialize()

@@ -16,8 +16,8 @@ from typing import Any
 
 from mcp.types import CallToolResult, ReadResourceResult, Resource, Tool
 
-from app_server.mcp.client import ConnectionState, McpCallError, McpConnection, process_env
-from app_server.mcp.config import McpServerConfig
+from app_server.config.mcp_servers import McpServerConfig
+from app_server.mcp.client import ConnectionState, ElicitationAnswer, McpCallError, McpConnection, process_env
 from app_server.mcp.tools import ToolRoutes, namespace_spec
 
 StatusCallback = Callable[[str, str, str | None], None]
@@ -60,8 +60,10 @@ class ServerSnapshot:
 
 class McpConnectionManager:
     def __init__(self, servers: Mapping[str, McpServerConfig], *, env: Mapping[str, str] | None = None,
-                 on_status: StatusCallback | None = None) -> None:
+                 on_status: StatusCallback | None = None,
+                 elicitation_answer: ElicitationAnswer | None = None) -> None:
         self._configs: dict[str, McpServerConfig] = dict(servers)
+        self._elicitation_answer = elicitation_answer
         self._env = dict(process_env() if env is None else env)
         self._on_status = on_status
         self._connections: dict[str, McpConnection] = {}
@@ -76,7 +78,8 @@ class McpConnectionManager:
             self._on_status(name, state.state, state.error)
 
     def _launch(self, config: McpServerConfig) -> McpConnection:
-        connection = McpConnection(config, self._env, on_state=self._report)
+        connection = McpConnection(config, self._env, on_state=self._report,
+                                   elicitation_answer=self._elicitation_answer)
         self._connections[config.name] = connection
         connection.start()
         return connection

@@ -13,17 +13,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
+from app_server.config.mcp_servers import HttpTransport, McpServerConfig
 from app_server.mcp.client import McpCallError
-from app_server.mcp.config import HttpTransport, McpServerConfig
 from app_server.mcp.manager import McpConnectionManager
-from app_server.mcp.wire import (
-    STATUS_METHOD,
+from app_server.mcp.params import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
     ListMcpServerStatusParams,
+    McpRequestError,
     McpResourceReadParams,
     McpServerOauthLoginParams,
     McpServerToolCallParams,
+)
+from app_server.mcp.tools import ToolRoute
+from app_server.mcp.wire import (
+    STATUS_METHOD,
     page,
     resource_read_response,
     server_status,
@@ -33,18 +41,19 @@ from app_server.mcp.wire import (
 
 JsonObj = dict[str, Any]
 Notify = Callable[[str, JsonObj], None]
-INTERNAL_ERROR = -32603
-INVALID_PARAMS = -32602
-INVALID_REQUEST = -32600
+@dataclass
+class ThreadMcp:
+    """One thread's MCP servers as its services hold them; `approved` are the tools the user allowed for
+    the rest of the session."""
 
+    thread_id: str
+    manager: McpConnectionManager
+    service: McpService
+    approved: set[ToolRoute] = field(default_factory=set)
 
-class McpRequestError(Exception):
-    """A request that gets a JSON-RPC error: `code` and the message Codex uses."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    async def close(self) -> None:
+        """Stop the thread's servers (unload, archive, shutdown)."""
+        await self.service.end_thread(self.thread_id)
 
 
 class McpService:
@@ -58,17 +67,26 @@ class McpService:
         self._env = env
         self._threads: dict[str, McpConnectionManager] = {}
 
-    def start_thread(self, thread_id: str) -> McpConnectionManager:
-        """Start the thread's servers (not awaited) and return its manager; idempotent."""
+    def start_thread(self, thread_id: str, approval_policy: Callable[[], str | None] | None = None
+                     ) -> McpConnectionManager:
+        """Start the thread's servers (not awaited) and return its manager; idempotent. `approval_policy`
+        reads the thread's current policy (it decides how a server's own elicitation is answered)."""
         manager = self._threads.get(thread_id)
         if manager is None:
             def report(name: str, state: str, error: str | None) -> None:
                 self._notify(STATUS_METHOD, startup_status_params(name, state, error, thread_id))
 
-            manager = McpConnectionManager(self._servers(), env=self._env, on_status=report)
+            def elicitation_answer() -> Literal["decline", "cancel"]:
+                return "decline" if approval_policy is not None and approval_policy() == "never" else "cancel"
+
+            manager = McpConnectionManager(self._servers(), env=self._env, on_status=report,
+                                           elicitation_answer=elicitation_answer)
             self._threads[thread_id] = manager
             manager.start()
         return manager
+
+    def open_thread(self, thread_id: str, approval_policy: Callable[[], str | None]) -> ThreadMcp:
+        return ThreadMcp(thread_id, self.start_thread(thread_id, approval_policy), self)
 
     def thread_manager(self, thread_id: str) -> McpConnectionManager | None:
         return self._threads.get(thread_id)

@@ -4,7 +4,8 @@ Requests: `mcpServerStatus/list` (ListMcpServerStatusParams -> ListMcpServerStat
 `mcpServer/oauth/login` (McpServerOauthLoginParams; refused for now),
 `mcpServer/tool/call` (McpServerToolCallParams -> McpServerToolCallResponse), `mcpServer/resource/read`
 (McpResourceReadParams -> McpResourceReadResponse), `config/mcpServer/reload` (no params -> `{}`).
-Notification: `mcpServer/startupStatus/updated` (McpServerStatusUpdatedNotification).
+Notification: `mcpServer/startupStatus/updated` (McpServerStatusUpdatedNotification). The params models
+live in `params.py` (the handlers import them at start-up, without the MCP SDK).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from mcp.types import CallToolResult, ReadResourceResult, Resource
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-from app_server.mcp.config import HttpTransport
+from app_server.config.mcp_servers import HttpTransport
 from app_server.mcp.manager import ServerSnapshot
+from app_server.protocol import notices
 
 STATUS_METHOD = "mcpServer/startupStatus/updated"
 JsonObj = dict[str, Any]
@@ -29,44 +31,6 @@ _RUNTIME: dict[str, McpServerConnectionStatus] = {
     "notStarted": "notStarted", "starting": "starting", "ready": "connected", "failed": "failed",
     "cancelled": "cancelled", "disabled": "disabled",
 }
-
-
-class _Params(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
-
-
-class ListMcpServerStatusParams(_Params):
-    cursor: str | None = None
-    detail: Literal["full", "toolsAndAuthOnly"] | None = None
-    limit: int | None = Field(default=None, ge=0)
-    serverName: str | None = None
-    threadId: str | None = None
-
-
-class McpServerToolCallParams(_Params):
-    threadId: str
-    server: str
-    tool: str
-    arguments: Any = None
-    meta: Any = Field(default=None, alias="_meta")
-
-
-class McpResourceReadParams(_Params):
-    server: str
-    uri: str
-    threadId: str | None = None
-    connectorId: str | None = None
-    originCallId: str | None = None
-    target: Any = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
-
-
-class McpServerOauthLoginParams(_Params):
-    name: str
-    threadId: str | None = None
-    scopes: list[str] | None = None
-    timeoutSecs: int | None = None
-    clientRegistration: Literal["auto", "cimd", "dcr"] | None = None
 
 
 def _http_origin(snapshot: ServerSnapshot) -> str | None:
@@ -156,4 +120,4 @@ def resource_read_response(result: ReadResourceResult) -> JsonObj:
 
 def startup_status_params(name: str, state: str, error: str | None, thread_id: str | None) -> JsonObj:
     """Params of `mcpServer/startupStatus/updated` (McpServerStartupState: starting/ready/failed/cancelled)."""
-    return {"threadId": thread_id, "name": name, "status": state, "error": error, "failureReason": None}
+    return notices.mcp_startup_status(thread_id, name, state, error).params

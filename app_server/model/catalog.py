@@ -98,15 +98,16 @@ def _provider_summary(provider_id: str, table: Mapping[str, Any]) -> JsonObj:
 
 
 def model_provider_list(config: Mapping[str, Any]) -> JsonObj:
-    """The `modelProvider/list` result: configured providers by id, then the built-in OpenAI one."""
+    """The `modelProvider/list` result: configured providers and the built-in OpenAI one, by id."""
     providers = _configured_providers(config)
-    data = [
-        _provider_summary(pid, table)
-        for pid, table in sorted(providers.items())
+    entries = {
+        pid: _provider_summary(pid, table)
+        for pid, table in providers.items()
         if pid != OPENAI_PROVIDER_ID and isinstance(table, Mapping)
-    ]
-    data.append({"id": OPENAI_PROVIDER_ID, "name": "OpenAI", "canEdit": False, "baseUrl": None,
-                 "settings": {"type": "openai"}})
+    }
+    entries[OPENAI_PROVIDER_ID] = {"id": OPENAI_PROVIDER_ID, "name": "OpenAI", "canEdit": False, "baseUrl": None,
+                                   "settings": {"type": "openai"}}
+    data = [entries[pid] for pid in sorted(entries)]
     default = config.get("model_provider")
     return {
         "data": data,

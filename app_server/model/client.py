@@ -14,6 +14,9 @@ Every wait is bounded (see `ModelClient.worst_case_seconds`), so every turn ends
 
 Auth: `authorization: Bearer $<env_key>` when the provider names an `env_key`; if that variable is
 unset or empty the request fails before it is sent ("Missing environment variable: `X`."), as in Codex.
+Without `env_key`, `experimental_bearer_token` is sent as the bearer token. `env_http_headers` add
+headers from environment variables that are set (the built-in OpenAI provider maps OpenAI-Organization
+and OpenAI-Project to OPENAI_ORGANIZATION and OPENAI_PROJECT this way, as Codex does).
 """
 
 from __future__ import annotations
@@ -142,13 +145,15 @@ class ModelClient:
         await self.aclose()
 
     def build_request(self, body: Mapping[str, Any], ctx: RequestContext) -> httpx.Request:
-        headers = dict(self._provider.http_headers)
+        headers = self._provider.static_headers(self._env)
         headers.update(ctx.headers())
         if self._provider.env_key:
             key = self._env.get(self._provider.env_key)
             if not key:
                 raise errors.missing_env_key(self._provider.env_key)
             headers["authorization"] = f"Bearer {key}"
+        elif self._provider.experimental_bearer_token:
+            headers["authorization"] = f"Bearer {self._provider.experimental_bearer_token}"
         payload = dict(body)
         payload["stream"] = True
         # The body carries the whole history: encode it once, with orjson when installed. Its items were

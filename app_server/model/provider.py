@@ -35,6 +35,10 @@ class ProviderConfig:
     stream_max_retries: int = DEFAULT_STREAM_MAX_RETRIES
     stream_idle_timeout_ms: int = DEFAULT_STREAM_IDLE_TIMEOUT_MS
     http_headers: Mapping[str, str] = field(default_factory=_empty)
+    # header name -> environment variable; sent only when the variable is set and not blank
+    env_http_headers: Mapping[str, str] = field(default_factory=_empty)
+    # a literal token for `authorization: Bearer`, used when there is no `env_key` (Codex's precedence)
+    experimental_bearer_token: str | None = field(default=None, repr=False)
     query_params: Mapping[str, str] = field(default_factory=_empty)
     requires_openai_auth: bool = False
     # Only for the built-in `scripted` provider: a model script path (see app_server.model.scripted).
@@ -48,6 +52,15 @@ class ProviderConfig:
     def idle_timeout_s(self) -> float:
         """The stall timeout in seconds. 0 means the default: no wait on a provider is unbounded."""
         return (self.stream_idle_timeout_ms or DEFAULT_STREAM_IDLE_TIMEOUT_MS) / 1000.0
+
+    def static_headers(self, env: Mapping[str, str]) -> dict[str, str]:
+        """`http_headers` plus the `env_http_headers` whose variable has a value in `env`."""
+        headers = dict(self.http_headers)
+        for name, var in self.env_http_headers.items():
+            value = env.get(var)
+            if value and value.strip():
+                headers[name] = value
+        return headers
 
     def responses_url(self) -> str:
         if not self.base_url:

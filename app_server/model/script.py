@@ -8,7 +8,8 @@ response. A response is a list of output items, or `{"output": [...], "usage": {
     {"type": "message", "text": "...", "deltas": [...], "phase": null}
                                                            deltas default to one delta with the whole text
     {"type": "reasoning", "summary": ["..."]}              reasoning with summary parts
-    {"type": "function_call", "name": "exec_command", "arguments": {...} | "json", "call_id": "..."}
+    {"type": "function_call", "name": "exec_command", "arguments": {...} | "json", "call_id": "...",
+     "namespace": "..."}                                   namespace optional (a namespace tool's function)
     {"type": "custom_tool_call", "name": "apply_patch", "input": "...", "call_id": "..."}
 Faults (each ends the response; items before it are still streamed):
     {"type": "failed", "code": "server_error", "message": "..."}     as `response.failed`
@@ -191,6 +192,8 @@ def _item_events(spec: JsonObj, index: int, item_id: str, call_id: str) -> list[
             "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
             "status": "completed",
         }
+        if isinstance(spec.get("namespace"), str):  # a namespace tool's function (skills, mcp__<server>)
+            done["namespace"] = spec["namespace"]
     else:  # custom_tool_call
         done = added = {
             "type": "custom_tool_call",

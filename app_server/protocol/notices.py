@@ -19,17 +19,26 @@ __all__ = [
     "agent_message_delta",
     "command_output_delta",
     "config_warning",
+    "deprecation_notice",
     "error",
+    "fuzzy_session_completed",
+    "fuzzy_session_updated",
     "item_completed",
     "item_started",
+    "mcp_startup_status",
     "rate_limits_updated",
     "reasoning_summary_part_added",
     "reasoning_summary_text_delta",
     "send",
     "server_request_resolved",
     "thread_archived",
+    "thread_deleted",
+    "thread_goal_cleared",
+    "thread_goal_updated",
     "thread_name_updated",
     "thread_read_state_changed",
+    "thread_search_partial",
+    "thread_section_changed",
     "thread_started",
     "thread_status_changed",
     "thread_unarchived",
@@ -48,6 +57,11 @@ NoticeMethod = Literal[
     "thread/archived",
     "thread/unarchived",
     "thread/name/updated",
+    "thread/deleted",
+    "thread/goal/updated",
+    "thread/goal/cleared",
+    "thread/section/changed",
+    "thread/search/partial",
     "thread/tokenUsage/updated",
     "turn/started",
     "turn/completed",
@@ -60,6 +74,10 @@ NoticeMethod = Literal[
     "serverRequest/resolved",
     "account/rateLimits/updated",
     "configWarning",
+    "mcpServer/startupStatus/updated",
+    "deprecationNotice",
+    "fuzzyFileSearch/sessionUpdated",
+    "fuzzyFileSearch/sessionCompleted",
 ]
 
 
@@ -109,6 +127,26 @@ def thread_unarchived(thread_id: str) -> Notice:
 
 def thread_name_updated(thread_id: str, name: str | None) -> Notice:
     return Notice("thread/name/updated", {"threadId": thread_id, "threadName": name})
+
+
+def thread_deleted(thread_id: str) -> Notice:
+    return Notice("thread/deleted", {"threadId": thread_id})
+
+
+def thread_goal_updated(thread_id: str, turn_id: str | None, goal: JsonObj) -> Notice:
+    return Notice("thread/goal/updated", {"threadId": thread_id, "turnId": turn_id, "goal": goal})
+
+
+def thread_goal_cleared(thread_id: str) -> Notice:
+    return Notice("thread/goal/cleared", {"threadId": thread_id})
+
+
+def thread_section_changed(thread_id: str, section_id: str | None) -> Notice:
+    return Notice("thread/section/changed", {"threadId": thread_id, "sectionId": section_id})
+
+
+def thread_search_partial(request_id: int | str | None, data: list[JsonObj]) -> Notice:
+    return Notice("thread/search/partial", {"requestId": request_id, "data": data})
 
 
 def token_usage_updated(thread_id: str, turn_id: str, usage: JsonObj) -> Notice:
@@ -177,3 +215,23 @@ def rate_limits_updated() -> Notice:
 
 def config_warning(params: JsonObj) -> Notice:
     return Notice("configWarning", params)
+
+
+# -- MCP -------------------------------------------------------------------------------------------------
+def mcp_startup_status(thread_id: str | None, name: str, status: str, error: str | None) -> Notice:
+    """A thread's MCP server changed state (starting, ready, failed, cancelled)."""
+    return Notice("mcpServer/startupStatus/updated",
+                  {"threadId": thread_id, "name": name, "status": status, "error": error, "failureReason": None})
+
+
+def deprecation_notice(summary: str, details: str | None = None) -> Notice:
+    return Notice("deprecationNotice", {"summary": summary, "details": details})
+
+
+# -- fuzzy file search sessions --------------------------------------------------------------------------
+def fuzzy_session_updated(session_id: str, query: str, files: list[JsonObj]) -> Notice:
+    return Notice("fuzzyFileSearch/sessionUpdated", {"sessionId": session_id, "query": query, "files": files})
+
+
+def fuzzy_session_completed(session_id: str) -> Notice:
+    return Notice("fuzzyFileSearch/sessionCompleted", {"sessionId": session_id})

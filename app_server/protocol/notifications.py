@@ -6,7 +6,7 @@ Every server notification goes out as `{"method", "params", "emittedAtMs"}` (see
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel
 
@@ -24,6 +24,7 @@ from .common import (
     TurnId,
 )
 from .items import ThreadItem
+from .thread_history import ThreadGoal
 from .threads import Thread
 from .turns import Turn
 
@@ -69,6 +70,28 @@ class ThreadClosedNotification(ThreadIdNotification):
 
 class ThreadGoalClearedNotification(ThreadIdNotification):
     pass
+
+
+class ThreadDeletedNotification(ThreadIdNotification):
+    pass
+
+
+class ThreadGoalUpdatedNotification(WireModel):
+    thread_id: ThreadId
+    turn_id: TurnId | None = None
+    goal: ThreadGoal
+
+
+class ThreadSectionChangedNotification(WireModel):
+    thread_id: ThreadId
+    section_id: str | None = None
+
+
+class ThreadSearchPartialNotification(WireModel):
+    """One batch of thread/search/stream matches, tagged with the id of the request that asked (0.171)."""
+
+    request_id: RequestId | None
+    data: list[dict[str, Any]]
 
 
 class ThreadNameUpdatedNotification(WireModel):
@@ -188,9 +211,27 @@ class ConfigWarningNotification(OmittingWireModel):
     range: Annotated[dict[str, Any] | None, OMIT_IF_NONE] = None
 
 
+class McpServerStatusUpdatedNotification(WireModel):
+    thread_id: ThreadId | None = None
+    name: str
+    status: Literal["starting", "ready", "failed", "cancelled"]
+    error: str | None = None
+    failure_reason: Any = None
+
+
 class DeprecationNoticeNotification(WireModel):
     summary: str
     details: str | None = None
+
+
+class FuzzyFileSearchSessionUpdatedNotification(WireModel):
+    session_id: str
+    query: str
+    files: list[dict[str, Any]]
+
+
+class FuzzyFileSearchSessionCompletedNotification(WireModel):
+    session_id: str
 
 
 class RemoteControlStatusChangedNotification(WireModel):
@@ -211,6 +252,10 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
         "thread/closed": ThreadClosedNotification,
         "thread/name/updated": ThreadNameUpdatedNotification,
         "thread/goal/cleared": ThreadGoalClearedNotification,
+        "thread/goal/updated": ThreadGoalUpdatedNotification,
+        "thread/deleted": ThreadDeletedNotification,
+        "thread/section/changed": ThreadSectionChangedNotification,
+        "thread/search/partial": ThreadSearchPartialNotification,
         "thread/settings/updated": ThreadSettingsUpdatedNotification,
         "thread/tokenUsage/updated": ThreadTokenUsageUpdatedNotification,
         "thread/compacted": ContextCompactedNotification,
@@ -229,8 +274,11 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
         "account/rateLimits/updated": AccountRateLimitsUpdatedNotification,
         "warning": WarningNotification,
         "configWarning": ConfigWarningNotification,
+        "mcpServer/startupStatus/updated": McpServerStatusUpdatedNotification,
         "deprecationNotice": DeprecationNoticeNotification,
         "remoteControl/status/changed": RemoteControlStatusChangedNotification,
+        "fuzzyFileSearch/sessionUpdated": FuzzyFileSearchSessionUpdatedNotification,
+        "fuzzyFileSearch/sessionCompleted": FuzzyFileSearchSessionCompletedNotification,
     }
 )
 

@@ -73,10 +73,11 @@ class ConfigReadParams(ParamsModel):
     include_layers: bool = False
 
 
-class ConfigReadResponse(WireModel):
+class ConfigReadResponse(OmittingWireModel):
     config: dict[str, Any]
     origins: dict[str, Any] = Field(default_factory=dict)
-    layers: list[dict[str, Any]] | None = None
+    # Codex leaves `layers` out unless `includeLayers` was asked for.
+    layers: Annotated[list[dict[str, Any]] | None, OMIT_IF_NONE] = None
 
 
 # ---- model/list -------------------------------------------------------------------------------

@@ -3,20 +3,23 @@
 Repo skills come from `<dir>/.agents/skills` and the older `<dir>/.codex/skills` for every dir from the
 project root (the nearest ancestor holding a root marker, default `.git`) down to the cwd; with no
 marker, from the cwd only. User skills come from `CODEX_HOME/skills` and `$HOME/.agents/skills` (hidden
-folders such as Codex's `.system` are skipped; pycodex ships no system skills). Results are cached per
-cwd until `force_reload`.
+folders are skipped); pycodex's system skills from `CODEX_HOME/skills/.pycodex-system` (see ``bundled``); installed plugins'
+skills as `<plugin>:<skill>` (see ``settings``). Results are cached per cwd until `force_reload`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .bundled import SYSTEM_DIR
 from .model import SCOPE_ORDER, Skill, SkillError, SkillLimits, SkillScope, SkillSet
 from .reader import LocalSkillReader, SkillFileReader
 from .scan import ScanBudget, scan_root
+from .settings import PluginSkillsRoot, read_skill_settings
 
 __all__ = ["SkillsCatalog"]
 
@@ -41,10 +44,16 @@ class SkillsCatalog:
         self._reader: SkillFileReader = reader or LocalSkillReader()
         self._limits = limits or SkillLimits()
         self._cache: dict[str, SkillSet] = {}
+        self._extra_roots: tuple[Path, ...] = ()
 
     @property
     def user_roots(self) -> list[Path]:
         return list(dict.fromkeys([self._codex_home / "skills", self._user_home / ".agents" / "skills"]))
+
+    def set_extra_roots(self, roots: Sequence[str | Path]) -> None:
+        """skills/extraRoots/set: more folders searched like user ones, replacing the previous set."""
+        self._extra_roots = tuple(Path(r) for r in roots)
+        self._cache.clear()
 
     def invalidate(self, cwd: str | Path | None = None) -> None:
         """Forget cached results: for one cwd, or all of them."""
@@ -93,15 +102,20 @@ class SkillsCatalog:
         skills: list[Skill] = []
         errors: list[SkillError] = []
         roots: list[tuple[Path, SkillScope]] = [(r, "repo") for r in await self.repo_roots(cwd)]
-        roots += [(r, "user") for r in self.user_roots if r not in {repo for repo, _ in roots}]
-        for root, scope in roots:
+        roots += [(r, "user") for r in [*self.user_roots, *self._extra_roots] if r not in {seen for seen, _ in roots}]
+        roots.append((self._codex_home.joinpath("skills", *SYSTEM_DIR), "system"))
+        settings = read_skill_settings(self._codex_home)
+        sources: list[tuple[Path, SkillScope, PluginSkillsRoot | None]] = [(r, s, None) for r, s in roots]
+        sources += [(plugin.root, "user", plugin) for plugin in settings.plugin_roots]
+        for root, scope, plugin in sources:
             found, failed = await scan_root(self._reader, root, budget, include_hidden=False)
             errors.extend(failed)
             for item in found:
                 relative = f"{item.package_dir}/SKILL.md".lstrip("/")
                 skills.append(
                     Skill(
-                        name=item.name,
+                        name=f"{plugin.plugin}:{item.name}" if plugin else item.name,
+                        plugin_id=plugin.plugin_id if plugin else None,
                         description=item.header.description,
                         path=str(item.path),
                         scope=scope,
@@ -114,6 +128,8 @@ class SkillsCatalog:
                         allow_implicit_invocation=item.agents.allow_implicit_invocation,
                     )
                 )
+        off_names, off_paths = settings.disabled_names, settings.disabled_paths
+        skills = [replace(s, enabled=False) if s.name in off_names or s.path in off_paths else s for s in skills]
         skills.sort(key=lambda s: (SCOPE_ORDER[s.scope], s.name, s.path))
         errors.sort(key=lambda e: e.path)
         return SkillSet(cwd=cwd_text, skills=tuple(skills), errors=tuple(errors))

@@ -109,6 +109,8 @@ class ListQuery:
     source_kinds: tuple[str, ...] = ()
     model_providers: tuple[str, ...] = ()
     excluded_ids: tuple[str, ...] = ()
+    #: None: no restriction; a tuple (possibly empty, which matches nothing): only these ids.
+    included_ids: tuple[str, ...] | None = None
 
 
 def source_kind(source: object) -> str:
@@ -252,6 +254,9 @@ class ThreadIndex:
         if query.excluded_ids:
             where.append(f"id NOT IN ({','.join('?' * len(query.excluded_ids))})")
             args.extend(query.excluded_ids)
+        if query.included_ids is not None:
+            where.append(f"id IN ({','.join('?' * len(query.included_ids))})" if query.included_ids else "0")
+            args.extend(query.included_ids)
         if query.search_term:
             where.append(
                 "(instr(lower(preview), lower(?)) > 0 OR instr(lower(coalesce(name, '')), lower(?)) > 0)"

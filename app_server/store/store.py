@@ -220,6 +220,7 @@ class ThreadStore:
         source_kinds: Sequence[str] | None = None,
         model_providers: Sequence[str] | None = None,
         excluded_ids: Sequence[str] | None = None,
+        included_ids: Sequence[str] | None = None,
     ) -> ThreadPage:
         """One page of stored threads, newest first by default. The cursor is opaque and bound to the sort key
         and direction; InvalidCursorError for a foreign one, ValueError for a bad sort key or direction."""
@@ -235,6 +236,7 @@ class ThreadStore:
             source_kinds=tuple(source_kinds or ()),
             model_providers=tuple(model_providers or ()),
             excluded_ids=tuple(parse_thread_id(t) for t in excluded_ids or ()),
+            included_ids=None if included_ids is None else tuple(parse_thread_id(t) for t in included_ids),
         )
         rows, next_cursor = self._index.list(query)
         return ThreadPage([thread_from_row(row) for row in rows], rows, next_cursor)
@@ -300,6 +302,14 @@ class ThreadStore:
             )
         )
         return target
+
+    def delete(self, thread_id: str) -> None:
+        """Remove the thread for good: its rollout (live or archived) and its index row."""
+        thread_id = parse_thread_id(thread_id)
+        path = self._require_rollout(thread_id)
+        self.close_writer(thread_id)
+        path.unlink(missing_ok=True)
+        self._index_safely(lambda: self._index.delete(thread_id))
 
     def unarchive(self, thread_id: str) -> dict[str, Any]:
         """Move an archived rollout back to sessions/YYYY/MM/DD and return the Thread dict."""

@@ -71,6 +71,7 @@ class ThreadManager:
             updated_at_ms=max(thread.updated_at, thread.created_at) * 1000, turns=turns, status=thread.status(),
         )
         wire["environments"] = thread.services.environment.wire(thread.settings.cwd)
+        wire["canAcceptDirectInput"] = True  # a loaded thread takes turn/start directly (Codex: true)
         return wire
 
     @staticmethod
@@ -208,6 +209,8 @@ class ThreadManager:
     async def unload(self, thread: ThreadRuntime) -> None:
         self.loaded.pop(thread.id, None)
         await thread.services.exec_sessions.close_all()
+        if thread.services.mcp is not None:
+            await thread.services.mcp.close()
         await asyncio.to_thread(self.store.close_writer, thread.id)
 
     async def interrupt_all(self, timeout: float) -> None:

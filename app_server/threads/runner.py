@@ -40,6 +40,9 @@ TURN_ABORTED = (
 )
 
 
+#: Tools whose interrupted calls Codex reports in the exec form ("Wall time: ...\naborted by user").
+SHELL_FAMILY = frozenset({"exec_command", "write_stdin", "shell", "shell_command", "local_shell"})
+
 PERMISSIONS_TAG = "<permissions instructions>"
 ENVIRONMENT_TAG = "<environment_context>"
 
@@ -81,10 +84,12 @@ class TurnRunner:
         self.turn = turn
         self.services = services
         #: Function calls whose output has not been recorded yet (kept valid on interrupt).
-        self._unanswered: dict[str, float] = {}  # call id -> when it started (monotonic)
+        #: call id -> when it started (monotonic) and whether it is a shell-family call (its abort text differs)
+        self._unanswered: dict[str, tuple[float, bool]] = {}
         self._mapper: SampleMapper | None = None
         self._consume_task: asyncio.Task[bool] | None = None
         self._restart = False
+        self._late_tools: tuple[JsonObj, ...] = ()
 
     @property
     def origin(self) -> Subscriber | None:
@@ -105,6 +110,8 @@ class TurnRunner:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
             await self._user_input(turn.inputs)
+            if self.services.late_tool_specs is not None:
+                self._late_tools = await self.services.late_tool_specs()
             while True:
                 follow_up = await self._sample()
                 if turn.pending_inputs:
@@ -130,8 +137,9 @@ class TurnRunner:
             now = time.monotonic()
             aborted = [  # what Codex tells the model about a call cut short by the interrupt
                 {"type": "function_call_output", "call_id": call_id,
-                 "output": f"Wall time: {now - started:.1f} seconds\naborted by user"}
-                for call_id, started in self._unanswered.items()
+                 "output": f"Wall time: {now - started:.1f} seconds\naborted by user" if shell
+                 else f"aborted by user after {now - started:.1f}s"}
+                for call_id, (started, shell) in self._unanswered.items()
             ]
             await self._record_history([*aborted, user_message_item([TURN_ABORTED])])
         ended = thread.end_turn(turn, outcome, error)
@@ -146,8 +154,12 @@ class TurnRunner:
             await thread.emit_status()
             await thread.emit(notices.error(error, will_retry=False, thread_id=thread.id, turn_id=turn.id))
         else:
-            await thread.emit(notices.thread_read_state_changed(
-                thread.id, {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}))
+            read_states = thread.services.read_states
+            if read_states is not None and not thread.ephemeral:  # nothing to mark on a throwaway
+                read_state = await asyncio.to_thread(read_states.turn_completed, thread.id, turn.id)
+            else:
+                read_state = {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}
+            await thread.emit(notices.thread_read_state_changed(thread.id, read_state))
             await thread.emit_status()
         view = "summary" if ended is TurnStatus.COMPLETED else "notLoaded"
         await thread.emit(notices.turn_completed(thread.id, turn.wire(view=view)))
@@ -227,7 +239,7 @@ class TurnRunner:
             "model": settings.model,
             "stream": True,
             "input": thread.history,
-            "tools": list(self.services.tool_specs),
+            "tools": [*self.services.tool_specs, *self._late_tools],
             "tool_choice": "auto",
             "parallel_tool_calls": True,
             "reasoning": reasoning,
@@ -297,7 +309,8 @@ class TurnRunner:
                         await self._record_history([action.item])
                     elif isinstance(action, ToolCall):
                         called_tools = True
-                        self._unanswered[action.call_id] = time.monotonic()
+                        shell = action.namespace is None and action.name in SHELL_FAMILY
+                        self._unanswered[action.call_id] = (time.monotonic(), shell)
                         outcome = await self.services.run_tool(self, action)
                         await self._record_history([outcome.output])
                         self._unanswered.pop(action.call_id, None)

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from app_server.environments import ThreadEnvironment
+    from app_server.mcp.service import ThreadMcp
     from app_server.model.errors import RetryNotice
     from app_server.model.events import ResponseEvent
     from app_server.model.provider import RequestContext
+    from app_server.store.thread_state import ThreadStateDb
     from app_server.threads.sampling import ToolCall
     from app_server.threads.skills_glue import ThreadSkills
     from app_server.threads.state import Subscriber, ThreadRuntime, TurnState
@@ -90,6 +92,10 @@ class ThreadServices:
     environment: ThreadEnvironment
     skills: ThreadSkills
     exec_sessions: UnifiedExec
+    #: The thread's MCP servers (started with the thread, stopped when it unloads).
+    mcp: ThreadMcp | None = None
+    #: Read states, goals and sections (thread_state.sqlite); None where nothing persists them (unit tests).
+    read_states: ThreadStateDb | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,3 +106,5 @@ class TurnServices:
     client: ClientIdentity
     project_root_markers: tuple[str, ...]
     origin: Subscriber | None
+    #: Tools whose source may still be starting (MCP servers): awaited once, when the turn starts running.
+    late_tool_specs: Callable[[], Awaitable[tuple[JsonObj, ...]]] | None = None

@@ -68,7 +68,7 @@ class ThreadSkills:
     async def refresh(self, thread: ThreadRuntime) -> None:
         """Re-read the local skills for the thread's cwd (a SKILL.md may have changed)."""
         skill_set = await self._catalog.skills_for_cwd(str(thread.settings.cwd), force_reload=True)
-        self.local = tuple(skill_set.skills)
+        self.local = tuple(s for s in skill_set.skills if s.enabled)  # disabled ones never reach the model
 
     def sections(self) -> list[str]:
         return skills_sections(self.local, self.selected.skills)

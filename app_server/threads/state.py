@@ -224,6 +224,8 @@ class ThreadRuntime:
         self.codex_home: Path | None = None
         self.window_number = 0
         self.lock = asyncio.Lock()
+        #: thread/start turned the shell tool off (``features.shell_tool = false``): no command tools.
+        self.shell_tool_enabled = True
 
     # -- the turn lifecycle (every status change goes through ``TurnState.apply``) ------------------
     @property

@@ -164,6 +164,7 @@ async def _exec_command(ctx: ToolContext, call: ToolCall, args: JsonObj) -> str 
         await thread.emit(notices.command_output_delta(thread.id, turn.id, call.call_id, text))
 
     session = sessions.open(process, on_output)
+    session.label = (str(item["id"]), str(item["command"]), str(item["cwd"]))
     yield_ms = clamp_yield_ms(args.get("yield_time_ms"), DEFAULT_EXEC_YIELD_MS)
     try:
         result = await sessions.collect(session, yield_ms, t0)

@@ -75,6 +75,8 @@ class ExecSession:
         self.exit_code: int | None = None
         #: Completes the command's item when the process exits after exec_command returned.
         self.watcher: asyncio.Task[None] | None = None
+        #: (item id, command, cwd) of the commandExecution item, for thread/backgroundTerminals/list.
+        self.label: tuple[str, str, str] | None = None
         self._pump = asyncio.get_running_loop().create_task(self._run(), name=f"exec-pump-{session_id}")
 
     async def _run(self) -> None:
@@ -188,6 +190,17 @@ class UnifiedExec:
     async def write(self, session: ExecSession, chars: str) -> None:
         if chars:
             await session.process.write(chars.encode("utf-8"))
+
+    def running(self) -> list[ExecSession]:
+        """Sessions whose process is still running (Codex's "background terminals")."""
+        return [s for s in self._sessions.values() if not s.exited.is_set()]
+
+    async def terminate(self, session_id: int) -> bool:
+        session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        await session.close()
+        return True
 
     async def close_all(self) -> None:
         sessions, self._sessions = list(self._sessions.values()), {}

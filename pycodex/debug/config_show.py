@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from app_server.config import ConfigError, LoadedConfig, load_config, resolve_codex_home
-from app_server.config.loader import API_KEY_ENV_VARS, SESSION_FLAGS, plain_table
+from app_server.config.loader import SESSION_FLAGS, plain_table
+from app_server.config.providers import API_KEY_ENV_VARS
 from app_server.config.tables import locate
 
 __all__ = ["Setting", "add_config_arguments", "effective_values", "run_config"]

@@ -57,6 +57,7 @@ class ExecArgs:
     images: list[str] = field(default_factory=list)
     approval: str | None = None
     strict_config: bool = False
+    profile: str | None = None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -73,6 +74,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--disable", action="append", default=[], metavar="FEATURE",
                         help="disable a feature (same as -c features.FEATURE=false)")
     parser.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
+    parser.add_argument("-p", "--profile", metavar="NAME",
+                        help="layer $CODEX_HOME/NAME.config.toml on top of the base user config")
     parser.add_argument("-m", "--model", help="model the agent should use")
     parser.add_argument("-i", "--image", action="append", default=[], dest="images", metavar="FILE",
                         help="image(s) to attach to the prompt")
@@ -187,7 +190,7 @@ def parse_exec_args(argv: Sequence[str], prog: str = "pycodex exec") -> ExecArgs
         add_dirs=list(ns.add_dirs), skip_git_repo_check=ns.skip_git_repo_check, ephemeral=ns.ephemeral,
         output_schema=ns.output_schema, output_last_message=ns.output_last_message, color=ns.color,
         json=ns.json, bypass=ns.bypass, thread_source=ns.thread_source, images=list(ns.images),
-        approval=ns.approval, strict_config=ns.strict_config,
+        approval=ns.approval, strict_config=ns.strict_config, profile=ns.profile,
     )
     args.config += _features(ns)
     if index is None:
@@ -220,7 +223,7 @@ def parse_exec_args(argv: Sequence[str], prog: str = "pycodex exec") -> ExecArgs
         args.prompt = sub_prompt
     args.config += [*sns.config, *_features(sns)]
     args.images += sns.images
-    for name in ("model", "output_schema", "output_last_message", "thread_source"):
+    for name in ("model", "output_schema", "output_last_message", "thread_source", "profile"):
         value = getattr(sns, name)
         if value is not None:
             setattr(args, name, value)

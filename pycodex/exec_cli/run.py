@@ -133,7 +133,7 @@ class _Run:
 
         try:
             app = AppServer(codex_home=default_codex_home(), config_overrides=self.args.config,
-                            strict_config=self.args.strict_config)
+                            strict_config=self.args.strict_config, profile=self.args.profile)
         except StartupError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return 1

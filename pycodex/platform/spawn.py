@@ -16,6 +16,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import struct
 import subprocess
 import termios
 from collections.abc import Callable
@@ -162,6 +163,18 @@ class SpawnedProcess:
         except (BrokenPipeError, ConnectionResetError):
             return False
         return True
+
+    def resize_pty(self, rows: int, cols: int) -> bool:
+        """Set the terminal size (TIOCSWINSZ); False when the child has no pty."""
+        if self._pty_master is None:
+            return False
+        fcntl.ioctl(self._pty_master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        return True
+
+    def close_stdin(self) -> None:
+        """Close the child's stdin pipe (EOF for the reader); a pty is left open."""
+        if self._proc.stdin is not None and not self._proc.stdin.is_closing():
+            self._proc.stdin.close()
 
     def signal_group(self, sig: int) -> bool:
         """Signal the whole process group; False if it no longer exists."""

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from app_server.mcp.config import McpServerConfig, check_mcp_servers
+from app_server.config.mcp_servers import McpServerConfig, check_mcp_servers
 from tests.support.paths import REPO_ROOT
 from tests.support.procs import stop_process
 

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 from exec_client.wire.errors import NotFound
+from exec_client.wire.fs_policy import Denial, FsPolicy, PolicyDenied, compile_policy
 from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
-from exec_server.fs_policy import Denial, FsPolicy, PolicyDenied, compile_policy
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
 
 __all__ = ["denial_error", "entry_path", "policy_for", "real_path"]

@@ -269,6 +269,15 @@ def check_mcp_servers(table: Any, *, strict: bool = False) -> McpServers:
     return McpServers(servers=servers, unknown_keys=tuple(sorted(ignored)))
 
 
+def unknown_keys(table: Mapping[str, Any]) -> list[str]:
+    """Dotted names of the keys Codex ignores under `[mcp_servers]` of one config layer (for the loader's
+    unknown-settings warning); a malformed table is left to `check_mcp_servers`."""
+    servers = table.get("mcp_servers")
+    if not isinstance(servers, Mapping):
+        return []
+    return [key for name, server in servers.items() if isinstance(server, Mapping) for key in _unknown(name, server)[0]]
+
+
 def optional_startup_grace_s(table: Mapping[str, Any]) -> float:
     """Top-level `mcp_optional_startup_grace_ms` in seconds (Codex's default 1000 ms). Raises schema.Invalid."""
     value = schema.opt_u64(table, "mcp_optional_startup_grace_ms", [])

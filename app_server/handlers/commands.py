@@ -1,0 +1,298 @@
+"""command/exec (+ write, terminate, resize) and process/spawn (+ writeStdin, kill, resizePty).
+
+Children run through ``pycodex.platform.spawn`` in their own process group, with pipes or a pty, and
+command/exec under the Landlock sandbox of its ``sandboxPolicy`` (default: the configured sandbox mode).
+command/exec answers when the child exits (a ``Deferred`` response, so follow-up requests are served
+meanwhile); process/spawn answers at once and reports the exit as ``process/exited``. Both are
+connection-scoped: closing the connection kills the children."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import os
+import signal
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app_server.connection import Deferred, Session
+from app_server.handlers.surface_state import RunningProcess
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import surface as p
+from app_server.tools.sandbox import make_sandbox
+from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest
+from pycodex.platform.spawn import SpawnError, SpawnRequest, os_error_text, spawn
+
+__all__ = ["ROUTES"]
+
+JsonObj = dict[str, Any]
+Emit = Callable[[str, bytes, bool], Awaitable[None]]  # stream, chunk, capReached
+
+DEFAULT_TIMEOUT_MS = 10_000
+DEFAULT_OUTPUT_CAP = 1024 * 1024
+TIMEOUT_EXIT_CODE = 124
+_SANDBOX_MODES = {"dangerFullAccess": "danger-full-access", "readOnly": "read-only",
+                  "workspaceWrite": "workspace-write", "externalSandbox": "danger-full-access"}
+
+
+@dataclass
+class _Capture:
+    cap: int | None
+    data: dict[str, bytearray] = field(default_factory=lambda: {"stdout": bytearray(), "stderr": bytearray()})
+    capped: dict[str, bool] = field(default_factory=lambda: {"stdout": False, "stderr": False})
+
+
+def _env(overrides: Mapping[str, str | None] | None) -> dict[str, str]:
+    env = dict(os.environ)
+    for key, value in (overrides or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+async def _pump(running: RunningProcess, stream: str, capture: _Capture, emit: Emit | None) -> None:
+    name = "stdout" if stream == "pty" else stream
+    while data := await running.spawned.read_chunk(stream, 8192):
+        if capture.capped[name]:
+            continue  # keep draining so the child never blocks on a full pipe
+        if capture.cap is not None and len(capture.data[name]) + len(data) >= capture.cap:
+            data = data[: capture.cap - len(capture.data[name])]
+            capture.capped[name] = True
+        capture.data[name] += data
+        if emit is not None and (data or capture.capped[name]):
+            await emit(name, data, capture.capped[name])
+
+
+async def _run(running: RunningProcess, capture: _Capture, emit: Emit | None, timeout_ms: int | None) -> int:
+    """Wait for the child (killing its group at the timeout) and for its output; the exit code."""
+    spawned = running.spawned
+    pumps = [asyncio.create_task(_pump(running, s, capture, emit)) for s in spawned.streams]
+    try:
+        try:
+            code = await asyncio.wait_for(spawned.wait(), None if timeout_ms is None else timeout_ms / 1000)
+        except TimeoutError:
+            spawned.signal_group(signal.SIGKILL)
+            await spawned.wait()
+            code = TIMEOUT_EXIT_CODE
+        await asyncio.wait(pumps, timeout=1.0)  # background children may hold the pipes open
+        return code
+    finally:
+        for pump in pumps:
+            pump.cancel()
+        spawned.close_pty()
+        if spawned.returncode is None:
+            spawned.signal_group(signal.SIGKILL)
+
+
+async def _start(argv: list[str], cwd: Path, env: dict[str, str], *, tty: bool, stdin: bool,
+                 size: p.TerminalSize | None, what: str) -> RunningProcess:
+    if not argv:
+        raise InvalidRequest("command must not be empty")
+    try:
+        spawned = await spawn(SpawnRequest(argv, cwd, env, tty=tty, pipe_stdin=stdin and not tty))
+    except (SpawnError, OSError) as exc:
+        cause = exc.__cause__ if isinstance(exc, SpawnError) else exc
+        detail = os_error_text(cause) if isinstance(cause, OSError) else str(exc)
+        raise InternalError(f"failed to spawn {what}: {detail}") from None
+    if size is not None and tty:
+        spawned.resize_pty(size.rows, size.cols)
+    return RunningProcess(spawned, stream_stdin=stdin or tty, tty=tty)
+
+
+def _decode(delta: str | None, method: str) -> bytes:
+    try:
+        return base64.b64decode(delta or "", validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidParams(f"{method} requires valid base64 deltaBase64: {exc}") from None
+
+
+async def _write(running: RunningProcess, delta: str | None, close: bool, method: str) -> None:
+    if delta is None and not close:
+        raise InvalidParams(f"{method} requires deltaBase64 or closeStdin")
+    if not running.stream_stdin:
+        raise InvalidRequest("stdin streaming is not enabled for this process")
+    data = _decode(delta, method)
+    if data:
+        await running.spawned.write_stdin(data)
+    if close:
+        if running.tty:
+            await running.spawned.write_stdin(b"\x04")  # EOF at the start of a terminal line
+        else:
+            running.spawned.close_stdin()
+
+
+# -- command/exec ------------------------------------------------------------------------------
+
+
+def _sandboxed(session: Session, params: p.CommandExecParams, argv: list[str], cwd: Path) -> list[str]:
+    policy = params.sandbox_policy
+    if params.permission_profile is not None and policy is not None:
+        raise InvalidRequest("`permissionProfile` cannot be combined with `sandboxPolicy`")
+    roots: list[str] = []
+    if policy is not None:
+        mode = _SANDBOX_MODES.get(str(policy.get("type")), "read-only")
+        roots = [str(r) for r in policy.get("writableRoots") or []]
+    elif params.permission_profile is not None:
+        mode = {":danger-full-access": "danger-full-access", ":workspace": "workspace-write"}.get(
+            params.permission_profile, "read-only")
+    else:
+        mode = app_of(session).config.sandbox_mode or "read-only"
+    sandbox = make_sandbox(mode, cwd, roots)
+    return sandbox.wrap(argv) if sandbox is not None else argv
+
+
+async def command_exec(session: Session, params: p.CommandExecParams) -> Deferred:
+    streaming = params.tty or params.stream_stdin or params.stream_stdout_stderr
+    if streaming and params.process_id is None:
+        raise InvalidRequest("command/exec tty or streaming requires a client-supplied processId")
+    if params.size is not None and not params.tty:
+        raise InvalidParams("command/exec size requires tty: true")
+    if params.disable_timeout and params.timeout_ms is not None:
+        raise InvalidParams("command/exec cannot set both timeoutMs and disableTimeout")
+    if params.disable_output_cap and params.output_bytes_cap is not None:
+        raise InvalidParams("command/exec cannot set both outputBytesCap and disableOutputCap")
+    conn = app_of(session).surface.conn(session)
+    if params.process_id is not None and params.process_id in conn.commands:
+        raise InvalidRequest(f"duplicate active command/exec process id: {params.process_id!r}")
+    if not params.command:
+        raise InvalidRequest("command must not be empty")
+    cwd = Path(params.cwd) if params.cwd else Path.cwd()
+    argv = _sandboxed(session, params, list(params.command), cwd)
+    running = await _start(argv, cwd, _env(params.env), tty=params.tty, stdin=params.stream_stdin,
+                           size=params.size, what="command")
+    key = params.process_id if params.process_id is not None else f"internal-{id(running)}"
+    conn.commands[key] = running
+    capture = _Capture(None if params.disable_output_cap else (params.output_bytes_cap or DEFAULT_OUTPUT_CAP))
+    timeout = None if params.disable_timeout else (params.timeout_ms or DEFAULT_TIMEOUT_MS)
+    emit: Emit | None = None
+    if params.tty or params.stream_stdout_stderr:
+        async def emit(stream: str, data: bytes, capped: bool) -> None:
+            await session.notify("command/exec/outputDelta", {
+                "processId": params.process_id, "stream": stream,
+                "deltaBase64": base64.b64encode(data).decode(), "capReached": capped})
+
+    async def finish() -> JsonObj:
+        try:
+            code = await _run(running, capture, emit, timeout)
+        finally:
+            conn.commands.pop(key, None)
+        streamed = emit is not None
+        return {"exitCode": code,
+                "stdout": "" if streamed else capture.data["stdout"].decode("utf-8", "replace"),
+                "stderr": "" if streamed else capture.data["stderr"].decode("utf-8", "replace")}
+
+    return Deferred(finish())
+
+
+def _command(session: Session, process_id: str) -> RunningProcess:
+    running = app_of(session).surface.conn(session).commands.get(process_id)
+    if running is None:
+        raise InvalidRequest(f'no active command/exec for process id "{process_id}"')
+    return running
+
+
+async def command_write(session: Session, params: p.CommandExecWriteParams) -> JsonObj:
+    if params.delta_base64 is None and not params.close_stdin:
+        raise InvalidParams("command/exec/write requires deltaBase64 or closeStdin")
+    await _write(_command(session, params.process_id), params.delta_base64, params.close_stdin,
+                 "command/exec/write")
+    return {}
+
+
+async def command_terminate(session: Session, params: p.CommandExecTerminateParams) -> JsonObj:
+    _command(session, params.process_id).spawned.signal_group(signal.SIGKILL)
+    return {}
+
+
+async def command_resize(session: Session, params: p.CommandExecResizeParams) -> JsonObj:
+    running = _command(session, params.process_id)
+    if not running.spawned.resize_pty(params.size.rows, params.size.cols):
+        raise InvalidRequest("failed to resize PTY: process is not attached to a PTY")
+    return {}
+
+
+# -- process/spawn -----------------------------------------------------------------------------
+
+
+async def process_spawn(session: Session, params: p.ProcessSpawnParams) -> JsonObj:
+    cwd = Path(params.cwd)
+    if not cwd.is_absolute():
+        raise InvalidRequest("Invalid request: AbsolutePathBuf deserialized without a base path")
+    if params.size is not None and not params.tty:
+        raise InvalidParams("process/spawn size requires tty: true")
+    conn = app_of(session).surface.conn(session)
+    handle = params.process_handle
+    if handle in conn.processes:
+        raise InvalidRequest(f"duplicate active process handle: {handle!r}")
+    running = await _start(list(params.command), cwd, _env(params.env), tty=params.tty,
+                           stdin=params.stream_stdin, size=params.size, what="process")
+    conn.processes[handle] = running
+    capture = _Capture(params.output_bytes_cap if "output_bytes_cap" in params.model_fields_set
+                       else DEFAULT_OUTPUT_CAP)
+    streamed = params.tty or params.stream_stdout_stderr
+    emit: Emit | None = None
+    if streamed:
+        async def emit(stream: str, data: bytes, capped: bool) -> None:
+            await session.notify("process/outputDelta", {
+                "processHandle": handle, "stream": stream,
+                "deltaBase64": base64.b64encode(data).decode(), "capReached": capped})
+
+    async def watch() -> None:
+        try:
+            code = await _run(running, capture, emit, params.timeout_ms)
+        finally:
+            conn.processes.pop(handle, None)
+        out = {s: "" if streamed else capture.data[s].decode("utf-8", "replace") for s in ("stdout", "stderr")}
+        with contextlib.suppress(Exception):
+            await session.notify("process/exited", {
+                "processHandle": handle, "exitCode": code, "outputDrainTimedOut": False,
+                "stdout": out["stdout"], "stdoutCapReached": capture.capped["stdout"],
+                "stderr": out["stderr"], "stderrCapReached": capture.capped["stderr"]})
+
+    running.task = app_of(session).spawn(watch(), name=f"process {handle}")
+    return {}
+
+
+def _process(session: Session, handle: str) -> RunningProcess:
+    running = app_of(session).surface.conn(session).processes.get(handle)
+    if running is None:
+        raise InvalidRequest(f'no active process for process handle "{handle}"')
+    return running
+
+
+async def process_write(session: Session, params: p.ProcessWriteStdinParams) -> JsonObj:
+    if params.delta_base64 is None and not params.close_stdin:
+        raise InvalidParams("process/writeStdin requires deltaBase64 or closeStdin")
+    await _write(_process(session, params.process_handle), params.delta_base64, params.close_stdin,
+                 "process/writeStdin")
+    return {}
+
+
+async def process_kill(session: Session, params: p.ProcessKillParams) -> JsonObj:
+    _process(session, params.process_handle).spawned.signal_group(signal.SIGKILL)
+    return {}
+
+
+async def process_resize(session: Session, params: p.ProcessResizePtyParams) -> JsonObj:
+    running = _process(session, params.process_handle)
+    if not running.spawned.resize_pty(params.size.rows, params.size.cols):
+        raise InvalidRequest("failed to resize PTY: process is not attached to a PTY")
+    return {}
+
+
+ROUTES = (
+    RouteSpec("command/exec", p.CommandExecParams, command_exec),
+    RouteSpec("command/exec/write", p.CommandExecWriteParams, command_write),
+    RouteSpec("command/exec/terminate", p.CommandExecTerminateParams, command_terminate),
+    RouteSpec("command/exec/resize", p.CommandExecResizeParams, command_resize),
+    RouteSpec("process/spawn", p.ProcessSpawnParams, process_spawn, experimental=True),
+    RouteSpec("process/writeStdin", p.ProcessWriteStdinParams, process_write, experimental=True),
+    RouteSpec("process/kill", p.ProcessKillParams, process_kill, experimental=True),
+    RouteSpec("process/resizePty", p.ProcessResizePtyParams, process_resize, experimental=True),
+)

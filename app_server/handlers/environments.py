@@ -1,0 +1,104 @@
+"""environment/add, environment/info and environment/status.
+
+``local`` is this machine. Added environments are exec-servers reached over WebSocket: environment/add
+records one and tries to connect right away, and status reports what that attempt observed (it never
+reconnects by itself). Added environments are not yet offered to threads."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import surface as p
+from exec_client.client import ExecServerClient
+from pycodex.jsonrpc.errors import InternalError, InvalidRequest
+
+__all__ = ["ROUTES", "AddedEnvironment"]
+
+JsonObj = dict[str, Any]
+LOCAL = "local"
+DEFAULT_CONNECT_TIMEOUT_MS = 10_000
+
+
+@dataclass
+class AddedEnvironment:
+    url: str
+    client: ExecServerClient | None = None
+    error: str | None = None
+    attempt: asyncio.Task[None] | None = None
+
+
+def _unknown(environment_id: str) -> str:
+    return f"unknown environment id `{environment_id}`"
+
+
+async def _connect(env: AddedEnvironment, token: str | None, timeout_s: float) -> None:
+    try:
+        client = await ExecServerClient.connect_websocket(env.url, token=token, connect_timeout=timeout_s)
+        await asyncio.wait_for(client.initialize("pycodex-app-server"), timeout_s)
+    except Exception as exc:
+        detail = str(exc) or type(exc).__name__
+        env.error = f"exec-server connection attempt failed: failed to connect to exec-server websocket `{env.url}`: {detail}"
+        return
+    env.client, env.error = client, None
+
+
+async def environment_add(session: Session, params: p.EnvironmentAddParams) -> JsonObj:
+    if params.environment_id == LOCAL:
+        raise InvalidRequest("exec-server protocol error: environment id `local` is reserved for EnvironmentManager")
+    if not params.exec_server_url.startswith(("ws://", "wss://")):
+        raise InvalidRequest(f"exec-server url must be a ws:// or wss:// url: {params.exec_server_url}")
+    added = app_of(session).surface.environments
+    old = added.pop(params.environment_id, None)
+    if old is not None and old.client is not None:
+        await old.client.close()
+    env = added[params.environment_id] = AddedEnvironment(params.exec_server_url)
+    timeout = (params.connect_timeout_ms or DEFAULT_CONNECT_TIMEOUT_MS) / 1000
+    env.attempt = app_of(session).spawn(_connect(env, params.auth_bearer_token, timeout), name="environment/add")
+    await asyncio.wait({env.attempt}, timeout=timeout)  # Codex reports the first attempt's outcome
+    return {}
+
+
+def _local_shell() -> JsonObj:
+    path = os.environ.get("SHELL") or shutil.which("bash") or "/bin/sh"
+    return {"name": Path(path).name, "path": path}
+
+
+async def environment_info(session: Session, params: p.EnvironmentIdParams) -> JsonObj:
+    if params.environment_id == LOCAL:
+        return {"shell": _local_shell(), "cwd": Path.cwd().resolve().as_uri()}
+    env = app_of(session).surface.environments.get(params.environment_id)
+    if env is None:
+        raise InvalidRequest(_unknown(params.environment_id))
+    reason = env.error or "the environment is not connected"
+    if env.client is not None:
+        reason = "pycodex cannot query a remote environment's shell yet"
+    raise InternalError(f"failed to get info for environment `{params.environment_id}`: {reason}")
+
+
+async def environment_status(session: Session, params: p.EnvironmentIdParams) -> JsonObj:
+    if params.environment_id == LOCAL:
+        return {"status": "ready"}
+    env = app_of(session).surface.environments.get(params.environment_id)
+    if env is None:
+        return {"status": "unknown", "error": _unknown(params.environment_id)}
+    if env.client is not None and not env.client.closed.is_set():
+        return {"status": "ready"}
+    if env.error is not None:
+        return {"status": "disconnected", "error": env.error}
+    if env.client is not None:
+        return {"status": "disconnected", "error": "the exec-server connection closed"}
+    return {"status": "pending"}
+
+
+ROUTES = (
+    RouteSpec("environment/add", p.EnvironmentAddParams, environment_add, experimental=True),
+    RouteSpec("environment/info", p.EnvironmentIdParams, environment_info, experimental=True),
+    RouteSpec("environment/status", p.EnvironmentIdParams, environment_status, experimental=True),
+)

@@ -1,0 +1,86 @@
+"""MCP requests: server status, direct tool calls and resource reads, config reload and OAuth login.
+
+The logic lives in ``app_server.mcp.service``; these handlers check thread ids the way every thread request
+does and turn ``McpRequestError`` into the JSON-RPC error Codex 0.169 answers with
+(tests/data/mcp/codex_0169_app_server.json).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.mcp.params import (
+    ListMcpServerStatusParams,
+    McpRequestError,
+    McpResourceReadParams,
+    McpServerOauthLoginParams,
+    McpServerToolCallParams,
+)
+from pycodex.jsonrpc.errors import InvalidRequest, RpcError
+
+__all__ = ["ROUTES"]
+
+JsonObj = dict[str, Any]
+P = TypeVar("P")
+
+
+def _check_thread(session: Session, thread_id: str | None) -> str | None:
+    """The canonical id of a loaded thread (malformed or unknown ids fail as for any thread request)."""
+    if thread_id is None:
+        return None
+    return app_of(session).threads.get_loaded(thread_id).id
+
+
+async def _answer(call: Callable[[P], Awaitable[JsonObj]], params: P) -> JsonObj:
+    try:
+        return await call(params)
+    except McpRequestError as exc:
+        raise RpcError(exc.message, code=exc.code) from None
+
+
+async def status_list(session: Session, params: ListMcpServerStatusParams | None) -> JsonObj:
+    params = params or ListMcpServerStatusParams()
+    params = params.model_copy(update={"threadId": _check_thread(session, params.threadId)})
+    return await _answer(app_of(session).mcp.list_status, params)
+
+
+class _ToolCallParams(McpServerToolCallParams):
+    """Parsed with `threadId` optional, so its absence gets the -32600 Codex answers (not the generic -32602)."""
+
+    threadId: str | None = None  # type: ignore[assignment]
+
+
+async def tool_call(session: Session, params: _ToolCallParams) -> JsonObj:
+    if params.threadId is None:
+        raise InvalidRequest("Invalid request: missing field `threadId`")
+    checked = McpServerToolCallParams.model_validate(
+        {**params.model_dump(by_alias=True), "threadId": _check_thread(session, params.threadId)})
+    return await _answer(app_of(session).mcp.tool_call, checked)
+
+
+async def resource_read(session: Session, params: McpResourceReadParams) -> JsonObj:
+    params = params.model_copy(update={"threadId": _check_thread(session, params.threadId)})
+    return await _answer(app_of(session).mcp.resource_read, params)
+
+
+async def reload(session: Session, params: None) -> JsonObj:
+    """Re-read config.toml, then every loaded thread reconciles its servers with it."""
+    app = app_of(session)
+    app.reload_config()
+    return await app.mcp.reload()
+
+
+async def oauth_login(session: Session, params: McpServerOauthLoginParams) -> JsonObj:
+    return await _answer(app_of(session).mcp.oauth_login, params)
+
+
+ROUTES = (
+    RouteSpec("mcpServerStatus/list", ListMcpServerStatusParams, status_list),
+    RouteSpec("mcpServer/tool/call", _ToolCallParams, tool_call),
+    RouteSpec("mcpServer/resource/read", McpResourceReadParams, resource_read),
+    RouteSpec("config/mcpServer/reload", None, reload),
+    RouteSpec("mcpServer/oauth/login", McpServerOauthLoginParams, oauth_login),
+)

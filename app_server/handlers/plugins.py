@@ -1,0 +1,215 @@
+"""Plugins, marketplaces and apps, and the skills settings requests.
+
+Local marketplaces are served by ``marketplaces.Store``; there is no remote catalog, so everything that
+needs it answers with Codex's "chatgpt authentication required" errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from app_server.connection import Session
+from app_server.handlers.marketplaces import Store, load_marketplace
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import surface as p
+from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
+from pycodex.platform.spawn import os_error_text
+
+__all__ = ["ROUTES"]
+
+JsonObj = dict[str, Any]
+REMOTE_AUTH = "chatgpt authentication required for remote plugin catalog"
+
+
+def _remote(action: str) -> InvalidRequest:
+    return InvalidRequest(f"{action}: {REMOTE_AUTH}")
+
+
+def _store(session: Session) -> Store:
+    return Store(app_of(session).codex_home)
+
+
+def _listing(session: Session, *, installed_only: bool) -> tuple[list[JsonObj], list[JsonObj]]:
+    store = _store(session)
+    markets, errors = store.marketplaces()
+    entries = []
+    for market in markets:
+        plugins = [store.summary(market, entry) for entry in market.plugins]
+        if installed_only:
+            plugins = [plugin for plugin in plugins if plugin["installed"]]
+            if not plugins:
+                continue
+        entries.append({"name": market.name, "path": str(market.manifest), "interface": None, "plugins": plugins})
+    return entries, errors
+
+
+async def plugin_list(session: Session, params: p.CwdsParams) -> JsonObj:
+    entries, errors = _listing(session, installed_only=False)
+    return {"marketplaces": entries, "marketplaceLoadErrors": errors, "featuredPluginIds": []}
+
+
+async def plugin_installed(session: Session, params: p.CwdsParams) -> JsonObj:
+    entries, errors = _listing(session, installed_only=True)
+    return {"marketplaces": entries, "marketplaceLoadErrors": errors}
+
+
+def _one_source(params: p.PluginReadParams, method: str) -> None:
+    if (params.marketplace_path is None) == (params.remote_marketplace_name is None):
+        raise InvalidRequest(f"{method} requires exactly one of marketplacePath or remoteMarketplaceName")
+
+
+async def plugin_read(session: Session, params: p.PluginReadParams) -> JsonObj:
+    _one_source(params, "plugin/read")
+    if params.remote_marketplace_name is not None:
+        raise _remote("read remote plugin details")
+    market = load_marketplace(Path(str(params.marketplace_path)))
+    return {"plugin": _store(session).detail(market, market.find(params.plugin_name))}
+
+
+async def plugin_install(session: Session, params: p.PluginReadParams) -> JsonObj:
+    _one_source(params, "plugin/install")
+    if params.remote_marketplace_name is not None:
+        raise _remote("read remote plugin details before install")
+    market = load_marketplace(Path(str(params.marketplace_path)))
+    try:
+        _store(session).install(market, market.find(params.plugin_name))
+        app_of(session).skills_catalog.invalidate()  # its skills join the user's
+    except OSError as exc:
+        raise InvalidRequest(f"failed to install plugin `{params.plugin_name}`: {os_error_text(exc)}") from None
+    return {"authPolicy": "ON_INSTALL", "appsNeedingAuth": []}
+
+
+async def plugin_uninstall(session: Session, params: p.PluginUninstallParams) -> JsonObj:
+    try:
+        if _store(session).uninstall(params.plugin_id):
+            app_of(session).skills_catalog.invalidate()
+            return {}
+    except OSError as exc:
+        raise InvalidRequest(f"failed to uninstall plugin `{params.plugin_id}`: {os_error_text(exc)}") from None
+    raise _remote("resolve remote plugin before uninstall")
+
+
+async def plugin_reconcile(session: Session, params: p.AnyParams) -> JsonObj:
+    return {"changedPlugins": [], "failedRemotePluginIds": [], "failedMaterializationRemotePluginIds": []}
+
+
+async def plugin_search(session: Session, params: p.PluginSearchParams) -> JsonObj:
+    return {"data": [], "nextCursor": None}
+
+
+async def skill_read(session: Session, params: p.PluginSkillReadParams) -> JsonObj:
+    raise _remote("read remote plugin skill details")
+
+
+async def share_save(session: Session, params: p.PluginShareSaveParams) -> JsonObj:
+    raise _remote("save remote plugin share")
+
+
+async def share_update(session: Session, params: p.PluginShareUpdateTargetsParams) -> JsonObj:
+    raise _remote("update remote plugin share targets")
+
+
+async def share_list(session: Session, params: p.AnyParams) -> JsonObj:
+    raise _remote("list remote plugin shares")
+
+
+async def share_checkout(session: Session, params: p.RemotePluginParams) -> JsonObj:
+    raise _remote("checkout plugin share")
+
+
+async def share_delete(session: Session, params: p.RemotePluginParams) -> JsonObj:
+    raise _remote("delete remote plugin share")
+
+
+async def marketplace_add(session: Session, params: p.MarketplaceAddParams) -> JsonObj:
+    if "://" in params.source or params.source.endswith(".git"):
+        raise InvalidRequest(f"failed to add marketplace `{params.source}`: git marketplaces need network access")
+    try:
+        root = Path(params.source).resolve(strict=True)
+    except OSError as exc:
+        raise InvalidRequest(f"failed to resolve local marketplace source path: {os_error_text(exc)}") from None
+    name, already = _store(session).add(root)
+    return {"marketplaceName": name, "installedRoot": str(root), "alreadyAdded": already}
+
+
+async def marketplace_remove(session: Session, params: p.MarketplaceRemoveParams) -> JsonObj:
+    _store(session).remove(params.marketplace_name)
+    return {"marketplaceName": params.marketplace_name, "installedRoot": None}
+
+
+async def marketplace_upgrade(session: Session, params: p.MarketplaceUpgradeParams) -> JsonObj:
+    # Local marketplaces are read in place, so there is never anything to upgrade.
+    if params.marketplace_name is not None and params.marketplace_name not in _store(session).sources():
+        raise InvalidRequest(f"marketplace `{params.marketplace_name}` is not configured or installed")
+    return {"selectedMarketplaces": [], "upgradedRoots": [], "errors": []}
+
+
+async def app_list(session: Session, params: p.AnyParams) -> JsonObj:
+    return {"data": [], "nextCursor": None}
+
+
+async def app_read(session: Session, params: p.AppsReadParams) -> JsonObj:
+    return {"apps": [], "missingAppIds": list(params.app_ids)}
+
+
+async def app_installed(session: Session, params: p.AnyParams) -> JsonObj:
+    return {"apps": []}
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+async def skills_config_write(session: Session, params: p.SkillsConfigWriteParams) -> JsonObj:
+    if (params.name is None) == (params.path is None):
+        raise InvalidParams("skills/config/write requires exactly one of path or name")
+    key = "name" if params.name is not None else "path"
+    value = params.name if params.name is not None else str(params.path)
+    config = app_of(session).codex_home / "config.toml"
+    entry = f"\n[[skills.config]]\n{key} = {_toml_string(value)}\nenabled = {str(params.enabled).lower()}\n"
+    try:
+        with config.open("a", encoding="utf-8") as handle:
+            handle.write(entry)
+    except OSError as exc:
+        raise InvalidRequest(f"failed to write skills config: {os_error_text(exc)}") from None
+    app_of(session).skills_catalog.invalidate()
+    return {"effectiveEnabled": params.enabled}
+
+
+async def extra_roots_set(session: Session, params: p.SkillsExtraRootsSetParams) -> JsonObj:
+    for root in params.extra_roots:
+        if not Path(root).is_absolute():
+            raise InvalidRequest("Invalid request: AbsolutePathBuf deserialized without a base path")
+    app_of(session).skills_catalog.set_extra_roots(params.extra_roots)
+
+    async def changed() -> None:
+        await session.notify("skills/changed", {})
+
+    session.after_response(changed)
+    return {}
+
+
+ROUTES = (
+    RouteSpec("skills/config/write", p.SkillsConfigWriteParams, skills_config_write),
+    RouteSpec("skills/extraRoots/set", p.SkillsExtraRootsSetParams, extra_roots_set),
+    RouteSpec("plugin/list", p.CwdsParams, plugin_list),
+    RouteSpec("plugin/installed", p.CwdsParams, plugin_installed),
+    RouteSpec("plugin/read", p.PluginReadParams, plugin_read),
+    RouteSpec("plugin/install", p.PluginReadParams, plugin_install),
+    RouteSpec("plugin/uninstall", p.PluginUninstallParams, plugin_uninstall),
+    RouteSpec("plugin/reconcile", p.AnyParams, plugin_reconcile),
+    RouteSpec("plugin/search", p.PluginSearchParams, plugin_search, experimental=True),
+    RouteSpec("plugin/skill/read", p.PluginSkillReadParams, skill_read),
+    RouteSpec("plugin/share/save", p.PluginShareSaveParams, share_save),
+    RouteSpec("plugin/share/updateTargets", p.PluginShareUpdateTargetsParams, share_update),
+    RouteSpec("plugin/share/list", p.AnyParams, share_list),
+    RouteSpec("plugin/share/checkout", p.RemotePluginParams, share_checkout),
+    RouteSpec("plugin/share/delete", p.RemotePluginParams, share_delete),
+    RouteSpec("marketplace/add", p.MarketplaceAddParams, marketplace_add),
+    RouteSpec("marketplace/remove", p.MarketplaceRemoveParams, marketplace_remove),
+    RouteSpec("marketplace/upgrade", p.MarketplaceUpgradeParams, marketplace_upgrade),
+    RouteSpec("app/list", p.AnyParams, app_list),
+    RouteSpec("app/read", p.AppsReadParams, app_read),
+    RouteSpec("app/installed", p.AnyParams, app_installed),
+)

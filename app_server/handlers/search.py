@@ -1,0 +1,69 @@
+"""fuzzyFileSearch and its sessions. Listing a tree is blocking file-system work, so it runs in a
+worker thread; each connection has its own sessions, dropped when it closes. The search modules (and
+pathspec) are imported on first use, not at server start-up."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import notices
+from app_server.protocol import settings as s
+
+if TYPE_CHECKING:
+    from app_server.search.fuzzy import FuzzySessions
+
+__all__ = ["ROUTES"]
+
+JsonObj = dict[str, Any]
+
+
+def _sessions(session: Session) -> FuzzySessions:
+    """This connection's sessions (created on first use, forgotten when the connection closes)."""
+    from app_server.search.fuzzy import FuzzySessions
+
+    per_connection = app_of(session).fuzzy_sessions
+    found = per_connection.get(session.id)
+    if found is None:
+        found = per_connection[session.id] = FuzzySessions()
+        session.on_close.append(lambda: per_connection.pop(session.id, None))
+    return found
+
+
+async def search(session: Session, params: s.FuzzyFileSearchParams) -> JsonObj:
+    from app_server.search.fuzzy import fuzzy_file_search
+
+    return {"files": await asyncio.to_thread(fuzzy_file_search, params.query, params.roots)}
+
+
+async def session_start(session: Session, params: s.FuzzySessionStartParams) -> JsonObj:
+    return _sessions(session).start(params.session_id, params.roots)
+
+
+async def session_update(session: Session, params: s.FuzzySessionUpdateParams) -> JsonObj:
+    from app_server.search.fuzzy import UPDATED
+
+    notes = await asyncio.to_thread(_sessions(session).update, params.session_id, params.query)
+
+    async def send_results() -> None:  # Codex answers `{}` first, then sends the results
+        for method, body in notes:
+            notice = (notices.fuzzy_session_updated(body["sessionId"], body["query"], body["files"])
+                      if method == UPDATED else notices.fuzzy_session_completed(body["sessionId"]))
+            await notices.send(session, notice)
+
+    session.after_response(send_results)
+    return {}
+
+
+async def session_stop(session: Session, params: s.FuzzySessionStopParams) -> JsonObj:
+    return _sessions(session).stop(params.session_id)
+
+
+ROUTES = (
+    RouteSpec("fuzzyFileSearch", s.FuzzyFileSearchParams, search),
+    RouteSpec("fuzzyFileSearch/sessionStart", s.FuzzySessionStartParams, session_start, experimental=True),
+    RouteSpec("fuzzyFileSearch/sessionUpdate", s.FuzzySessionUpdateParams, session_update, experimental=True),
+    RouteSpec("fuzzyFileSearch/sessionStop", s.FuzzySessionStopParams, session_stop, experimental=True),
+)

@@ -1,0 +1,71 @@
+"""thread/goal/get, set and clear: one persisted goal per thread, announced with thread/goal/* notifications.
+
+Codex also starts a continuation turn when a goal becomes active on an idle thread; pycodex only stores and
+announces the goal (the client's next turn sees it through thread/goal/get).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import notices
+from app_server.protocol import thread_history as p
+from app_server.protocol.base import to_wire
+from app_server.store import parse_thread_id
+from app_server.threads import history
+from pycodex.jsonrpc.errors import InvalidRequest
+
+__all__ = ["ROUTES"]
+
+
+async def _announce(session: Session, thread_id: str, note: notices.Notice) -> None:
+    """To the thread's subscribers, and to the caller even when it is not one of them."""
+    loaded = app_of(session).threads.loaded.get(thread_id)
+    if loaded is not None:
+        await loaded.emit(note)
+    if loaded is None or session not in loaded.subscribers:
+        await notices.send(session, note)
+
+
+async def goal_get(session: Session, params: p.ThreadGoalGetParams) -> p.ThreadGoalGetResponse:
+    app = app_of(session)
+    thread_id = parse_thread_id(params.thread_id)
+    await history.require_thread(app.threads, thread_id)
+    goal = await asyncio.to_thread(app.thread_state.goal, thread_id)
+    return p.ThreadGoalGetResponse(goal=None if goal is None else p.ThreadGoal.model_validate(goal.wire()))
+
+
+async def goal_set(session: Session, params: p.ThreadGoalSetParams) -> p.ThreadGoalSetResponse:
+    app = app_of(session)
+    thread_id = parse_thread_id(params.thread_id)
+    await history.require_thread(app.threads, thread_id)
+    try:
+        goal = await asyncio.to_thread(
+            app.thread_state.set_goal, thread_id, objective=params.objective, status=params.status,
+            token_budget=params.token_budget, budget_given="token_budget" in params.model_fields_set,
+        )
+    except LookupError:
+        raise InvalidRequest(f"cannot update goal for thread {thread_id}: no goal exists") from None
+    wire = p.ThreadGoal.model_validate(goal.wire())
+    note = notices.thread_goal_updated(thread_id, None, to_wire(wire))
+    session.after_response(lambda: _announce(session, thread_id, note))
+    return p.ThreadGoalSetResponse(goal=wire)
+
+
+async def goal_clear(session: Session, params: p.ThreadGoalClearParams) -> p.ThreadGoalClearResponse:
+    app = app_of(session)
+    thread_id = parse_thread_id(params.thread_id)
+    await history.require_thread(app.threads, thread_id)
+    cleared = await asyncio.to_thread(app.thread_state.clear_goal, thread_id)
+    if cleared:
+        session.after_response(lambda: _announce(session, thread_id, notices.thread_goal_cleared(thread_id)))
+    return p.ThreadGoalClearResponse(cleared=cleared)
+
+
+ROUTES = (
+    RouteSpec("thread/goal/get", p.ThreadGoalGetParams, goal_get),
+    RouteSpec("thread/goal/set", p.ThreadGoalSetParams, goal_set),
+    RouteSpec("thread/goal/clear", p.ThreadGoalClearParams, goal_clear),
+)

@@ -1,0 +1,108 @@
+"""thread/search and thread/searchOccurrences (Codex 0.169), and Codex 0.171's thread/search/stream with its
+thread/search/partial batches and the two cancel methods.
+
+This connection answers its requests in order, so a cancel always arrives after the search it names has
+finished: it is acknowledged (``{}``, idempotent as in Codex) and the finished search is unaffected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import notices
+from app_server.protocol import thread_sections as p
+from app_server.protocol.base import EmptyObject
+from app_server.store import parse_thread_id
+from app_server.threads import history, search
+from pycodex.jsonrpc.errors import InvalidRequest
+
+__all__ = ["ROUTES"]
+
+JsonObj = dict[str, Any]
+#: thread/search/stream limits the trimmed search term to this many UTF-8 bytes (Codex 0.171).
+STREAM_TERM_LIMIT = 65_536
+PARTIAL_BATCH = 10
+
+
+def _check(method: str, session: Session, params: p.ThreadSearchParams) -> str:
+    if method.startswith("thread/search/") and not session.experimental_api:  # 0.171 methods: experimental
+        raise InvalidRequest(f"{method} requires experimentalApi capability")
+    term = params.search_term.strip()
+    if not term:
+        raise InvalidRequest(f"{method} requires a non-empty searchTerm")
+    if method == "thread/search/stream" and len(term.encode()) > STREAM_TERM_LIMIT:
+        raise InvalidRequest(f"searchTerm exceeds {STREAM_TERM_LIMIT} bytes")
+    if params.cursor is not None and not params.cursor.isdigit():
+        raise InvalidRequest(f"invalid cursor: {params.cursor}")
+    return term
+
+
+async def _search(session: Session, params: p.ThreadSearchParams, term: str,
+                  on_match: Any = None) -> list[JsonObj]:
+    store = app_of(session).threads.store
+    return await asyncio.to_thread(
+        search.search_threads, store, term, archived=bool(params.archived), source_kinds=params.source_kinds,
+        direction=params.sort_direction or "desc", on_match=on_match)
+
+
+async def thread_search(session: Session, params: p.ThreadSearchParams) -> JsonObj:
+    term = _check("thread/search", session, params)
+    return search.page(await _search(session, params, term), params.cursor, params.limit)
+
+
+async def thread_search_stream(session: Session, params: p.ThreadSearchParams) -> JsonObj:
+    """Partial batches while scanning (at most one batch per PARTIAL_BATCH matches, first page only), then the
+    final page as the response."""
+    term = _check("thread/search/stream", session, params)
+    request_id = session.current_request_id
+    loop = asyncio.get_running_loop()
+    pending: list[JsonObj] = []
+    sent: list[asyncio.Future[None]] = []
+    limit = params.limit or search.DEFAULT_LIMIT
+
+    def on_match(result: JsonObj) -> None:  # runs in the worker thread
+        pending.append(result)
+        if len(pending) >= PARTIAL_BATCH or len(pending) >= limit:
+            batch = pending[:]
+            pending.clear()
+            future = asyncio.run_coroutine_threadsafe(
+                notices.send(session, notices.thread_search_partial(request_id, batch)), loop)
+            sent.append(asyncio.wrap_future(future))
+
+    results = await _search(session, params, term, on_match if not params.cursor else None)
+    if sent:
+        await asyncio.gather(*sent)
+    if pending and not params.cursor:
+        await notices.send(session, notices.thread_search_partial(request_id, pending))
+    return search.page(results, params.cursor, params.limit)
+
+
+async def search_cancel(session: Session, params: p.ThreadSearchCancelParams) -> EmptyObject:
+    if not session.experimental_api:
+        raise InvalidRequest("thread/search/cancel requires experimentalApi capability")
+    return EmptyObject()
+
+
+async def occurrences(session: Session, params: p.ThreadSearchOccurrencesParams) -> JsonObj:
+    thread_id = parse_thread_id(params.thread_id)
+    term = params.search_term.strip()
+    if not term:
+        raise InvalidRequest("thread/searchOccurrences requires a non-empty searchTerm")
+    if params.cursor is not None and not params.cursor.isdigit():
+        raise InvalidRequest(f"invalid cursor: {params.cursor}")
+    turns, _ = await history.thread_turns(app_of(session).threads, thread_id)
+    found = search.occurrences(thread_id, turns, term)
+    page = search.page(found, params.cursor, params.limit)
+    return {"data": page["data"], "nextCursor": page["nextCursor"]}
+
+
+ROUTES = (
+    RouteSpec("thread/search", p.ThreadSearchParams, thread_search, experimental=True),
+    RouteSpec("thread/searchOccurrences", p.ThreadSearchOccurrencesParams, occurrences, experimental=True),
+    RouteSpec("thread/search/stream", p.ThreadSearchParams, thread_search_stream),
+    RouteSpec("thread/search/cancel", p.ThreadSearchCancelParams, search_cancel),
+    RouteSpec("thread/search/stream/cancel", p.ThreadSearchCancelParams, search_cancel),
+)

@@ -1,0 +1,72 @@
+"""Params of the mcpServer/* requests (Codex 0.169 schema) and the error they answer with.
+
+Kept apart from `wire.py` so the request handlers can register at start-up without loading the MCP SDK.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "ListMcpServerStatusParams",
+    "McpRequestError",
+    "McpResourceReadParams",
+    "McpServerOauthLoginParams",
+    "McpServerToolCallParams",
+]
+
+INTERNAL_ERROR = -32603
+INVALID_PARAMS = -32602
+INVALID_REQUEST = -32600
+
+
+class McpRequestError(Exception):
+    """A request that gets a JSON-RPC error: `code` and the message Codex uses."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+
+class ListMcpServerStatusParams(_Params):
+    cursor: str | None = None
+    detail: Literal["full", "toolsAndAuthOnly"] | None = None
+    limit: int | None = Field(default=None, ge=0)
+    serverName: str | None = None
+    threadId: str | None = None
+
+
+class McpServerToolCallParams(_Params):
+    threadId: str
+    server: str
+    tool: str
+    arguments: Any = None
+    meta: Any = Field(default=None, alias="_meta")
+
+
+class McpResourceReadParams(_Params):
+    server: str
+    uri: str
+    threadId: str | None = None
+    connectorId: str | None = None
+    originCallId: str | None = None
+    target: Any = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class McpServerOauthLoginParams(_Params):
+    name: str
+    threadId: str | None = None
+    scopes: list[str] | None = None
+    timeoutSecs: int | None = None
+    clientRegistration: Literal["auto", "cimd", "dcr"] | None = None

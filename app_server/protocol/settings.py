@@ -1,0 +1,90 @@
+"""Params of the config, model-provider and fuzzy-search methods (Codex 0.169.0's shapes).
+
+Results are assembled by the domain modules (app_server.config, app_server.model.catalog,
+app_server.search) as plain JSON, so only the params are modelled here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from .base import ParamsModel, WireModel
+
+MergeStrategy = Literal["replace", "upsert"]
+
+# ---- config/value/write, config/batchWrite ----------------------------------------------------
+
+
+class ConfigEditParams(WireModel):
+    key_path: str
+    value: Any
+    merge_strategy: MergeStrategy = "replace"
+
+
+class ConfigValueWriteParams(ParamsModel):
+    METHOD: ClassVar[str] = "config/value/write"
+
+    key_path: str
+    value: Any
+    merge_strategy: MergeStrategy
+    file_path: str | None = None
+    expected_version: str | None = None
+
+
+class ConfigBatchWriteParams(ParamsModel):
+    METHOD: ClassVar[str] = "config/batchWrite"
+
+    edits: list[ConfigEditParams]
+    file_path: str | None = None
+    expected_version: str | None = None
+    reload_user_config: bool = False
+
+
+# ---- fuzzyFileSearch and its sessions ---------------------------------------------------------
+
+
+class FuzzyFileSearchParams(ParamsModel):
+    METHOD: ClassVar[str] = "fuzzyFileSearch"
+
+    query: str
+    roots: list[str]
+    cancellation_token: str | None = None
+
+
+class FuzzySessionStartParams(ParamsModel):
+    METHOD: ClassVar[str] = "fuzzyFileSearch/sessionStart"
+
+    session_id: str
+    roots: list[str] = Field(default_factory=list)
+
+
+class FuzzySessionUpdateParams(ParamsModel):
+    METHOD: ClassVar[str] = "fuzzyFileSearch/sessionUpdate"
+
+    session_id: str
+    query: str
+
+
+class FuzzySessionStopParams(ParamsModel):
+    METHOD: ClassVar[str] = "fuzzyFileSearch/sessionStop"
+
+    session_id: str
+
+
+# ---- modelProvider/config/write, modelProvider/default/set (0.171) -----------------------------
+
+
+class ModelProviderConfigWriteParams(ParamsModel):
+    METHOD: ClassVar[str] = "modelProvider/config/write"
+
+    # A ProviderSettingsPatch; which keys are present matters (omitted keeps, null clears), so it
+    # stays a plain object and app_server.model.provider_write reads it.
+    settings: dict[str, Any]
+
+
+class ModelProviderDefaultSetParams(ParamsModel):
+    METHOD: ClassVar[str] = "modelProvider/default/set"
+
+    provider_id: str
