@@ -10,6 +10,8 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from functools import cached_property
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,27 +24,14 @@ from app_server.environments import (
     ThreadEnvironment,
     choose_environment,
 )
-from app_server.model.clients import ModelClients
-from app_server.model.script import ScriptError
-from app_server.model.scripted import resolve_script
 from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
-from app_server.protocol.methods import experimental_fields_present
 from app_server.router import Router
-from app_server.skills import SkillsCatalog
-from app_server.skills.bundled import install_system_skills
 from app_server.store import ThreadStore
-from app_server.store.thread_state import ThreadStateDb
 from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
-from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime, ThreadSettings
-from app_server.threads.tool_policy import tools_for
-from app_server.tools.router import route_tool_call
 from app_server.tools.sandbox import landlock_abi
-from app_server.tools.shell_snapshot import ShellSnapshot
-from app_server.tools.specs import tool_specs
-from app_server.tools.unified_exec import UnifiedExec
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
@@ -50,7 +39,10 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from app_server.mcp.service import McpService
+    from app_server.model.clients import ModelClients
     from app_server.search.fuzzy import FuzzySessions
+    from app_server.skills import SkillsCatalog
+    from app_server.store.thread_state import ThreadStateDb
 
 __all__ = ["AppServer", "StartupError", "default_codex_home"]
 
@@ -119,16 +111,14 @@ class AppServer:
         self.router = Router(known_methods=CODEX_CLIENT_METHODS, experimental_methods=EXPERIMENTAL_METHODS)
         self.experimental_notifications: frozenset[str] = frozenset(notices.EXPERIMENTAL)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.models = ModelClients(lambda: self.config.model_providers, self.environ)
+        self._prewarm_started = False
         try:
             self.environments = EnvironmentHub(choose_environment(self.environ, codex_home), self.environ)
         except EnvironmentsConfigError as exc:
             raise StartupError(str(exc)) from None
         self.store = ThreadStore(codex_home, fsync=self.environ.get("PYCODEX_FSYNC", "1") != "0")
-        self.thread_state = ThreadStateDb(codex_home)
         self.threads = ThreadManager(self.store, services=self.thread_services)
-        install_system_skills(codex_home)
-        self.skills_catalog = SkillsCatalog(codex_home, self.config.project_root_markers)
+        self._skill_root_markers = self.config.project_root_markers
         from app_server.handlers.surface_state import SurfaceState
 
         self.surface = SurfaceState(codex_home)
@@ -143,6 +133,30 @@ class AppServer:
 
         register_all(self)
 
+    # Turn-only machinery (model clients, skills, tools) is imported and built on first use: serving
+    # `initialize` must not pay for it.
+    @cached_property
+    def models(self) -> ModelClients:
+        from app_server.model.clients import ModelClients
+
+        return ModelClients(lambda: self.config.model_providers, self.environ)
+
+    @cached_property
+    def skills_catalog(self) -> SkillsCatalog:
+        """The skills catalog; pycodex's system skills are copied into CODEX_HOME just before it first lists."""
+        from app_server.skills import SkillsCatalog
+        from app_server.skills.bundled import install_system_skills
+
+        install_system_skills(self.codex_home)
+        return SkillsCatalog(self.codex_home, self._skill_root_markers)
+
+    @cached_property
+    def thread_state(self) -> ThreadStateDb:
+        """Read states, goals and sections (thread_state.sqlite), opened on first use."""
+        from app_server.store.thread_state import ThreadStateDb
+
+        return ThreadStateDb(self.codex_home)
+
     # -- connections and tasks ---------------------------------------------------------------------
     def connection(self, outbox: Outbox) -> AppConnection:
         connection = AppConnection(
@@ -151,6 +165,7 @@ class AppServer:
             app=self,
             max_queued_requests=self.max_queued_requests,
             experimental_notifications=self.experimental_notifications,
+            on_initialized=self.prewarm,
         )
         session = connection.session
         self._sessions.add(session)
@@ -179,6 +194,13 @@ class AppServer:
             for session in [s for s in self._sessions if s.initialized]:
                 await notices.send(session, notice)
 
+    def prewarm(self) -> None:
+        """Once a client has finished its handshake, import what its first turn needs in a worker thread
+        while it is idle: `initialize` stays fast and the first turn does not pay for the imports."""
+        if not self._prewarm_started:
+            self._prewarm_started = True
+            self.spawn(asyncio.to_thread(_import_turn_machinery), name="prewarm")
+
     def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
         """Start a background task owned by the server (cancelled at shutdown)."""
         task = asyncio.get_running_loop().create_task(coro, name=name)
@@ -192,7 +214,8 @@ class AppServer:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
-        await self.models.aclose()
+        if "models" in self.__dict__:  # built only once a thread needed a model
+            await self.models.aclose()
         await self.environments.close()
         await self.surface.close()
         try:
@@ -201,10 +224,14 @@ class AppServer:
             logger.warning("thread shutdown timed out")
         if self._mcp is not None:
             await self._mcp.shutdown()  # bounded by each connection's stop (which kills what will not stop)
-        self.thread_state.close()  # after the threads: a turn ending at shutdown still records its read state
+        # After the threads (a turn ending at shutdown still records its read state); opened only on first use.
+        if "thread_state" in self.__dict__:
+            self.thread_state.close()
 
     # -- config -------------------------------------------------------------------------------------
     def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
+        from app_server.protocol.methods import experimental_fields_present  # the request table: lazily
+
         return lambda raw: experimental_fields_present(model, raw)
 
     def _script_warnings(self) -> list[ConfigWarning]:
@@ -212,6 +239,9 @@ class AppServer:
         provider = self.config.provider
         if self.config.load_error is not None or not provider.is_scripted:
             return []
+        from app_server.model.script import ScriptError
+        from app_server.model.scripted import resolve_script
+
         try:
             resolve_script(provider, self.environ)
         except ScriptError as exc:
@@ -271,6 +301,8 @@ class AppServer:
         scripted one, its script loads. Raises InvalidRequest naming the cause (and the script file)."""
         if provider_id not in self.config.model_providers:
             raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: Model provider `{provider_id}` not found")
+        from app_server.model.script import ScriptError
+
         try:
             self.models.client(provider_id)
         except ScriptError as exc:
@@ -279,6 +311,10 @@ class AppServer:
     # -- threads and turns: their services are built here and nowhere else ----------------------------
     async def thread_services(self, thread_id: str, settings: ThreadSettings) -> ThreadServices:
         """A thread's environment (connected if it can be), skills and exec sessions."""
+        from app_server.threads.skills_glue import ThreadSkills
+        from app_server.tools.shell_snapshot import ShellSnapshot
+        from app_server.tools.unified_exec import UnifiedExec
+
         snapshot = None
         if self.environments.choice.kind == "local":
             snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread_id}.sh")
@@ -288,12 +324,16 @@ class AppServer:
         environment = ThreadEnvironment(self.environments, snapshot=snapshot)
         await environment.refresh()
         return ThreadServices(environment=environment, skills=ThreadSkills(self.skills_catalog),
-                              exec_sessions=UnifiedExec(), mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy),
+                              exec_sessions=UnifiedExec(),
+                              mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy),
                               read_states=self.thread_state)
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
         from app_server.handlers.initialize import user_agent
+        from app_server.threads.tool_policy import tools_for
+        from app_server.tools.router import route_tool_call
+        from app_server.tools.specs import tool_specs
 
         skills = thread.services.skills
         await skills.refresh(thread)
@@ -314,3 +354,22 @@ class AppServer:
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,
         )
+
+
+#: What a first thread and turn import: handler families, their wire models, the model client and the tools.
+TURN_MACHINERY = (
+    "app_server.handlers.threads", "app_server.handlers.turns", "app_server.handlers.info",
+    "app_server.protocol.methods", "app_server.protocol.notifications", "app_server.model.clients",
+    "app_server.model.client", "app_server.model.scripted", "app_server.skills", "app_server.threads.runner",
+    "app_server.threads.skills_glue", "app_server.tools.exec_tool", "app_server.tools.specs",
+    "app_server.tools.unified_exec", "app_server.tools.shell_snapshot", "app_server.tools.router",
+    "app_server.threads.tool_policy", "app_server.mcp.service",
+)
+
+
+def _import_turn_machinery() -> None:
+    for name in TURN_MACHINERY:
+        try:
+            import_module(name)
+        except Exception:  # the turn that needs it reports the failure properly
+            logger.exception("prewarming %s failed", name)

@@ -167,6 +167,7 @@ class AppConnection:
         app: Any,
         max_queued_requests: int = DEFAULT_MAX_QUEUED_REQUESTS,
         experimental_notifications: Iterable[str] = (),
+        on_initialized: Callable[[], None] | None = None,
     ) -> None:
         send = outbox.send
         if trace.active_tracer() is not None:  # record what goes out; no cost when no trace is written
@@ -181,6 +182,7 @@ class AppConnection:
         self.session = Session(self._endpoint, app=app, experimental_notifications=experimental_notifications)
         self._queue = self._endpoint.requests
         self._busy = False
+        self._on_initialized = on_initialized
         self._deferred: set[asyncio.Task[None]] = set()
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
@@ -198,6 +200,8 @@ class AppConnection:
         elif isinstance(msg, NotificationReceived):
             if msg.method != "initialized":
                 logger.info("ignoring client notification %s", msg.method)
+            elif self._on_initialized is not None:
+                self._on_initialized()
         elif isinstance(msg, Violation):
             # The reason only, never the line itself: a malformed line may still carry a key or token.
             logger.error("Failed to deserialize JSONRPCMessage: %s (%d bytes)", msg.reason, len(raw))

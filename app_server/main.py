@@ -20,7 +20,6 @@ from app_server.app import AppServer, StartupError, default_codex_home
 from pycodex.signals import stop_on_signals
 from pycodex.trace.recorder import TraceFileError, server_header, trace_path, tracing
 from pycodex.transport.stdio import serve_stdio
-from pycodex.transport.websocket import parse_ws_listen, serve_websocket
 from pycodex.transport.ws_auth import WsAuth, WsAuthConfigError, check_listener_auth, ws_auth_from_args
 
 __all__ = ["run_app_server"]
@@ -106,6 +105,8 @@ def _parse_listen(listen: str) -> tuple[str, int] | None:
         return None
     if not listen.startswith("ws://"):
         raise ListenError(f"unsupported --listen URL `{listen}`; expected `stdio://` or `ws://IP:PORT`")
+    from pycodex.transport.websocket import parse_ws_listen  # websockets only for a ws:// listener
+
     try:
         return parse_ws_listen(listen)
     except ValueError as exc:
@@ -150,6 +151,8 @@ async def _serve_traced(
 
 
 async def _serve_ws(app: AppServer, endpoint: tuple[str, int], auth: WsAuth, stop: asyncio.Event) -> None:
+    from pycodex.transport.websocket import serve_websocket
+
     host, port = endpoint
 
     def announce(server: object) -> None:

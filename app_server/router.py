@@ -47,6 +47,32 @@ class Router(rpc.Router["Session"]):
         super().__init__()
         self._known = set(known_methods)
         self._experimental = frozenset(experimental_methods)
+        #: Methods whose routes are registered by their family's loader on first use, in listing order.
+        self._lazy: dict[str, Callable[[], None]] = {}
+
+    def add_family(self, methods: Iterable[str], load: Callable[[], None]) -> None:
+        """Declare ``methods`` now; ``load`` registers their routes (importing the handler module and the
+        params models it names) the first time one of them is requested. Start-up builds no models."""
+        for method in methods:
+            if method in self._lazy or method in self._routes:
+                raise ValueError(f"route {method} registered twice")
+            self._lazy[method] = load
+
+    @property
+    def methods(self) -> list[str]:
+        return [*self._lazy, *(m for m in self._routes if m not in self._lazy)]
+
+    def route(self, method: str) -> rpc.Route[Session] | None:
+        found = self._routes.get(method)
+        if found is None and (load := self._lazy.get(method)) is not None:
+            load()
+            found = self._routes.get(method)
+        return found
+
+    def load_all(self) -> None:
+        """Register every lazy family now (tests and tools that walk the whole route table)."""
+        for method in list(self._lazy):
+            self.route(method)
 
     def add(
         self,

@@ -25,6 +25,9 @@ async def _app() -> None:
         ("20 MB command turn latency", "s", big_latency, "lower", 1.5),
         ("20 MB command peak RSS", "MiB", big_rss, "lower", 1.0),
     ])
+    from bench.startup_bench import run as run_startup
+
+    await run_startup()
 
 
 async def _main(which: str) -> None:

@@ -68,6 +68,7 @@ class Driver:
         driver = cls(proc)
         await driver.call("initialize", {"clientInfo": {"name": "bench", "version": "1"},
                                          "capabilities": {"experimentalApi": True}})
+        await driver.notify("initialized")  # what real clients send next
         return driver
 
     async def _read(self) -> None:
@@ -86,11 +87,19 @@ class Driver:
                 if name == method and not fut.done() and pred(msg.get("params")):
                     fut.set_result(msg)
                     self._events.remove(entry)
+        for fut in [*self._waiters.values(), *(entry[1] for entry in self._events)]:
+            if not fut.done():  # the server exited: fail now rather than at the timeout
+                fut.set_exception(RuntimeError(f"server exited (status {await self.proc.wait()})"))
 
     def expect(self, method: str, pred: Callable[[Any], bool] = lambda _p: True) -> asyncio.Future[Any]:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._events.append((method, fut, pred))
         return fut
+
+    async def notify(self, method: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"method": method}).encode() + b"\n")
+        await self.proc.stdin.drain()
 
     async def call(self, method: str, params: Any, timeout: float = 60) -> Any:
         self._id += 1

@@ -17,10 +17,12 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from exec_client.client import ExecServerClient, ProcessSubscription
-from exec_client.wire import protocol as p
 from exec_client.wire.errors import NOT_FOUND, ExecServerError
+
+if TYPE_CHECKING:  # a local (stdio app-server) start-up needs neither websockets nor the exec wire models
+    from exec_client.client import ExecServerClient, ProcessSubscription
 
 __all__ = [
     "DirEntry",
@@ -169,6 +171,8 @@ class _RemoteProcess(ExecProcess):
             self._finish()
         if self._closed:
             return None
+        from exec_client.wire import protocol as p
+
         event = await self.sub.next(timeout)
         if isinstance(event, p.ProcessOutput):
             return OutputChunk(event.stream, event.data)

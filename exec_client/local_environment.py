@@ -23,7 +23,6 @@ from exec_client.environment import (
     ProcessExit,
     ProcessSpec,
 )
-from exec_client.wire import protocol as p
 from pycodex.platform.spawn import SpawnedProcess, SpawnError, SpawnRequest, spawn
 
 __all__ = ["LocalEnvironment"]
@@ -42,7 +41,9 @@ class _LocalProcess(ExecProcess):
         return self._closed
 
     async def _pump(self, stream: str) -> None:
-        while data := await self._spawned.read_chunk(stream, p.MAX_CHUNK_BYTES):
+        from exec_client.wire.protocol import MAX_CHUNK_BYTES  # its pydantic models are not a start-up cost
+
+        while data := await self._spawned.read_chunk(stream, MAX_CHUNK_BYTES):
             await self._events.put(OutputChunk(stream, data))
 
     async def _run(self) -> None:

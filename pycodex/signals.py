@@ -7,17 +7,22 @@ dumps its asyncio tasks), SIGUSR1 prints every thread's Python stack to stderr i
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import faulthandler
 import signal
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # `--version` imports this module first: asyncio costs more than the rest of it
+    import asyncio
 
 __all__ = ["stop_on_signals", "survive_usr1"]
 
 
 def stop_on_signals(signals: Iterable[signal.Signals] = (signal.SIGINT, signal.SIGTERM)) -> asyncio.Event:
     """An event the running loop sets on any of ``signals`` (where the platform allows handlers)."""
+    import asyncio
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in signals:

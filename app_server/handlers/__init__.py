@@ -1,46 +1,107 @@
-"""Request handlers, one module per method family, each with a ``ROUTES`` table; ``register_all`` fills the
-server's router from them at startup."""
+"""Request handlers, one module per method family, each with a ``ROUTES`` table.
+
+``register_all`` declares every family's methods at start-up but imports a family's module (and so
+builds the pydantic params and response models it names) only when one of its methods is first
+requested: serving ``initialize`` must not pay for the whole protocol surface. ``FAMILIES`` is checked
+against the modules' ``ROUTES`` by tests/test_handler_families.py.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from app_server.app import AppServer
 
-__all__ = ["register_all"]
+__all__ = ["FAMILIES", "register_all"]
+
+#: Handler module -> its methods. This order is the one "unknown variant" errors list.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "initialize": ("initialize",),
+    "threads": (
+        "thread/start", "thread/resume", "thread/fork", "thread/read", "thread/list", "thread/loaded/list",
+        "thread/turns/list", "thread/name/set", "thread/archive", "thread/unarchive", "thread/unsubscribe",
+    ),
+    "thread_history": ("thread/items/list", "thread/items/read", "thread/readState/update"),
+    "thread_goals": ("thread/goal/get", "thread/goal/set", "thread/goal/clear"),
+    "thread_terminals": (
+        "thread/backgroundTerminals/list", "thread/backgroundTerminals/clean",
+        "thread/backgroundTerminals/terminate",
+    ),
+    "thread_sections": (
+        "threadSection/list", "threadSection/create", "threadSection/update", "threadSection/delete",
+        "thread/section/move", "thread/delete", "thread/metadata/update",
+    ),
+    "thread_search": (
+        "thread/search", "thread/searchOccurrences", "thread/search/stream", "thread/search/cancel",
+        "thread/search/stream/cancel",
+    ),
+    "thread_memory": ("thread/memoryMode/set", "thread/memory/read"),
+    "thread_inject": ("thread/inject_items",),
+    "turns": ("turn/start", "turn/steer", "turn/interrupt"),
+    "info": ("skills/list", "account/read"),
+    "models": (
+        "model/list", "modelProvider/list", "modelProvider/capabilities/read", "modelProvider/config/write",
+        "modelProvider/default/set",
+    ),
+    "config": ("config/read", "config/value/write", "config/batchWrite", "configRequirements/read"),
+    "search": (
+        "fuzzyFileSearch", "fuzzyFileSearch/sessionStart", "fuzzyFileSearch/sessionUpdate",
+        "fuzzyFileSearch/sessionStop",
+    ),
+    "fs": (
+        "fs/readFile", "fs/writeFile", "fs/createDirectory", "fs/getMetadata", "fs/readDirectory",
+        "fs/remove", "fs/copy", "fs/watch", "fs/unwatch",
+    ),
+    "commands": (
+        "command/exec", "command/exec/write", "command/exec/terminate", "command/exec/resize",
+        "process/spawn", "process/writeStdin", "process/kill", "process/resizePty",
+    ),
+    "hooks": ("hooks/list",),
+    "plugins": (
+        "skills/config/write", "skills/extraRoots/set", "plugin/list", "plugin/installed", "plugin/read",
+        "plugin/install", "plugin/uninstall", "plugin/reconcile", "plugin/search", "plugin/skill/read",
+        "plugin/share/save", "plugin/share/updateTargets", "plugin/share/list", "plugin/share/checkout",
+        "plugin/share/delete", "marketplace/add", "marketplace/remove", "marketplace/upgrade", "app/list",
+        "app/read", "app/installed",
+    ),
+    "accounts": (
+        "account/login/start", "account/logout", "account/login/cancel", "account/gatewayOAuth/read",
+        "account/gatewayOAuth/login", "account/gatewayOAuth/cancel", "account/securitySetup/read",
+        "account/rateLimits/read", "account/rateLimitResetCredit/consume", "account/usage/read",
+        "account/workspaceMessages/read", "account/sendAddCreditsNudgeEmail", "accountSession/list",
+        "accountSession/switch", "account/bedrock/discover", "account/bedrock/setup",
+        "account/bedrock/checkGovCloudRequirements", "account/gcp/setup",
+    ),
+    "misc": (
+        "collaborationMode/list", "experimentalFeature/list", "experimentalFeature/enablement/set",
+        "permissionProfile/list", "feedback/save", "feedback/upload", "externalAgentConfig/detect",
+        "externalAgentConfig/import", "externalAgentConfig/import/recordHistory",
+        "externalAgentConfig/import/readHistories", "windowsSandbox/setupStart", "windowsSandbox/readiness",
+        "server/diagnostics", "userVerification/status", "userVerification/enroll", "userVerification/delete",
+        "userVerification/verify", "userVerification/cancel", "remoteControl/enable", "remoteControl/disable",
+        "remoteControl/status/read", "remoteControl/pairing/start", "remoteControl/pairing/status",
+        "remoteControl/client/list", "remoteControl/client/revoke", "mock/experimentalMethod",
+    ),
+    "environments": ("environment/add", "environment/info", "environment/status"),
+    "mcp": (
+        "mcpServerStatus/list", "mcpServer/tool/call", "mcpServer/resource/read", "config/mcpServer/reload",
+        "mcpServer/oauth/login",
+    ),
+}
 
 
 def register_all(app: AppServer) -> None:
-    from app_server.handlers import (
-        accounts,
-        commands,
-        config,
-        environments,
-        fs,
-        hooks,
-        info,
-        initialize,
-        mcp,
-        misc,
-        models,
-        plugins,
-        search,
-        thread_goals,
-        thread_history,
-        thread_inject,
-        thread_memory,
-        thread_search,
-        thread_sections,
-        thread_terminals,
-        threads,
-        turns,
-    )
-    from app_server.handlers.table import register_routes
+    for family, methods in FAMILIES.items():
+        app.router.add_family(methods, _loader(app, family))
 
-    # This order is the one "unknown variant" errors list.
-    modules = (initialize, threads, thread_history, thread_goals, thread_terminals, thread_sections, thread_search,
-               thread_memory, thread_inject, turns, info, models, config, search,
-               fs, commands, hooks, plugins, accounts, misc, environments, mcp)
-    for module in modules:
-        register_routes(app, module.ROUTES)
+
+def _loader(app: AppServer, family: str) -> Callable[[], None]:
+    def load() -> None:
+        from app_server.handlers.table import register_routes
+
+        register_routes(app, import_module(f"{__name__}.{family}").ROUTES)
+
+    return load

@@ -6,14 +6,26 @@ Both clients satisfy `ModelStreamer`; `create_model_client()` picks one for a pr
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from app_server.model.client import ModelClient
-from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
-from app_server.model.events import ResponseEvent
-from app_server.model.provider import SCRIPTED_PROVIDER_ID, ProviderConfig, RequestContext, turn_metadata
-from app_server.model.retry import RetryCallback
-from app_server.model.scripted import ScriptedModelClient
+from pycodex.lazy_exports import lazy_getattr
+
+if TYPE_CHECKING:
+    from app_server.model.client import ModelClient
+    from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
+    from app_server.model.events import ResponseEvent
+    from app_server.model.provider import SCRIPTED_PROVIDER_ID, ProviderConfig, RequestContext, turn_metadata
+    from app_server.model.retry import RetryCallback
+    from app_server.model.scripted import ScriptedModelClient
+
+#: Exported name -> its submodule, resolved on first use: the HTTP client (httpx) is not needed until a
+#: turn samples the model, and config loading only needs `provider`.
+_HOME = {
+    "ModelClient": "client", "ModelError": "errors", "RetryNotice": "errors", "RetryScope": "errors",
+    "TurnErrorPayload": "errors", "ResponseEvent": "events", "SCRIPTED_PROVIDER_ID": "provider",
+    "ProviderConfig": "provider", "RequestContext": "provider", "turn_metadata": "provider",
+    "RetryCallback": "retry", "ScriptedModelClient": "scripted",
+}
 
 
 class ModelStreamer(Protocol):
@@ -31,6 +43,9 @@ class ModelStreamer(Protocol):
 
 def create_model_client(provider: ProviderConfig, env: Mapping[str, str] | None = None) -> ModelStreamer:
     """The scripted provider for `scripted`, the HTTP Responses client for anything else."""
+    from app_server.model.client import ModelClient
+    from app_server.model.scripted import ScriptedModelClient
+
     if provider.is_scripted:
         return ScriptedModelClient.from_provider(provider, env)
     return ModelClient(provider, env=env)
@@ -52,3 +67,10 @@ __all__ = [
     "create_model_client",
     "turn_metadata",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    return _lazy(name)
+
+
+_lazy = lazy_getattr(__name__, _HOME)

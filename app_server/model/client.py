@@ -57,6 +57,7 @@ from app_server.model.retry import (
 )
 from app_server.model.retry_hints import retry_hint
 from app_server.model.sse import SseDecoder, SseError
+from pycodex.jsonrpc.codec import dumps
 from pycodex.trace import recorder as trace
 
 logger = logging.getLogger(__name__)
@@ -155,8 +156,13 @@ class ModelClient:
             headers["authorization"] = f"Bearer {self._provider.experimental_bearer_token}"
         payload = dict(body)
         payload["stream"] = True
+        # The body carries the whole history: encode it once, with orjson when installed. Its items were
+        # parsed from strict JSON or built by us, so it holds no NaN to refuse.
+        if not any(name.lower() == "content-type" for name in headers):
+            headers["content-type"] = "application/json"
         return self._http.build_request(
-            "POST", self._url, params=dict(self._provider.query_params) or None, headers=headers, json=payload
+            "POST", self._url, params=dict(self._provider.query_params) or None, headers=headers,
+            content=dumps(payload, finite_checked=True),
         )
 
     def stream(

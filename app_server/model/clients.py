@@ -7,19 +7,21 @@ may still serve a running turn, so it is closed only at shutdown.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from app_server.model.client import ModelClient
 from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
 from app_server.model.events import ResponseEvent
 from app_server.model.provider import ProviderConfig, RequestContext
 from app_server.model.script import ScriptError
-from app_server.model.scripted import ScriptedModelClient
 from pycodex.jsonrpc.errors import InvalidRequest
+
+if TYPE_CHECKING:  # the HTTP client (httpx) is imported when the first turn needs a model
+    from app_server.model.client import ModelClient
+    from app_server.model.scripted import ScriptedModelClient
 
 __all__ = ["ModelClients"]
 
-Client = ModelClient | ScriptedModelClient
+Client: TypeAlias = "ModelClient | ScriptedModelClient"
 
 
 class ModelClients:
@@ -44,11 +46,7 @@ class ModelClients:
         provider = self.provider(provider_id)
         client = self._clients.get(provider_id)
         if client is None or client.provider != provider:
-            fresh = (
-                ScriptedModelClient.from_provider(provider, self._env)
-                if provider.is_scripted
-                else ModelClient(provider, env=self._env)
-            )
+            fresh = _new_client(provider, self._env)
             if client is not None:
                 self._retired.append(client)
             self._clients[provider_id] = client = fresh
@@ -67,3 +65,13 @@ class ModelClients:
     async def aclose(self) -> None:
         for client in [*self._clients.values(), *self._retired]:
             await client.aclose()
+
+
+def _new_client(provider: ProviderConfig, env: Mapping[str, str] | None) -> Client:
+    if provider.is_scripted:
+        from app_server.model.scripted import ScriptedModelClient
+
+        return ScriptedModelClient.from_provider(provider, env)
+    from app_server.model.client import ModelClient
+
+    return ModelClient(provider, env=env)

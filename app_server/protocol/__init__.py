@@ -4,24 +4,57 @@ Modules: `base` (WireModel, markers, to_wire, error text), `common` (ids, enums,
 usage), `items` (UserInput / ThreadItem unions), `threads`, `turns`, `initialize`, `server_info`,
 `notifications`, `approvals`, `methods` (request table, experimental gate), `method_names`,
 `schema_export`. This package imports nothing else from app_server.
+
+The package itself imports nothing: building every model costs most of a second, and start-up needs
+only a few of them, so each name below is resolved from its module on first use (PEP 562).
 """
 
 from __future__ import annotations
 
-from .approvals import SERVER_REQUESTS
-from .base import (
-    OmittingWireModel,
-    ParamsModel,
-    WireModel,
-    codex_error_message,
-    field_error_message,
-    to_wire,
-    unknown_variant_message,
-)
-from .items import THREAD_ITEM_VARIANTS, USER_INPUT_VARIANTS, ThreadItem, UserInput
-from .method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS, UNKNOWN_METHOD_VARIANTS
-from .methods import METHODS, MethodSpec, experimental_fields_present
-from .notifications import EXPERIMENTAL_NOTIFICATIONS, NOTIFICATIONS, notification_envelope
+from typing import TYPE_CHECKING, Any
+
+from pycodex.lazy_exports import lazy_getattr
+
+if TYPE_CHECKING:
+    from .approvals import SERVER_REQUESTS
+    from .base import (
+        OmittingWireModel,
+        ParamsModel,
+        WireModel,
+        codex_error_message,
+        field_error_message,
+        to_wire,
+        unknown_variant_message,
+    )
+    from .items import THREAD_ITEM_VARIANTS, USER_INPUT_VARIANTS, ThreadItem, UserInput
+    from .method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS, UNKNOWN_METHOD_VARIANTS
+    from .methods import METHODS, MethodSpec, experimental_fields_present
+    from .notifications import EXPERIMENTAL_NOTIFICATIONS, NOTIFICATIONS, notification_envelope
+
+#: Exported name -> the submodule that defines it.
+_HOME = {
+    "SERVER_REQUESTS": "approvals",
+    "OmittingWireModel": "base",
+    "ParamsModel": "base",
+    "WireModel": "base",
+    "codex_error_message": "base",
+    "field_error_message": "base",
+    "to_wire": "base",
+    "unknown_variant_message": "base",
+    "THREAD_ITEM_VARIANTS": "items",
+    "USER_INPUT_VARIANTS": "items",
+    "ThreadItem": "items",
+    "UserInput": "items",
+    "CODEX_CLIENT_METHODS": "method_names",
+    "EXPERIMENTAL_METHODS": "method_names",
+    "UNKNOWN_METHOD_VARIANTS": "method_names",
+    "METHODS": "methods",
+    "MethodSpec": "methods",
+    "experimental_fields_present": "methods",
+    "EXPERIMENTAL_NOTIFICATIONS": "notifications",
+    "NOTIFICATIONS": "notifications",
+    "notification_envelope": "notifications",
+}
 
 __all__ = [
     "CODEX_CLIENT_METHODS",
@@ -46,3 +79,10 @@ __all__ = [
     "to_wire",
     "unknown_variant_message",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    return _lazy(name)
+
+
+_lazy = lazy_getattr(__name__, _HOME)

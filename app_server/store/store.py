@@ -54,11 +54,26 @@ class ThreadStore:
         self.codex_home.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._writers: dict[str, RolloutWriter] = {}
-        self._index = ThreadIndex(self.codex_home / INDEX_FILE)
-        if self._index.needs_rebuild:
-            self.rebuild_index()
-        elif reconcile:
-            indexing.reconcile(self._index, self.codex_home)
+        self._reconcile = reconcile
+        self._index_lock = threading.Lock()
+        self._opened_index: ThreadIndex | None = None
+
+    @property
+    def _index(self) -> ThreadIndex:
+        """The SQLite index, opened (and rebuilt or reconciled from the rollouts) on first use rather than at
+        start-up: a server with a thousand stored threads answers ``initialize`` without listing them."""
+        index = self._opened_index
+        if index is None:
+            with self._index_lock:
+                index = self._opened_index
+                if index is None:
+                    index = ThreadIndex(self.codex_home / INDEX_FILE)
+                    if index.needs_rebuild:
+                        indexing.rebuild(index, self.codex_home)
+                    elif self._reconcile:
+                        indexing.reconcile(index, self.codex_home)
+                    self._opened_index = index
+        return index
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
@@ -67,7 +82,8 @@ class ThreadStore:
             writers, self._writers = list(self._writers.values()), {}
         for writer in writers:
             writer.close()
-        self._index.close()
+        if self._opened_index is not None:
+            self._opened_index.close()
 
     def __enter__(self) -> ThreadStore:
         return self

@@ -47,13 +47,27 @@ PERMISSIONS_TAG = "<permissions instructions>"
 ENVIRONMENT_TAG = "<environment_context>"
 
 
-def _last_part(history: list[JsonObj], tag: str) -> str | None:
-    """The most recent message text part in ``history`` that starts with ``tag``."""
-    for item in reversed(history):
-        for part in reversed(item.get("content") or [] if item.get("type") == "message" else []):
-            text = part.get("text") if isinstance(part, dict) else None
-            if isinstance(text, str) and text.startswith(tag):
-                return text
+def _last_part(history: list[JsonObj], tag: str, seen: dict[str, tuple[int, str | None]]) -> str | None:
+    """The most recent message text part in ``history`` that starts with ``tag``. ``seen`` remembers how far
+    earlier calls got, so only entries appended since are read: a turn's cost must not grow with the thread."""
+    start, found = seen.get(tag, (0, None))
+    if start > len(history):
+        start, found = 0, None
+    for index in range(len(history) - 1, start - 1, -1):
+        item = history[index]
+        text = _tagged_text(item, tag) if item.get("type") == "message" else None
+        if text is not None:
+            found = text
+            break
+    seen[tag] = (len(history), found)
+    return found
+
+
+def _tagged_text(item: JsonObj, tag: str) -> str | None:
+    for part in reversed(item.get("content") or []):
+        text = part.get("text") if isinstance(part, dict) else None
+        if isinstance(text, str) and text.startswith(tag):
+            return text
     return None
 
 
@@ -177,7 +191,7 @@ class TurnRunner:
         updates: list[JsonObj] = []
         for tag, make in ((PERMISSIONS_TAG, developer_message), (ENVIRONMENT_TAG, lambda t: user_message_item(t))):
             current = next((t for t in fresh if t.startswith(tag)), None)
-            if current is not None and current != _last_part(self.thread.history, tag):
+            if current is not None and current != _last_part(self.thread.history, tag, self.thread.context_seen):
                 updates.append(make([current]))
         return updates
 

@@ -200,6 +200,9 @@ class ThreadRuntime:
         #: Where its tools run, its skills and exec sessions (``AppServer.thread_services``).
         self.services = services
         self.history: list[JsonObj] = history or []
+        #: Context tag -> (history entries scanned, the latest text with that tag): lets each turn look at
+        #: only the entries added since the last one (the history only grows).
+        self.context_seen: dict[str, tuple[int, str | None]] = {}
         self.turns: list[JsonObj] = turns or []
         self.total_usage: JsonObj = dict(token_usage["total"]) if token_usage else empty_usage()
         self.last_usage: JsonObj | None = dict(token_usage["last"]) if token_usage else None

@@ -63,7 +63,7 @@ class Router(Generic[C]):
     async def dispatch(self, session: C, method: str, params: Any, has_params: bool) -> Any:
         """Run one request; return its result or raise ``RpcError``."""
         try:
-            route = self._routes.get(method)
+            route = self.route(method)
             if route is None:
                 raise self.unknown_method(session, method)
             parsed = self.parse(route, params, has_params)
@@ -75,6 +75,10 @@ class Router(Generic[C]):
             raise self.boundary(method, exc) from None
 
     # -- what a server may change -----------------------------------------------------------------
+    def route(self, method: str) -> Route[C] | None:
+        """The route of ``method``, or None (a server may register its routes lazily here)."""
+        return self._routes.get(method)
+
     def unknown_method(self, session: C, method: str) -> RpcError:
         return MethodNotFound(f"method `{method}` not found")
 

@@ -8,18 +8,33 @@ inbound queue and fail-all on close; servers write through an ``Outbox`` (ordere
 task per connection) so a slow reader backpressures its own producers instead of growing memory.
 """
 
-from pycodex.transport.base import (
-    ConnectionHandler,
-    MessageHandler,
-    Outbox,
-    Transport,
-    TransportClosed,
-    serve_transport,
-)
-from pycodex.transport.endpoint import Endpoint, EndpointClosed
-from pycodex.transport.memory import memory_pair
-from pycodex.transport.stdio import StreamTransport, serve_stdio
-from pycodex.transport.websocket import WebSocketTransport, listen_websocket, serve_websocket
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pycodex.lazy_exports import lazy_getattr
+
+if TYPE_CHECKING:
+    from pycodex.transport.base import (
+        ConnectionHandler,
+        MessageHandler,
+        Outbox,
+        Transport,
+        TransportClosed,
+        serve_transport,
+    )
+    from pycodex.transport.endpoint import Endpoint, EndpointClosed
+    from pycodex.transport.memory import memory_pair
+    from pycodex.transport.stdio import StreamTransport, serve_stdio
+    from pycodex.transport.websocket import WebSocketTransport, listen_websocket, serve_websocket
+
+#: Exported name -> its submodule; resolved on first use (a stdio server never needs websockets).
+_HOME = {
+    "ConnectionHandler": "base", "MessageHandler": "base", "Outbox": "base", "Transport": "base",
+    "TransportClosed": "base", "serve_transport": "base", "Endpoint": "endpoint", "EndpointClosed": "endpoint",
+    "memory_pair": "memory", "StreamTransport": "stdio", "serve_stdio": "stdio",
+    "WebSocketTransport": "websocket", "listen_websocket": "websocket", "serve_websocket": "websocket",
+}
 
 __all__ = [
     "ConnectionHandler",
@@ -37,3 +52,10 @@ __all__ = [
     "serve_transport",
     "serve_websocket",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    return _lazy(name)
+
+
+_lazy = lazy_getattr(__name__, _HOME)

@@ -17,10 +17,10 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jwt
-from websockets.datastructures import Headers
+if TYPE_CHECKING:  # a stdio server parses these flags but never needs jwt or websockets
+    from websockets.datastructures import Headers
 
 __all__ = [
     "CapabilityToken",
@@ -104,6 +104,8 @@ def _is_int(value: Any) -> bool:
 
 
 def _check_jwt(token: str, auth: SignedBearer, now: float) -> str | None:
+    import jwt
+
     # PyJWT checks the HS256 signature only; the claims are checked here for Codex's exact refusals.
     off: Any = {"verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False,
            "verify_iss": False, "verify_sub": False, "verify_jti": False}

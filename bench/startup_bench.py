@@ -1,0 +1,230 @@
+"""App-server start-up and scaling benchmarks: spawn -> initialize answered (fresh CODEX_HOME and with 1000
+stored threads), ``--version``, the first turn on a fresh server, the CPU of turns 251-300 against turns
+1-50 of one thread, and 64 concurrent threads (p50/p99 latency, peak RSS).
+
+Every row is measured in one interleaved run (pycodex and Codex alternate, which goes first alternates
+too) and reported as the median pycodex/Codex ratio with its spread over the runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import statistics
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from bench.app_server_bench import _peak_rss_mib
+from bench.harness import Driver, Impl, implementations, start_fake_model, temp_dirs, write_config
+
+RUNS = int(os.environ.get("PYCODEX_BENCH_RUNS", "5"))
+STORED_THREADS = 1000
+LONG_THREAD_TURNS = 300
+CONCURRENT = 64
+_TICK = os.sysconf("SC_CLK_TCK")
+_REPLY = [{"output": [{"type": "message", "text": "ok"}]}]
+
+Sample = Callable[[Impl, Path], Awaitable[float]]
+
+
+def _cpu_s(pid: int) -> float:
+    """utime + stime of a live process, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+async def _spawn_initialized(impl: Impl, home: Path, work: Path) -> tuple[Driver, float, float]:
+    """A server answering initialize: (driver, seconds from spawn to the answer, its CPU seconds by then)."""
+    t0 = time.perf_counter()
+    driver = await Driver.spawn(impl, home, work)
+    return driver, time.perf_counter() - t0, _cpu_s(driver.proc.pid)
+
+
+async def startup_s(impl: Impl, home: Path) -> tuple[float, float]:
+    work = home.parent / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    home.mkdir(exist_ok=True)  # Codex refuses a CODEX_HOME that does not exist
+    driver, wall, cpu = await _spawn_initialized(impl, home, work)
+    await driver.close()
+    return wall, cpu
+
+
+async def version_s(impl: Impl) -> float:
+    t0 = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(*impl.argv, "--version", stdout=asyncio.subprocess.DEVNULL)
+    await asyncio.wait_for(proc.wait(), 30)
+    return time.perf_counter() - t0
+
+
+async def _thread_turns(driver: Driver, thread: str, turns: int, on_turn: Callable[[int], None]) -> list[float]:
+    samples = []
+    for i in range(turns):
+        done = driver.expect("turn/completed", lambda params: bool(params["threadId"] == thread))
+        t0 = time.perf_counter()
+        await driver.call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": f"go {i}"}]})
+        await asyncio.wait_for(done, 60)
+        samples.append(time.perf_counter() - t0)
+        on_turn(i + 1)
+    return samples
+
+
+async def first_turn_s(impl: Impl, model_url: str, home: Path) -> float:
+    """turn/start -> turn/completed of the very first turn of a fresh server (exec_command + message)."""
+    work = home.parent / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    write_config(home, model_url)
+    driver, _, _ = await _spawn_initialized(impl, home, work)
+    try:
+        thread = (await driver.call("thread/start", {"cwd": str(work)}))["thread"]["id"]
+        return (await _thread_turns(driver, thread, 1, lambda _i: None))[0]
+    finally:
+        await driver.close()
+
+
+async def long_thread_cpu_growth(impl: Impl, model_url: str, home: Path) -> float:
+    """Server CPU of turns 251-300 over that of turns 1-50, in one thread (1.0 = flat)."""
+    work = home.parent / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    write_config(home, model_url)
+    driver, _, _ = await _spawn_initialized(impl, home, work)
+    marks: dict[int, float] = {}
+    try:
+        thread = (await driver.call("thread/start", {"cwd": str(work)}))["thread"]["id"]
+        marks[0] = _cpu_s(driver.proc.pid)
+        await _thread_turns(driver, thread, LONG_THREAD_TURNS,
+                            lambda i: marks.__setitem__(i, _cpu_s(driver.proc.pid)) if i in (50, 250, 300) else None)
+    finally:
+        await driver.close()
+    early = marks[50] - marks[0]
+    return (marks[300] - marks[250]) / early if early else float("nan")
+
+
+async def concurrent_threads(impl: Impl, model_url: str, home: Path) -> tuple[float, float, float]:
+    """(p50 s, p99 s, peak RSS MiB) of one turn in each of 64 threads started at once."""
+    work = home.parent / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    write_config(home, model_url)
+    driver, _, _ = await _spawn_initialized(impl, home, work)
+    try:
+        threads = [(await driver.call("thread/start", {"cwd": str(work)}))["thread"]["id"] for _ in range(CONCURRENT)]
+        runs = await asyncio.gather(*(_thread_turns(driver, t, 1, lambda _i: None) for t in threads))
+        lat = sorted(s for run in runs for s in run)
+        return lat[len(lat) // 2], lat[min(len(lat) - 1, int(len(lat) * 0.99))], _peak_rss_mib(driver.proc.pid)
+    finally:
+        await driver.close()
+
+
+async def stored_threads_home(root: Path, model_url: str) -> Path:
+    """A CODEX_HOME holding 1000 stored threads: one real pycodex thread, its rollout cloned under new ids."""
+    home = root / "stored-home"
+    work = root / "stored-work"
+    work.mkdir(parents=True, exist_ok=True)
+    write_config(home, model_url)
+    driver, _, _ = await _spawn_initialized(implementations()[0], home, work)
+    try:
+        thread = (await driver.call("thread/start", {"cwd": str(work)}))["thread"]["id"]
+        await _thread_turns(driver, thread, 1, lambda _i: None)
+    finally:
+        await driver.close()
+    source = next((home / "sessions").rglob(f"*{thread}.jsonl"))
+    text = source.read_text()
+    for _ in range(STORED_THREADS - 1):
+        new = str(uuid.UUID(int=uuid.uuid4().int & ~(0xF << 76) | (0x7 << 76)))  # a version-7 shaped id
+        (source.parent / re.sub(thread, new, source.name)).write_text(text.replace(thread, new))
+    return home
+
+
+def _ratios(pairs: list[dict[str, float]]) -> tuple[float, float, float]:
+    ratios = [p["pycodex"] / p["codex"] for p in pairs if p.get("codex")]
+    if not ratios:
+        return float("nan"), float("nan"), float("nan")
+    return statistics.median(ratios), min(ratios), max(ratios)
+
+
+def print_rows(rows: list[tuple[str, list[dict[str, float]], float, bool]]) -> None:
+    """rows: (metric, per-run {impl: value}, goal ratio, lower is better)."""
+    print("\napp-server start-up and scaling (ratio pycodex/codex 0.169, median [min-max] over runs)")
+    print(f"{'metric':<46} {'pycodex':>9} {'codex':>9} {'ratio':>7} {'spread':>13}  goal")
+    for metric, pairs, goal, lower in rows:
+        ours = statistics.median(p["pycodex"] for p in pairs)
+        theirs = [p["codex"] for p in pairs if "codex" in p]
+        mid, lo, hi = _ratios(pairs)
+        met = mid <= goal if lower else mid >= goal
+        print(f"{metric:<46} {ours:>9.3f} {statistics.median(theirs) if theirs else float('nan'):>9.3f} "
+              f"{mid:>6.2f}x {f'[{lo:.2f}-{hi:.2f}]':>13}  {'<=' if lower else '>='} {goal:.1f}x "
+              f"{'ok' if met else 'MISSED'}")
+
+
+async def run() -> None:
+    impls = implementations()
+    rows: dict[str, list[dict[str, float]]] = {}
+
+    def add(metric: str, run: dict[str, float]) -> None:
+        rows.setdefault(metric, []).append(run)
+
+    tmp, root, _ = temp_dirs()
+    with tmp:
+        model = await start_fake_model([*_REPLY], root.parent)
+        try:
+            stored = await stored_threads_home(root.parent, model.url)
+            for i in range(RUNS):
+                order = impls if i % 2 == 0 else impls[::-1]
+                wall: dict[str, float] = {}
+                cpu: dict[str, float] = {}
+                big: dict[str, float] = {}
+                version: dict[str, float] = {}
+                for impl in order:
+                    fresh = root.parent / f"fresh-{impl.name}-{i}" / "home"
+                    wall[impl.name], cpu[impl.name] = await startup_s(impl, fresh)
+                    shutil.rmtree(fresh.parent)
+                    big[impl.name], _ = await startup_s(impl, stored)
+                    version[impl.name] = await version_s(impl)
+                add("spawn -> initialize, fresh home (s)", wall)
+                add("  CPU of that start-up (s)", cpu)
+                add(f"spawn -> initialize, {STORED_THREADS} stored threads (s)", big)
+                add("--version (s)", version)
+            await _scaling_rows(impls, root.parent, add)
+        finally:
+            await model.stop()
+    goals = {"spawn -> initialize, fresh home (s)": 1.0, "  CPU of that start-up (s)": 1.0,
+             f"spawn -> initialize, {STORED_THREADS} stored threads (s)": 1.0, "--version (s)": 3.3,
+             "first exec turn, fresh server (s)": 0.4, "CPU turns 251-300 / 1-50 (growth)": 1.1,
+             f"{CONCURRENT} concurrent threads p50 (s)": 1.0, f"{CONCURRENT} concurrent threads p99 (s)": 0.5,
+             f"{CONCURRENT} concurrent threads peak RSS (MiB)": 0.5}
+    print_rows([(metric, pairs, goals[metric], True) for metric, pairs in rows.items()])
+
+
+async def _scaling_rows(impls: list[Impl], root: Path, add: Callable[[str, dict[str, float]], None]) -> None:
+    call = {"type": "function_call", "name": "exec_command", "call_id": "c1", "arguments": json.dumps({"cmd": "true"})}
+    reply_model = await start_fake_model(_REPLY, root / "reply-model")
+    try:
+        for i in range(RUNS):
+            first: dict[str, float] = {}
+            for impl in impls if i % 2 == 0 else impls[::-1]:
+                # A fresh fake model per sample: its script starts with the tool call again.
+                model = await start_fake_model([{"output": [call]}, *_REPLY], root / f"m-{impl.name}-{i}")
+                try:
+                    first[impl.name] = await first_turn_s(impl, model.url, root / f"first-{impl.name}-{i}" / "home")
+                finally:
+                    await model.stop()
+            add("first exec turn, fresh server (s)", first)
+        # The long-thread and concurrency rows are too slow to repeat five times on a shared machine.
+        growth: dict[str, float] = {}
+        p50: dict[str, float] = {}
+        p99: dict[str, float] = {}
+        rss: dict[str, float] = {}
+        for impl in impls:
+            growth[impl.name] = await long_thread_cpu_growth(impl, reply_model.url, root / f"long-{impl.name}" / "home")
+            p50[impl.name], p99[impl.name], rss[impl.name] = await concurrent_threads(
+                impl, reply_model.url, root / f"conc-{impl.name}" / "home")
+        add("CPU turns 251-300 / 1-50 (growth)", growth)
+        add(f"{CONCURRENT} concurrent threads p50 (s)", p50)
+        add(f"{CONCURRENT} concurrent threads p99 (s)", p99)
+        add(f"{CONCURRENT} concurrent threads peak RSS (MiB)", rss)
+    finally:
+        await reply_model.stop()
