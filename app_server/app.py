@@ -287,7 +287,7 @@ class AppServer:
         return ThreadSettings(
             model=config.model,
             model_provider=config.model_provider_id,
-            cwd=self.cwd or Path(os.getcwd()),
+            cwd=self.working_dir(),
             approval_policy=config.approval_policy or "on-request",
             sandbox_mode=config.sandbox_mode or "workspace-write",
             base_instructions=config.instructions,
@@ -295,6 +295,10 @@ class AppServer:
             effort=config.model_reasoning_effort,
             summary=config.model_reasoning_summary,
         )
+
+    def working_dir(self) -> Path:
+        """Where requests without a cwd run: the host's (in-process tests) or the process's directory."""
+        return self.cwd or Path(os.getcwd())
 
     def check_model(self, provider_id: str) -> None:
         """Make sure a thread on `provider_id` can reach its model: the provider exists and, for the

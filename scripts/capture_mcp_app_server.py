@@ -22,7 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from manifest import record_in_manifest  # scripts/ is on sys.path when a script runs
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout's root
+from scripts.manifest import record_in_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "support" / "mcp_calc_server.py")

@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from manifest import record_in_manifest  # scripts/ is on sys.path when a script runs
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout's root
+from scripts.manifest import record_in_manifest
 
 JsonObj = dict[str, Any]
 URL = "http://127.0.0.1:9/v1"

@@ -66,7 +66,7 @@ async def test_external_agent_config_and_windows(app_server: Start) -> None:
 
 
 async def test_diagnostics_verification_remote_control(app_server: Start, codex_home: Path) -> None:
-    client = await app_server(experimental=True)
+    client = await app_server(experimental=True, subprocess=True)  # diagnostics describe the process
     diag = await client.call("server/diagnostics", {})
     assert diag["process"]["id"] == client.process.proc.pid and diag["process"]["residentMemoryBytes"] > 0
     status = await client.call("userVerification/status", {})

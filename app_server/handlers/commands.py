@@ -162,7 +162,7 @@ async def command_exec(session: Session, params: p.CommandExecParams) -> Deferre
         raise InvalidRequest(f"duplicate active command/exec process id: {params.process_id!r}")
     if not params.command:
         raise InvalidRequest("command must not be empty")
-    cwd = Path(params.cwd) if params.cwd else Path.cwd()
+    cwd = Path(params.cwd) if params.cwd else app_of(session).working_dir()
     argv = _sandboxed(session, params, list(params.command), cwd)
     running = await _start(argv, cwd, _env(params.env), tty=params.tty, stdin=params.stream_stdin,
                            size=params.size, what="command")

@@ -72,7 +72,7 @@ def _local_shell() -> JsonObj:
 
 async def environment_info(session: Session, params: p.EnvironmentIdParams) -> JsonObj:
     if params.environment_id == LOCAL:
-        return {"shell": _local_shell(), "cwd": Path.cwd().resolve().as_uri()}
+        return {"shell": _local_shell(), "cwd": app_of(session).working_dir().resolve().as_uri()}
     env = app_of(session).surface.environments.get(params.environment_id)
     if env is None:
         raise InvalidRequest(_unknown(params.environment_id))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import tomllib
 from pathlib import Path
@@ -98,7 +97,7 @@ def list_hooks(codex_home: Path, cwd: str) -> JsonObj:
 
 async def hooks_list(session: Session, params: p.HooksListParams) -> JsonObj:
     home = app_of(session).codex_home
-    return {"data": [list_hooks(home, cwd) for cwd in params.cwds or [os.getcwd()]]}
+    return {"data": [list_hooks(home, cwd) for cwd in params.cwds or [str(app_of(session).working_dir())]]}
 
 
 ROUTES = (RouteSpec("hooks/list", p.HooksListParams, hooks_list),)

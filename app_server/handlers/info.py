@@ -3,7 +3,6 @@ own modules). Shapes follow Codex 0.169.0."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from app_server.connection import Session
@@ -16,7 +15,7 @@ JsonObj = dict[str, Any]
 
 
 async def skills_list(session: Session, params: p.SkillsListParams) -> JsonObj:
-    cwds = list(params.cwds or []) or [os.getcwd()]
+    cwds = list(params.cwds or []) or [str(app_of(session).working_dir())]
     result: JsonObj = await app_of(session).skills_catalog.list_for_cwds(cwds, bool(params.force_reload))
     return result
 

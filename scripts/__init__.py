@@ -1,0 +1,1 @@
+"""Recorders and capture scripts of ours that write tests/data (run from the repository root)."""
