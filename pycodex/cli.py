@@ -73,6 +73,18 @@ def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser)
 
 
+def _add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
+    from pycodex.mcp_cli.manage import add_mcp_arguments
+
+    add_mcp_arguments(parser)
+
+
+def _add_mcp_server_arguments(parser: argparse.ArgumentParser) -> None:
+    from pycodex.mcp_cli.server import add_mcp_server_arguments
+
+    add_mcp_server_arguments(parser)
+
+
 def _add_mock_model_arguments(parser: argparse.ArgumentParser) -> None:
     from app_server.model.mock_server import add_mock_model_arguments
 
@@ -101,6 +113,10 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
                _add_config_arguments),
     "mock-model": ("serve a scripted fake Responses API for offline tests (--script FILE --listen IP:PORT)",
                    _add_mock_model_arguments),
+    "mcp": ("manage `[mcp_servers.NAME]` in config.toml: list, get, add, remove (like `codex mcp`)",
+            _add_mcp_arguments),
+    "mcp-server": ("serve pycodex sessions as MCP tools `codex` and `codex-reply` over stdio",
+                   _add_mcp_server_arguments),
     "trace": ("read a protocol trace (app-server --trace): show, html, replay", _add_trace_arguments),
 }
 
@@ -202,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _run_debug_command(args) if args.command in _DEBUG_COMMANDS else _usage(parser)
 
 
-_DEBUG_COMMANDS = frozenset({"threads", "doctor", "config", "mock-model"})
+_DEBUG_COMMANDS = frozenset({"threads", "doctor", "config", "mock-model", "mcp", "mcp-server"})
 
 
 def _run_debug_command(args: argparse.Namespace) -> int:
@@ -218,6 +234,15 @@ def _run_debug_command(args: argparse.Namespace) -> int:
         from pycodex.debug.config_show import run_config
 
         return run_config(args, args.config)
+    if args.command == "mcp":
+        from app_server.app import default_codex_home
+        from pycodex.mcp_cli.manage import run_mcp
+
+        return run_mcp(args, default_codex_home())
+    if args.command == "mcp-server":
+        from pycodex.mcp_cli.server import run_mcp_server
+
+        return run_mcp_server(args)
     from app_server.model.mock_server import run_mock_model
 
     return run_mock_model(args)
