@@ -181,7 +181,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_exec(exec_argv)
     chosen = chosen_subcommand(arguments)
     parser = build_parser(commands=() if chosen is None else (chosen,))
+    # `mcp add NAME [OPTIONS] -- COMMAND...`: argparse cannot place options between two positionals, so the
+    # words after `--` are split off here and handed over as `mcp_trailing`.
+    trailing: list[str] = []
+    if chosen == "mcp" and "--" in arguments:
+        cut = arguments.index("--")
+        arguments, trailing = arguments[:cut], arguments[cut + 1:]
     args = parser.parse_args(arguments)
+    args.mcp_trailing = trailing
     from pycodex.logging_setup import configure_logging
 
     configure_logging()

@@ -42,7 +42,7 @@ def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
     add = sub.add_parser("add", help="add (or replace) an MCP server",
                          usage="pycodex mcp add [OPTIONS] NAME (--url URL | -- COMMAND...)")
     add.add_argument("name", metavar="NAME", help="Name for the MCP server configuration")
-    add.add_argument("command", nargs="*", metavar="COMMAND",
+    add.add_argument("server_command", nargs="*", metavar="COMMAND",
                      help="Command to launch the MCP server. Use --url for a streamable HTTP server")
     add.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                      help="Environment variables to set when launching the server. Only valid with stdio servers")
@@ -62,6 +62,8 @@ def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
 def run_mcp(args: argparse.Namespace, codex_home: Path) -> int:
     path = codex_home / "config.toml"
     try:
+        if args.mcp_command != "add" and getattr(args, "mcp_trailing", []):
+            raise McpCliError(f"unexpected arguments after `--` for `mcp {args.mcp_command}`")
         if args.mcp_command == "list":
             return _list(path, as_json=args.json)
         if args.mcp_command == "get":
@@ -186,7 +188,8 @@ def _pairs(headers: dict[str, str] | None) -> str:
 
 # -- editing -------------------------------------------------------------------------------------------------
 def _server_table(args: argparse.Namespace) -> Table:
-    if args.url is not None and args.command:
+    command = [*args.server_command, *getattr(args, "mcp_trailing", [])]
+    if args.url is not None and command:
         raise McpCliError("the argument '--url <URL>' cannot be used with '[COMMAND]...'")
     if args.oauth_client_id or args.oauth_client_secret:
         raise McpCliError("pre-registered OAuth clients are not supported by pycodex")
@@ -197,12 +200,12 @@ def _server_table(args: argparse.Namespace) -> Table:
         table["url"] = args.url
         if args.bearer_token_env_var:
             table["bearer_token_env_var"] = args.bearer_token_env_var
-    elif args.command:
+    elif command:
         if args.bearer_token_env_var:
             raise McpCliError("--bearer-token-env-var is only valid with streamable HTTP servers")
-        table["command"] = args.command[0]
-        if args.command[1:]:
-            table["args"] = args.command[1:]
+        table["command"] = command[0]
+        if command[1:]:
+            table["args"] = command[1:]
         if args.env:
             env = tomlkit.table()
             for pair in args.env:
