@@ -27,7 +27,7 @@ PACKAGES = ("pycodex", "exec_client", "exec_server", "relay", "app_server", "age
 # Modules of the `pycodex` package that sit on top of everything (they wire the products together).
 ENTRY_MODULES = frozenset({"pycodex.cli", "pycodex.__main__", "pycodex.demo", "pycodex.demo_remote"})
 # Subcommand packages of the CLI that drive a product in-process (`pycodex exec` runs an app-server).
-ENTRY_PACKAGES = ("pycodex.exec_cli", "pycodex.debug")
+ENTRY_PACKAGES = ("pycodex.exec_cli", "pycodex.debug", "pycodex.mcp_cli")
 
 # layer -> the layers it may import (besides itself).
 ALLOWED: dict[str, frozenset[str]] = {
