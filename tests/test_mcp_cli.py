@@ -67,6 +67,16 @@ STEPS: list[tuple[list[str], int, str]] = [
     (["remove", "web"], 0, "No MCP server named 'web' found.\n"),
 ]
 
+# A hand-written config: env keys sorted then env_vars as written; a disabled server's `get` is one line.
+WRITTEN = ('[mcp_servers.s]\ncommand = "x"\nenv_vars = ["ZED", "HOME"]\n[mcp_servers.s.env]\nB = "1"\nA = "2"\n'
+           '[mcp_servers.d]\ncommand = "y"\nenabled = false\n')
+VIEWS: list[tuple[list[str], str]] = [
+    (["list"], "Name  Command  Args  Env                                      Cwd  Status    Auth       \n"
+               "d     y        -     -                                        -    disabled  Unsupported\n"
+               "s     x        -     A=*****, B=*****, ZED=*****, HOME=*****  -    enabled   Unsupported\n"),
+    (["get", "d"], "d (disabled)\n"),
+]
+
 
 def _run(argv: list[str], home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CODEX_HOME": str(home), "PYTHONPATH": str(REPO)}
@@ -90,6 +100,13 @@ def test_round_trip_matches_codex_and_keeps_comments(tmp_path: Path) -> None:
     # Replacing a server replaces its whole table, as Codex does.
     assert _pycodex(tmp_path, "add", "docs", "--", "other").returncode == 0
     assert tomllib.loads((tmp_path / "config.toml").read_text())["mcp_servers"] == {"docs": {"command": "other"}}
+
+
+@pytest.mark.parametrize(("args", "expected"), VIEWS)
+def test_views_of_a_written_config(tmp_path: Path, args: list[str], expected: str) -> None:
+    (tmp_path / "config.toml").write_text(WRITTEN)
+    proc = _pycodex(tmp_path, *args)
+    assert (proc.returncode, proc.stdout) == (0, expected), proc.stderr
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -129,4 +146,8 @@ def test_codex_prints_the_same(tmp_path: Path) -> None:
     for args, code, expected in STEPS:
         proc = _run([str(CODEX), "mcp", *args], home)
         assert (proc.returncode, proc.stdout) == (code, expected), args
+    (home / "config.toml").write_text(WRITTEN)
+    for args, expected in VIEWS:
+        proc = _run([str(CODEX), "mcp", *args], home)
+        assert (proc.returncode, proc.stdout) == (0, expected), args
     shutil.rmtree(home)

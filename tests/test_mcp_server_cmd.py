@@ -61,6 +61,11 @@ async def test_codex_then_codex_reply_continue_one_thread(tmp_path: Path, model:
 
         missing = await session.call_tool("codex-reply", {"prompt": "no thread"})
         assert missing.isError and "threadId" in _text(missing)
+        unknown = await session.call_tool("codex-reply", {"threadId": "00000000-0000-4000-8000-000000000000",
+                                                          "prompt": "hello?"})
+        assert unknown.isError and _text(unknown).startswith("thread/resume failed"), _text(unknown)
+        bad = await session.call_tool("codex", {"prompt": "x", "sandbox": "everything"})
+        assert bad.isError and "everything" in _text(bad)
 
     requests = model.requests()
     assert len(requests) == 3

@@ -95,8 +95,10 @@ def _servers(doc: tomlkit.TOMLDocument, path: Path) -> dict[str, McpServerConfig
 
 
 def _masked_env(server: McpServerConfig) -> str:
-    env = getattr(server.transport, "env", None) or {}
-    return ", ".join(f"{key}=*****" for key in sorted(env)) or "-"
+    """Codex's shape: the `env` keys sorted, then the `env_vars` names as written, values masked."""
+    t = server.transport
+    names = [] if isinstance(t, HttpTransport) else [*sorted(t.env or {}), *t.env_vars]
+    return ", ".join(f"{key}=*****" for key in names) or "-"
 
 
 def _transport_json(server: McpServerConfig) -> JsonObj:
@@ -162,6 +164,9 @@ def _get(path: Path, name: str, *, as_json: bool) -> int:
             "enabled_tools": _opt_list(server.enabled_tools), "disabled_tools": _opt_list(server.disabled_tools),
             "startup_timeout_sec": server.startup_timeout_s, "tool_timeout_sec": server.tool_timeout_s,
         }, indent=2))
+        return 0
+    if not server.enabled:
+        print(f"{name} (disabled)")  # Codex prints nothing more for a disabled server
         return 0
     t = server.transport
     lines = [name, f"  enabled: {str(server.enabled).lower()}"]

@@ -95,7 +95,7 @@ class Sessions:
                 queue.put_nowait((method, params))
 
     async def start(self, args: JsonObj) -> tuple[str, str]:
-        params: JsonObj = {"cwd": args.get("cwd") or os.getcwd()}
+        params: JsonObj = {"cwd": os.path.abspath(args.get("cwd") or os.getcwd())}
         for key, field in (("model", "model"), ("approval-policy", "approvalPolicy"), ("sandbox", "sandbox"),
                            ("base-instructions", "baseInstructions"),
                            ("developer-instructions", "developerInstructions")):
