@@ -131,6 +131,15 @@ def test_a_broken_server_table_is_reported_not_rewritten(tmp_path: Path) -> None
     assert (tmp_path / "config.toml").read_text() == broken
 
 
+def test_config_overrides_apply_to_list_and_get(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(WRITTEN)
+    env = {**os.environ, "CODEX_HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "pycodex", "-c", "mcp_servers.s.enabled=false", "mcp", "get", "s"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert (proc.returncode, proc.stdout) == (0, "s (disabled)\n"), proc.stderr
+    assert (tmp_path / "config.toml").read_text() == WRITTEN
+
+
 def test_login_is_a_one_line_error(tmp_path: Path) -> None:
     proc = _pycodex(tmp_path, "login", "web")
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "not supported" in proc.stderr

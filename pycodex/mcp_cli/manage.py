@@ -19,7 +19,10 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Table
 
 from app_server.config import schema
+from app_server.config.errors import ConfigError
+from app_server.config.loader import check_table
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig, check_mcp_servers
+from app_server.config.tables import deep_merge, nest, parse_cli_override
 from app_server.config.write import _save as save_config
 
 __all__ = ["add_mcp_arguments", "run_mcp"]
@@ -62,14 +65,15 @@ def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
 def run_mcp(args: argparse.Namespace, codex_home: Path) -> int:
     path = codex_home / "config.toml"
     try:
+        overrides = _overrides(args.config)
         if args.mcp_command != "add" and getattr(args, "mcp_trailing", []):
             raise McpCliError(f"unexpected arguments after `--` for `mcp {args.mcp_command}`")
         if args.mcp_command == "list":
-            return _list(path, as_json=args.json)
+            return _list(path, overrides, as_json=args.json)
         if args.mcp_command == "get":
-            return _get(path, args.name, as_json=args.json)
+            return _get(path, overrides, args.name, as_json=args.json)
         if args.mcp_command == "add":
-            return _add(path, args)
+            return _add(codex_home, args)
         if args.mcp_command == "remove":
             return _remove(path, args.name)
         raise McpCliError(f"`mcp {args.mcp_command}` (OAuth) is not supported by pycodex; "
@@ -87,9 +91,24 @@ def _document(path: Path) -> tomlkit.TOMLDocument:
         raise McpCliError(f"cannot read {path}: {exc}") from None
 
 
-def _servers(doc: tomlkit.TOMLDocument, path: Path) -> dict[str, McpServerConfig]:
+def _overrides(flags: list[str]) -> dict[str, Any]:
+    """`-c key=value` flags as one table, layered over the file by `list` and `get` (as Codex does)."""
+    table: dict[str, Any] = {}
     try:
-        return dict(check_mcp_servers(doc.unwrap().get("mcp_servers")).servers)
+        for flag in flags:
+            key_path, value = parse_cli_override(flag)
+            table = deep_merge(table, nest(key_path, value))
+    except schema.Invalid as exc:
+        raise McpCliError(f"invalid -c `{'.'.join(exc.path)}`: {exc.message}") from None
+    except ConfigError as exc:
+        raise McpCliError(str(exc)) from None
+    return table
+
+
+def _servers(doc: tomlkit.TOMLDocument, path: Path, overrides: dict[str, Any] | None = None
+             ) -> dict[str, McpServerConfig]:
+    try:
+        return dict(check_mcp_servers(deep_merge(doc.unwrap(), overrides or {}).get("mcp_servers")).servers)
     except schema.Invalid as exc:
         raise McpCliError(f"{path}: {exc.message} in `{'.'.join(exc.path)}`") from None
 
@@ -129,8 +148,8 @@ def _table(rows: list[list[str]]) -> list[str]:
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in rows]
 
 
-def _list(path: Path, *, as_json: bool) -> int:
-    servers = _servers(_document(path), path)
+def _list(path: Path, overrides: dict[str, Any], *, as_json: bool) -> int:
+    servers = _servers(_document(path), path, overrides)
     if as_json:
         entries = [{"name": name, "enabled": s.enabled, "disabled_reason": None, "transport": _transport_json(s),
                     "startup_timeout_sec": s.startup_timeout_s, "tool_timeout_sec": s.tool_timeout_s,
@@ -154,8 +173,8 @@ def _list(path: Path, *, as_json: bool) -> int:
     return 0
 
 
-def _get(path: Path, name: str, *, as_json: bool) -> int:
-    server = _servers(_document(path), path).get(name)
+def _get(path: Path, overrides: dict[str, Any], name: str, *, as_json: bool) -> int:
+    server = _servers(_document(path), path, overrides).get(name)
     if server is None:
         raise McpCliError(f"No MCP server named '{name}' found.")
     if as_json:
@@ -226,7 +245,8 @@ def _server_table(args: argparse.Namespace) -> Table:
     return table
 
 
-def _add(path: Path, args: argparse.Namespace) -> int:
+def _add(codex_home: Path, args: argparse.Namespace) -> int:
+    path = codex_home / "config.toml"
     name: str = args.name
     if not _NAME.match(name):
         raise McpCliError(f"invalid server name '{name}' (use letters, numbers, '-', '_', ':', '@', '/', '.')")
@@ -241,7 +261,10 @@ def _add(path: Path, args: argparse.Namespace) -> int:
     if name in servers:
         del servers[name]
     servers[name] = _server_table(args)
-    _servers(doc, path)  # the edit itself must pass the loader's checks
+    try:  # the edited file must load as the app-server would load it
+        check_table(codex_home, doc.unwrap())
+    except ConfigError as exc:
+        raise McpCliError(f"{exc.reason or exc} in `{exc.key}`" if exc.key else str(exc)) from None
     _write(path, doc)
     print(f"Added global MCP server '{name}'.")
     return 0
