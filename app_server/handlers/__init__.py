@@ -40,6 +40,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     ),
     "thread_memory": ("thread/memoryMode/set", "thread/memory/read"),
     "thread_inject": ("thread/inject_items",),
+    "thread_compact": ("thread/compact/start",),
     "turns": ("turn/start", "turn/steer", "turn/interrupt"),
     "info": ("skills/list", "account/read"),
     "models": (

@@ -79,6 +79,11 @@ class TurnRunner:
     """Carries out one turn: the mapper turns response events into actions, tools return outcomes, and
     the runner records both. It is also the ``ToolContext`` tools see."""
 
+    #: Whether the turn's end marks it unread (``thread/readState/changed``), and how ``turn/completed``
+    #: shows a completed turn; a compaction turn does neither (as Codex).
+    reports_read_state = True
+    completed_view = "summary"
+
     def __init__(self, *, thread: ThreadRuntime, turn: TurnState, services: TurnServices) -> None:
         self.thread = thread
         self.turn = turn
@@ -153,7 +158,7 @@ class TurnRunner:
         if ended is TurnStatus.FAILED:
             await thread.emit_status()
             await thread.emit(notices.error(error, will_retry=False, thread_id=thread.id, turn_id=turn.id))
-        else:
+        elif self.reports_read_state:
             read_states = thread.services.read_states
             if read_states is not None and not thread.ephemeral:  # nothing to mark on a throwaway
                 read_state = await asyncio.to_thread(read_states.turn_completed, thread.id, turn.id)
@@ -161,7 +166,9 @@ class TurnRunner:
                 read_state = {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}
             await thread.emit(notices.thread_read_state_changed(thread.id, read_state))
             await thread.emit_status()
-        view = "summary" if ended is TurnStatus.COMPLETED else "notLoaded"
+        else:
+            await thread.emit_status()
+        view = self.completed_view if ended is TurnStatus.COMPLETED else "notLoaded"
         await thread.emit(notices.turn_completed(thread.id, turn.wire(view=view)))
         for key in list(turn.open_requests):
             pending = turn.open_requests.pop(key)
