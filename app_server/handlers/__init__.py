@@ -41,6 +41,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "thread_memory": ("thread/memoryMode/set", "memory/status", "memory/reset", "thread/memory/read"),
     "thread_inject": ("thread/inject_items",),
     "thread_compact": ("thread/compact/start",),
+    "thread_shell": ("thread/shellCommand",),
     "thread_attachments": (
         "thread/attachment/add", "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/remove",
     ),
