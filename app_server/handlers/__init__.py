@@ -42,6 +42,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "thread_inject": ("thread/inject_items",),
     "thread_compact": ("thread/compact/start",),
     "thread_shell": ("thread/shellCommand",),
+    "thread_settings": ("thread/settings/update",),
     "thread_attachments": (
         "thread/attachment/add", "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/remove",
     ),

@@ -61,6 +61,7 @@ NoticeMethod = Literal[
     "thread/goal/updated",
     "thread/goal/cleared",
     "thread/attachment/updated",
+    "thread/settings/updated",
     "thread/section/changed",
     "thread/search/partial",
     "thread/tokenUsage/updated",
@@ -141,6 +142,10 @@ def thread_goal_updated(thread_id: str, turn_id: str | None, goal: JsonObj) -> N
 def thread_attachment_updated(thread_id: str, kind: str, key: str, attachment_id: str, operation: str) -> Notice:
     return Notice("thread/attachment/updated", {"threadId": thread_id, "attachmentType": kind, "identityKey": key,
                                                 "attachmentId": attachment_id, "operation": operation})
+
+
+def thread_settings_updated(thread_id: str, settings: JsonObj) -> Notice:
+    return Notice("thread/settings/updated", {"threadId": thread_id, "threadSettings": settings})
 
 
 def thread_goal_cleared(thread_id: str) -> Notice:
