@@ -43,6 +43,10 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "thread_compact": ("thread/compact/start",),
     "thread_shell": ("thread/shellCommand",),
     "thread_settings": ("thread/settings/update",),
+    "thread_queue": (
+        "thread/queue/add", "thread/queue/list", "thread/queue/update", "thread/queue/delete", "thread/queue/reorder",
+        "thread/queue/start",
+    ),
     "thread_attachments": (
         "thread/attachment/add", "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/remove",
     ),

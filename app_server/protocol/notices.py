@@ -62,6 +62,7 @@ NoticeMethod = Literal[
     "thread/goal/cleared",
     "thread/attachment/updated",
     "thread/settings/updated",
+    "thread/queue/changed",
     "thread/section/changed",
     "thread/search/partial",
     "thread/tokenUsage/updated",
@@ -146,6 +147,10 @@ def thread_attachment_updated(thread_id: str, kind: str, key: str, attachment_id
 
 def thread_settings_updated(thread_id: str, settings: JsonObj) -> Notice:
     return Notice("thread/settings/updated", {"threadId": thread_id, "threadSettings": settings})
+
+
+def thread_queue_changed(thread_id: str) -> Notice:
+    return Notice("thread/queue/changed", {"threadId": thread_id})
 
 
 def thread_goal_cleared(thread_id: str) -> Notice:

@@ -107,6 +107,10 @@ class ThreadAttachmentUpdatedNotification(WireModel):
     operation: Literal["created", "deleted"]
 
 
+class ThreadQueueChangedNotification(WireModel):
+    thread_id: ThreadId
+
+
 class ThreadSettingsUpdatedNotification(WireModel):
     thread_id: ThreadId
     thread_settings: dict[str, Any]
@@ -266,6 +270,7 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
         "thread/search/partial": ThreadSearchPartialNotification,
         "thread/settings/updated": ThreadSettingsUpdatedNotification,
         "thread/attachment/updated": ThreadAttachmentUpdatedNotification,
+        "thread/queue/changed": ThreadQueueChangedNotification,
         "thread/tokenUsage/updated": ThreadTokenUsageUpdatedNotification,
         "thread/compacted": ContextCompactedNotification,
         "turn/started": TurnStartedNotification,

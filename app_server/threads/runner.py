@@ -135,6 +135,9 @@ class TurnRunner:
             outcome, error = TurnEvent.FAIL, {"message": f"internal error: {exc}", "codexErrorInfo": "other",
                                               "additionalDetails": None, "misalignment": None}
         await asyncio.shield(self._end(outcome, error))
+        hook = thread.idle_hook
+        if hook is not None and thread.active is None:
+            await hook()
 
     async def _end(self, outcome: TurnEvent, error: JsonObj | None) -> None:
         thread, turn = self.thread, self.turn

@@ -226,6 +226,10 @@ class ThreadRuntime:
         self.lock = asyncio.Lock()
         #: thread/start turned the shell tool off (``features.shell_tool = false``): no command tools.
         self.shell_tool_enabled = True
+        #: thread/queue/*: user submissions waiting for the thread to be idle, in order.
+        self.queued: list[JsonObj] = []
+        #: Run after a turn ends with the thread idle (the queue starts its next submission).
+        self.idle_hook: Callable[[], Awaitable[None]] | None = None
 
     # -- the turn lifecycle (every status change goes through ``TurnState.apply``) ------------------
     @property
