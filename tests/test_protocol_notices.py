@@ -81,6 +81,7 @@ def _cases() -> list[notices.Notice]:
             notices.thread_deleted(TID),
             notices.thread_goal_cleared(TID),
             notices.thread_queue_changed(TID),
+            notices.thread_reverted(TID),
             notices.thread_settings_updated(TID, {"cwd": "/w", "model": "m"}),
             notices.thread_attachment_updated(TID, "pr", "k1", TURN, "created"),
             notices.thread_attachment_updated(TID, "pr", "k1", TURN, "deleted"),

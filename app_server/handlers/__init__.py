@@ -43,6 +43,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "thread_compact": ("thread/compact/start",),
     "thread_shell": ("thread/shellCommand",),
     "thread_settings": ("thread/settings/update",),
+    "thread_revert": ("thread/revert",),
     "thread_queue": (
         "thread/queue/add", "thread/queue/list", "thread/queue/update", "thread/queue/delete", "thread/queue/reorder",
         "thread/queue/start",

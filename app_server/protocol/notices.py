@@ -63,6 +63,7 @@ NoticeMethod = Literal[
     "thread/attachment/updated",
     "thread/settings/updated",
     "thread/queue/changed",
+    "thread/reverted",
     "thread/section/changed",
     "thread/search/partial",
     "thread/tokenUsage/updated",
@@ -151,6 +152,10 @@ def thread_settings_updated(thread_id: str, settings: JsonObj) -> Notice:
 
 def thread_queue_changed(thread_id: str) -> Notice:
     return Notice("thread/queue/changed", {"threadId": thread_id})
+
+
+def thread_reverted(thread_id: str) -> Notice:
+    return Notice("thread/reverted", {"threadId": thread_id})
 
 
 def thread_goal_cleared(thread_id: str) -> Notice:

@@ -107,6 +107,10 @@ class ThreadAttachmentUpdatedNotification(WireModel):
     operation: Literal["created", "deleted"]
 
 
+class ThreadRevertedNotification(WireModel):
+    thread_id: ThreadId
+
+
 class ThreadQueueChangedNotification(WireModel):
     thread_id: ThreadId
 
@@ -271,6 +275,7 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
         "thread/settings/updated": ThreadSettingsUpdatedNotification,
         "thread/attachment/updated": ThreadAttachmentUpdatedNotification,
         "thread/queue/changed": ThreadQueueChangedNotification,
+        "thread/reverted": ThreadRevertedNotification,
         "thread/tokenUsage/updated": ThreadTokenUsageUpdatedNotification,
         "thread/compacted": ContextCompactedNotification,
         "turn/started": TurnStartedNotification,
