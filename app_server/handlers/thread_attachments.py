@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from app_server.connection import Session
+from app_server.handlers.announce import announce
 from app_server.handlers.table import RouteSpec, app_of
-from app_server.handlers.thread_goals import _announce
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import OptionalU32, ThreadId
@@ -70,7 +70,7 @@ async def attachment_add(session: Session, params: ThreadAttachmentAddParams) ->
     if created:
         note = notices.thread_attachment_updated(thread_id, params.attachment_type, params.identity_key,
                                                  attachment["id"], "created")
-        session.after_response(lambda: _announce(session, thread_id, note))
+        session.after_response(lambda: announce(session, thread_id, note))
     return {"outcome": "created" if created else "existing", "attachment": attachment}
 
 
@@ -87,7 +87,7 @@ async def attachment_remove(session: Session, params: ThreadAttachmentRemovePara
     if removed is not None:
         note = notices.thread_attachment_updated(thread_id, params.attachment_type, params.identity_key, removed,
                                                  "deleted")
-        session.after_response(lambda: _announce(session, thread_id, note))
+        session.after_response(lambda: announce(session, thread_id, note))
     return EmptyObject()
 
 

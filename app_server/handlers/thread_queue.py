@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from app_server.connection import Session
+from app_server.handlers.announce import announce
 from app_server.handlers.table import RouteSpec, app_of
-from app_server.handlers.thread_goals import _announce
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, ParamsModel, to_wire
 from app_server.protocol.common import OptionalU32, ThreadId
@@ -86,7 +86,7 @@ def _find(thread: ThreadRuntime, submission_id: str) -> JsonObj:
 
 
 async def _changed(session: Session, thread: ThreadRuntime) -> None:
-    await _announce(session, thread.id, notices.thread_queue_changed(thread.id))
+    await announce(session, thread.id, notices.thread_queue_changed(thread.id))
 
 
 async def _start(session: Session, thread: ThreadRuntime, entry: JsonObj) -> tuple[TurnState, Launch]:

@@ -10,8 +10,8 @@ import asyncio
 from typing import Annotated, Any, ClassVar
 
 from app_server.connection import Session
+from app_server.handlers.announce import announce
 from app_server.handlers.table import RouteSpec, app_of
-from app_server.handlers.thread_goals import _announce
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import (
@@ -76,7 +76,7 @@ async def settings_update(session: Session, params: ThreadSettingsUpdateParams) 
     if changed:
         await asyncio.to_thread(thread.writer.settings_changed, thread.settings.to_record())
         note = notices.thread_settings_updated(thread.id, settings_wire(thread.settings))
-        session.after_response(lambda: _announce(session, thread.id, note))
+        session.after_response(lambda: announce(session, thread.id, note))
     return EmptyObject()
 
 
