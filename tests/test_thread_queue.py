@@ -51,6 +51,9 @@ async def test_queue_runs_submissions_in_order(
                                               {d["turn"]["id"] for d in done}, timeout=20)
         done.append(note["params"])
     assert [d["turn"]["status"] for d in done] == ["completed", "completed"]
+    user_items = [n["params"]["item"] for n in client.notifications("item/completed")
+                  if n["params"]["item"]["type"] == "userMessage"]
+    assert [i["clientId"] for i in user_items] == ["c1", "c2"]
     requests = model.requests()
     assert "later" in _texts(requests[0]) and "later2" in _texts(requests[1])
     assert (await client.call("thread/queue/list", {"threadId": tid}))["data"] == []

@@ -94,6 +94,7 @@ async def _start(session: Session, thread: ThreadRuntime, entry: JsonObj) -> tup
     app = app_of(session)
     thread.queued.remove(entry)
     turn = TurnState(new_uuid7(), inputs=entry["input"])
+    turn.client_message_id = entry["clientUserMessageId"]
     runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
     return turn, thread.start_turn(turn, runner, app.spawn)
 

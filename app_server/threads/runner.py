@@ -114,7 +114,7 @@ class TurnRunner:
             else:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
-            await self._user_input(turn.inputs)
+            await self._user_input(turn.inputs, client_id=turn.client_message_id)
             if self.services.late_tool_specs is not None:
                 self._late_tools = await self.services.late_tool_specs()
             while True:
@@ -205,9 +205,10 @@ class TurnRunner:
                 updates.append(make([current]))
         return updates
 
-    async def _user_input(self, inputs: list[JsonObj]) -> None:
+    async def _user_input(self, inputs: list[JsonObj], *, client_id: str | None = None) -> None:
         thread, turn = self.thread, self.turn
-        item = it.user_message(new_uuid7(), it.user_input_to_content(inputs), started_at_ms=it.now_ms())
+        item = dict(it.user_message(new_uuid7(), it.user_input_to_content(inputs), started_at_ms=it.now_ms()),
+                    clientId=client_id)
         if not thread.preview:
             thread.preview = " ".join(it.user_input_texts(inputs))[:200]
         await thread.emit(notices.item_started(item, thread.id, turn.id))

@@ -134,6 +134,8 @@ class TurnState:
         #: Server requests (approvals, ``PendingRequest``) still open; the turn's end resolves them.
         self.open_requests: dict[int, PendingRequest] = {}
         self.output_schema: JsonObj | None = None
+        #: The client's id for the opening user message (``clientId`` of its item), e.g. a queued submission's.
+        self.client_message_id: str | None = None
 
     @property
     def ended(self) -> bool:
