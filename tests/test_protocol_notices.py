@@ -80,6 +80,11 @@ def _cases() -> list[notices.Notice]:
             notices.deprecation_notice("hydration is deprecated"),
             notices.thread_deleted(TID),
             notices.thread_goal_cleared(TID),
+            notices.thread_queue_changed(TID),
+            notices.thread_reverted(TID),
+            notices.thread_settings_updated(TID, {"cwd": "/w", "model": "m"}),
+            notices.thread_attachment_updated(TID, "pr", "k1", TURN, "created"),
+            notices.thread_attachment_updated(TID, "pr", "k1", TURN, "deleted"),
             notices.thread_goal_updated(TID, None, {
                 "threadId": TID, "objective": "ship it", "status": "active", "tokenBudget": None,
                 "tokensUsed": 0, "timeUsedSeconds": 0, "createdAt": 1, "updatedAt": 2}),

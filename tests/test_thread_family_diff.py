@@ -4,7 +4,8 @@ against Codex's (experimental) schema by the client; the test prints how many an
 (success with the same top-level keys, or an error with the same code) and requires a match for every method
 pycodex serves in this family. thread/timeline/list is left out: Codex's own answer fails its schema.
 Methods that would start turns or need an account (compact, shellCommand, revert,
-queue/add, sample, realtime, memory/reset, prepareApprovedPlan) are left out of the shared run."""
+queue/add, sample, realtime, memory/reset, prepareApprovedPlan) are left out of the shared run; compact,
+shellCommand, queue/add and memory/reset have their own behaviour tests (tests/test_thread_compact.py...)."""
 
 from __future__ import annotations
 
@@ -91,7 +92,9 @@ SERVED = {
     "thread/resume", "thread/fork", "thread/name/set", "thread/unsubscribe", "thread/archive", "thread/unarchive",
     "thread/start", "threadSection/list", "threadSection/create", "threadSection/update", "threadSection/delete",
     "thread/section/move", "thread/delete", "thread/metadata/update", "thread/search", "thread/searchOccurrences",
-    "thread/memoryMode/set", "thread/memory/read", "thread/inject_items",
+    "thread/memoryMode/set", "thread/memory/read", "thread/inject_items", "thread/settings/update", "memory/status",
+    "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/add", "thread/attachment/remove",
+    "thread/queue/list", "thread/queue/delete", "thread/queue/update", "thread/queue/reorder", "thread/queue/start",
 }
 
 

@@ -38,8 +38,19 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "thread/search", "thread/searchOccurrences", "thread/search/stream", "thread/search/cancel",
         "thread/search/stream/cancel",
     ),
-    "thread_memory": ("thread/memoryMode/set", "thread/memory/read"),
+    "thread_memory": ("thread/memoryMode/set", "memory/status", "memory/reset", "thread/memory/read"),
     "thread_inject": ("thread/inject_items",),
+    "thread_compact": ("thread/compact/start",),
+    "thread_shell": ("thread/shellCommand",),
+    "thread_settings": ("thread/settings/update",),
+    "thread_revert": ("thread/revert",),
+    "thread_queue": (
+        "thread/queue/add", "thread/queue/list", "thread/queue/update", "thread/queue/delete", "thread/queue/reorder",
+        "thread/queue/start",
+    ),
+    "thread_attachments": (
+        "thread/attachment/add", "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/remove",
+    ),
     "turns": ("turn/start", "turn/steer", "turn/interrupt"),
     "info": ("skills/list", "account/read"),
     "models": (

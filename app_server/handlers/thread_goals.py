@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from app_server.connection import Session
+from app_server.handlers.announce import announce
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import thread_history as p
@@ -18,15 +19,6 @@ from app_server.threads import history
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ROUTES"]
-
-
-async def _announce(session: Session, thread_id: str, note: notices.Notice) -> None:
-    """To the thread's subscribers, and to the caller even when it is not one of them."""
-    loaded = app_of(session).threads.loaded.get(thread_id)
-    if loaded is not None:
-        await loaded.emit(note)
-    if loaded is None or session not in loaded.subscribers:
-        await notices.send(session, note)
 
 
 async def goal_get(session: Session, params: p.ThreadGoalGetParams) -> p.ThreadGoalGetResponse:
@@ -50,7 +42,7 @@ async def goal_set(session: Session, params: p.ThreadGoalSetParams) -> p.ThreadG
         raise InvalidRequest(f"cannot update goal for thread {thread_id}: no goal exists") from None
     wire = p.ThreadGoal.model_validate(goal.wire())
     note = notices.thread_goal_updated(thread_id, None, to_wire(wire))
-    session.after_response(lambda: _announce(session, thread_id, note))
+    session.after_response(lambda: announce(session, thread_id, note))
     return p.ThreadGoalSetResponse(goal=wire)
 
 
@@ -60,7 +52,7 @@ async def goal_clear(session: Session, params: p.ThreadGoalClearParams) -> p.Thr
     await history.require_thread(app.threads, thread_id)
     cleared = await asyncio.to_thread(app.thread_state.clear_goal, thread_id)
     if cleared:
-        session.after_response(lambda: _announce(session, thread_id, notices.thread_goal_cleared(thread_id)))
+        session.after_response(lambda: announce(session, thread_id, notices.thread_goal_cleared(thread_id)))
     return p.ThreadGoalClearResponse(cleared=cleared)
 
 

@@ -1,20 +1,28 @@
-"""thread/memoryMode/set and thread/memory/read. pycodex keeps no cross-thread memories, so a thread's memory
+"""thread/memoryMode/set, thread/memory/read, memory/status and memory/reset. pycodex keeps no cross-thread memories, so a thread's memory
 summary is always absent (Codex answers null too when there is none); the mode is stored per thread so a
 client reads back what it set and a future memory pipeline can honour it."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import ClassVar
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import thread_sections as p
-from app_server.protocol.base import EmptyObject
+from app_server.protocol.base import EmptyObject, ParamsModel
+from app_server.protocol.common import OptionalU32
 from app_server.store import parse_thread_id
 from app_server.threads import history
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ROUTES"]
+
+
+class MemoryStatusParams(ParamsModel):
+    METHOD: ClassVar[str] = "memory/status"
+
+    min_consolidated_threads: OptionalU32 = None
 
 
 async def memory_mode_set(session: Session, params: p.ThreadMemoryModeSetParams) -> EmptyObject:
@@ -35,8 +43,19 @@ async def memory_read(session: Session, params: p.ThreadMemoryReadParams) -> dic
     return {"summary": None}
 
 
+async def memory_status(session: Session, params: MemoryStatusParams) -> dict[str, int | bool]:
+    """No memories are consolidated; Codex with none reports the (empty) v2 store as ready."""
+    return {"v2ConsolidatedThreads": 0, "v2Ready": True}
+
+
+async def memory_reset(session: Session, params: None) -> EmptyObject:
+    return EmptyObject()  # nothing is kept, so nothing to clear
+
+
 ROUTES = (
     RouteSpec("thread/memoryMode/set", p.ThreadMemoryModeSetParams, memory_mode_set,
               experimental=True),
+    RouteSpec("memory/status", MemoryStatusParams, memory_status, experimental=True),
+    RouteSpec("memory/reset", None, memory_reset, experimental=True),
     RouteSpec("thread/memory/read", p.ThreadMemoryReadParams, memory_read, experimental=True),
 )

@@ -60,6 +60,10 @@ NoticeMethod = Literal[
     "thread/deleted",
     "thread/goal/updated",
     "thread/goal/cleared",
+    "thread/attachment/updated",
+    "thread/settings/updated",
+    "thread/queue/changed",
+    "thread/reverted",
     "thread/section/changed",
     "thread/search/partial",
     "thread/tokenUsage/updated",
@@ -135,6 +139,23 @@ def thread_deleted(thread_id: str) -> Notice:
 
 def thread_goal_updated(thread_id: str, turn_id: str | None, goal: JsonObj) -> Notice:
     return Notice("thread/goal/updated", {"threadId": thread_id, "turnId": turn_id, "goal": goal})
+
+
+def thread_attachment_updated(thread_id: str, kind: str, key: str, attachment_id: str, operation: str) -> Notice:
+    return Notice("thread/attachment/updated", {"threadId": thread_id, "attachmentType": kind, "identityKey": key,
+                                                "attachmentId": attachment_id, "operation": operation})
+
+
+def thread_settings_updated(thread_id: str, settings: JsonObj) -> Notice:
+    return Notice("thread/settings/updated", {"threadId": thread_id, "threadSettings": settings})
+
+
+def thread_queue_changed(thread_id: str) -> Notice:
+    return Notice("thread/queue/changed", {"threadId": thread_id})
+
+
+def thread_reverted(thread_id: str) -> Notice:
+    return Notice("thread/reverted", {"threadId": thread_id})
 
 
 def thread_goal_cleared(thread_id: str) -> Notice:

@@ -99,6 +99,22 @@ class ThreadNameUpdatedNotification(WireModel):
     thread_name: str | None = None
 
 
+class ThreadAttachmentUpdatedNotification(WireModel):
+    thread_id: ThreadId
+    attachment_type: str
+    identity_key: str
+    attachment_id: str
+    operation: Literal["created", "deleted"]
+
+
+class ThreadRevertedNotification(WireModel):
+    thread_id: ThreadId
+
+
+class ThreadQueueChangedNotification(WireModel):
+    thread_id: ThreadId
+
+
 class ThreadSettingsUpdatedNotification(WireModel):
     thread_id: ThreadId
     thread_settings: dict[str, Any]
@@ -257,6 +273,9 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
         "thread/section/changed": ThreadSectionChangedNotification,
         "thread/search/partial": ThreadSearchPartialNotification,
         "thread/settings/updated": ThreadSettingsUpdatedNotification,
+        "thread/attachment/updated": ThreadAttachmentUpdatedNotification,
+        "thread/queue/changed": ThreadQueueChangedNotification,
+        "thread/reverted": ThreadRevertedNotification,
         "thread/tokenUsage/updated": ThreadTokenUsageUpdatedNotification,
         "thread/compacted": ContextCompactedNotification,
         "turn/started": TurnStartedNotification,

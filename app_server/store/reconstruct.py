@@ -96,6 +96,8 @@ def _apply(loaded: LoadedThread, builder: _TurnBuilder, rec: r.Record) -> None:
     elif rec.type == r.COMPACTED:
         history = p.get("replacementHistory")
         loaded.history = list(history) if isinstance(history, list) else []
+    elif rec.type == r.TURNS_REVERTED:
+        builder.drop_from(str(p.get("beforeTurnId")))
     elif rec.type == r.TOKEN_USAGE:
         usage = p.get("tokenUsage")
         if isinstance(usage, dict):
@@ -110,6 +112,21 @@ def _apply(loaded: LoadedThread, builder: _TurnBuilder, rec: r.Record) -> None:
         name = p.get("name")
         loaded.name = name if isinstance(name, str) else None
     # Unknown types come from newer writers: skipping them keeps old readers working.
+
+
+def history_before_turn(records: list[r.Record], turn_id: str) -> list[dict[str, Any]] | None:
+    """The model history as it stood when ``turn_id`` started (None when the rollout never started it)."""
+    history: list[dict[str, Any]] = []
+    for rec in records[1:]:
+        p = rec.payload
+        if rec.type == r.TURN_STARTED and p.get("turnId") == turn_id:
+            return close_dangling_calls(history)
+        if rec.type == r.RESPONSE_ITEM:
+            history.append(p)
+        elif rec.type == r.COMPACTED:
+            replacement = p.get("replacementHistory")
+            history = list(replacement) if isinstance(replacement, list) else []
+    return None
 
 
 _CALL_OUTPUT_TYPES = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output"}
@@ -181,6 +198,16 @@ class _TurnBuilder:
             items.append(item)
         else:
             items[pos] = item
+
+    def drop_from(self, turn_id: str) -> None:
+        """Forget ``turn_id`` and every turn started after it (thread/revert)."""
+        ids = list(self._turns)
+        if turn_id not in ids:
+            return
+        for dropped in ids[ids.index(turn_id):]:
+            del self._turns[dropped]
+            self._ended.discard(dropped)
+        self._item_pos = {k: v for k, v in self._item_pos.items() if k[0] in self._turns}
 
     @property
     def open_ids(self) -> list[str]:

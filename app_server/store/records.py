@@ -28,10 +28,11 @@ COMPACTED: Final = "compacted"  # {replacementHistory: [...]}: the model history
 TOKEN_USAGE: Final = "token_usage"  # {turnId, tokenUsage: {total, last, modelContextWindow}}
 THREAD_SETTINGS: Final = "thread_settings"  # {settings: {...}}: merged over earlier settings
 THREAD_NAME: Final = "thread_name"  # {name}
+TURNS_REVERTED: Final = "turns_reverted"  # {beforeTurnId}: that turn and every later one are dropped
 
 # Appends of these types are fsync'd when the store runs with fsync on: the caller emits a client-visible
 # completion right after them, so they must survive a power loss, not just a process kill.
-DURABLE_TYPES: Final = frozenset({SESSION_META, ITEM_COMPLETED, TURN_ENDED, THREAD_NAME, COMPACTED})
+DURABLE_TYPES: Final = frozenset({SESSION_META, ITEM_COMPLETED, TURN_ENDED, THREAD_NAME, COMPACTED, TURNS_REVERTED})
 
 TURN_END_STATUSES: Final = frozenset({"completed", "interrupted", "failed"})
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .thread_attachments import AttachmentsMixin
 from .thread_sections import SectionsMixin
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,18 @@ MIGRATIONS: tuple[str, ...] = (
         memory_mode TEXT
     );
     INSERT INTO sections VALUES ('{PINNED_SECTION_ID}', 'Pinned', NULL, 0);
+    """,
+    """
+    CREATE TABLE attachments (
+        id TEXT PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        attachment_type TEXT NOT NULL,
+        identity_key TEXT NOT NULL,
+        payload_json TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (thread_id, attachment_type, identity_key)
+    );
+    CREATE INDEX attachments_by_identity ON attachments (attachment_type, identity_key);
     """,
 )
 
@@ -122,7 +135,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.executescript(f"BEGIN;\n{MIGRATIONS[index]}\nPRAGMA user_version = {index + 1};\nCOMMIT;")
 
 
-class ThreadStateDb(SectionsMixin):
+class ThreadStateDb(SectionsMixin, AttachmentsMixin):
     def __init__(self, codex_home: Path) -> None:
         super().__init__(_open(codex_home / STATE_FILE), threading.Lock())
 

@@ -178,6 +178,11 @@ class RolloutWriter:
     def compacted(self, replacement_history: list[dict[str, Any]]) -> int:
         return self.append(r.COMPACTED, {"replacementHistory": replacement_history})
 
+    def turns_reverted(self, before_turn_id: str, replacement_history: list[dict[str, Any]]) -> None:
+        """Drop ``before_turn_id`` and every later turn; the model history goes back to what it was then."""
+        self.append(r.TURNS_REVERTED, {"beforeTurnId": before_turn_id})
+        self.compacted(replacement_history)
+
     def token_usage(self, turn_id: str | None, token_usage: dict[str, Any]) -> int:
         """token_usage: the wire ThreadTokenUsage {total, last, modelContextWindow}; the last record wins."""
         return self.append(r.TOKEN_USAGE, {"turnId": turn_id, "tokenUsage": token_usage})

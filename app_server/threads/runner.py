@@ -79,6 +79,11 @@ class TurnRunner:
     """Carries out one turn: the mapper turns response events into actions, tools return outcomes, and
     the runner records both. It is also the ``ToolContext`` tools see."""
 
+    #: Whether the turn's end marks it unread (``thread/readState/changed``), and how ``turn/completed``
+    #: shows a completed turn; a compaction turn does neither (as Codex).
+    reports_read_state = True
+    completed_view = "summary"
+
     def __init__(self, *, thread: ThreadRuntime, turn: TurnState, services: TurnServices) -> None:
         self.thread = thread
         self.turn = turn
@@ -109,7 +114,7 @@ class TurnRunner:
             else:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
-            await self._user_input(turn.inputs)
+            await self._user_input(turn.inputs, client_id=turn.client_message_id)
             if self.services.late_tool_specs is not None:
                 self._late_tools = await self.services.late_tool_specs()
             while True:
@@ -130,6 +135,9 @@ class TurnRunner:
             outcome, error = TurnEvent.FAIL, {"message": f"internal error: {exc}", "codexErrorInfo": "other",
                                               "additionalDetails": None, "misalignment": None}
         await asyncio.shield(self._end(outcome, error))
+        hook = thread.idle_hook
+        if hook is not None and thread.active is None:
+            await hook()
 
     async def _end(self, outcome: TurnEvent, error: JsonObj | None) -> None:
         thread, turn = self.thread, self.turn
@@ -153,7 +161,7 @@ class TurnRunner:
         if ended is TurnStatus.FAILED:
             await thread.emit_status()
             await thread.emit(notices.error(error, will_retry=False, thread_id=thread.id, turn_id=turn.id))
-        else:
+        elif self.reports_read_state:
             read_states = thread.services.read_states
             if read_states is not None and not thread.ephemeral:  # nothing to mark on a throwaway
                 read_state = await asyncio.to_thread(read_states.turn_completed, thread.id, turn.id)
@@ -161,7 +169,9 @@ class TurnRunner:
                 read_state = {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}
             await thread.emit(notices.thread_read_state_changed(thread.id, read_state))
             await thread.emit_status()
-        view = "summary" if ended is TurnStatus.COMPLETED else "notLoaded"
+        else:
+            await thread.emit_status()
+        view = self.completed_view if ended is TurnStatus.COMPLETED else "notLoaded"
         await thread.emit(notices.turn_completed(thread.id, turn.wire(view=view)))
         for key in list(turn.open_requests):
             pending = turn.open_requests.pop(key)
@@ -195,9 +205,10 @@ class TurnRunner:
                 updates.append(make([current]))
         return updates
 
-    async def _user_input(self, inputs: list[JsonObj]) -> None:
+    async def _user_input(self, inputs: list[JsonObj], *, client_id: str | None = None) -> None:
         thread, turn = self.thread, self.turn
-        item = it.user_message(new_uuid7(), it.user_input_to_content(inputs), started_at_ms=it.now_ms())
+        item = dict(it.user_message(new_uuid7(), it.user_input_to_content(inputs), started_at_ms=it.now_ms()),
+                    clientId=client_id)
         if not thread.preview:
             thread.preview = " ".join(it.user_input_texts(inputs))[:200]
         await thread.emit(notices.item_started(item, thread.id, turn.id))

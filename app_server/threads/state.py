@@ -134,6 +134,8 @@ class TurnState:
         #: Server requests (approvals, ``PendingRequest``) still open; the turn's end resolves them.
         self.open_requests: dict[int, PendingRequest] = {}
         self.output_schema: JsonObj | None = None
+        #: The client's id for the opening user message (``clientId`` of its item), e.g. a queued submission's.
+        self.client_message_id: str | None = None
 
     @property
     def ended(self) -> bool:
@@ -226,6 +228,10 @@ class ThreadRuntime:
         self.lock = asyncio.Lock()
         #: thread/start turned the shell tool off (``features.shell_tool = false``): no command tools.
         self.shell_tool_enabled = True
+        #: thread/queue/*: user submissions waiting for the thread to be idle, in order.
+        self.queued: list[JsonObj] = []
+        #: Run after a turn ends with the thread idle (the queue starts its next submission).
+        self.idle_hook: Callable[[], Awaitable[None]] | None = None
 
     # -- the turn lifecycle (every status change goes through ``TurnState.apply``) ------------------
     @property

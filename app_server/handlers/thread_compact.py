@@ -1,0 +1,39 @@
+"""thread/compact/start: run a compaction turn on a loaded thread (app_server/threads/compaction.py).
+
+Codex answers ``{}`` at once and reports the turn through notifications only."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol.base import EmptyObject, ParamsModel
+from app_server.protocol.common import ThreadId
+from app_server.store import new_uuid7
+from app_server.threads.compaction import CompactionRunner
+from app_server.threads.state import TurnState
+from pycodex.jsonrpc.errors import InvalidRequest
+
+__all__ = ["ROUTES", "ThreadCompactStartParams"]
+
+
+class ThreadCompactStartParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/compact/start"
+
+    thread_id: ThreadId
+
+
+async def compact_start(session: Session, params: ThreadCompactStartParams) -> EmptyObject:
+    app = app_of(session)
+    thread = app.threads.get_loaded(params.thread_id)
+    if thread.active is not None:
+        raise InvalidRequest(f"thread {thread.id} already has an active turn")
+    app.threads.subscribe(thread, session)
+    turn = TurnState(new_uuid7(), inputs=[])
+    runner = CompactionRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
+    session.after_response(thread.start_turn(turn, runner, app.spawn))
+    return EmptyObject()
+
+
+ROUTES = (RouteSpec("thread/compact/start", ThreadCompactStartParams, compact_start),)

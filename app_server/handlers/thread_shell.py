@@ -1,0 +1,45 @@
+"""thread/shellCommand: run a user's shell command as its own turn of a loaded thread
+(app_server/threads/user_shell.py). Codex answers ``{}`` at once; the turn reports through notifications."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol.base import EmptyObject, ParamsModel
+from app_server.protocol.common import ThreadId
+from app_server.store import new_uuid7
+from app_server.threads.state import TurnState
+from app_server.threads.user_shell import UserShellRunner
+from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
+
+__all__ = ["ROUTES", "ThreadShellCommandParams"]
+
+
+class ThreadShellCommandParams(ParamsModel):
+    METHOD: ClassVar[str] = "thread/shellCommand"
+
+    thread_id: ThreadId
+    command: str
+    timeout_ms: int | None = None
+
+
+async def shell_command(session: Session, params: ThreadShellCommandParams) -> EmptyObject:
+    app = app_of(session)
+    if not params.command.strip():
+        raise InvalidParams("command must not be empty")
+    if params.timeout_ms is not None and params.timeout_ms < 0:
+        raise InvalidParams("timeoutMs must be non-negative")
+    thread = app.threads.get_loaded(params.thread_id)
+    if thread.active is not None:
+        raise InvalidRequest(f"thread {thread.id} already has an active turn")
+    app.threads.subscribe(thread, session)
+    turn = TurnState(new_uuid7(), inputs=[])
+    runner = UserShellRunner(command=params.command, timeout_ms=params.timeout_ms, thread=thread, turn=turn,
+                             services=await app.turn_services(thread, session))
+    session.after_response(thread.start_turn(turn, runner, app.spawn))
+    return EmptyObject()
+
+
+ROUTES = (RouteSpec("thread/shellCommand", ThreadShellCommandParams, shell_command),)

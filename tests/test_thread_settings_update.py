@@ -1,0 +1,34 @@
+"""thread/settings/update: {} as Codex 0.169 answers, thread/settings/updated only when something changed,
+and the next turn's model request uses the new settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.support.fake_model import message, model_config, run_turn
+
+
+async def test_settings_update_applies_to_next_turn(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model([{"output": [message("ok")]}])
+    model_config(codex_home, model.url)
+    client = await app_server(experimental=True)
+    tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    assert await client.call("thread/settings/update", {"threadId": tid}) == {}
+    assert await client.call("thread/settings/update", {"threadId": tid, "model": "other-model"}) == {}
+    note = (await client.wait_notification("thread/settings/updated"))["params"]
+    assert note["threadId"] == tid
+    settings = note["threadSettings"]
+    assert (settings["model"], settings["cwd"], settings["approvalPolicy"]) == ("other-model", str(workspace), "never")
+    assert settings["collaborationMode"]["settings"]["model"] == "other-model"
+    await run_turn(client, tid, "hi")
+    assert model.requests()[0]["body"]["model"] == "other-model"
+
+
+async def test_settings_update_unknown_thread(app_server: Any) -> None:
+    client = await app_server(experimental=True)
+    missing = "00000000-0000-7000-8000-000000000000"
+    answer = await client.request("thread/settings/update", {"threadId": missing})
+    assert answer["error"] == {"code": -32600, "message": f"thread not found: {missing}"}
