@@ -214,7 +214,9 @@ def _pycodex_build(spec: str, ref: str) -> tuple[Build | None, str]:
             why = _build_pycodex(sha, root)
             if why:
                 return None, f"{spec}: {why}"
-    return Build(spec, (str(binary),)), ""
+    # `pycodex compat` puts this checkout on PYTHONPATH so pytest finds compat_tests; a release must not
+    # see it (it would run today's code), nor may the processes it spawns.
+    return Build(spec, ("env", "-u", "PYTHONPATH", str(binary))), ""
 
 
 def _build_pycodex(sha: str, root: Path) -> str:
