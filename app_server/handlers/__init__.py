@@ -99,7 +99,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "environments": ("environment/add", "environment/info", "environment/status"),
     "mcp": (
         "mcpServerStatus/list", "mcpServer/tool/call", "mcpServer/resource/read", "config/mcpServer/reload",
-        "mcpServer/oauth/login",
+        "mcpServer/oauth/login", "mcpServer/event/stream/start", "mcpServer/event/stream/stop",
     ),
 }
 

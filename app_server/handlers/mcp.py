@@ -10,14 +10,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from pydantic import BaseModel
+
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.mcp.params import (
     ListMcpServerStatusParams,
     McpRequestError,
     McpResourceReadParams,
+    McpServerEventStreamStartParams,
+    McpServerEventStreamStopParams,
     McpServerOauthLoginParams,
     McpServerToolCallParams,
+    missing_field,
 )
 from pycodex.jsonrpc.errors import InvalidRequest, RpcError
 
@@ -77,10 +82,34 @@ async def oauth_login(session: Session, params: McpServerOauthLoginParams) -> Js
     return await _answer(app_of(session).mcp.oauth_login, params)
 
 
+HOSTED_ONLY = "MCP event subscriptions are only supported for hosted apps"
+
+
+def _require(params: BaseModel, fields: tuple[str, ...]) -> None:
+    missing = missing_field(params, fields)
+    if missing is not None:
+        raise InvalidRequest(f"Invalid request: missing field `{missing}`")
+
+
+async def event_stream_start(session: Session, params: McpServerEventStreamStartParams) -> JsonObj:
+    """Codex 0.169 serves event streams for hosted apps only; any configured server (and any thread id,
+    known or not) gets this refusal."""
+    _require(params, ("threadId", "server", "name", "arguments", "subscriptionId"))
+    raise InvalidRequest(HOSTED_ONLY)
+
+
+async def event_stream_stop(session: Session, params: McpServerEventStreamStopParams) -> JsonObj:
+    """Nothing is ever subscribed, so stopping any id succeeds, as in Codex 0.169."""
+    _require(params, ("subscriptionId",))
+    return {}
+
+
 ROUTES = (
     RouteSpec("mcpServerStatus/list", ListMcpServerStatusParams, status_list),
     RouteSpec("mcpServer/tool/call", _ToolCallParams, tool_call),
     RouteSpec("mcpServer/resource/read", McpResourceReadParams, resource_read),
     RouteSpec("config/mcpServer/reload", None, reload),
     RouteSpec("mcpServer/oauth/login", McpServerOauthLoginParams, oauth_login),
+    RouteSpec("mcpServer/event/stream/start", McpServerEventStreamStartParams, event_stream_start, experimental=True),
+    RouteSpec("mcpServer/event/stream/stop", McpServerEventStreamStopParams, event_stream_stop, experimental=True),
 )

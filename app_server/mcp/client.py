@@ -265,7 +265,8 @@ class McpConnection:
         error = f"MCP server '{self.name}' connection closed" + (f": {detail}" if detail else "")
         if self.status.state == "ready":
             self._set("failed", error)
-        return McpCallError(_prefixed(what, error))
+        # The caller (and the model) get Codex 0.169's words for a dead transport; the status keeps the detail.
+        return McpCallError(_prefixed(what, "Transport closed"))
 
     async def call_tool(self, tool: str, arguments: dict[str, Any] | None, timeout_s: float | None = None,
                         meta: dict[str, Any] | None = None) -> CallToolResult:

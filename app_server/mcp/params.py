@@ -16,8 +16,11 @@ __all__ = [
     "ListMcpServerStatusParams",
     "McpRequestError",
     "McpResourceReadParams",
+    "McpServerEventStreamStartParams",
+    "McpServerEventStreamStopParams",
     "McpServerOauthLoginParams",
     "McpServerToolCallParams",
+    "missing_field",
 ]
 
 INTERNAL_ERROR = -32603
@@ -70,3 +73,24 @@ class McpServerOauthLoginParams(_Params):
     scopes: list[str] | None = None
     timeoutSecs: int | None = None
     clientRegistration: Literal["auto", "cimd", "dcr"] | None = None
+
+
+class McpServerEventStreamStartParams(_Params):
+    """Fields are optional here so a missing one gets the -32600 Codex answers (see `missing_field`)."""
+
+    threadId: str | None = None
+    server: str | None = None
+    name: str | None = None
+    arguments: Any = None
+    subscriptionId: str | None = None
+    meta: Any = Field(default=None, alias="_meta")
+
+
+class McpServerEventStreamStopParams(_Params):
+    subscriptionId: str | None = None
+
+
+def missing_field(params: BaseModel, required: tuple[str, ...]) -> str | None:
+    """The first of `required` (in Codex's struct order) the client left out, as serde names it."""
+    given = params.model_fields_set
+    return next((name for name in required if name not in given), None)
