@@ -113,9 +113,9 @@ def codex_errors(tmp: Path, port: int) -> list[dict[str, Any]]:
 
     try:
         send({"id": 0, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "1"}}})
-        wait_for(lambda m: m.get("id") == 0, 15)
+        wait_for(lambda m: m.get("id") == 0, 60)  # generous: Codex can be slow to start on a busy machine
         send({"id": 1, "method": "thread/start", "params": {"cwd": str(workspace)}})
-        thread_id = wait_for(lambda m: m.get("id") == 1, 15)["result"]["thread"]["id"]
+        thread_id = wait_for(lambda m: m.get("id") == 1, 60)["result"]["thread"]["id"]
         send(
             {
                 "id": 2,

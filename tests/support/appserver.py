@@ -267,9 +267,13 @@ class ValidatingClient:
         experimental: bool = False,
         opt_out: Sequence[str] | None = None,
         send_initialized: bool = True,
-        timeout: float = 15.0,
+        timeout: float = 60.0,
     ) -> JsonObj:
-        """The handshake; picks the stable or experimental schema to match the capability sent."""
+        """The handshake; picks the stable or experimental schema to match the capability sent.
+
+        The bound is generous: a healthy server answers at once, but the Codex binary has been seen to take
+        over 15 s to start on a busy 2-core machine, and a flaky bound would fail an unrelated test.
+        """
         capabilities: JsonObj = {"experimentalApi": experimental}
         if opt_out is not None:
             capabilities["optOutNotificationMethods"] = list(opt_out)
