@@ -32,7 +32,7 @@ BACKTRACE = re.compile(r"\\n\\nStack backtrace:.*?(?=\")")
 
 async def _gone(marker: str) -> None:
     """Wait (bounded) until no live process carries `marker`."""
-    async with asyncio.timeout(15):
+    async with asyncio.timeout(30):
         while pids_with(marker):
             await asyncio.sleep(0.05)
 
@@ -52,7 +52,8 @@ async def _run_case(case: str, app_server: Any, fake_model: Any, home: Path, wor
     table, marker = _stdio_table(extra=extra + f'[mcp_servers.calc.tools.{tool}]\napproval_mode = "approve"\n')
     _configure(home, model.url, table)
     client = await app_server(argv=argv, codex_home=home)
-    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    # Generous bounds: the Codex binary starting its MCP servers on a busy 2-core machine takes a while.
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}, timeout=60))["thread"]["id"]
     await _ready(client, thread_id)
     if case == "dead":
         await _kill_server(marker)
