@@ -178,3 +178,7 @@ def test_a_restart_forgets_half_built_items() -> None:
     assert _kinds(again) == ["item/started", "item/agentMessage/delta"]
     done = mapper.feed(ev.OutputItemDone(0, _message("msg_a", "")))
     assert next(a for a in done if isinstance(a, ItemDone)).item["text"] == "fresh"
+
+
+def test_unknown_events_do_nothing() -> None:
+    assert _mapper().feed(ev.UnknownEvent("response.mystery", {})) == []
