@@ -25,7 +25,7 @@ from exec_client.environment import (
 )
 from pycodex.platform.spawn import SpawnedProcess, SpawnError, SpawnRequest, spawn
 
-__all__ = ["LocalEnvironment"]
+__all__ = ["LocalEnvironment", "remove_path"]
 
 
 class _LocalProcess(ExecProcess):
@@ -86,6 +86,21 @@ class _LocalProcess(ExecProcess):
         return running
 
 
+
+def remove_path(path: Path, *, recursive: bool, force: bool) -> None:
+    """Remove a file, a link or a directory (its tree with ``recursive``); ``force`` ignores a missing path.
+
+    Blocking: call it in a worker thread. A link to a directory is removed as a link, never followed.
+    """
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path) if recursive else path.rmdir()
+        else:
+            path.unlink()
+    except FileNotFoundError:
+        if not force:
+            raise
+
 class LocalEnvironment(ExecutionEnvironment):
     def __init__(self) -> None:
         self._procs: list[_LocalProcess] = []
@@ -134,17 +149,7 @@ class LocalEnvironment(ExecutionEnvironment):
         await asyncio.to_thread(path.mkdir, parents=recursive, exist_ok=recursive)
 
     async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None:
-        def work() -> None:
-            try:
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path) if recursive else path.rmdir()
-                else:
-                    path.unlink()
-            except FileNotFoundError:
-                if not force:
-                    raise
-
-        await asyncio.to_thread(work)
+        await asyncio.to_thread(remove_path, path, recursive=recursive, force=force)
 
     async def canonicalize(self, path: Path) -> Path:
         return await asyncio.to_thread(path.resolve, strict=True)

@@ -16,7 +16,6 @@ rebuild the same inputs under ``tmp_path`` and compare pycodex's answers with Co
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import select
@@ -30,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))  # run as a script: the checkout's root
+from scripts.manifest import record_in_manifest  # noqa: E402
+
 DATA_DIR = REPO_ROOT / "tests" / "data"
 OUT_DIR = DATA_DIR / "frontends"
 DEFAULTS_FILE = REPO_ROOT / "app_server" / "config" / "effective_defaults.json"
@@ -394,15 +396,6 @@ def derive_defaults(config_read: Json) -> Json:
     }
 
 
-def update_manifest(written: list[Path]) -> None:
-    """Add our files to tests/data/MANIFEST.json (test_schema_support checks every file there)."""
-    path = DATA_DIR / "MANIFEST.json"
-    manifest = json.loads(path.read_text())
-    for file in written:
-        manifest["sha256"][file.relative_to(DATA_DIR).as_posix()] = hashlib.sha256(file.read_bytes()).hexdigest()
-    path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     env_bin = os.environ.get("PYCODEX_CODEX_BIN")
@@ -429,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         if name == "config_read":
             DEFAULTS_FILE.write_text(json.dumps(derive_defaults(document), indent=1, ensure_ascii=False) + "\n")
             print(f"derived {DEFAULTS_FILE.relative_to(REPO_ROOT)}")
-    update_manifest(written)
+    record_in_manifest(*written)
     return 0
 
 

@@ -22,6 +22,7 @@ import watchfiles
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import surface as p
+from exec_client.local_environment import remove_path
 from exec_client.wire.fs_paths import denial_error, entry_path, policy_for, real_path
 from exec_client.wire.fs_policy import Need, PolicyDenied
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
@@ -120,17 +121,8 @@ async def remove(session: Session, params: p.FsRemoveParams) -> JsonObj:
     recursive = params.recursive is not False
     path = _checked(params.path, Need.WRITE, entry=True, tree=recursive)
 
-    def work() -> None:
-        try:
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path) if recursive else path.rmdir()
-            else:
-                path.unlink()
-        except FileNotFoundError:
-            if params.force is False:  # Codex defaults force to true: a missing path is fine
-                raise
-
-    await _run(work)
+    force = params.force is not False  # Codex defaults force to true: a missing path is fine
+    await _run(lambda: remove_path(path, recursive=recursive, force=force))
     return {}
 
 
