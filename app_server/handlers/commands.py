@@ -112,9 +112,13 @@ def _decode(delta: str | None, method: str) -> bytes:
         raise InvalidParams(f"{method} requires valid base64 deltaBase64: {exc}") from None
 
 
-async def _write(running: RunningProcess, delta: str | None, close: bool, method: str) -> None:
+def _check_write(delta: str | None, close: bool, method: str) -> None:
+    """A write must carry data or close stdin; checked before the process is looked up, as Codex does."""
     if delta is None and not close:
         raise InvalidParams(f"{method} requires deltaBase64 or closeStdin")
+
+
+async def _write(running: RunningProcess, delta: str | None, close: bool, method: str) -> None:
     if not running.stream_stdin:
         raise InvalidRequest("stdin streaming is not enabled for this process")
     data = _decode(delta, method)
@@ -125,6 +129,11 @@ async def _write(running: RunningProcess, delta: str | None, close: bool, method
             await running.spawned.write_stdin(b"\x04")  # EOF at the start of a terminal line
         else:
             running.spawned.close_stdin()
+
+
+def _resize(running: RunningProcess, rows: int, cols: int) -> None:
+    if not running.spawned.resize_pty(rows, cols):
+        raise InvalidRequest("failed to resize PTY: process is not attached to a PTY")
 
 
 # -- command/exec ------------------------------------------------------------------------------
@@ -198,8 +207,7 @@ def _command(session: Session, process_id: str) -> RunningProcess:
 
 
 async def command_write(session: Session, params: p.CommandExecWriteParams) -> JsonObj:
-    if params.delta_base64 is None and not params.close_stdin:
-        raise InvalidParams("command/exec/write requires deltaBase64 or closeStdin")
+    _check_write(params.delta_base64, params.close_stdin, "command/exec/write")
     await _write(_command(session, params.process_id), params.delta_base64, params.close_stdin,
                  "command/exec/write")
     return {}
@@ -211,9 +219,7 @@ async def command_terminate(session: Session, params: p.CommandExecTerminatePara
 
 
 async def command_resize(session: Session, params: p.CommandExecResizeParams) -> JsonObj:
-    running = _command(session, params.process_id)
-    if not running.spawned.resize_pty(params.size.rows, params.size.cols):
-        raise InvalidRequest("failed to resize PTY: process is not attached to a PTY")
+    _resize(_command(session, params.process_id), params.size.rows, params.size.cols)
     return {}
 
 
@@ -267,8 +273,7 @@ def _process(session: Session, handle: str) -> RunningProcess:
 
 
 async def process_write(session: Session, params: p.ProcessWriteStdinParams) -> JsonObj:
-    if params.delta_base64 is None and not params.close_stdin:
-        raise InvalidParams("process/writeStdin requires deltaBase64 or closeStdin")
+    _check_write(params.delta_base64, params.close_stdin, "process/writeStdin")
     await _write(_process(session, params.process_handle), params.delta_base64, params.close_stdin,
                  "process/writeStdin")
     return {}
@@ -280,9 +285,7 @@ async def process_kill(session: Session, params: p.ProcessKillParams) -> JsonObj
 
 
 async def process_resize(session: Session, params: p.ProcessResizePtyParams) -> JsonObj:
-    running = _process(session, params.process_handle)
-    if not running.spawned.resize_pty(params.size.rows, params.size.cols):
-        raise InvalidRequest("failed to resize PTY: process is not attached to a PTY")
+    _resize(_process(session, params.process_handle), params.size.rows, params.size.cols)
     return {}
 
 
