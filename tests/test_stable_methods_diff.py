@@ -87,6 +87,7 @@ async def test_stable_methods_answer_like_codex(
         runs[label] = await _run(client, init, plan, ws, tmp)
         replace.update({str(tmp): "<tmp>", str(home): "<home>", str(ws): "<ws>"})
 
+    import json; Path('/tmp/stable_answers.json').write_text(json.dumps(runs))  # DEBUG
     schema = codex_schemas.stable
     alike, report = 0, []
     for method in methods:

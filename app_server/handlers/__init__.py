@@ -52,6 +52,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "thread/attachment/add", "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/remove",
     ),
     "turns": ("turn/start", "turn/steer", "turn/interrupt"),
+    "review": ("review/start",),
     "info": ("skills/list", "account/read"),
     "models": (
         "model/list", "modelProvider/list", "modelProvider/capabilities/read", "modelProvider/config/write",

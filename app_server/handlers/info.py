@@ -22,11 +22,9 @@ async def skills_list(session: Session, params: p.SkillsListParams) -> JsonObj:
 
 async def account_read(session: Session, params: p.GetAccountParams) -> JsonObj:
     provider = app_of(session).config.provider
-    result: JsonObj = {"account": None, "userId": None,
-                       "requiresOpenaiAuth": bool(provider.requires_openai_auth)}
-    if session.experimental_api:
-        result["workspaceRouting"] = None
-    return result
+    # Codex 0.169 sends workspaceRouting to stable clients too, though only the experimental schema names it.
+    return {"account": None, "userId": None, "requiresOpenaiAuth": bool(provider.requires_openai_auth),
+            "workspaceRouting": None}
 
 
 ROUTES = (
