@@ -53,6 +53,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     ),
     "turns": ("turn/start", "turn/steer", "turn/interrupt"),
     "review": ("review/start",),
+    "guardian": ("thread/approveGuardianDeniedAction",),
     "info": ("skills/list", "account/read"),
     "models": (
         "model/list", "modelProvider/list", "modelProvider/capabilities/read", "modelProvider/config/write",

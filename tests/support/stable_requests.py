@@ -19,6 +19,19 @@ def stable_methods() -> list[str]:
     return list(SchemaValidator(snapshot_bundle("stable"), source="tests/data stable snapshot").request_params)
 
 
+#: Methods where Codex needs the network (there is none in tests): both must fail with the same code and a
+#: message that starts alike; the rest is the transport's reason (Codex: a DNS failure; pycodex: no endpoint).
+OFFLINE_ERRORS = {"feedback/upload": "failed to upload feedback: "}
+
+
+def failed_alike_offline(method: str, codex: dict[str, Any], ours: dict[str, Any]) -> bool:
+    """Both answers are the same offline failure of a method listed in OFFLINE_ERRORS."""
+    prefix = OFFLINE_ERRORS.get(method)
+    a, b = codex.get("error"), ours.get("error")
+    return (prefix is not None and a is not None and b is not None and a.get("code") == b.get("code")
+            and str(a.get("message", "")).startswith(prefix) and str(b.get("message", "")).startswith(prefix))
+
+
 def _t(**extra: Any) -> Params:
     return lambda c: {"threadId": c["tid"], **extra}
 
