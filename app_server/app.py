@@ -137,9 +137,11 @@ class AppServer:
     # `initialize` must not pay for it.
     @cached_property
     def models(self) -> ModelClients:
+        from app_server.model.auth import stored_api_key
         from app_server.model.clients import ModelClients
 
-        return ModelClients(lambda: self.config.model_providers, self.environ)
+        return ModelClients(lambda: self.config.model_providers, self.environ,
+                            lambda: stored_api_key(self.codex_home))
 
     @cached_property
     def skills_catalog(self) -> SkillsCatalog:

@@ -54,6 +54,7 @@ from app_server.config.tables import (
     parse_toml,
     value_end_column,
 )
+from app_server.model.auth import stored_api_key
 from app_server.model.provider import (
     SCRIPTED_PROVIDER_ID,
     ProviderConfig,
@@ -201,7 +202,8 @@ def _build(
         providers[table_id] = provider_config(table_id, table, providers.get(table_id))
     provider_id = schema.opt_str(raw, "model_provider", top)
     if provider_id is None:
-        has_key = any(env.get(name) for name in API_KEY_ENV_VARS)
+        # A stored API-key login counts as a key: it is what the built-in provider sends.
+        has_key = any(env.get(name) for name in API_KEY_ENV_VARS) or stored_api_key(codex_home) is not None
         provider_id = OPENAI_PROVIDER_ID if has_key else SCRIPTED_PROVIDER_ID
     if provider_id not in providers:
         raise ConfigError(f"Model provider `{provider_id}` not found", key="model_provider", phase="resolve")
