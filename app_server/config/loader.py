@@ -142,6 +142,8 @@ class LoadedConfig:
     model_reasoning_summary: str | None
     project_root_markers: tuple[str, ...]
     features: Mapping[str, Any]
+    #: `pycodex exec` leaves reasoning out of its transcript (as `codex exec`; its JSON events keep it).
+    hide_agent_reasoning: bool = False
     #: `[mcp_servers.NAME]`, checked (disabled servers included).
     mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
     warnings: tuple[ConfigWarning, ...] = ()
@@ -231,6 +233,7 @@ def _build(
         ),
         project_root_markers=tuple(markers) if markers is not None else (".git",),
         features=MappingProxyType(dict(schema.opt_table(raw, "features", top) or {})),
+        hide_agent_reasoning=bool(schema.opt_bool(raw, "hide_agent_reasoning", top)),
         mcp_servers=MappingProxyType(dict(mcp.servers)),
         strict=strict,
         env=env,
