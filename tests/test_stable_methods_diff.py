@@ -48,11 +48,14 @@ def _plan(methods: set[str]) -> list[tuple[str, Params]]:
 async def _run(client: AppServerClient, init: dict[str, Any], plan: list[tuple[str, Params]],
                ws: Path, tmp: Path) -> dict[str, dict[str, Any]]:
     answers: dict[str, dict[str, Any]] = {"initialize": {"result": init}}
-    tid = (await client.call("thread/start", {"cwd": str(ws)}))["thread"]["id"]
-    turn = await run_turn(client, tid, "hello", timeout=60)
+    tids, turns = [], []
+    for _ in range(2):  # the first for the thread family, the second for the turn-starting calls
+        tids.append((await client.call("thread/start", {"cwd": str(ws)}, timeout=60))["thread"]["id"])
+        turns.append((await run_turn(client, tids[-1], "hello", timeout=60))["id"])
+    tid = tids[0]
     items = (await client.call("thread/items/list", {"threadId": tid}))["data"]
-    ctx: Ctx = {"tid": tid, "turn": turn["id"], "last": turn["id"], "second": NIL, "item": items[-1]["item"]["id"],
-                "fork": NIL, "ws": str(ws), "tmp": str(tmp)}
+    ctx: Ctx = {"tid": tid, "turn": turns[0], "turns_tid": tids[1], "last": turns[1], "second": NIL,
+                "item": items[-1]["item"]["id"], "fork": NIL, "ws": str(ws), "tmp": str(tmp)}
     for method, params in plan:
         ctx["rev"] = (await client.call("thread/read", {"threadId": tid}))["readState"]["revision"]
         value = params(ctx)

@@ -36,6 +36,12 @@ def _t(**extra: Any) -> Params:
     return lambda c: {"threadId": c["tid"], **extra}
 
 
+def _turns(**extra: Any) -> Params:
+    """Params on the thread kept for turn-starting calls, so their effects stay off the thread the
+    thread-family calls use."""
+    return lambda c: {"threadId": c["turns_tid"], **extra}
+
+
 def _text(text: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text}]
 
@@ -43,8 +49,9 @@ def _text(text: str) -> list[dict[str, Any]]:
 #: Methods whose success starts a turn on the thread: the caller waits for its turn/completed before going on.
 TURN_STARTING = frozenset({"turn/start", "review/start", "thread/compact/start", "thread/shellCommand"})
 
-# (method, params). `tid` is a thread with one finished turn (`turn`); `last` is the last turn started here,
-# `ws` the thread's workspace. Read-only calls first, then the turn-starting ones, then the writes to config.
+# (method, params). `tid` and `turns_tid` are threads with one finished turn each; the turn calls use the second,
+# where `last` is the last turn started; `ws` is the workspace. Read-only calls first, then the turn-starting
+# ones, then the writes to config.
 STABLE_EXTRA: list[tuple[str, Params]] = [
     ("config/read", lambda c: {"cwd": c["ws"]}),
     ("configRequirements/read", lambda c: None),
@@ -59,13 +66,13 @@ STABLE_EXTRA: list[tuple[str, Params]] = [
     ("mcpServer/oauth/login", lambda c: {"name": "nosuch"}),
     ("fuzzyFileSearch", lambda c: {"query": "note", "roots": [c["ws"]]}),
     ("feedback/upload", lambda c: {"classification": "bug", "includeLogs": False}),
-    ("turn/start", _t(input=_text("again"))),
-    ("turn/steer", lambda c: {"threadId": c["tid"], "expectedTurnId": c["last"], "input": _text("steer")}),
-    ("turn/interrupt", lambda c: {"threadId": c["tid"], "turnId": c["last"]}),
-    ("thread/shellCommand", _t(command="echo hi")),
-    ("thread/compact/start", _t()),
-    ("review/start", _t(target={"type": "custom", "instructions": "review the notes"})),
-    ("thread/revert", lambda c: {"threadId": c["tid"], "beforeTurnId": c["second"]}),
+    ("turn/start", _turns(input=_text("again"))),
+    ("turn/steer", lambda c: {"threadId": c["turns_tid"], "expectedTurnId": c["last"], "input": _text("steer")}),
+    ("turn/interrupt", lambda c: {"threadId": c["turns_tid"], "turnId": c["last"]}),
+    ("thread/shellCommand", _turns(command="echo hi")),
+    ("thread/compact/start", _turns()),
+    ("review/start", _turns(target={"type": "custom", "instructions": "review the notes"})),
+    ("thread/revert", lambda c: {"threadId": c["turns_tid"], "beforeTurnId": c["second"]}),
     ("config/value/write", lambda c: {"keyPath": "model_verbosity", "value": "low", "mergeStrategy": "replace"}),
     ("config/batchWrite", lambda c: {"edits": [{"keyPath": "model_verbosity", "value": "medium",
                                                 "mergeStrategy": "replace"}]}),
