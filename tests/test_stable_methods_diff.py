@@ -2,7 +2,9 @@
 and to Codex 0.169 from a stable (non-experimental) client with the same minimal valid params; thread-scoped
 ones run on a thread with one finished turn against a loopback fake model. pycodex's result must be valid
 against Codex's stable response schema, and the two answers must agree (same result shape, or the same
-error). Params come from the surface table, the thread-family table and tests/support/stable_requests.py."""
+error; for a method that needs the network, the same failure up to its transport reason). Params come from
+the surface table, the thread-family table and tests/support/stable_requests.py; the turn-starting calls run
+on a second thread so their effects stay off the thread the thread-family calls use."""
 
 from __future__ import annotations
 
@@ -48,7 +50,8 @@ def _plan(methods: set[str]) -> list[tuple[str, Params]]:
 async def _run(client: AppServerClient, init: dict[str, Any], plan: list[tuple[str, Params]],
                ws: Path, tmp: Path) -> dict[str, dict[str, Any]]:
     answers: dict[str, dict[str, Any]] = {"initialize": {"result": init}}
-    tids, turns = [], []
+    tids: list[str] = []
+    turns: list[str] = []
     for _ in range(2):  # the first for the thread family, the second for the turn-starting calls
         tids.append((await client.call("thread/start", {"cwd": str(ws)}, timeout=60))["thread"]["id"])
         turns.append((await run_turn(client, tids[-1], "hello", timeout=60))["id"])
