@@ -6,7 +6,7 @@ honoured or refused, none silently ignored, and an unknown key gets a warning th
   and a Codex TUI run against pycodex (`codex --remote`) reads them itself.
 * `hide_agent_reasoning` is honoured by `pycodex exec` as by `codex exec`: no reasoning in the transcript,
   while the JSON events keep it.
-* `notify` is run by Codex's app-server after each turn; pycodex warns that it has no effect.
+* `notify` is run by the app-server after each completed turn with Codex's JSON payload.
 * A misspelt key gets Codex's "unrecognized configuration setting" warning naming it.
 The same checks run against the binary (its warnings arrive as `warning` at thread start)."""
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_model import message
+from tests.support.fake_model import message, run_turn
 from tests.support.procs import NEW_GROUP, kill_group
 
 SERVERS = [pytest.param("codex", marks=pytest.mark.codex), "pycodex"]
@@ -72,9 +72,37 @@ async def test_tui_keys_are_accepted_and_unknown_ones_named(
     assert text.startswith("Codex is ignoring 1 unrecognized configuration setting.")
     assert text.endswith(f"user ({home / 'config.toml'}): `bogus_key` is ignored.")
     texts = _warning_texts(client)
-    assert not [t for t in texts for key in TUI_KEYS if f"`{key}`" in t or f"`tui.{key}`" in t], texts
-    refused = [t for t in texts if "`notify` has no effect in pycodex" in t]
-    assert len(refused) == (1 if server == "pycodex" else 0), texts
+    assert not [t for t in texts for key in (*TUI_KEYS, "notify") if f"`{key}`" in t or f"`tui.{key}`" in t], texts
+
+
+@pytest.mark.parametrize("server", SERVERS)
+async def test_notify_runs_after_each_completed_turn(
+    server: str, request: pytest.FixtureRequest, app_server: Any, fake_model: Any, tmp_path: Path, workspace: Path
+) -> None:
+    argv = [str(request.getfixturevalue("codex_bin")), "app-server"] if server == "codex" else None
+    model = await fake_model({"responses": [{"output": [message("all done")]}], "when_exhausted": "repeat_last"})
+    home, out = tmp_path / "home", tmp_path / "notified"
+    home.mkdir()
+    out.mkdir()
+    # The program writes its argument to a file of its own; the file appearing is the test's signal.
+    program = [sys.executable, "-c", "import sys, uuid, pathlib; d = pathlib.Path(sys.argv[1]); "
+               "(d / (uuid.uuid4().hex + '.tmp')).write_text(sys.argv[2]); "
+               "[p.rename(p.with_suffix('.json')) for p in d.glob('*.tmp')]", str(out)]
+    (home / "config.toml").write_text(
+        f'model = "mock-model"\nmodel_provider = "m"\nnotify = {json.dumps(program)}\n'
+        f'[model_providers.m]\nname = "M"\nbase_url = "{model.url}"\nrequest_max_retries = 0\n'
+        "stream_max_retries = 0\n")
+    client = await app_server(argv=argv, codex_home=home)
+    tid = (await client.call("thread/start", {"cwd": str(workspace)}, timeout=30))["thread"]["id"]
+    turn = await run_turn(client, tid, "hello there", timeout=60)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while not (found := list(out.glob("*.json"))) and loop.time() < deadline:
+        await asyncio.sleep(0.05)  # polling a folder: the program is not ours to signal us
+    assert len(found) == 1, "the notify program did not run once"
+    assert json.loads(found[0].read_text()) == {
+        "type": "agent-turn-complete", "thread-id": tid, "turn-id": turn["id"], "cwd": str(workspace),
+        "client": "pycodex_tests", "input-messages": ["hello there"], "last-assistant-message": "all done"}
 
 
 async def _exec(binary: list[str], home: Path, cwd: Path, *args: str) -> tuple[str, str]:

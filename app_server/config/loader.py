@@ -144,6 +144,8 @@ class LoadedConfig:
     features: Mapping[str, Any]
     #: `pycodex exec` leaves reasoning out of its transcript (as `codex exec`; its JSON events keep it).
     hide_agent_reasoning: bool = False
+    #: A program run after each completed turn (app_server/notify.py); empty: none.
+    notify: tuple[str, ...] = ()
     #: `[mcp_servers.NAME]`, checked (disabled servers included).
     mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
     warnings: tuple[ConfigWarning, ...] = ()
@@ -234,6 +236,7 @@ def _build(
         project_root_markers=tuple(markers) if markers is not None else (".git",),
         features=MappingProxyType(dict(schema.opt_table(raw, "features", top) or {})),
         hide_agent_reasoning=bool(schema.opt_bool(raw, "hide_agent_reasoning", top)),
+        notify=tuple(schema.opt_str_list(raw, "notify", top) or ()),
         mcp_servers=MappingProxyType(dict(mcp.servers)),
         strict=strict,
         env=env,
