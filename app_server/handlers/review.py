@@ -3,7 +3,7 @@
 Codex 0.169 answers at once with the turn (holding one userMessage whose id is the turn id and whose text
 is the user-facing hint) and ``reviewThreadId``; the turn then shows an ``enteredReviewMode`` item, the
 model's work, and an ``exitedReviewMode`` item holding the review. Unlike Codex, pycodex runs the review
-in the thread itself rather than in a hidden sub-agent, and does not offer detached delivery."""
+in the thread itself rather than in a hidden sub-agent. Like Codex 0.169 it takes no detached delivery."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ class ReviewStartParams(ParamsModel):
 
     thread_id: ThreadId
     target: ReviewTarget
-    delivery: Literal["inline", "detached"] | None = None
+    delivery: Literal["inline"] | None = None  # Codex 0.169 refuses "detached" as an unknown variant
 
 
 def _merge_base(cwd: Path, branch: str) -> str | None:
@@ -156,8 +156,6 @@ async def review_start(session: Session, params: ReviewStartParams) -> JsonObj:
     app = app_of(session)
     check_target(params.target)
     thread = app.threads.get_loaded(params.thread_id)
-    if params.delivery == "detached":
-        raise InvalidRequest("detached review delivery is not supported by pycodex; use inline delivery")
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
     prompt, hint = await asyncio.to_thread(review_request, params.target, Path(thread.settings.cwd))
