@@ -43,7 +43,7 @@ class TurnNotifier:
             proc = await asyncio.create_subprocess_exec(
                 *self._argv, json.dumps(payload), stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: an argument with a NUL byte
             logger.warning("could not run the notify program %s: %s", self._argv[0], exc)
             return
         self._spawn(proc.wait())  # reaped in the background: the turn does not wait for it
