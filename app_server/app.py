@@ -137,9 +137,11 @@ class AppServer:
     # `initialize` must not pay for it.
     @cached_property
     def models(self) -> ModelClients:
+        from app_server.model.auth import stored_api_key
         from app_server.model.clients import ModelClients
 
-        return ModelClients(lambda: self.config.model_providers, self.environ)
+        return ModelClients(lambda: self.config.model_providers, self.environ,
+                            lambda: stored_api_key(self.codex_home))
 
     @cached_property
     def skills_catalog(self) -> SkillsCatalog:
@@ -335,6 +337,7 @@ class AppServer:
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
         from app_server.handlers.initialize import user_agent
+        from app_server.notify import TurnNotifier
         from app_server.threads.tool_policy import tools_for
         from app_server.tools.router import route_tool_call
         from app_server.tools.specs import tool_specs
@@ -357,6 +360,8 @@ class AppServer:
             late_tool_specs=mcp_tools,
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,
+            on_turn_completed=TurnNotifier(self.config.notify, lambda wait: self.spawn(wait, name="notify"))
+            if self.config.notify else None,
         )
 
 

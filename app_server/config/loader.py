@@ -54,6 +54,7 @@ from app_server.config.tables import (
     parse_toml,
     value_end_column,
 )
+from app_server.model.auth import stored_api_key
 from app_server.model.provider import (
     SCRIPTED_PROVIDER_ID,
     ProviderConfig,
@@ -141,6 +142,10 @@ class LoadedConfig:
     model_reasoning_summary: str | None
     project_root_markers: tuple[str, ...]
     features: Mapping[str, Any]
+    #: `pycodex exec` leaves reasoning out of its transcript (as `codex exec`; its JSON events keep it).
+    hide_agent_reasoning: bool = False
+    #: A program run after each completed turn (app_server/notify.py); empty: none.
+    notify: tuple[str, ...] = ()
     #: `[mcp_servers.NAME]`, checked (disabled servers included).
     mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
     warnings: tuple[ConfigWarning, ...] = ()
@@ -201,7 +206,8 @@ def _build(
         providers[table_id] = provider_config(table_id, table, providers.get(table_id))
     provider_id = schema.opt_str(raw, "model_provider", top)
     if provider_id is None:
-        has_key = any(env.get(name) for name in API_KEY_ENV_VARS)
+        # A stored API-key login counts as a key: it is what the built-in provider sends.
+        has_key = any(env.get(name) for name in API_KEY_ENV_VARS) or stored_api_key(codex_home) is not None
         provider_id = OPENAI_PROVIDER_ID if has_key else SCRIPTED_PROVIDER_ID
     if provider_id not in providers:
         raise ConfigError(f"Model provider `{provider_id}` not found", key="model_provider", phase="resolve")
@@ -229,6 +235,8 @@ def _build(
         ),
         project_root_markers=tuple(markers) if markers is not None else (".git",),
         features=MappingProxyType(dict(schema.opt_table(raw, "features", top) or {})),
+        hide_agent_reasoning=bool(schema.opt_bool(raw, "hide_agent_reasoning", top)),
+        notify=tuple(schema.opt_str_list(raw, "notify", top) or ()),
         mcp_servers=MappingProxyType(dict(mcp.servers)),
         strict=strict,
         env=env,

@@ -53,11 +53,13 @@ KNOWN_PROVIDER_KEYS = frozenset(
 IMPLEMENTED_TOP_LEVEL = frozenset(
     """model model_provider model_providers approval_policy sandbox_mode developer_instructions instructions
     model_reasoning_effort model_reasoning_summary project_root_markers openai_base_url features mcp_servers
-    projects profile profiles""".split()
+    projects profile profiles hide_agent_reasoning notify""".split()
 )
-# Read by Codex's terminal UI, not by a server: an app-server has nothing to do with them.
+# Read only by Codex's terminal UI (which reads them itself, also when it runs against pycodex with
+# `codex --remote`); pycodex has no TUI and so nothing to do with them: accepted without a warning.
+# (`hide_agent_reasoning` is honoured by `pycodex exec`; `notify` is run by the app-server, as Codex's does.)
 CLIENT_ONLY_TOP_LEVEL = frozenset(
-    "tui file_opener notice check_for_update_on_startup hide_agent_reasoning disable_paste_burst history".split()
+    "tui file_opener notice check_for_update_on_startup disable_paste_burst history".split()
 )
 # Provider keys Codex knows that pycodex does not implement (Bedrock/GCP auth, websockets, model catalogs).
 UNIMPLEMENTED_PROVIDER_KEYS = frozenset(

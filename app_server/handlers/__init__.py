@@ -52,6 +52,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "thread/attachment/add", "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/remove",
     ),
     "turns": ("turn/start", "turn/steer", "turn/interrupt"),
+    "review": ("review/start",),
+    "guardian": ("thread/approveGuardianDeniedAction",),
     "info": ("skills/list", "account/read"),
     "models": (
         "model/list", "modelProvider/list", "modelProvider/capabilities/read", "modelProvider/config/write",

@@ -1,40 +1,33 @@
 """account/* and accountSession/* requests.
 
-API-key login works offline and is stored as Codex stores it: ``CODEX_HOME/auth.json`` holding
-``{"auth_mode": "apikey", "OPENAI_API_KEY": ...}``, readable by the owner only. Everything that needs
+API-key login works offline and is stored as Codex stores it (app_server/model/auth.py). Everything that needs
 a ChatGPT account (rate limits, usage, workspace messages, workspace switching) answers with Codex's
 unauthenticated errors; the cloud-provider setups answer as Codex does without credentials."""
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
 from typing import Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
+from app_server.model.auth import remove_login, store_api_key
 from app_server.protocol import surface as p
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.platform.spawn import os_error_text
 
-__all__ = ["AUTH_FILE", "ROUTES"]
+__all__ = ["ROUTES"]
 
 JsonObj = dict[str, Any]
-AUTH_FILE = "auth.json"
 
 
-def _auth_path(session: Session) -> Path:
-    return app_of(session).codex_home / AUTH_FILE
-
-
-def _write_auth(session: Session, data: JsonObj) -> None:
-    path = _auth_path(session)
-    tmp = path.with_name(f".{AUTH_FILE}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(data, indent=2))
-    os.replace(tmp, path)
+def _reselect_provider(session: Session) -> None:
+    """Without `model_provider` in config.toml, whether a key exists picks the default provider (the
+    built-in `openai` or the offline `scripted` one): read the config again so account/read and new
+    threads see the change. A config that does not load now keeps the old one; thread/start reports it."""
+    try:
+        app_of(session).reload_config()
+    except InvalidRequest:
+        pass
 
 
 async def login_start(session: Session, params: p.LoginParams) -> JsonObj:
@@ -43,9 +36,10 @@ async def login_start(session: Session, params: p.LoginParams) -> JsonObj:
     if not params.api_key:
         raise InvalidRequest("Invalid request: missing field `apiKey`")
     try:
-        _write_auth(session, {"auth_mode": "apikey", "OPENAI_API_KEY": params.api_key})
+        store_api_key(app_of(session).codex_home, params.api_key)
     except OSError as exc:
         raise InvalidRequest(f"failed to save API key: {os_error_text(exc)}") from None
+    _reselect_provider(session)
 
     async def announce() -> None:
         await session.notify("account/login/completed",
@@ -58,9 +52,10 @@ async def login_start(session: Session, params: p.LoginParams) -> JsonObj:
 
 async def logout(session: Session, params: Any) -> JsonObj:
     try:
-        _auth_path(session).unlink(missing_ok=True)
+        remove_login(app_of(session).codex_home)
     except OSError as exc:
         raise InvalidRequest(f"failed to remove credentials: {os_error_text(exc)}") from None
+    _reselect_provider(session)
 
     async def announce() -> None:
         await session.notify("account/updated", {"authMode": None, "planType": None})

@@ -3,10 +3,12 @@ own modules). Shapes follow Codex 0.169.0."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
+from app_server.model.auth import stored_api_key
 from app_server.protocol import server_info as p
 
 __all__ = ["ROUTES"]
@@ -21,12 +23,13 @@ async def skills_list(session: Session, params: p.SkillsListParams) -> JsonObj:
 
 
 async def account_read(session: Session, params: p.GetAccountParams) -> JsonObj:
-    provider = app_of(session).config.provider
-    result: JsonObj = {"account": None, "userId": None,
-                       "requiresOpenaiAuth": bool(provider.requires_openai_auth)}
-    if session.experimental_api:
-        result["workspaceRouting"] = None
-    return result
+    app = app_of(session)
+    needs_auth = bool(app.config.provider.requires_openai_auth)
+    # As Codex: the stored login is an account only for a provider that uses OpenAI auth.
+    key = await asyncio.to_thread(stored_api_key, app.codex_home) if needs_auth else None
+    # Codex 0.169 sends workspaceRouting to stable clients too, though only the experimental schema names it.
+    return {"account": {"type": "apiKey"} if key else None, "userId": None, "requiresOpenaiAuth": needs_auth,
+            "workspaceRouting": None}
 
 
 ROUTES = (

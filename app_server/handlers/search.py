@@ -5,9 +5,10 @@ pathspec) are imported on first use, not at server start-up."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import TYPE_CHECKING, Any
 
-from app_server.connection import Session
+from app_server.connection import Deferred, Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import settings as s
@@ -32,10 +33,25 @@ def _sessions(session: Session) -> FuzzySessions:
     return found
 
 
-async def search(session: Session, params: s.FuzzyFileSearchParams) -> JsonObj:
+async def search(session: Session, params: s.FuzzyFileSearchParams) -> Deferred:
+    """Answered when the search ends, the connection serving other requests meanwhile (as Codex). A later
+    search with the same `cancellationToken` (on this connection) cancels this one, which then answers
+    with no files, as Codex does."""
     from app_server.search.fuzzy import fuzzy_file_search
 
-    return {"files": await asyncio.to_thread(fuzzy_file_search, params.query, params.roots)}
+    token = params.cancellation_token
+    sessions = _sessions(session)
+    flag = sessions.begin_search(token) if token is not None else threading.Event()
+
+    async def run() -> JsonObj:
+        try:
+            files = await asyncio.to_thread(fuzzy_file_search, params.query, params.roots, cancelled=flag.is_set)
+        finally:
+            if token is not None:
+                sessions.end_search(token, flag)
+        return {"files": [] if flag.is_set() else files}
+
+    return Deferred(run())
 
 
 async def session_start(session: Session, params: s.FuzzySessionStartParams) -> JsonObj:

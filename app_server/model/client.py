@@ -12,9 +12,12 @@ Retry rules follow Codex 0.169 (observed with a fake server) except where Codex 
 * 400, a 429 `usage_limit_reached` and context-window errors fail at once.
 Every wait is bounded (see `ModelClient.worst_case_seconds`), so every turn ends.
 
-Auth: `authorization: Bearer $<env_key>` when the provider names an `env_key`; if that variable is
-unset or empty the request fails before it is sent ("Missing environment variable: `X`."), as in Codex.
-Without `env_key`, `experimental_bearer_token` is sent as the bearer token. `env_http_headers` add
+Auth: a provider that requires OpenAI auth (the built-in `openai`) sends the stored API-key login
+(`stored_key`, CODEX_HOME/auth.json) as `authorization: Bearer`, ahead of any environment variable, as
+Codex does. Otherwise `authorization: Bearer $<env_key>` when the provider names an `env_key` (the built-in
+`openai` names CODEX_API_KEY/OPENAI_API_KEY, pycodex's fallback where Codex sends nothing); if that variable
+is unset or empty the request fails before it is sent ("Missing environment variable: `X`."), as in Codex.
+Without either, `experimental_bearer_token` is sent as the bearer token. `env_http_headers` add
 headers from environment variables that are set (the built-in OpenAI provider maps OpenAI-Organization
 and OpenAI-Project to OPENAI_ORGANIZATION and OPENAI_PROJECT this way, as Codex does).
 """
@@ -29,7 +32,7 @@ import random
 import socket
 import ssl
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any
 
 import httpx
@@ -103,6 +106,7 @@ class ModelClient:
         network_retry_limit: int | None = None,
         max_retry_after: float = DEFAULT_MAX_RETRY_AFTER_S,
         sleep: Sleep = asyncio.sleep,
+        stored_key: Callable[[], str | None] | None = None,
     ) -> None:
         if provider.wire_api != "responses":
             raise ValueError(f"model provider `{provider.id}`: unsupported wire_api `{provider.wire_api}`")
@@ -114,6 +118,7 @@ class ModelClient:
             timeout=httpx.Timeout(connect=CONNECT_TIMEOUT_S, read=None, write=30.0, pool=30.0)
         )
         self._env: Mapping[str, str] = os.environ if env is None else env
+        self._stored_key = stored_key
         self._backoff = backoff
         self._policy = RetryPolicy(
             stream_max_retries=provider.stream_max_retries,
@@ -147,7 +152,10 @@ class ModelClient:
     def build_request(self, body: Mapping[str, Any], ctx: RequestContext) -> httpx.Request:
         headers = self._provider.static_headers(self._env)
         headers.update(ctx.headers())
-        if self._provider.env_key:
+        stored = self._stored_key() if self._stored_key and self._provider.requires_openai_auth else None
+        if stored:
+            headers["authorization"] = f"Bearer {stored}"
+        elif self._provider.env_key:
             key = self._env.get(self._provider.env_key)
             if not key:
                 raise errors.missing_env_key(self._provider.env_key)

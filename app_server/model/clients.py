@@ -28,10 +28,12 @@ class ModelClients:
     """Implements the runner's ``ModelGateway``."""
 
     def __init__(
-        self, providers: Callable[[], Mapping[str, ProviderConfig]], env: Mapping[str, str] | None = None
+        self, providers: Callable[[], Mapping[str, ProviderConfig]], env: Mapping[str, str] | None = None,
+        stored_key: Callable[[], str | None] | None = None,
     ) -> None:
         self._providers = providers  # read on every use: config.toml may have been reloaded
         self._env = env  # where `env_key` and $PYCODEX_SCRIPT are read (None: the process's environment)
+        self._stored_key = stored_key  # the API-key login (app_server/model/auth.py), read per request
         self._clients: dict[str, Client] = {}
         self._retired: list[Client] = []
 
@@ -46,7 +48,7 @@ class ModelClients:
         provider = self.provider(provider_id)
         client = self._clients.get(provider_id)
         if client is None or client.provider != provider:
-            fresh = _new_client(provider, self._env)
+            fresh = _new_client(provider, self._env, self._stored_key)
             if client is not None:
                 self._retired.append(client)
             self._clients[provider_id] = client = fresh
@@ -67,11 +69,13 @@ class ModelClients:
             await client.aclose()
 
 
-def _new_client(provider: ProviderConfig, env: Mapping[str, str] | None) -> Client:
+def _new_client(
+    provider: ProviderConfig, env: Mapping[str, str] | None, stored_key: Callable[[], str | None] | None
+) -> Client:
     if provider.is_scripted:
         from app_server.model.scripted import ScriptedModelClient
 
         return ScriptedModelClient.from_provider(provider, env)
     from app_server.model.client import ModelClient
 
-    return ModelClient(provider, env=env)
+    return ModelClient(provider, env=env, stored_key=stored_key)

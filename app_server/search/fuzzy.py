@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,8 +40,8 @@ class RootListing:
     lowered: list[str]  # entries' paths, lower-cased, for the pre-filter
 
 
-def list_root(root: str) -> RootListing:
-    entries = walk_tree(Path(root))
+def list_root(root: str, cancelled: Callable[[], bool] = lambda: False) -> RootListing:
+    entries = walk_tree(Path(root), cancelled)
     return RootListing(root, entries, [e.path.lower() for e in entries])
 
 
@@ -92,11 +92,14 @@ def search_listings(query: str, listings: Sequence[RootListing], limit: int = MA
     ]
 
 
-def fuzzy_file_search(query: str, roots: Sequence[str], limit: int = MATCH_LIMIT) -> list[JsonObj]:
-    """The `fuzzyFileSearch` result's `files` (a missing root simply has no files)."""
+def fuzzy_file_search(query: str, roots: Sequence[str], limit: int = MATCH_LIMIT,
+                      cancelled: Callable[[], bool] = lambda: False) -> list[JsonObj]:
+    """The `fuzzyFileSearch` result's `files` (a missing root simply has no files). A search cancelled
+    while it runs finds nothing, as Codex answers a search superseded by one with its cancellation token."""
     if not query or not roots:
         return []
-    return search_listings(query, [list_root(root) for root in roots], limit)
+    listings = [list_root(root, cancelled) for root in roots]
+    return [] if cancelled() else search_listings(query, listings, limit)
 
 
 @dataclass
@@ -118,6 +121,23 @@ class FuzzySessions:
     def __init__(self) -> None:
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.Lock()
+        self._searches: dict[str, threading.Event] = {}  # cancellation token -> the running search's flag
+
+    def begin_search(self, token: str) -> threading.Event:
+        """A flag for a `fuzzyFileSearch` with this cancellation token; the earlier search holding the same
+        token (if still running) is cancelled."""
+        flag = threading.Event()
+        with self._lock:
+            earlier = self._searches.get(token)
+            self._searches[token] = flag
+        if earlier is not None:
+            earlier.set()
+        return flag
+
+    def end_search(self, token: str, flag: threading.Event) -> None:
+        with self._lock:
+            if self._searches.get(token) is flag:  # a later search may own the token by now
+                del self._searches[token]
 
     def start(self, session_id: str, roots: Sequence[str]) -> JsonObj:
         """`fuzzyFileSearch/sessionStart`: a session of the same id is replaced."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,19 +107,20 @@ def _ignored(rules: list[_Rules], rel: str, is_dir: bool) -> bool:
     return False
 
 
-def walk_tree(root: Path) -> list[Entry]:
-    """Every file and folder under `root` that the ignore rules keep (the root itself excluded)."""
-    return list(_walk(root))
+def walk_tree(root: Path, cancelled: Callable[[], bool] = lambda: False) -> list[Entry]:
+    """Every file and folder under `root` that the ignore rules keep (the root itself excluded); the walk
+    stops early (with a partial list) once `cancelled()` is true."""
+    return list(_walk(root, cancelled))
 
 
-def _walk(root: Path) -> Iterator[Entry]:
+def _walk(root: Path, cancelled: Callable[[], bool]) -> Iterator[Entry]:
     if not root.is_dir():
         return
     outer = _outer_rules(root)
     # Only symlinked folders can make a loop: remember where they lead, and never enter an ancestor.
     followed: set[str] = set()
     stack: list[tuple[str, list[_Rules], str]] = [("", outer, os.path.realpath(root))]
-    while stack:
+    while stack and not cancelled():
         rel_dir, rules, real_dir = stack.pop()
         directory = os.path.join(root, rel_dir) if rel_dir else str(root)
         try:

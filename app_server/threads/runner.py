@@ -18,6 +18,7 @@ from typing import Any
 from app_server.model.errors import ModelError, RetryNotice
 from app_server.model.events import ResponseEvent, Usage
 from app_server.model.provider import RequestContext
+from app_server.notify import turn_complete_payload
 from app_server.protocol import notices
 from app_server.store import new_uuid7, persisted_item
 from app_server.threads import items as it
@@ -173,6 +174,13 @@ class TurnRunner:
             await thread.emit_status()
         view = self.completed_view if ended is TurnStatus.COMPLETED else "notLoaded"
         await thread.emit(notices.turn_completed(thread.id, turn.wire(view=view)))
+        notify = self.services.on_turn_completed
+        if notify is not None and ended is TurnStatus.COMPLETED and turn.inputs:  # not compaction or shell turns
+            last = turn.last_agent_message
+            await notify(turn_complete_payload(
+                thread_id=thread.id, turn_id=turn.id, cwd=str(thread.settings.cwd),
+                client=self.services.client.originator, inputs=it.user_input_texts(turn.inputs),
+                last_message=str(last["text"]) if last else None))
         for key in list(turn.open_requests):
             pending = turn.open_requests.pop(key)
             await pending.close(thread.id)

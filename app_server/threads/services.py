@@ -108,3 +108,5 @@ class TurnServices:
     origin: Subscriber | None
     #: Tools whose source may still be starting (MCP servers): awaited once, when the turn starts running.
     late_tool_specs: Callable[[], Awaitable[tuple[JsonObj, ...]]] | None = None
+    #: Told about each completed turn the user sent input to (config `notify`, app_server/notify.py).
+    on_turn_completed: Callable[[JsonObj], Awaitable[None]] | None = None

@@ -32,8 +32,9 @@ class RunHeader:
 class HumanRenderer:
     """Turns v2 notifications into transcript text for stderr."""
 
-    def __init__(self, *, color: bool = False) -> None:
+    def __init__(self, *, color: bool = False, hide_reasoning: bool = False) -> None:
         self._color = color
+        self._hide_reasoning = hide_reasoning  # config `hide_agent_reasoning`, as codex exec honours it
 
     def _label(self, text: str) -> str:
         return f"\x1b[1m{text}\x1b[0m" if self._color else text
@@ -67,6 +68,8 @@ class HumanRenderer:
         if method != "item/completed":
             return ""
         if kind == "reasoning":
+            if self._hide_reasoning:
+                return ""
             text = "\n".join(str(s) for s in item.get("summary") or [])
             return f"{text}\n" if text else ""
         if kind == "agentMessage":

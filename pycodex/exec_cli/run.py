@@ -108,8 +108,8 @@ class _Run:
         self.prompt = prompt
         self.schema = schema
         self.mapper = ExecEventMapper()
-        color = args.color == "always" or (args.color == "auto" and sys.stderr.isatty())
-        self.human = HumanRenderer(color=color)
+        self.color = args.color == "always" or (args.color == "auto" and sys.stderr.isatty())
+        self.human = HumanRenderer(color=self.color)
         self.out: IO[str] = sys.stdout
         self.err: IO[str] = sys.stderr
 
@@ -137,6 +137,8 @@ class _Run:
         except StartupError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return 1
+        if app.config.hide_agent_reasoning:
+            self.human = HumanRenderer(color=self.color, hide_reasoning=True)
         client = InProcessClient(app, session_source="exec")
         await client.start()
         try:

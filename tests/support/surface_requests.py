@@ -3,10 +3,12 @@ sent to both servers by tests/test_surface_diff.py. ``{tmp}`` in a string become
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 JsonObj = dict[str, Any]
 OMIT_PARAMS: Any = object()
+_ID_KEY = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 # (method, params); params may hold "{tmp}" placeholders. Order matters: the fs calls build on each other.
 SURFACE_REQUESTS: list[tuple[str, Any]] = [
@@ -110,9 +112,10 @@ def fill(value: Any, tmp: str) -> Any:
 
 
 def shape(value: Any) -> Any:
-    """The JSON shape of a value: keys and types, lists by their first element."""
+    """The JSON shape of a value: keys and types, lists by their first element; keys that are ids (a map
+    keyed by thread id) become "<id>"."""
     if isinstance(value, dict):
-        return {k: shape(v) for k, v in sorted(value.items())}
+        return {("<id>" if _ID_KEY.fullmatch(k) else k): shape(v) for k, v in sorted(value.items())}
     if isinstance(value, list):
         return [shape(value[0])] if value else []
     if isinstance(value, bool) or value is None:
@@ -120,6 +123,20 @@ def shape(value: Any) -> Any:
     if isinstance(value, int | float):
         return "number"
     return "string"
+
+
+def shape_differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two shapes (from `shape`) differ, as "path: codex X vs ours Y" lines."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [line for key in sorted(set(a) | set(b))
+                for line in (shape_differences(a.get(key, "absent"), b.get(key, "absent"), f"{path}.{key}"))]
+    if isinstance(a, list) and isinstance(b, list) and a and b:
+        return shape_differences(a[0], b[0], f"{path}[0]")
+    if a == b:
+        return []
+    def brief(x: Any) -> str:
+        return x if isinstance(x, str) else type(x).__name__
+    return [f"{path.lstrip('.') or '(result)'}: codex {brief(a)} vs ours {brief(b)}"]
 
 
 def answered_alike(codex: JsonObj, ours: JsonObj, replace: dict[str, str]) -> tuple[bool, str]:
@@ -133,7 +150,7 @@ def answered_alike(codex: JsonObj, ours: JsonObj, replace: dict[str, str]) -> tu
 
     if "result" in codex and "result" in ours:
         a, b = shape(codex["result"]), shape(ours["result"])
-        return a == b, "" if a == b else f"result shape differs: codex {a} vs ours {b}"
+        return a == b, "" if a == b else "result shape differs at " + "; ".join(shape_differences(a, b))
     if "error" in codex and "error" in ours:
         ca, cb = codex["error"], ours["error"]
         alike = ca.get("code") == cb.get("code") and norm(ca.get("message", "")) == norm(cb.get("message", ""))
