@@ -78,6 +78,19 @@ def test_paging_with_the_cursor_visits_every_thread_exactly_once(store: ThreadSt
     assert ids(ascending.threads) == created
 
 
+def test_the_backwards_cursor_pages_back_to_the_rows_before_the_page(store: ThreadStore) -> None:
+    created = [make_thread(store, f"t{i}").thread_id for i in range(7)]
+    first = store.list_threads(limit=3)
+    second = store.list_threads(limit=3, cursor=first.next_cursor)
+    assert first.backwards_cursor is not None and second.backwards_cursor is not None
+    # From the second page's first row, the opposite direction gives the first page's rows, nearest first.
+    back = store.list_threads(limit=10, cursor=second.backwards_cursor, sort_direction="asc")
+    assert ids(back.threads) == list(reversed(ids(first.threads))) == created[4:]
+    nothing_before = store.list_threads(limit=10, cursor=first.backwards_cursor, sort_direction="asc")
+    assert nothing_before.threads == []
+    assert store.list_threads(limit=3, archived=True).backwards_cursor is None  # an empty page has none
+
+
 def test_sorting_by_updated_at_puts_the_most_recently_active_thread_first(store: ThreadStore) -> None:
     first = make_thread(store, "one")
     second = make_thread(store, "two")

@@ -237,7 +237,9 @@ class ThreadIndex:
         with self._lock:
             return dict(self._conn.execute("SELECT id, rollout_path FROM threads").fetchall())
 
-    def list(self, query: ListQuery) -> tuple[list[IndexRow], str | None]:
+    def list(self, query: ListQuery) -> tuple[list[IndexRow], str | None, str | None]:
+        """One page: its rows, the cursor after its last row, and the backwards cursor: its first row as the
+        anchor for the opposite direction, so paging back yields the rows before this page (as Codex's does)."""
         column = SORT_COLUMNS.get(query.sort_key)
         if column is None:
             raise ValueError(
@@ -274,12 +276,17 @@ class ThreadIndex:
         with self._lock:
             fetched = self._conn.execute(sql, [*args, limit + 1]).fetchall()
         rows = [IndexRow.from_sql(row) for row in fetched[:limit]]
-        next_cursor = None
+        next_cursor = backwards_cursor = None
         if len(fetched) > limit:
-            last = rows[-1]
-            sort_value = last.created_at_ms if column == "created_at_ms" else last.updated_at_ms
-            next_cursor = _encode_cursor(column, query.sort_direction, sort_value, last.id)
-        return rows, next_cursor
+            next_cursor = _encode_cursor(column, query.sort_direction, _sort_value(rows[-1], column), rows[-1].id)
+        if rows:
+            opposite = "asc" if query.sort_direction == "desc" else "desc"
+            backwards_cursor = _encode_cursor(column, opposite, _sort_value(rows[0], column), rows[0].id)
+        return rows, next_cursor, backwards_cursor
+
+
+def _sort_value(row: IndexRow, column: str) -> int:
+    return row.created_at_ms if column == "created_at_ms" else row.updated_at_ms
 
 
 def _add_in(where: list[str], args: list[Any], column: str, values: Sequence[str]) -> None:

@@ -43,6 +43,7 @@ class ThreadPage:
     threads: list[dict[str, Any]]  # wire Thread dicts, status notLoaded, turns []
     rows: list[IndexRow]
     next_cursor: str | None
+    backwards_cursor: str | None
 
 
 class ThreadStore:
@@ -238,8 +239,8 @@ class ThreadStore:
             excluded_ids=tuple(parse_thread_id(t) for t in excluded_ids or ()),
             included_ids=None if included_ids is None else tuple(parse_thread_id(t) for t in included_ids),
         )
-        rows, next_cursor = self._index.list(query)
-        return ThreadPage([thread_from_row(row) for row in rows], rows, next_cursor)
+        rows, next_cursor, backwards_cursor = self._index.list(query)
+        return ThreadPage([thread_from_row(row) for row in rows], rows, next_cursor, backwards_cursor)
 
     # -- fork, name, archive ------------------------------------------------------------------------------
 
