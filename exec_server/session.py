@@ -19,6 +19,7 @@ from typing import Any
 
 from exec_client.wire.errors import SessionAlreadyAttached
 from exec_server.fs_extra import FileHandles, Watches
+from exec_server.heap import release_free_heap
 from exec_server.output_log import DEFAULT_RETAIN_BYTES, DEFAULT_SESSION_RETAIN_BYTES, RetentionBudget
 from exec_server.processes import ManagedProcess, ProcessState
 from pycodex.jsonrpc.errors import InvalidRequest
@@ -227,6 +228,7 @@ class SessionRegistry:
         self._expiry.pop(session.id, None)
         self._sessions.pop(session.id, None)
         await session.shutdown()
+        release_free_heap()  # its output is gone: let RSS return to the baseline
 
     async def shutdown(self) -> None:
         for timer in self._expiry.values():
