@@ -136,19 +136,30 @@ class OutputLog:
         return page
 
     def append_output(self, stream: str, data: bytes | memoryview) -> int:
-        """Log one chunk; returns its seq. (On the output path: kept to a few plain steps.)"""
+        """Log one chunk; returns its seq."""
+        return self.append_read(stream, data, len(data) or 1)
+
+    def append_read(self, stream: str, data: bytes | memoryview, chunk_bytes: int) -> int:
+        """Log one read as chunks of at most ``chunk_bytes`` (an empty read as one empty chunk);
+        returns the first chunk's seq. On the output path: one copy and one retention check per read."""
         if self.close_seq is not None:
             raise ValueError("output after close")
-        self._last_seq += 1
-        seq = self._last_seq
         size = len(data)
         # Chunks sit in their pages in seq order (an empty one on the newest page), so a page is free
-        # once the oldest chunk is on a later one.
+        # once the oldest chunk is on a later one. A read's chunks share a page.
         page = self._pages[-1] if self._pages and size <= self._room - self._fill else self._new_page(size)
         offset = self._fill
         page[offset : offset + size] = data
         self._fill = offset + size
-        self._chunks.append((seq, stream, page, offset, size))
+        first = seq = self._last_seq + 1
+        append = self._chunks.append
+        for start in range(0, size, chunk_bytes):
+            append((seq, stream, page, offset + start, min(chunk_bytes, size - start)))
+            seq += 1
+        if not size:
+            append((seq, stream, page, offset, 0))
+            seq += 1
+        self._last_seq = seq - 1
         self._retained += size
         budget = self._budget
         if budget is not None:
@@ -157,7 +168,7 @@ class OutputLog:
             self.trim(self._retained - self._retain)
         if budget is not None and budget.used > budget.limit:
             budget.reclaim(self)
-        return seq
+        return first
 
     def _charge(self, delta: int) -> None:
         self._retained += delta

@@ -117,10 +117,11 @@ class ManagedProcess:
         view = memoryview(data)
         head = self._output_head
         async with self._emit_lock:
-            messages = []
-            for start in range(0, len(view), MAX_CHUNK_BYTES):
-                piece = view[start : start + MAX_CHUNK_BYTES]
-                messages.append(output_message(head, self.log.append_output(stream, piece), stream, piece))
+            seq = self.log.append_read(stream, view, MAX_CHUNK_BYTES)
+            messages = [
+                output_message(head, seq + i, stream, view[start : start + MAX_CHUNK_BYTES])
+                for i, start in enumerate(range(0, len(view), MAX_CHUNK_BYTES))
+            ]
             self._bump()
             await self._deliver_encoded(messages, len(view))
 
