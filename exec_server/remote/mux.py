@@ -14,9 +14,9 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
-from exec_client.wire.channel import ChannelClosedError, MessageChannel
+from exec_client.wire.channel import BatchChannel, ChannelClosedError
 from exec_client.wire.relay_frames import (
     RELAY_RESET_REASON_PROTOCOL_ERROR,
     RelayData,
@@ -47,7 +47,7 @@ _INBOX_MESSAGES = 1024
 _OUTGOING_BYTES_MAX = 1 << 20
 
 #: Serves one stream's JSON-RPC messages until ``channel.recv()`` returns None.
-SessionFactory = Callable[[MessageChannel], Awaitable[None]]
+SessionFactory = Callable[[BatchChannel], Awaitable[None]]
 #: ``(stream_id, hello) -> outcome``: asks the registry about the harness key.
 Validator = Callable[[str, HarnessHello], Awaitable[ValidationOutcome]]
 SendFrame = Callable[[bytes], Awaitable[None]]
@@ -72,6 +72,9 @@ class _StreamChannel:
         self._flusher = asyncio.get_running_loop().create_task(self._flush_loop(), name="relay-stream-flush")
 
     async def send(self, message: bytes) -> None:
+        await self.send_many((message,))
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
         while self._outgoing_bytes >= _OUTGOING_BYTES_MAX and not self.ended:
             self._space.clear()
             await self._space.wait()  # backpressure: the websocket is not keeping up
@@ -79,8 +82,8 @@ class _StreamChannel:
             raise ChannelClosedError(f"stream is closed: {self._failure}")
         if self.ended or self._stream.phase is not StreamPhase.ACTIVE:
             raise ChannelClosedError("stream is closed")
-        self._outgoing.append(message)
-        self._outgoing_bytes += len(message)
+        self._outgoing.extend(messages)
+        self._outgoing_bytes += sum(map(len, messages))
         self._wakeup.set()
 
     async def _flush_loop(self) -> None:
