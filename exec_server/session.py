@@ -182,6 +182,7 @@ class Session:
         for proc in self.processes.values():
             proc.log.forget()
         self.processes.clear()
+        self.retention.pages.clear()
 
 
 class SessionRegistry:
