@@ -50,7 +50,9 @@ def output_message(head: bytes, seq: int, stream: str, data: bytes | memoryview)
     """The encoded notification, byte for byte what ``RpcPeer.notify`` writes for these params (and the
     key order Codex uses). Base64 needs no JSON escaping."""
     chunk = b64.encode(data)
-    return b"".join((head, b"%d" % seq, b',"stream":"', stream.encode("ascii"), b'","chunk":"', chunk, b'"}}'))
+    return b"".join(
+        (head, b"%d" % seq, b',"stream":"', stream.encode("ascii"), b'","chunk":"', chunk, b'"}}')
+    )
 
 
 class ProcessState(enum.Enum):
