@@ -1,11 +1,12 @@
 """``WebSocketTransport.send_many``: several messages joined into one socket write, each still its own
-text frame, on both sides of a real loopback websocket (the server builds frames itself, the client
+text (or binary) frame, on both sides of a real loopback websocket (the server builds frames itself, the client
 lets websockets mask them)."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
@@ -31,11 +32,12 @@ def _no_gate(_conn: ServerConnection, _request: Request) -> Response | None:
     return None
 
 
-async def test_the_server_side_sends_each_message_of_a_batch_as_its_own_text_frame() -> None:
+@pytest.mark.parametrize("binary", [False, True])
+async def test_the_server_side_sends_each_message_of_a_batch_as_its_own_frame(binary: bool) -> None:
     sent = asyncio.Event()
 
     async def handler(ws: ServerConnection) -> None:
-        await WebSocketTransport(ws).send_many(MESSAGES)
+        await WebSocketTransport(ws).send_many(MESSAGES, binary=binary)
         sent.set()
         await ws.wait_closed()
 
@@ -45,14 +47,15 @@ async def test_the_server_side_sends_each_message_of_a_batch_as_its_own_text_fra
         async with connect(f"ws://127.0.0.1:{port}", compression=None, max_size=1 << 20) as client:
             got = [await asyncio.wait_for(client.recv(), STEP) for _ in MESSAGES]
             await asyncio.wait_for(sent.wait(), STEP)
-        assert all(isinstance(frame, str) for frame in got)  # text frames
-        assert [frame.encode() for frame in got if isinstance(frame, str)] == MESSAGES
+        assert all(isinstance(frame, bytes if binary else str) for frame in got)  # the frames' opcode
+        assert [frame.encode() if isinstance(frame, str) else frame for frame in got] == MESSAGES
     finally:
         server.close()
         await server.wait_closed()
 
 
-async def test_the_client_side_batch_is_masked_by_websockets_and_arrives_intact() -> None:
+@pytest.mark.parametrize("binary", [False, True])
+async def test_the_client_side_batch_is_masked_by_websockets_and_arrives_intact(binary: bool) -> None:
     received: asyncio.Queue[bytes | None] = asyncio.Queue()
 
     async def handler(ws: ServerConnection) -> None:
@@ -65,7 +68,7 @@ async def test_the_client_side_batch_is_masked_by_websockets_and_arrives_intact(
     port = next(iter(server.sockets)).getsockname()[1]
     try:
         async with connect(f"ws://127.0.0.1:{port}", compression=None) as ws:
-            await WebSocketTransport(ws).send_many(MESSAGES)
+            await WebSocketTransport(ws).send_many(MESSAGES, binary=binary)
             got = [await asyncio.wait_for(received.get(), STEP) for _ in MESSAGES]
         assert got == MESSAGES
     finally:

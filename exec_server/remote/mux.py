@@ -51,6 +51,8 @@ SessionFactory = Callable[[BatchChannel], Awaitable[None]]
 #: ``(stream_id, hello) -> outcome``: asks the registry about the harness key.
 Validator = Callable[[str, HarnessHello], Awaitable[ValidationOutcome]]
 SendFrame = Callable[[bytes], Awaitable[None]]
+#: Several frames at once (a sealed batch), when the websocket can write them together.
+SendFrames = Callable[[Sequence[bytes]], Awaitable[None]]
 
 
 class _StreamChannel:
@@ -95,8 +97,7 @@ class _StreamChannel:
                     batch, self._outgoing = self._outgoing, []
                     self._outgoing_bytes = 0
                     self._space.set()
-                    for frame in self._stream.seal_batch(batch):
-                        await self._mux.send_frame(frame)
+                    await self._mux.send_frames(self._stream.seal_batch(batch))
                 if self.ended:
                     return
         except asyncio.CancelledError:
@@ -140,9 +141,11 @@ class StreamMux:
         send_frame: SendFrame,
         validator: Validator,
         make_session: SessionFactory,
+        send_frames: SendFrames | None = None,
     ) -> None:
         self._identity = identity
         self._send = send_frame
+        self._send_many = send_frames
         self._validator = validator
         self._make_session = make_session
         self._streams: dict[str, ExecutorStream] = {}
@@ -158,10 +161,17 @@ class StreamMux:
         return [sid for sid, s in self._streams.items() if s.phase is StreamPhase.ACTIVE]
 
     async def send_frame(self, frame: bytes) -> None:
+        await self.send_frames((frame,))
+
+    async def send_frames(self, frames: Sequence[bytes]) -> None:
         if self._closed:
             raise ChannelClosedError("executor websocket is gone")
         try:
-            await self._send(frame)
+            if self._send_many is not None:
+                await self._send_many(frames)
+            else:
+                for frame in frames:
+                    await self._send(frame)
         except ConnectionError as exc:
             raise ChannelClosedError(f"executor websocket failed: {exc}") from exc
 

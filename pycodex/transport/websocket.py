@@ -36,6 +36,8 @@ UpgradeGate = Callable[[ServerConnection, Request], Response | None]
 _HEALTH_PATHS = frozenset({"/readyz", "/healthz"})
 #: Codex refuses a larger inbound message by dropping the connection; websockets closes with 1009.
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+#: FIN set and the opcode: the first byte of an unfragmented text or binary frame.
+_TEXT, _BINARY = 0x81, 0x82
 _HEADER_16 = struct.Struct("!BBH")
 _HEADER_64 = struct.Struct("!BBQ")
 
@@ -58,8 +60,9 @@ class WebSocketTransport:
         except ConnectionClosed as exc:
             raise TransportClosed(f"websocket closed: {exc}") from exc
 
-    async def send_many(self, messages: Sequence[bytes]) -> None:
-        """Several messages, a text frame each, handed to the socket in one write with one drain.
+    async def send_many(self, messages: Sequence[bytes], *, binary: bool = False) -> None:
+        """Several messages, a text frame each (binary frames with ``binary``), handed to the socket in
+        one write with one drain.
 
         For a burst (an output read split into chunk notifications) this saves, per message, a socket
         write, a send context and websockets' frame objects. On the server side without extensions
@@ -74,10 +77,11 @@ class WebSocketTransport:
                 if protocol.side is Side.SERVER and not protocol.extensions:
                     if protocol.expect_continuation_frame:  # as send_text: no frames inside a fragmented one
                         raise ProtocolError("expected a continuation frame")
-                    ws.transport.write(b"".join(_text_frames(messages)))
+                    ws.transport.write(b"".join(_frames(messages, _BINARY if binary else _TEXT)))
                     return
+                send = protocol.send_binary if binary else protocol.send_text
                 for message in messages:
-                    protocol.send_text(message)
+                    send(message)
                 frames = protocol.data_to_send()
                 if SEND_EOF in frames:  # not produced by send_text; leave it to websockets' own writer
                     protocol.writes[:0] = frames
@@ -102,17 +106,17 @@ class WebSocketTransport:
         await self._ws.close()
 
 
-def _text_frames(messages: Sequence[bytes]) -> list[bytes]:
-    """Unmasked, final text frames (RFC 6455 §5.2), as header and payload pieces to join."""
+def _frames(messages: Sequence[bytes], first_byte: int) -> list[bytes]:
+    """Unmasked, final frames (RFC 6455 §5.2) of one opcode, as header and payload pieces to join."""
     pieces: list[bytes] = []
     for message in messages:
         size = len(message)
         if size < 126:
-            pieces.append(bytes((0x81, size)))
+            pieces.append(bytes((first_byte, size)))
         elif size < 65536:
-            pieces.append(_HEADER_16.pack(0x81, 126, size))
+            pieces.append(_HEADER_16.pack(first_byte, 126, size))
         else:
-            pieces.append(_HEADER_64.pack(0x81, 127, size))
+            pieces.append(_HEADER_64.pack(first_byte, 127, size))
         pieces.append(message)
     return pieces
 
