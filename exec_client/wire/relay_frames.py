@@ -303,8 +303,8 @@ def decode_frame(data: bytes, *, validate: bool = True) -> RelayMessageFrame:
     version = ack = ack_bits = 0
     stream_id = ""
     body_field: int | None = None
-    body_bytes = b""
-    for number, wire_type, value in _fields(data):
+    body: bytes | memoryview = b""
+    for number, wire_type, value in _fields(memoryview(data)):
         if number in (_Field.VERSION, _Field.ACK, _Field.ACK_BITS):
             scalar = _as_uint32(number, wire_type, value)
             if number == _Field.VERSION:
@@ -316,15 +316,15 @@ def decode_frame(data: bytes, *, validate: bool = True) -> RelayMessageFrame:
         elif number == _Field.STREAM_ID:
             stream_id = _as_str(number, wire_type, value)
         elif _Field.BODY_DATA <= number <= _Field.BODY_HANDSHAKE:
-            raw = _as_bytes(number, wire_type, value)
+            raw = _as_view(number, wire_type, value)
             # prost: the same oneof variant again merges (concatenation); another variant replaces it.
-            body_bytes = body_bytes + raw if number == body_field else raw
+            body = bytes(body) + bytes(raw) if number == body_field else raw
             body_field = number
     if body_field is None:
         raise RelayFrameDecodeError(DropReason.MISSING_BODY, "frame has no body")
     frame = RelayMessageFrame(
         stream_id=stream_id,
-        body=_decode_body(body_field, body_bytes),
+        body=_decode_body(body_field, memoryview(body)),
         version=version,
         ack=ack,
         ack_bits=ack_bits,
@@ -334,7 +334,7 @@ def decode_frame(data: bytes, *, validate: bool = True) -> RelayMessageFrame:
     return frame
 
 
-def _decode_body(body_field: int, data: bytes) -> RelayBody:
+def _decode_body(body_field: int, data: memoryview) -> RelayBody:
     if body_field == _Field.BODY_DATA:
         seq = segment_index = segment_count = 0
         payload = b""
@@ -371,9 +371,10 @@ def _decode_body(body_field: int, data: bytes) -> RelayBody:
     return RelayAck() if body_field == _Field.BODY_ACK else RelayHeartbeat()
 
 
-def _fields(data: bytes) -> list[tuple[int, int, int | bytes]]:
-    """Split a message into ``(field number, wire type, value)``; fixed-width values are skipped."""
-    result: list[tuple[int, int, int | bytes]] = []
+def _fields(data: memoryview) -> list[tuple[int, int, int | memoryview]]:
+    """Split a message into ``(field number, wire type, value)``; fixed-width values are skipped.
+    Length-delimited values are views of ``data``: a ~60 KB payload is copied once, where it is used."""
+    result: list[tuple[int, int, int | memoryview]] = []
     pos = 0
     while pos < len(data):
         key, pos = _read_varint(data, pos)
@@ -398,7 +399,9 @@ def _fields(data: bytes) -> list[tuple[int, int, int | bytes]]:
     return result
 
 
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+def _read_varint(data: memoryview, pos: int) -> tuple[int, int]:
+    if pos < len(data) and data[pos] < 0x80:  # one byte: keys and small values, the common case
+        return data[pos], pos + 1
     value = 0
     for shift in range(0, 70, 7):
         if pos >= len(data):
@@ -413,7 +416,7 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
     raise RelayFrameDecodeError(DropReason.BAD_VARINT, "varint longer than 10 bytes")
 
 
-def _as_uint32(number: int, wire_type: int, value: int | bytes) -> int:
+def _as_uint32(number: int, wire_type: int, value: int | memoryview) -> int:
     if wire_type != _VARINT or not isinstance(value, int):
         raise RelayFrameDecodeError(DropReason.BAD_WIRE_TYPE, f"field {number} must be a varint")
     if value > _U32_MAX:
@@ -423,15 +426,19 @@ def _as_uint32(number: int, wire_type: int, value: int | bytes) -> int:
     return value
 
 
-def _as_bytes(number: int, wire_type: int, value: int | bytes) -> bytes:
-    if wire_type != _LEN or not isinstance(value, bytes):
+def _as_view(number: int, wire_type: int, value: int | memoryview) -> memoryview:
+    if wire_type != _LEN or not isinstance(value, memoryview):
         raise RelayFrameDecodeError(DropReason.BAD_WIRE_TYPE, f"field {number} must be length-delimited")
     return value
 
 
-def _as_str(number: int, wire_type: int, value: int | bytes) -> str:
+def _as_bytes(number: int, wire_type: int, value: int | memoryview) -> bytes:
+    return bytes(_as_view(number, wire_type, value))
+
+
+def _as_str(number: int, wire_type: int, value: int | memoryview) -> str:
     try:
-        return _as_bytes(number, wire_type, value).decode("utf-8")
+        return str(_as_view(number, wire_type, value), "utf-8")
     except UnicodeDecodeError:
         raise RelayFrameDecodeError(DropReason.INVALID_UTF8, f"field {number} is not UTF-8") from None
 
