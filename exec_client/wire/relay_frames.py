@@ -375,9 +375,13 @@ def _fields(data: memoryview) -> list[tuple[int, int, int | memoryview]]:
     """Split a message into ``(field number, wire type, value)``; fixed-width values are skipped.
     Length-delimited values are views of ``data``: a ~60 KB payload is copied once, where it is used."""
     result: list[tuple[int, int, int | memoryview]] = []
-    pos = 0
-    while pos < len(data):
-        key, pos = _read_varint(data, pos)
+    pos, end = 0, len(data)
+    while pos < end:
+        key = data[pos]  # keys of these messages fit one byte: no call for them
+        if key < 0x80:
+            pos += 1
+        else:
+            key, pos = _read_varint(data, pos)
         number, wire_type = key >> 3, key & 7
         if number == 0:
             raise RelayFrameDecodeError(DropReason.BAD_WIRE_TYPE, "field number 0")
@@ -386,13 +390,13 @@ def _fields(data: memoryview) -> list[tuple[int, int, int | memoryview]]:
             result.append((number, wire_type, value))
         elif wire_type == _LEN:
             length, pos = _read_varint(data, pos)
-            if length > len(data) - pos:
+            if length > end - pos:
                 raise RelayFrameDecodeError(DropReason.TRUNCATED, f"field {number} claims {length} bytes")
             result.append((number, wire_type, data[pos : pos + length]))
             pos += length
         elif wire_type in (_FIXED64, _FIXED32):
             pos += 8 if wire_type == _FIXED64 else 4
-            if pos > len(data):
+            if pos > end:
                 raise RelayFrameDecodeError(DropReason.TRUNCATED, f"fixed-width field {number} cut off")
         else:
             raise RelayFrameDecodeError(DropReason.BAD_WIRE_TYPE, f"field {number} has wire type {wire_type}")
