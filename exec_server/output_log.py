@@ -204,18 +204,10 @@ class OutputLog:
             self._budget.used += delta
 
     def trim(self, nbytes: int) -> None:
-        """Drop the oldest chunks until ``nbytes`` are freed, always keeping the newest one.
-
-        On the output path (a read's worth of chunks per read): one loop, the accounting once."""
-        chunks, pages = self._chunks, self._pages
+        """Drop the oldest chunks until ``nbytes`` are freed, always keeping the newest one."""
         freed = 0
-        while freed < nbytes and len(chunks) > 1:
-            _, _, page, _, size = chunks.popleft()
-            freed += size
-            if chunks[0][2] is not page and pages and pages[0] is page:
-                self._retire(pages.popleft())
-        self._charge(-freed)
-        self.dropped_bytes += freed
+        while freed < nbytes and len(self._chunks) > 1:
+            freed += self._drop_oldest()
 
     def _drop_oldest(self) -> int:
         _, _, page, _, size = self._chunks.popleft()
