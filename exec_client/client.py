@@ -59,12 +59,15 @@ class ProcessSubscription:
         Raises ExecServerClosed once the connection is gone and every queued event was taken.
         """
         for _ in range(2):
-            if self._queue.empty() and self._closed is not None:
+            if not self._queue.empty():
+                item = self._queue.get_nowait()  # queued already: no task and timer per event
+            elif self._closed is not None:
                 raise self._closed
-            try:
-                item = await asyncio.wait_for(self._queue.get(), timeout)
-            except TimeoutError:
-                return None
+            else:
+                try:
+                    item = await asyncio.wait_for(self._queue.get(), timeout)
+                except TimeoutError:
+                    return None
             if item is not None:
                 return item
         raise self._closed or ExecServerClosed("exec-server connection is closed")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import hashlib
 import logging
 import sys
@@ -130,6 +131,9 @@ async def run_exec_server(options: Any) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    # What start-up built (modules, classes, models) lives as long as the process: move it out of the
+    # collector's reach, so the full collections that streamed output triggers stay short.
+    gc.freeze()
     registry = SessionRegistry(limits)
     if _opt(options, "remote"):
         try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from exec_client.wire.protocol import InitializeParams, Method
@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 MAX_PARALLEL_POLLS = 32
 
 Send = Callable[[bytes], Awaitable[None]]
+#: Send several messages at once (the edge may join them into one socket write).
+SendMany = Callable[[Sequence[bytes]], Awaitable[None]]
 
 
 class Connection:
@@ -47,10 +49,12 @@ class Connection:
         parse_error_prefix: str,
         concurrent_requests: int = 1,
         router: ExecRouter | None = None,
+        send_many: SendMany | None = None,
     ) -> None:
         self._registry = registry
         self._router = router or ExecRouter()
         self._send = send
+        self._send_many = send_many or self._send_each
         self._transport = transport
         self._parse_error_prefix = parse_error_prefix
         # Writes go straight to the edge, not through an Outbox: awaiting the socket is what throttles
@@ -156,9 +160,13 @@ class Connection:
         if self._session is not None:
             raise InvalidRequest("initialize may only be sent once per connection")
         self._session = self._registry.attach(
-            params.resume_session_id, self._notify, self._token, send_encoded=self._send
+            params.resume_session_id, self._notify, self._token, send_encoded=self._send_many
         )
         return {"sessionId": self._session.id, "environmentInfo": environment_info()}
+
+    async def _send_each(self, messages: Sequence[bytes]) -> None:
+        for message in messages:
+            await self._send(message)
 
     async def _notify(self, method: str, params: dict[str, Any]) -> None:
         await self._send(self._peer.notify(method, params))

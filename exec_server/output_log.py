@@ -11,8 +11,10 @@ answers a read behind its window the same way, without an error):
 * per session, a shared ``RetentionBudget``: past it, finished processes give up their output first
   (oldest first), then the appending process its oldest chunks.
 Bytes live in fixed-size anonymous ``mmap`` pages rather than one ``bytes`` object per chunk: a page is
-unmapped as soon as no retained chunk uses it, so dropped output goes back to the OS instead of leaving
-a fragmented heap that RSS never shrinks from.
+given up as soon as no retained chunk uses it, so dropped output goes back to the OS instead of leaving
+a fragmented heap that RSS never shrinks from. A few freed pages wait in a ``PagePool`` (one per
+session, shared by its logs) for the next output: mapping a fresh page costs a syscall, and a fault
+and a zeroing per 4 KiB, which otherwise came with the first MiB of every process.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "PAGE_BYTES",
     "LoggedChunk",
     "OutputLog",
+    "PagePool",
     "ReadSlice",
     "RetentionBudget",
 ]
@@ -53,12 +56,38 @@ class ReadSlice:
     closed: bool
 
 
-class RetentionBudget:
-    """Retained output bytes shared by the logs of one session."""
+class PagePool:
+    """Freed ``PAGE_BYTES`` pages kept for reuse, at most ``keep`` of them; beyond that one is unmapped."""
 
-    def __init__(self, limit: int = DEFAULT_SESSION_RETAIN_BYTES) -> None:
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._free: list[mmap.mmap] = []
+
+    @property
+    def free_bytes(self) -> int:
+        return len(self._free) * PAGE_BYTES
+
+    def take(self) -> mmap.mmap:
+        return self._free.pop() if self._free else mmap.mmap(-1, PAGE_BYTES)
+
+    def give(self, page: mmap.mmap) -> None:
+        if len(self._free) < self._keep and len(page) == PAGE_BYTES:
+            self._free.append(page)
+        else:
+            page.close()  # munmap: the memory goes back to the OS now
+
+    def clear(self) -> None:
+        while self._free:
+            self._free.pop().close()
+
+
+class RetentionBudget:
+    """Retained output bytes shared by the logs of one session, and their pool of free pages."""
+
+    def __init__(self, limit: int = DEFAULT_SESSION_RETAIN_BYTES, pool_pages: int = 16) -> None:
         self.limit = limit
         self.used = 0
+        self.pages = PagePool(pool_pages)
         # Closed logs still holding output, in the order they closed: the first to give way.
         self._finished: dict[int, OutputLog] = {}
 
@@ -91,7 +120,9 @@ class OutputLog:
         self._pages: deque[mmap.mmap] = deque()  # every page some retained chunk uses, oldest first
         self._fill = 0  # bytes used in the newest page
         self._room = 0  # size of the newest page
-        self._spare: mmap.mmap | None = None  # one freed page kept for reuse while output flows
+        # Freed pages wait here for reuse: the session's pool, or one page of our own without a budget.
+        self._own_pool = budget is None
+        self._pool = budget.pages if budget is not None else PagePool(1)
         self._retained = 0
         self._last_seq = 0
         self.exit_code: int | None = None
@@ -109,8 +140,8 @@ class OutputLog:
 
     @property
     def mapped_bytes(self) -> int:
-        """Memory held in pages (retained chunks, page slack and the spare page)."""
-        spare = len(self._spare) if self._spare is not None else 0
+        """Memory held in pages (retained chunks, page slack and a pool of our own)."""
+        spare = self._pool.free_bytes if self._own_pool else 0
         return sum(len(page) for page in self._pages) + spare
 
     @property
@@ -126,29 +157,37 @@ class OutputLog:
         return self._last_seq
 
     def _new_page(self, size: int) -> mmap.mmap:
-        if size <= PAGE_BYTES and self._spare is not None:
-            page, self._spare = self._spare, None
-        else:
-            page = mmap.mmap(-1, max(size, PAGE_BYTES))
+        page = self._pool.take() if size <= PAGE_BYTES else mmap.mmap(-1, size)
         self._pages.append(page)
         self._room = len(page)
         self._fill = 0
         return page
 
     def append_output(self, stream: str, data: bytes | memoryview) -> int:
-        """Log one chunk; returns its seq. (On the output path: kept to a few plain steps.)"""
+        """Log one chunk; returns its seq."""
+        return self.append_read(stream, data, len(data) or 1)
+
+    def append_read(self, stream: str, data: bytes | memoryview, chunk_bytes: int) -> int:
+        """Log one read as chunks of at most ``chunk_bytes`` (an empty read as one empty chunk);
+        returns the first chunk's seq. On the output path: one copy and one retention check per read."""
         if self.close_seq is not None:
             raise ValueError("output after close")
-        self._last_seq += 1
-        seq = self._last_seq
         size = len(data)
         # Chunks sit in their pages in seq order (an empty one on the newest page), so a page is free
-        # once the oldest chunk is on a later one.
+        # once the oldest chunk is on a later one. A read's chunks share a page.
         page = self._pages[-1] if self._pages and size <= self._room - self._fill else self._new_page(size)
         offset = self._fill
         page[offset : offset + size] = data
         self._fill = offset + size
-        self._chunks.append((seq, stream, page, offset, size))
+        first = seq = self._last_seq + 1
+        append = self._chunks.append
+        for start in range(0, size, chunk_bytes):
+            append((seq, stream, page, offset + start, min(chunk_bytes, size - start)))
+            seq += 1
+        if not size:
+            append((seq, stream, page, offset, 0))
+            seq += 1
+        self._last_seq = seq - 1
         self._retained += size
         budget = self._budget
         if budget is not None:
@@ -157,7 +196,7 @@ class OutputLog:
             self.trim(self._retained - self._retain)
         if budget is not None and budget.used > budget.limit:
             budget.reclaim(self)
-        return seq
+        return first
 
     def _charge(self, delta: int) -> None:
         self._retained += delta
@@ -180,21 +219,19 @@ class OutputLog:
         return size
 
     def _retire(self, page: mmap.mmap) -> None:
-        if self._spare is None and not self.closed and len(page) == PAGE_BYTES:
-            self._spare = page
+        if self.closed and self._own_pool:
+            page.close()  # no more output here: nobody would reuse it
         else:
-            page.close()  # munmap: the memory goes back to the OS now
+            self._pool.give(page)
 
     def release(self) -> None:
         """Drop everything retained (session end, or the session budget needs it)."""
         while self._chunks:
             self._drop_oldest()
-        for page in self._pages:
-            page.close()
-        self._pages.clear()
-        if self._spare is not None:
-            self._spare.close()
-            self._spare = None
+        while self._pages:
+            self._retire(self._pages.popleft())
+        if self._own_pool:
+            self._pool.clear()
 
     def forget(self) -> None:
         """Release and leave the session budget (the process is gone for good)."""
@@ -215,9 +252,8 @@ class OutputLog:
         self.close_seq = self._next()
         if self._budget is not None and self._chunks:
             self._budget.finished(self)
-        if self._spare is not None:  # no more output: the spare page will not be needed
-            self._spare.close()
-            self._spare = None
+        if self._own_pool:  # no more output: its free page will not be needed
+            self._pool.clear()
         return self.close_seq
 
     def has_news(self, after_seq: int) -> bool:

@@ -4,20 +4,21 @@ States: running → exited (leader gone; ``process/exited``) → closed (all out
 ``process/closed``). Output is pumped in reads of up to ``READ_BYTES``, each delivered as
 ``process/output`` notifications of at most 8192 raw bytes (Codex's chunk size, so the wire looks the
 same) before the next read, so backpressure from the connection reaches the child's pipe. Bigger
-reads amortise the per-read and per-lock cost over several notifications.
+reads amortise the per-read, per-lock and per-socket-write cost over several notifications: the
+notifications of one read go to the edge together (one socket write on the websocket).
 """
 
 from __future__ import annotations
 
 import asyncio
-import binascii
 import contextlib
 import enum
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from exec_client.wire import b64
 from exec_client.wire.protocol import MAX_CHUNK_BYTES, Method
 from exec_server.output_log import OutputLog, RetentionBudget
 from pycodex.jsonrpc.codec import encode
@@ -29,8 +30,8 @@ log = logging.getLogger(__name__)
 
 #: Send one notification (method, params, raw byte count); may block for backpressure.
 Deliver = Callable[[str, dict[str, Any], int], Awaitable[None]]
-#: The same for a notification already encoded (encoded message, raw byte count).
-DeliverEncoded = Callable[[bytes, int], Awaitable[None]]
+#: The same for notifications already encoded (encoded messages, raw byte count), sent together.
+DeliverEncoded = Callable[[Sequence[bytes], int], Awaitable[None]]
 
 #: After the leader exits, how long to let already-written output reach the log before ``exited``.
 EXIT_DRAIN_GRACE_S = 0.1
@@ -48,8 +49,10 @@ def output_head(process_id: str) -> bytes:
 def output_message(head: bytes, seq: int, stream: str, data: bytes | memoryview) -> bytes:
     """The encoded notification, byte for byte what ``RpcPeer.notify`` writes for these params (and the
     key order Codex uses). Base64 needs no JSON escaping."""
-    b64 = binascii.b2a_base64(data, newline=False)
-    return b"".join((head, b"%d" % seq, b',"stream":"', stream.encode("ascii"), b'","chunk":"', b64, b'"}}'))
+    chunk = b64.encode(data)
+    return b"".join(
+        (head, b"%d" % seq, b',"stream":"', stream.encode("ascii"), b'","chunk":"', chunk, b'"}}')
+    )
 
 
 class ProcessState(enum.Enum):
@@ -112,15 +115,17 @@ class ManagedProcess:
             self._waiting -= 1
 
     async def _emit_output(self, stream: str, data: bytes) -> None:
-        """Log and deliver one read, as notifications of at most ``MAX_CHUNK_BYTES`` each."""
+        """Log one read and deliver it, as notifications of at most ``MAX_CHUNK_BYTES`` sent together."""
         view = memoryview(data)
+        head = self._output_head
         async with self._emit_lock:
-            for start in range(0, len(view), MAX_CHUNK_BYTES):
-                piece = view[start : start + MAX_CHUNK_BYTES]
-                seq = self.log.append_output(stream, piece)
-                self._bump()
-                message = output_message(self._output_head, seq, stream, piece)
-                await self._deliver_encoded(message, len(piece))
+            seq = self.log.append_read(stream, view, MAX_CHUNK_BYTES)
+            messages = [
+                output_message(head, seq + i, stream, view[start : start + MAX_CHUNK_BYTES])
+                for i, start in enumerate(range(0, len(view), MAX_CHUNK_BYTES))
+            ]
+            self._bump()
+            await self._deliver_encoded(messages, len(view))
 
     async def _emit_exited(self, code: int) -> None:
         async with self._emit_lock:

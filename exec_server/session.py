@@ -13,12 +13,13 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from exec_client.wire.errors import SessionAlreadyAttached
 from exec_server.fs_extra import FileHandles, Watches
+from exec_server.heap import release_free_heap
 from exec_server.output_log import DEFAULT_RETAIN_BYTES, DEFAULT_SESSION_RETAIN_BYTES, RetentionBudget
 from exec_server.processes import ManagedProcess, ProcessState
 from pycodex.jsonrpc.errors import InvalidRequest
@@ -36,8 +37,9 @@ __all__ = [
 
 #: Send one notification to the attached connection (may block: that is the backpressure).
 Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
-#: Send one already encoded message (the output fast path: no dict, no JSON encoder per chunk).
-SendEncoded = Callable[[bytes], Awaitable[None]]
+#: Send already encoded messages at once (the output fast path: no dict, no JSON encoder per chunk,
+#: one socket write per pipe read).
+SendEncoded = Callable[[Sequence[bytes]], Awaitable[None]]
 
 
 DEFAULT_MAX_PROCESSES = 64
@@ -99,15 +101,16 @@ class Session:
             return
         await self._held(nbytes)
 
-    async def _deliver_encoded(self, message: bytes, nbytes: int) -> None:
-        """Deliver a notification encoded by the caller (byte-identical to what ``notify`` sends)."""
+    async def _deliver_encoded(self, messages: Sequence[bytes], nbytes: int) -> None:
+        """Deliver notifications encoded by the caller (byte-identical to what ``notify`` sends)."""
         if self._send_encoded is None and self._notify is not None:
-            decoded = json.loads(message)  # a connection without the fast path
-            await self._deliver(decoded["method"], decoded["params"], nbytes)
+            for message in messages:  # a connection without the fast path
+                decoded = json.loads(message)
+                await self._deliver(decoded["method"], decoded["params"], 0)
             return
         if self._send_encoded is not None:
             try:
-                await self._send_encoded(message)
+                await self._send_encoded(messages)
             except ConnectionError:
                 pass  # as in _deliver: a resume reads it from the log
             return
@@ -179,6 +182,7 @@ class Session:
         for proc in self.processes.values():
             proc.log.forget()
         self.processes.clear()
+        self.retention.pages.clear()
 
 
 class SessionRegistry:
@@ -225,6 +229,7 @@ class SessionRegistry:
         self._expiry.pop(session.id, None)
         self._sessions.pop(session.id, None)
         await session.shutdown()
+        release_free_heap()  # its output is gone: let RSS return to the baseline
 
     async def shutdown(self) -> None:
         for timer in self._expiry.values():

@@ -76,6 +76,7 @@ async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Serv
             parse_error_prefix=f"failed to parse websocket JSON-RPC message from exec-server websocket {label}",
             concurrent_requests=options.concurrent_requests,
             router=router,
+            send_many=edge.send_many,
         )
         try:
             if not await conn.serve(edge):

@@ -284,7 +284,8 @@ class Rendezvous:
     async def _send(self, ws: ServerConnection, data: bytes) -> None:
         """Forward one message; a peer that is gone or stalled for 30 s loses its connection."""
         try:
-            await asyncio.wait_for(ws.send(data), _SEND_TIMEOUT_S)
+            async with asyncio.timeout(_SEND_TIMEOUT_S):  # a timer per frame, not a task as wait_for
+                await ws.send(data)
         except ConnectionClosed:
             self.dropped["peer_closed"] += 1
         except TimeoutError:

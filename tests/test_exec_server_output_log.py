@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from exec_server.output_log import OutputLog
+from exec_server.output_log import PAGE_BYTES, OutputLog, RetentionBudget
 
 
 def _log() -> OutputLog:
@@ -71,3 +71,38 @@ def test_events_after_close_or_a_second_exit_are_bugs() -> None:
     log.mark_closed()
     with pytest.raises(ValueError):
         log.append_output("stdout", b"late")
+
+
+def test_a_read_is_logged_as_chunks_of_the_wire_size_with_consecutive_seqs() -> None:
+    log = OutputLog()
+    log.append_output("stdout", b"first")
+    data = bytes(range(256)) * 80  # 20480 bytes: two full 8 KiB chunks and a rest
+    assert log.append_read("stderr", memoryview(data), 8192) == 2
+    assert log.append_read("stdout", b"", 8192) == 5  # an empty read is still one (empty) chunk
+    got = log.read(1, None).chunks
+    assert [(c.seq, c.stream, len(c.data)) for c in got] == [
+        (2, "stderr", 8192),
+        (3, "stderr", 8192),
+        (4, "stderr", 4096),
+        (5, "stdout", 0),
+    ]
+    assert b"".join(c.data for c in got) == data
+    assert log.retained_bytes == len(b"first") + len(data)
+
+
+def test_freed_pages_go_to_the_session_pool_up_to_its_size_and_are_reused() -> None:
+    budget = RetentionBudget(pool_pages=2)
+    logs = [OutputLog(budget=budget) for _ in range(3)]
+    for i, log in enumerate(logs):
+        log.append_read("stdout", bytes([i]) * PAGE_BYTES, 8192)
+    assert budget.pages.free_bytes == 0
+    for log in logs:
+        log.release()
+    assert budget.pages.free_bytes == 2 * PAGE_BYTES  # bounded: the third page was unmapped
+    writer = OutputLog(retain_bytes=PAGE_BYTES, budget=budget)
+    for i in range(4):  # each read fills a page; the window keeps the newest, the older one is freed
+        writer.append_read("stdout", bytes([i]) * PAGE_BYTES, 8192)
+    assert budget.pages.free_bytes == PAGE_BYTES  # pages were taken from the pool and given back
+    assert [c.data for c in writer.read(0, None).chunks] == [bytes([3]) * 8192] * 8
+    budget.pages.clear()
+    assert budget.pages.free_bytes == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from exec_client.wire.relay_frames import (
     RelayMessageFrame,
     RelayReset,
     RelayResume,
+    data_frames,
     decode_frame,
     encode_frame,
 )
@@ -350,3 +352,22 @@ def test_repeated_fields_follow_prost_merge_rules() -> None:
 def test_encoder_refuses_values_beyond_uint32() -> None:
     with pytest.raises(ValueError, match="uint32"):
         encode_frame(RelayMessageFrame(SID, RelayData(2**32, b"x")))
+
+
+def test_data_frames_are_byte_for_byte_what_encode_frame_writes() -> None:
+    @dataclass
+    class Sealed:
+        seq: int
+        ciphertext: bytes
+
+    records = [
+        Sealed(0, b""),
+        Sealed(1, b"abc"),
+        Sealed(300, bytes(range(256)) * 300),
+        Sealed(2**32 - 1, b"y"),
+    ]
+    for stream_id in ("s", "stream-\u00e9-" + "x" * 100):
+        assert data_frames(stream_id, records) == [
+            encode_frame(RelayMessageFrame(stream_id, RelayData(seq=r.seq, payload=r.ciphertext)))
+            for r in records
+        ]

@@ -1,7 +1,8 @@
 """The exec-server wire, shared by both ends: what the harness (``exec_client``) and the executor
 (``exec_server``) and the relay (``relay``) exchange, and nothing that runs either side.
 
-* ``protocol``, ``sandbox_context``, ``uris``, ``errors``: the JSON-RPC method models and error codes.
+* ``protocol``, ``sandbox_context``, ``uris``, ``errors``: the JSON-RPC method models and error codes;
+  ``b64``: base64 for the bulk data they carry (output chunks, file blocks).
 * ``noise``: the Noise handshake and record layer; ``relay_frames``: the relay's frame codec.
 * ``registry``: the environment registry's HTTP shapes (``register``/``connect``); ``channel``: the
   message-channel interface both ends of a remote stream implement; ``backoff``: the reconnect delays

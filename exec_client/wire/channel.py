@@ -8,9 +8,10 @@ exec-server connection, and ``exec_client.client.ExecServerClient`` accepts any 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
-__all__ = ["ChannelClosedError", "MessageChannel"]
+__all__ = ["BatchChannel", "ChannelClosedError", "MessageChannel"]
 
 
 class MessageChannel(Protocol):
@@ -24,6 +25,15 @@ class MessageChannel(Protocol):
 
     async def close(self) -> None:
         """End the stream (idempotent); the peer sees a ``Reset``."""
+        ...
+
+
+class BatchChannel(MessageChannel, Protocol):
+    """A channel that also takes several messages at once (a burst of output notifications), so it
+    can pack them into shared records without a wakeup per message."""
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
+        """Send the messages in order; same errors as ``send``."""
         ...
 
 

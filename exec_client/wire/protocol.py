@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from exec_client.wire import b64
 from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
 from exec_client.wire.uris import FileUri, InvalidUri, path_to_uri, uri_to_path
 
@@ -174,7 +175,7 @@ class ProcessChunk(WireModel):
 
     @property
     def data(self) -> bytes:
-        return base64.b64decode(self.chunk)
+        return b64.decode(self.chunk)
 
 
 class ProcessReadResult(WireModel):
@@ -214,7 +215,7 @@ class ProcessOutput(WireModel):
 
     @property
     def data(self) -> bytes:
-        return base64.b64decode(self.chunk)
+        return b64.decode(self.chunk)
 
 
 class ProcessExited(WireModel):
@@ -345,7 +346,7 @@ class HttpRequestParams(StrictWire):
 
 # -- helpers -----------------------------------------------------------------------------------
 def b64encode(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    return b64.encode(data).decode("ascii")
 
 
 def b64decode_strict(text: str) -> bytes:

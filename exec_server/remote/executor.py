@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -25,6 +26,7 @@ from exec_client.wire.relay_frames import MAX_RELAY_MESSAGE_BYTES
 from exec_server.remote.mux import SessionFactory, StreamMux
 from exec_server.remote.registration import RegistryClient, ValidationOutcome
 from exec_server.remote.stream_state import ExecutorIdentity, HarnessHello
+from pycodex.transport.websocket import WebSocketTransport
 
 __all__ = ["Keepalive", "RemoteExecutor"]
 
@@ -125,7 +127,12 @@ class RemoteExecutor:
             except ConnectionClosed as exc:
                 raise ConnectionError(str(exc)) from exc
 
-        mux = StreamMux(identity, send_frame, self._validate, self._make_session)
+        edge = WebSocketTransport(ws)
+
+        async def send_frames(frames: Sequence[bytes]) -> None:
+            await edge.send_many(frames, binary=True)  # a sealed batch: one socket write
+
+        mux = StreamMux(identity, send_frame, self._validate, self._make_session, send_frames)
         self.mux = mux
         self.connected.set()
         try:

@@ -14,9 +14,9 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
-from exec_client.wire.channel import ChannelClosedError, MessageChannel
+from exec_client.wire.channel import BatchChannel, ChannelClosedError
 from exec_client.wire.relay_frames import (
     RELAY_RESET_REASON_PROTOCOL_ERROR,
     RelayData,
@@ -47,10 +47,12 @@ _INBOX_MESSAGES = 1024
 _OUTGOING_BYTES_MAX = 1 << 20
 
 #: Serves one stream's JSON-RPC messages until ``channel.recv()`` returns None.
-SessionFactory = Callable[[MessageChannel], Awaitable[None]]
+SessionFactory = Callable[[BatchChannel], Awaitable[None]]
 #: ``(stream_id, hello) -> outcome``: asks the registry about the harness key.
 Validator = Callable[[str, HarnessHello], Awaitable[ValidationOutcome]]
 SendFrame = Callable[[bytes], Awaitable[None]]
+#: Several frames at once (a sealed batch), when the websocket can write them together.
+SendFrames = Callable[[Sequence[bytes]], Awaitable[None]]
 
 
 class _StreamChannel:
@@ -72,6 +74,9 @@ class _StreamChannel:
         self._flusher = asyncio.get_running_loop().create_task(self._flush_loop(), name="relay-stream-flush")
 
     async def send(self, message: bytes) -> None:
+        await self.send_many((message,))
+
+    async def send_many(self, messages: Sequence[bytes]) -> None:
         while self._outgoing_bytes >= _OUTGOING_BYTES_MAX and not self.ended:
             self._space.clear()
             await self._space.wait()  # backpressure: the websocket is not keeping up
@@ -79,8 +84,8 @@ class _StreamChannel:
             raise ChannelClosedError(f"stream is closed: {self._failure}")
         if self.ended or self._stream.phase is not StreamPhase.ACTIVE:
             raise ChannelClosedError("stream is closed")
-        self._outgoing.append(message)
-        self._outgoing_bytes += len(message)
+        self._outgoing.extend(messages)
+        self._outgoing_bytes += sum(map(len, messages))
         self._wakeup.set()
 
     async def _flush_loop(self) -> None:
@@ -92,8 +97,7 @@ class _StreamChannel:
                     batch, self._outgoing = self._outgoing, []
                     self._outgoing_bytes = 0
                     self._space.set()
-                    for frame in self._stream.seal_batch(batch):
-                        await self._mux.send_frame(frame)
+                    await self._mux.send_frames(self._stream.seal_batch(batch))
                 if self.ended:
                     return
         except asyncio.CancelledError:
@@ -137,9 +141,11 @@ class StreamMux:
         send_frame: SendFrame,
         validator: Validator,
         make_session: SessionFactory,
+        send_frames: SendFrames | None = None,
     ) -> None:
         self._identity = identity
         self._send = send_frame
+        self._send_many = send_frames
         self._validator = validator
         self._make_session = make_session
         self._streams: dict[str, ExecutorStream] = {}
@@ -155,10 +161,17 @@ class StreamMux:
         return [sid for sid, s in self._streams.items() if s.phase is StreamPhase.ACTIVE]
 
     async def send_frame(self, frame: bytes) -> None:
+        await self.send_frames((frame,))
+
+    async def send_frames(self, frames: Sequence[bytes]) -> None:
         if self._closed:
             raise ChannelClosedError("executor websocket is gone")
         try:
-            await self._send(frame)
+            if self._send_many is not None:
+                await self._send_many(frames)
+            else:
+                for frame in frames:
+                    await self._send(frame)
         except ConnectionError as exc:
             raise ChannelClosedError(f"executor websocket failed: {exc}") from exc
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from exec_client.wire.channel import MessageChannel
+from exec_client.wire.channel import BatchChannel
 from exec_server.connection import Connection
 from exec_server.remote.mux import SessionFactory
 from exec_server.router import ExecRouter
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 def connection_session_factory(registry: SessionRegistry, *, concurrent_requests: int = 1) -> SessionFactory:
     router = ExecRouter()
 
-    async def serve(channel: MessageChannel) -> None:
+    async def serve(channel: BatchChannel) -> None:
         conn = Connection(
             registry,
             channel.send,
@@ -31,6 +31,7 @@ def connection_session_factory(registry: SessionRegistry, *, concurrent_requests
             parse_error_prefix="failed to parse JSON-RPC message from exec-server noise stream",
             concurrent_requests=concurrent_requests,
             router=router,
+            send_many=channel.send_many,
         )
         try:
             if not await conn.serve(channel):

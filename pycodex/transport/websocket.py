@@ -12,14 +12,16 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-from collections.abc import Awaitable, Callable
+import struct
+from collections.abc import Awaitable, Callable, Sequence
 from http import HTTPStatus
 from typing import Any
 
 from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, ProtocolError
 from websockets.http11 import Request, Response
+from websockets.protocol import SEND_EOF, Side
 
 from pycodex.transport.base import ConnectionHandler, TransportClosed, serve_transport
 from pycodex.transport.ws_auth import WsAuth, authorize, has_origin, header_safe_logger
@@ -34,6 +36,10 @@ UpgradeGate = Callable[[ServerConnection, Request], Response | None]
 _HEALTH_PATHS = frozenset({"/readyz", "/healthz"})
 #: Codex refuses a larger inbound message by dropping the connection; websockets closes with 1009.
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+#: FIN set and the opcode: the first byte of an unfragmented text or binary frame.
+_TEXT, _BINARY = 0x81, 0x82
+_HEADER_16 = struct.Struct("!BBH")
+_HEADER_64 = struct.Struct("!BBQ")
 
 
 class WebSocketTransport:
@@ -48,8 +54,40 @@ class WebSocketTransport:
         self._drop_binary = binary == "drop"
 
     async def send(self, data: bytes) -> None:
+        # Our messages come from the JSON codec, so they are UTF-8 already: no decode/encode round.
         try:
-            await self._ws.send(data.decode("utf-8"))
+            await self._ws.send(data, text=True)
+        except ConnectionClosed as exc:
+            raise TransportClosed(f"websocket closed: {exc}") from exc
+
+    async def send_many(self, messages: Sequence[bytes], *, binary: bool = False) -> None:
+        """Several messages, a text frame each (binary frames with ``binary``), handed to the socket in
+        one write with one drain.
+
+        For a burst (an output read split into chunk notifications) this saves, per message, a socket
+        write, a send context and websockets' frame objects. On the server side without extensions
+        (``listen_websocket`` turns compression off) a text frame is just a header and the payload, so
+        the frames are built here and joined with the payloads in one copy; otherwise websockets frames
+        them (masking on the client side) and only the write is joined.
+        """
+        ws = self._ws
+        try:
+            async with ws.send_context():
+                protocol = ws.protocol
+                if protocol.side is Side.SERVER and not protocol.extensions:
+                    if protocol.expect_continuation_frame:  # as send_text: no frames inside a fragmented one
+                        raise ProtocolError("expected a continuation frame")
+                    # writelines: one joined write (3.11), a scatter-gather sendmsg without the join (3.12+)
+                    ws.transport.writelines(_frames(messages, _BINARY if binary else _TEXT))
+                    return
+                send = protocol.send_binary if binary else protocol.send_text
+                for message in messages:
+                    send(message)
+                frames = protocol.data_to_send()
+                if SEND_EOF in frames:  # not produced by send_text; leave it to websockets' own writer
+                    protocol.writes[:0] = frames
+                else:
+                    ws.transport.write(b"".join(frames))
         except ConnectionClosed as exc:
             raise TransportClosed(f"websocket closed: {exc}") from exc
 
@@ -67,6 +105,21 @@ class WebSocketTransport:
 
     async def close(self) -> None:
         await self._ws.close()
+
+
+def _frames(messages: Sequence[bytes], first_byte: int) -> list[bytes]:
+    """Unmasked, final frames (RFC 6455 §5.2) of one opcode, as header and payload pieces to join."""
+    pieces: list[bytes] = []
+    for message in messages:
+        size = len(message)
+        if size < 126:
+            pieces.append(bytes((first_byte, size)))
+        elif size < 65536:
+            pieces.append(_HEADER_16.pack(first_byte, 126, size))
+        else:
+            pieces.append(_HEADER_64.pack(first_byte, 127, size))
+        pieces.append(message)
+    return pieces
 
 
 def parse_ws_listen(url: str) -> tuple[str, int]:

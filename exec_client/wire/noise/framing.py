@@ -8,6 +8,8 @@ nonces are implicit, so records must be decrypted strictly in order).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .constants import (
     JSON_MESSAGE_MAX_BYTES,
     LENGTH_PREFIX_BYTES,
@@ -18,7 +20,7 @@ from .constants import (
 )
 from .errors import NoiseFramingError, NoiseLimitError, NoiseReorderError, NoiseUsageError
 
-__all__ = ["MessageReassembler", "ReorderBuffer", "frame_message", "split_records"]
+__all__ = ["MessageReassembler", "ReorderBuffer", "frame_message", "frame_messages", "split_records"]
 
 _SEQ_LIMIT = 2**32  # relay seq is a uint32 that never wraps
 
@@ -30,20 +32,35 @@ def frame_message(message: bytes) -> bytes:
         NoiseUsageError: the message is empty (the receiver treats length 0 as a protocol error).
         NoiseLimitError: the message exceeds 64 MiB.
     """
+    return _length_prefix(message) + message
+
+
+def _length_prefix(message: bytes) -> bytes:
     if not message:
         raise NoiseUsageError("cannot send an empty message")
     if len(message) > JSON_MESSAGE_MAX_BYTES:
         raise NoiseLimitError(
             f"message of {len(message)} bytes exceeds the {JSON_MESSAGE_MAX_BYTES}-byte limit"
         )
-    return len(message).to_bytes(LENGTH_PREFIX_BYTES, "big") + message
+    return len(message).to_bytes(LENGTH_PREFIX_BYTES, "big")
 
 
-def split_records(framed: bytes, record_size: int = RECORD_PLAINTEXT_MAX) -> list[bytes]:
-    """Cut a framed byte string into record plaintexts of at most ``record_size`` bytes."""
+def frame_messages(messages: Iterable[bytes]) -> bytes:
+    """``frame_message`` of each, back to back, joined in one copy (a burst of output notifications)."""
+    parts: list[bytes] = []
+    for message in messages:
+        parts.append(_length_prefix(message))
+        parts.append(message)
+    return b"".join(parts)
+
+
+def split_records(framed: bytes, record_size: int = RECORD_PLAINTEXT_MAX) -> list[memoryview]:
+    """Cut a framed byte string into record plaintexts of at most ``record_size`` bytes (views of it,
+    not copies: the cipher reads them once)."""
     if not 0 < record_size <= RECORD_PLAINTEXT_MAX:
         raise NoiseUsageError(f"record size must be 1..{RECORD_PLAINTEXT_MAX}, got {record_size}")
-    return [framed[i : i + record_size] for i in range(0, len(framed), record_size)]
+    view = memoryview(framed)
+    return [view[i : i + record_size] for i in range(0, len(framed), record_size)]
 
 
 class MessageReassembler:

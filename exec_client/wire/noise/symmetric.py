@@ -78,10 +78,10 @@ class CipherState:
     def failed(self) -> bool:
         return self._failed is not None
 
-    def encrypt_with_ad(self, ad: bytes, plaintext: bytes) -> bytes:
+    def encrypt_with_ad(self, ad: bytes, plaintext: bytes | memoryview) -> bytes:
         self._check_usable()
         if self._aead is None:
-            return plaintext
+            return bytes(plaintext)
         if len(plaintext) + RECORD_TAG_LEN > NOISE_MAX_MESSAGE_LEN:
             raise NoiseLimitError(f"Noise plaintext of {len(plaintext)} bytes exceeds the 65535-byte message")
         ciphertext = self._aead.encrypt(nonce_bytes(self.nonce), plaintext, ad)

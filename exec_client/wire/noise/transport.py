@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .constants import NOISE_MAX_MESSAGE_LEN, RECORD_PLAINTEXT_MAX, RECORD_TAG_LEN
 from .errors import NoiseFramingError, NoiseLimitError, NoiseProtocolError, NoiseUsageError
-from .framing import MessageReassembler, ReorderBuffer, frame_message, split_records
+from .framing import MessageReassembler, ReorderBuffer, frame_messages, split_records
 from .handshake import HandshakeState, TransportCiphers
 
 __all__ = ["NoiseTransport", "SealedRecord"]
@@ -85,7 +85,7 @@ class NoiseTransport:
         (e.g. process output) needs far fewer records, frames and websocket messages this way.
         """
         self._check_usable()
-        framed = b"".join(frame_message(message) for message in messages)
+        framed = frame_messages(messages)
         chunks = split_records(framed, self._record_size)
         if self._next_send_seq + len(chunks) > _SEQ_LIMIT:
             raise NoiseLimitError("relay send sequence numbers exhausted")
