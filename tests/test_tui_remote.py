@@ -143,10 +143,13 @@ async def _model_rows(tui: Tui, limit: int = 40) -> list[tuple[str, str]]:
         return selected
 
     current = read(await tui.wait_until("the /model picker", lambda s: read(s) == 1))
+
+    def moved(screen: str) -> bool:
+        return read(screen) not in (0, current)
+
     for _ in range(limit):
         tui.key("Down")
-        screen = await tui.wait_until("the next picker row", lambda s, was=current: read(s) not in (0, was))
-        current = read(screen)
+        current = read(await tui.wait_until("the next picker row", moved))
         if current == 1:
             return [rows[n] for n in sorted(rows)]
     raise AssertionError(f"the /model picker did not wrap within {limit} rows:\n{tui.screen()}")
@@ -225,6 +228,13 @@ async def test_tui_compacts_forks_lists_the_models_and_exits(
         for text in ("first prompt", "first answer", "second answer", "Context compacted", "third answer"):
             assert text in screen, (text, screen)
         _no_errors(screen)
+
+        # The /resume picker lists the fork and its source, both read (no ● unread mark: the user made the fork).
+        await tui.command("/resume")
+        screen = await tui.wait_until("two sessions in the /resume picker", lambda s: len(_session_rows(s)) == 2)
+        assert _session_rows(screen) == ["Two turns", "Two turns"], screen
+        tui.key("Escape")
+        await tui.wait_for(PROMPT)
 
         # /model: every model of Codex's catalog, in its order, whichever server answers model/list.
         await tui.command("/model")
