@@ -14,6 +14,7 @@ the title shows in the status line the thread is titled and no more title reques
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from pathlib import Path
@@ -111,6 +112,16 @@ async def _submit(tui: Tui, text: str) -> None:
     tui.key("Enter")
 
 
+async def _model_requests(remote: Remote, count: int, timeout: float = 30.0) -> None:
+    """Wait (bounded) until the fake model has received `count` requests."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while len(remote.model.requests()) < count:
+        if loop.time() >= deadline:
+            raise AssertionError(f"the model got {len(remote.model.requests())} requests, not {count}, in {timeout} s")
+        await asyncio.sleep(0.1)
+
+
 async def _approve(tui: Tui, attempts: int = 5) -> None:
     """Press "y" on the approval prompt; a key sent while the TUI is still drawing the prompt can be lost, so
     press again (a bounded number of times) while the prompt is still shown."""
@@ -169,6 +180,9 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
             order = [(r["headers"].get("thread-id"), bool((r["body"] or {}).get("text")))
                      for r in remote.model.requests()]
             raise AssertionError(f"{exc}\nmodel requests (thread, structured): {order}") from None
+        # The title thread has asked the model before the approval lets the main turn ask again: the follow-up
+        # request cannot take the title's scripted answer.
+        await _model_requests(remote, 2)
         await _approve(tui)
         _no_errors(await tui.wait_for("done writing"))
 
