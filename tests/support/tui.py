@@ -102,10 +102,11 @@ class Tui:
         while True:
             dead, _, status = self._run("list-panes", "-t", "tui", "-F", "#{pane_dead} #{pane_dead_status}") \
                 .strip().partition(" ")
-            if dead == "1":
+            if dead == "1" and status:  # tmux may report the pane dead a moment before its exit status
                 return status
             if loop.time() >= deadline:
-                raise AssertionError(f"the TUI did not exit within {timeout} s:\n{self.screen()}")
+                raise AssertionError(f"the TUI did not exit with a status within {timeout} s (pane dead: {dead}, "
+                                     f"status: {status!r}):\n{self.screen()}")
             await asyncio.sleep(0.2)
 
     def close(self) -> None:
