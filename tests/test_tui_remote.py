@@ -60,10 +60,10 @@ RESUME_HINT = re.compile(r"codex --remote \S+ resume ([0-9a-f-]{36})")
 
 
 @pytest.fixture
-def tui() -> Any:
+def tui(tmp_path: Path) -> Any:
     if TMUX is None:
         pytest.skip("tmux is not installed (apt-get install -y tmux)")
-    session = Tui(f"pycodex-tui-{os.getpid()}")
+    session = Tui(f"pycodex-tui-{os.getpid()}", tmp_path)
     yield session
     session.close()
 

@@ -50,9 +50,10 @@ def error_lines(screen: str) -> list[str]:
 class Tui:
     """One TUI process in a private tmux server (its own socket), read by capturing the pane."""
 
-    def __init__(self, socket_name: str) -> None:
+    def __init__(self, socket_name: str, workdir: Path) -> None:
         assert TMUX is not None
         self.base = [TMUX, "-L", socket_name]
+        self.status_file = workdir / "tui_exit_status"
 
     def _run(self, *args: str) -> str:
         done = subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=10, check=False)
@@ -60,7 +61,9 @@ class Tui:
 
     def start(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        command = f"env -i {exports} {' '.join(shlex.quote(a) for a in argv)}"
+        self.status_file.unlink(missing_ok=True)
+        command = (f"env -i {exports} {' '.join(shlex.quote(a) for a in argv)}; "
+                   f"echo $? > {shlex.quote(str(self.status_file))}")
         self._run("kill-server")
         self._run("new-session", "-d", "-s", "tui", "-x", "120", "-y", "40", "-c", str(cwd), command)
         self._run("set-option", "-t", "tui", "remain-on-exit", "on")
@@ -96,18 +99,15 @@ class Tui:
         self.key("Enter")
 
     async def exit_status(self, timeout: float = 30.0) -> str:
-        """The exit status of the TUI process once its pane is dead (remain-on-exit keeps the last screen)."""
+        """The TUI process's exit status, written by the pane's shell once the process ended (tmux 3.3 can leave
+        a dead pane's process unreaped, so its own `pane_dead_status` may never come)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while True:
-            dead, _, status = self._run("list-panes", "-t", "tui", "-F", "#{pane_dead} #{pane_dead_status}") \
-                .strip().partition(" ")
-            if dead == "1" and status:  # tmux may report the pane dead a moment before its exit status
-                return status
+        while not self.status_file.exists() or not self.status_file.read_text().strip():
             if loop.time() >= deadline:
-                raise AssertionError(f"the TUI did not exit with a status within {timeout} s (pane dead: {dead}, "
-                                     f"status: {status!r}):\n{self.screen()}")
+                raise AssertionError(f"the TUI did not exit within {timeout} s:\n{self.screen()}")
             await asyncio.sleep(0.2)
+        return self.status_file.read_text().strip()
 
     def close(self) -> None:
         self._run("kill-server")
