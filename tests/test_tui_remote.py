@@ -36,6 +36,8 @@ from tests.support.tui import (
 pytestmark = [pytest.mark.codex, pytest.mark.timeout(240)]
 
 PROMPT = "Ask Codex to do anything"
+# The status line under the composer once the TUI has its session (a splash screen can show the prompt before).
+READY = "mock-model default · "
 # The model: one escalated command (the approval), the title thread's structured answer, the follow-up.
 APPROVAL_SCRIPT = [
     {"output": [exec_call("c1", "printf hi > out.txt", sandbox_permissions="require_escalated",
@@ -106,6 +108,10 @@ def _thread_id(remote: Remote) -> str:
     return str(found)
 
 
+async def _ready(tui: Tui) -> str:
+    return await tui.wait_until("the composer with its status line", lambda s: PROMPT in s and READY in s)
+
+
 async def _submit(tui: Tui, text: str) -> None:
     tui.type(text)
     await tui.wait_for(f"› {text}")
@@ -172,7 +178,7 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
     async with remote_app_server(server_kind, APPROVAL_SCRIPT, codex_bin, tmp_path) as remote:
         env, cwd = _client(remote, tmp_path)
         tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
-        await tui.wait_for(PROMPT)
+        await _ready(tui)
         await _submit(tui, "write the file")
         try:
             await tui.wait_for("Would you like to run the following command?")
@@ -192,13 +198,13 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
         tui.start([str(codex_bin), "--remote", remote.url, "resume", thread_id], env, cwd)
         screen = await tui.wait_for("done writing")
         assert "write the file" in screen and "printf hi > out.txt" in screen, screen
-        _no_errors(await tui.wait_for(PROMPT))
+        _no_errors(await _ready(tui))
 
         # The /resume picker of a fresh TUI lists the titled session (only it: the fresh TUI's own empty
         # thread is not a session yet) and choosing it shows the earlier turn.
         tui.close()
         tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
-        await tui.wait_for(PROMPT)
+        await _ready(tui)
         await tui.command("/resume")
         screen = await tui.wait_until("a session in the /resume picker", lambda s: bool(_session_rows(s)))
         assert "Resume a previous session" in screen, screen
@@ -206,7 +212,7 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
         tui.key("Enter")
         screen = await tui.wait_for("done writing")
         assert "write the file" in screen and "printf hi > out.txt" in screen, screen
-        _no_errors(await tui.wait_for(PROMPT))
+        _no_errors(await _ready(tui))
     _no_unsupported_methods(remote)  # the server has stopped: its trace is complete, from startup on
 
 
@@ -216,7 +222,7 @@ async def test_tui_compacts_forks_lists_the_models_and_exits(
     async with remote_app_server(server_kind, COMPACT_SCRIPT, codex_bin, tmp_path) as remote:
         env, cwd = _client(remote, tmp_path)
         tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
-        await tui.wait_for(PROMPT)
+        await _ready(tui)
         await _submit(tui, "first prompt")
         await tui.wait_for("first answer")
         await tui.wait_for("· Two turns")  # the title thread has had its answer: no more title requests
@@ -248,14 +254,14 @@ async def test_tui_compacts_forks_lists_the_models_and_exits(
         screen = await tui.wait_until("two sessions in the /resume picker", lambda s: len(_session_rows(s)) == 2)
         assert _session_rows(screen) == ["Two turns", "Two turns"], screen
         tui.key("Escape")
-        await tui.wait_for(PROMPT)
+        await _ready(tui)
 
         # /model: every model of Codex's catalog, in its order, whichever server answers model/list.
         await tui.command("/model")
         await tui.wait_for("Select Model and Effort")
         assert await _model_rows(tui) == catalog_rows(codex_bin)
         tui.key("Escape")
-        await tui.wait_for(PROMPT)
+        await _ready(tui)
 
         # /quit: the TUI ends cleanly and says how to come back to the (forked) thread.
         await tui.command("/quit")
