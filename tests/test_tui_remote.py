@@ -270,4 +270,6 @@ async def test_tui_compacts_forks_lists_the_models_and_exits(
         assert status == "0", screen
         hint = RESUME_HINT.search(screen)
         assert hint is not None and hint.group(1) != main, screen
+        # The fork (made with excludeTurns) had no usage report of its own, so the TUI prints no usage line.
+        assert "Token usage so far" not in screen, screen
     _no_unsupported_methods(remote)

@@ -159,7 +159,7 @@ async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
 
     async def after() -> None:
         usage = thread.token_usage_wire()
-        if usage is not None:
+        if usage is not None and not params.exclude_turns:  # Codex reports usage only with the history it sends
             await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
 
