@@ -223,6 +223,8 @@ async def loaded_list(session: Session, params: p.ThreadLoadedListParams) -> p.T
 async def turns_list(session: Session, params: p.ThreadTurnsListParams) -> JsonObj:
     threads = app_of(session).threads
     loaded = threads.loaded.get(params.thread_id)
+    if loaded is not None and loaded.ephemeral:  # Codex keeps no history to page (the TUI asks for title threads)
+        raise InvalidRequest("ephemeral threads do not support thread/turns/list")
     if loaded is not None:
         turns = threads.turns_wire(loaded)
         if not turns:
