@@ -1,6 +1,6 @@
-"""`thread/turns/list` on an ephemeral thread is refused as Codex 0.169 refuses it (-32600 "ephemeral threads do
-not support thread/turns/list"), before and after its first turn: the TUI asks it for every loaded thread,
-its own ephemeral title threads included. A persistent thread still lists its turns."""
+"""An ephemeral thread keeps no history or read state to hand out, as in Codex 0.169: `thread/turns/list` refuses it
+(-32600 "ephemeral threads do not support thread/turns/list") before and after its first turn, and its finished turns
+send no `thread/readState/changed`. The TUI meets both with its ephemeral title threads."""
 
 from __future__ import annotations
 
@@ -30,3 +30,18 @@ async def test_turns_list_refuses_ephemeral_threads(
     turn = await run_turn(client, kept, "hello")
     listed = await client.call("thread/turns/list", {"threadId": kept})
     assert [t["id"] for t in listed["data"]] == [turn["id"]]
+
+
+async def test_an_ephemeral_turn_reports_no_read_state(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    """Codex sends `thread/readState/changed` for a persistent thread's finished turn, none for an ephemeral one's
+    (the TUI's title threads)."""
+    model = await fake_model({"responses": [{"output": [message("reply")]}], "when_exhausted": "repeat_last"})
+    model_config(codex_home, model.url)
+    client = await app_server(codex_home=codex_home, experimental=True)
+    ephemeral = (await client.call("thread/start", {"cwd": str(workspace), "ephemeral": True}))["thread"]["id"]
+    kept = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    await run_turn(client, ephemeral, "hello")
+    await run_turn(client, kept, "hello")
+    assert [n["params"]["threadId"] for n in client.notifications("thread/readState/changed")] == [kept]
