@@ -3,8 +3,9 @@ same steps, against Codex's own (which proves the steps). Skips when tmux or the
 
 * It starts, runs a prompt with an approval, shows no error line, and resumes the session through
   `resume <id>` and through the /resume picker, with the earlier turns on screen.
-* It compacts (a real compaction turn through the fake model), forks (the fork shows the earlier turns),
-  lists the full model catalog in /model, and exits with /quit, printing the `resume` hint.
+* It compacts (a real compaction turn through the fake model: the next turn's request carries the summary), forks
+  (the fork shows the earlier turns; the /resume picker lists it beside its source, neither marked unread), lists
+  Codex's whole model catalog in /model, and exits with /quit, printing the `resume` hint for the fork.
 * pycodex answers no request with -32601 (method not found): its `--trace` record shows every answer.
 
 The TUI starts an ephemeral title thread after each prompt of an untitled thread; its model request follows the
@@ -112,12 +113,6 @@ async def _ready(tui: Tui) -> str:
     return await tui.wait_until("the composer with its status line", lambda s: PROMPT in s and READY in s)
 
 
-async def _submit(tui: Tui, text: str) -> None:
-    tui.type(text)
-    await tui.wait_for(f"› {text}")
-    tui.key("Enter")
-
-
 async def _model_requests(remote: Remote, count: int, timeout: float = 30.0) -> None:
     """Wait (bounded) until the fake model has received `count` requests."""
     loop = asyncio.get_running_loop()
@@ -179,7 +174,7 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
         env, cwd = _client(remote, tmp_path)
         tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
         await _ready(tui)
-        await _submit(tui, "write the file")
+        await tui.submit("write the file")
         try:
             await tui.wait_for("Would you like to run the following command?")
         except AssertionError as exc:  # say which thread got which scripted answer (title and main race)
@@ -205,7 +200,7 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
         tui.close()
         tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
         await _ready(tui)
-        await tui.command("/resume")
+        await tui.submit("/resume")
         screen = await tui.wait_until("a session in the /resume picker", lambda s: bool(_session_rows(s)))
         assert "Resume a previous session" in screen, screen
         assert _session_rows(screen) == ["Write file"], screen
@@ -223,16 +218,16 @@ async def test_tui_compacts_forks_lists_the_models_and_exits(
         env, cwd = _client(remote, tmp_path)
         tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
         await _ready(tui)
-        await _submit(tui, "first prompt")
+        await tui.submit("first prompt")
         await tui.wait_for("first answer")
         await tui.wait_for("· Two turns")  # the title thread has had its answer: no more title requests
-        await _submit(tui, "second prompt")
+        await tui.submit("second prompt")
         await tui.wait_for("second answer")
 
         # /compact: the model gets the compaction request, and the turn after it sees the summary it wrote.
-        await tui.command("/compact")
+        await tui.submit("/compact")
         await tui.wait_for("Context compacted")
-        await _submit(tui, "third prompt")
+        await tui.submit("third prompt")
         _no_errors(await tui.wait_for("third answer"))
         requests = remote.model.requests()
         assert len(requests) == 5, [r["body"].get("input", [])[-1:] for r in requests]
@@ -242,7 +237,7 @@ async def test_tui_compacts_forks_lists_the_models_and_exits(
         assert SUMMARY in str(requests[4]["body"]["input"]), "the turn after /compact lacks the summary"
 
         # /fork: a new thread, forked from the titled one, showing the earlier turns and the compaction.
-        await tui.command("/fork")
+        await tui.submit("/fork")
         screen = await tui.wait_for("Fork created")
         assert f"Thread forked from Two turns ({main})" in screen, screen
         for text in ("first prompt", "first answer", "second answer", "Context compacted", "third answer"):
@@ -250,21 +245,21 @@ async def test_tui_compacts_forks_lists_the_models_and_exits(
         _no_errors(screen)
 
         # The /resume picker lists the fork and its source, both read (no ● unread mark: the user made the fork).
-        await tui.command("/resume")
+        await tui.submit("/resume")
         screen = await tui.wait_until("two sessions in the /resume picker", lambda s: len(_session_rows(s)) == 2)
         assert _session_rows(screen) == ["Two turns", "Two turns"], screen
         tui.key("Escape")
         await _ready(tui)
 
         # /model: every model of Codex's catalog, in its order, whichever server answers model/list.
-        await tui.command("/model")
+        await tui.submit("/model")
         await tui.wait_for("Select Model and Effort")
         assert await _model_rows(tui) == catalog_rows(codex_bin)
         tui.key("Escape")
         await _ready(tui)
 
         # /quit: the TUI ends cleanly and says how to come back to the (forked) thread.
-        await tui.command("/quit")
+        await tui.submit("/quit")
         status = await tui.exit_status()
         screen = tui.screen()
         assert status == "0", screen

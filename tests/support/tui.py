@@ -92,10 +92,10 @@ class Tui:
     def key(self, key: str) -> None:
         self._run("send-keys", "-t", "tui", key)
 
-    async def command(self, slash: str) -> None:
-        """Type a slash command, wait until the composer shows it, and submit it."""
-        self.type(slash)
-        await self.wait_for(f"› {slash}")
+    async def submit(self, text: str) -> None:
+        """Type a prompt or slash command, wait until the composer shows it, and press Enter."""
+        self.type(text)
+        await self.wait_for(f"› {text}")
         self.key("Enter")
 
     async def exit_status(self, timeout: float = 30.0) -> str:
