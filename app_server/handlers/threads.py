@@ -174,13 +174,15 @@ async def thread_read(session: Session, params: p.ThreadReadParams) -> JsonObj:
     loaded = threads.loaded.get(params.thread_id)
     if loaded is not None:
         wire = threads.thread_wire(loaded, include_turns=params.include_turns)
-        last = loaded.turns[-1]["id"] if loaded.turns else None
+        last = loaded.turns[-1]["id"] if loaded.turns and not loaded.ephemeral else None
     else:
         with _rollout_errors():
             stored = await threads.read_stored(params.thread_id)
         wire = stored.thread(include_turns=params.include_turns)
         last = stored.last_turn_id
-    state = await asyncio.to_thread(app.thread_state.read_state, wire["id"], default_turn=last)
+    # Codex: a thread with no turn yet, or an ephemeral one, has no read state (and none is stored for it).
+    state = None if last is None else await asyncio.to_thread(app.thread_state.read_state, wire["id"],
+                                                               default_turn=last)
     if params.include_turns:
         await notices.send(session, notices.deprecation_notice(history.HYDRATION_READ))
     return {"thread": wire, "readState": state}
