@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shlex
 import shutil
@@ -54,6 +55,9 @@ class Tui:
         assert TMUX is not None
         self.base = [TMUX, "-L", socket_name]
         self.status_file = workdir / "tui_exit_status"
+        # tmux leaves its socket file behind after kill-server; close() removes it.
+        tmpdir = os.environ.get("TMUX_TMPDIR") or "/tmp"
+        self.socket = Path(tmpdir) / f"tmux-{os.getuid()}" / socket_name
 
     def _run(self, *args: str) -> str:
         done = subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=10, check=False)
@@ -111,6 +115,7 @@ class Tui:
 
     def close(self) -> None:
         self._run("kill-server")
+        self.socket.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
