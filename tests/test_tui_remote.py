@@ -39,10 +39,12 @@ pytestmark = [pytest.mark.codex, pytest.mark.timeout(240)]
 PROMPT = "Ask Codex to do anything"
 # The status line under the composer once the TUI has its session (a splash screen can show the prompt before).
 READY = "mock-model default · "
-# The model: one escalated command (the approval), the title thread's structured answer, the follow-up.
+# The model: one escalated command (the approval), the title thread's structured answer, the follow-up. The
+# command may take up to 30 s (the longest yield) before it counts as a background terminal: on a busy machine the
+# default 10 s was seen to pass, and the resumed screen then shows no finished command.
 APPROVAL_SCRIPT = [
     {"output": [exec_call("c1", "printf hi > out.txt", sandbox_permissions="require_escalated",
-                          justification="write a file")]},
+                          justification="write a file", yield_time_ms=30_000)]},
     {"output": [message('{"title":"Write file"}')]},
     {"output": [message("done writing")]},
 ]
