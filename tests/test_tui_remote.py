@@ -115,7 +115,7 @@ async def _ready(tui: Tui) -> str:
     return await tui.wait_until("the composer with its status line", lambda s: PROMPT in s and READY in s)
 
 
-async def _model_requests(remote: Remote, count: int, timeout: float = 30.0) -> None:
+async def _model_requests(remote: Remote, count: int, timeout: float = 60.0) -> None:
     """Wait (bounded) until the fake model has received `count` requests."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -49,7 +49,8 @@ def error_lines(screen: str) -> list[str]:
 
 
 class Tui:
-    """One TUI process in a private tmux server (its own socket), read by capturing the pane."""
+    """One TUI process in a private tmux server (its own socket), read by capturing the pane. Waits poll with
+    generous bounds (60 s): on a busy shared machine one TUI step was seen to take over 30 s."""
 
     def __init__(self, socket_name: str, workdir: Path) -> None:
         assert TMUX is not None
@@ -75,7 +76,7 @@ class Tui:
     def screen(self) -> str:
         return self._run("capture-pane", "-p", "-t", "tui")
 
-    async def wait_until(self, what: str, test: Callable[[str], bool], timeout: float = 30.0) -> str:
+    async def wait_until(self, what: str, test: Callable[[str], bool], timeout: float = 60.0) -> str:
         """The first screen for which `test` holds, polled until `timeout` (then an error naming `what`)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -87,7 +88,7 @@ class Tui:
                 raise AssertionError(f"{what} not on the TUI screen within {timeout} s:\n{screen}")
             await asyncio.sleep(0.2)
 
-    async def wait_for(self, text: str, timeout: float = 30.0) -> str:
+    async def wait_for(self, text: str, timeout: float = 60.0) -> str:
         return await self.wait_until(repr(text), lambda screen: text in screen, timeout)
 
     def type(self, text: str) -> None:
@@ -102,7 +103,7 @@ class Tui:
         await self.wait_for(f"› {text}")
         self.key("Enter")
 
-    async def exit_status(self, timeout: float = 30.0) -> str:
+    async def exit_status(self, timeout: float = 60.0) -> str:
         """The TUI process's exit status, written by the pane's shell once the process ended (tmux 3.3 can leave
         a dead pane's process unreaped, so its own `pane_dead_status` may never come)."""
         loop = asyncio.get_running_loop()
