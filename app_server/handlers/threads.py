@@ -159,7 +159,7 @@ async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
 
     async def after() -> None:
         usage = thread.token_usage_wire()
-        if usage is not None:
+        if usage is not None and not params.exclude_turns:  # Codex reports usage only with the history it sends
             await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
 
@@ -174,13 +174,15 @@ async def thread_read(session: Session, params: p.ThreadReadParams) -> JsonObj:
     loaded = threads.loaded.get(params.thread_id)
     if loaded is not None:
         wire = threads.thread_wire(loaded, include_turns=params.include_turns)
-        last = loaded.turns[-1]["id"] if loaded.turns else None
+        last = loaded.turns[-1]["id"] if loaded.turns and not loaded.ephemeral else None
     else:
         with _rollout_errors():
             stored = await threads.read_stored(params.thread_id)
         wire = stored.thread(include_turns=params.include_turns)
         last = stored.last_turn_id
-    state = await asyncio.to_thread(app.thread_state.read_state, wire["id"], default_turn=last)
+    # Codex: a thread with no turn yet, or an ephemeral one, has no read state (and none is stored for it).
+    state = None if last is None else await asyncio.to_thread(app.thread_state.read_state, wire["id"],
+                                                               default_turn=last)
     if params.include_turns:
         await notices.send(session, notices.deprecation_notice(history.HYDRATION_READ))
     return {"thread": wire, "readState": state}
@@ -224,6 +226,8 @@ async def loaded_list(session: Session, params: p.ThreadLoadedListParams) -> p.T
 async def turns_list(session: Session, params: p.ThreadTurnsListParams) -> JsonObj:
     threads = app_of(session).threads
     loaded = threads.loaded.get(params.thread_id)
+    if loaded is not None and loaded.ephemeral:  # Codex keeps no history to page (the TUI asks for title threads)
+        raise InvalidRequest("ephemeral threads do not support thread/turns/list")
     if loaded is not None:
         turns = threads.turns_wire(loaded)
         if not turns:

@@ -58,6 +58,7 @@ async def turn_start(session: Session, params: p.TurnStartParams) -> JsonObj:
     if apply_turn_overrides(thread.settings, params):
         await asyncio.to_thread(thread.writer.settings_changed, thread.settings.to_record())
     turn = TurnState(new_uuid7(), inputs=inputs)
+    turn.client_message_id = params.client_user_message_id  # the user message item's clientId, as in Codex
     turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None
     runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
     session.after_response(thread.start_turn(turn, runner, app.spawn))

@@ -158,6 +158,11 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
     def read_states(self, first_turns: dict[str, str | None]) -> dict[str, JsonObj]:
         return {tid: self.read_state(tid, default_turn=turn) for tid, turn in first_turns.items()}
 
+    def mark_read(self, thread_id: str) -> JsonObj:
+        """Store the thread as read with a fresh revision (a fork starts so in Codex, whatever its source had)."""
+        with self._lock:
+            return self._write(thread_id, None, None)
+
     def turn_completed(self, thread_id: str, turn_id: str) -> JsonObj:
         """A finished turn is unread unless an earlier unread position exists; the revision always moves."""
         with self._lock:

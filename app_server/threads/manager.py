@@ -197,6 +197,9 @@ class ThreadManager:
                                    history_initialization="warm_fork")
         thread.meta["forkedFromId"] = source_id
         thread.created_at = int(time.time())
+        read_states = thread.services.read_states
+        if read_states is not None and not ephemeral:  # the user made the fork: nothing in it is unread
+            await asyncio.to_thread(read_states.mark_read, thread.id)
         await self._register(thread, session)
         return thread
 

@@ -164,11 +164,12 @@ class TurnRunner:
             await thread.emit(notices.error(error, will_retry=False, thread_id=thread.id, turn_id=turn.id))
         elif self.reports_read_state:
             read_states = thread.services.read_states
-            if read_states is not None and not thread.ephemeral:  # nothing to mark on a throwaway
-                read_state = await asyncio.to_thread(read_states.turn_completed, thread.id, turn.id)
-            else:
-                read_state = {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}
-            await thread.emit(notices.thread_read_state_changed(thread.id, read_state))
+            if not thread.ephemeral:  # a throwaway thread has no read state to report (Codex sends none)
+                if read_states is not None:
+                    read_state = await asyncio.to_thread(read_states.turn_completed, thread.id, turn.id)
+                else:
+                    read_state = {"firstUnread": {"type": "turn", "turnId": turn.id}, "revision": str(uuid.uuid4())}
+                await thread.emit(notices.thread_read_state_changed(thread.id, read_state))
             await thread.emit_status()
         else:
             await thread.emit_status()
