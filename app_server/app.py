@@ -27,6 +27,7 @@ from app_server.environments import (
 from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.router import Router
+from app_server.startup import StartupError, default_codex_home, user_agent
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
@@ -55,16 +56,6 @@ SANDBOX_UNAVAILABLE = (
     "pycodex could not find Landlock or bubblewrap on this system: commands run without a filesystem "
     "sandbox, whatever sandbox_mode says."
 )
-
-
-class StartupError(Exception):
-    """A fatal configuration problem; reported on stderr as ``Error: ...`` with exit status 1."""
-
-
-def default_codex_home() -> Path:
-    raw = os.environ.get("CODEX_HOME")
-    home = Path(raw) if raw else Path.home() / ".pycodex"
-    return home.absolute()
 
 
 class AppServer:
@@ -158,7 +149,8 @@ class AppServer:
         return ThreadStateDb(self.codex_home)
 
     # -- connections and tasks ---------------------------------------------------------------------
-    def connection(self, outbox: Outbox) -> AppConnection:
+    def connection(self, outbox: Outbox, *, early_answer: bytes | None = None) -> AppConnection:
+        """A new client connection; ``early_answer``: see AppConnection."""
         connection = AppConnection(
             outbox,
             self.router,
@@ -166,6 +158,7 @@ class AppServer:
             max_queued_requests=self.max_queued_requests,
             experimental_notifications=self.experimental_notifications,
             on_initialized=self.prewarm,
+            early_answer=early_answer,
         )
         session = connection.session
         self._sessions.add(session)
@@ -334,7 +327,6 @@ class AppServer:
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
-        from app_server.handlers.initialize import user_agent
         from app_server.threads.tool_policy import tools_for
         from app_server.tools.router import route_tool_call
         from app_server.tools.specs import tool_specs
