@@ -185,7 +185,7 @@ class AppConnection:
         self._busy = False
         self._on_initialized = on_initialized
         #: The stdio fast path already wrote this answer to the initialize that comes first (app_server/
-        #: early_init.py): that request is replayed to set up the session, and its answer held back.
+        #: startup.py): that request is replayed to set up the session, and its answer held back.
         self._early_answer = early_answer
         self._deferred: set[asyncio.Task[None]] = set()
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
