@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from app_server.startup import EarlyStart, StartupError, answer_early, default_codex_home
+from app_server.startup import EarlyStart, StartupError, answer_early, default_codex_home, read_opening
 from pycodex.signals import Terminated, TermLatch
 from pycodex.trace import trace_path
 
@@ -63,8 +63,9 @@ def run_app_server(
         trace_file = trace_path(trace)
         early = EarlyStart(b"", None)
         if endpoint is None and trace_file is None and not config_overrides and not strict_config:
-            with term.interrupting():
-                early = answer_early(sys.stdin.fileno(), sys.stdout.fileno(), default_codex_home(), os.environ)
+            with term.interrupting():  # only while nothing has been answered
+                pending = read_opening(sys.stdin.fileno())
+            early = answer_early(pending, sys.stdout.fileno(), default_codex_home(), os.environ)
         import asyncio
 
         from pycodex.logging_setup import configure_logging

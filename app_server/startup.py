@@ -25,13 +25,14 @@ from typing import Any, NamedTuple
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
 from pycodex.jsonrpc.codec import RequestReceived, classify, encode
 
-__all__ = ["EarlyStart", "StartupError", "answer_early", "default_codex_home", "initialize_result",
-           "plain_client_info", "user_agent"]
+__all__ = ["CAPABILITY_KEYS", "EarlyStart", "StartupError", "answer_early", "default_codex_home", "initialize_result",
+           "plain_client_info", "read_opening", "user_agent"]
 
 #: The fast path gives up on an opening line longer than this (the full path reads on from there).
 FIRST_LINE_LIMIT = 1 << 20
 _READ_CHUNK = 1 << 16
-_CAPABILITY_KEYS = {  # InitializeCapabilities' wire keys; null means the default for every one
+#: InitializeCapabilities' wire keys and JSON types; null means the default for every one.
+CAPABILITY_KEYS = {
     "experimentalApi": bool, "optOutNotificationMethods": list, "requestAttestation": bool,
     "requiredHumanApproval": bool, "extensions": dict, "explicitGatewayOauth": bool,
     "mcpServerOpenaiFormElicitation": bool,
@@ -107,10 +108,10 @@ def plain_client_info(params: Any) -> tuple[str, str] | None:
     if not isinstance(name, str) or not isinstance(version, str) or not isinstance(title, str | None):
         return None
     if caps is not None:
-        if not isinstance(caps, dict) or not caps.keys() <= _CAPABILITY_KEYS.keys():
+        if not isinstance(caps, dict) or not caps.keys() <= CAPABILITY_KEYS.keys():
             return None
         for key, value in caps.items():
-            if value is not None and type(value) is not _CAPABILITY_KEYS[key]:
+            if value is not None and type(value) is not CAPABILITY_KEYS[key]:
                 return None
         methods = caps.get("optOutNotificationMethods") or []
         if not all(isinstance(method, str) for method in methods):
@@ -136,7 +137,7 @@ def _config_cannot_be_fatal(codex_home: Path, environ: Mapping[str, str]) -> boo
     return not any(word in text for word in _FATAL_CONFIG_WORDS)
 
 
-def _read_opening(fd: int) -> bytes:
+def read_opening(fd: int) -> bytes:
     """Bytes from ``fd`` up to the first LF (perhaps more), or all of them at EOF or past the limit."""
     chunks: list[bytes] = []
     size = 0
@@ -160,9 +161,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def answer_early(stdin_fd: int, stdout_fd: int, codex_home: Path, environ: Mapping[str, str]) -> EarlyStart:
-    """Read the opening line; answer it here when it is a plain ``initialize`` (see the module doc)."""
-    pending = _read_opening(stdin_fd)
+def answer_early(pending: bytes, stdout_fd: int, codex_home: Path, environ: Mapping[str, str]) -> EarlyStart:
+    """Answer the opening line of ``pending`` (what ``read_opening`` gave) here when it is a plain
+    ``initialize`` (see the module doc)."""
     line, newline, _ = pending.partition(b"\n")
     if not newline:
         return EarlyStart(pending, None)

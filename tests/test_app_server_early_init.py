@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from app_server.startup import plain_client_info
+from app_server.protocol.initialize import ClientInfo, InitializeCapabilities, InitializeParams
+from app_server.startup import CAPABILITY_KEYS, plain_client_info
 from tests.support.appserver_process import app_server_env, default_argv
 
 _INFO = {"name": "t", "version": "1"}
@@ -38,6 +39,17 @@ _INFO = {"name": "t", "version": "1"}
 )
 def test_only_params_that_certainly_validate_are_plain(params: Any, plain: bool) -> None:
     assert (plain_client_info(params) is not None) == plain
+
+
+def test_the_fast_path_knows_every_field_of_the_params_models() -> None:
+    def wire_keys(model: type[Any]) -> set[str]:
+        return {field.alias or name for name, field in model.model_fields.items()}
+
+    assert wire_keys(InitializeParams) == {"clientInfo", "capabilities"}
+    assert wire_keys(ClientInfo) == {"name", "title", "version"}
+    assert wire_keys(InitializeCapabilities) == set(CAPABILITY_KEYS)
+    # every capability is optional, so the fast path may take its absence (or null) as the default
+    assert not [name for name, field in InitializeCapabilities.model_fields.items() if field.is_required()]
 
 
 def _serve(home: Path, stdin: bytes, *flags: str) -> tuple[list[Any], str]:
