@@ -11,7 +11,6 @@ length (pycodex's own growth at most 1.1; Codex's is shown beside it).
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import os
 import re
@@ -97,23 +96,30 @@ async def first_turn_s(impl: Impl, model_url: str, home: Path) -> float:
 
 
 async def long_thread_cpu_growth(impl: Impl, model_url: str, home: Path) -> float:
-    """Server CPU of a typical turn (the median) among turns 251-300 over that among turns 1-50, in one
-    thread (1.0 = flat). Medians, not sums: one garbage collection or a neighbour's burst on a shared
-    machine would otherwise swing a 50-turn window by 10 % or more."""
+    """Server CPU of a turn of a long thread (its turns 251-300) over that of a fresh thread's turn (its
+    turns 1-50), in one server; 1.0 = a turn's cost does not grow with the thread's length.
+
+    The two threads' turns alternate, so both sides see the same machine load: on a shared machine CPU time
+    itself stretches with the neighbours' work, by 30 % or more within the few seconds one thread's 300
+    turns take. Each side is the median per-turn CPU (one garbage collection would swing a sum)."""
     work = home.parent / "work"
     work.mkdir(parents=True, exist_ok=True)
     write_config(home, model_url)
     driver, _, _ = await _spawn_initialized(impl, home, work)
-    marks: list[float] = []
+    late: list[float] = []
+    early: list[float] = []
     try:
-        thread = (await driver.call("thread/start", {"cwd": str(work)}))["thread"]["id"]
-        marks.append(_cpu_s(driver.proc.pid))
-        await _thread_turns(driver, thread, LONG_THREAD_TURNS, lambda _i: marks.append(_cpu_s(driver.proc.pid)))
+        long = (await driver.call("thread/start", {"cwd": str(work)}))["thread"]["id"]
+        await _thread_turns(driver, long, LONG_THREAD_TURNS - 50, lambda _i: None)
+        fresh = (await driver.call("thread/start", {"cwd": str(work)}))["thread"]["id"]
+        for _ in range(50):
+            for thread, samples in ((long, late), (fresh, early)):
+                before = _cpu_s(driver.proc.pid)
+                await _thread_turns(driver, thread, 1, lambda _i: None)
+                samples.append(_cpu_s(driver.proc.pid) - before)
     finally:
         await driver.close()
-    per_turn = [after - before for before, after in itertools.pairwise(marks)]
-    early = statistics.median(per_turn[:50])
-    return statistics.median(per_turn[250:300]) / early if early else float("nan")
+    return statistics.median(late) / statistics.median(early)
 
 
 async def concurrent_threads(impl: Impl, model_url: str, home: Path) -> tuple[float, float, float]:
