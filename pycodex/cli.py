@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # argparse is imported by build_parser: a bare `pycodex app-s
 
 __all__ = ["build_parser", "main"]
 
+VERSION_LINE = f"pycodex {__version__} (codex-compatible {COMPATIBLE_CODEX_VERSION})"
 # Global options that take a value: their value is never the subcommand name.
 _VALUED_GLOBALS = frozenset({"-c", "--config"})
 
@@ -146,9 +147,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
         description="An open implementation of the Codex app-server stack "
         f"(wire-compatible with Codex CLI {COMPATIBLE_CODEX_VERSION}).",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"pycodex {__version__} (codex-compatible {COMPATIBLE_CODEX_VERSION})"
-    )
+    parser.add_argument("--version", action="version", version=VERSION_LINE)
     parser.add_argument(
         "-c",
         "--config",
@@ -170,6 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     survive_usr1()  # first: a SIGUSR1 during start-up must not end the process
     arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments == ["--version"]:  # what argparse's version action prints, without building the parser
+        print(VERSION_LINE)
+        return 0
     if arguments == ["app-server"]:
         # What clients spawn: no flags to parse, so neither the parser nor the flags' modules are paid for
         # before the server answers initialize (tests/test_app_server_startup_imports.py).

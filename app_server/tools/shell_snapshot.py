@@ -17,6 +17,7 @@ import asyncio
 import logging
 import os
 import shlex
+import tempfile
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
 
@@ -43,26 +44,32 @@ def snapshot_lines(env_dump: bytes, inherited: Mapping[str, str]) -> list[str]:
 
 
 async def capture_login_env(shell: str, cwd: Path) -> bytes | None:
-    """What ``env -0`` prints in a login ``shell`` started in ``cwd``; None if that fails."""
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            shell, "-lc", _CAPTURE, cwd=str(cwd) if cwd.is_dir() else None,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
-        )
-    except OSError as exc:
-        logger.info("shell snapshot failed: %s", exc)
-        return None
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), _TIMEOUT_S)
-    except TimeoutError as exc:
-        logger.info("shell snapshot failed: %s", exc)
-        return None
-    finally:
-        if proc.returncode is None:  # timed out or cancelled at shutdown: the shell must not outlive us
-            proc.kill()
-            await asyncio.shield(proc.wait())
-    return out if proc.returncode == 0 and out else None
+    """What ``env -0`` prints in a login ``shell`` started in ``cwd``; None if that fails.
+
+    The output goes to a temporary file, not a pipe: a capture cancelled at shutdown (the server begins one
+    at the handshake) then leaves no pipe transport behind, only a killed shell."""
+    with tempfile.TemporaryFile() as out:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                shell, "-lc", _CAPTURE, cwd=str(cwd) if cwd.is_dir() else None,
+                stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            logger.info("shell snapshot failed: %s", exc)
+            return None
+        try:
+            await asyncio.wait_for(proc.wait(), _TIMEOUT_S)
+        except TimeoutError as exc:
+            logger.info("shell snapshot failed: %s", exc)
+            return None
+        finally:
+            if proc.returncode is None:  # timed out or cancelled at shutdown: the shell must not outlive us
+                proc.kill()
+                await asyncio.shield(proc.wait())
+        out.seek(0)
+        dump = out.read()
+    return dump if proc.returncode == 0 and dump else None
 
 
 class ShellSnapshot:
