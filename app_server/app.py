@@ -27,6 +27,7 @@ from app_server.environments import (
 from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.router import Router
+from app_server.startup import StartupError, default_codex_home, user_agent
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
@@ -55,16 +56,6 @@ SANDBOX_UNAVAILABLE = (
     "pycodex could not find Landlock or bubblewrap on this system: commands run without a filesystem "
     "sandbox, whatever sandbox_mode says."
 )
-
-
-class StartupError(Exception):
-    """A fatal configuration problem; reported on stderr as ``Error: ...`` with exit status 1."""
-
-
-def default_codex_home() -> Path:
-    raw = os.environ.get("CODEX_HOME")
-    home = Path(raw) if raw else Path.home() / ".pycodex"
-    return home.absolute()
 
 
 class AppServer:
@@ -111,7 +102,10 @@ class AppServer:
         self.router = Router(known_methods=CODEX_CLIENT_METHODS, experimental_methods=EXPERIMENTAL_METHODS)
         self.experimental_notifications: frozenset[str] = frozenset(notices.EXPERIMENTAL)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._prewarm_started = False
+        self._prewarm: asyncio.Task[None] | None = None
+        #: The login-shell environment of the server's own directory, captured ahead for the first thread
+        #: started there (its first command would otherwise wait for that shell): (cwd, capture).
+        self._login_env_ahead: tuple[Path, asyncio.Task[bytes | None]] | None = None
         try:
             self.environments = EnvironmentHub(choose_environment(self.environ, codex_home), self.environ)
         except EnvironmentsConfigError as exc:
@@ -160,7 +154,8 @@ class AppServer:
         return ThreadStateDb(self.codex_home)
 
     # -- connections and tasks ---------------------------------------------------------------------
-    def connection(self, outbox: Outbox) -> AppConnection:
+    def connection(self, outbox: Outbox, *, early_answer: bytes | None = None) -> AppConnection:
+        """A new client connection; ``early_answer``: see AppConnection."""
         connection = AppConnection(
             outbox,
             self.router,
@@ -168,6 +163,7 @@ class AppServer:
             max_queued_requests=self.max_queued_requests,
             experimental_notifications=self.experimental_notifications,
             on_initialized=self.prewarm,
+            early_answer=early_answer,
         )
         session = connection.session
         self._sessions.add(session)
@@ -198,10 +194,23 @@ class AppServer:
 
     def prewarm(self) -> None:
         """Once a client has finished its handshake, import what its first turn needs in a worker thread
-        while it is idle: `initialize` stays fast and the first turn does not pay for the imports."""
-        if not self._prewarm_started:
-            self._prewarm_started = True
-            self.spawn(asyncio.to_thread(_import_turn_machinery), name="prewarm")
+        while it is idle (and begin the login-shell capture its first thread will want): `initialize`
+        stays fast and the first turn does not pay for the imports."""
+        if self._prewarm is None:
+            self._prewarm = self.spawn(asyncio.to_thread(_import_turn_machinery), name="prewarm")
+            if self.environments.choice.kind == "local":
+                from app_server.tools.shell_snapshot import DEFAULT_SHELL, capture_login_env
+
+                cwd = self.working_dir()
+                self._login_env_ahead = (cwd, self.spawn(capture_login_env(DEFAULT_SHELL, cwd), name="login-env"))
+
+    async def turn_machinery(self) -> None:
+        """Wait until the prewarm has imported the turn machinery: a thread is handed out ready to run
+        turns, so its first turn (often started at once) neither waits on import locks nor shares the GIL
+        with the importing thread."""
+        self.prewarm()
+        assert self._prewarm is not None
+        await asyncio.wait({self._prewarm})  # its failures are logged there; the turn reports its own
 
     def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
         """Start a background task owned by the server (cancelled at shutdown)."""
@@ -317,14 +326,19 @@ class AppServer:
     # -- threads and turns: their services are built here and nowhere else ----------------------------
     async def thread_services(self, thread_id: str, settings: ThreadSettings) -> ThreadServices:
         """A thread's environment (connected if it can be), skills and exec sessions."""
+        await self.turn_machinery()
         from app_server.threads.skills_glue import ThreadSkills
-        from app_server.tools.shell_snapshot import ShellSnapshot
+        from app_server.tools.shell_snapshot import DEFAULT_SHELL, ShellSnapshot
         from app_server.tools.unified_exec import UnifiedExec
 
         snapshot = None
         if self.environments.choice.kind == "local":
             snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread_id}.sh")
-            task = snapshot.start(settings.cwd)
+            captured = None
+            ahead = self._login_env_ahead
+            if ahead is not None and ahead[0] == settings.cwd and snapshot.shell == DEFAULT_SHELL:
+                captured, self._login_env_ahead = ahead[1], None  # one thread's worth: later ones capture their own
+            task = snapshot.start(settings.cwd, captured)
             self._tasks.add(task)  # cancelled at shutdown, which kills a shell still capturing
             task.add_done_callback(self._tasks.discard)
         environment = ThreadEnvironment(self.environments, snapshot=snapshot)
@@ -336,7 +350,6 @@ class AppServer:
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
-        from app_server.handlers.initialize import user_agent
         from app_server.notify import TurnNotifier
         from app_server.threads.tool_policy import tools_for
         from app_server.tools.router import route_tool_call
@@ -373,6 +386,10 @@ TURN_MACHINERY = (
     "app_server.threads.skills_glue", "app_server.tools.exec_tool", "app_server.tools.specs",
     "app_server.tools.unified_exec", "app_server.tools.shell_snapshot", "app_server.tools.router",
     "app_server.threads.tool_policy", "app_server.mcp.service",
+    # A local exec's output pump reads the wire's chunk size, and the sandbox context is built per command;
+    # httpx picks its anyio backend on the first request.
+    "exec_client.wire.protocol", "exec_client.wire.sandbox_context", "anyio._backends._asyncio",
+    "anyio._core._sockets",
 )
 
 

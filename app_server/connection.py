@@ -168,6 +168,7 @@ class AppConnection:
         max_queued_requests: int = DEFAULT_MAX_QUEUED_REQUESTS,
         experimental_notifications: Iterable[str] = (),
         on_initialized: Callable[[], None] | None = None,
+        early_answer: bytes | None = None,
     ) -> None:
         send = outbox.send
         if trace.active_tracer() is not None:  # record what goes out; no cost when no trace is written
@@ -183,6 +184,9 @@ class AppConnection:
         self._queue = self._endpoint.requests
         self._busy = False
         self._on_initialized = on_initialized
+        #: The stdio fast path already wrote this answer to the initialize that comes first (app_server/
+        #: startup.py): that request is replayed to set up the session, and its answer held back.
+        self._early_answer = early_answer
         self._deferred: set[asyncio.Task[None]] = set()
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
@@ -262,16 +266,23 @@ class AppConnection:
             data = self._peer.respond(req.id, result)
         except RpcError as exc:
             self.session.drop_after_response()
-            await self.session.send_raw(self._peer.respond_error(req.id, exc))
+            await self._answer(req, self._peer.respond_error(req.id, exc))
             return
         except (TypeError, ValueError):  # a result that is not JSON: a bug here, still answered
             logger.exception("result of %s is not JSON-serialisable", req.method)
             self.session.drop_after_response()
             error = InternalError(f"internal error while handling {req.method}")
-            await self.session.send_raw(self._peer.respond_error(req.id, error))
+            await self._answer(req, self._peer.respond_error(req.id, error))
             return
-        await self.session.send_raw(data)
+        await self._answer(req, data)
         try:
             await self.session.run_after_response()
         except Exception:
             logger.exception("post-response step of %s failed", req.method)
+
+    async def _answer(self, req: RequestReceived, data: bytes) -> None:
+        early, self._early_answer = self._early_answer, None
+        if early is None:
+            await self.session.send_raw(data)
+        elif data != early:  # one answer per request all the same: the client already has the early one
+            logger.error("the early answer to %s differs from the handler's: %r != %r", req.method, early, data)

@@ -7,24 +7,25 @@ one stderr line, never a traceback. SIGTERM stops the server gracefully: running
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import logging
 import os
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from app_server.app import AppServer, StartupError, default_codex_home
-from pycodex.signals import stop_on_signals
-from pycodex.trace.recorder import TraceFileError, server_header, trace_path, tracing
-from pycodex.transport.stdio import serve_stdio
-from pycodex.transport.ws_auth import WsAuth, WsAuthConfigError, check_listener_auth, ws_auth_from_args
+from app_server.startup import EarlyStart, StartupError, answer_early, default_codex_home, read_opening
+from pycodex.signals import Terminated, TermLatch
+from pycodex.trace import trace_path
+
+if TYPE_CHECKING:  # imported once a stdio client's initialize is answered (see app_server/startup.py)
+    import argparse
+    import asyncio
+    from pathlib import Path
+
+    from app_server.app import AppServer
+    from pycodex.transport.ws_auth import WsAuth
 
 __all__ = ["run_app_server"]
-
-logger = logging.getLogger(__name__)
 
 
 #: How long SIGTERM waits for interrupted turns to record their end before the connection closes.
@@ -56,23 +57,52 @@ def run_app_server(
     except ListenError as exc:
         print(f"error: invalid value '{listen}' for '--listen <URL>': {exc}", file=sys.stderr)
         return 2
+    term = TermLatch()
     try:
-        auth = ws_auth_from_args(ws_auth_args) if ws_auth_args is not None else None
-        if endpoint is not None:
-            check_listener_auth(*endpoint, auth)
-        code = asyncio.run(_serve(endpoint, auth, config_overrides, strict_config, trace_path(trace)))
-    except (StartupError, WsAuthConfigError, TraceFileError) as exc:
+        auth = _listener_auth(endpoint, ws_auth_args)
+        trace_file = trace_path(trace)
+        early = EarlyStart(b"", None)
+        if endpoint is None and trace_file is None and not config_overrides and not strict_config:
+            with term.interrupting():  # only while nothing has been answered
+                pending = read_opening(sys.stdin.fileno())
+            early = answer_early(pending, sys.stdout.fileno(), default_codex_home(), os.environ)
+        import asyncio
+
+        from pycodex.logging_setup import configure_logging
+
+        configure_logging()  # here too: `pycodex app-server` without flags comes straight from cli.main
+        code = asyncio.run(_serve(endpoint, auth, config_overrides, strict_config, trace_file, early, term))
+    except StartupError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    except Terminated:  # SIGTERM before the first line was read: nothing to answer
+        code = 0
     if exit_process:
         _exit_now(code)
     return code
 
 
+def _listener_auth(endpoint: tuple[str, int] | None, ws_auth_args: argparse.Namespace | None) -> WsAuth:
+    """The WebSocket auth the flags ask for (checked even on stdio, as always); StartupError if unusable."""
+    if ws_auth_args is None and endpoint is None:
+        return None
+    from pycodex.transport.ws_auth import WsAuthConfigError, check_listener_auth, ws_auth_from_args
+
+    try:
+        auth = ws_auth_from_args(ws_auth_args) if ws_auth_args is not None else None
+        if endpoint is not None:
+            check_listener_auth(*endpoint, auth)
+    except WsAuthConfigError as exc:
+        raise StartupError(str(exc)) from None
+    return auth
+
+
 def _exit_now(code: int) -> None:
-    logger.debug("app-server exiting with status %d", code)
+    import logging
+
+    logging.getLogger(__name__).debug("app-server exiting with status %d", code)
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -84,6 +114,8 @@ def _exit_now(code: int) -> None:
 
 def _dump_tasks() -> None:
     """SIGUSR1: print every task's stack to stderr (debugging a stuck server)."""
+    import asyncio
+
     for task in asyncio.all_tasks():
         print(f"--- {task.get_name()}", file=sys.stderr)
         awaitable: object = task.get_coro()
@@ -115,33 +147,49 @@ def _parse_listen(listen: str) -> tuple[str, int] | None:
 
 async def _serve(
     endpoint: tuple[str, int] | None, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool,
-    trace: Path | None = None,
+    trace: Path | None, early: EarlyStart, latch: TermLatch,
 ) -> int:
-    with tracing(trace, header=server_header(default_codex_home(), config_overrides)):
-        return await _serve_traced(endpoint, auth, config_overrides, strict_config)
+    from pycodex.trace.recorder import TraceFileError, server_header, tracing
+
+    try:
+        with tracing(trace, header=server_header(default_codex_home(), config_overrides)):
+            return await _serve_traced(endpoint, auth, config_overrides, strict_config, early, latch)
+    except TraceFileError as exc:
+        raise StartupError(str(exc)) from None
 
 
 async def _serve_traced(
-    endpoint: tuple[str, int] | None, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool
+    endpoint: tuple[str, int] | None, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool,
+    early: EarlyStart, latch: TermLatch,
 ) -> int:
+    import asyncio
+    import logging
+
+    from app_server.app import AppServer
+    from pycodex.signals import stop_on_signals
+    from pycodex.transport.stdio import serve_stdio
+
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)
     app = AppServer(codex_home=default_codex_home(), config_overrides=config_overrides, strict_config=strict_config)
     # SIGTERM first interrupts running turns while clients can still hear turn/completed, then stops
-    # the transport; SIGINT keeps its default (Codex dies of it too).
+    # the transport; SIGINT keeps its default (Codex dies of it too). One that came during start-up counts.
     term = stop_on_signals([signal.SIGTERM])
+    if latch.fired:
+        term.set()
     stop = asyncio.Event()
 
     async def on_term() -> None:
         await term.wait()
-        logger.info("SIGTERM: interrupting running turns and stopping")
+        logging.getLogger(__name__).info("SIGTERM: interrupting running turns and stopping")
         await app.threads.interrupt_all(INTERRUPT_ON_STOP_S)
         stop.set()
 
     watcher = loop.create_task(on_term(), name="sigterm")
     try:
         if endpoint is None:
-            await serve_stdio(app.connection, stop=stop)
+            await serve_stdio(lambda outbox: app.connection(outbox, early_answer=early.answered), stop=stop,
+                              pending=early.pending)
         else:
             await _serve_ws(app, endpoint, auth, stop)
     finally:

@@ -7,15 +7,19 @@ code (tests/test_cli_imports.py keeps it that way).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
 
+if TYPE_CHECKING:  # argparse is imported by build_parser: a bare `pycodex app-server` parses nothing
+    import argparse
+
 __all__ = ["build_parser", "main"]
 
+VERSION_LINE = f"pycodex {__version__} (codex-compatible {COMPATIBLE_CODEX_VERSION})"
 # Global options that take a value: their value is never the subcommand name.
 _VALUED_GLOBALS = frozenset({"-c", "--config"})
 
@@ -136,14 +140,14 @@ def chosen_subcommand(argv: Sequence[str]) -> str | None:
 
 def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
     """The full parser; with `commands`, only those subcommands get their arguments (and their imports)."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="pycodex",
         description="An open implementation of the Codex app-server stack "
         f"(wire-compatible with Codex CLI {COMPATIBLE_CODEX_VERSION}).",
     )
-    parser.add_argument(
-        "--version", action="version", version=f"pycodex {__version__} (codex-compatible {COMPATIBLE_CODEX_VERSION})"
-    )
+    parser.add_argument("--version", action="version", version=VERSION_LINE)
     parser.add_argument(
         "-c",
         "--config",
@@ -165,6 +169,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     survive_usr1()  # first: a SIGUSR1 during start-up must not end the process
     arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments == ["--version"]:  # what argparse's version action prints, without building the parser
+        print(VERSION_LINE)
+        return 0
+    if arguments == ["app-server"]:
+        # What clients spawn: no flags to parse, so neither the parser nor the flags' modules are paid for
+        # before the server answers initialize (tests/test_app_server_startup_imports.py).
+        from app_server.main import run_app_server
+
+        return run_app_server(listen="stdio://")
     if arguments[:1] == ["compat"]:
         from pycodex.compat_command import run_compat
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import signal
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # `--version` imports this module first: asyncio costs more than the rest of it
     import asyncio
 
-__all__ = ["stop_on_signals", "survive_usr1"]
+__all__ = ["TermLatch", "Terminated", "stop_on_signals", "survive_usr1"]
 
 
 def stop_on_signals(signals: Iterable[signal.Signals] = (signal.SIGINT, signal.SIGTERM)) -> asyncio.Event:
@@ -35,3 +36,37 @@ def survive_usr1() -> None:
     """SIGUSR1 dumps the threads' stacks to stderr (not fatal) until a server replaces the handler."""
     with contextlib.suppress(AttributeError, ValueError, RuntimeError):  # no SIGUSR1 (Windows), no stderr fd
         faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
+class Terminated(Exception):
+    """SIGTERM arrived while a ``TermLatch`` was interrupting."""
+
+
+class TermLatch:
+    """Holds SIGTERM for a server that is still starting, before its event loop handles the signal.
+
+    Installed, it turns SIGTERM from fatal into ``fired`` (the server stops as soon as it can listen for
+    it); inside ``interrupting()`` the signal also raises ``Terminated``, to abandon a blocking read.
+    Outside the main thread (where no handler can be set) it does nothing.
+    """
+
+    def __init__(self) -> None:
+        self.fired = False
+        self._interrupting = False
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGTERM, self._on_term)
+
+    def _on_term(self, _signum: int, _frame: FrameType | None) -> None:
+        self.fired = True
+        if self._interrupting:
+            raise Terminated
+
+    @contextlib.contextmanager
+    def interrupting(self) -> Iterator[None]:
+        if self.fired:
+            raise Terminated
+        self._interrupting = True
+        try:
+            yield
+        finally:
+            self._interrupting = False

@@ -1,7 +1,9 @@
-"""Serving ``initialize`` on stdio stays cheap: the real ``pycodex app-server`` entry point, run under
-``python -X importtime`` until it has answered initialize, imports neither the protocol models of other
-methods nor the libraries only websockets, HTTP models, JWT auth or MCP need. Also: the lazily declared
-handler families match the handler modules' route tables."""
+"""Serving ``initialize`` on stdio stays cheap. The real ``pycodex app-server`` entry point runs under
+``python -X importtime``: before its initialize answer is written it has imported neither pydantic nor
+asyncio nor the server (app_server/startup.py answers first); by the time it exits after that one request
+it has still imported neither the protocol models of other methods nor the libraries only websockets,
+HTTP models, JWT auth or MCP need. Also: the lazily declared handler families match the handler modules'
+route tables."""
 
 from __future__ import annotations
 
@@ -21,28 +23,45 @@ NOT_AT_STARTUP = (
     "app_server.handlers.turns", "app_server.model.client", "exec_client.client", "exec_client.wire.protocol",
 )
 HEAVY_LIBRARIES = frozenset({"websockets", "httpx", "jwt", "cryptography", "rich", "mcp"})
+#: What the initialize answer must not wait for: the argument parser, the event loop, pydantic and the
+#: server itself (its config, protocol models and stores are built after the answer is written).
+NOT_BEFORE_ANSWER = ("argparse", "asyncio", "pydantic", "pydantic_core", "app_server.app", "app_server.config",
+                     "app_server.protocol", "app_server.store", "app_server.handlers", "pycodex.transport.ws_auth")
+INITIALIZE = {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "1"}}}
 
 
-def _imports_until_initialized(tmp_path: Path) -> tuple[list[str], set[str]]:
-    request = {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "1"}}}
+def _module(line: str) -> str | None:
+    """The module an importtime line names ("import time: <self> | <cumulative> | <name>"), if it is one."""
+    if line.startswith("import time:") and line.count("|") == 2:
+        return line.rsplit("|", 1)[1].strip()
+    return None
+
+
+def _run_importtime(tmp_path: Path) -> list[str]:
+    """stdout and stderr in one pipe, so the lines keep the order in which they were written."""
     proc = subprocess.run(
         [default_argv()[0], "-X", "importtime", *default_argv()[1:]],
-        input=json.dumps(request) + "\n", capture_output=True, text=True, timeout=60,
-        env=app_server_env(tmp_path / "home", {"PYCODEX_LOG": "error"}),
+        input=json.dumps(INITIALIZE) + "\n", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        timeout=60, env=app_server_env(tmp_path / "home", {"PYCODEX_LOG": "error"}),
     )
-    names = {
-        line.rsplit("|", 1)[1].strip()
-        for line in proc.stderr.splitlines()
-        if line.startswith("import time:") and line.count("|") == 2
-    }
-    return proc.stdout.splitlines(), names
+    return proc.stdout.splitlines()
+
+
+def test_stdio_initialize_is_answered_before_the_server_is_imported(tmp_path: Path) -> None:
+    lines = _run_importtime(tmp_path)
+    answer_at = next(i for i, line in enumerate(lines) if line.startswith('{"id":1,'))
+    assert "userAgent" in json.loads(lines[answer_at])["result"]
+    before = {name for line in lines[:answer_at] if (name := _module(line))}
+    after = {name for line in lines[answer_at:] if (name := _module(line))}
+    assert "app_server.startup" in before and "pydantic" in after  # the probe sees both sides of the answer
+    early = sorted(n for n in before if any(n == p or n.startswith(f"{p}.") for p in NOT_BEFORE_ANSWER))
+    assert early == []
 
 
 def test_stdio_initialize_imports_only_what_it_needs(tmp_path: Path) -> None:
-    lines, names = _imports_until_initialized(tmp_path)
-    answer = json.loads(lines[0])
-    assert answer["id"] == 1 and "userAgent" in answer["result"], lines
-    assert "app_server.protocol.initialize" in names  # the probe sees the server's own imports
+    lines = _run_importtime(tmp_path)
+    names = {name for line in lines if (name := _module(line))}
+    assert "app_server.protocol.initialize" in names  # the replayed request went through the real handler
     assert sorted(name for name in NOT_AT_STARTUP if name in names) == []
     assert sorted(name for name in names if name.split(".")[0] in HEAVY_LIBRARIES) == []
 

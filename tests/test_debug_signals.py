@@ -67,6 +67,12 @@ def test_usr1_during_start_up_dumps_stacks_instead_of_killing(tmp_path: Path) ->
             proc.stdin.flush()
             answer = json.loads(proc.stdout.readline())
             assert answer["id"] == 1 and "result" in answer
+            # initialize is answered before the server is built (app_server/startup.py): a second request's
+            # answer shows the event loop running, with its own SIGUSR1 handler installed.
+            proc.stdin.write(json.dumps({"id": 2, "method": "thread/list", "params": {}}) + "\n")
+            proc.stdin.flush()
+            while json.loads(proc.stdout.readline()).get("id") != 2:
+                pass
             os.kill(proc.pid, signal.SIGUSR1)  # the running server's own handler: its asyncio tasks
             _wait(lambda: "--- " in err.read_text(), "the task dump")
             proc.stdin.close()

@@ -2,48 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import platform
-import sys
-from typing import TYPE_CHECKING
-
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol.initialize import InitializeParams, InitializeResponse
-from pycodex import COMPATIBLE_CODEX_VERSION, __version__
-
-if TYPE_CHECKING:
-    pass
+from app_server.startup import initialize_result, user_agent
 
 __all__ = ["ROUTES", "user_agent"]
-
-
-def _os_description() -> str:
-    try:
-        release = platform.freedesktop_os_release()
-        name = release.get("ID", "linux").capitalize()
-        version = release.get("VERSION_ID", platform.release())
-        return f"{name} {version}"
-    except OSError:
-        return f"{platform.system()} {platform.release()}"
-
-
-def user_agent(client_name: str, client_version: str) -> str:
-    """``<client>/<compatible Codex version> (pycodex <ver>; <os>; <arch>) <terminal> (<client>; <ver>)``.
-
-    SDKs split the agent at the first ``/`` and read the runtime version from the next word, so that
-    word must be the Codex version whose protocol we speak; our own version sits in the parenthetical.
-    """
-    terminal = os.environ.get("TERM_PROGRAM") or os.environ.get("TERM") or "unknown"
-    return (
-        f"{client_name}/{COMPATIBLE_CODEX_VERSION} (pycodex {__version__}; {_os_description()}; "
-        f"{platform.machine() or 'unknown'}) {terminal} ({client_name}; {client_version})"
-    )
-
-
-def _platform_os() -> str:
-    return {"linux": "linux", "darwin": "macos", "win32": "windows"}.get(sys.platform, sys.platform)
 
 
 async def initialize(session: Session, params: InitializeParams) -> InitializeResponse:
@@ -61,11 +26,9 @@ async def initialize(session: Session, params: InitializeParams) -> InitializeRe
             await notices.send(session, notices.config_warning(warning.to_params()))
 
     session.after_response(announce)
-    return InitializeResponse(
-        user_agent=user_agent(session.client_name, session.client_version),
-        codex_home=str(app.codex_home),
-        platform_family="windows" if sys.platform == "win32" else "unix",
-        platform_os=_platform_os(),
+    # The stdio fast path (app_server.startup.py) answers from the same fields before this runs.
+    return InitializeResponse.model_validate(
+        initialize_result(session.client_name, session.client_version, app.codex_home)
     )
 
 

@@ -17,10 +17,11 @@ import asyncio
 import logging
 import os
 import shlex
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 
-__all__ = ["ShellSnapshot"]
+__all__ = ["DEFAULT_SHELL", "ShellSnapshot", "capture_login_env"]
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +29,7 @@ _CAPTURE = "env -0"
 #: These describe the capturing shell, not the command's.
 _SHELL_LOCAL = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 _TIMEOUT_S = 10.0
+DEFAULT_SHELL = "/bin/bash"
 
 
 def snapshot_lines(env_dump: bytes, inherited: Mapping[str, str]) -> list[str]:
@@ -41,40 +43,54 @@ def snapshot_lines(env_dump: bytes, inherited: Mapping[str, str]) -> list[str]:
     return lines
 
 
-class ShellSnapshot:
-    """One thread's snapshot; ``argv_for`` gives the command line to run."""
+async def capture_login_env(shell: str, cwd: Path) -> bytes | None:
+    """What ``env -0`` prints in a login ``shell`` started in ``cwd``; None if that fails.
 
-    def __init__(self, path: Path, shell: str = "/bin/bash") -> None:
-        self.path = path
-        self.shell = shell
-        self._task: asyncio.Task[bool] | None = None
-
-    def start(self, cwd: Path) -> asyncio.Task[bool]:
-        """Start capturing (once); the owner cancels the returned task at shutdown."""
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._capture(cwd), name="shell-snapshot")
-        return self._task
-
-    async def _capture(self, cwd: Path) -> bool:
+    The output goes to a temporary file, not a pipe: a capture cancelled at shutdown (the server begins one
+    at the handshake) then leaves no pipe transport behind, only a killed shell."""
+    with tempfile.TemporaryFile() as out:
         try:
             proc = await asyncio.create_subprocess_exec(
-                self.shell, "-lc", _CAPTURE, cwd=str(cwd) if cwd.is_dir() else None,
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
+                shell, "-lc", _CAPTURE, cwd=str(cwd) if cwd.is_dir() else None,
+                stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
             )
         except OSError as exc:
             logger.info("shell snapshot failed: %s", exc)
-            return False
+            return None
         try:
-            out, _ = await asyncio.wait_for(proc.communicate(), _TIMEOUT_S)
+            await asyncio.wait_for(proc.wait(), _TIMEOUT_S)
         except TimeoutError as exc:
             logger.info("shell snapshot failed: %s", exc)
-            return False
+            return None
         finally:
             if proc.returncode is None:  # timed out or cancelled at shutdown: the shell must not outlive us
                 proc.kill()
                 await asyncio.shield(proc.wait())
-        if proc.returncode != 0 or not out:
+        out.seek(0)
+        dump = out.read()
+    return dump if proc.returncode == 0 and dump else None
+
+
+class ShellSnapshot:
+    """One thread's snapshot; ``argv_for`` gives the command line to run."""
+
+    def __init__(self, path: Path, shell: str = DEFAULT_SHELL) -> None:
+        self.path = path
+        self.shell = shell
+        self._task: asyncio.Task[bool] | None = None
+
+    def start(self, cwd: Path, captured: asyncio.Task[bytes | None] | None = None) -> asyncio.Task[bool]:
+        """Start capturing (once), or take ``captured``: a ``capture_login_env`` of this shell in ``cwd``
+        begun earlier. The owner cancels the returned task at shutdown."""
+        if self._task is None:
+            capture = captured if captured is not None else capture_login_env(self.shell, cwd)
+            self._task = asyncio.get_running_loop().create_task(self._write(capture), name="shell-snapshot")
+        return self._task
+
+    async def _write(self, capture: Awaitable[bytes | None]) -> bool:
+        out = await capture
+        if out is None:
             return False
         lines = snapshot_lines(out, os.environ)
         try:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 import tomllib
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pycodex import __version__
+from pycodex.trace import ENV_VAR, trace_path
 from pycodex.trace.redact import Redactor
 
 __all__ = [
@@ -50,8 +50,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Clients that spawn the server (and cannot add ``--trace``) set this to the trace file's path.
-ENV_VAR = "PYCODEX_TRACE"
 FORMAT = 1
 _MAX_QUEUED = 65536
 _BACKPRESSURE_WAIT = 5.0
@@ -80,12 +78,6 @@ def server_header(codex_home: Path, config_overrides: Sequence[str]) -> dict[str
     redactor = Redactor.from_environment()
     return {"pycodex": __version__, "config": config,
             "config_overrides": [redactor.assignment(o) for o in config_overrides]}
-
-
-def trace_path(explicit: str | None, environ: Mapping[str, str] | None = None) -> Path | None:
-    """The trace file ``--trace`` names, else ``$PYCODEX_TRACE``, else None."""
-    value = explicit or (os.environ if environ is None else environ).get(ENV_VAR, "")
-    return Path(value) if value else None
 
 
 def active_tracer() -> Tracer | None:

@@ -38,7 +38,8 @@ class StreamTransport:
     ``read(n)`` returns up to ``n`` bytes (empty at EOF); ``write(line)`` writes one line with its LF.
     An unterminated last line still counts. Blank lines are skipped unless ``keep_blank`` (the
     app-server reports them as malformed, as Codex does); an overlong line is dropped and reported to
-    ``on_overlong`` (or logged), in order with the lines around it.
+    ``on_overlong`` (or logged), in order with the lines around it. ``pending``: bytes of the stream
+    already read by someone else (the app-server's start-up fast path), delivered first.
     """
 
     def __init__(
@@ -50,12 +51,13 @@ class StreamTransport:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         read_chunk: int = 65536,
         keep_blank: bool = False,
+        pending: bytes = b"",
     ) -> None:
         self._read = read
         self._write = write
         self._close = close
         self._lines = LineBuffer(max_line_bytes)
-        self._ready: collections.deque[bytes | OverlongLine] = collections.deque()
+        self._ready: collections.deque[bytes | OverlongLine] = collections.deque(self._lines.feed(pending))
         self._chunk = read_chunk
         self._keep_blank = keep_blank
         self._eof = False
@@ -177,8 +179,10 @@ async def serve_stdio(
     stdout: BinaryIO | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     stop: asyncio.Event | None = None,
+    pending: bytes = b"",
 ) -> None:
-    """Serve one connection on stdin/stdout until stdin reaches EOF or ``stop`` is set.
+    """Serve one connection on stdin/stdout until stdin reaches EOF or ``stop`` is set; ``pending`` holds
+    bytes of stdin read before (they come first).
 
     Either way the handler's ``on_close`` runs while stdout is still open, so requests already read
     get their responses.
@@ -189,6 +193,7 @@ async def serve_stdio(
         max_line_bytes=max_line_bytes,
         read_chunk=_READ_CHUNK,
         keep_blank=True,
+        pending=pending,
     )
     outbox = Outbox(transport.send)
     outbox.start()
