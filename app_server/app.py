@@ -362,10 +362,11 @@ class AppServer:
         grace_s = optional_startup_grace_s(self.config.raw)
 
         async def mcp_tools() -> tuple[JsonObj, ...]:  # Codex leaves a server still starting after the grace out
-            if mcp is None or thread.services.environment.disabled:  # a thread with no tools gets none of these
+            manager = mcp.manager if mcp is not None else None
+            if manager is None or thread.services.environment.disabled:  # a thread with no tools gets none
                 return ()
-            await mcp.manager.wait_for_turn(grace_s)
-            return tuple(mcp.manager.tool_specs())
+            await manager.wait_for_turn(grace_s)
+            return tuple(manager.tool_specs())
 
         return TurnServices(
             model=self.models, run_tool=route_tool_call,

@@ -37,11 +37,11 @@ def _module(line: str) -> str | None:
     return None
 
 
-def _run_importtime(tmp_path: Path) -> list[str]:
+def _run_importtime(tmp_path: Path, *more: dict[str, object]) -> list[str]:
     """stdout and stderr in one pipe, so the lines keep the order in which they were written."""
     proc = subprocess.run(
         [default_argv()[0], "-X", "importtime", *default_argv()[1:]],
-        input=json.dumps(INITIALIZE) + "\n", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        input="".join(json.dumps(message) + "\n" for message in (INITIALIZE, *more)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         timeout=60, env=app_server_env(tmp_path / "home", {"PYCODEX_LOG": "error"}),
     )
     return proc.stdout.splitlines()
@@ -64,6 +64,14 @@ def test_stdio_initialize_imports_only_what_it_needs(tmp_path: Path) -> None:
     assert "app_server.protocol.initialize" in names  # the replayed request went through the real handler
     assert sorted(name for name in NOT_AT_STARTUP if name in names) == []
     assert sorted(name for name in names if name.split(".")[0] in HEAVY_LIBRARIES) == []
+
+
+def test_a_first_thread_without_mcp_servers_does_not_load_the_mcp_sdk(tmp_path: Path) -> None:
+    lines = _run_importtime(tmp_path, {"method": "initialized"}, {"id": 2, "method": "thread/start", "params": {}})
+    assert any(line.startswith('{"id":2,"result":{"thread"') for line in lines)
+    names = {name for line in lines if (name := _module(line))}
+    assert "app_server.mcp.params" in names  # the thread's MCP service was built (without the SDK)
+    assert sorted(name for name in names if name.split(".")[0] == "mcp") == []
 
 
 def test_families_match_the_handler_modules_routes() -> None:

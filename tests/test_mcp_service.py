@@ -39,6 +39,7 @@ async def test_thread_servers_calls_reload_and_notifications() -> None:
     service = McpService(lambda: dict(config), lambda method, params: sent.append((method, params)))
     try:
         manager = service.start_thread("t1")
+        assert manager is not None
         await manager.wait_ready()
         assert (STATUS_METHOD, {"threadId": "t1", "name": "calc", "status": "ready", "error": None,
                                 "failureReason": None}) in sent
@@ -63,6 +64,28 @@ async def test_thread_servers_calls_reload_and_notifications() -> None:
         assert listed["data"][0]["resources"][0]["uri"] == "calc://greeting"
         await service.end_thread("t1")
         assert pids_with(calc_marker) == [] and pids_with(calc2_marker) == []
+    finally:
+        await service.shutdown()
+
+
+async def test_a_thread_opened_without_servers_gets_them_on_reload() -> None:
+    config: dict[str, McpServerConfig] = {}
+    service = McpService(lambda: dict(config), lambda method, params: None)
+    try:
+        thread = service.open_thread("t1", lambda: "never")
+        assert thread.manager is None  # nothing configured: no manager, so the MCP SDK is not loaded
+        listed = await service.list_status(ListMcpServerStatusParams(threadId="t1"))
+        assert listed["data"] == []
+        calc, calc_marker = stdio_calc()
+        config["calc"] = calc
+        assert await service.reload() == {}
+        assert thread.manager is not None
+        await thread.manager.wait_ready()
+        assert (await service.tool_call(_call("t1")))["structuredContent"] == {"result": 4}
+        await thread.close()
+        assert thread.manager is None and pids_with(calc_marker) == []
+        with pytest.raises(McpRequestError):
+            await service.tool_call(_call("t1"))  # a closed thread is unknown again
     finally:
         await service.shutdown()
 

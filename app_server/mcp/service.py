@@ -6,6 +6,10 @@ carries the thread id), so each thread owns a manager. A request without `thread
 and stops them again; `mcpServerStatus/list` then reports `runtimeStatus: null`. `config/mcpServer/reload`
 hands the re-read configuration to every live thread's manager (added servers start, removed ones stop).
 The handler layer validates params, calls these methods and maps `McpRequestError` to a JSON-RPC error.
+
+The MCP SDK (whose package import also loads its server side: ~0.25 s) is imported only once a server is
+configured or an mcpServer/* request needs it: a thread opened with no `[mcp_servers]` gets no manager
+until a reload brings servers.
 """
 
 from __future__ import annotations
@@ -14,11 +18,9 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig
-from app_server.mcp.client import McpCallError
-from app_server.mcp.manager import McpConnectionManager
 from app_server.mcp.params import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -29,27 +31,29 @@ from app_server.mcp.params import (
     McpServerOauthLoginParams,
     McpServerToolCallParams,
 )
-from app_server.mcp.tools import ToolRoute
-from app_server.mcp.wire import (
-    STATUS_METHOD,
-    page,
-    resource_read_response,
-    server_status,
-    startup_status_params,
-    tool_call_response,
-)
+
+if TYPE_CHECKING:
+    from app_server.mcp.manager import McpConnectionManager
+    from app_server.mcp.tools import ToolRoute
 
 JsonObj = dict[str, Any]
 Notify = Callable[[str, JsonObj], None]
+Policy = Callable[[], str | None] | None
+
+
 @dataclass
 class ThreadMcp:
     """One thread's MCP servers as its services hold them; `approved` are the tools the user allowed for
     the rest of the session."""
 
     thread_id: str
-    manager: McpConnectionManager
     service: McpService
     approved: set[ToolRoute] = field(default_factory=set)
+
+    @property
+    def manager(self) -> McpConnectionManager | None:
+        """The thread's servers; None while no server is configured."""
+        return self.service.thread_manager(self.thread_id)
 
     async def close(self) -> None:
         """Stop the thread's servers (unload, archive, shutdown)."""
@@ -66,57 +70,78 @@ class McpService:
         self._notify = notify
         self._env = env
         self._threads: dict[str, McpConnectionManager] = {}
+        #: Open threads and how to read each one's approval policy, managed or not (yet).
+        self._open: dict[str, Policy] = {}
 
-    def start_thread(self, thread_id: str, approval_policy: Callable[[], str | None] | None = None
-                     ) -> McpConnectionManager:
-        """Start the thread's servers (not awaited) and return its manager; idempotent. `approval_policy`
-        reads the thread's current policy (it decides how a server's own elicitation is answered)."""
+    def start_thread(self, thread_id: str, approval_policy: Policy = None) -> McpConnectionManager | None:
+        """Start the thread's servers (not awaited) and return its manager, None when no server is
+        configured; idempotent. `approval_policy` reads the thread's current policy (it decides how a
+        server's own elicitation is answered)."""
+        self._open.setdefault(thread_id, approval_policy)
         manager = self._threads.get(thread_id)
-        if manager is None:
+        servers = self._servers()
+        if manager is None and servers:
+            from app_server.mcp.manager import McpConnectionManager
+            from app_server.mcp.wire import STATUS_METHOD, startup_status_params
+
+            policy = self._open[thread_id]
+
             def report(name: str, state: str, error: str | None) -> None:
                 self._notify(STATUS_METHOD, startup_status_params(name, state, error, thread_id))
 
             def elicitation_answer() -> Literal["decline", "cancel"]:
-                return "decline" if approval_policy is not None and approval_policy() == "never" else "cancel"
+                return "decline" if policy is not None and policy() == "never" else "cancel"
 
-            manager = McpConnectionManager(self._servers(), env=self._env, on_status=report,
+            manager = McpConnectionManager(servers, env=self._env, on_status=report,
                                            elicitation_answer=elicitation_answer)
             self._threads[thread_id] = manager
             manager.start()
         return manager
 
     def open_thread(self, thread_id: str, approval_policy: Callable[[], str | None]) -> ThreadMcp:
-        return ThreadMcp(thread_id, self.start_thread(thread_id, approval_policy), self)
+        self.start_thread(thread_id, approval_policy)
+        return ThreadMcp(thread_id, self)
 
     def thread_manager(self, thread_id: str) -> McpConnectionManager | None:
         return self._threads.get(thread_id)
 
     async def end_thread(self, thread_id: str) -> None:
+        self._open.pop(thread_id, None)
         manager = self._threads.pop(thread_id, None)
         if manager is not None:
             await manager.shutdown()
 
     async def reload(self) -> JsonObj:
-        """`config/mcpServer/reload`: every live thread reconciles with the current config. Answers `{}`."""
+        """`config/mcpServer/reload`: every live thread reconciles with the current config (a thread that had
+        no servers starts the new ones). Answers `{}`."""
         servers = self._servers()
-        await asyncio.gather(*(manager.reload(servers) for manager in list(self._threads.values())))
+        running = list(self._threads.values())
+        for thread_id in [t for t in self._open if t not in self._threads]:
+            self.start_thread(thread_id)
+        await asyncio.gather(*(manager.reload(servers) for manager in running))
         return {}
 
     async def shutdown(self) -> None:
         managers = list(self._threads.values())
         self._threads.clear()
+        self._open.clear()
         await asyncio.gather(*(manager.shutdown() for manager in managers))
 
     @asynccontextmanager
     async def _manager_for(self, thread_id: str | None, only: str | None = None) -> AsyncIterator[McpConnectionManager]:
-        """The thread's manager, or a temporary one (all servers, or just `only`) for a thread-less request."""
+        """The thread's manager, or a temporary one (all servers, or just `only`) for a thread-less request (and
+        an empty one for a thread with no servers)."""
+        from app_server.mcp.manager import McpConnectionManager
+
+        servers = self._servers()
         if thread_id is not None:
             manager = self._threads.get(thread_id)
-            if manager is None:
+            if manager is not None:
+                yield manager
+                return
+            if thread_id not in self._open:
                 raise McpRequestError(INVALID_PARAMS, f"thread not found: {thread_id}")
-            yield manager
-            return
-        servers = self._servers()
+            servers = {}
         if only is not None:
             servers = {name: conf for name, conf in servers.items() if name == only}
         temporary = McpConnectionManager(servers, env=self._env)
@@ -127,6 +152,9 @@ class McpService:
             await temporary.shutdown()
 
     async def list_status(self, params: ListMcpServerStatusParams) -> JsonObj:
+        from app_server.mcp.client import McpCallError
+        from app_server.mcp.wire import page, server_status
+
         async with self._manager_for(params.threadId, params.serverName) as manager:
             await manager.wait_ready()
             entries = []
@@ -147,6 +175,9 @@ class McpService:
             raise McpRequestError(INVALID_PARAMS, str(exc)) from None
 
     async def tool_call(self, params: McpServerToolCallParams) -> JsonObj:
+        from app_server.mcp.client import McpCallError
+        from app_server.mcp.wire import tool_call_response
+
         async with self._manager_for(params.threadId) as manager:
             arguments = params.arguments
             if arguments is not None and not isinstance(arguments, dict):
@@ -159,6 +190,9 @@ class McpService:
             return tool_call_response(result)
 
     async def resource_read(self, params: McpResourceReadParams) -> JsonObj:
+        from app_server.mcp.client import McpCallError
+        from app_server.mcp.wire import resource_read_response
+
         async with self._manager_for(params.threadId, params.server) as manager:
             try:
                 result = await manager.read_resource(params.server, params.uri)

@@ -35,6 +35,7 @@ from app_server.tools.exec_tool import APPROVAL_TIMEOUT_S
 from app_server.tools.pending import PendingRequest
 
 if TYPE_CHECKING:
+    from app_server.mcp.manager import McpConnectionManager
     from app_server.mcp.service import ThreadMcp
     from app_server.threads.sampling import ToolCall
     from app_server.threads.services import ToolContext
@@ -51,8 +52,9 @@ CANCELLED_MESSAGE = "user cancelled MCP tool call"
 
 async def handle_mcp_call(ctx: ToolContext, mcp: ThreadMcp, call: ToolCall) -> ToolOutcome | None:
     """Run ``call`` if it names a tool of one of the thread's MCP servers; None if it does not."""
-    route = mcp.manager.routes().resolve(call.namespace, call.name)
-    return None if route is None else await _call(ctx, mcp, call, route)
+    manager = mcp.manager
+    route = manager.routes().resolve(call.namespace, call.name) if manager is not None else None
+    return None if manager is None or route is None else await _call(ctx, mcp, manager, call, route)
 
 
 def _outcome(call: ToolCall, output: str | list[JsonObj]) -> ToolOutcome:
@@ -60,9 +62,10 @@ def _outcome(call: ToolCall, output: str | list[JsonObj]) -> ToolOutcome:
                         "output": output})
 
 
-async def _call(ctx: ToolContext, mcp: ThreadMcp, call: ToolCall, route: ToolRoute) -> ToolOutcome:
+async def _call(
+    ctx: ToolContext, mcp: ThreadMcp, manager: McpConnectionManager, call: ToolCall, route: ToolRoute
+) -> ToolOutcome:
     thread, turn = ctx.thread, ctx.turn
-    manager = mcp.manager
     t0 = time.monotonic()
     started_ms = it.now_ms()
     try:
