@@ -2,7 +2,7 @@
 to Codex 0.169 with the same minimal valid params, on a thread with one finished turn. Every answer is checked
 against Codex's (experimental) schema by the client; the test prints how many answers match Codex in shape
 (success with the same top-level keys, or an error with the same code) and requires a match for every method
-pycodex serves in this family. thread/timeline/list is left out: Codex's own answer fails its schema.
+in this family. thread/timeline/list is left out: Codex's own answer fails its schema.
 Methods that would start turns or need an account (compact, shellCommand, revert,
 queue/add, sample, realtime, memory/reset, prepareApprovedPlan) are left out of the shared run; compact,
 shellCommand, queue/add and memory/reset have their own behaviour tests (tests/test_thread_compact.py...)."""
@@ -84,18 +84,9 @@ CALLS: list[tuple[str, Params]] = [
     ("thread/start", lambda c: {}),
 ]
 
-#: Methods pycodex serves in this family: their answers must match Codex's in shape.
-SERVED = {
-    "thread/read", "thread/list", "thread/loaded/list", "thread/turns/list", "thread/items/list",
-    "thread/items/read", "thread/readState/update", "thread/goal/get", "thread/goal/set", "thread/goal/clear",
-    "thread/backgroundTerminals/list", "thread/backgroundTerminals/clean", "thread/backgroundTerminals/terminate",
-    "thread/resume", "thread/fork", "thread/name/set", "thread/unsubscribe", "thread/archive", "thread/unarchive",
-    "thread/start", "threadSection/list", "threadSection/create", "threadSection/update", "threadSection/delete",
-    "thread/section/move", "thread/delete", "thread/metadata/update", "thread/search", "thread/searchOccurrences",
-    "thread/memoryMode/set", "thread/memory/read", "thread/inject_items", "thread/settings/update", "memory/status",
-    "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/add", "thread/attachment/remove",
-    "thread/queue/list", "thread/queue/delete", "thread/queue/update", "thread/queue/reorder", "thread/queue/start",
-}
+#: Every method in this family must answer as Codex does in shape (thread/prediction/request included: Codex
+#: 0.169 itself answers it -32601, "not implemented yet").
+SERVED = {method for method, _ in CALLS}
 
 
 def _shape(response: dict[str, Any]) -> tuple[str, Any]:

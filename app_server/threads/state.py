@@ -232,6 +232,8 @@ class ThreadRuntime:
         self.queued: list[JsonObj] = []
         #: Run after a turn ends with the thread idle (the queue starts its next submission).
         self.idle_hook: Callable[[], Awaitable[None]] | None = None
+        #: thread/increment_elicitation: approvals pending outside the app-server's own requests.
+        self.out_of_band_elicitations = 0
 
     # -- the turn lifecycle (every status change goes through ``TurnState.apply``) ------------------
     @property
