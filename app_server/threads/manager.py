@@ -70,6 +70,10 @@ class ThreadManager:
             preview=thread.preview, name=thread.name, created_at_ms=thread.created_at * 1000,
             updated_at_ms=max(thread.updated_at, thread.created_at) * 1000, turns=turns, status=thread.status(),
         )
+        # The live settings, not the ones the thread started with: thread/settings/update and sticky turn
+        # overrides change them, and Codex's thread/read and thread/list show the current ones.
+        wire.update(model=thread.settings.model, modelProvider=thread.settings.model_provider,
+                    reasoningEffort=thread.settings.effort)
         wire["environments"] = thread.services.environment.wire(thread.settings.cwd)
         wire["canAcceptDirectInput"] = True  # a loaded thread takes turn/start directly (Codex: true)
         return wire
