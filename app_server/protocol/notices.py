@@ -45,6 +45,7 @@ __all__ = [
     "token_usage_updated",
     "turn_completed",
     "turn_started",
+    "warning",
 ]
 
 JsonObj = dict[str, Any]
@@ -77,6 +78,7 @@ NoticeMethod = Literal[
     "item/reasoning/summaryTextDelta",
     "serverRequest/resolved",
     "account/rateLimits/updated",
+    "warning",
     "configWarning",
     "mcpServer/startupStatus/updated",
     "deprecationNotice",
@@ -232,6 +234,10 @@ def rate_limits_updated() -> Notice:
         "limitId": "codex", "limitName": None, "normalModelSlug": None, "primary": None, "secondary": None,
         "credits": None, "individualLimit": None, "spendControlReached": None, "planType": None,
         "rateLimitReachedType": None}})
+
+
+def warning(thread_id: str | None, message: str) -> Notice:
+    return Notice("warning", {"threadId": thread_id, "message": message})
 
 
 def config_warning(params: JsonObj) -> Notice:

@@ -22,6 +22,7 @@ from app_server.protocol import notices
 from app_server.store import new_uuid7, persisted_item
 from app_server.threads import items as it
 from app_server.threads.lifecycle import TurnEvent, TurnStatus
+from app_server.threads.model_metadata import fallback_metadata_warning
 from app_server.threads.prompt import ContextInputs, developer_message, initial_context, user_message_item
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
 from app_server.threads.services import TurnServices
@@ -107,6 +108,9 @@ class TurnRunner:
         outcome, error = TurnEvent.COMPLETE, None
         try:
             await asyncio.to_thread(thread.writer.turn_started, turn.id, started_at=turn.started_at)
+            fallback = fallback_metadata_warning(thread.settings.model)
+            if fallback is not None:  # as Codex: before the thread turns active, on every turn
+                await thread.emit(notices.warning(thread.id, fallback))
             await thread.emit_status()
             await thread.emit(notices.turn_started(thread.id, turn.wire(view="notLoaded")))
             if not thread.history:
