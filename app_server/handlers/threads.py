@@ -22,6 +22,7 @@ from app_server.store import (
     parse_thread_id,
 )
 from app_server.threads import history
+from app_server.threads.config_notices import deprecation_notices
 from app_server.threads.overrides import apply_thread_overrides
 from app_server.threads.sections import section_listing
 from app_server.threads.skills_glue import ThreadSkills
@@ -105,8 +106,12 @@ async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj
     if params.service_tier is None and "service_tier" in params.model_fields_set:
         response["serviceTier"] = "default"  # Codex's answer to an explicit null
 
+    deprecations = deprecation_notices(app.config.raw)  # the config this thread was just built from
+
     async def started() -> None:
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
+        for notice in deprecations:
+            await notices.send(session, notice)
 
     session.after_response(started)
     return response
@@ -117,7 +122,8 @@ async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonO
     app = app_of(session)
     threads = app.threads
     # Like Codex, joining a loaded thread needs no config; loading one reads config.toml again.
-    defaults = app.thread_defaults(params.config, reload=params.thread_id not in threads.loaded)
+    cold = params.thread_id not in threads.loaded
+    defaults = app.thread_defaults(params.config, reload=cold)
     with _rollout_errors():
         thread = await threads.resume(session, params.thread_id, defaults,
                                       lambda s: apply_thread_overrides(s, params))
@@ -125,6 +131,8 @@ async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonO
                                       thread.id, threads.turns_wire(thread), thread.settings)
     if not params.exclude_turns:
         await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
+    for notice in deprecation_notices(app.config.raw) if cold else []:
+        await notices.send(session, notice)
     goal = await asyncio.to_thread(app.thread_state.goal, thread.id)
 
     async def after() -> None:
@@ -156,6 +164,8 @@ async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
     response = threads.settings_response(thread, include_turns=not params.exclude_turns)
     if not params.exclude_turns:
         await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
+    for notice in deprecation_notices(app.config.raw):
+        await notices.send(session, notice)
 
     async def after() -> None:
         usage = thread.token_usage_wire()
