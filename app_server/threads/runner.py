@@ -124,9 +124,10 @@ class TurnRunner:
             while True:
                 follow_up = await self._sample()
                 if turn.pending_inputs:
-                    for inputs in turn.pending_inputs:
-                        await self._user_input(inputs)
+                    for inputs, client_id in zip(turn.pending_inputs, turn.pending_client_ids, strict=True):
+                        await self._user_input(inputs, client_id=client_id)
                     turn.pending_inputs.clear()
+                    turn.pending_client_ids.clear()
                     follow_up = True
                 if not follow_up:
                     break

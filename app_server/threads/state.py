@@ -130,6 +130,8 @@ class TurnState:
         self.task: asyncio.Task[None] | None = None
         #: Input that arrived while the turn ran (turn/steer, or turn/start merged into this turn).
         self.pending_inputs: list[list[JsonObj]] = []
+        #: The client's id for each pending input's user message (its item's ``clientId``), index for index.
+        self.pending_client_ids: list[str | None] = []
         self.input_arrived = asyncio.Event()
         #: Server requests (approvals, ``PendingRequest``) still open; the turn's end resolves them.
         self.open_requests: dict[int, PendingRequest] = {}
@@ -257,12 +259,14 @@ class ThreadRuntime:
 
         return launch
 
-    def steer(self, inputs: list[JsonObj]) -> TurnState:
-        """Add input to the active turn (turn/steer, or a turn/start while one runs)."""
+    def steer(self, inputs: list[JsonObj], client_id: str | None = None) -> TurnState:
+        """Add input to the active turn (turn/steer, or a turn/start while one runs); ``client_id`` is the
+        request's clientUserMessageId, shown as the clientId of the user message it becomes."""
         turn = self.active
         if turn is None:
             raise RuntimeError(f"thread {self.id} has no active turn")
         turn.pending_inputs.append(inputs)
+        turn.pending_client_ids.append(client_id)
         if self._driver is not None:
             self._driver.steer()
         return turn
