@@ -1,6 +1,7 @@
 """deprecationNotice for deprecated config keys, as Codex 0.169 sends them: on thread/start after
 thread/started, and before the answer to thread/fork and to a cold thread/resume; in key order, whatever the
-key's value. Passes against the binary too (PYCODEX_TEST_TARGET=codex)."""
+key's value; then the config's unrecognized-settings warning again, as a `warning` for the thread. Passes
+against the binary too (PYCODEX_TEST_TARGET=codex)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from tests.support.fake_model import message, model_config, run_turn
 DOCS = "https://developers.openai.com/codex/config-basic#feature-flags"
 WEB = ('Set `web_search` to `"live"`, `"indexed"`, `"cached"`, or `"disabled"` at the top level (or under a '
        "profile) in config.toml if you want to override it.")
-CONFIG = ("experimental_use_unified_exec_tool = false\n[features]\ncollab = true\nweb_search_cached = false\n"
+CONFIG = ("experimental_use_unified_exec_tool = false\nbogus_key = 1\n[features]\ncollab = true\n"
+          "web_search_cached = false\n"
           "use_legacy_landlock = true\ntranscript_v2 = true\nunified_exec = true\n")
 EXPECTED = [
     {"summary": "`[features].collab` is deprecated. Use `[features].multi_agent` instead.",
@@ -52,6 +54,10 @@ async def test_thread_start_fork_and_cold_resume_announce_deprecated_keys(
     await client.wait_notification("thread/started")
     for expected in EXPECTED:  # after thread/started, in key order
         assert (await client.wait_notification("deprecationNotice"))["params"] == expected
+    # then the config's unrecognized-settings warning again, for this thread
+    ignored = (f"Codex is ignoring 1 unrecognized configuration setting. Check for typos or deprecated settings."
+               f"\n  user ({codex_home / 'config.toml'}): `bogus_key` is ignored.")
+    assert (await client.wait_notification("warning"))["params"] == {"threadId": thread_id, "message": ignored}
     await run_turn(client, thread_id, "hello")
 
     before = len(client.messages)

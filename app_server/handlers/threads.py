@@ -22,7 +22,7 @@ from app_server.store import (
     parse_thread_id,
 )
 from app_server.threads import history
-from app_server.threads.config_notices import deprecation_notices
+from app_server.threads.config_notices import thread_config_notices
 from app_server.threads.overrides import apply_thread_overrides
 from app_server.threads.sections import section_listing
 from app_server.threads.skills_glue import ThreadSkills
@@ -106,11 +106,12 @@ async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj
     if params.service_tier is None and "service_tier" in params.model_fields_set:
         response["serviceTier"] = "default"  # Codex's answer to an explicit null
 
-    deprecations = deprecation_notices(app.config.raw)  # the config this thread was just built from
+    # what the config this thread was just built from draws (deprecated keys, ignored settings)
+    config_notices = thread_config_notices(app.config.raw, app.config.warnings, thread.id)
 
     async def started() -> None:
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
-        for notice in deprecations:
+        for notice in config_notices:
             await notices.send(session, notice)
 
     session.after_response(started)
@@ -131,7 +132,7 @@ async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonO
                                       thread.id, threads.turns_wire(thread), thread.settings)
     if not params.exclude_turns:
         await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
-    for notice in deprecation_notices(app.config.raw) if cold else []:
+    for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id) if cold else []:
         await notices.send(session, notice)
     goal = await asyncio.to_thread(app.thread_state.goal, thread.id)
 
@@ -164,7 +165,7 @@ async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
     response = threads.settings_response(thread, include_turns=not params.exclude_turns)
     if not params.exclude_turns:
         await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
-    for notice in deprecation_notices(app.config.raw):
+    for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id):
         await notices.send(session, notice)
 
     async def after() -> None:

@@ -1,18 +1,24 @@
-"""The ``deprecationNotice`` notifications Codex 0.169 sends when a thread loads config with deprecated keys.
+"""What Codex 0.169 tells a client each time it builds a thread's config (thread/start, and thread/resume or
+thread/fork of a thread that is not loaded): a ``deprecationNotice`` per deprecated key, then the config's
+unrecognized-settings warning again, as a ``warning`` for that thread.
 
-Codex checks the ``[features]`` table (and the one legacy top-level toggle it still reads) each time it
-builds a thread's config: thread/start, and thread/resume or thread/fork of a thread that is not loaded.
-A key counts whatever its value; the notices come in key order. Texts are the binary's.
+Deprecated keys are those of the ``[features]`` table (and the one legacy top-level toggle Codex still
+reads); a key counts whatever its value, and the notices come in key order. Texts are the binary's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app_server.config.errors import ConfigWarning
 from app_server.protocol import notices
 
-__all__ = ["deprecation_notices"]
+__all__ = ["deprecation_notices", "thread_config_notices"]
+
+#: How the unrecognized-settings config warning starts (``config.errors.unknown_keys_warning``); pycodex's own
+#: config warnings (the scripted-model fallback, settings it does not implement) are not repeated per thread.
+_UNRECOGNIZED = "Codex is ignoring "
 
 _DOCS = "https://developers.openai.com/codex/config-basic#feature-flags"
 #: Legacy feature names -> the feature that replaced them.
@@ -62,3 +68,11 @@ def deprecation_notices(config: Mapping[str, Any]) -> list[notices.Notice]:
     keys = set(features) if isinstance(features, Mapping) else set()
     keys |= _TOP_LEVEL & set(config)
     return [notice for key in sorted(keys) if (notice := _notice(key)) is not None]
+
+
+def thread_config_notices(
+    config: Mapping[str, Any], warnings: Sequence[ConfigWarning], thread_id: str
+) -> list[notices.Notice]:
+    """Everything a thread built from ``config`` (whose load gave ``warnings``) is announced with, in order."""
+    repeated = [notices.warning(thread_id, w.summary) for w in warnings if w.summary.startswith(_UNRECOGNIZED)]
+    return deprecation_notices(config) + repeated
