@@ -132,19 +132,21 @@ async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonO
                                       thread.id, threads.turns_wire(thread), thread.settings)
     if not params.exclude_turns:
         await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
-    for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id) if cold else []:
-        await notices.send(session, notice)
+    if cold:  # loading the thread: its config's notices, then its status, before the answer (as Codex)
+        for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id):
+            await notices.send(session, notice)
+        await notices.send(session, notices.thread_status_changed(thread.id, thread.status()))
     goal = await asyncio.to_thread(app.thread_state.goal, thread.id)
 
     async def after() -> None:
-        await notices.send(session, notices.thread_status_changed(thread.id, thread.status()))
         usage = thread.token_usage_wire()
-        if usage is not None:
+        if cold and usage is not None:  # a client joining a loaded thread gets neither status nor usage
             await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
-        if goal is None:  # Codex tells a resuming client the goal state either way
-            await notices.send(session, notices.thread_goal_cleared(thread.id))
+        # Codex tells every subscriber the goal state either way, the joining client included.
+        if goal is None:
+            await thread.emit(notices.thread_goal_cleared(thread.id))
         else:
-            await notices.send(session, notices.thread_goal_updated(thread.id, None, goal.wire()))
+            await thread.emit(notices.thread_goal_updated(thread.id, None, goal.wire()))
         active = thread.active
         if active is not None:  # a client that joins may answer open approvals
             for pending in list(active.open_requests.values()):
