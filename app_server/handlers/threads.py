@@ -222,7 +222,7 @@ async def thread_list(session: Session, params: ThreadListParams0171) -> JsonObj
         live = threads.loaded.get(wire["id"])
         if live is not None and not live.turns and live.active is None:
             continue  # Codex lists a thread only once it has a user message
-        data.append(dict(threads.thread_wire(live), canAcceptDirectInput=None) if live is not None else wire)
+        data.append(threads.listed_wire(wire))
     read_states = await asyncio.to_thread(app.thread_state.read_states, {t["id"]: None for t in data})
     return {"data": data, "readStates": read_states, "nextCursor": page.next_cursor, "backwardsCursor": None}
 

@@ -78,6 +78,14 @@ class ThreadManager:
         wire["canAcceptDirectInput"] = True  # a loaded thread takes turn/start directly (Codex: true)
         return wire
 
+    def listed_wire(self, stored: JsonObj) -> JsonObj:
+        """A stored thread as Codex's listings (thread/list, thread/search) show it: a loaded one with its live
+        state (and canAcceptDirectInput null); ``forkedFromId`` is never filled there, only by thread/read."""
+        live = self.loaded.get(stored["id"])
+        wire = dict(self.thread_wire(live), canAcceptDirectInput=None) if live is not None else dict(stored)
+        wire["forkedFromId"] = None
+        return wire
+
     @staticmethod
     def turns_wire(thread: ThreadRuntime) -> list[JsonObj]:
         """Every turn of the thread, the one in progress included (with its items so far), as Codex shows them."""
