@@ -228,7 +228,7 @@ class TurnRunner:
         thread, turn = self.thread, self.turn
         stored = persisted_item(item)
         await asyncio.to_thread(thread.writer.item_completed, turn.id, stored)
-        turn.items.append(stored)
+        turn.keep_item(stored)
         if item["type"] == "agentMessage":
             turn.last_agent_message = item
         await thread.emit(notices.item_completed(item, thread.id, turn.id))

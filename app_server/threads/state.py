@@ -139,6 +139,16 @@ class TurnState:
         #: The client's id for the opening user message (``clientId`` of its item), e.g. a queued submission's.
         self.client_message_id: str | None = None
 
+    def keep_item(self, item: JsonObj) -> None:
+        """Keep a completed item. One with the id of an earlier item of this turn replaces it in place, as the
+        stored turn is rebuilt (``store.reconstruct``) and as Codex shows it; the live notifications show both."""
+        item_id = item.get("id")
+        for index, earlier in enumerate(self.items):
+            if item_id is not None and earlier.get("id") == item_id:
+                self.items[index] = item
+                return
+        self.items.append(item)
+
     @property
     def ended(self) -> bool:
         return self.status.ended
