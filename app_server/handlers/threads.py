@@ -172,7 +172,7 @@ async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
 
     async def after() -> None:
         usage = thread.token_usage_wire()
-        if usage is not None:
+        if usage is not None and not params.exclude_turns:  # as Codex: a fork without its turns gets none
             await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
 
@@ -288,10 +288,7 @@ async def archive(session: Session, params: p.ThreadArchiveParams) -> p.ThreadAr
     if loaded is not None:  # Codex archives a busy thread by interrupting its turn
         await loaded.interrupt_and_wait(timeout=10.0)
     if loaded is not None:
-        subscribers = list(loaded.subscribers)
         await threads.unload(loaded)
-        for sub in subscribers:
-            await notices.send(sub, notices.thread_status_changed(params.thread_id, {"type": "notLoaded"}))
     try:
         await asyncio.to_thread(threads.store.archive, params.thread_id)
     except ThreadNotFoundError:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app_server.protocol import notices
 from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new_uuid7, parse_thread_id
 from app_server.store.thread_shape import build_thread
 from app_server.threads.state import Subscriber, ThreadRuntime, ThreadSettings
@@ -219,11 +220,13 @@ class ThreadManager:
             raise InvalidRequest(f"thread not loaded: {thread_id}") from None
 
     async def unload(self, thread: ThreadRuntime) -> None:
+        """Close a loaded thread (thread/archive, thread/delete); its subscribers are told it is notLoaded."""
         self.loaded.pop(thread.id, None)
         await thread.services.exec_sessions.close_all()
         if thread.services.mcp is not None:
             await thread.services.mcp.close()
         await asyncio.to_thread(self.store.close_writer, thread.id)
+        await thread.emit(notices.thread_status_changed(thread.id, {"type": "notLoaded"}))
 
     async def interrupt_all(self, timeout: float) -> None:
         """Interrupt every running turn (the process is stopping) and wait, bounded, until each has
