@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from app_server.connection import Session
+from app_server.handlers.announce import announce
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import threads as p
@@ -135,7 +136,7 @@ async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonO
     if cold:  # loading the thread: its config's notices, then its status, before the answer (as Codex)
         for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id):
             await notices.send(session, notice)
-        await notices.send(session, notices.thread_status_changed(thread.id, thread.status()))
+        await thread.emit(notices.thread_status_changed(thread.id, thread.status()))
     goal = await asyncio.to_thread(app.thread_state.goal, thread.id)
 
     async def after() -> None:
@@ -271,14 +272,8 @@ async def name_set(session: Session, params: p.ThreadSetNameParams) -> p.ThreadS
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
 
-    async def after() -> None:
-        note = notices.thread_name_updated(params.thread_id, params.name)
-        if loaded is not None:
-            await loaded.emit(note)
-        else:
-            await notices.send(session, note)
-
-    session.after_response(after)
+    note = notices.thread_name_updated(params.thread_id, params.name)
+    session.after_response(lambda: announce(session, params.thread_id, note))
     return p.ThreadSetNameResponse()
 
 
@@ -295,7 +290,7 @@ async def archive(session: Session, params: p.ThreadArchiveParams) -> p.ThreadAr
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
     except ThreadArchivedStateError as exc:
         raise InvalidRequest(str(exc)) from None
-    session.after_response(lambda: notices.send(session, notices.thread_archived(params.thread_id)))
+    session.after_response(lambda: announce(session, params.thread_id, notices.thread_archived(params.thread_id)))
     return p.ThreadArchiveResponse()
 
 
@@ -308,7 +303,7 @@ async def unarchive(session: Session, params: p.ThreadUnarchiveParams) -> JsonOb
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
     except ThreadArchivedStateError as exc:
         raise InvalidRequest(str(exc)) from None
-    session.after_response(lambda: notices.send(session, notices.thread_unarchived(params.thread_id)))
+    session.after_response(lambda: announce(session, params.thread_id, notices.thread_unarchived(params.thread_id)))
     return {"thread": wire}
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 __all__ = [
+    "BROADCAST",
     "EXPERIMENTAL",
     "Notice",
     "NoticeMethod",
@@ -89,6 +90,13 @@ NoticeMethod = Literal[
 
 #: Sent only to connections that negotiated ``experimentalApi`` (Codex 0.169.0 withholds it from others).
 EXPERIMENTAL: frozenset[NoticeMethod] = frozenset({"thread/readState/changed"})
+#: A thread's lifecycle and metadata changes, which Codex 0.169.0 sends to every initialized connection,
+#: subscribed to the thread or not (turn, item, usage and settings notifications go to subscribers only).
+BROADCAST: frozenset[NoticeMethod] = frozenset({
+    "thread/started", "thread/status/changed", "thread/name/updated", "thread/goal/updated",
+    "thread/goal/cleared", "thread/archived", "thread/unarchived", "thread/deleted", "thread/section/changed",
+    "thread/attachment/updated",
+})
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from app_server.protocol import notices
 from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new_uuid7, parse_thread_id
 from app_server.store.thread_shape import build_thread
-from app_server.threads.state import Subscriber, ThreadRuntime, ThreadSettings
+from app_server.threads.state import SLOW_SUBSCRIBER_S, Subscriber, ThreadRuntime, ThreadSettings
 from pycodex import COMPATIBLE_CODEX_VERSION
 from pycodex.jsonrpc.errors import InvalidRequest
 
@@ -58,10 +58,13 @@ def sandbox_policy_wire(settings: ThreadSettings) -> JsonObj:
 
 
 class ThreadManager:
-    def __init__(self, store: ThreadStore, *, services: MakeServices) -> None:
+    def __init__(self, store: ThreadStore, *, services: MakeServices,
+                 connections: Callable[[], Iterable[Subscriber]] = tuple) -> None:
         self.store = store
         self.loaded: dict[str, ThreadRuntime] = {}
         self._services = services  # builds a thread's environment, skills and exec sessions
+        #: Every initialized client connection (``notices.BROADCAST`` notifications go to all of them).
+        self.connections = connections
 
     # -- views -----------------------------------------------------------------------------------
     def thread_wire(self, thread: ThreadRuntime, *, include_turns: bool = False) -> JsonObj:
@@ -148,6 +151,7 @@ class ThreadManager:
 
     async def _register(self, thread: ThreadRuntime, session: Subscriber) -> None:
         thread.codex_home = self.store.codex_home
+        thread.connections = self.connections
         self.loaded[thread.id] = thread
         self.subscribe(thread, session)
 
@@ -218,6 +222,12 @@ class ThreadManager:
             return await asyncio.to_thread(self.store.load_thread, thread_id)
         except ThreadNotFoundError:
             raise InvalidRequest(f"thread not loaded: {thread_id}") from None
+
+    async def broadcast(self, notice: notices.Notice) -> None:
+        """Send a ``notices.BROADCAST`` notification about a thread that is not loaded to every connection."""
+        for session in list(self.connections()):
+            if not session.closed.is_set():
+                await session.notify_within(notice.method, notice.params, SLOW_SUBSCRIBER_S)
 
     async def unload(self, thread: ThreadRuntime) -> None:
         """Close a loaded thread (thread/archive, thread/delete); its subscribers are told it is notLoaded."""

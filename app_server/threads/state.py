@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -246,6 +246,8 @@ class ThreadRuntime:
         self.idle_hook: Callable[[], Awaitable[None]] | None = None
         #: thread/increment_elicitation: approvals pending outside the app-server's own requests.
         self.out_of_band_elicitations = 0
+        #: Every client connection, subscribed or not: the audience of ``notices.BROADCAST`` notifications.
+        self.connections: Callable[[], Iterable[Subscriber]] = tuple
 
     # -- the turn lifecycle (every status change goes through ``TurnState.apply``) ------------------
     @property
@@ -333,23 +335,27 @@ class ThreadRuntime:
                 "modelContextWindow": MODEL_CONTEXT_WINDOW}
 
     async def emit(self, notice: Notice) -> None:
-        """Send to every subscriber, in order.
+        """Send to every subscriber, in order (a ``notices.BROADCAST`` one to every other connection too).
 
         One subscriber gets plain backpressure: a client that stops reading slows the turn down. With
         several, a subscriber that has not read for ``SLOW_SUBSCRIBER_S`` is unsubscribed instead, so it
-        cannot stall the others.
+        cannot stall the others; an unsubscribed connection that stops reading just misses the notice.
         """
         method, params = notice.method, notice.params
         live = [s for s in self.subscribers if not s.closed.is_set()]
         if len(live) != len(self.subscribers):
             self.subscribers.intersection_update(live)
-        if len(live) == 1:
+        others = [s for s in self.connections() if s not in self.subscribers and not s.closed.is_set()] \
+            if method in notices.BROADCAST else []
+        if len(live) == 1 and not others:
             await live[0].notify(method, params)
             return
         for session in live:
             if not await session.notify_within(method, params, SLOW_SUBSCRIBER_S):
                 logger.warning("unsubscribing connection %s from thread %s: it stopped reading", session.id, self.id)
                 self.subscribers.discard(session)
+        for session in others:
+            await session.notify_within(method, params, SLOW_SUBSCRIBER_S)
 
     async def emit_status(self) -> None:
         await self.emit(notices.thread_status_changed(self.id, self.status()))
