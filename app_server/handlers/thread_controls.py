@@ -3,7 +3,8 @@ thread/prediction/request and thread/realtime/listVoices.
 
 The elicitation counter belongs to a loaded thread (Codex: "thread not found" for one that is not loaded);
 external helpers raise it while a user approval is pending outside the app-server's own requests, and the
-thread counts as paused while it is above zero.
+thread counts as paused while it is above zero. In Codex a pause also holds the unified-exec yield and
+post-exit deadlines; pycodex keeps and reports the count, but its exec deadlines do not wait on it yet.
 """
 
 from __future__ import annotations
