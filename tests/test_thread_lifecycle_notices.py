@@ -11,7 +11,9 @@ from typing import Any
 
 from tests.support.fake_model import message, model_config, run_turn
 
-IGNORED = ("account/rateLimits/updated", "deprecationNotice", "warning")
+#: Not part of these sequences (Codex also greets a new connection with configWarning and remote-control status).
+IGNORED = ("account/rateLimits/updated", "deprecationNotice", "warning", "configWarning",
+           "remoteControl/status/changed")
 
 
 async def _sequence(client: Any, method: str, params: dict[str, Any], last: str,

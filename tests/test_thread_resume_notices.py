@@ -12,7 +12,9 @@ from tests.support.appserver_ws import WsAppServerClient
 from tests.support.fake_model import message, model_config, run_turn
 from tests.support.schema import SchemaPair
 
-QUIET = ("account/rateLimits/updated", "thread/readState/changed", "warning")
+#: Not part of these sequences (Codex also greets a new connection with configWarning and remote-control status).
+QUIET = ("account/rateLimits/updated", "thread/readState/changed", "warning", "configWarning",
+         "remoteControl/status/changed")
 
 
 async def _after(client: Any, request: dict[str, Any], settle: str) -> list[str]:
