@@ -111,7 +111,7 @@ class AppServer:
         except EnvironmentsConfigError as exc:
             raise StartupError(str(exc)) from None
         self.store = ThreadStore(codex_home, fsync=self.environ.get("PYCODEX_FSYNC", "1") != "0")
-        self.threads = ThreadManager(self.store, services=self.thread_services)
+        self.threads = ThreadManager(self.store, services=self.thread_services, connections=self._connections)
         self._skill_root_markers = self.config.project_root_markers
         from app_server.handlers.surface_state import SurfaceState
 
@@ -169,6 +169,10 @@ class AppServer:
         self._sessions.add(session)
         session.on_close.append(lambda: self._sessions.discard(session))
         return connection
+
+    def _connections(self) -> list[Session]:
+        """Every initialized connection (what Codex broadcasts a thread's lifecycle changes to)."""
+        return [s for s in self._sessions if s.initialized]
 
     @property
     def mcp(self) -> McpService:

@@ -18,6 +18,9 @@ from tests.support.fake_model import FakeModel, exec_call, message, model_config
 from tests.support.procs import stop_process
 
 DEAD_MODEL_URL = "http://127.0.0.1:9/v1"
+#: Codex 0.169 warns at every turn on a model outside its catalog, such as the tests' mock-model.
+METADATA_WARNING = ("Model metadata for `mock-model` not found. Defaulting to fallback metadata; "
+                    "this can degrade performance and cause issues.")
 RUN_TIMEOUT_S = 60.0
 
 
@@ -108,16 +111,17 @@ async def test_json_stream_matches_codex_field_for_field(make_env: Any) -> None:
     uuid.UUID(thread_id)
     assert events == [
         {"type": "thread.started", "thread_id": thread_id},
+        {"type": "item.completed", "item": {"id": "item_0", "type": "error", "message": METADATA_WARNING}},
         {"type": "turn.started"},
-        {"type": "item.completed", "item": {"id": "item_0", "type": "reasoning", "text": "**Plan** think"}},
-        {"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": "hello there"}},
+        {"type": "item.completed", "item": {"id": "item_1", "type": "reasoning", "text": "**Plan** think"}},
+        {"type": "item.completed", "item": {"id": "item_2", "type": "agent_message", "text": "hello there"}},
         {"type": "turn.completed", "usage": events[-1]["usage"]},
     ]
     assert list(events[-1]["usage"]) == ["input_tokens", "cached_input_tokens", "cache_write_input_tokens",
                                          "output_tokens", "reasoning_output_tokens"]
     assert all(isinstance(v, int) for v in events[-1]["usage"].values()) and events[-1]["usage"]["input_tokens"] > 0
     # Compact JSON, as serde prints it.
-    assert run.stdout.splitlines()[1] == '{"type":"turn.started"}'
+    assert run.stdout.splitlines()[2] == '{"type":"turn.started"}'
     [request] = env.requests()
     assert request["headers"]["originator"] == "codex_exec" and _user_texts(request)[-1] == "say hi"
     # Stored as an exec session: listed with sourceKinds exec, hidden from the default listing.
@@ -143,16 +147,16 @@ async def test_experimental_json_alias_and_a_command_turn(make_env: Any) -> None
                           {"output": [exec_call("c2", "echo to-stderr >&2; exit 3")]}, _reply("done")])
     run = await env.exec("--experimental-json", "--skip-git-repo-check", "run it")
     assert run.code == 0, run.stderr  # a failed command does not fail the turn
-    assert run.types == ["thread.started", "turn.started", "item.started:command_execution",
+    assert run.types == ["thread.started", "item.completed:error", "turn.started", "item.started:command_execution",
                          "item.completed:command_execution", "item.started:command_execution",
                          "item.completed:command_execution", "item.completed:agent_message", "turn.completed"]
-    started, completed, _, failed = (e["item"] for e in run.events[2:6])
-    assert started == {"id": "item_0", "type": "command_execution", "command": started["command"],
+    started, completed, _, failed = (e["item"] for e in run.events[3:7])
+    assert started == {"id": "item_1", "type": "command_execution", "command": started["command"],
                        "aggregated_output": "", "exit_code": None, "status": "in_progress"}
     assert "echo hello-from-mock" in started["command"]
-    assert completed["id"] == "item_0" and completed["status"] == "completed" and completed["exit_code"] == 0
+    assert completed["id"] == "item_1" and completed["status"] == "completed" and completed["exit_code"] == 0
     assert "hello-from-mock\n" in completed["aggregated_output"]
-    assert failed["id"] == "item_1" and failed["status"] == "failed" and failed["exit_code"] == 3
+    assert failed["id"] == "item_2" and failed["status"] == "failed" and failed["exit_code"] == 3
     assert "to-stderr" in failed["aggregated_output"]
 
 
@@ -234,7 +238,7 @@ async def test_exit_codes_for_model_errors_usage_errors_and_git_check(make_env: 
     env = await make_env([{"status": 400, "body": {"error": {"message": "bad thing", "type": "invalid_request"}}}])
     failed = await env.exec("--json", "--skip-git-repo-check", "x")
     assert failed.code == 1
-    assert failed.types == ["thread.started", "turn.started", "error", "turn.failed"]
+    assert failed.types == ["thread.started", "item.completed:error", "turn.started", "error", "turn.failed"]
     assert failed.events[-1]["error"]["message"] == failed.events[-2]["message"] != ""
     human = await env.exec("--skip-git-repo-check", "x")  # the script is exhausted: HTTP 500
     assert human.code == 1 and human.stdout == "" and human.stderr.count("ERROR: ") == 2
@@ -267,7 +271,8 @@ async def test_an_unreachable_model_fails_the_turn_in_bounded_time(make_env: Any
     env = await make_env(None)
     run = await env.exec("--json", "--skip-git-repo-check", "x", env={"PYCODEX_EXEC_MAX_NETWORK_WAITS": "1"})
     assert run.code == 1
-    assert run.types[:2] == ["thread.started", "turn.started"] and run.types[-1] == "turn.failed"
+    assert run.types[:3] == ["thread.started", "item.completed:error", "turn.started"]
+    assert run.types[-1] == "turn.failed"
     assert run.events[-1]["error"]["message"]
 
 

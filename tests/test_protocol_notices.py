@@ -75,6 +75,8 @@ def _cases() -> list[notices.Notice]:
             notices.reasoning_summary_text_delta(TID, TURN, "r1", "think", 1),
             notices.server_request_resolved(TID, 3),
             notices.rate_limits_updated(),
+            notices.warning(TID, "model metadata missing"),
+            notices.warning(None, "no thread"),
             notices.config_warning({"summary": "bad key", "details": None}),
             notices.mcp_startup_status(TID, "calc", "failed", "boom"),
             notices.deprecation_notice("hydration is deprecated"),

@@ -1,8 +1,8 @@
 """Differential test of the thread family: every thread/*, threadSection/* and memory/* method goes to pycodex and
 to Codex 0.169 with the same minimal valid params, on a thread with one finished turn. Every answer is checked
-against Codex's (experimental) schema by the client; the test prints how many answers match Codex in shape
-(success with the same top-level keys, or an error with the same code) and requires a match for every method
-pycodex serves in this family. thread/timeline/list is left out: Codex's own answer fails its schema.
+against Codex's (experimental) schema by the client; the test prints how many answers match Codex's
+(success with the same top-level keys, or an error with the same code and text) and requires a match for every method
+in this family. thread/timeline/list is left out: Codex's own answer fails its schema.
 Methods that would start turns or need an account (compact, shellCommand, revert,
 queue/add, sample, realtime, memory/reset, prepareApprovedPlan) are left out of the shared run; compact,
 shellCommand, queue/add and memory/reset have their own behaviour tests (tests/test_thread_compact.py...)."""
@@ -84,23 +84,18 @@ CALLS: list[tuple[str, Params]] = [
     ("thread/start", lambda c: {}),
 ]
 
-#: Methods pycodex serves in this family: their answers must match Codex's in shape.
-SERVED = {
-    "thread/read", "thread/list", "thread/loaded/list", "thread/turns/list", "thread/items/list",
-    "thread/items/read", "thread/readState/update", "thread/goal/get", "thread/goal/set", "thread/goal/clear",
-    "thread/backgroundTerminals/list", "thread/backgroundTerminals/clean", "thread/backgroundTerminals/terminate",
-    "thread/resume", "thread/fork", "thread/name/set", "thread/unsubscribe", "thread/archive", "thread/unarchive",
-    "thread/start", "threadSection/list", "threadSection/create", "threadSection/update", "threadSection/delete",
-    "thread/section/move", "thread/delete", "thread/metadata/update", "thread/search", "thread/searchOccurrences",
-    "thread/memoryMode/set", "thread/memory/read", "thread/inject_items", "thread/settings/update", "memory/status",
-    "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/add", "thread/attachment/remove",
-    "thread/queue/list", "thread/queue/delete", "thread/queue/update", "thread/queue/reorder", "thread/queue/start",
-}
+#: Every method in this family must answer as Codex does (thread/prediction/request included: Codex
+#: 0.169 itself answers it -32601, "not implemented yet").
+SERVED = {method for method, _ in CALLS}
 
 
-def _shape(response: dict[str, Any]) -> tuple[str, Any]:
+def _shape(response: dict[str, Any], ctx: Ctx) -> tuple[str, Any]:
+    """Success: its top-level keys. Error: its code and message, with this run's ids named by role."""
     if "error" in response:
-        return ("error", response["error"]["code"])
+        message = str(response["error"]["message"])
+        for role in ("tid", "fork", "turn", "item"):
+            message = message.replace(str(ctx[role]), f"<{role}>")
+        return ("error", response["error"]["code"], message)
     result = response["result"]
     return ("ok", tuple(sorted(result)) if isinstance(result, dict) else type(result).__name__)
 
@@ -117,7 +112,7 @@ async def _run(client: Any, workspace: Path) -> dict[str, tuple[str, Any]]:
         if method == "thread/fork" and "result" in response:
             ctx["fork"] = response["result"]["thread"]["id"]
         ctx.setdefault("fork", NIL)
-        shapes[method] = _shape(response)
+        shapes[method] = _shape(response, ctx)
     return shapes
 
 
@@ -136,7 +131,7 @@ async def test_thread_family_matches_codex_in_shape(
 
     ours, theirs = results["pycodex"], results["codex"]
     matching = [m for m, _ in CALLS if ours[m] == theirs[m]]
-    print(f"\nthread family: {len(matching)}/{len(CALLS)} answers match Codex 0.169 in shape")
+    print(f"\nthread family: {len(matching)}/{len(CALLS)} answers match Codex 0.169 (shape, error text)")
     for method, _ in CALLS:
         mark = "=" if ours[method] == theirs[method] else "!"
         print(f"  {mark} {method}: pycodex {ours[method]} codex {theirs[method]}")

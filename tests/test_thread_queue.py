@@ -37,7 +37,7 @@ async def test_queue_runs_submissions_in_order(
     assert [e["id"] for e in listed["data"]] == [second["id"]]
 
     missing = await client.request("thread/queue/update", {"threadId": tid, "queuedSubmissionId": "nope",
-                                                            "input": []})
+                                                            "input": [{"type": "text", "text": "x"}]})
     assert missing["error"] == {"code": -32600, "message": "queued submission not found: nope"}
     reorder = await client.request("thread/queue/reorder", {"threadId": tid, "queuedSubmissionIds": []})
     assert reorder["error"] == {"code": -32600,

@@ -51,6 +51,11 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "thread_attachments": (
         "thread/attachment/add", "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/remove",
     ),
+    "thread_controls": (
+        "thread/increment_elicitation", "thread/decrement_elicitation", "thread/sample/cancel",
+        "thread/prediction/request", "thread/realtime/listVoices",
+    ),
+    "thread_guardian": ("thread/guardianReview", "thread/approveGuardianDeniedAction"),
     "turns": ("turn/start", "turn/steer", "turn/interrupt"),
     "review": ("review/start",),
     "guardian": ("thread/approveGuardianDeniedAction",),

@@ -4,6 +4,7 @@ rollout, so a resumed thread still has them). They show in no turn; the next mod
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
@@ -11,9 +12,18 @@ from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
 from app_server.store import parse_thread_id
 from app_server.threads import history
+from app_server.threads.state import ThreadRuntime
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["ROUTES", "append_history"]
+
+JsonObj = dict[str, Any]
+
+
+async def append_history(thread: ThreadRuntime, items: list[JsonObj]) -> None:
+    """Add items to a loaded thread's model-visible history outside any turn, and to its rollout."""
+    thread.history.extend(items)
+    await asyncio.to_thread(thread.writer.response_items, list(items))
 
 
 async def inject_items(session: Session, params: p.ThreadInjectItemsParams) -> EmptyObject:
@@ -28,8 +38,7 @@ async def inject_items(session: Session, params: p.ThreadInjectItemsParams) -> E
     thread = threads.loaded.get(thread_id)
     if thread is None:
         raise InvalidRequest(f"thread not loaded: {thread_id}")
-    thread.history.extend(params.items)
-    await asyncio.to_thread(thread.writer.response_items, list(params.items))
+    await append_history(thread, list(params.items))
     return EmptyObject()
 
 

@@ -6,6 +6,7 @@ thread idle the next one starts. The queue lives with the loaded thread (``Threa
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
@@ -75,7 +76,22 @@ class ThreadQueueStartParams(ParamsModel):
 
 
 def _inputs(parts: list[UserInput]) -> list[JsonObj]:
-    return [to_wire(part) if hasattr(part, "model_dump") else dict(part) for part in parts]
+    """A submission's input as stored, refused (in Codex's words) when the queue cannot hold it: empty, a
+    remote image (only inline data and file URLs), or a local image that cannot be read."""
+    inputs = [to_wire(part) if hasattr(part, "model_dump") else dict(part) for part in parts]
+    if not inputs:
+        raise InvalidRequest("only user input can be added to the user-message queue")
+    for part in inputs:
+        if part.get("type") == "image" and str(part.get("url", "")).lower().startswith(("http://", "https://")):
+            raise InvalidRequest("remote image URLs are not supported; use an inline data URL instead")
+        if part.get("type") == "localImage":
+            try:
+                os.stat(str(part.get("path", "")))
+            except OSError as exc:  # worded as Rust's io::Error
+                raise InvalidRequest(
+                    f"local queued attachment is invalid: {exc.strerror} (os error {exc.errno})"
+                ) from None
+    return inputs
 
 
 def _find(thread: ThreadRuntime, submission_id: str) -> JsonObj:
@@ -133,8 +149,9 @@ async def queue_list(session: Session, params: ThreadQueueListParams) -> JsonObj
 
 async def queue_update(session: Session, params: ThreadQueueUpdateParams) -> JsonObj:
     thread = app_of(session).threads.get_loaded(params.thread_id)
+    inputs = _inputs(params.input)  # Codex checks the input before it looks the submission up
     entry = _find(thread, params.queued_submission_id)
-    entry["input"] = _inputs(params.input)
+    entry["input"] = inputs
     if params.responsesapi_client_metadata:  # non-empty replaces; omitted or empty keeps
         entry["responsesapiClientMetadata"] = params.responsesapi_client_metadata
     await _changed(session, thread)

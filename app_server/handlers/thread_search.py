@@ -42,10 +42,17 @@ def _check(method: str, session: Session, params: p.ThreadSearchParams) -> str:
 
 async def _search(session: Session, params: p.ThreadSearchParams, term: str,
                   on_match: Any = None) -> list[JsonObj]:
-    store = app_of(session).threads.store
-    return await asyncio.to_thread(
-        search.search_threads, store, term, archived=bool(params.archived), source_kinds=params.source_kinds,
-        direction=params.sort_direction or "desc", on_match=on_match)
+    threads = app_of(session).threads
+    found = await asyncio.to_thread(
+        search.search_threads, threads.store, term, archived=bool(params.archived),
+        source_kinds=params.source_kinds, direction=params.sort_direction or "desc", on_match=on_match)
+    return _listed(session, found)
+
+
+def _listed(session: Session, results: list[JsonObj]) -> list[JsonObj]:
+    """Results with their threads as Codex lists them (a loaded one with its live state); on the event loop."""
+    threads = app_of(session).threads
+    return [dict(result, thread=threads.listed_wire(result["thread"])) for result in results]
 
 
 async def thread_search(session: Session, params: p.ThreadSearchParams) -> JsonObj:
@@ -63,20 +70,22 @@ async def thread_search_stream(session: Session, params: p.ThreadSearchParams) -
     sent: list[asyncio.Future[None]] = []
     limit = params.limit or search.DEFAULT_LIMIT
 
+    async def send_partial(batch: list[JsonObj]) -> None:
+        await notices.send(session, notices.thread_search_partial(request_id, _listed(session, batch)))
+
     def on_match(result: JsonObj) -> None:  # runs in the worker thread
         pending.append(result)
         if len(pending) >= PARTIAL_BATCH or len(pending) >= limit:
             batch = pending[:]
             pending.clear()
-            future = asyncio.run_coroutine_threadsafe(
-                notices.send(session, notices.thread_search_partial(request_id, batch)), loop)
+            future = asyncio.run_coroutine_threadsafe(send_partial(batch), loop)
             sent.append(asyncio.wrap_future(future))
 
     results = await _search(session, params, term, on_match if not params.cursor else None)
     if sent:
         await asyncio.gather(*sent)
     if pending and not params.cursor:
-        await notices.send(session, notices.thread_search_partial(request_id, pending))
+        await send_partial(pending)
     return search.page(results, params.cursor, params.limit)
 
 

@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from app_server.connection import Session
+from app_server.handlers.announce import announce
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import thread_sections as p
@@ -58,7 +59,7 @@ async def section_delete(session: Session, params: p.ThreadSectionDeleteParams) 
 
     async def after() -> None:
         for thread_id in members:
-            await notices.send(session, notices.thread_section_changed(thread_id, None))
+            await announce(session, thread_id, notices.thread_section_changed(thread_id, None))
 
     session.after_response(after)
     return EmptyObject()
@@ -72,7 +73,8 @@ async def section_move(session: Session, params: p.ThreadSectionMoveParams) -> E
         await asyncio.to_thread(app.thread_state.move, thread_id, params.section_id, params.before_thread_id)
     except SectionNotFound as exc:
         raise InvalidParams(str(exc)) from None
-    session.after_response(lambda: notices.send(session, notices.thread_section_changed(thread_id, params.section_id)))
+    note = notices.thread_section_changed(thread_id, params.section_id)
+    session.after_response(lambda: announce(session, thread_id, note))
     return EmptyObject()
 
 
@@ -89,7 +91,7 @@ async def thread_delete(session: Session, params: p.ThreadDeleteParams) -> Empty
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
     await asyncio.to_thread(app.thread_state.forget, thread_id)
-    session.after_response(lambda: notices.send(session, notices.thread_deleted(thread_id)))
+    session.after_response(lambda: announce(session, thread_id, notices.thread_deleted(thread_id)))
     return EmptyObject()
 
 

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from app_server.connection import Session
+from app_server.handlers.announce import announce
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import threads as p
@@ -22,6 +23,7 @@ from app_server.store import (
     parse_thread_id,
 )
 from app_server.threads import history
+from app_server.threads.config_notices import thread_config_notices
 from app_server.threads.overrides import apply_thread_overrides
 from app_server.threads.sections import section_listing
 from app_server.threads.skills_glue import ThreadSkills
@@ -105,8 +107,13 @@ async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj
     if params.service_tier is None and "service_tier" in params.model_fields_set:
         response["serviceTier"] = "default"  # Codex's answer to an explicit null
 
+    # what the config this thread was just built from draws (deprecated keys, ignored settings)
+    config_notices = thread_config_notices(app.config.raw, app.config.warnings, thread.id)
+
     async def started() -> None:
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
+        for notice in config_notices:
+            await notices.send(session, notice)
 
     session.after_response(started)
     return response
@@ -117,7 +124,8 @@ async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonO
     app = app_of(session)
     threads = app.threads
     # Like Codex, joining a loaded thread needs no config; loading one reads config.toml again.
-    defaults = app.thread_defaults(params.config, reload=params.thread_id not in threads.loaded)
+    cold = params.thread_id not in threads.loaded
+    defaults = app.thread_defaults(params.config, reload=cold)
     with _rollout_errors():
         thread = await threads.resume(session, params.thread_id, defaults,
                                       lambda s: apply_thread_overrides(s, params))
@@ -125,17 +133,21 @@ async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonO
                                       thread.id, threads.turns_wire(thread), thread.settings)
     if not params.exclude_turns:
         await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
+    if cold:  # loading the thread: its config's notices, then its status, before the answer (as Codex)
+        for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id):
+            await notices.send(session, notice)
+        await thread.emit(notices.thread_status_changed(thread.id, thread.status()))
     goal = await asyncio.to_thread(app.thread_state.goal, thread.id)
 
     async def after() -> None:
-        await notices.send(session, notices.thread_status_changed(thread.id, thread.status()))
         usage = thread.token_usage_wire()
-        if usage is not None:
+        if cold and usage is not None:  # a client joining a loaded thread gets neither status nor usage
             await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
-        if goal is None:  # Codex tells a resuming client the goal state either way
-            await notices.send(session, notices.thread_goal_cleared(thread.id))
+        # Codex tells every subscriber the goal state either way, the joining client included.
+        if goal is None:
+            await thread.emit(notices.thread_goal_cleared(thread.id))
         else:
-            await notices.send(session, notices.thread_goal_updated(thread.id, None, goal.wire()))
+            await thread.emit(notices.thread_goal_updated(thread.id, None, goal.wire()))
         active = thread.active
         if active is not None:  # a client that joins may answer open approvals
             for pending in list(active.open_requests.values()):
@@ -156,10 +168,12 @@ async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
     response = threads.settings_response(thread, include_turns=not params.exclude_turns)
     if not params.exclude_turns:
         await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
+    for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id):
+        await notices.send(session, notice)
 
     async def after() -> None:
         usage = thread.token_usage_wire()
-        if usage is not None and not params.exclude_turns:  # Codex reports usage only with the history it sends
+        if usage is not None and not params.exclude_turns:  # as Codex: a fork without its turns gets none
             await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
 
@@ -211,7 +225,7 @@ async def thread_list(session: Session, params: ThreadListParams0171) -> JsonObj
         live = threads.loaded.get(wire["id"])
         if live is not None and not live.turns and live.active is None:
             continue  # Codex lists a thread only once it has a user message
-        data.append(dict(threads.thread_wire(live), canAcceptDirectInput=None) if live is not None else wire)
+        data.append(threads.listed_wire(wire))
     read_states = await asyncio.to_thread(app.thread_state.read_states, {t["id"]: None for t in data})
     return {"data": data, "readStates": read_states, "nextCursor": page.next_cursor,
             "backwardsCursor": page.backwards_cursor}
@@ -263,14 +277,8 @@ async def name_set(session: Session, params: p.ThreadSetNameParams) -> p.ThreadS
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
 
-    async def after() -> None:
-        note = notices.thread_name_updated(params.thread_id, params.name)
-        if loaded is not None:
-            await loaded.emit(note)
-        else:
-            await notices.send(session, note)
-
-    session.after_response(after)
+    note = notices.thread_name_updated(params.thread_id, params.name)
+    session.after_response(lambda: announce(session, params.thread_id, note))
     return p.ThreadSetNameResponse()
 
 
@@ -280,17 +288,14 @@ async def archive(session: Session, params: p.ThreadArchiveParams) -> p.ThreadAr
     if loaded is not None:  # Codex archives a busy thread by interrupting its turn
         await loaded.interrupt_and_wait(timeout=10.0)
     if loaded is not None:
-        subscribers = list(loaded.subscribers)
         await threads.unload(loaded)
-        for sub in subscribers:
-            await notices.send(sub, notices.thread_status_changed(params.thread_id, {"type": "notLoaded"}))
     try:
         await asyncio.to_thread(threads.store.archive, params.thread_id)
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
     except ThreadArchivedStateError as exc:
         raise InvalidRequest(str(exc)) from None
-    session.after_response(lambda: notices.send(session, notices.thread_archived(params.thread_id)))
+    session.after_response(lambda: announce(session, params.thread_id, notices.thread_archived(params.thread_id)))
     return p.ThreadArchiveResponse()
 
 
@@ -303,7 +308,7 @@ async def unarchive(session: Session, params: p.ThreadUnarchiveParams) -> JsonOb
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
     except ThreadArchivedStateError as exc:
         raise InvalidRequest(str(exc)) from None
-    session.after_response(lambda: notices.send(session, notices.thread_unarchived(params.thread_id)))
+    session.after_response(lambda: announce(session, params.thread_id, notices.thread_unarchived(params.thread_id)))
     return {"thread": wire}
 
 

@@ -53,12 +53,12 @@ async def turn_start(session: Session, params: p.TurnStartParams) -> JsonObj:
     active = thread.active
     if active is not None:
         # Codex merges a start during an active turn into that turn (same id), like a steer.
-        thread.steer(inputs)
+        thread.steer(inputs, params.client_user_message_id)
         return _accepted(active)
     if apply_turn_overrides(thread.settings, params):
         await asyncio.to_thread(thread.writer.settings_changed, thread.settings.to_record())
     turn = TurnState(new_uuid7(), inputs=inputs)
-    turn.client_message_id = params.client_user_message_id  # the user message item's clientId, as in Codex
+    turn.client_message_id = params.client_user_message_id  # the user message item's clientId, as Codex
     turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None
     runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
     session.after_response(thread.start_turn(turn, runner, app.spawn))
@@ -74,7 +74,7 @@ async def turn_steer(session: Session, params: p.TurnSteerParams) -> p.TurnSteer
         raise InvalidRequest("no active turn to steer")
     if active.id != params.expected_turn_id:
         raise InvalidRequest(f"expected active turn id `{params.expected_turn_id}` but found `{active.id}`")
-    thread.steer(inputs)
+    thread.steer(inputs, params.client_user_message_id)
     return p.TurnSteerResponse(turn_id=active.id)
 
 

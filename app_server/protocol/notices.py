@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 __all__ = [
+    "BROADCAST",
     "EXPERIMENTAL",
     "Notice",
     "NoticeMethod",
@@ -45,6 +46,7 @@ __all__ = [
     "token_usage_updated",
     "turn_completed",
     "turn_started",
+    "warning",
 ]
 
 JsonObj = dict[str, Any]
@@ -77,6 +79,7 @@ NoticeMethod = Literal[
     "item/reasoning/summaryTextDelta",
     "serverRequest/resolved",
     "account/rateLimits/updated",
+    "warning",
     "configWarning",
     "mcpServer/startupStatus/updated",
     "deprecationNotice",
@@ -87,6 +90,13 @@ NoticeMethod = Literal[
 
 #: Sent only to connections that negotiated ``experimentalApi`` (Codex 0.169.0 withholds it from others).
 EXPERIMENTAL: frozenset[NoticeMethod] = frozenset({"thread/readState/changed"})
+#: A thread's lifecycle and metadata changes, which Codex 0.169.0 sends to every initialized connection,
+#: subscribed to the thread or not (turn, item, usage and settings notifications go to subscribers only).
+BROADCAST: frozenset[NoticeMethod] = frozenset({
+    "thread/started", "thread/status/changed", "thread/name/updated", "thread/goal/updated",
+    "thread/goal/cleared", "thread/archived", "thread/unarchived", "thread/deleted", "thread/section/changed",
+    "thread/attachment/updated",
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +242,10 @@ def rate_limits_updated() -> Notice:
         "limitId": "codex", "limitName": None, "normalModelSlug": None, "primary": None, "secondary": None,
         "credits": None, "individualLimit": None, "spendControlReached": None, "planType": None,
         "rateLimitReachedType": None}})
+
+
+def warning(thread_id: str | None, message: str) -> Notice:
+    return Notice("warning", {"threadId": thread_id, "message": message})
 
 
 def config_warning(params: JsonObj) -> Notice:

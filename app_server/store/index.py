@@ -208,6 +208,14 @@ class ThreadIndex:
         with self._lock:
             self._conn.execute(f"UPDATE threads SET {assignments} WHERE id = ?", [*values, thread_id])
 
+    def update_meta(self, thread_id: str, key: str, value: Any) -> None:
+        """Set one key of a row's stored Thread fields (``meta_json``) in place."""
+        with self._lock:
+            self._conn.execute(
+                "UPDATE threads SET meta_json = json_set(meta_json, ?, json(?)) WHERE id = ?",
+                (f"$.{key}", json.dumps(value), thread_id),
+            )
+
     def touch(self, thread_id: str, at_ms: int) -> None:
         with self._lock:
             self._conn.execute(

@@ -50,6 +50,8 @@ def row_from_loaded(loaded: LoadedThread) -> IndexRow:
         value = loaded.settings.get(key)
         if isinstance(value, str):
             setattr(row, column, value)
+    if "effort" in loaded.settings:
+        row.meta["reasoningEffort"] = loaded.settings["effort"]
     if loaded.archived:
         row.archived_at_ms = loaded.updated_at_ms
     return row

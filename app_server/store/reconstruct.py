@@ -31,9 +31,11 @@ class LoadedThread:
     record_count: int = 0
 
     def thread(self, *, include_turns: bool = False, status: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The v2 Thread dict (status notLoaded unless given; environments null for the caller to fill)."""
+        """The v2 Thread dict (status notLoaded unless given; environments null for the caller to fill).
+        Model, provider and effort are the thread's latest settings (thread/settings/update changes them)."""
+        current = {wire: self.settings[key] for key, wire in _SETTING_FIELDS if key in self.settings}
         return build_thread(
-            self.meta,
+            {**self.meta, **current},
             thread_id=self.thread_id,
             path=str(self.rollout_path) if self.rollout_path else None,
             preview=self.preview,
@@ -47,6 +49,10 @@ class LoadedThread:
     @property
     def last_turn_id(self) -> str | None:
         return self.turns[-1]["id"] if self.turns else None
+
+
+#: thread_settings record key -> the Thread field it sets.
+_SETTING_FIELDS = (("model", "model"), ("modelProvider", "modelProvider"), ("effort", "reasoningEffort"))
 
 
 def reconstruct(records: list[r.Record], *, path: Path | None, archived: bool) -> LoadedThread:

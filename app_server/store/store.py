@@ -163,6 +163,9 @@ class ThreadStore:
             }
             if fields:
                 self._index_safely(lambda: self._index.update(thread_id, **fields))
+            if "effort" in settings:  # the Thread's reasoningEffort follows the thread's settings too
+                effort = settings["effort"]
+                self._index_safely(lambda: self._index.update_meta(thread_id, "reasoningEffort", effort))
 
     def _index_safely(self, update: Any) -> None:
         # The record is already durable in the rollout; a failed index update is repaired on the next start.

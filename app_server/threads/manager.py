@@ -9,14 +9,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app_server.protocol import notices
 from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new_uuid7, parse_thread_id
 from app_server.store.thread_shape import build_thread
-from app_server.threads.state import Subscriber, ThreadRuntime, ThreadSettings
+from app_server.threads.state import SLOW_SUBSCRIBER_S, Subscriber, ThreadRuntime, ThreadSettings
 from pycodex import COMPATIBLE_CODEX_VERSION
 from pycodex.jsonrpc.errors import InvalidRequest
 
@@ -57,10 +58,13 @@ def sandbox_policy_wire(settings: ThreadSettings) -> JsonObj:
 
 
 class ThreadManager:
-    def __init__(self, store: ThreadStore, *, services: MakeServices) -> None:
+    def __init__(self, store: ThreadStore, *, services: MakeServices,
+                 connections: Callable[[], Iterable[Subscriber]] = tuple) -> None:
         self.store = store
         self.loaded: dict[str, ThreadRuntime] = {}
         self._services = services  # builds a thread's environment, skills and exec sessions
+        #: Every initialized client connection (``notices.BROADCAST`` notifications go to all of them).
+        self.connections = connections
 
     # -- views -----------------------------------------------------------------------------------
     def thread_wire(self, thread: ThreadRuntime, *, include_turns: bool = False) -> JsonObj:
@@ -70,8 +74,20 @@ class ThreadManager:
             preview=thread.preview, name=thread.name, created_at_ms=thread.created_at * 1000,
             updated_at_ms=max(thread.updated_at, thread.created_at) * 1000, turns=turns, status=thread.status(),
         )
+        # The live settings, not the ones the thread started with: thread/settings/update and sticky turn
+        # overrides change them, and Codex's thread/read and thread/list show the current ones.
+        wire.update(model=thread.settings.model, modelProvider=thread.settings.model_provider,
+                    reasoningEffort=thread.settings.effort)
         wire["environments"] = thread.services.environment.wire(thread.settings.cwd)
         wire["canAcceptDirectInput"] = True  # a loaded thread takes turn/start directly (Codex: true)
+        return wire
+
+    def listed_wire(self, stored: JsonObj) -> JsonObj:
+        """A stored thread as Codex's listings (thread/list, thread/search) show it: a loaded one with its live
+        state (and canAcceptDirectInput null); ``forkedFromId`` is never filled there, only by thread/read."""
+        live = self.loaded.get(stored["id"])
+        wire = dict(self.thread_wire(live), canAcceptDirectInput=None) if live is not None else dict(stored)
+        wire["forkedFromId"] = None
         return wire
 
     @staticmethod
@@ -135,6 +151,7 @@ class ThreadManager:
 
     async def _register(self, thread: ThreadRuntime, session: Subscriber) -> None:
         thread.codex_home = self.store.codex_home
+        thread.connections = self.connections
         self.loaded[thread.id] = thread
         self.subscribe(thread, session)
 
@@ -209,12 +226,20 @@ class ThreadManager:
         except ThreadNotFoundError:
             raise InvalidRequest(f"thread not loaded: {thread_id}") from None
 
+    async def broadcast(self, notice: notices.Notice) -> None:
+        """Send a ``notices.BROADCAST`` notification about a thread that is not loaded to every connection."""
+        for session in list(self.connections()):
+            if not session.closed.is_set():
+                await session.notify_within(notice.method, notice.params, SLOW_SUBSCRIBER_S)
+
     async def unload(self, thread: ThreadRuntime) -> None:
+        """Close a loaded thread (thread/archive, thread/delete); its subscribers are told it is notLoaded."""
         self.loaded.pop(thread.id, None)
         await thread.services.exec_sessions.close_all()
         if thread.services.mcp is not None:
             await thread.services.mcp.close()
         await asyncio.to_thread(self.store.close_writer, thread.id)
+        await thread.emit(notices.thread_status_changed(thread.id, {"type": "notLoaded"}))
 
     async def interrupt_all(self, timeout: float) -> None:
         """Interrupt every running turn (the process is stopping) and wait, bounded, until each has

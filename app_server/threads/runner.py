@@ -23,6 +23,7 @@ from app_server.protocol import notices
 from app_server.store import new_uuid7, persisted_item
 from app_server.threads import items as it
 from app_server.threads.lifecycle import TurnEvent, TurnStatus
+from app_server.threads.model_metadata import fallback_metadata_warning
 from app_server.threads.prompt import ContextInputs, developer_message, initial_context, user_message_item
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
 from app_server.threads.services import TurnServices
@@ -108,6 +109,9 @@ class TurnRunner:
         outcome, error = TurnEvent.COMPLETE, None
         try:
             await asyncio.to_thread(thread.writer.turn_started, turn.id, started_at=turn.started_at)
+            fallback = fallback_metadata_warning(thread.settings.model)
+            if fallback is not None:  # as Codex: before the thread turns active, on every turn
+                await thread.emit(notices.warning(thread.id, fallback))
             await thread.emit_status()
             await thread.emit(notices.turn_started(thread.id, turn.wire(view="notLoaded")))
             if not thread.history:
@@ -121,9 +125,10 @@ class TurnRunner:
             while True:
                 follow_up = await self._sample()
                 if turn.pending_inputs:
-                    for inputs in turn.pending_inputs:
-                        await self._user_input(inputs)
+                    for inputs, client_id in zip(turn.pending_inputs, turn.pending_client_ids, strict=True):
+                        await self._user_input(inputs, client_id=client_id)
                     turn.pending_inputs.clear()
+                    turn.pending_client_ids.clear()
                     follow_up = True
                 if not follow_up:
                     break
@@ -232,7 +237,7 @@ class TurnRunner:
         thread, turn = self.thread, self.turn
         stored = persisted_item(item)
         await asyncio.to_thread(thread.writer.item_completed, turn.id, stored)
-        turn.items.append(stored)
+        turn.keep_item(stored)
         if item["type"] == "agentMessage":
             turn.last_agent_message = item
         await thread.emit(notices.item_completed(item, thread.id, turn.id))

@@ -1,7 +1,8 @@
 """Full-text search over stored threads (thread/search, thread/search/stream) and within one thread
 (thread/searchOccurrences). Matching is a case-insensitive substring test over the text of user and agent
-messages, in stored order; a thread's snippet is its first matching message. Synchronous: callers run it in a
-worker thread. Bounded by MAX_SCANNED threads per search."""
+messages, in stored order; a thread's snippet is its first matching message. As in Codex 0.169, a fork is
+searched only in the messages it added itself (not those it copied from its parent) and names are not
+searched. Synchronous: callers run it in a worker thread. Bounded by MAX_SCANNED threads per search."""
 
 from __future__ import annotations
 
@@ -77,11 +78,13 @@ def search_threads(store: ThreadStore, term: str, *, archived: bool, source_kind
     results = []
     for wire in _candidates(store, archived=archived, source_kinds=source_kinds, direction=direction):
         try:
-            turns = store.load_thread(wire["id"]).turns
+            loaded = store.load_thread(wire["id"])
         except (ThreadNotFoundError, RolloutCorruptError):
             continue  # gone or damaged since it was listed: not a search result
-        for turn in turns:
-            texts = [item_text(i) for i in turn.get("items") or []]
+        # a fork's copied items keep their original times, all before the fork was made
+        own_since = loaded.created_at_ms if wire.get("forkedFromId") else 0
+        for turn in loaded.turns:
+            texts = [item_text(i) for i in turn.get("items") or [] if (i.get("startedAtMs") or 0) >= own_since]
             hit = next((t for t in texts if needle in t.casefold()), None)
             if hit is not None:
                 at = hit.casefold().find(needle)
@@ -90,9 +93,6 @@ def search_threads(store: ThreadStore, term: str, *, archived: bool, source_kind
                 if on_match is not None:
                     on_match(result)
                 break
-        else:
-            if needle in (wire.get("name") or "").casefold():
-                results.append({"thread": wire, "snippet": wire["name"]})
     return results
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -130,12 +130,24 @@ class TurnState:
         self.task: asyncio.Task[None] | None = None
         #: Input that arrived while the turn ran (turn/steer, or turn/start merged into this turn).
         self.pending_inputs: list[list[JsonObj]] = []
+        #: The client's id for each pending input's user message (its item's ``clientId``), index for index.
+        self.pending_client_ids: list[str | None] = []
         self.input_arrived = asyncio.Event()
         #: Server requests (approvals, ``PendingRequest``) still open; the turn's end resolves them.
         self.open_requests: dict[int, PendingRequest] = {}
         self.output_schema: JsonObj | None = None
         #: The client's id for the opening user message (``clientId`` of its item), e.g. a queued submission's.
         self.client_message_id: str | None = None
+
+    def keep_item(self, item: JsonObj) -> None:
+        """Keep a completed item. One with the id of an earlier item of this turn replaces it in place, as the
+        stored turn is rebuilt (``store.reconstruct``) and as Codex shows it; the live notifications show both."""
+        item_id = item.get("id")
+        for index, earlier in enumerate(self.items):
+            if item_id is not None and earlier.get("id") == item_id:
+                self.items[index] = item
+                return
+        self.items.append(item)
 
     @property
     def ended(self) -> bool:
@@ -232,6 +244,10 @@ class ThreadRuntime:
         self.queued: list[JsonObj] = []
         #: Run after a turn ends with the thread idle (the queue starts its next submission).
         self.idle_hook: Callable[[], Awaitable[None]] | None = None
+        #: thread/increment_elicitation: approvals pending outside the app-server's own requests.
+        self.out_of_band_elicitations = 0
+        #: Every client connection, subscribed or not: the audience of ``notices.BROADCAST`` notifications.
+        self.connections: Callable[[], Iterable[Subscriber]] = tuple
 
     # -- the turn lifecycle (every status change goes through ``TurnState.apply``) ------------------
     @property
@@ -255,12 +271,14 @@ class ThreadRuntime:
 
         return launch
 
-    def steer(self, inputs: list[JsonObj]) -> TurnState:
-        """Add input to the active turn (turn/steer, or a turn/start while one runs)."""
+    def steer(self, inputs: list[JsonObj], client_id: str | None = None) -> TurnState:
+        """Add input to the active turn (turn/steer, or a turn/start while one runs); ``client_id`` is the
+        request's clientUserMessageId, shown as the clientId of the user message it becomes."""
         turn = self.active
         if turn is None:
             raise RuntimeError(f"thread {self.id} has no active turn")
         turn.pending_inputs.append(inputs)
+        turn.pending_client_ids.append(client_id)
         if self._driver is not None:
             self._driver.steer()
         return turn
@@ -317,23 +335,27 @@ class ThreadRuntime:
                 "modelContextWindow": MODEL_CONTEXT_WINDOW}
 
     async def emit(self, notice: Notice) -> None:
-        """Send to every subscriber, in order.
+        """Send to every subscriber, in order (a ``notices.BROADCAST`` one to every other connection too).
 
         One subscriber gets plain backpressure: a client that stops reading slows the turn down. With
         several, a subscriber that has not read for ``SLOW_SUBSCRIBER_S`` is unsubscribed instead, so it
-        cannot stall the others.
+        cannot stall the others; an unsubscribed connection that stops reading just misses the notice.
         """
         method, params = notice.method, notice.params
         live = [s for s in self.subscribers if not s.closed.is_set()]
         if len(live) != len(self.subscribers):
             self.subscribers.intersection_update(live)
-        if len(live) == 1:
+        others = [s for s in self.connections() if s not in self.subscribers and not s.closed.is_set()] \
+            if method in notices.BROADCAST else []
+        if len(live) == 1 and not others:
             await live[0].notify(method, params)
             return
         for session in live:
             if not await session.notify_within(method, params, SLOW_SUBSCRIBER_S):
                 logger.warning("unsubscribing connection %s from thread %s: it stopped reading", session.id, self.id)
                 self.subscribers.discard(session)
+        for session in others:
+            await session.notify_within(method, params, SLOW_SUBSCRIBER_S)
 
     async def emit_status(self) -> None:
         await self.emit(notices.thread_status_changed(self.id, self.status()))

@@ -1,0 +1,59 @@
+"""Small thread controls of Codex 0.169: the out-of-band elicitation counter, thread/sample/cancel,
+thread/prediction/request and thread/realtime/listVoices.
+
+The elicitation counter belongs to a loaded thread (Codex: "thread not found" for one that is not loaded);
+external helpers raise it while a user approval is pending outside the app-server's own requests, and the
+thread counts as paused while it is above zero. In Codex a pause also holds the unified-exec yield and
+post-exit deadlines; pycodex keeps and reports the count, but its exec deadlines do not wait on it yet.
+"""
+
+from __future__ import annotations
+
+from app_server.connection import Session
+from app_server.handlers.table import RouteSpec, app_of
+from app_server.protocol import thread_controls as p
+from app_server.protocol.base import EmptyObject
+from pycodex.jsonrpc.errors import InvalidRequest, MethodNotFound
+
+__all__ = ["ROUTES"]
+
+
+async def increment_elicitation(session: Session, params: p.ThreadElicitationParams) -> p.ThreadElicitationResponse:
+    thread = app_of(session).threads.get_loaded(params.thread_id)
+    thread.out_of_band_elicitations += 1
+    count = thread.out_of_band_elicitations
+    return p.ThreadElicitationResponse(count=count, paused=count > 0)
+
+
+async def decrement_elicitation(session: Session, params: p.ThreadElicitationParams) -> p.ThreadElicitationResponse:
+    thread = app_of(session).threads.get_loaded(params.thread_id)
+    if thread.out_of_band_elicitations == 0:
+        raise InvalidRequest("out-of-band elicitation count is already zero")
+    thread.out_of_band_elicitations -= 1
+    count = thread.out_of_band_elicitations
+    return p.ThreadElicitationResponse(count=count, paused=count > 0)
+
+
+async def sample_cancel(session: Session, params: p.ThreadSampleCancelParams) -> EmptyObject:
+    """pycodex serves no thread/sample, so no sample is ever in flight: like Codex for an id it does not
+    know, the answer is ``{}``. Unknown keys are refused with serde's deny_unknown_fields text."""
+    for key in params.model_extra or {}:
+        raise InvalidRequest(f"Invalid request: unknown field `{key}`, expected `requestId`")
+    return EmptyObject()
+
+
+async def prediction_request(session: Session, params: p.ThreadPredictionRequestParams) -> EmptyObject:
+    raise MethodNotFound("thread/prediction/request is not implemented yet")  # Codex 0.169's own answer
+
+
+async def realtime_list_voices(session: Session, params: None) -> p.ThreadRealtimeListVoicesResponse:
+    return p.ThreadRealtimeListVoicesResponse(voices=p.REALTIME_VOICES)
+
+
+ROUTES = (
+    RouteSpec("thread/increment_elicitation", p.ThreadElicitationParams, increment_elicitation, experimental=True),
+    RouteSpec("thread/decrement_elicitation", p.ThreadElicitationParams, decrement_elicitation, experimental=True),
+    RouteSpec("thread/sample/cancel", p.ThreadSampleCancelParams, sample_cancel, experimental=True),
+    RouteSpec("thread/prediction/request", p.ThreadPredictionRequestParams, prediction_request, experimental=True),
+    RouteSpec("thread/realtime/listVoices", None, realtime_list_voices, experimental=True),
+)
