@@ -58,7 +58,6 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "thread_guardian": ("thread/guardianReview", "thread/approveGuardianDeniedAction"),
     "turns": ("turn/start", "turn/steer", "turn/interrupt"),
     "review": ("review/start",),
-    "guardian": ("thread/approveGuardianDeniedAction",),
     "info": ("skills/list", "account/read"),
     "models": (
         "model/list", "modelProvider/list", "modelProvider/capabilities/read", "modelProvider/config/write",
