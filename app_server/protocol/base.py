@@ -98,6 +98,7 @@ class WireModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         extra="ignore",
+        defer_build=True,
     )
 
     # keys (alias and python name) where an explicit null means "use the default" (see _null_means_default)
