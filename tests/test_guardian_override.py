@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.support.fake_model import message, model_config, run_turn
+from tests.support.fake_model import ok_model, run_turn
 
 MISSING = "00000000-0000-7000-8000-000000000000"
 DENIED = {"id": "r1", "turn_id": "t", "status": "denied", "risk_level": "high",
@@ -15,8 +15,7 @@ PREFIX = "invalid Guardian denial event: "
 
 
 async def test_guardian_override(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path) -> None:
-    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
-    model_config(codex_home, model.url)
+    model = await ok_model(fake_model, codex_home)
     client = await app_server(experimental=True)
     tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     cases = [

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from app_server.threads.model_metadata import fallback_metadata_warning, has_model_metadata
-from tests.support.fake_model import message, model_config, run_turn
+from tests.support.fake_model import ok_model, run_turn
 
 
 def _text(slug: str) -> str:
@@ -32,8 +32,7 @@ def test_catalog_lookup_matches_codex(slug: str, known: bool) -> None:
 async def test_each_turn_on_an_unknown_model_warns_first(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
-    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
-    model_config(codex_home, model.url)
+    await ok_model(fake_model, codex_home)
     client = await app_server()
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     assert client.notifications("warning") == []  # not at thread/start

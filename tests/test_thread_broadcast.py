@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.appserver_ws import WsAppServerClient
-from tests.support.fake_model import message, model_config, run_turn
+from tests.support.fake_model import ok_model, thread_with_a_turn
 from tests.support.schema import SchemaPair
 
 #: Codex's own start-up notices to a new connection, not part of this test.
@@ -20,15 +20,13 @@ async def test_lifecycle_notices_reach_every_connection(
     app_server_ws: Callable[..., Awaitable[WsAppServerClient]], fake_model: Any, codex_home: Path,
     workspace: Path, codex_schemas: SchemaPair,
 ) -> None:
-    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
-    model_config(codex_home, model.url)
+    await ok_model(fake_model, codex_home)
     owner = await app_server_ws(experimental=True)
     assert owner.process is not None
     other = await WsAppServerClient.connect(owner.process.argv[-1], codex_schemas, label="ws-other")
     try:
         await other.initialize(name="other", experimental=True)
-        tid = (await owner.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-        await run_turn(owner, tid, "hello")
+        tid = await thread_with_a_turn(owner, workspace)
         await owner.call("thread/settings/update", {"threadId": tid, "model": "other-model"})
         await owner.call("thread/name/set", {"threadId": tid, "name": "named"})
         await owner.call("thread/goal/set", {"threadId": tid, "objective": "ship", "status": "paused"})

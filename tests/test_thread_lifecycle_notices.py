@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.support.fake_model import message, model_config, run_turn
+from tests.support.fake_model import ok_model, thread_with_a_turn
 
 #: Not part of these sequences (Codex also greets a new connection with configWarning and remote-control status).
 IGNORED = ("account/rateLimits/updated", "deprecationNotice", "warning", "configWarning",
@@ -28,11 +28,9 @@ async def _sequence(client: Any, method: str, params: dict[str, Any], last: str,
 async def test_fork_archive_and_delete_notices(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
-    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
-    model_config(codex_home, model.url)
+    await ok_model(fake_model, codex_home)
     client = await app_server()
-    tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    await run_turn(client, tid, "hello")
+    tid = await thread_with_a_turn(client, workspace)
 
     forks: list[str] = []
 

@@ -7,12 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.support.fake_model import message, model_config, run_turn
+from tests.support.fake_model import ok_model, run_turn
 
 
 async def test_list_and_search_views(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path) -> None:
-    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
-    model_config(codex_home, model.url)
+    await ok_model(fake_model, codex_home)
     client = await app_server(experimental=True)
     parent = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     await run_turn(client, parent, "hello world")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.support.fake_model import message, model_config, run_turn
+from tests.support.fake_model import ok_model, thread_with_a_turn
 
 NIL = "00000000-0000-7000-8000-000000000000"
 EMPTY = "only user input can be added to the user-message queue"
@@ -17,11 +17,9 @@ REMOTE = "remote image URLs are not supported; use an inline data URL instead"
 async def test_queue_refuses_what_it_cannot_hold(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
-    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
-    model_config(codex_home, model.url)
+    await ok_model(fake_model, codex_home)
     client = await app_server(experimental=True)
-    tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    await run_turn(client, tid, "hello")
+    tid = await thread_with_a_turn(client, workspace)
 
     async def add(parts: list[Any], client_id: str) -> dict[str, Any]:
         return await client.request("thread/queue/add",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.appserver_ws import WsAppServerClient
-from tests.support.fake_model import message, model_config, run_turn
+from tests.support.fake_model import ok_model, thread_with_a_turn
 from tests.support.schema import SchemaPair
 
 #: Not part of these sequences (Codex also greets a new connection with configWarning and remote-control status).
@@ -30,15 +30,13 @@ async def test_joining_a_loaded_thread(
     app_server_ws: Callable[..., Awaitable[WsAppServerClient]], fake_model: Any, codex_home: Path,
     workspace: Path, codex_schemas: SchemaPair,
 ) -> None:
-    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
-    model_config(codex_home, model.url)
+    await ok_model(fake_model, codex_home)
     first = await app_server_ws()
     assert first.process is not None
     second = await WsAppServerClient.connect(first.process.argv[-1], codex_schemas, label="ws-second")
     try:
         await second.initialize(name="second")
-        tid = (await first.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-        await run_turn(first, tid, "hello")
+        tid = await thread_with_a_turn(first, workspace)
 
         # joining the loaded thread: the answer, then the goal state, which its first subscriber sees too
         joined = await _after(second, {"id": 90, "method": "thread/resume",
@@ -52,11 +50,9 @@ async def test_joining_a_loaded_thread(
 async def test_loading_a_stored_thread(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
-    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
-    model_config(codex_home, model.url)
+    await ok_model(fake_model, codex_home)
     client = await app_server()
-    tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    await run_turn(client, tid, "hello")
+    tid = await thread_with_a_turn(client, workspace)
     await client.close()
     other = await app_server()  # a new server: the thread is only on disk
     loaded = await _after(other, {"id": 91, "method": "thread/resume",

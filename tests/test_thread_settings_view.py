@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.support.fake_model import message, model_config, run_turn
+from tests.support.fake_model import ok_model, run_turn
 
 FIELDS = ("model", "modelProvider", "reasoningEffort")
 
@@ -23,8 +23,7 @@ async def _listed(client: Any, thread_id: str) -> tuple[Any, ...]:
 async def test_read_and_list_show_the_current_settings(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
-    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
-    model_config(codex_home, model.url)
+    await ok_model(fake_model, codex_home)
     client = await app_server(experimental=True)
     tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     await run_turn(client, tid, "hello", model="turn-model", effort="low")  # sticky for later turns

@@ -93,3 +93,18 @@ async def run_turn(client: Any, thread_id: str, text: str, *, timeout: float = 1
     )
     final: dict[str, Any] = done["params"]["turn"]
     return final
+
+
+async def ok_model(fake_model: Any, codex_home: Path) -> FakeModel:
+    """A fake model answering every request with the message "ok", configured as ``codex_home``'s provider
+    (``fake_model`` is the conftest fixture that starts and stops it)."""
+    model: FakeModel = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
+    model_config(codex_home, model.url)
+    return model
+
+
+async def thread_with_a_turn(client: Any, workspace: Path, text: str = "hello") -> str:
+    """Start a thread in ``workspace``, run one text turn on it, and return the thread id."""
+    thread_id: str = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    await run_turn(client, thread_id, text)
+    return thread_id
