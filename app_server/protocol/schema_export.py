@@ -1,17 +1,32 @@
 """JSON Schema export of pycodex's protocol models (`pycodex app-server generate-json-schema --out DIR`).
 
 Layout mirrors `codex app-server generate-json-schema`: `DIR/v2/<ModelName>.json` for each
-params/response/notification/server-request model, plus the bundle
-`DIR/codex_app_server_protocol.v2.schemas.json` holding every model under `definitions` (SDKs read
-`v2/TurnStartParams.json` etc. to probe which properties a server supports). Experimental fields carry
-`"x-experimental": true` and are left out unless `experimental=True` (like Codex's `--experimental`).
+params/response/notification/server-request model, the unions `DIR/ClientRequest.json`,
+`DIR/ServerNotification.json` and `DIR/ServerRequest.json` (Codex's shape: a `oneOf` of
+`{id, method: enum [name], params}` objects), plus the bundle `DIR/codex_app_server_protocol.v2.schemas.json`
+holding every model and union under `definitions` (SDKs read `v2/TurnStartParams.json` etc. to probe which
+properties a server supports). Experimental fields carry `"x-experimental": true` and are left out unless
+`experimental=True`, and so are experimental methods (like Codex's `--experimental`).
+
+The served methods come from the handler families' ``ROUTES`` tables, imported here only (never at
+app-server start-up, which loads a family on first use). A method's response model is exported where its
+handler is annotated to return a pydantic model, or where the protocol table ``METHODS`` names one; handlers
+that assemble their answer as a plain dict (or answer later through ``Deferred``) have no response model and
+none is made up for them, so those methods appear in ``ClientRequest`` with their params only. Params
+definitions carry pycodex's model names, which differ from Codex's where one model serves several methods
+(``FsPathParams`` for `fs/readFile`, `fs/getMetadata`...). Our server requires ``params`` whenever a method
+has a params model, so ``params`` is required there even where Codex accepts it absent.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import typing
+from collections.abc import Iterable, Sequence
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
@@ -20,17 +35,72 @@ from .approvals import SERVER_REQUESTS
 from .methods import METHODS
 from .notifications import NOTIFICATIONS
 
+if TYPE_CHECKING:
+    from app_server.handlers.table import RouteSpec
+
 BUNDLE_NAME = "codex_app_server_protocol.v2.schemas.json"
 _DRAFT = "http://json-schema.org/draft-07/schema#"
 _REF_TEMPLATE = "#/definitions/{model}"
 
 
-def exported_models() -> list[type[BaseModel]]:
+_UNION_DESCRIPTIONS = {
+    "ClientRequest": "Request from the client to the server.",
+    "ServerNotification": "Notification sent from the server to the client.",
+    "ServerRequest": "Request initiated from the server and sent to the client.",
+}
+
+
+class ServedMethod(NamedTuple):
+    """One client request pycodex serves, as the schema sees it."""
+
+    method: str
+    params: type[BaseModel] | None
+    response: type[BaseModel] | None
+    experimental: bool
+
+
+def _routes() -> list[RouteSpec]:
+    # Imported on demand: loading every family builds the whole protocol surface, which only this
+    # command needs (app-server start-up loads a family when one of its methods is first requested).
+    from app_server.handlers import FAMILIES
+
+    routes: list[RouteSpec] = []
+    for family in FAMILIES:
+        routes.extend(import_module(f"app_server.handlers.{family}").ROUTES)
+    return routes
+
+
+def _response_model(route: RouteSpec) -> type[BaseModel] | None:
+    returned = typing.get_type_hints(route.handler).get("return")
+    if isinstance(returned, type) and issubclass(returned, BaseModel):
+        return returned
+    spec = METHODS.get(route.method)
+    return spec.response if spec is not None else None
+
+
+def served_methods(experimental: bool = True) -> list[ServedMethod]:
+    """Every client request the handler families serve, in ``FAMILIES`` order; experimental ones on request."""
+    return [
+        ServedMethod(route.method, route.params, _response_model(route), route.experimental)
+        for route in _routes()
+        if experimental or not route.experimental
+    ]
+
+
+def exported_models(methods: Sequence[ServedMethod] | None = None) -> list[type[BaseModel]]:
     """Every top-level model we export, deduplicated, in a stable order."""
+    served = served_methods() if methods is None else methods
+    names = {m.method for m in served}
     seen: dict[str, type[BaseModel]] = {}
-    for spec in METHODS.values():
-        seen.setdefault(spec.params.__name__, spec.params)
-        seen.setdefault(spec.response.__name__, spec.response)
+    # METHODS first: its params models are the plain ones (a route may serve a version-tolerant subclass).
+    for name, spec in METHODS.items():
+        if name in names:
+            seen.setdefault(spec.params.__name__, spec.params)
+            seen.setdefault(spec.response.__name__, spec.response)
+    for method in served:
+        for model in (method.params, method.response):
+            if model is not None:
+                seen.setdefault(model.__name__, model)
     for model in NOTIFICATIONS.values():
         seen.setdefault(model.__name__, model)
     for params, response in SERVER_REQUESTS.values():
@@ -48,20 +118,95 @@ def _single_schema(model: type[BaseModel]) -> dict[str, Any]:
     return out
 
 
-def bundle_schema() -> dict[str, Any]:
-    """One document with every exported model (and everything they reference) under `definitions`."""
-    models = exported_models()
+def _title(method: str) -> str:
+    """Codex's variant title stem: `thread/inject_items` -> `Thread/injectItems`."""
+    camel = re.sub(r"_([a-z])", lambda match: match.group(1).upper(), method)
+    return camel[:1].upper() + camel[1:]
+
+
+def _variant(method: str, params: type[BaseModel] | None, kind: str, with_id: bool) -> dict[str, Any]:
+    title = f"{_title(method)}{kind}"
+    properties: dict[str, Any] = {"id": {"$ref": _REF_TEMPLATE.format(model="RequestId")}} if with_id else {}
+    properties["method"] = {"enum": [method], "title": f"{title}Method", "type": "string"}
+    properties["params"] = (
+        {"$ref": _REF_TEMPLATE.format(model=params.__name__)} if params is not None else {"type": "null"}
+    )
+    required: list[str] = [key for key in ("id", "method") if key in properties]
+    if params is not None:
+        required.append("params")
+    return {"properties": properties, "required": required, "title": title, "type": "object"}
+
+
+def _union(name: str, variants: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    return {"description": _UNION_DESCRIPTIONS[name], "oneOf": list(variants), "title": name}
+
+
+def union_schemas(methods: Sequence[ServedMethod]) -> dict[str, dict[str, Any]]:
+    """The message unions (without `definitions`) plus `RequestId`, keyed by definition name."""
+    return {
+        "RequestId": {"anyOf": [{"type": "string"}, {"format": "int64", "type": "integer"}]},
+        "ClientRequest": _union(
+            "ClientRequest", (_variant(m.method, m.params, "Request", True) for m in methods)
+        ),
+        "ServerNotification": _union(
+            "ServerNotification",
+            (_variant(method, model, "Notification", False) for method, model in NOTIFICATIONS.items()),
+        ),
+        "ServerRequest": _union(
+            "ServerRequest",
+            (_variant(method, params, "Request", True) for method, (params, _) in SERVER_REQUESTS.items()),
+        ),
+    }
+
+
+def _definitions(models: Sequence[type[BaseModel]]) -> dict[str, Any]:
     _, top = models_json_schema(
         [(m, "validation") for m in models], by_alias=True, ref_template=_REF_TEMPLATE
     )
+    definitions: dict[str, Any] = top.get("$defs", {})
+    return definitions
+
+
+def bundle_schema(methods: Sequence[ServedMethod] | None = None) -> dict[str, Any]:
+    """One document with every exported model and union (and all they reference) under `definitions`."""
+    served = served_methods() if methods is None else methods
     return {
         "$schema": _DRAFT,
         "title": "PycodexAppServerProtocolV2",
         "type": "object",
-        "definitions": top.get("$defs", {}),
-        "x-methods": {name: spec.experimental for name, spec in METHODS.items()},
+        "definitions": {**_definitions(exported_models(served)), **union_schemas(served)},
+        "x-methods": {m.method: m.experimental for m in served},
         "x-notifications": sorted(NOTIFICATIONS),
     }
+
+
+def _union_documents(bundle: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """`ClientRequest.json` etc.: each union with the definitions it reaches, like Codex's top-level files."""
+    definitions: dict[str, Any] = bundle["definitions"]
+    documents: dict[str, dict[str, Any]] = {}
+    for name in ("ClientRequest", "ServerNotification", "ServerRequest"):
+        reached = _reachable(definitions, definitions[name])
+        documents[name] = {"$schema": _DRAFT, **definitions[name], "definitions": reached}
+    return documents
+
+
+def _reachable(definitions: dict[str, Any], root: Any) -> dict[str, Any]:
+    prefix = _REF_TEMPLATE.format(model="")
+    found: dict[str, Any] = {}
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, list):
+            pending.extend(node)
+        elif isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith(prefix):
+                name = ref.removeprefix(prefix)
+                if name not in found and name in definitions:
+                    found[name] = definitions[name]
+                    pending.append(definitions[name])
+            pending.extend(node.values())
+    return dict(sorted(found.items()))
 
 
 def _strip_experimental(node: Any) -> Any:
@@ -110,7 +255,7 @@ def _write(path: Path, document: dict[str, Any]) -> Path:
 
 
 def write_json_schema(out_dir: Path, experimental: bool = False) -> list[Path]:
-    """Write one schema file per model under `out_dir/v2/` plus the bundle; returns the paths written."""
+    """Write one schema file per model under `out_dir/v2/`, the unions and the bundle; returns the paths."""
     v2 = out_dir / "v2"
     v2.mkdir(parents=True, exist_ok=True)
 
@@ -118,8 +263,11 @@ def write_json_schema(out_dir: Path, experimental: bool = False) -> list[Path]:
         document = _require_tags(document)
         return document if experimental else _strip_experimental(document)
 
+    served = served_methods(experimental)
     written = [
-        _write(v2 / f"{model.__name__}.json", finish(_single_schema(model))) for model in exported_models()
+        _write(v2 / f"{model.__name__}.json", finish(_single_schema(model))) for model in exported_models(served)
     ]
-    written.append(_write(out_dir / BUNDLE_NAME, finish(bundle_schema())))
+    bundle = finish(bundle_schema(served))
+    written.extend(_write(out_dir / f"{name}.json", doc) for name, doc in _union_documents(bundle).items())
+    written.append(_write(out_dir / BUNDLE_NAME, bundle))
     return written
