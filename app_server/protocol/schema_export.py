@@ -33,7 +33,7 @@ from pydantic.json_schema import models_json_schema
 
 from .approvals import SERVER_REQUESTS
 from .methods import METHODS
-from .notifications import NOTIFICATIONS
+from .notifications import EXPERIMENTAL_NOTIFICATIONS, NOTIFICATIONS
 
 if TYPE_CHECKING:
     from app_server.handlers.table import RouteSpec
@@ -87,25 +87,38 @@ def served_methods(experimental: bool = True) -> list[ServedMethod]:
     ]
 
 
-def exported_models(methods: Sequence[ServedMethod] | None = None) -> list[type[BaseModel]]:
+def _notifications(experimental: bool) -> dict[str, type[BaseModel]]:
+    return {m: model for m, model in NOTIFICATIONS.items() if experimental or m not in EXPERIMENTAL_NOTIFICATIONS}
+
+
+def _add(seen: dict[str, type[BaseModel]], model: type[BaseModel]) -> None:
+    # Definitions are keyed by class name, so two models sharing one would make a `$ref` ambiguous.
+    known = seen.setdefault(model.__name__, model)
+    if known is not model:
+        raise ValueError(f"two protocol models are both named {model.__name__!r}: {known!r} and {model!r}")
+
+
+def exported_models(
+    methods: Sequence[ServedMethod] | None = None, experimental: bool = True
+) -> list[type[BaseModel]]:
     """Every top-level model we export, deduplicated, in a stable order."""
-    served = served_methods() if methods is None else methods
+    served = served_methods(experimental) if methods is None else methods
     names = {m.method for m in served}
     seen: dict[str, type[BaseModel]] = {}
     # METHODS first: its params models are the plain ones (a route may serve a version-tolerant subclass).
     for name, spec in METHODS.items():
         if name in names:
-            seen.setdefault(spec.params.__name__, spec.params)
-            seen.setdefault(spec.response.__name__, spec.response)
+            _add(seen, spec.params)
+            _add(seen, spec.response)
     for method in served:
         for model in (method.params, method.response):
             if model is not None:
-                seen.setdefault(model.__name__, model)
-    for model in NOTIFICATIONS.values():
-        seen.setdefault(model.__name__, model)
+                _add(seen, model)
+    for model in _notifications(experimental).values():
+        _add(seen, model)
     for params, response in SERVER_REQUESTS.values():
-        seen.setdefault(params.__name__, params)
-        seen.setdefault(response.__name__, response)
+        _add(seen, params)
+        _add(seen, response)
     return list(seen.values())
 
 
@@ -141,7 +154,7 @@ def _union(name: str, variants: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return {"description": _UNION_DESCRIPTIONS[name], "oneOf": list(variants), "title": name}
 
 
-def union_schemas(methods: Sequence[ServedMethod]) -> dict[str, dict[str, Any]]:
+def union_schemas(methods: Sequence[ServedMethod], experimental: bool = True) -> dict[str, dict[str, Any]]:
     """The message unions (without `definitions`) plus `RequestId`, keyed by definition name."""
     return {
         "RequestId": {"anyOf": [{"type": "string"}, {"format": "int64", "type": "integer"}]},
@@ -150,7 +163,7 @@ def union_schemas(methods: Sequence[ServedMethod]) -> dict[str, dict[str, Any]]:
         ),
         "ServerNotification": _union(
             "ServerNotification",
-            (_variant(method, model, "Notification", False) for method, model in NOTIFICATIONS.items()),
+            (_variant(method, model, "Notification", False) for method, model in _notifications(experimental).items()),
         ),
         "ServerRequest": _union(
             "ServerRequest",
@@ -167,16 +180,18 @@ def _definitions(models: Sequence[type[BaseModel]]) -> dict[str, Any]:
     return definitions
 
 
-def bundle_schema(methods: Sequence[ServedMethod] | None = None) -> dict[str, Any]:
+def bundle_schema(methods: Sequence[ServedMethod] | None = None, experimental: bool = True) -> dict[str, Any]:
     """One document with every exported model and union (and all they reference) under `definitions`."""
-    served = served_methods() if methods is None else methods
+    served = served_methods(experimental) if methods is None else methods
     return {
         "$schema": _DRAFT,
         "title": "PycodexAppServerProtocolV2",
         "type": "object",
-        "definitions": {**_definitions(exported_models(served)), **union_schemas(served)},
+        "definitions": {
+            **_definitions(exported_models(served, experimental)), **union_schemas(served, experimental)
+        },
         "x-methods": {m.method: m.experimental for m in served},
-        "x-notifications": sorted(NOTIFICATIONS),
+        "x-notifications": sorted(_notifications(experimental)),
     }
 
 
@@ -265,9 +280,9 @@ def write_json_schema(out_dir: Path, experimental: bool = False) -> list[Path]:
 
     served = served_methods(experimental)
     written = [
-        _write(v2 / f"{model.__name__}.json", finish(_single_schema(model))) for model in exported_models(served)
+        _write(v2 / f"{model.__name__}.json", finish(_single_schema(model))) for model in exported_models(served, experimental)
     ]
-    bundle = finish(bundle_schema(served))
+    bundle = finish(bundle_schema(served, experimental))
     written.extend(_write(out_dir / f"{name}.json", doc) for name, doc in _union_documents(bundle).items())
     written.append(_write(out_dir / BUNDLE_NAME, bundle))
     return written
