@@ -16,6 +16,8 @@ none is made up for them, so those methods appear in ``ClientRequest`` with thei
 definitions carry pycodex's model names, which differ from Codex's where one model serves several methods
 (``FsPathParams`` for `fs/readFile`, `fs/getMetadata`...). Our server requires ``params`` whenever a method
 has a params model, so ``params`` is required there even where Codex accepts it absent.
+``ServerNotification`` and ``ServerRequest`` list only the messages with a pydantic model (``NOTIFICATIONS``,
+``SERVER_REQUESTS``); those the server builds as plain dicts are not described.
 """
 
 from __future__ import annotations
