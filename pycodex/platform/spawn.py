@@ -27,6 +27,7 @@ from pycodex.platform.fd_reader import FdReader
 __all__ = ["SpawnError", "SpawnRequest", "SpawnedProcess", "exit_code_of", "os_error_text", "spawn"]
 
 STDIN_DRAIN_TIMEOUT_S = 5.0
+PIPE_BUFFER_BYTES = 256 * 1024
 
 
 class SpawnError(Exception):
@@ -232,6 +233,8 @@ async def _spawn_pipes(request: SpawnRequest, program: str, args: list[str]) -> 
     err_r = err_w = -1
     try:
         err_r, err_w = os.pipe()
+        for fd in (out_w, err_w):
+            _widen_pipe(fd)
         proc = await asyncio.create_subprocess_exec(
             *args,
             executable=program,
@@ -253,6 +256,13 @@ async def _spawn_pipes(request: SpawnRequest, program: str, args: list[str]) -> 
             if fd >= 0:
                 os.close(fd)
     return SpawnedProcess(proc, {"stdout": FdReader(out_r), "stderr": FdReader(err_r)}, None)
+
+
+def _widen_pipe(fd: int) -> None:
+    # With nothing read ahead the kernel buffer is all the slack between child and reader; 64 KiB made
+    # the child stall whenever the reader was busy sending (StreamReader used to buffer ~128 KiB more).
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BUFFER_BYTES)
 
 
 async def _spawn_pty(request: SpawnRequest, program: str, args: list[str]) -> SpawnedProcess:
