@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import fcntl
 import os
 import struct
@@ -23,10 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pycodex.platform.fd_reader import FdReader
+
 __all__ = ["SpawnError", "SpawnRequest", "SpawnedProcess", "exit_code_of", "os_error_text", "spawn"]
 
-_READ_LIMIT = 64 * 1024
 STDIN_DRAIN_TIMEOUT_S = 5.0
+PIPE_BUFFER_BYTES = 256 * 1024
 
 
 class SpawnError(Exception):
@@ -85,14 +86,12 @@ class SpawnedProcess:
     def __init__(
         self,
         proc: asyncio.subprocess.Process,
-        readers: dict[str, asyncio.StreamReader],
+        readers: dict[str, FdReader],
         pty_master: int | None,
-        pty_transport: asyncio.ReadTransport | None = None,
     ) -> None:
         self._proc = proc
         self._readers = readers
         self._pty_master = pty_master
-        self._pty_transport = pty_transport
         self.pid = proc.pid
         self.returncode: int | None = None
         # A pidfd tells us when the leader exits even while its pipes stay open (asyncio's own
@@ -111,13 +110,11 @@ class SpawnedProcess:
         return self._pty_master is not None or self._proc.stdin is not None
 
     async def read_chunk(self, stream: str, size: int) -> bytes:
-        """Up to ``size`` bytes from ``stream``; ``b""`` at end of stream (a pty's EIO counts as EOF)."""
-        try:
-            return await self._readers[stream].read(size)
-        except OSError as exc:
-            if exc.errno == errno.EIO:
-                return b""
-            raise
+        """Up to ``size`` bytes from ``stream``; ``b""`` at end of stream (a pty's EIO counts as EOF).
+
+        Cancelling a read closes that stream: a pump that is cancelled is done with it.
+        """
+        return await self._readers[stream].read(size)
 
     async def wait(self) -> int:
         """Wait for the leader to exit; returns the exit code (signals as 128+N)."""
@@ -186,10 +183,9 @@ class SpawnedProcess:
 
     def close_pty(self) -> None:
         """Stop reading the terminal (background children may keep it open forever)."""
-        if self._pty_transport is not None:
-            self._pty_transport.close()
-            self._pty_transport = None
         if self._pty_master is not None:
+            for reader in self._readers.values():
+                reader.close()
             fd, self._pty_master = self._pty_master, None
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -223,24 +219,50 @@ async def spawn(request: SpawnRequest) -> SpawnedProcess:
                 return await _spawn_pty(request, program, args)
             except subprocess.SubprocessError as exc:
                 raise SpawnError(f"failed to apply the sandbox: {exc}") from exc
-        proc = await asyncio.create_subprocess_exec(
-            *args,
-            executable=program,
-            stdin=asyncio.subprocess.PIPE if request.pipe_stdin else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=request.cwd,
-            env=request.env,
-            start_new_session=True,
-            limit=_READ_LIMIT,
-            preexec_fn=_child_setup(False, request.confine),
-        )
+        return await _spawn_pipes(request, program, args)
     except OSError as exc:
         raise SpawnError(os_error_text(exc)) from exc
     except subprocess.SubprocessError as exc:  # the confine step failed in the child
         raise SpawnError(f"failed to apply the sandbox: {exc}") from exc
-    assert proc.stdout is not None and proc.stderr is not None
-    return SpawnedProcess(proc, {"stdout": proc.stdout, "stderr": proc.stderr}, None)
+
+
+async def _spawn_pipes(request: SpawnRequest, program: str, args: list[str]) -> SpawnedProcess:
+    # Our own pipes rather than asyncio's PIPE: the read ends go to FdReaders (one os.read per chunk
+    # instead of a StreamReader's copies); the parent's write ends are closed once the child has them.
+    out_r, out_w = os.pipe()
+    err_r = err_w = -1
+    try:
+        err_r, err_w = os.pipe()
+        for fd in (out_w, err_w):
+            _widen_pipe(fd)
+        proc = await asyncio.create_subprocess_exec(
+            *args,
+            executable=program,
+            stdin=asyncio.subprocess.PIPE if request.pipe_stdin else asyncio.subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=err_w,
+            cwd=request.cwd,
+            env=request.env,
+            start_new_session=True,
+            preexec_fn=_child_setup(False, request.confine),
+        )
+    except BaseException:
+        for fd in (out_r, err_r):
+            if fd >= 0:
+                os.close(fd)
+        raise
+    finally:
+        for fd in (out_w, err_w):
+            if fd >= 0:
+                os.close(fd)
+    return SpawnedProcess(proc, {"stdout": FdReader(out_r), "stderr": FdReader(err_r)}, None)
+
+
+def _widen_pipe(fd: int) -> None:
+    # With nothing read ahead the kernel buffer is all the slack between child and reader; 64 KiB made
+    # the child stall whenever the reader was busy sending (StreamReader used to buffer ~128 KiB more).
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BUFFER_BYTES)
 
 
 async def _spawn_pty(request: SpawnRequest, program: str, args: list[str]) -> SpawnedProcess:
@@ -263,11 +285,5 @@ async def _spawn_pty(request: SpawnRequest, program: str, args: list[str]) -> Sp
         raise
     finally:
         os.close(slave)
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_READ_LIMIT, loop=loop)
-    # The read transport owns a duplicate so that closing it never closes the fd we write to.
-    read_file = os.fdopen(os.dup(master), "rb", buffering=0)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), read_file
-    )
-    return SpawnedProcess(proc, {"pty": reader}, master, transport)
+    # The reader owns a duplicate so that its EOF/cancel close never closes the fd we write to.
+    return SpawnedProcess(proc, {"pty": FdReader(os.dup(master))}, master)
