@@ -123,7 +123,8 @@ def codex_errors(tmp: Path, port: int) -> list[dict[str, Any]]:
                 "params": {"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]},
             }
         )
-        wait_for(lambda m: m.get("method") == "error" and not m["params"]["willRetry"], 20)
+        # As generous as the start-up waits: a busy 2-core machine was seen to take longer than 20 s here.
+        wait_for(lambda m: m.get("method") == "error" and not m["params"]["willRetry"], 60)
     finally:
         proc.stdin.close()
         try:
