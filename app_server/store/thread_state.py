@@ -148,12 +148,7 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
         """The thread's read state. A thread never seen here is unread from its first turn (or its start),
         and that state is stored so the revision handed out stays valid."""
         with self._lock:
-            row = self._row(thread_id)
-            if row is None:
-                kind = "turn" if default_turn else "threadStart"
-                row = (kind, default_turn, str(uuid.uuid4()))
-                self._conn.execute("INSERT INTO read_state VALUES (?, ?, ?, ?)", (thread_id, *row))
-            return _state_wire(*row)
+            return _state_wire(*self._row_or_default(thread_id, default_turn))
 
     def read_states(self, first_turns: dict[str, str | None]) -> dict[str, JsonObj]:
         return {tid: self.read_state(tid, default_turn=turn) for tid, turn in first_turns.items()}
@@ -172,10 +167,7 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
 
     def update(self, thread_id: str, operation: str, expected_revision: str) -> JsonObj:
         with self._lock:
-            row = self._row(thread_id)
-            if row is None:  # never handed out: store the default so the conflict's revision is usable
-                row = ("threadStart", None, str(uuid.uuid4()))
-                self._conn.execute("INSERT INTO read_state VALUES (?, ?, ?, ?)", (thread_id, *row))
+            row = self._row_or_default(thread_id, None)  # stored, so a conflict's revision is usable
             if row[2] != expected_revision:
                 raise ReadStateConflict(_state_wire(*row))
             if operation == "read":
@@ -194,6 +186,14 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
             "SELECT first_unread_kind, first_unread_turn, revision FROM read_state WHERE thread_id = ?", (thread_id,)
         ).fetchone()
         return None if row is None else (row[0], row[1], row[2])
+
+    def _row_or_default(self, thread_id: str, default_turn: str | None) -> tuple[str | None, str | None, str]:
+        """The stored row, or the default (unread from `default_turn`, else from the start) stored now."""
+        row = self._row(thread_id)
+        if row is None:
+            row = ("turn" if default_turn else "threadStart", default_turn, str(uuid.uuid4()))
+            self._conn.execute("INSERT INTO read_state VALUES (?, ?, ?, ?)", (thread_id, *row))
+        return row
 
     def _write(self, thread_id: str, kind: str | None, turn: str | None) -> JsonObj:
         revision = str(uuid.uuid4())
