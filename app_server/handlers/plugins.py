@@ -26,6 +26,15 @@ def _remote(action: str) -> InvalidRequest:
     return InvalidRequest(f"{action}: {REMOTE_AUTH}")
 
 
+def _remote_only(action: str) -> Any:
+    """A handler for a method that only works against the remote plugin catalog: Codex's refusal."""
+    async def handler(session: Session, params: Any) -> JsonObj:
+        raise _remote(action)
+
+    handler.__name__ = "remote_only"
+    return handler
+
+
 def _store(session: Session) -> Store:
     return Store(app_of(session).codex_home)
 
@@ -96,30 +105,6 @@ async def plugin_reconcile(session: Session, params: p.AnyParams) -> JsonObj:
 
 async def plugin_search(session: Session, params: p.PluginSearchParams) -> JsonObj:
     return {"data": [], "nextCursor": None}
-
-
-async def skill_read(session: Session, params: p.PluginSkillReadParams) -> JsonObj:
-    raise _remote("read remote plugin skill details")
-
-
-async def share_save(session: Session, params: p.PluginShareSaveParams) -> JsonObj:
-    raise _remote("save remote plugin share")
-
-
-async def share_update(session: Session, params: p.PluginShareUpdateTargetsParams) -> JsonObj:
-    raise _remote("update remote plugin share targets")
-
-
-async def share_list(session: Session, params: p.AnyParams) -> JsonObj:
-    raise _remote("list remote plugin shares")
-
-
-async def share_checkout(session: Session, params: p.RemotePluginParams) -> JsonObj:
-    raise _remote("checkout plugin share")
-
-
-async def share_delete(session: Session, params: p.RemotePluginParams) -> JsonObj:
-    raise _remote("delete remote plugin share")
 
 
 async def marketplace_add(session: Session, params: p.MarketplaceAddParams) -> JsonObj:
@@ -200,12 +185,13 @@ ROUTES = (
     RouteSpec("plugin/uninstall", p.PluginUninstallParams, plugin_uninstall),
     RouteSpec("plugin/reconcile", p.AnyParams, plugin_reconcile),
     RouteSpec("plugin/search", p.PluginSearchParams, plugin_search, experimental=True),
-    RouteSpec("plugin/skill/read", p.PluginSkillReadParams, skill_read),
-    RouteSpec("plugin/share/save", p.PluginShareSaveParams, share_save),
-    RouteSpec("plugin/share/updateTargets", p.PluginShareUpdateTargetsParams, share_update),
-    RouteSpec("plugin/share/list", p.AnyParams, share_list),
-    RouteSpec("plugin/share/checkout", p.RemotePluginParams, share_checkout),
-    RouteSpec("plugin/share/delete", p.RemotePluginParams, share_delete),
+    RouteSpec("plugin/skill/read", p.PluginSkillReadParams, _remote_only("read remote plugin skill details")),
+    RouteSpec("plugin/share/save", p.PluginShareSaveParams, _remote_only("save remote plugin share")),
+    RouteSpec("plugin/share/updateTargets", p.PluginShareUpdateTargetsParams,
+              _remote_only("update remote plugin share targets")),
+    RouteSpec("plugin/share/list", p.AnyParams, _remote_only("list remote plugin shares")),
+    RouteSpec("plugin/share/checkout", p.RemotePluginParams, _remote_only("checkout plugin share")),
+    RouteSpec("plugin/share/delete", p.RemotePluginParams, _remote_only("delete remote plugin share")),
     RouteSpec("marketplace/add", p.MarketplaceAddParams, marketplace_add),
     RouteSpec("marketplace/remove", p.MarketplaceRemoveParams, marketplace_remove),
     RouteSpec("marketplace/upgrade", p.MarketplaceUpgradeParams, marketplace_upgrade),
