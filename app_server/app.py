@@ -33,6 +33,7 @@ from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
 from app_server.threads.state import ThreadRuntime, ThreadSettings
 from app_server.tools.sandbox import landlock_abi
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
@@ -49,7 +50,6 @@ __all__ = ["AppServer", "StartupError", "default_codex_home"]
 
 logger = logging.getLogger(__name__)
 
-JsonObj = dict[str, Any]
 CONFIG_LOAD_FAILED = "failed to load configuration"
 SCRIPT_UNUSABLE = "The scripted model cannot run: its model script is unusable."
 SANDBOX_UNAVAILABLE = (

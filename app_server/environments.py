@@ -26,6 +26,7 @@ from app_server.tools.sandbox import Sandbox, make_sandbox
 from app_server.tools.shell_snapshot import ShellSnapshot
 from exec_client.environment import ExecServerEnvironment, ExecutionEnvironment
 from exec_client.local_environment import LocalEnvironment
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from exec_client.remote import RemoteEnvironmentConnector
@@ -34,7 +35,6 @@ __all__ = ["EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "Th
 
 logger = logging.getLogger(__name__)
 
-JsonObj = dict[str, Any]
 
 URL_ENV_VAR = "CODEX_EXEC_SERVER_URL"
 #: The client name Codex's app-server gives its exec-server sessions.

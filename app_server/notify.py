@@ -16,11 +16,11 @@ import logging
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from pycodex.json_types import JsonObj
+
 __all__ = ["TurnNotifier", "turn_complete_payload"]
 
 logger = logging.getLogger(__name__)
-
-JsonObj = dict[str, Any]
 
 
 def turn_complete_payload(*, thread_id: str, turn_id: str, cwd: str, client: str, inputs: list[str],

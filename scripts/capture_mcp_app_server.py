@@ -20,7 +20,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout's root
 from scripts.manifest import record_in_manifest
@@ -28,7 +29,6 @@ from scripts.manifest import record_in_manifest
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "support" / "mcp_calc_server.py")
 OUT = ROOT / "tests" / "data" / "mcp" / "codex_0169_app_server.json"
-JsonObj = dict[str, Any]
 
 
 def _call(call_id: str, name: str, args: JsonObj) -> JsonObj:

@@ -14,10 +14,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pycodex.json_types import JsonObj
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout's root
 from scripts.manifest import record_in_manifest
 
-JsonObj = dict[str, Any]
 URL = "http://127.0.0.1:9/v1"
 WRITE = "modelProvider/config/write"
 DEFAULT = "modelProvider/default/set"

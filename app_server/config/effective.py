@@ -26,14 +26,13 @@ from app_server.config import schema
 from app_server.config.errors import ConfigError
 from app_server.config.loader import PROFILE, SESSION_FLAGS, LoadedConfig, plain_table
 from app_server.config.tables import deep_merge, parse_toml
+from pycodex.json_types import JsonObj
 
 SYSTEM_CONFIG = Path("/etc/codex/config.toml")
 PROJECT_DIR = ".codex"
 UNTRUSTED_REASON = (
     "To load project-local config, hooks, and exec policies, add {root} as a trusted project in {user_file}."
 )
-
-JsonObj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ from app_server.model.provider import (
     SCRIPTED_PROVIDER_ID,
     ProviderConfig,
 )
+from pycodex.json_types import JsonObj
 
 DEFAULT_CODEX_HOME = "~/.pycodex"
 DEFAULT_MODEL = "gpt-6.1-sol"
@@ -83,8 +84,6 @@ SCRIPTED_FALLBACK_WARNING = (
     "No model provider or API key is configured, so pycodex uses its built-in offline `scripted` model. "
     "Set `model_provider` in config.toml or OPENAI_API_KEY to talk to a real model."
 )
-
-JsonObj = dict[str, Any]
 
 
 def resolve_codex_home(env: Mapping[str, str] | None = None) -> Path:

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app_server.config.errors import ConfigError
-
-JsonObj = dict[str, Any]
+from pycodex.json_types import JsonObj
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")

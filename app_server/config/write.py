@@ -33,6 +33,7 @@ from app_server.config.effective import ReadLayer, layer_version, unknown_dotted
 from app_server.config.errors import ConfigError
 from app_server.config.loader import check_table
 from app_server.config.tables import parse_toml
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 MergeStrategy = Literal["replace", "upsert"]
@@ -42,8 +43,6 @@ EMPTY_KEY = "keyPath must not be empty"
 NON_TABLE_PARENT = "cannot set value on non-table parent"
 # How Codex words an override, per overriding layer type (only session flags were observed).
 OVERRIDE_MESSAGES = {"sessionFlags": "Overridden by session flags"}
-
-JsonObj = dict[str, Any]
 
 
 class ConfigWriteError(InvalidRequest):

@@ -12,12 +12,11 @@ from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.model.auth import remove_login, store_api_key
 from app_server.protocol import surface as p
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.platform.spawn import os_error_text
 
 __all__ = ["ROUTES"]
-
-JsonObj = dict[str, Any]
 
 
 def _reselect_provider(session: Session) -> None:

@@ -17,19 +17,18 @@ import signal
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from app_server.connection import Deferred, Session
 from app_server.handlers.surface_state import RunningProcess
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import surface as p
 from app_server.tools.sandbox import make_sandbox
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest
 from pycodex.platform.spawn import SpawnError, SpawnRequest, os_error_text, spawn
 
 __all__ = ["ROUTES"]
 
-JsonObj = dict[str, Any]
 Emit = Callable[[str, bytes, bool], Awaitable[None]]  # stream, chunk, capReached
 
 DEFAULT_TIMEOUT_MS = 10_000

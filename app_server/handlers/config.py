@@ -17,13 +17,12 @@ from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:  # config.write pulls in tomlkit (~0.1 s): imported on the first write, not at start-up
     from app_server.config.write import ConfigEdit
 
 __all__ = ["ROUTES"]
-
-JsonObj = dict[str, Any]
 
 
 async def config_read(session: Session, params: p.ConfigReadParams) -> JsonObj:

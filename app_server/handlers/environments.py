@@ -11,17 +11,16 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import surface as p
 from exec_client.client import ExecServerClient
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
 __all__ = ["ROUTES", "AddedEnvironment"]
 
-JsonObj = dict[str, Any]
 LOCAL = "local"
 DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 

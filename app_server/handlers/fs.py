@@ -15,7 +15,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import watchfiles
 
@@ -25,6 +25,7 @@ from app_server.protocol import surface as p
 from exec_client.local_environment import remove_path
 from exec_client.wire.fs_paths import denial_error, entry_path, policy_for, real_path
 from exec_client.wire.fs_policy import Need, PolicyDenied
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
 from pycodex.platform.spawn import os_error_text
 
@@ -32,7 +33,6 @@ __all__ = ["ROUTES"]
 
 logger = logging.getLogger(__name__)
 
-JsonObj = dict[str, Any]
 T = TypeVar("T")
 #: serde's text when a relative path reaches an AbsolutePathBuf field (Codex 0.169.0).
 NOT_ABSOLUTE = "Invalid request: AbsolutePathBuf deserialized without a base path"

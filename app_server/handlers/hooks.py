@@ -18,10 +18,10 @@ from typing import Any
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import surface as p
+from pycodex.json_types import JsonObj
 
 __all__ = ["ROUTES", "list_hooks"]
 
-JsonObj = dict[str, Any]
 DEFAULT_TIMEOUT_SEC = 600
 EVENTS = ("PreModelRequest", "PostModelRequest", "PreToolUse", "PermissionRequest", "PostToolUse",
           "PreCompact", "PostCompact", "SessionStart", "SessionEnd", "UserPromptSubmit", "SubagentStart",

@@ -4,16 +4,14 @@ own modules). Shapes follow Codex 0.169.0."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.model.auth import stored_api_key
 from app_server.protocol import server_info as p
+from pycodex.json_types import JsonObj
 
 __all__ = ["ROUTES"]
-
-JsonObj = dict[str, Any]
 
 
 async def skills_list(session: Session, params: p.SkillsListParams) -> JsonObj:

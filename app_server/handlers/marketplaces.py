@@ -15,14 +15,13 @@ import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app_server.skills.frontmatter import parse_skill_header
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["MANIFESTS", "Marketplace", "Store"]
 
-JsonObj = dict[str, Any]
 # Where a marketplace root keeps its manifest, in the order they are looked for.
 MANIFESTS = (".agents/plugins/marketplace.json", ".claude-plugin/marketplace.json")
 

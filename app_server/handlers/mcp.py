@@ -8,7 +8,7 @@ does and turn ``McpRequestError`` into the JSON-RPC error Codex 0.169 answers wi
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -24,11 +24,11 @@ from app_server.mcp.params import (
     McpServerToolCallParams,
     missing_field,
 )
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest, RpcError
 
 __all__ = ["ROUTES"]
 
-JsonObj = dict[str, Any]
 P = TypeVar("P")
 
 

@@ -20,12 +20,12 @@ from app_server.handlers.features_0169 import BETA_TEXTS, FEATURES
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import surface as p
 from pycodex import __version__
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest
 from pycodex.platform.spawn import os_error_text
 
 __all__ = ["ROUTES"]
 
-JsonObj = dict[str, Any]
 UNAVAILABLE = "User verification is not available in this build or account."
 NEEDS_CHATGPT = "remote control requires ChatGPT authentication"
 PAIRING_DISABLED = "remote control pairing requires remote control to be enabled"

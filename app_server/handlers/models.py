@@ -13,10 +13,9 @@ from app_server.handlers.table import RouteSpec, app_of
 from app_server.model.catalog import catalog, model_list, model_provider_capabilities, model_provider_list
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
+from pycodex.json_types import JsonObj
 
 __all__ = ["ROUTES"]
-
-JsonObj = dict[str, Any]
 
 
 async def list_models(session: Session, params: p.ModelListParams) -> JsonObj:

@@ -13,12 +13,12 @@ from app_server.connection import Session
 from app_server.handlers.marketplaces import Store, load_marketplace
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import surface as p
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 from pycodex.platform.spawn import os_error_text
 
 __all__ = ["ROUTES"]
 
-JsonObj = dict[str, Any]
 REMOTE_AUTH = "chatgpt authentication required for remote plugin catalog"
 
 

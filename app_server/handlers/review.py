@@ -11,7 +11,7 @@ import asyncio
 import json
 import subprocess
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -26,11 +26,10 @@ from app_server.threads.lifecycle import TurnEvent
 from app_server.threads.runner import TurnRunner
 from app_server.threads.services import TurnServices
 from app_server.threads.state import ThreadRuntime, TurnState
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ROUTES", "ReviewStartParams", "review_request"]
-
-JsonObj = dict[str, Any]
 
 
 class UncommittedChanges(WireModel):

@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app_server.connection import Deferred, Session
 from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import settings as s
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.search.fuzzy import FuzzySessions
 
 __all__ = ["ROUTES"]
-
-JsonObj = dict[str, Any]
 
 
 def _sessions(session: Session) -> FuzzySessions:

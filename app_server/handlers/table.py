@@ -16,13 +16,13 @@ from pydantic import BaseModel
 
 from app_server.connection import Deferred, Session
 from app_server.protocol.base import to_wire
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.app import AppServer
 
 __all__ = ["Handler", "RouteSpec", "app_of", "register_routes"]
 
-JsonObj = dict[str, Any]
 Handler = Callable[[Session, Any], Awaitable[BaseModel | JsonObj | Deferred]]
 
 

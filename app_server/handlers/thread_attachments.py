@@ -20,10 +20,9 @@ from app_server.protocol.common import OptionalU32, ThreadId
 from app_server.store import parse_thread_id
 from app_server.store.layout import find_rollout_file, is_archived_path
 from app_server.threads import history
+from pycodex.json_types import JsonObj
 
 __all__ = ["ROUTES"]
-
-JsonObj = dict[str, Any]
 
 
 class ThreadAttachmentAddParams(ParamsModel):

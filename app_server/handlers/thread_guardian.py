@@ -23,12 +23,12 @@ from app_server.protocol import thread_controls as p
 from app_server.protocol.base import EmptyObject
 from app_server.threads.prompt import message_item
 from app_server.tools.router import MCP_NAMESPACE_PREFIX
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.jsonrpc.serde import codex_error_message, describe_json_value
 
 __all__ = ["ROUTES"]
 
-JsonObj = dict[str, Any]
 
 _REVIEWABLE = "plaintext exec_command, apply_patch, request_permissions, or MCP call"
 _CALL_TYPES = frozenset({"function_call", "custom_tool_call"})

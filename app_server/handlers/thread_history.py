@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
@@ -12,11 +11,10 @@ from app_server.protocol import thread_history as p
 from app_server.store import parse_thread_id
 from app_server.store.thread_state import ReadStateConflict
 from app_server.threads import history
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ROUTES"]
-
-JsonObj = dict[str, Any]
 
 
 async def items_list(session: Session, params: p.ThreadItemsListParams) -> p.ThreadItemsListResponse:

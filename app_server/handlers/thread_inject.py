@@ -4,7 +4,6 @@ rollout, so a resumed thread still has them). They show in no turn; the next mod
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
@@ -13,11 +12,10 @@ from app_server.protocol.base import EmptyObject
 from app_server.store import parse_thread_id
 from app_server.threads import history
 from app_server.threads.state import ThreadRuntime
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ROUTES", "append_history"]
-
-JsonObj = dict[str, Any]
 
 
 async def append_history(thread: ThreadRuntime, items: list[JsonObj]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from app_server.connection import Session
 from app_server.handlers.announce import announce
@@ -20,11 +20,11 @@ from app_server.protocol.items import UserInput
 from app_server.store import new_uuid7
 from app_server.threads.runner import TurnRunner
 from app_server.threads.state import ThreadRuntime, TurnState
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ROUTES"]
 
-JsonObj = dict[str, Any]
 Launch = Callable[[], Awaitable[None]]
 
 

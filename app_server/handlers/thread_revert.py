@@ -8,7 +8,7 @@ left as they are (Codex restores them only from snapshots it did not take here e
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
@@ -18,11 +18,11 @@ from app_server.protocol.common import ThreadId
 from app_server.store.reconstruct import history_before_turn
 from app_server.store.records import read_records
 from app_server.threads.history import resume_fields
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ROUTES", "ThreadRevertParams"]
 
-JsonObj = dict[str, Any]
 #: How long a running turn gets to record its end before the revert goes ahead.
 INTERRUPT_TIMEOUT_S = 10.0
 

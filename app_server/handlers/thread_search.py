@@ -17,11 +17,11 @@ from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
 from app_server.store import parse_thread_id
 from app_server.threads import history, search
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ROUTES"]
 
-JsonObj = dict[str, Any]
 #: thread/search/stream limits the trimmed search term to this many UTF-8 bytes (Codex 0.171).
 STREAM_TERM_LIMIT = 65_536
 PARTIAL_BATCH = 10

@@ -26,10 +26,9 @@ from app_server.protocol.turns import GRANULAR_APPROVAL
 from app_server.threads.manager import sandbox_policy_wire
 from app_server.threads.overrides import apply_turn_overrides
 from app_server.threads.state import ThreadSettings
+from pycodex.json_types import JsonObj
 
 __all__ = ["ROUTES", "ThreadSettingsUpdateParams", "settings_wire"]
-
-JsonObj = dict[str, Any]
 
 
 class ThreadSettingsUpdateParams(ParamsModel):

@@ -7,7 +7,7 @@ import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app_server.connection import Session
 from app_server.handlers.announce import announce
@@ -29,6 +29,7 @@ from app_server.threads.sections import section_listing
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime
 from app_server.threads.tool_policy import apply_start_params
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ROUTES"]
 
-JsonObj = dict[str, Any]
 logger = logging.getLogger(__name__)
 
 
@@ -119,7 +119,6 @@ async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj
     return response
 
 
-
 async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonObj:
     app = app_of(session)
     threads = app.threads
@@ -157,7 +156,6 @@ async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonO
     return response
 
 
-
 async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
     app = app_of(session)
     threads = app.threads
@@ -181,7 +179,6 @@ async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
     return response
 
 
-
 async def thread_read(session: Session, params: p.ThreadReadParams) -> JsonObj:
     app = app_of(session)
     threads = app.threads
@@ -200,7 +197,6 @@ async def thread_read(session: Session, params: p.ThreadReadParams) -> JsonObj:
     if params.include_turns:
         await notices.send(session, notices.deprecation_notice(history.HYDRATION_READ))
     return {"thread": wire, "readState": state}
-
 
 
 async def thread_list(session: Session, params: ThreadListParams0171) -> JsonObj:
@@ -231,10 +227,8 @@ async def thread_list(session: Session, params: ThreadListParams0171) -> JsonObj
             "backwardsCursor": page.backwards_cursor}
 
 
-
 async def loaded_list(session: Session, params: p.ThreadLoadedListParams) -> p.ThreadLoadedListResponse:
     return p.ThreadLoadedListResponse(data=list(app_of(session).threads.loaded), next_cursor=None)
-
 
 
 async def turns_list(session: Session, params: p.ThreadTurnsListParams) -> JsonObj:
@@ -261,7 +255,6 @@ async def turns_list(session: Session, params: p.ThreadTurnsListParams) -> JsonO
     if params.sort_direction != "asc":  # newest first unless asked otherwise, as Codex does
         data.reverse()
     return _turns_page(params.thread_id, data, params.cursor, params.limit or history.DEFAULT_TURNS_PAGE)
-
 
 
 async def name_set(session: Session, params: p.ThreadSetNameParams) -> p.ThreadSetNameResponse:
@@ -299,7 +292,6 @@ async def archive(session: Session, params: p.ThreadArchiveParams) -> p.ThreadAr
     return p.ThreadArchiveResponse()
 
 
-
 async def unarchive(session: Session, params: p.ThreadUnarchiveParams) -> JsonObj:
     threads = app_of(session).threads
     try:
@@ -310,7 +302,6 @@ async def unarchive(session: Session, params: p.ThreadUnarchiveParams) -> JsonOb
         raise InvalidRequest(str(exc)) from None
     session.after_response(lambda: announce(session, params.thread_id, notices.thread_unarchived(params.thread_id)))
     return {"thread": wire}
-
 
 
 async def unsubscribe(session: Session, params: p.ThreadUnsubscribeParams) -> p.ThreadUnsubscribeResponse:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from app_server.connection import Session
 from app_server.handlers.table import RouteSpec, app_of
@@ -13,11 +12,11 @@ from app_server.store import new_uuid7
 from app_server.threads.overrides import apply_turn_overrides
 from app_server.threads.runner import TurnRunner
 from app_server.threads.state import TurnState
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
 __all__ = ["ROUTES"]
 
-JsonObj = dict[str, Any]
 
 #: Codex refuses a turn/start or turn/steer whose text inputs hold more characters than this.
 MAX_INPUT_CHARS = 1 << 20

@@ -19,9 +19,9 @@ from mcp.types import CallToolResult, ReadResourceResult, Resource, Tool
 from app_server.config.mcp_servers import McpServerConfig
 from app_server.mcp.client import ConnectionState, ElicitationAnswer, McpCallError, McpConnection, process_env
 from app_server.mcp.tools import ToolRoutes, namespace_spec
+from pycodex.json_types import JsonObj
 
 StatusCallback = Callable[[str, str, str | None], None]
-JsonObj = dict[str, Any]
 
 
 def unknown_server_error(name: str) -> McpCallError:

@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig
 from app_server.mcp.params import (
@@ -31,12 +31,12 @@ from app_server.mcp.params import (
     McpServerOauthLoginParams,
     McpServerToolCallParams,
 )
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.mcp.manager import McpConnectionManager
     from app_server.mcp.tools import ToolRoute
 
-JsonObj = dict[str, Any]
 Notify = Callable[[str, JsonObj], None]
 Policy = Callable[[], str | None] | None
 

@@ -22,9 +22,10 @@ from typing import Any
 
 from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent, Tool
 
+from pycodex.json_types import JsonObj
+
 NAMESPACE_PREFIX = "mcp__"
 MAX_NAME_LENGTH = 64
-JsonObj = dict[str, Any]
 
 _DISALLOWED = re.compile(r"[^A-Za-z0-9_]")
 # JSON-schema keys Codex keeps in function parameters (recorded: title and default go, $ref/$defs stay).

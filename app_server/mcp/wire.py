@@ -10,7 +10,7 @@ live in `params.py` (the handlers import them at start-up, without the MCP SDK).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
 from mcp.types import CallToolResult, ReadResourceResult, Resource
@@ -19,9 +19,9 @@ from pydantic import BaseModel
 from app_server.config.mcp_servers import HttpTransport
 from app_server.mcp.manager import ServerSnapshot
 from app_server.protocol import notices
+from pycodex.json_types import JsonObj
 
 STATUS_METHOD = "mcpServer/startupStatus/updated"
-JsonObj = dict[str, Any]
 
 McpServerConnectionStatus = Literal[
     "notStarted", "starting", "connected", "authenticationRequired", "failed", "cancelled", "disabled"

@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 OPENAI_PROVIDER_ID = "openai"
@@ -25,8 +26,6 @@ PROVIDER_GONE = (
 )
 # What Codex 0.169 reports for every provider it was seen with (OpenAI and custom gateways alike).
 CAPABILITIES = {"imageGeneration": True, "webSearch": True}
-
-JsonObj = dict[str, Any]
 
 
 @dataclass(frozen=True)

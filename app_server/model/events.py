@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app_server.model.sse import SseEvent
-
-JsonObj = dict[str, Any]
+from pycodex.json_types import JsonObj
 
 
 class EventParseError(ValueError):

@@ -58,8 +58,7 @@ from app_server.model.script import (
     failed_event,
     parse_response,
 )
-
-JsonObj = dict[str, Any]
+from pycodex.json_types import JsonObj
 
 
 def parse_output(response: JsonObj, where: str) -> ScriptedResponse:

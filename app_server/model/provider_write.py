@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app_server.config.write import ConfigEdit, ConfigWriteError
+from pycodex.json_types import JsonObj
 
 BUILTIN_IDS = frozenset({"openai", "ollama", "lmstudio", "amazon-bedrock", "amazon-bedrock-runtime", "gcp",
                          "scripted"})
@@ -30,8 +31,6 @@ BAD_BASE_URL = "Enter an HTTP(S) base URL without credentials, a query, or a fra
 BAD_ENV_KEY = "Invalid API key environment variable name."
 BUILTIN_ID = "A custom provider or gateway cannot use a built-in provider ID."
 UNKNOWN_ID = "Unknown provider ID."
-
-JsonObj = dict[str, Any]
 
 
 def _invalid(message: str) -> ConfigWriteError:

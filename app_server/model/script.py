@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from app_server.model.events import ResponseEvent, Usage, event_from_json, parse_usage
+from pycodex.json_types import JsonObj
 
-JsonObj = dict[str, Any]
 ITEM_TYPES = ("message", "reasoning", "function_call", "custom_tool_call")
 FAULT_TYPES = ("failed", "http_error", "truncate", "stall")
 DEFAULT_USAGE = Usage(input_tokens=10, output_tokens=5, total_tokens=15)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from pycodex.json_types import JsonObj
+
 __all__ = [
     "BROADCAST",
     "EXPERIMENTAL",
@@ -49,7 +51,6 @@ __all__ = [
     "warning",
 ]
 
-JsonObj = dict[str, Any]
 
 NoticeMethod = Literal[
     "error",

@@ -20,17 +20,15 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from app_server.search.score import EXACT_NAME_BONUS, score_path, subsequence_pattern
 from app_server.search.walk import Entry, walk_tree
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
 MATCH_LIMIT = 50
 UPDATED = "fuzzyFileSearch/sessionUpdated"
 COMPLETED = "fuzzyFileSearch/sessionCompleted"
-
-JsonObj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ import threading
 import time
 from typing import Any
 
-from .ids import new_uuid7
+from pycodex.json_types import JsonObj
 
-JsonObj = dict[str, Any]
+from .ids import new_uuid7
 
 
 class AttachmentsMixin:

@@ -8,9 +8,8 @@ import sqlite3
 import threading
 import time
 import uuid
-from typing import Any
 
-JsonObj = dict[str, Any]
+from pycodex.json_types import JsonObj
 
 
 class SectionNotFound(LookupError):

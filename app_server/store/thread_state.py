@@ -15,7 +15,8 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 from .thread_attachments import AttachmentsMixin
 from .thread_sections import SectionsMixin
@@ -81,8 +82,6 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX attachments_by_identity ON attachments (attachment_type, identity_key);
     """,
 )
-
-JsonObj = dict[str, Any]
 
 
 class ReadStateConflict(Exception):

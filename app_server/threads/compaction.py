@@ -12,7 +12,6 @@ texts are pycodex's own.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from app_server.model.errors import ModelError
 from app_server.protocol import notices
@@ -22,11 +21,11 @@ from app_server.threads.lifecycle import TurnEvent
 from app_server.threads.prompt import user_message_item
 from app_server.threads.runner import TurnCancelled, TurnRunner
 from app_server.threads.sampling import Completed, ItemDone, SampleMapper
+from pycodex.json_types import JsonObj
 from pycodex.log_context import bind_turn
 
 __all__ = ["SUMMARY_PREFIX", "SUMMARY_REQUEST", "CompactionRunner", "compacted_history"]
 
-JsonObj = dict[str, Any]
 
 SUMMARY_REQUEST = (
     "Checkpoint: the conversation above is about to be condensed, and another assistant will carry on from "

@@ -14,9 +14,9 @@ from typing import Any
 
 from app_server.store import RolloutCorruptError, ThreadNotFoundError
 from app_server.threads.manager import ThreadManager
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound
 
-JsonObj = dict[str, Any]
 #: Codex's page size for thread/turns/list when the client gives none.
 DEFAULT_TURNS_PAGE = 25
 MAX_ITEMS_READ = 100

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import shlex
 import time
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 __all__ = [
     "agent_message",
@@ -17,8 +18,6 @@ __all__ = [
     "reasoning",
     "user_message",
 ]
-
-JsonObj = dict[str, Any]
 
 
 def now_ms() -> int:

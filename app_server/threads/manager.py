@@ -19,6 +19,7 @@ from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new
 from app_server.store.thread_shape import build_thread
 from app_server.threads.state import SLOW_SUBSCRIBER_S, Subscriber, ThreadRuntime, ThreadSettings
 from pycodex import COMPATIBLE_CODEX_VERSION
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ __all__ = ["Defaults", "MakeServices", "ThreadManager"]
 
 logger = logging.getLogger(__name__)
 
-JsonObj = dict[str, Any]
 #: Builds the services of a thread about to be loaded (its id and settings): ``AppServer.thread_services``.
 MakeServices = Callable[[str, ThreadSettings], Awaitable["ThreadServices"]]
 

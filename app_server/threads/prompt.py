@@ -12,7 +12,8 @@ import uuid
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 __all__ = [
     "ContextInputs",
@@ -24,7 +25,6 @@ __all__ = [
     "user_message_item",
 ]
 
-JsonObj = dict[str, Any]
 
 _BASE_NAMESPACE = uuid.UUID("6f1d8a52-3c1b-4b7e-9a0e-2b7c4f8e1d11")
 DEFAULT_PROJECT_DOC_MAX_BYTES = 32 * 1024

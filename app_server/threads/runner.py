@@ -13,7 +13,6 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
 
 from app_server.model.errors import ModelError, RetryNotice
 from app_server.model.events import ResponseEvent, Usage
@@ -28,13 +27,13 @@ from app_server.threads.prompt import ContextInputs, developer_message, initial_
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
 from app_server.threads.services import TurnServices
 from app_server.threads.state import MODEL_CONTEXT_WINDOW, Subscriber, ThreadRuntime, TurnState
+from pycodex.json_types import JsonObj
 from pycodex.log_context import bind_turn
 
 __all__ = ["TurnCancelled", "TurnRunner"]
 
 logger = logging.getLogger(__name__)
 
-JsonObj = dict[str, Any]
 
 TURN_ABORTED = (
     "<turn_aborted>\nThe user stopped the previous turn on purpose. Anything it was doing may be "

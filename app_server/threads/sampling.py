@@ -14,10 +14,9 @@ from app_server.model import events as ev
 from app_server.protocol import notices
 from app_server.protocol.notices import Notice
 from app_server.threads import items as it
+from pycodex.json_types import JsonObj
 
 __all__ = ["Completed", "Emit", "HistoryAppend", "ItemDone", "SampleMapper", "ToolCall"]
-
-JsonObj = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from app_server.store import RolloutCorruptError, ThreadNotFoundError, ThreadStore
+from pycodex.json_types import JsonObj
 
-JsonObj = dict[str, Any]
 DEFAULT_LIMIT = 25
 MAX_SCANNED = 5000
 SNIPPET_CHARS = 200

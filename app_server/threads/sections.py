@@ -4,15 +4,13 @@ Thread dict (``section``, ``sectionEnteredAt``)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from app_server.store import ThreadNotFoundError
 from app_server.store.thread_sections import SectionNotFound
 from app_server.store.thread_state import ThreadStateDb
 from app_server.threads.manager import ThreadManager
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
-
-JsonObj = dict[str, Any]
 
 
 def overlay(wire: JsonObj, state: ThreadStateDb) -> JsonObj:

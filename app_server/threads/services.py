@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.environments import ThreadEnvironment
@@ -36,8 +38,6 @@ __all__ = [
     "ToolRouter",
     "TurnServices",
 ]
-
-JsonObj = dict[str, Any]
 
 
 class ModelGateway(Protocol):

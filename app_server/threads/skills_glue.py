@@ -20,11 +20,10 @@ from app_server.skills import (
     skills_tool_spec,
 )
 from app_server.threads.state import ThreadRuntime
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ThreadSkills"]
-
-JsonObj = dict[str, Any]
 
 
 class ThreadSkills:

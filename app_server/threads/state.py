@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from app_server.protocol import notices
 from app_server.protocol.notices import Notice
 from app_server.threads.lifecycle import TurnEvent, TurnStatus, advance
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.store import RolloutWriter
@@ -31,7 +32,6 @@ __all__ = ["Spawn", "Subscriber", "ThreadRuntime", "ThreadSettings", "TurnDriver
 
 logger = logging.getLogger(__name__)
 
-JsonObj = dict[str, Any]
 MODEL_CONTEXT_WINDOW = 258_400
 #: How long a thread with several subscribers waits for one that does not read.
 SLOW_SUBSCRIBER_S = 1.0

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from app_server.threads.state import ThreadRuntime
+from pycodex.json_types import JsonObj
 
 __all__ = ["apply_start_params", "tools_for"]
 
-JsonObj = dict[str, Any]
 EXEC_TOOLS = frozenset({"exec_command", "write_stdin"})
 
 

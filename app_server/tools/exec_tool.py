@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app_server.protocol import notices
 from app_server.store import new_uuid7
@@ -33,6 +33,7 @@ from app_server.tools.unified_exec import (
     UnknownSession,
     clamp_yield_ms,
 )
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
@@ -43,7 +44,6 @@ __all__ = ["NO_ENVIRONMENT", "handle_tool_call"]
 
 logger = logging.getLogger(__name__)
 
-JsonObj = dict[str, Any]
 
 NO_ENVIRONMENT = (
     "No usable execution environment is available. Wait for an environment to become available before "

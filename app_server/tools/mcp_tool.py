@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp.types import Tool
 
@@ -33,6 +33,7 @@ from app_server.threads import items as it
 from app_server.threads.services import ToolOutcome
 from app_server.tools.exec_tool import APPROVAL_TIMEOUT_S
 from app_server.tools.pending import PendingRequest
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.mcp.manager import McpConnectionManager
@@ -44,7 +45,6 @@ __all__ = ["CANCELLED_MESSAGE", "DECLINED_MESSAGE", "handle_mcp_call"]
 
 logger = logging.getLogger(__name__)
 
-JsonObj = dict[str, Any]
 #: Codex 0.169's texts for a declined or cancelled approval (the turn goes on either way).
 DECLINED_MESSAGE = "user rejected MCP tool call"
 CANCELLED_MESSAGE = "user cancelled MCP tool call"

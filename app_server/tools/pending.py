@@ -15,6 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from app_server.protocol import notices
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.threads.state import Subscriber
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["PendingRequest"]
 
 logger = logging.getLogger(__name__)
-
-JsonObj = dict[str, Any]
 
 
 class PendingRequest:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 __all__ = ["item_summary", "thread_markdown", "timestamp", "turn_heading"]
 
-JsonObj = dict[str, Any]
 OUTPUT_LINES = 20  # command output beyond this many lines is cut in `show` and `export --format md`
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 __all__ = ["ExecEventMapper", "ExecOutcome", "camel_to_snake"]
 
-JsonObj = dict[str, Any]
 
 _USAGE_FIELDS = (
     ("input_tokens", "inputTokens"),

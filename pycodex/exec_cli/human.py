@@ -8,13 +8,11 @@ captures just the answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
+from pycodex.json_types import JsonObj
 
 __all__ = ["HumanRenderer", "RunHeader"]
-
-JsonObj = dict[str, Any]
 
 
 @dataclass(frozen=True)

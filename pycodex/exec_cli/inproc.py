@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
 from app_server.app import AppServer
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc import NotificationReceived, RequestReceived, RpcError
 from pycodex.jsonrpc.errors import INTERNAL_ERROR
 from pycodex.transport.base import MessageHandler, Outbox, serve_transport
@@ -21,7 +21,6 @@ from pycodex.transport.memory import memory_pair
 
 __all__ = ["InProcessClient", "RequestFailed"]
 
-JsonObj = dict[str, Any]
 #: How long one request may take before the run gives up (a stuck server must not hang exec).
 REQUEST_TIMEOUT_S = 60.0
 #: How long ``close`` waits for the server to answer what it had read and stop.

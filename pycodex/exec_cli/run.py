@@ -21,20 +21,20 @@ import sys
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from pycodex import __version__
 from pycodex.exec_cli.args import ExecArgs, UsageError, parse_exec_args
 from pycodex.exec_cli.events import ExecEventMapper
 from pycodex.exec_cli.human import HumanRenderer, RunHeader
 from pycodex.exec_cli.prompt import PromptError, git_repo_root, read_prompt
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:  # the server side is imported only when a run starts
     from pycodex.exec_cli.inproc import InProcessClient
 
 __all__ = ["run_exec"]
 
-JsonObj = dict[str, Any]
 NOT_TRUSTED = "Not inside a trusted directory and --skip-git-repo-check was not specified."
 #: Source kinds `resume --last` looks through (Codex: every recorded session of the directory).
 RESUME_SOURCE_KINDS = ["cli", "vscode", "exec", "appServer"]

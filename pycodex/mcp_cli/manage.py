@@ -24,10 +24,10 @@ from app_server.config.loader import check_table
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig, check_mcp_servers
 from app_server.config.tables import deep_merge, nest, parse_cli_override
 from app_server.config.write import _save as save_config
+from pycodex.json_types import JsonObj
 
 __all__ = ["add_mcp_arguments", "run_mcp"]
 
-JsonObj = dict[str, Any]
 _NAME = re.compile(r"^[A-Za-z0-9_\-:@/.]+$")
 
 

@@ -23,10 +23,10 @@ from mcp.server.stdio import stdio_server
 from app_server.app import AppServer, StartupError, default_codex_home
 from pycodex import __version__
 from pycodex.exec_cli.inproc import InProcessClient, RequestFailed
+from pycodex.json_types import JsonObj
 
 __all__ = ["add_mcp_server_arguments", "run_mcp_server", "tools"]
 
-JsonObj = dict[str, Any]
 #: A turn with no event for this long is interrupted (a stuck model must not hang the calling agent).
 IDLE_TIMEOUT_S = 300.0
 

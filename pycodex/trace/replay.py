@@ -21,13 +21,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pycodex.json_types import JsonObj
 from pycodex.trace.diff import IdMap, first_difference, substitute
 from pycodex.trace.recorder import ENV_VAR
 from pycodex.trace.replay_support import ReplayError, build_argv, recorded_model, toml_document
 
 __all__ = ["ReplayError", "replay"]
 
-JsonObj = dict[str, Any]
 _SKIPPED_SUFFIXES = ("outputDelta",)
 _EXIT_TIMEOUT = 5.0
 

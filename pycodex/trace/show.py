@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-__all__ = ["render"]
+from pycodex.json_types import JsonObj
 
-JsonObj = dict[str, Any]
+__all__ = ["render"]
 
 
 def _ms(seconds: float | None) -> str:

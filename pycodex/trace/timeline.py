@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pycodex.json_types import JsonObj
+
 __all__ = ["TraceReadError", "build_timeline", "read_trace"]
 
-JsonObj = dict[str, Any]
 _CONVERSATION_ITEMS = frozenset({"userMessage", "agentMessage", "reasoning", "plan"})
 _LABEL_LIMIT = 80
 

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pycodex.json_types import JsonObj
+
 from .appserver_process import ServerProcess, app_server_env, default_argv
 from .schema import SchemaPair, SchemaValidator
 
-JsonObj = dict[str, Any]
 T = TypeVar("T")
 OMIT: Any = type("_Omit", (), {"__repr__": lambda self: "OMIT"})()
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-JsonObj = dict[str, Any]
+from pycodex.json_types import JsonObj
+
 OMIT_PARAMS: Any = object()
 _ID_KEY = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
