@@ -1,7 +1,9 @@
-"""ThreadItem dicts in wire shape (key order as Codex emits them) and their notification params.
+"""Builders of ThreadItems: each builds the item's model from `app_server.protocol.items` and hands out its wire dict.
 
-Items are built as plain dicts: they go to the store and the wire as they are, and the streaming hot
-path stays free of model validation.
+The model is the one declaration of an item's shape (fields, key order, nulls); a builder only fills it in.
+Builders return the wire dict rather than the model because the thread runtime passes items on as dicts
+(it merges updates into them, stores them and sends them) and the streaming hot path then stays free of
+model copies: the model is built once per item, never per delta.
 """
 
 from __future__ import annotations
@@ -9,59 +11,68 @@ from __future__ import annotations
 import shlex
 import time
 
+from app_server.protocol.base import to_wire
+from app_server.protocol.items import (
+    AgentMessageItem,
+    CommandExecutionItem,
+    CommandExecutionSource,
+    ContextCompactionItem,
+    EnteredReviewModeItem,
+    ExitedReviewModeItem,
+    ReasoningItem,
+    UnknownCommandAction,
+    UserMessageItem,
+)
 from pycodex.json_types import JsonObj
 
 __all__ = [
     "agent_message",
     "command_execution",
+    "context_compaction",
     "now_ms",
     "reasoning",
+    "review_mode",
+    "shell_command_text",
+    "user_input_texts",
+    "user_input_to_content",
     "user_message",
 ]
 
 
 def now_ms() -> int:
+    """Wall-clock milliseconds, the unit of an item's ``startedAtMs`` / ``completedAtMs``."""
     return int(time.time() * 1000)
 
 
 def user_message(item_id: str, content: list[JsonObj], *, started_at_ms: int) -> JsonObj:
-    return {
-        "type": "userMessage",
-        "id": item_id,
-        "clientId": None,
-        "content": content,
-        "startedAtMs": started_at_ms,
-        "completedAtMs": None,
-    }
+    """A started ``userMessage`` item holding the turn's input ``content``.
+
+    The content is the client's input echoed verbatim, as Codex echoes it: a round trip through the input
+    models would add keys the client did not send (``detail: null`` on a localImage).
+    """
+    wire = to_wire(UserMessageItem(id=item_id, content=[], started_at_ms=started_at_ms))
+    wire["content"] = content  # the key keeps its place in the model's order
+    return wire
 
 
 def agent_message(item_id: str, text: str, *, phase: str | None, started_at_ms: int) -> JsonObj:
-    return {
-        "type": "agentMessage",
-        "moderation": None,
-        "id": item_id,
-        "text": text,
-        "phase": phase,
-        "memoryCitation": None,
-        "delivery": None,
-        "questions": None,
-        "startedAtMs": started_at_ms,
-        "completedAtMs": None,
-    }
+    """A started ``agentMessage`` item (``text`` grows with the deltas until the item completes).
+
+    ``phase`` is relayed as the model's stream names it, even a phase newer than `MessagePhase`: Codex
+    passes it through, and a turn must not fail on it.
+    """
+    wire = to_wire(AgentMessageItem(id=item_id, text=text, started_at_ms=started_at_ms))
+    wire["phase"] = phase
+    return wire
 
 
 def reasoning(item_id: str, *, started_at_ms: int) -> JsonObj:
-    return {
-        "type": "reasoning",
-        "id": item_id,
-        "summary": [],
-        "content": [],
-        "startedAtMs": started_at_ms,
-        "completedAtMs": None,
-    }
+    """A started ``reasoning`` item with no summary or content yet."""
+    return to_wire(ReasoningItem(id=item_id, started_at_ms=started_at_ms))
 
 
 def shell_command_text(argv: list[str]) -> str:
+    """The ``command`` text of a commandExecution item: the argv joined as a shell would read it."""
     return shlex.join(argv)
 
 
@@ -72,26 +83,33 @@ def command_execution(
     user_cmd: str,
     cwd: str,
     process_id: str | None,
-    source: str,
+    source: CommandExecutionSource,
     started_at_ms: int,
 ) -> JsonObj:
-    return {
-        "type": "commandExecution",
-        "id": item_id,
-        "pluginId": None,
-        "scriptPath": None,
-        "command": shell_command_text(argv),
-        "cwd": cwd,
-        "processId": process_id,
-        "source": source,
-        "status": "inProgress",
-        "commandActions": [{"type": "unknown", "command": user_cmd}],
-        "aggregatedOutput": None,
-        "exitCode": None,
-        "durationMs": None,
-        "startedAtMs": started_at_ms,
-        "completedAtMs": None,
-    }
+    """A started (``inProgress``) ``commandExecution`` item for ``argv`` run in ``cwd``."""
+    return to_wire(
+        CommandExecutionItem(
+            id=item_id,
+            command=shell_command_text(argv),
+            cwd=cwd,
+            process_id=process_id,
+            source=source,
+            status="inProgress",
+            command_actions=[UnknownCommandAction(command=user_cmd)],
+            started_at_ms=started_at_ms,
+        )
+    )
+
+
+def context_compaction(item_id: str, *, started_at_ms: int) -> JsonObj:
+    """A started ``contextCompaction`` item."""
+    return to_wire(ContextCompactionItem(id=item_id, started_at_ms=started_at_ms))
+
+
+def review_mode(item_id: str, *, entered: bool, review: str, started_at_ms: int) -> JsonObj:
+    """A started ``enteredReviewMode`` (``entered``) or ``exitedReviewMode`` item about ``review``."""
+    model = EnteredReviewModeItem if entered else ExitedReviewModeItem
+    return to_wire(model(id=item_id, review=review, started_at_ms=started_at_ms))
 
 
 def user_input_to_content(inputs: list[JsonObj]) -> list[JsonObj]:
