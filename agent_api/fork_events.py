@@ -13,15 +13,11 @@ from typing import Any
 from agent_api.bounds import bound_event
 from agent_api.classify import tool_facet
 from agent_api.values import Event, EventKind
+from pycodex.item_views import ITEM_VIEWS
+from pycodex.json_types import JsonObj
 
 __all__ = ["TurnMapper"]
 
-_TOOL_TYPES = {
-    "commandExecution": "command_execution",
-    "fileChange": "file_change",
-    "mcpToolCall": "mcp_tool_call",
-    "webSearch": "web_search",
-}
 _TEXT_DELTAS = ("item/agentMessage/delta", "item/reasoning/summaryTextDelta", "item/reasoning/textDelta")
 
 
@@ -75,19 +71,18 @@ class TurnMapper:
             return self._item(method, item) if isinstance(item, dict) else []
         return []
 
-    def _item(self, method: str, item: dict[str, Any]) -> list[Event]:
-        item_type = item.get("type")
-        if item_type in _TOOL_TYPES:
-            kind = _TOOL_TYPES[str(item_type)]
+    def _item(self, method: str, item: JsonObj) -> list[Event]:
+        view = ITEM_VIEWS.view_of(item.get("type"))
+        if view.tool_kind is not None:
             if method == "item/started":
-                facet = tool_facet(item.get("id"), kind, "start", "running", None, self.thread_id)
+                facet = tool_facet(item.get("id"), view.tool_kind, "start", "running", None, self.thread_id)
                 return [self._event(EventKind.TOOL_CALL, "tool", data=facet)]
             failed = item.get("status") in ("failed", "declined")
             exit_code = item.get("exitCode")
-            facet = tool_facet(item.get("id"), kind, "fail" if failed else "complete",
+            facet = tool_facet(item.get("id"), view.tool_kind, "fail" if failed else "complete",
                                "failed" if failed else "completed", exit_code, self.thread_id)
             return [self._event(EventKind.TOOL_RESULT, "tool", data=facet)]
-        if item_type == "agentMessage" and method == "item/completed":
+        if view.answer and method == "item/completed":
             text = item.get("text")
             if isinstance(text, str) and text:
                 self.final_text = text

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pycodex.demo_remote import ENVIRONMENT_ID, MARKER_VAR, RemoteSetup, inspect_capture
+from pycodex.item_views import ITEM_VIEWS
 
 __all__ = ["run_demo"]
 
@@ -87,17 +88,14 @@ def _describe(client: _Client, msg: dict[str, Any], raw: bool) -> str | None:
     item = params.get("item") or {}
     if method == "configWarning":
         _say(raw, f"  ! {params.get('summary')}")
-    elif method == "item/started" and item.get("type") == "commandExecution":
-        _say(raw, f"  $ {item.get('command')}")
+    elif method in ("item/started", "item/completed"):
+        view = ITEM_VIEWS.view_of(item.get("type"))
+        line = view.demo_started if method == "item/started" else view.demo_completed
+        if line is not None:
+            _say(raw, line(item))
     elif method == "item/commandExecution/outputDelta":
-        for line in str(params.get("delta", "")).splitlines():
-            _say(raw, f"  | {line}")
-    elif method == "item/completed" and item.get("type") == "commandExecution":
-        _say(raw, f"  $ exit {item.get('exitCode')} in {item.get('durationMs')} ms")
-    elif method == "item/completed" and item.get("type") == "agentMessage":
-        _say(raw, f"  assistant: {item.get('text')}")
-    elif method == "item/completed" and item.get("type") == "reasoning":
-        _say(raw, f"  (thinking) {' '.join(item.get('summary') or [])}")
+        for line_text in str(params.get("delta", "")).splitlines():
+            _say(raw, f"  | {line_text}")
     elif method == "error":
         _say(raw, f"  error: {(params.get('error') or {}).get('message')}")
     elif method == "turn/completed":

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 
+from pycodex.item_views import ITEM_VIEWS
+from pycodex.item_views.table import OUTPUT_LINES
 from pycodex.json_types import JsonObj
 
-__all__ = ["item_summary", "thread_markdown", "timestamp", "turn_heading"]
-
-OUTPUT_LINES = 20  # command output beyond this many lines is cut in `show` and `export --format md`
+__all__ = ["OUTPUT_LINES", "item_summary", "thread_markdown", "timestamp", "turn_heading"]
 
 
 def timestamp(seconds: object) -> str:
@@ -18,56 +17,9 @@ def timestamp(seconds: object) -> str:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def _text_of(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_text_of(part) for part in content)
-    if isinstance(content, dict):
-        if isinstance(content.get("text"), str):
-            return str(content["text"])
-        return f"[{content.get('type', 'input')}]"
-    return ""
-
-
-def _clip(text: str, lines: int = OUTPUT_LINES) -> str:
-    parts = text.rstrip("\n").splitlines()
-    if len(parts) <= lines:
-        return "\n".join(parts)
-    return "\n".join([*parts[:lines], f"... ({len(parts) - lines} more lines)"])
-
-
-def _change(change: JsonObj) -> str:
-    """`update a.py`, `add b.py`: a fileChange entry (`kind` is `{"type": "add"|"delete"|"update"}`)."""
-    kind = change.get("kind")
-    verb = kind.get("type", "") if isinstance(kind, dict) else str(kind or "")
-    return f"{verb} {change.get('path', '?')}".strip()
-
-
 def item_summary(item: JsonObj) -> tuple[str, str]:
-    """(label, body) of one thread item; unknown types fall back to their JSON."""
-    kind = str(item.get("type", "?"))
-    if kind == "userMessage":
-        return "user", _text_of(item.get("content"))
-    if kind == "agentMessage":
-        return "assistant", str(item.get("text", ""))
-    if kind == "reasoning":
-        return "reasoning", _text_of(item.get("summary") or item.get("content") or [])
-    if kind == "commandExecution":
-        exit_code = item.get("exitCode")
-        head = f"$ {item.get('command', '')}  [{item.get('status', '?')}" + (
-            f", exit {exit_code}" if exit_code is not None else "") + (
-            f", {item['durationMs']} ms" if isinstance(item.get("durationMs"), int) else "") + "]"
-        output = item.get("aggregatedOutput")
-        return "command", head + ("\n" + _clip(output) if isinstance(output, str) and output.strip() else "")
-    if kind == "fileChange":
-        paths = ", ".join(_change(c) for c in item.get("changes") or [] if isinstance(c, dict))
-        return "patch", f"{paths} [{item.get('status', '?')}]"
-    if kind in ("mcpToolCall", "dynamicToolCall"):
-        tool = "/".join(str(part) for part in (item.get("server"), item.get("tool", "?")) if part)
-        return "tool", f"{tool} [{item.get('status', '?')}]"
-    rest = {k: v for k, v in item.items() if k not in ("type", "id")}
-    return kind, json.dumps(rest, ensure_ascii=False)[:400]
+    """(label, body) of one thread item, as its entry in the item views says; unknown types show their JSON."""
+    return ITEM_VIEWS.view_of(item.get("type")).summary(item)
 
 
 def turn_heading(turn: JsonObj) -> str:

@@ -9,9 +9,9 @@ when completed; ``turn.completed`` carries the thread's total token usage; a fai
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from pycodex.item_views import ITEM_VIEWS, camel_to_snake
 from pycodex.json_types import JsonObj
 
 __all__ = ["ExecEventMapper", "ExecOutcome", "camel_to_snake"]
@@ -24,12 +24,6 @@ _USAGE_FIELDS = (
     ("output_tokens", "outputTokens"),
     ("reasoning_output_tokens", "reasoningOutputTokens"),
 )
-# Items that Codex shows while they run (item.started) as well as when they end.
-_STARTED_TYPES = frozenset({"commandExecution", "fileChange", "mcpToolCall", "webSearch"})
-
-
-def camel_to_snake(value: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", value).lower()
 
 
 @dataclass
@@ -106,50 +100,17 @@ class ExecEventMapper:
         return {"type": "error", "message": message}
 
     def _item(self, item: JsonObj, *, completed: bool) -> list[JsonObj]:
-        kind = str(item.get("type", ""))
-        if not completed and kind not in _STARTED_TYPES:
+        view = ITEM_VIEWS.view_of(item.get("type"))
+        # Tool calls are shown while they run (item.started) as well as when they end; the rest only end.
+        if view.exec_item is None or (not completed and view.tool_kind is None):
             return []
-        mapped = self._convert(item)
+        server_id = item.get("id")
+        mapped = view.exec_item(item, lambda: self._item_id(str(server_id) if server_id is not None else None))
         if mapped is None:
             return []
-        if kind == "agentMessage":
+        if view.answer:
             self.outcome.last_message = str(mapped["text"])
         return [{"type": "item.completed" if completed else "item.started", "item": mapped}]
-
-    def _convert(self, item: JsonObj) -> JsonObj | None:
-        kind = str(item.get("type", ""))
-        server_id = item.get("id")
-        server_id = str(server_id) if server_id is not None else None
-        if kind == "agentMessage":
-            return {"id": self._item_id(server_id), "type": "agent_message", "text": str(item.get("text", ""))}
-        if kind == "reasoning":
-            text = "\n".join(str(s) for s in item.get("summary") or [])
-            if not text:  # Codex shows no reasoning item without a summary
-                return None
-            return {"id": self._item_id(server_id), "type": "reasoning", "text": text}
-        if kind == "commandExecution":
-            return {
-                "id": self._item_id(server_id), "type": "command_execution", "command": str(item.get("command", "")),
-                "aggregated_output": item.get("aggregatedOutput") or "", "exit_code": item.get("exitCode"),
-                "status": camel_to_snake(str(item.get("status", "inProgress"))),
-            }
-        if kind == "fileChange":
-            changes = [
-                {"path": str(c.get("path", "")), "kind": str((c.get("kind") or {}).get("type", "update"))}
-                for c in item.get("changes") or [] if isinstance(c, dict)
-            ]
-            return {"id": self._item_id(server_id), "type": "file_change", "changes": changes,
-                    "status": camel_to_snake(str(item.get("status", "inProgress")))}
-        if kind == "mcpToolCall":
-            return {
-                "id": self._item_id(server_id), "type": "mcp_tool_call", "server": item.get("server"),
-                "tool": item.get("tool"), "arguments": item.get("arguments"), "result": item.get("result"),
-                "error": item.get("error"), "status": camel_to_snake(str(item.get("status", "inProgress"))),
-            }
-        if kind == "webSearch":
-            return {"id": self._item_id(server_id), "type": "web_search", "query": item.get("query", ""),
-                    "action": item.get("action")}
-        return None  # user messages and kinds exec does not show
 
     def _plan(self, params: JsonObj) -> list[JsonObj]:
         self._todo_items = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
+from pycodex.item_views import ITEM_VIEWS, HumanStyle
 from pycodex.json_types import JsonObj
 
 __all__ = ["HumanRenderer", "RunHeader"]
@@ -31,11 +32,11 @@ class HumanRenderer:
     """Turns v2 notifications into transcript text for stderr."""
 
     def __init__(self, *, color: bool = False, hide_reasoning: bool = False) -> None:
-        self._color = color
-        self._hide_reasoning = hide_reasoning  # config `hide_agent_reasoning`, as codex exec honours it
+        # hide_reasoning: config `hide_agent_reasoning`, as codex exec honours it
+        self._style = HumanStyle(color=color, hide_reasoning=hide_reasoning)
 
     def _label(self, text: str) -> str:
-        return f"\x1b[1m{text}\x1b[0m" if self._color else text
+        return self._style.label(text)
 
     def header(self, h: RunHeader, prompt: str) -> str:
         return (
@@ -59,30 +60,11 @@ class HumanRenderer:
             if params.get("willRetry"):
                 return f"{message} ({details})\n" if details else f"{message}\n"
             return f"ERROR: {message}\n"
-        if method == "item/started" and kind == "commandExecution":
-            return f"{self._label('exec')}\n{item.get('command')} in {item.get('cwd')}\n"
-        if method == "item/started" and kind == "fileChange":
-            return f"{self._label('apply patch')}\n"
-        if method != "item/completed":
+        if method not in ("item/started", "item/completed"):
             return ""
-        if kind == "reasoning":
-            if self._hide_reasoning:
-                return ""
-            text = "\n".join(str(s) for s in item.get("summary") or [])
-            return f"{text}\n" if text else ""
-        if kind == "agentMessage":
-            return f"{self._label('codex')}\n{item.get('text', '')}\n"
-        if kind == "commandExecution":
-            code = item.get("exitCode")
-            took = f"{item.get('durationMs') or 0}ms"
-            verdict = f" succeeded in {took}:" if code == 0 else f" exited {code} in {took}:"
-            return f"{verdict}\n{item.get('aggregatedOutput') or ''}\n"
-        if kind == "fileChange":
-            lines = [f"{(c.get('kind') or {}).get('type', 'update')[0].upper()} {c.get('path')}"
-                     for c in item.get("changes") or [] if isinstance(c, dict)]
-            status = "succeeded" if item.get("status") == "completed" else str(item.get("status"))
-            return f"patch: {status}\n" + "".join(f"{line}\n" for line in lines)
-        return ""
+        view = ITEM_VIEWS.view_of(kind)
+        text = view.human_started if method == "item/started" else view.human_completed
+        return text(item, self._style) if text is not None else ""
 
     def tokens_used(self, total: int) -> str:
         return f"{self._label('tokens used')}\n{total}\n"

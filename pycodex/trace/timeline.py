@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pycodex.item_views import ITEM_VIEWS
 from pycodex.json_types import JsonObj
 
 __all__ = ["TraceReadError", "build_timeline", "read_trace"]
 
-_CONVERSATION_ITEMS = frozenset({"userMessage", "agentMessage", "reasoning", "plan"})
 _LABEL_LIMIT = 80
 
 
@@ -54,19 +54,7 @@ def _error_text(error: Any) -> str:
 
 
 def _item_label(item: JsonObj) -> str:
-    kind = item.get("type")
-    if kind == "commandExecution":
-        return _label(item.get("command", ""))
-    if kind in ("agentMessage", "plan"):
-        return _label(item.get("text", ""))
-    if kind == "userMessage":
-        parts = [c.get("text", "") for c in item.get("content", []) if isinstance(c, dict)]
-        return _label(" ".join(parts))
-    if kind == "reasoning":
-        return _label(" ".join(str(s) for s in item.get("summary", [])))
-    if kind == "fileChange":
-        return _label(", ".join(str(c.get("path", "")) for c in item.get("changes", []) if isinstance(c, dict)))
-    return _label(item.get("tool") or item.get("name") or "")
+    return _label(ITEM_VIEWS.view_of(item.get("type")).trace_label(item))
 
 
 @dataclass
@@ -150,7 +138,7 @@ class _Builder:
         if record is None:
             record = {"id": item.get("id"), "type": item.get("type"), "start": t, "end": None,
                       "label": _item_label(item), "deltas": 0, "notifications": 0, "status": item.get("status"),
-                      "tool": item.get("type") not in _CONVERSATION_ITEMS}
+                      "tool": not ITEM_VIEWS.view_of(item.get("type")).conversation}
             self._items[item.get("id")] = record
             turn = self._turns.get(params.get("turnId"))
             if turn is not None:
