@@ -36,6 +36,7 @@ class TurnMapper:
         return Event(agent_kind=self.agent_kind, kind=kind, channel=channel, **fields)
 
     def feed(self, method: str, params: Any) -> list[Event]:
+        """The events for one notification of the turn; notifications of other threads give none."""
         if not isinstance(params, dict):
             return []
         thread = params.get("threadId")

@@ -119,6 +119,7 @@ def _remote_script(path: Path) -> Path:
 
 
 def run_demo(*, config_overrides: Sequence[str] = (), raw: bool = False, local: bool = False) -> int:
+    """Run the offline demo (scripted model, throw-away CODEX_HOME) to the turn's end; the exit status."""
     with tempfile.TemporaryDirectory(prefix="pycodex-demo-") as tmp:
         home = Path(tmp, "home")
         workspace = Path(tmp, "workspace")

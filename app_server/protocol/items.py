@@ -46,6 +46,8 @@ PatchApplyStatus = Literal["inProgress", "completed", "failed", "declined"]
 
 
 class ReadCommandAction(WireModel):
+    """A command that reads one file (`cat a.py`)."""
+
     type: Literal["read"] = "read"
     command: str
     name: str
@@ -53,12 +55,16 @@ class ReadCommandAction(WireModel):
 
 
 class ListFilesCommandAction(WireModel):
+    """A command that lists files (`ls`), in `path` when it names one."""
+
     type: Literal["listFiles"] = "listFiles"
     command: str
     path: str | None = None
 
 
 class SearchCommandAction(WireModel):
+    """A command that searches (`rg foo`), for `query` in `path` when known."""
+
     type: Literal["search"] = "search"
     command: str
     query: str | None = None
@@ -66,6 +72,8 @@ class SearchCommandAction(WireModel):
 
 
 class UnknownCommandAction(WireModel):
+    """A command Codex does not classify further; `command` is what the user or model ran."""
+
     type: Literal["unknown"] = "unknown"
     command: str
 
@@ -77,14 +85,20 @@ CommandAction: TypeAlias = Annotated[
 
 
 class AddPatchChangeKind(WireModel):
+    """The file is created by the patch."""
+
     type: Literal["add"] = "add"
 
 
 class DeletePatchChangeKind(WireModel):
+    """The file is deleted by the patch."""
+
     type: Literal["delete"] = "delete"
 
 
 class UpdatePatchChangeKind(WireModel):
+    """The file is changed by the patch, and moved to `move_path` when set."""
+
     type: Literal["update"] = "update"
     move_path: str | None = Field(default=None, alias="move_path")
 
@@ -95,6 +109,8 @@ PatchChangeKind: TypeAlias = Annotated[
 
 
 class FileUpdateChange(WireModel):
+    """One file of a fileChange item: its path, what happens to it and the unified diff."""
+
     path: str
     kind: PatchChangeKind
     diff: str
@@ -106,6 +122,8 @@ class FileUpdateChange(WireModel):
 
 
 class UserMessageItem(WireModel):
+    """The user's turn input, echoed as the turn's first item."""
+
     type: Literal["userMessage"] = "userMessage"
     id: ItemId
     client_id: str | None = None
@@ -115,6 +133,8 @@ class UserMessageItem(WireModel):
 
 
 class AgentMessageItem(WireModel):
+    """A message from the agent; `phase` says whether it is commentary or the final answer."""
+
     type: Literal["agentMessage"] = "agentMessage"
     moderation: dict[str, Any] | None = None
     id: ItemId
@@ -128,6 +148,8 @@ class AgentMessageItem(WireModel):
 
 
 class ReasoningItem(WireModel):
+    """The model's reasoning: its summary parts and, when the provider sends it, the raw content."""
+
     type: Literal["reasoning"] = "reasoning"
     id: ItemId
     summary: list[str] = Field(default_factory=list)
@@ -137,6 +159,8 @@ class ReasoningItem(WireModel):
 
 
 class CommandExecutionItem(WireModel):
+    """A shell command run for the agent or the user, with its output and exit code once it ends."""
+
     type: Literal["commandExecution"] = "commandExecution"
     id: ItemId
     plugin_id: str | None = None
@@ -155,6 +179,8 @@ class CommandExecutionItem(WireModel):
 
 
 class FileChangeItem(WireModel):
+    """A patch applied to files (apply_patch), with its status."""
+
     type: Literal["fileChange"] = "fileChange"
     id: ItemId
     changes: list[FileUpdateChange]
@@ -164,6 +190,8 @@ class FileChangeItem(WireModel):
 
 
 class ContextCompactionItem(WireModel):
+    """The thread's model history was compacted (summarised) to fit the context window."""
+
     type: Literal["contextCompaction"] = "contextCompaction"
     id: ItemId
     started_at_ms: int | None = None
@@ -171,6 +199,8 @@ class ContextCompactionItem(WireModel):
 
 
 class PlanItem(WireModel):
+    """The agent's plan as text (plan mode)."""
+
     type: Literal["plan"] = "plan"
     id: ItemId
     text: str
@@ -179,6 +209,8 @@ class PlanItem(WireModel):
 
 
 class ImageViewItem(WireModel):
+    """The agent looked at an image file."""
+
     type: Literal["imageView"] = "imageView"
     id: ItemId
     path: str
@@ -187,6 +219,8 @@ class ImageViewItem(WireModel):
 
 
 class EnteredReviewModeItem(WireModel):
+    """The thread entered review mode; `review` says what is reviewed."""
+
     type: Literal["enteredReviewMode"] = "enteredReviewMode"
     id: ItemId
     review: str
@@ -195,6 +229,8 @@ class EnteredReviewModeItem(WireModel):
 
 
 class ExitedReviewModeItem(WireModel):
+    """The thread left review mode; `review` holds the review's result."""
+
     type: Literal["exitedReviewMode"] = "exitedReviewMode"
     id: ItemId
     review: str
@@ -224,6 +260,7 @@ class UnknownThreadItem(RawWireObject):
 
     @property
     def id(self) -> str | None:
+        """The item's id, when the raw object has a string one."""
         value = self.root.get("id")
         return value if isinstance(value, str) else None
 

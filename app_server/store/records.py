@@ -57,6 +57,8 @@ def persisted_item(item: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Record:
+    """One intact rollout line: when it was written, its ordinal, its line type and its payload."""
+
     timestamp: str
     ordinal: int
     type: str
@@ -70,6 +72,7 @@ def utc_timestamp(ms: int) -> str:
 
 
 def parse_timestamp_ms(value: str) -> int | None:
+    """Milliseconds since the epoch of a record's ISO-8601 timestamp; None when it does not parse."""
     try:
         dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -78,6 +81,7 @@ def parse_timestamp_ms(value: str) -> int | None:
 
 
 def encode_record(ordinal: int, type_: str, payload: dict[str, Any], now_ms: int) -> bytes:
+    """One rollout line (ASCII JSON and the newline) for a record written at ``now_ms``."""
     line = {"timestamp": utc_timestamp(now_ms), "ordinal": ordinal, "type": type_, "payload": payload}
     # ensure_ascii keeps every line pure ASCII, so a torn write can never split a multi-byte character
     return (json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
@@ -109,6 +113,7 @@ def read_records(path: Path) -> list[Record]:
 
 
 def iter_records(data: bytes, origin: Path | str = "<bytes>") -> Iterator[Record]:
+    """The intact records in rollout bytes ``data``; damaged lines and a torn last line are skipped."""
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the data ends with a newline, else the torn last line
     if tail:

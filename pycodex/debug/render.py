@@ -12,6 +12,7 @@ __all__ = ["OUTPUT_LINES", "item_summary", "thread_markdown", "timestamp", "turn
 
 
 def timestamp(seconds: object) -> str:
+    """A Unix time in seconds as UTC text, or ``-`` when unset."""
     if not isinstance(seconds, int | float) or seconds <= 0:
         return "-"
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
@@ -23,6 +24,7 @@ def item_summary(item: JsonObj) -> tuple[str, str]:
 
 
 def turn_heading(turn: JsonObj) -> str:
+    """One turn's heading: its id, status, duration and error."""
     duration = turn.get("durationMs")
     took = f", {duration / 1000:.1f} s" if isinstance(duration, int | float) else ""
     error = turn.get("error")
@@ -31,6 +33,7 @@ def turn_heading(turn: JsonObj) -> str:
 
 
 def thread_markdown(thread: JsonObj) -> str:
+    """A stored thread as markdown: its metadata, then each turn's items (``threads export --format md``)."""
     lines = [f"# Thread {thread.get('id')}", ""]
     for label, key in (("name", "name"), ("model provider", "modelProvider"), ("cwd", "cwd"),
                        ("created", "createdAt"), ("updated", "updatedAt"), ("rollout", "path")):

@@ -31,6 +31,7 @@ _STYLES = {"user": "bold cyan", "assistant": "bold green", "command": "bold yell
 
 
 def add_threads_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``list``, ``show`` and ``export`` actions to the ``pycodex threads`` parser."""
     sub = parser.add_subparsers(dest="threads_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", help="stored threads, newest first")
     listing.add_argument("--archived", action="store_true", help="list archived threads instead")
@@ -44,6 +45,7 @@ def add_threads_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_threads(args: argparse.Namespace, codex_home: Path | None = None) -> int:
+    """Run one ``pycodex threads`` action against the threads stored under ``codex_home``; the exit status."""
     home = resolve_codex_home() if codex_home is None else codex_home
     # Piped output (a file, grep) is not cut to 80 columns.
     console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 240)

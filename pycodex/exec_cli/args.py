@@ -36,6 +36,8 @@ class UsageError(Exception):
 
 @dataclass
 class ExecArgs:
+    """The parsed ``pycodex exec`` command line (options as ``codex exec`` names them)."""
+
     prompt: str | None = None
     command: str | None = None  # None, "resume" or "fork"
     session_id: str | None = None
@@ -92,6 +94,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def build_exec_parser(prog: str = "pycodex exec") -> argparse.ArgumentParser:
+    """The ``pycodex exec`` argument parser (errors worded as ``codex exec`` words them)."""
     parser = _Parser(prog=prog, description="Run the agent non-interactively (one turn), like `codex exec`.",
                      epilog="Subcommands: `resume [--last|SESSION_ID] [PROMPT]`, `fork SESSION_ID [PROMPT]`.")
     _common(parser)
@@ -181,6 +184,7 @@ def _subcommand_index(argv: Sequence[str], parser: argparse.ArgumentParser) -> i
 
 
 def parse_exec_args(argv: Sequence[str], prog: str = "pycodex exec") -> ExecArgs:
+    """Parse ``argv`` of ``pycodex exec``, with its ``resume`` and ``fork`` subcommands."""
     parser = build_exec_parser(prog)
     index = _subcommand_index(argv, parser)
     head = list(argv if index is None else argv[:index])

@@ -59,6 +59,7 @@ class ExecEventMapper:
         return new
 
     def thread_started(self, thread_id: str) -> JsonObj:
+        """The ``thread.started`` event, the only one that names the thread."""
         return {"type": "thread.started", "thread_id": thread_id}
 
     def error_item(self, message: str) -> JsonObj:
@@ -67,6 +68,7 @@ class ExecEventMapper:
 
     # -- the mapping -------------------------------------------------------------------------------
     def feed(self, method: str, params: JsonObj) -> list[JsonObj]:
+        """The exec events for one v2 notification (none for most)."""
         if method == "turn/started":
             return [{"type": "turn.started"}]
         if method in ("item/started", "item/completed"):

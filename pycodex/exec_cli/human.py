@@ -18,6 +18,8 @@ __all__ = ["HumanRenderer", "RunHeader"]
 
 @dataclass(frozen=True)
 class RunHeader:
+    """The settings the transcript's header shows."""
+
     workdir: str
     model: str
     provider: str
@@ -39,6 +41,7 @@ class HumanRenderer:
         return self._style.label(text)
 
     def header(self, h: RunHeader, prompt: str) -> str:
+        """The transcript's header: version, settings and the prompt."""
         return (
             f"pycodex {__version__} (Codex {COMPATIBLE_CODEX_VERSION} compatible)\n--------\n"
             f"workdir: {h.workdir}\nmodel: {h.model}\nprovider: {h.provider}\napproval: {h.approval}\n"
@@ -48,6 +51,7 @@ class HumanRenderer:
         )
 
     def feed(self, method: str, params: JsonObj) -> str:
+        """The transcript text for one v2 notification ("" for most)."""
         item = params.get("item") if isinstance(params.get("item"), dict) else {}
         assert isinstance(item, dict)
         kind = item.get("type")
@@ -67,4 +71,5 @@ class HumanRenderer:
         return text(item, self._style) if text is not None else ""
 
     def tokens_used(self, total: int) -> str:
+        """The transcript's token count at the end of the run."""
         return f"{self._label('tokens used')}\n{total}\n"

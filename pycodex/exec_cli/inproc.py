@@ -38,6 +38,8 @@ class RequestFailed(Exception):
 
 
 class InProcessClient:
+    """A JSON-RPC client of an app-server in this process, over an in-memory transport."""
+
     def __init__(self, app: AppServer, *, session_source: str = "exec") -> None:
         self._app = app
         self._session_source = session_source
@@ -47,6 +49,7 @@ class InProcessClient:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
+        """Start serving the connection and reading the server's messages."""
         serve = serve_transport(self._connection, self._server)
         self._tasks = [
             asyncio.get_running_loop().create_task(serve, name="inproc-app-server"),
@@ -81,6 +84,7 @@ class InProcessClient:
             self._endpoint.close("the in-process app-server closed the connection")
 
     async def request(self, method: str, params: JsonObj, *, timeout: float = REQUEST_TIMEOUT_S) -> JsonObj:
+        """Send a request and wait (bounded by ``timeout``) for its result; `RequestFailed` on an error."""
         try:
             result = await self._endpoint.request(method, params, timeout=timeout)
         except RpcError as exc:
@@ -90,6 +94,7 @@ class InProcessClient:
         return dict(result or {})
 
     async def notify(self, method: str) -> None:
+        """Send a notification without params; a closed connection is ignored."""
         with contextlib.suppress(Exception):
             await self._endpoint.notify(method, None)
 

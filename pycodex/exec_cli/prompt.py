@@ -35,6 +35,7 @@ def _read_all(stdin: IO[str]) -> str:
 
 
 def read_prompt(prompt: str | None, stdin: IO[str], stderr: IO[str]) -> str:
+    """The prompt from the argument or, for none or ``-``, from stdin, as ``codex exec`` reads it."""
     interactive = stdin.isatty()
     if prompt is not None and prompt != "-":
         if interactive:

@@ -47,6 +47,7 @@ class ExecError(Exception):
 
 
 def run_exec(argv: Sequence[str]) -> int:
+    """Run ``pycodex exec`` with ``argv``: one turn on an in-process app-server; the exit status."""
     for stream in (sys.stdout, sys.stderr):  # JSONL is UTF-8 whatever the locale says
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:

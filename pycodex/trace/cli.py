@@ -11,6 +11,7 @@ __all__ = ["add_trace_arguments", "run_trace"]
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``show``, ``html`` and ``replay`` subcommands to the ``pycodex trace`` parser."""
     sub = parser.add_subparsers(dest="trace_command", metavar="SUBCOMMAND", required=True)
     show = sub.add_parser("show", help="print the trace as a coloured timeline")
     show.add_argument("file", type=Path, metavar="FILE")
@@ -27,6 +28,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_trace(args: argparse.Namespace) -> int:
+    """Run one ``pycodex trace`` subcommand; the exit status (2 for an unreadable trace or output)."""
     from pycodex.trace.timeline import TraceReadError, build_timeline, read_trace
 
     try:

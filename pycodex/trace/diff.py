@@ -20,6 +20,7 @@ IdMap = dict[str, str]
 
 
 def is_volatile_key(key: str) -> bool:
+    """Whether a field's value differs from run to run (ids, times, paths) and is not compared."""
     return key in _VOLATILE_KEYS or key.endswith(_VOLATILE_SUFFIXES)
 
 

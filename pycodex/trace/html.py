@@ -13,6 +13,7 @@ __all__ = ["render_page"]
 
 def render_page(timeline: dict[str, Any], title: str) -> str:
     # "<" escaped so no string in the trace can close the data <script> element.
+    """The HTML page of ``timeline``, titled ``title``, with the timeline embedded as JSON."""
     data = json.dumps(timeline, ensure_ascii=False).replace("<", "\\u003c")
     # The data goes in first; the title's two places come before it in the page, whatever the data holds.
     return PAGE.replace("__DATA__", data, 1).replace("__TITLE__", html.escape(title), 2)

@@ -81,6 +81,7 @@ def server_header(codex_home: Path, config_overrides: Sequence[str]) -> dict[str
 
 
 def active_tracer() -> Tracer | None:
+    """The tracer writing the current trace, or None when no trace is being written."""
     return _ACTIVE.get()
 
 
@@ -139,6 +140,7 @@ class Tracer:
         self._thread.start()
 
     def record(self, direction: str, channel: str, conn: int, payload: Any) -> None:
+        """Queue one message for the writer thread; waits (bounded) when the writer falls far behind."""
         self._pending.append((time.monotonic() - self._start, direction, channel, conn, payload))
         if self._idle:
             self._wake.set()

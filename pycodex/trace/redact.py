@@ -52,6 +52,7 @@ class Redactor:
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Redactor:
+        """A redactor knowing the values of secret-looking variables in ``environ`` (default: os.environ)."""
         env = os.environ if environ is None else environ
         return cls(value for name, value in env.items() if _SECRET_KEY.search(name))
 
@@ -64,6 +65,7 @@ class Redactor:
         return self.text(text)
 
     def value(self, obj: Any) -> Any:
+        """``obj`` (any JSON value) with secrets redacted in its strings and under secret-looking keys."""
         if isinstance(obj, str):
             return self.text(obj)
         if isinstance(obj, dict):
@@ -73,6 +75,7 @@ class Redactor:
         return obj
 
     def text(self, text: str) -> str:
+        """``text`` with known secret values and inline bearer tokens or API keys redacted."""
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)

@@ -25,6 +25,7 @@ def _span(start: float, end: float | None) -> str:
 
 
 def render(timeline: JsonObj, console: Console) -> None:
+    """Print the timeline to ``console``: the requests, each turn with its items and calls, the errors."""
     console.print(Text.assemble(("trace", "bold"), f"  {timeline['events']} events over "
                                 f"{timeline['duration']:.3f} s, server pycodex {timeline.get('server')}"))
     console.print(_requests(timeline["requests"]))

@@ -22,6 +22,7 @@ class TraceReadError(ValueError):
 
 
 def read_trace(path: Path) -> list[JsonObj]:
+    """The events of a trace file, one JSON line each; `TraceReadError` names the first bad line."""
     events: list[JsonObj] = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -193,6 +194,7 @@ class _Builder:
 
 
 def build_timeline(events: list[JsonObj]) -> JsonObj:
+    """The timeline of a trace's events (plain JSON values: ``--json`` prints it as it is)."""
     builder = _Builder()
     for event in events:
         builder.add(event)
