@@ -8,7 +8,6 @@ Real 0.169 shapes: ``item/agentMessage/delta {threadId, turnId, itemId, delta}``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from agent_api.bounds import bound_event
 from agent_api.classify import tool_facet
@@ -32,10 +31,11 @@ class TurnMapper:
     final_text: str | None = None
     _streamed: set[str] = field(default_factory=set)
 
-    def _event(self, kind: EventKind, channel: str | None, **fields: Any) -> Event:
-        return Event(agent_kind=self.agent_kind, kind=kind, channel=channel, **fields)
+    def _event(self, kind: EventKind, channel: str | None, *, text: str | None = None,
+               message: str | None = None, data: JsonObj | None = None) -> Event:
+        return Event(agent_kind=self.agent_kind, kind=kind, channel=channel, text=text, message=message, data=data)
 
-    def feed(self, method: str, params: Any) -> list[Event]:
+    def feed(self, method: str, params: object) -> list[Event]:
         """The events for one notification of the turn; notifications of other threads give none."""
         if not isinstance(params, dict):
             return []
@@ -45,7 +45,7 @@ class TurnMapper:
         events = self._map(method, params)
         return [bounded for event in events for bounded in bound_event(event)]
 
-    def _map(self, method: str, params: dict[str, Any]) -> list[Event]:
+    def _map(self, method: str, params: JsonObj) -> list[Event]:
         if method in _TEXT_DELTAS:
             delta = params.get("delta")
             if isinstance(delta, str) and delta:

@@ -14,12 +14,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from pycodex.demo_remote import ENVIRONMENT_ID, MARKER_VAR, RemoteSetup, inspect_capture
 from pycodex.item_views import ITEM_VIEWS
+from pycodex.json_types import JsonObj
 
 __all__ = ["run_demo"]
 
@@ -33,7 +34,7 @@ class _Client:
         self._next_id = 1
         self.deadline = time.monotonic() + _TIMEOUT_S
 
-    def _send(self, msg: dict[str, Any]) -> None:
+    def _send(self, msg: JsonObj) -> None:
         assert self._proc.stdin is not None
         line = json.dumps(msg)
         if self._raw:
@@ -41,19 +42,19 @@ class _Client:
         self._proc.stdin.write(line.encode() + b"\n")
         self._proc.stdin.flush()
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> JsonObj:
         assert self._proc.stdout is not None
         if time.monotonic() > self.deadline:
             raise TimeoutError("the demo did not finish in time")
         line = self._proc.stdout.readline()
         if not line:
             raise EOFError("the app-server closed its output")
-        msg: dict[str, Any] = json.loads(line)
+        msg: JsonObj = json.loads(line)
         if self._raw:
             print(f"< {line.decode().rstrip()}")
         return msg
 
-    def request(self, method: str, params: dict[str, Any], on_message: Any) -> dict[str, Any]:
+    def request(self, method: str, params: JsonObj, on_message: Callable[[_Client, JsonObj], None]) -> JsonObj:
         rid = self._next_id
         self._next_id += 1
         self._send({"id": rid, "method": method, "params": params})
@@ -68,7 +69,7 @@ class _Client:
     def notify(self, method: str) -> None:
         self._send({"method": method})
 
-    def answer(self, request_id: int, result: dict[str, Any]) -> None:
+    def answer(self, request_id: int, result: JsonObj) -> None:
         self._send({"id": request_id, "result": result})
 
 
@@ -77,7 +78,7 @@ def _say(raw: bool, text: str, out: IO[str] = sys.stdout) -> None:
         print(text, file=out, flush=True)
 
 
-def _describe(client: _Client, msg: dict[str, Any], raw: bool) -> str | None:
+def _describe(client: _Client, msg: JsonObj, raw: bool) -> str | None:
     """Print one server message as a transcript line; return the turn status when the turn ends."""
     method = msg.get("method", "")
     params = msg.get("params") or {}
@@ -166,7 +167,7 @@ def _run_app_server(env: dict[str, str], workspace: Path, config_overrides: Sequ
 def _drive(client: _Client, workspace: Path, raw: bool) -> int:
     status: dict[str, str] = {}
 
-    def on_message(c: _Client, msg: dict[str, Any]) -> None:
+    def on_message(c: _Client, msg: JsonObj) -> None:
         done = _describe(c, msg, raw)
         if done:
             status["turn"] = done

@@ -11,9 +11,11 @@ Note the snake_case exceptions on the wire: text input `text_elements`, fileChan
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
+
+from pycodex.json_types import JsonObj
 
 from .base import WireModel
 from .common import AbsolutePath, ItemId
@@ -136,13 +138,13 @@ class AgentMessageItem(WireModel):
     """A message from the agent; `phase` says whether it is commentary or the final answer."""
 
     type: Literal["agentMessage"] = "agentMessage"
-    moderation: dict[str, Any] | None = None
+    moderation: JsonObj | None = None
     id: ItemId
     text: str
     phase: MessagePhase | None = None
-    memory_citation: dict[str, Any] | None = None
+    memory_citation: JsonObj | None = None
     delivery: Literal["async"] | None = None
-    questions: list[dict[str, Any]] | None = None
+    questions: list[JsonObj] | None = None
     started_at_ms: int | None = None
     completed_at_ms: int | None = None
 
@@ -303,7 +305,7 @@ KnownThreadItem: TypeAlias = Annotated[
 ]
 
 
-def _thread_item_tag(value: Any) -> str:
+def _thread_item_tag(value: object) -> str:
     tag = tag_of(value)
     return tag if isinstance(tag, str) and tag in THREAD_ITEM_VARIANTS else UNKNOWN_TAG
 

@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from app_server.truncation import truncate_middle_with_marker
+from pycodex.json_types import JsonObj
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ PERSISTED_COMMAND_OUTPUT_MAX_BYTES: Final = 64 * 1024
 PERSISTED_COMMAND_OUTPUT_MARKER: Final = "\n... command output truncated for persistence ...\n"
 
 
-def persisted_item(item: dict[str, Any]) -> dict[str, Any]:
+def persisted_item(item: JsonObj) -> JsonObj:
     """The form of a completed ThreadItem that is stored (``item`` itself when nothing needs cutting)."""
     output = item.get("aggregatedOutput")
     if item.get("type") != "commandExecution" or not isinstance(output, str):
@@ -62,7 +63,7 @@ class Record:
     timestamp: str
     ordinal: int
     type: str
-    payload: dict[str, Any]
+    payload: JsonObj
 
 
 def utc_timestamp(ms: int) -> str:
@@ -80,7 +81,7 @@ def parse_timestamp_ms(value: str) -> int | None:
     return int(dt.timestamp() * 1000)
 
 
-def encode_record(ordinal: int, type_: str, payload: dict[str, Any], now_ms: int) -> bytes:
+def encode_record(ordinal: int, type_: str, payload: JsonObj, now_ms: int) -> bytes:
     """One rollout line (ASCII JSON and the newline) for a record written at ``now_ms``."""
     line = {"timestamp": utc_timestamp(now_ms), "ordinal": ordinal, "type": type_, "payload": payload}
     # ensure_ascii keeps every line pure ASCII, so a torn write can never split a multi-byte character
@@ -155,14 +156,14 @@ def head_problem(data: bytes) -> tuple[int | None, str] | None:
 MAX_META_BYTES: Final = 1 << 20
 
 
-def read_session_meta(path: Path, max_bytes: int = MAX_META_BYTES) -> dict[str, Any] | None:
+def read_session_meta(path: Path, max_bytes: int = MAX_META_BYTES) -> JsonObj | None:
     """The session_meta payload from the first line, without reading the whole file."""
     with path.open("rb") as f:
         first = f.readline(max_bytes)
     return read_session_meta_bytes(first)
 
 
-def read_session_meta_bytes(data: bytes) -> dict[str, Any] | None:
+def read_session_meta_bytes(data: bytes) -> JsonObj | None:
     """The session_meta payload of the first line of `data`, if that line is intact."""
     first, newline, _rest = data.partition(b"\n")
     if not newline:

@@ -11,7 +11,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,6 +19,7 @@ from rich.table import Table
 from app_server.config import resolve_codex_home
 from app_server.store import StoreError, ThreadStore
 from pycodex.debug.render import item_summary, thread_markdown, timestamp, turn_heading
+from pycodex.json_types import JsonObj
 
 __all__ = ["add_threads_arguments", "run_threads"]
 
@@ -69,7 +69,7 @@ def run_threads(args: argparse.Namespace, codex_home: Path | None = None) -> int
 
 
 def _list(console: Console, home: Path, args: argparse.Namespace) -> int:
-    threads: list[dict[str, Any]] = []
+    threads: list[JsonObj] = []
     if (home / "sessions").is_dir() or (home / "archived_sessions").is_dir():
         with ThreadStore(home, fsync=False) as store:
             threads = store.list_threads(limit=args.limit, archived=args.archived,
@@ -96,7 +96,7 @@ def _list(console: Console, home: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(console: Console, thread: dict[str, Any]) -> None:
+def _show(console: Console, thread: JsonObj) -> None:
     console.print(f"[bold]thread {thread['id']}[/bold]  {escape(str(thread.get('name') or ''))}")
     console.print(f"  provider {thread.get('modelProvider')}  cwd {escape(str(thread.get('cwd')))}  "
                   f"created {timestamp(thread.get('createdAt'))}")

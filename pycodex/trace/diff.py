@@ -6,7 +6,8 @@ only: a renamed or dropped field is still a divergence, a new UUID is not."""
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from pycodex.json_types import JsonValue
 
 __all__ = ["IdMap", "first_difference", "is_volatile_key", "substitute"]
 
@@ -24,12 +25,12 @@ def is_volatile_key(key: str) -> bool:
     return key in _VOLATILE_KEYS or key.endswith(_VOLATILE_SUFFIXES)
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def first_difference(expected: Any, actual: Any, ids: IdMap, path: str = "") -> str | None:
+def first_difference(expected: JsonValue, actual: JsonValue, ids: IdMap, path: str = "") -> str | None:
     """The JSON path and nature of the first difference, or None; learns volatile id pairs into ``ids``."""
     if isinstance(expected, dict) and isinstance(actual, dict):
         for key, value in expected.items():
@@ -63,13 +64,13 @@ def first_difference(expected: Any, actual: Any, ids: IdMap, path: str = "") -> 
     return None
 
 
-def _normal(value: Any, ids: IdMap) -> Any:
+def _normal(value: JsonValue, ids: IdMap) -> JsonValue:
     if isinstance(value, str):
         return _UUID.sub("<uuid>", ids.get(value, value))
     return value
 
 
-def _learn(recorded: Any, replayed: Any, ids: IdMap) -> None:
+def _learn(recorded: JsonValue, replayed: JsonValue, ids: IdMap) -> None:
     if isinstance(recorded, str) and isinstance(replayed, str) and recorded != replayed:
         ids.setdefault(recorded, replayed)
     elif isinstance(recorded, dict) and isinstance(replayed, dict):
@@ -81,7 +82,7 @@ def _learn(recorded: Any, replayed: Any, ids: IdMap) -> None:
             _learn(left, right, ids)
 
 
-def substitute(value: Any, ids: IdMap) -> Any:
+def substitute(value: JsonValue, ids: IdMap) -> JsonValue:
     """``value`` with every recorded id replaced by its replayed counterpart (client messages)."""
     if isinstance(value, str):
         return ids.get(value, value)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
 
+from pycodex.json_types import JsonObj
 from pycodex.trace.page import PAGE
 
 __all__ = ["render_page"]
 
 
-def render_page(timeline: dict[str, Any], title: str) -> str:
+def render_page(timeline: JsonObj, title: str) -> str:
     # "<" escaped so no string in the trace can close the data <script> element.
     """The HTML page of ``timeline``, titled ``title``, with the timeline embedded as JSON."""
     data = json.dumps(timeline, ensure_ascii=False).replace("<", "\\u003c")

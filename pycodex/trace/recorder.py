@@ -29,11 +29,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from pycodex import __version__
+from pycodex.json_types import JsonObj, JsonValue
 from pycodex.trace import ENV_VAR, trace_path
 from pycodex.trace.redact import Redactor
+
+if TYPE_CHECKING:  # the hook is handed an httpx.Request; tracing itself never needs httpx loaded
+    import httpx
 
 __all__ = [
     "ENV_VAR",
@@ -60,17 +64,17 @@ _APPROVAL_SUFFIX = "requestApproval"
 
 _ACTIVE: ContextVar[Tracer | None] = ContextVar("pycodex_tracer", default=None)
 
-_Entry = tuple[float, str, str, int, Any]
+_Entry = tuple[float, str, str, int, object]  # the payload as the hook got it
 
 
 class TraceFileError(Exception):
     """The trace file cannot be written (one line for the user)."""
 
 
-def server_header(codex_home: Path, config_overrides: Sequence[str]) -> dict[str, Any]:
+def server_header(codex_home: Path, config_overrides: Sequence[str]) -> JsonObj:
     """What a replay needs to start a server configured like this one: its config (parsed, so the
     key-based redaction applies) and the ``-c`` overrides."""
-    config: Any = None
+    config: JsonObj | None = None
     try:
         config = tomllib.loads((codex_home / "config.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError):  # no config, or one the server itself will refuse with its own message
@@ -85,14 +89,14 @@ def active_tracer() -> Tracer | None:
     return _ACTIVE.get()
 
 
-def record(direction: str, channel: str, conn: int, payload: Any) -> None:
+def record(direction: str, channel: str, conn: int, payload: object) -> None:
     """Hook for a raw message (bytes, str or JSON value); a no-op unless a trace is being written."""
     tracer = _ACTIVE.get()
     if tracer is not None:
         tracer.record(direction, channel, conn, payload)
 
 
-def record_http_request(request: Any) -> None:
+def record_http_request(request: httpx.Request) -> None:
     """Hook for an outgoing model request (an ``httpx.Request``): method, URL, headers and JSON body."""
     tracer = _ACTIVE.get()
     if tracer is not None:
@@ -102,7 +106,7 @@ def record_http_request(request: Any) -> None:
 
 
 @contextmanager
-def tracing(path: Path | None, *, header: Mapping[str, Any] | None = None) -> Iterator[Tracer | None]:
+def tracing(path: Path | None, *, header: Mapping[str, JsonValue] | None = None) -> Iterator[Tracer | None]:
     """Make a tracer writing ``path`` active for the block (and every task started in it); None: no trace."""
     if path is None:
         yield None
@@ -122,7 +126,7 @@ def tracing(path: Path | None, *, header: Mapping[str, Any] | None = None) -> It
 class Tracer:
     """One trace file and its writer thread."""
 
-    def __init__(self, path: Path, *, header: Mapping[str, Any] | None = None,
+    def __init__(self, path: Path, *, header: Mapping[str, JsonValue] | None = None,
                  redactor: Redactor | None = None) -> None:
         self._start = time.monotonic()
         # A deque: append and popleft are atomic, so the hot path takes no lock; the writer is woken
@@ -139,7 +143,7 @@ class Tracer:
         self._thread = threading.Thread(target=self._run, name="trace-writer", daemon=True)
         self._thread.start()
 
-    def record(self, direction: str, channel: str, conn: int, payload: Any) -> None:
+    def record(self, direction: str, channel: str, conn: int, payload: object) -> None:
         """Queue one message for the writer thread; waits (bounded) when the writer falls far behind."""
         self._pending.append((time.monotonic() - self._start, direction, channel, conn, payload))
         if self._idle:
@@ -195,9 +199,9 @@ class _Writer:
         self._redact = redactor
         self._conns: dict[tuple[str, int], int] = {}
         self._next_conn: dict[str, int] = {}
-        self._approvals: dict[tuple[int, Any], tuple[float, str]] = {}
+        self._approvals: dict[tuple[int, JsonValue], tuple[float, str]] = {}
 
-    def write(self, t: float, direction: str, channel: str, raw_conn: int, payload: Any) -> None:
+    def write(self, t: float, direction: str, channel: str, raw_conn: int, payload: object) -> None:
         conn = self._conn(channel, raw_conn, fresh=channel == "model" and direction == "out")
         if isinstance(payload, bytes):
             payload = payload.decode("utf-8", "replace")
@@ -225,9 +229,9 @@ class _Writer:
                 return False
         return True
 
-    def write_event(self, t: float, direction: str, channel: str, conn: int, msg: Any,
-                    summary: Mapping[str, Any] | None) -> None:
-        event: dict[str, Any] = {"t": round(t, 6), "dir": direction, "channel": channel, "conn": conn}
+    def write_event(self, t: float, direction: str, channel: str, conn: int, msg: JsonValue,
+                    summary: Mapping[str, JsonValue] | None) -> None:
+        event: JsonObj = {"t": round(t, 6), "dir": direction, "channel": channel, "conn": conn}
         if summary is not None:
             event["summary"] = self._redact.value(dict(summary))
         else:
@@ -243,11 +247,11 @@ class _Writer:
             self._conns[key] = number
         return self._conns[key]
 
-    def _approval(self, t: float, direction: str, conn: int, msg: dict[str, Any]) -> None:
+    def _approval(self, t: float, direction: str, conn: int, msg: JsonObj) -> None:
         method = msg.get("method")
         if direction == "out" and isinstance(method, str) and method.endswith(_APPROVAL_SUFFIX) and "id" in msg:
             raw_params = msg.get("params")
-            params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+            params: JsonObj = raw_params if isinstance(raw_params, dict) else {}
             self._approvals[(conn, msg["id"])] = (t, method)
             summary = {"method": method, "id": msg["id"], **_pick(params, ("threadId", "turnId", "itemId",
                                                                             "command", "reason"))}
@@ -261,11 +265,11 @@ class _Writer:
             self.write_event(t, "in", "approval", conn, None, summary)
 
 
-def _pick(params: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+def _pick(params: Mapping[str, JsonValue], keys: Sequence[str]) -> JsonObj:
     return {key: params[key] for key in keys if key in params}
 
 
-def _decode(payload: Any) -> Any:
+def _decode(payload: object) -> JsonValue:
     """A JSON value for the trace; unparsable text is kept only by size (it may hold anything)."""
     if isinstance(payload, dict) and isinstance(payload.get("body"), bytes):  # an HTTP request
         return {**payload, "body": _decode(payload["body"])}

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+from pycodex.json_types import JsonValue
 
 __all__ = ["REDACTED", "Redactor"]
 
@@ -64,7 +65,7 @@ class Redactor:
             return f"{key}={REDACTED}"
         return self.text(text)
 
-    def value(self, obj: Any) -> Any:
+    def value(self, obj: JsonValue) -> JsonValue:
         """``obj`` (any JSON value) with secrets redacted in its strings and under secret-looking keys."""
         if isinstance(obj, str):
             return self.text(obj)
@@ -81,7 +82,7 @@ class Redactor:
                 text = text.replace(secret, REDACTED)
         return _INLINE.sub(_inline_sub, text) if ("earer" in text or "EARER" in text or "sk-" in text) else text
 
-    def _member(self, key: Any, val: Any) -> Any:
+    def _member(self, key: object, val: JsonValue) -> JsonValue:
         secret_key = isinstance(key, str) and key.lower() not in _HARMLESS_KEYS and _SECRET_KEY.search(key)
         # Numbers under such keys are counts (input_tokens), not credentials.
         if secret_key and isinstance(val, str) and val:

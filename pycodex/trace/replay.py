@@ -19,9 +19,8 @@ import os
 import signal
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from pycodex.json_types import JsonObj
+from pycodex.json_types import JsonObj, JsonValue
 from pycodex.trace.diff import IdMap, first_difference, substitute
 from pycodex.trace.recorder import ENV_VAR
 from pycodex.trace.replay_support import ReplayError, build_argv, recorded_model, toml_document
@@ -52,8 +51,8 @@ def replay(events: list[JsonObj], spec: str, *, timeout: float = 30.0) -> str | 
         return asyncio.run(_run(command, env, Path(home), script, timeout))
 
 
-def _model_responses(events: list[JsonObj]) -> list[list[Any]]:
-    streams: dict[Any, list[Any]] = {}
+def _model_responses(events: list[JsonObj]) -> list[list[JsonValue]]:
+    streams: dict[JsonValue, list[JsonValue]] = {}
     for event in events:
         if event.get("channel") != "model":
             continue

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj, JsonValue
 
 __all__ = ["ReplayError", "build_argv", "recorded_model", "toml_document"]
 
@@ -79,25 +80,25 @@ class _ModelHandler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 
 class _ModelServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, responses: list[list[Any]]) -> None:
+    def __init__(self, responses: list[list[JsonValue]]) -> None:
         super().__init__(("127.0.0.1", 0), _ModelHandler)
         self._responses = list(responses)
         self._lock = threading.Lock()
 
-    def next_response(self) -> list[Any] | None:
+    def next_response(self) -> list[JsonValue] | None:
         with self._lock:
             return self._responses.pop(0) if self._responses else None
 
 
 @contextmanager
-def recorded_model(responses: list[list[Any]]) -> Iterator[str]:
+def recorded_model(responses: list[list[JsonValue]]) -> Iterator[str]:
     """A loopback Responses endpoint that answers the n-th request with the n-th recorded SSE stream."""
     server = _ModelServer(responses)
     thread = threading.Thread(target=server.serve_forever, name="replay-model", daemon=True)
@@ -110,7 +111,7 @@ def recorded_model(responses: list[list[Any]]) -> Iterator[str]:
         thread.join(5)
 
 
-def _toml_value(value: Any) -> str:
+def _toml_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -122,6 +123,6 @@ def _toml_value(value: Any) -> str:
     return json.dumps(str(value))  # a JSON string is a valid TOML basic string
 
 
-def toml_document(config: dict[str, Any]) -> str:
+def toml_document(config: JsonObj) -> str:
     """``config`` as TOML (inline tables throughout: what tomllib gave us, written back)."""
     return "".join(f"{json.dumps(str(key))} = {_toml_value(value)}\n" for key, value in config.items())

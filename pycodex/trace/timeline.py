@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pycodex.item_views import ITEM_VIEWS
-from pycodex.json_types import JsonObj
+from pycodex.json_types import JsonObj, JsonValue
 
 __all__ = ["TraceReadError", "build_timeline", "read_trace"]
 
@@ -43,12 +42,12 @@ def read_trace(path: Path) -> list[JsonObj]:
     return events
 
 
-def _label(value: Any) -> str:
+def _label(value: object) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= _LABEL_LIMIT else text[: _LABEL_LIMIT - 1] + "…"
 
 
-def _error_text(error: Any) -> str:
+def _error_text(error: object) -> str:
     if isinstance(error, dict):
         return _label(f"{error.get('code', '')} {error.get('message', '')}".strip())
     return _label(error)
@@ -66,10 +65,10 @@ class _Builder:
     exec_calls: list[JsonObj] = field(default_factory=list)
     approvals: list[JsonObj] = field(default_factory=list)
     errors: list[JsonObj] = field(default_factory=list)
-    _open: dict[tuple[str, Any, Any], JsonObj] = field(default_factory=dict)
-    _turns: dict[Any, JsonObj] = field(default_factory=dict)
-    _items: dict[Any, JsonObj] = field(default_factory=dict)
-    _model: dict[Any, JsonObj] = field(default_factory=dict)
+    _open: dict[tuple[str, JsonValue, JsonValue], JsonObj] = field(default_factory=dict)
+    _turns: dict[JsonValue, JsonObj] = field(default_factory=dict)
+    _items: dict[JsonValue, JsonObj] = field(default_factory=dict)
+    _model: dict[JsonValue, JsonObj] = field(default_factory=dict)
 
     def add(self, event: JsonObj) -> None:
         t, channel, direction = float(event["t"]), event["channel"], event["dir"]
@@ -87,7 +86,7 @@ class _Builder:
         elif channel == "model":
             self._model_event(t, direction, event.get("conn"), msg)
 
-    def _rpc(self, t: float, direction: str, channel: str, conn: Any, msg: JsonObj) -> None:
+    def _rpc(self, t: float, direction: str, channel: str, conn: JsonValue, msg: JsonObj) -> None:
         """``direction`` as seen by the side that answers requests: ``in`` is a request to it."""
         if "method" in msg and "id" in msg:
             call = {"channel": channel, "conn": conn, "id": msg["id"], "method": msg["method"], "t": t,
@@ -150,7 +149,7 @@ class _Builder:
             if item.get("status") == "failed":
                 self.errors.append({"t": t, "what": f"{item.get('type')} {item.get('id')} failed"})
 
-    def _model_event(self, t: float, direction: str, conn: Any, msg: JsonObj) -> None:
+    def _model_event(self, t: float, direction: str, conn: JsonValue, msg: JsonObj) -> None:
         if direction == "out":
             body = msg["body"] if isinstance(msg.get("body"), dict) else {}
             started = {"conn": conn, "start": t, "first_event": None, "end": None, "events": 0,
