@@ -45,7 +45,7 @@ def thread_markdown(thread: JsonObj) -> str:
         lines += ["", f"## {turn_heading(turn)}", ""]
         for item in turn.get("items") or []:
             label, body = item_summary(item)
-            if label == "command":
+            if ITEM_VIEWS.view_of(item.get("type")).summary_block:
                 head, _, output = body.partition("\n")
                 lines.append(f"**{label}** `{head}`")
                 if output:

@@ -19,6 +19,7 @@ from rich.table import Table
 from app_server.config import resolve_codex_home
 from app_server.store import StoreError, ThreadStore
 from pycodex.debug.render import item_summary, thread_markdown, timestamp, turn_heading
+from pycodex.item_views import ITEM_VIEWS
 from pycodex.json_types import JsonObj
 
 __all__ = ["add_threads_arguments", "run_threads"]
@@ -26,8 +27,6 @@ __all__ = ["add_threads_arguments", "run_threads"]
 # Every ThreadSourceKind: a debugging listing shows `exec` and sub-agent threads too (thread/list does not).
 ALL_SOURCE_KINDS = ("cli", "vscode", "exec", "appServer", "subAgentReview", "subAgentCompact",
                     "subAgentThreadSpawn", "subAgentOther", "unknown")
-_STYLES = {"user": "bold cyan", "assistant": "bold green", "command": "bold yellow", "patch": "bold magenta",
-           "reasoning": "dim", "tool": "bold blue"}
 
 
 def add_threads_arguments(parser: argparse.ArgumentParser) -> None:
@@ -107,4 +106,5 @@ def _show(console: Console, thread: JsonObj) -> None:
         for item in turn.get("items") or []:
             label, body = item_summary(item)
             indented = body.replace("\n", "\n" + " " * 11)  # continuation lines under the body, not the label
-            console.print(f"[{_STYLES.get(label, 'bold')}]{label:>10}[/] {escape(indented)}")
+            style = ITEM_VIEWS.view_of(item.get("type")).summary_style
+            console.print(f"[{style}]{label:>10}[/] {escape(indented)}")

@@ -78,8 +78,13 @@ class ItemView:
     trace_label: Callable[[JsonObj], object] = fallback_label
     #: trace timeline: part of the conversation (message, reasoning, plan), not a tool call
     conversation: bool = False
-    #: ``pycodex threads show/export``: (label, body); the label ``command`` gets a code block in markdown
+    #: ``pycodex threads show/export``: (label, body) of the item
     summary: Callable[[JsonObj], tuple[str, str]] = json_summary
+    #: ``threads show``: the rich style of the label
+    summary_style: str = "bold"
+    #: ``threads export --format md``: the body's first line goes in backticks and the rest in a code block
+    #: (command output), rather than the body after the label as prose
+    summary_block: bool = False
     #: ``exec`` transcript at item/started and item/completed (None: nothing)
     human_started: HumanText | None = None
     human_completed: HumanText | None = None

@@ -165,11 +165,11 @@ def _web_search_exec(item: JsonObj, new_id: Callable[[], str]) -> JsonObj:
 ITEM_VIEWS = ItemViewRegistry([
     ItemView(
         "userMessage", trace_label=_user_label, conversation=True,
-        summary=lambda item: ("user", _text_of(item.get("content"))),
+        summary=lambda item: ("user", _text_of(item.get("content"))), summary_style="bold cyan",
     ),
     ItemView(
         "agentMessage", trace_label=_field("text"), conversation=True,
-        summary=lambda item: ("assistant", _text(item)),
+        summary=lambda item: ("assistant", _text(item)), summary_style="bold green",
         human_completed=lambda item, style: f"{style.label('codex')}\n{item.get('text', '')}\n",
         exec_item=_agent_exec, answer=True,
         demo_completed=lambda item: f"  assistant: {item.get('text')}",
@@ -178,23 +178,28 @@ ITEM_VIEWS = ItemViewRegistry([
     ItemView(
         "reasoning", trace_label=lambda item: " ".join(str(s) for s in item.get("summary", [])), conversation=True,
         summary=lambda item: ("reasoning", _text_of(item.get("summary") or item.get("content") or [])),
+        summary_style="dim",
         human_completed=_reasoning_human, exec_item=_reasoning_exec,
         demo_completed=lambda item: f"  (thinking) {' '.join(item.get('summary') or [])}",
     ),
     ItemView(
         "commandExecution", trace_label=_field("command"), summary=_command_summary,
+        summary_style="bold yellow", summary_block=True,
         human_started=lambda item, style: f"{style.label('exec')}\n{item.get('command')} in {item.get('cwd')}\n",
         human_completed=_command_human_completed, exec_item=_command_exec, tool_kind="command_execution",
         demo_started=lambda item: f"  $ {item.get('command')}",
         demo_completed=lambda item: f"  $ exit {item.get('exitCode')} in {item.get('durationMs')} ms",
     ),
     ItemView(
-        "fileChange", trace_label=_file_change_label, summary=_file_change_summary,
+        "fileChange", trace_label=_file_change_label, summary=_file_change_summary, summary_style="bold magenta",
         human_started=lambda item, style: f"{style.label('apply patch')}\n",
         human_completed=_file_change_human_completed, exec_item=_file_change_exec, tool_kind="file_change",
     ),
-    ItemView("mcpToolCall", summary=_tool_summary, exec_item=_mcp_exec, tool_kind="mcp_tool_call"),
-    ItemView("dynamicToolCall", summary=_tool_summary),
+    ItemView(
+        "mcpToolCall", summary=_tool_summary, summary_style="bold blue", exec_item=_mcp_exec,
+        tool_kind="mcp_tool_call",
+    ),
+    ItemView("dynamicToolCall", summary=_tool_summary, summary_style="bold blue"),
     ItemView("webSearch", exec_item=_web_search_exec, tool_kind="web_search"),
     # Shown by the fallback in every view, registered so that each variant of the item union has its entry.
     ItemView("imageView"),

@@ -3,11 +3,13 @@ new item type (model, builder, view: one declaration each) shows in every view w
 
 from __future__ import annotations
 
+import io
 import typing
 from typing import Literal
 
 import pytest
 from pydantic import TypeAdapter
+from rich.console import Console
 
 from agent_api.fork_events import TurnMapper
 from agent_api.values import EventKind
@@ -15,14 +17,29 @@ from app_server.protocol.base import WireModel, to_wire
 from app_server.protocol.items import (
     CODEX_THREAD_ITEM_TYPES,
     THREAD_ITEM_VARIANTS,
+    AddPatchChangeKind,
+    AgentMessageItem,
+    CommandExecutionItem,
+    ContextCompactionItem,
+    EnteredReviewModeItem,
+    ExitedReviewModeItem,
+    FileChangeItem,
+    FileUpdateChange,
+    ImageViewItem,
+    PlanItem,
+    ReasoningItem,
+    TextUserInput,
     ThreadItem,
     UnknownThreadItem,
+    UserMessageItem,
 )
 from pycodex import demo
+from pycodex.debug import threads as threads_cli
 from pycodex.debug.render import item_summary, thread_markdown
 from pycodex.exec_cli.events import ExecEventMapper
 from pycodex.exec_cli.human import HumanRenderer
 from pycodex.item_views import FALLBACK, ITEM_VIEWS, HumanStyle, ItemView, ItemViewRegistry
+from pycodex.item_views.registry import fallback_label, json_summary
 from pycodex.json_types import JsonObj
 from pycodex.trace.timeline import build_timeline
 
@@ -81,7 +98,9 @@ def toy_bell(item_id: str, *, rings: int) -> JsonObj:  # the builder
 TOY_VIEW = ItemView(  # the view
     "toyBell",
     trace_label=lambda item: f"ding x{item['rings']}",
-    summary=lambda item: ("bell", f"rang {item['rings']} times"),
+    summary=lambda item: ("bell", f"rang {item['rings']} times\nding ding ding"),
+    summary_style="bold red",
+    summary_block=True,
     human_started=lambda item, style: f"{style.label('bell')}\n",
     human_completed=lambda item, style: f"rang {item['rings']}\n",
     exec_item=lambda item, new_id: {"id": new_id(), "type": "toy_bell", "rings": item["rings"]},
@@ -113,9 +132,12 @@ def test_a_toy_item_type_shows_in_every_view(monkeypatch: pytest.MonkeyPatch) ->
         record = build_timeline(_trace(item))["turns"][0]["items"][0]
         assert (record["type"], record["label"], record["tool"]) == ("toyBell", "ding x3", True)
         # pycodex threads show / export
-        assert item_summary(item) == ("bell", "rang 3 times")
+        assert item_summary(item) == ("bell", "rang 3 times\nding ding ding")
         thread = {"id": "th", "turns": [{"id": "tu", "status": "completed", "items": [item]}]}
-        assert "**bell**: rang 3 times" in thread_markdown(thread)
+        assert "**bell** `rang 3 times`\n\n```\nding ding ding\n```" in thread_markdown(thread)
+        console = Console(file=io.StringIO(), record=True, width=80, color_system="truecolor", highlight=False)
+        threads_cli._show(console, thread)
+        assert "\x1b[1;31m      bell\x1b[0m rang 3 times" in console.export_text(styles=True)  # in bold red
         # exec transcript
         human = HumanRenderer()
         assert human.feed("item/started", started) + human.feed("item/completed", completed) == "bell\nrang 3\n"
@@ -140,3 +162,43 @@ def test_a_toy_item_type_shows_in_every_view(monkeypatch: pytest.MonkeyPatch) ->
 def test_human_style_labels_in_bold_only_when_colouring() -> None:
     assert HumanStyle().label("exec") == "exec"
     assert HumanStyle(color=True).label("exec") == "\x1b[1mexec\x1b[0m"
+
+
+# ---- the views read the fields the models declare --------------------------------------------
+
+
+def _samples() -> list[JsonObj]:
+    """One item of each modelled variant, built from its model (so a renamed field shows up here)."""
+    models = [
+        UserMessageItem(id="u", content=[TextUserInput(text="hello")]),
+        AgentMessageItem(id="a", text="an answer"),
+        PlanItem(id="p", text="1. look"),
+        ReasoningItem(id="r", summary=["thinking"]),
+        CommandExecutionItem(id="c", command="ls", cwd="/w", status="completed", command_actions=[],
+                             aggregated_output="a.py\n", exit_code=0, duration_ms=3),
+        FileChangeItem(id="f", changes=[FileUpdateChange(path="a.py", kind=AddPatchChangeKind(), diff="+x")],
+                       status="completed"),
+        ImageViewItem(id="i", path="/w/a.png"),
+        EnteredReviewModeItem(id="e", review="the diff"),
+        ExitedReviewModeItem(id="x", review="looks good"),
+        ContextCompactionItem(id="k"),
+    ]
+    return [to_wire(model) for model in models]
+
+
+def test_every_view_shows_an_item_of_each_variant_from_its_model_fields() -> None:
+    samples = _samples()
+    assert {item["type"] for item in samples} == _union_types()
+    for item in samples:
+        view = ITEM_VIEWS.view_of(item["type"])
+        if view.trace_label is not fallback_label:
+            record = build_timeline(_trace(item))["turns"][0]["items"][0]
+            assert record["label"], item["type"]
+        if view.summary is not json_summary:
+            assert item_summary(item)[1], item["type"]
+        for hook in (view.human_started, view.human_completed):
+            assert hook is None or isinstance(hook(item, HumanStyle()), str)
+        events = ExecEventMapper().feed("item/completed", {"item": item})
+        assert (events != []) == (view.exec_item is not None), item["type"]
+        fork = TurnMapper(agent_kind="codex", thread_id="t").feed("item/completed", {"item": item})
+        assert (fork != []) == (view.tool_kind is not None or view.answer), item["type"]
