@@ -11,6 +11,7 @@ Note the snake_case exceptions on the wire: text input `text_elements`, fileChan
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
@@ -240,19 +241,30 @@ class ExitedReviewModeItem(WireModel):
     completed_at_ms: int | None = None
 
 
-# Variants we model, in the order of the Codex schema.
-THREAD_ITEM_VARIANTS: tuple[str, ...] = (
-    "userMessage",
-    "agentMessage",
-    "plan",
-    "reasoning",
-    "commandExecution",
-    "fileChange",
-    "imageView",
-    "enteredReviewMode",
-    "exitedReviewMode",
-    "contextCompaction",
-)
+KnownThreadItem: TypeAlias = Annotated[
+    UserMessageItem
+    | AgentMessageItem
+    | PlanItem
+    | ReasoningItem
+    | CommandExecutionItem
+    | FileChangeItem
+    | ImageViewItem
+    | EnteredReviewModeItem
+    | ExitedReviewModeItem
+    | ContextCompactionItem,
+    Field(discriminator="type"),
+]
+
+
+def _variant_tags(union: object) -> tuple[str, ...]:
+    """The ``type`` tags of a discriminated union's models, in the union's order."""
+    members = typing.get_args(typing.get_args(union)[0])
+    return tuple(str(member.model_fields["type"].default) for member in members)
+
+
+# Variants we model, in the order of the Codex schema: read from the strict union, so a new variant is
+# declared by its model and its line in the two unions (a test checks the tolerant one lists the same).
+THREAD_ITEM_VARIANTS: tuple[str, ...] = _variant_tags(KnownThreadItem)
 
 
 class UnknownThreadItem(RawWireObject):
@@ -289,21 +301,6 @@ CODEX_THREAD_ITEM_TYPES: tuple[str, ...] = (
     "exitedReviewMode",
     "contextCompaction",
 )
-
-KnownThreadItem: TypeAlias = Annotated[
-    UserMessageItem
-    | AgentMessageItem
-    | PlanItem
-    | ReasoningItem
-    | CommandExecutionItem
-    | FileChangeItem
-    | ImageViewItem
-    | EnteredReviewModeItem
-    | ExitedReviewModeItem
-    | ContextCompactionItem,
-    Field(discriminator="type"),
-]
-
 
 def _thread_item_tag(value: object) -> str:
     tag = tag_of(value)
