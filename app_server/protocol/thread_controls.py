@@ -64,7 +64,7 @@ class ThreadPredictionRequestParams(ParamsModel):
 class RealtimeVoicesList(WireModel):
     v1: list[str]
     v2: list[str]
-    v3: list[str]
+    v3: list[str] = Field(default_factory=list)  # Codex 0.169 defaults it to []
     default_v1: str = Field(alias="defaultV1")
     default_v2: str = Field(alias="defaultV2")
 
@@ -103,7 +103,7 @@ class ThreadGuardianAssessment(WireModel):
 class ThreadGuardianReviewResponse(WireModel):
     call_id: str
     #: Null when the current policy (or a remembered approval) skips the review.
-    assessment: ThreadGuardianAssessment | None
+    assessment: ThreadGuardianAssessment | None = None
 
 
 class ThreadApproveGuardianDeniedActionParams(ParamsModel):

@@ -1,0 +1,170 @@
+"""Responses of the configuration-side methods: model providers, config writes and requirements, MCP
+servers, hooks and environments.
+
+Field names and types follow Codex 0.169's response schema; field order is the order the handlers emit
+(Codex's where recorded). Built with ``Model.model_validate(handler_dict)``; ``to_wire`` gives the dict back.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from pycodex.json_types import JsonObj, JsonValue
+
+from .base import OMIT_IF_NONE, OmittingWireModel, WireModel
+
+WriteStatus = Literal["ok", "okOverridden"]
+EnvironmentStatusKind = Literal["ready", "pending", "disconnected", "unknown"]
+
+
+class ModelProviderSummary(WireModel):
+    """Codex's `ModelProviderSummary`."""
+
+    id: str
+    name: str
+    can_edit: bool
+    base_url: str | None = None
+    settings: JsonObj
+
+
+class ModelProviderListResponse(WireModel):
+    """The result of `modelProvider/list`."""
+
+    data: list[ModelProviderSummary]
+    default_provider_id: str
+    can_change_default: bool
+
+
+class ModelProviderCapabilitiesReadResponse(WireModel):
+    """The result of `modelProvider/capabilities/read`."""
+
+    image_generation: bool
+    web_search: bool
+
+
+class ModelProviderConfigWriteResponse(WireModel):
+    """The result of `modelProvider/config/write`."""
+
+    provider: ModelProviderSummary
+
+
+class ConfigLayerMetadata(WireModel):
+    """Codex's `ConfigLayerMetadata`."""
+
+    name: JsonObj
+    version: str
+
+
+class OverriddenMetadata(WireModel):
+    """Codex's `OverriddenMetadata`."""
+
+    message: str
+    effective_value: JsonValue
+    overriding_layer: ConfigLayerMetadata
+
+
+class ConfigWriteResponse(WireModel):
+    """The result of `config/value/write`."""
+
+    status: WriteStatus
+    version: str
+    file_path: str
+    overridden_metadata: OverriddenMetadata | None = None
+
+
+class ConfigRequirementsReadResponse(WireModel):
+    """The result of `configRequirements/read`."""
+
+    supports_independent_speed_modes: bool | None = None
+    requirements: JsonObj | None = None
+
+
+class ListMcpServerStatusResponse(WireModel):
+    """The result of `mcpServerStatus/list`."""
+
+    data: list[JsonObj]
+    next_cursor: str | None = None
+
+
+class McpServerToolCallResponse(WireModel):
+    """The result of `mcpServer/tool/call`."""
+
+    meta: JsonValue = Field(default=None, alias="_meta")
+    content: list[JsonValue]
+    is_error: bool | None = None
+    structured_content: JsonValue = None
+
+
+class McpResourceReadResponse(WireModel):
+    """The result of `mcpServer/resource/read`."""
+
+    contents: list[JsonObj]
+    origin_call_id: str | None = None
+
+
+class McpServerRefreshResponse(WireModel):
+    """The result of `config/mcpServer/reload`."""
+
+
+class McpServerOauthLoginResponse(WireModel):
+    """The result of `mcpServer/oauth/login`."""
+
+    authorization_url: str
+    login_id: str | None = None
+
+
+class McpServerEventStreamStartResponse(WireModel):
+    """The result of `mcpServer/event/stream/start`."""
+
+
+class McpServerEventStreamStopResponse(WireModel):
+    """The result of `mcpServer/event/stream/stop`."""
+
+
+class HookErrorInfo(WireModel):
+    """Codex's `HookErrorInfo`."""
+
+    message: str
+    path: str
+
+
+class HooksListEntry(WireModel):
+    """Codex's `HooksListEntry`."""
+
+    cwd: str
+    hooks: list[JsonObj]
+    warnings: list[str]
+    errors: list[HookErrorInfo]
+
+
+class HooksListResponse(WireModel):
+    """The result of `hooks/list`."""
+
+    data: list[HooksListEntry]
+
+
+class EnvironmentAddResponse(WireModel):
+    """The result of `environment/add`."""
+
+
+class EnvironmentShellInfo(WireModel):
+    """Codex's `EnvironmentShellInfo`."""
+
+    name: str
+    path: str
+
+
+class EnvironmentInfoResponse(WireModel):
+    """The result of `environment/info`."""
+
+    shell: EnvironmentShellInfo
+    cwd: str | None = None
+
+
+class EnvironmentStatusResponse(OmittingWireModel):
+    """Current status for the requested environment. The result of `environment/status`."""
+
+    status: EnvironmentStatusKind
+    error: Annotated[str | None, OMIT_IF_NONE] = None
