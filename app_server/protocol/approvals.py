@@ -22,16 +22,22 @@ SimpleApprovalDecision = Literal["accept", "acceptForSession", "decline", "cance
 
 
 class NetworkApprovalContext(WireModel):
+    """Codex's `NetworkApprovalContext`."""
+
     host: str
     protocol: NetworkApprovalProtocol
 
 
 class NetworkPolicyAmendment(WireModel):
+    """Codex's `NetworkPolicyAmendment`."""
+
     host: str
     action: NetworkPolicyRuleAction
 
 
 class ExecpolicyAmendmentBody(WireModel):
+    """`ExecpolicyAmendmentBody` on the wire: `execpolicy_amendment`."""
+
     execpolicy_amendment: list[str] = Field(alias="execpolicy_amendment")
 
 
@@ -42,10 +48,14 @@ class AcceptWithExecpolicyAmendment(WireModel):
 
 
 class NetworkPolicyAmendmentBody(WireModel):
+    """`NetworkPolicyAmendmentBody` on the wire: `network_policy_amendment`."""
+
     network_policy_amendment: NetworkPolicyAmendment = Field(alias="network_policy_amendment")
 
 
 class ApplyNetworkPolicyAmendment(WireModel):
+    """`ApplyNetworkPolicyAmendment` on the wire: `applyNetworkPolicyAmendment`."""
+
     apply_network_policy_amendment: NetworkPolicyAmendmentBody
 
 
@@ -78,6 +88,8 @@ class CommandExecutionRequestApprovalParams(OmittingWireModel):
 
 
 class CommandExecutionRequestApprovalResponse(WireModel):
+    """The client's answer to the `item/commandExecution/requestApproval` server request."""
+
     decision: CommandExecutionApprovalDecision
 
 
@@ -93,6 +105,8 @@ class FileChangeRequestApprovalParams(WireModel):
 
 
 class FileChangeRequestApprovalResponse(WireModel):
+    """The client's answer to the `item/fileChange/requestApproval` server request."""
+
     decision: FileChangeApprovalDecision
 
 

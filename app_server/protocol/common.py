@@ -62,6 +62,8 @@ class GranularApprovalSettings(WireModel):
 
 
 class GranularApprovalPolicy(WireModel):
+    """`GranularApprovalPolicy` on the wire: `granular`."""
+
     granular: GranularApprovalSettings
 
 
@@ -71,6 +73,8 @@ AskForApproval: TypeAlias = Annotated[
 
 
 class CustomMultiAgentMode(WireModel):
+    """`CustomMultiAgentMode` on the wire: `custom`."""
+
     custom: str
 
 
@@ -82,20 +86,28 @@ MultiAgentMode: TypeAlias = Annotated[
 
 
 class DangerFullAccessSandboxPolicy(WireModel):
+    """The `"type": "dangerFullAccess"` variant (`DangerFullAccessSandboxPolicy`)."""
+
     type: Literal["dangerFullAccess"] = "dangerFullAccess"
 
 
 class ReadOnlySandboxPolicy(WireModel):
+    """The `"type": "readOnly"` variant (`ReadOnlySandboxPolicy`)."""
+
     type: Literal["readOnly"] = "readOnly"
     network_access: bool = False
 
 
 class ExternalSandboxSandboxPolicy(WireModel):
+    """The `"type": "externalSandbox"` variant (`ExternalSandboxSandboxPolicy`)."""
+
     type: Literal["externalSandbox"] = "externalSandbox"
     network_access: NetworkAccess = "restricted"
 
 
 class WorkspaceWriteSandboxPolicy(WireModel):
+    """The `"type": "workspaceWrite"` variant (`WorkspaceWriteSandboxPolicy`)."""
+
     type: Literal["workspaceWrite"] = "workspaceWrite"
     writable_roots: list[AbsolutePath] = Field(default_factory=list)
     network_access: bool = False
@@ -113,6 +125,8 @@ SandboxPolicy: TypeAlias = Annotated[
 
 
 class ActivePermissionProfile(WireModel):
+    """Codex's `ActivePermissionProfile`."""
+
     id: str
     extends: str | None = None
 
@@ -121,18 +135,26 @@ class ActivePermissionProfile(WireModel):
 
 
 class NotLoadedThreadStatus(WireModel):
+    """The `"type": "notLoaded"` variant (`NotLoadedThreadStatus`)."""
+
     type: Literal["notLoaded"] = "notLoaded"
 
 
 class IdleThreadStatus(WireModel):
+    """The `"type": "idle"` variant (`IdleThreadStatus`)."""
+
     type: Literal["idle"] = "idle"
 
 
 class SystemErrorThreadStatus(WireModel):
+    """The `"type": "systemError"` variant (`SystemErrorThreadStatus`)."""
+
     type: Literal["systemError"] = "systemError"
 
 
 class ActiveThreadStatus(WireModel):
+    """The `"type": "active"` variant (`ActiveThreadStatus`)."""
+
     type: Literal["active"] = "active"
     active_flags: list[ThreadActiveFlag] = Field(default_factory=list)
 
@@ -167,30 +189,44 @@ CodexErrorName = Literal[
 
 
 class HttpStatusDetail(WireModel):
+    """`HttpStatusDetail` on the wire: `httpStatusCode`."""
+
     http_status_code: int | None = None
 
 
 class HttpConnectionFailedInfo(WireModel):
+    """`HttpConnectionFailedInfo` on the wire: `httpConnectionFailed`."""
+
     http_connection_failed: HttpStatusDetail
 
 
 class ResponseStreamConnectionFailedInfo(WireModel):
+    """`ResponseStreamConnectionFailedInfo` on the wire: `responseStreamConnectionFailed`."""
+
     response_stream_connection_failed: HttpStatusDetail
 
 
 class ResponseStreamDisconnectedInfo(WireModel):
+    """`ResponseStreamDisconnectedInfo` on the wire: `responseStreamDisconnected`."""
+
     response_stream_disconnected: HttpStatusDetail
 
 
 class ResponseTooManyFailedAttemptsInfo(WireModel):
+    """`ResponseTooManyFailedAttemptsInfo` on the wire: `responseTooManyFailedAttempts`."""
+
     response_too_many_failed_attempts: HttpStatusDetail
 
 
 class NonSteerableDetail(WireModel):
+    """`NonSteerableDetail` on the wire: `turnKind`."""
+
     turn_kind: str
 
 
 class ActiveTurnNotSteerableInfo(WireModel):
+    """`ActiveTurnNotSteerableInfo` on the wire: `activeTurnNotSteerable`."""
+
     active_turn_not_steerable: NonSteerableDetail
 
 
@@ -210,6 +246,8 @@ CodexErrorInfo: TypeAlias = Annotated[
 
 
 class TurnError(WireModel):
+    """Codex's `TurnError`."""
+
     message: str
     codex_error_info: CodexErrorInfo | None = None
     additional_details: str | None = None
@@ -220,6 +258,8 @@ class TurnError(WireModel):
 
 
 class TokenUsageBreakdown(WireModel):
+    """Codex's `TokenUsageBreakdown`."""
+
     total_tokens: int = 0
     input_tokens: int = 0
     cached_input_tokens: int = 0
@@ -229,12 +269,16 @@ class TokenUsageBreakdown(WireModel):
 
 
 class ThreadTokenUsage(WireModel):
+    """Codex's `ThreadTokenUsage`."""
+
     total: TokenUsageBreakdown
     last: TokenUsageBreakdown
     model_context_window: int | None = None
 
 
 class RateLimitSnapshot(WireModel):
+    """Codex's `RateLimitSnapshot`."""
+
     limit_id: str | None = None
     limit_name: str | None = None
     normal_model_slug: str | None = None
@@ -251,10 +295,14 @@ class RateLimitSnapshot(WireModel):
 
 
 class ThreadStartUnreadPosition(WireModel):
+    """The `"type": "threadStart"` variant (`ThreadStartUnreadPosition`)."""
+
     type: Literal["threadStart"] = "threadStart"
 
 
 class TurnUnreadPosition(WireModel):
+    """The `"type": "turn"` variant (`TurnUnreadPosition`)."""
+
     type: Literal["turn"] = "turn"
     turn_id: TurnId
 
@@ -265,5 +313,7 @@ ThreadUnreadPosition: TypeAlias = Annotated[
 
 
 class ThreadReadState(WireModel):
+    """The first unread position in a durable local thread."""
+
     first_unread: ThreadUnreadPosition | None = None
     revision: str

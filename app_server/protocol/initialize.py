@@ -8,12 +8,16 @@ from .base import ParamsModel, WireModel
 
 
 class ClientInfo(WireModel):
+    """Codex's `ClientInfo`."""
+
     name: str
     title: str | None = None
     version: str
 
 
 class InitializeCapabilities(WireModel):
+    """Client-declared capabilities negotiated during initialize."""
+
     experimental_api: bool = False
     opt_out_notification_methods: list[str] | None = None
     request_attestation: bool = False
@@ -24,6 +28,8 @@ class InitializeCapabilities(WireModel):
 
 
 class InitializeParams(ParamsModel):
+    """Params of `initialize`."""
+
     METHOD: ClassVar[str] = "initialize"
 
     client_info: ClientInfo
@@ -31,10 +37,12 @@ class InitializeParams(ParamsModel):
 
     @property
     def experimental_api(self) -> bool:
+        """Whether the client asked for the experimental API (`capabilities.experimentalApi`)."""
         return self.capabilities is not None and self.capabilities.experimental_api
 
     @property
     def opt_out_notification_methods(self) -> frozenset[str]:
+        """The notification methods the client asked not to be sent."""
         methods = self.capabilities.opt_out_notification_methods if self.capabilities else None
         return frozenset(methods or ())
 

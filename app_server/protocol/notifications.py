@@ -30,6 +30,8 @@ from .turns import Turn
 
 
 class ErrorNotification(WireModel):
+    """Params of the `error` notification."""
+
     error: TurnError
     will_retry: bool
     thread_id: ThreadId
@@ -37,15 +39,21 @@ class ErrorNotification(WireModel):
 
 
 class ThreadStartedNotification(WireModel):
+    """Params of the `thread/started` notification."""
+
     thread: Thread
 
 
 class ThreadStatusChangedNotification(WireModel):
+    """Params of the `thread/status/changed` notification."""
+
     thread_id: ThreadId
     status: ThreadStatus
 
 
 class ThreadReadStateChangedNotification(WireModel):
+    """Params of the `thread/readState/changed` notification."""
+
     thread_id: ThreadId
     read_state: ThreadReadState
 
@@ -57,32 +65,46 @@ class ThreadIdNotification(WireModel):
 
 
 class ThreadArchivedNotification(ThreadIdNotification):
+    """Params of the `thread/archived` notification."""
+
     pass
 
 
 class ThreadUnarchivedNotification(ThreadIdNotification):
+    """Params of the `thread/unarchived` notification."""
+
     pass
 
 
 class ThreadClosedNotification(ThreadIdNotification):
+    """Params of the `thread/closed` notification."""
+
     pass
 
 
 class ThreadGoalClearedNotification(ThreadIdNotification):
+    """Params of the `thread/goal/cleared` notification."""
+
     pass
 
 
 class ThreadDeletedNotification(ThreadIdNotification):
+    """Params of the `thread/deleted` notification."""
+
     pass
 
 
 class ThreadGoalUpdatedNotification(WireModel):
+    """Params of the `thread/goal/updated` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId | None = None
     goal: ThreadGoal
 
 
 class ThreadSectionChangedNotification(WireModel):
+    """Params of the `thread/section/changed` notification."""
+
     thread_id: ThreadId
     section_id: str | None = None
 
@@ -95,11 +117,15 @@ class ThreadSearchPartialNotification(WireModel):
 
 
 class ThreadNameUpdatedNotification(WireModel):
+    """Params of the `thread/name/updated` notification."""
+
     thread_id: ThreadId
     thread_name: str | None = None
 
 
 class ThreadAttachmentUpdatedNotification(WireModel):
+    """Params of the `thread/attachment/updated` notification."""
+
     thread_id: ThreadId
     attachment_type: str
     identity_key: str
@@ -108,46 +134,64 @@ class ThreadAttachmentUpdatedNotification(WireModel):
 
 
 class ThreadRevertedNotification(WireModel):
+    """Params of the `thread/reverted` notification."""
+
     thread_id: ThreadId
 
 
 class ThreadQueueChangedNotification(WireModel):
+    """Params of the `thread/queue/changed` notification."""
+
     thread_id: ThreadId
 
 
 class ThreadSettingsUpdatedNotification(WireModel):
+    """Params of the `thread/settings/updated` notification."""
+
     thread_id: ThreadId
     thread_settings: dict[str, Any]
 
 
 class ThreadTokenUsageUpdatedNotification(WireModel):
+    """Params of the `thread/tokenUsage/updated` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
     token_usage: ThreadTokenUsage
 
 
 class TurnStartedNotification(WireModel):
+    """Params of the `turn/started` notification."""
+
     thread_id: ThreadId
     turn: Turn
 
 
 class TurnCompletedNotification(WireModel):
+    """Params of the `turn/completed` notification."""
+
     thread_id: ThreadId
     turn: Turn
 
 
 class TurnDiffUpdatedNotification(WireModel):
+    """Params of the `turn/diff/updated` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
     diff: str
 
 
 class ContextCompactedNotification(WireModel):
+    """Params of the `thread/compacted` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
 
 
 class ItemStartedNotification(WireModel):
+    """Params of the `item/started` notification."""
+
     item: ThreadItem
     thread_id: ThreadId
     turn_id: TurnId
@@ -155,6 +199,8 @@ class ItemStartedNotification(WireModel):
 
 
 class ItemCompletedNotification(WireModel):
+    """Params of the `item/completed` notification."""
+
     item: ThreadItem
     thread_id: ThreadId
     turn_id: TurnId
@@ -172,18 +218,26 @@ class ItemDeltaNotification(WireModel):
 
 
 class AgentMessageDeltaNotification(ItemDeltaNotification):
+    """Params of the `item/agentMessage/delta` notification."""
+
     pass
 
 
 class CommandExecutionOutputDeltaNotification(ItemDeltaNotification):
+    """Params of the `item/commandExecution/outputDelta` notification."""
+
     pass
 
 
 class FileChangeOutputDeltaNotification(ItemDeltaNotification):
+    """Params of the `item/fileChange/outputDelta` notification."""
+
     pass
 
 
 class ReasoningSummaryTextDeltaNotification(WireModel):
+    """Params of the `item/reasoning/summaryTextDelta` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
     item_id: ItemId
@@ -192,6 +246,8 @@ class ReasoningSummaryTextDeltaNotification(WireModel):
 
 
 class ReasoningSummaryPartAddedNotification(WireModel):
+    """Params of the `item/reasoning/summaryPartAdded` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
     item_id: ItemId
@@ -199,6 +255,8 @@ class ReasoningSummaryPartAddedNotification(WireModel):
 
 
 class ReasoningTextDeltaNotification(WireModel):
+    """Params of the `item/reasoning/textDelta` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
     item_id: ItemId
@@ -207,20 +265,28 @@ class ReasoningTextDeltaNotification(WireModel):
 
 
 class ServerRequestResolvedNotification(WireModel):
+    """Params of the `serverRequest/resolved` notification."""
+
     thread_id: ThreadId
     request_id: RequestId
 
 
 class AccountRateLimitsUpdatedNotification(WireModel):
+    """Params of the `account/rateLimits/updated` notification."""
+
     rate_limits: RateLimitSnapshot
 
 
 class WarningNotification(WireModel):
+    """Params of the `warning` notification."""
+
     thread_id: ThreadId | None = None
     message: str
 
 
 class ConfigWarningNotification(OmittingWireModel):
+    """Params of the `configWarning` notification."""
+
     summary: str
     details: str | None = None
     path: Annotated[str | None, OMIT_IF_NONE] = None
@@ -228,6 +294,8 @@ class ConfigWarningNotification(OmittingWireModel):
 
 
 class McpServerStatusUpdatedNotification(WireModel):
+    """Params of the `mcpServer/startupStatus/updated` notification."""
+
     thread_id: ThreadId | None = None
     name: str
     status: Literal["starting", "ready", "failed", "cancelled"]
@@ -236,21 +304,29 @@ class McpServerStatusUpdatedNotification(WireModel):
 
 
 class DeprecationNoticeNotification(WireModel):
+    """Params of the `deprecationNotice` notification."""
+
     summary: str
     details: str | None = None
 
 
 class FuzzyFileSearchSessionUpdatedNotification(WireModel):
+    """Params of the `fuzzyFileSearch/sessionUpdated` notification."""
+
     session_id: str
     query: str
     files: list[dict[str, Any]]
 
 
 class FuzzyFileSearchSessionCompletedNotification(WireModel):
+    """Params of the `fuzzyFileSearch/sessionCompleted` notification."""
+
     session_id: str
 
 
 class RemoteControlStatusChangedNotification(WireModel):
+    """Params of the `remoteControl/status/changed` notification."""
+
     status: RemoteControlConnectionStatus
     server_name: str
     installation_id: str

@@ -19,6 +19,8 @@ SkillScope = Literal["user", "repo", "system", "admin"]
 
 
 class SkillsListParams(ParamsModel):
+    """Params of `skills/list`."""
+
     METHOD: ClassVar[str] = "skills/list"
 
     cwds: list[str] = Field(default_factory=list)
@@ -26,6 +28,8 @@ class SkillsListParams(ParamsModel):
 
 
 class SkillInterface(WireModel):
+    """Codex's `SkillInterface`."""
+
     display_name: str | None = None
     short_description: str | None = None
     icon_small: str | None = None
@@ -37,6 +41,8 @@ class SkillInterface(WireModel):
 
 
 class SkillMetadata(OmittingWireModel):
+    """Codex's `SkillMetadata`."""
+
     name: str
     description: str
     short_description: Annotated[str | None, OMIT_IF_NONE] = None
@@ -49,17 +55,23 @@ class SkillMetadata(OmittingWireModel):
 
 
 class SkillErrorInfo(WireModel):
+    """Codex's `SkillErrorInfo`."""
+
     path: str
     message: str
 
 
 class SkillsListEntry(WireModel):
+    """Codex's `SkillsListEntry`."""
+
     cwd: str
     skills: list[SkillMetadata] = Field(default_factory=list)
     errors: list[SkillErrorInfo] = Field(default_factory=list)
 
 
 class SkillsListResponse(WireModel):
+    """The result of `skills/list`."""
+
     data: list[SkillsListEntry]
 
 
@@ -67,6 +79,8 @@ class SkillsListResponse(WireModel):
 
 
 class ConfigReadParams(ParamsModel):
+    """Params of `config/read`."""
+
     METHOD: ClassVar[str] = "config/read"
 
     cwd: str | None = None
@@ -74,6 +88,8 @@ class ConfigReadParams(ParamsModel):
 
 
 class ConfigReadResponse(OmittingWireModel):
+    """The result of `config/read`."""
+
     config: dict[str, Any]
     origins: dict[str, Any] = Field(default_factory=dict)
     # Codex leaves `layers` out unless `includeLayers` was asked for.
@@ -84,6 +100,8 @@ class ConfigReadResponse(OmittingWireModel):
 
 
 class ModelListParams(ParamsModel):
+    """Params of `model/list`."""
+
     METHOD: ClassVar[str] = "model/list"
 
     cursor: str | None = None
@@ -93,6 +111,8 @@ class ModelListParams(ParamsModel):
 
 
 class ModelListResponse(WireModel):
+    """The result of `model/list`."""
+
     data: list[dict[str, Any]]
     next_cursor: str | None = None
 
@@ -101,12 +121,16 @@ class ModelListResponse(WireModel):
 
 
 class GetAccountParams(ParamsModel):
+    """Params of `account/read`."""
+
     METHOD: ClassVar[str] = "account/read"
 
     refresh_token: bool = False
 
 
 class GetAccountResponse(WireModel):
+    """The result of `account/read`."""
+
     account: dict[str, Any] | None = None
     user_id: str | None = None
     requires_openai_auth: bool

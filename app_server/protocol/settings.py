@@ -18,12 +18,16 @@ MergeStrategy = Literal["replace", "upsert"]
 
 
 class ConfigEditParams(WireModel):
+    """`ConfigEditParams` on the wire: `keyPath`, `value`, `mergeStrategy`."""
+
     key_path: str
     value: Any
     merge_strategy: MergeStrategy = "replace"
 
 
 class ConfigValueWriteParams(ParamsModel):
+    """Params of `config/value/write`."""
+
     METHOD: ClassVar[str] = "config/value/write"
 
     key_path: str
@@ -34,6 +38,8 @@ class ConfigValueWriteParams(ParamsModel):
 
 
 class ConfigBatchWriteParams(ParamsModel):
+    """Params of `config/batchWrite`."""
+
     METHOD: ClassVar[str] = "config/batchWrite"
 
     edits: list[ConfigEditParams]
@@ -46,6 +52,8 @@ class ConfigBatchWriteParams(ParamsModel):
 
 
 class FuzzyFileSearchParams(ParamsModel):
+    """Params of `fuzzyFileSearch`."""
+
     METHOD: ClassVar[str] = "fuzzyFileSearch"
 
     query: str
@@ -54,6 +62,8 @@ class FuzzyFileSearchParams(ParamsModel):
 
 
 class FuzzySessionStartParams(ParamsModel):
+    """Params of `fuzzyFileSearch/sessionStart`."""
+
     METHOD: ClassVar[str] = "fuzzyFileSearch/sessionStart"
 
     session_id: str
@@ -61,6 +71,8 @@ class FuzzySessionStartParams(ParamsModel):
 
 
 class FuzzySessionUpdateParams(ParamsModel):
+    """Params of `fuzzyFileSearch/sessionUpdate`."""
+
     METHOD: ClassVar[str] = "fuzzyFileSearch/sessionUpdate"
 
     session_id: str
@@ -68,6 +80,8 @@ class FuzzySessionUpdateParams(ParamsModel):
 
 
 class FuzzySessionStopParams(ParamsModel):
+    """Params of `fuzzyFileSearch/sessionStop`."""
+
     METHOD: ClassVar[str] = "fuzzyFileSearch/sessionStop"
 
     session_id: str
@@ -77,6 +91,8 @@ class FuzzySessionStopParams(ParamsModel):
 
 
 class ModelProviderConfigWriteParams(ParamsModel):
+    """Params of `modelProvider/config/write`."""
+
     METHOD: ClassVar[str] = "modelProvider/config/write"
 
     # A ProviderSettingsPatch; which keys are present matters (omitted keeps, null clears), so it
@@ -85,6 +101,8 @@ class ModelProviderConfigWriteParams(ParamsModel):
 
 
 class ModelProviderDefaultSetParams(ParamsModel):
+    """Params of `modelProvider/default/set`."""
+
     METHOD: ClassVar[str] = "modelProvider/default/set"
 
     provider_id: str

@@ -14,38 +14,52 @@ from .base import ParamsModel, WireModel
 
 
 class FsPathParams(ParamsModel):
+    """`FsPathParams` on the wire: `path`."""
+
     path: str
 
 
 class FsWriteFileParams(ParamsModel):
+    """Params of `fs/writeFile`."""
+
     METHOD: ClassVar[str] = "fs/writeFile"
     path: str
     data_base64: str
 
 
 class FsCreateDirectoryParams(ParamsModel):
+    """Create a directory on the host filesystem."""
+
     path: str
     recursive: bool | None = None
 
 
 class FsRemoveParams(ParamsModel):
+    """Remove a file or directory tree from the host filesystem."""
+
     path: str
     recursive: bool | None = None
     force: bool | None = None
 
 
 class FsCopyParams(ParamsModel):
+    """Copy a file or directory tree on the host filesystem."""
+
     source_path: str
     destination_path: str
     recursive: bool = False
 
 
 class FsWatchParams(ParamsModel):
+    """Start filesystem watch notifications for an absolute path."""
+
     path: str
     watch_id: str
 
 
 class FsUnwatchParams(ParamsModel):
+    """Stop filesystem watch notifications for a prior `fs/watch`."""
+
     watch_id: str
 
 
@@ -53,11 +67,15 @@ class FsUnwatchParams(ParamsModel):
 
 
 class TerminalSize(WireModel):
+    """`TerminalSize` on the wire: `rows`, `cols`."""
+
     rows: int = Field(ge=0, le=65535)
     cols: int = Field(ge=0, le=65535)
 
 
 class CommandExecParams(ParamsModel):
+    """Run a standalone command (argv vector) in the server sandbox without creating a thread or turn."""
+
     command: list[str]
     cwd: str | None = None
     env: dict[str, str | None] | None = None
@@ -75,21 +93,31 @@ class CommandExecParams(ParamsModel):
 
 
 class CommandExecWriteParams(ParamsModel):
+    """Write stdin bytes to a running `command/exec` session, close stdin, or both."""
+
     process_id: str
     delta_base64: str | None = None
     close_stdin: bool = False
 
 
 class CommandExecTerminateParams(ParamsModel):
+    """Terminate a running `command/exec` session."""
+
     process_id: str
 
 
 class CommandExecResizeParams(ParamsModel):
+    """Resize a running PTY-backed `command/exec` session."""
+
     process_id: str
     size: TerminalSize
 
 
 class ProcessSpawnParams(ParamsModel):
+    """Spawn a standalone process (argv vector) without a Codex sandbox on the host where the app server is
+    running.
+    """
+
     command: list[str]
     cwd: str
     process_handle: str
@@ -103,16 +131,22 @@ class ProcessSpawnParams(ParamsModel):
 
 
 class ProcessWriteStdinParams(ParamsModel):
+    """Write stdin bytes to a running `process/spawn` session, close stdin, or both."""
+
     process_handle: str
     delta_base64: str | None = None
     close_stdin: bool = False
 
 
 class ProcessKillParams(ParamsModel):
+    """Terminate a running `process/spawn` session."""
+
     process_handle: str
 
 
 class ProcessResizePtyParams(ParamsModel):
+    """Resize a running PTY-backed `process/spawn` session."""
+
     process_handle: str
     size: TerminalSize
 
@@ -121,54 +155,76 @@ class ProcessResizePtyParams(ParamsModel):
 
 
 class HooksListParams(ParamsModel):
+    """Codex's `HooksListParams`."""
+
     cwds: list[str] = Field(default_factory=list)
     thread_id: str | None = None
 
 
 class SkillsConfigWriteParams(ParamsModel):
+    """Codex's `SkillsConfigWriteParams`."""
+
     enabled: bool
     name: str | None = None
     path: str | None = None
 
 
 class SkillsExtraRootsSetParams(ParamsModel):
+    """Codex's `SkillsExtraRootsSetParams`."""
+
     extra_roots: list[str]
 
 
 class CwdsParams(ParamsModel):
+    """`CwdsParams` on the wire: `cwds`."""
+
     cwds: list[str] | None = None
 
 
 class PluginReadParams(ParamsModel):
+    """Codex's `PluginReadParams`."""
+
     plugin_name: str
     marketplace_path: str | None = None
     remote_marketplace_name: str | None = None
 
 
 class PluginUninstallParams(ParamsModel):
+    """Codex's `PluginUninstallParams`."""
+
     plugin_id: str
 
 
 class PluginSearchParams(ParamsModel):
+    """Codex's `PluginSearchParams`."""
+
     search_term: str
     cwds: list[str] | None = None
 
 
 class MarketplaceAddParams(ParamsModel):
+    """Codex's `MarketplaceAddParams`."""
+
     source: str
     ref_name: str | None = None
     sparse_paths: list[str] | None = None
 
 
 class MarketplaceRemoveParams(ParamsModel):
+    """Codex's `MarketplaceRemoveParams`."""
+
     marketplace_name: str
 
 
 class MarketplaceUpgradeParams(ParamsModel):
+    """Codex's `MarketplaceUpgradeParams`."""
+
     marketplace_name: str | None = None
 
 
 class AppsReadParams(ParamsModel):
+    """EXPERIMENTAL - read metadata for specific apps/connectors."""
+
     app_ids: list[str]
 
 
@@ -184,20 +240,28 @@ class PageParams(ParamsModel):
 
 
 class RemotePluginParams(ParamsModel):
+    """`RemotePluginParams` on the wire: `remotePluginId`."""
+
     remote_plugin_id: str
 
 
 class PluginSkillReadParams(ParamsModel):
+    """Codex's `PluginSkillReadParams`."""
+
     remote_marketplace_name: str
     remote_plugin_id: str
     skill_name: str
 
 
 class PluginShareSaveParams(ParamsModel):
+    """Codex's `PluginShareSaveParams`."""
+
     plugin_path: str
 
 
 class PluginShareUpdateTargetsParams(ParamsModel):
+    """Codex's `PluginShareUpdateTargetsParams`."""
+
     discoverability: Literal["UNLISTED", "PRIVATE", "LISTED"]
     remote_plugin_id: str
     share_targets: list[Any]
@@ -207,25 +271,35 @@ class PluginShareUpdateTargetsParams(ParamsModel):
 
 
 class CancelLoginParams(ParamsModel):
+    """`CancelLoginParams` on the wire: `loginId`."""
+
     login_id: str
 
 
 class ConsumeResetCreditParams(ParamsModel):
+    """`ConsumeResetCreditParams` on the wire: `idempotencyKey`, `creditId`."""
+
     idempotency_key: str
     credit_id: str | None = None
 
 
 class NudgeEmailParams(ParamsModel):
+    """`NudgeEmailParams` on the wire: `creditType`."""
+
     credit_type: Literal["credits", "usage_limit"]
 
 
 class AccountSwitchParams(ParamsModel):
+    """`AccountSwitchParams` on the wire: `accountId`, `sessionId`, `allowBrowserLogin`."""
+
     account_id: str
     session_id: str
     allow_browser_login: bool = False
 
 
 class GcpSetupParams(ParamsModel):
+    """Codex's `GcpSetupParams`."""
+
     project_id: str
     credential_file: str | None = None
     location: str | None = None
@@ -235,10 +309,15 @@ class GcpSetupParams(ParamsModel):
 
 
 class FeatureEnablementSetParams(ParamsModel):
+    """`FeatureEnablementSetParams` on the wire: `enablement`."""
+
     enablement: dict[str, bool]
 
 
 class FeedbackParams(ParamsModel):
+    """`FeedbackParams` on the wire: `classification`, `reason`, `threadId`, `includeLogs`, `extraLogFiles`, ....
+    """
+
     classification: str
     reason: str | None = None
     thread_id: str | None = None
@@ -248,57 +327,81 @@ class FeedbackParams(ParamsModel):
 
 
 class FeedbackSaveParams(FeedbackParams):
+    """Codex's `FeedbackSaveParams`."""
+
     save_path: str
 
 
 class ExternalImportParams(ParamsModel):
+    """`ExternalImportParams` on the wire: `migrationItems`, `providerId`."""
+
     migration_items: list[Any]
     provider_id: str | None = None
 
 
 class ExternalRecordHistoryParams(ParamsModel):
+    """`ExternalRecordHistoryParams` on the wire: `itemTypeResults`, `providerId`."""
+
     item_type_results: list[Any]
     provider_id: str
 
 
 class WindowsSandboxSetupParams(ParamsModel):
+    """`WindowsSandboxSetupParams` on the wire: `mode`, `cwd`."""
+
     mode: Literal["elevated", "unelevated"]
     cwd: str | None = None
 
 
 class VerifyParams(ParamsModel):
+    """`VerifyParams` on the wire: `challenge`, `description`, `title`."""
+
     challenge: str
     description: str
     title: str
 
 
 class VerifyCancelParams(ParamsModel):
+    """`VerifyCancelParams` on the wire: `requestId`."""
+
     request_id: int | str
 
 
 class PairingStatusParams(ParamsModel):
+    """`PairingStatusParams` on the wire: `pairingCode`, `manualPairingCode`."""
+
     pairing_code: str | None = None
     manual_pairing_code: str | None = None
 
 
 class RemoteClientListParams(ParamsModel):
+    """`RemoteClientListParams` on the wire: `environmentId`."""
+
     environment_id: str
 
 
 class RemoteClientRevokeParams(ParamsModel):
+    """`RemoteClientRevokeParams` on the wire: `clientId`, `environmentId`."""
+
     client_id: str
     environment_id: str
 
 
 class MockParams(ParamsModel):
+    """`MockParams` on the wire: `value`."""
+
     value: str | None = None
 
 
 class EnvironmentIdParams(ParamsModel):
+    """`EnvironmentIdParams` on the wire: `environmentId`."""
+
     environment_id: str
 
 
 class EnvironmentAddParams(ParamsModel):
+    """Codex's `EnvironmentAddParams`."""
+
     environment_id: str
     exec_server_url: str
     auth_bearer_token: str | None = None

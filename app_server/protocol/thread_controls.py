@@ -40,6 +40,8 @@ class ThreadElicitationParams(ParamsModel):
 
 
 class ThreadElicitationResponse(WireModel):
+    """The result of `thread/decrement_elicitation`, `thread/increment_elicitation`."""
+
     count: int
     #: Timeout accounting stays paused while any out-of-band elicitation is pending (count > 0).
     paused: bool
@@ -55,6 +57,8 @@ class ThreadSampleCancelParams(ParamsModel):
 
 
 class ThreadPredictionRequestParams(ParamsModel):
+    """Params of `thread/prediction/request`."""
+
     METHOD: ClassVar[str] = "thread/prediction/request"
 
     thread_id: ThreadId
@@ -62,6 +66,8 @@ class ThreadPredictionRequestParams(ParamsModel):
 
 
 class RealtimeVoicesList(WireModel):
+    """Codex's `RealtimeVoicesList`."""
+
     v1: list[str]
     v2: list[str]
     v3: list[str] = Field(default_factory=list)  # Codex 0.169 defaults it to []
@@ -70,6 +76,8 @@ class RealtimeVoicesList(WireModel):
 
 
 class ThreadRealtimeListVoicesResponse(WireModel):
+    """The result of `thread/realtime/listVoices`."""
+
     voices: RealtimeVoicesList
 
 
@@ -88,12 +96,16 @@ REALTIME_VOICES = RealtimeVoicesList(
 
 
 class ThreadGuardianReviewParams(ParamsModel):
+    """Params of `thread/guardianReview`."""
+
     METHOD: ClassVar[str] = "thread/guardianReview"
 
     thread_id: ThreadId
 
 
 class ThreadGuardianAssessment(WireModel):
+    """Codex's `ThreadGuardianAssessment`."""
+
     outcome: Literal["allow", "deny"]
     rationale: str
     risk_level: Literal["low", "medium", "high", "critical"]
@@ -101,12 +113,16 @@ class ThreadGuardianAssessment(WireModel):
 
 
 class ThreadGuardianReviewResponse(WireModel):
+    """The result of `thread/guardianReview`."""
+
     call_id: str
     #: Null when the current policy (or a remembered approval) skips the review.
     assessment: ThreadGuardianAssessment | None = None
 
 
 class ThreadApproveGuardianDeniedActionParams(ParamsModel):
+    """Params of `thread/approveGuardianDeniedAction`."""
+
     METHOD: ClassVar[str] = "thread/approveGuardianDeniedAction"
 
     thread_id: ThreadId
@@ -125,6 +141,8 @@ CommandSource = Literal["shell", "unified_exec"]
 
 
 class CommandAction(_Core):
+    """Codex's `CommandAction`."""
+
     type: Literal["command"]
     source: CommandSource
     command: str
@@ -132,6 +150,8 @@ class CommandAction(_Core):
 
 
 class ExecveAction(_Core):
+    """The `"type": "execve"` variant (`ExecveAction`)."""
+
     type: Literal["execve"]
     source: CommandSource
     program: str
@@ -140,6 +160,8 @@ class ExecveAction(_Core):
 
 
 class WriteStdinAction(_Core):
+    """The `"type": "write_stdin"` variant (`WriteStdinAction`)."""
+
     type: Literal["write_stdin"]
     approval_id: str
     process_id: str
@@ -148,12 +170,16 @@ class WriteStdinAction(_Core):
 
 
 class ApplyPatchAction(_Core):
+    """The `"type": "apply_patch"` variant (`ApplyPatchAction`)."""
+
     type: Literal["apply_patch"]
     cwd: str
     files: list[str]
 
 
 class NetworkAccessAction(_Core):
+    """The `"type": "network_access"` variant (`NetworkAccessAction`)."""
+
     type: Literal["network_access"]
     target: str
     host: str
@@ -162,6 +188,8 @@ class NetworkAccessAction(_Core):
 
 
 class McpToolCallAction(_Core):
+    """The `"type": "mcp_tool_call"` variant (`McpToolCallAction`)."""
+
     type: Literal["mcp_tool_call"]
     server: str
     tool_name: str
@@ -171,6 +199,8 @@ class McpToolCallAction(_Core):
 
 
 class RequestPermissionsAction(_Core):
+    """The `"type": "request_permissions"` variant (`RequestPermissionsAction`)."""
+
     type: Literal["request_permissions"]
     reason: str | None = None
     permissions: dict[str, Any]

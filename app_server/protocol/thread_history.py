@@ -16,16 +16,22 @@ Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 
 
 class ItemAnchor(WireModel):
+    """The `"type": "item"` variant (`ItemAnchor`)."""
+
     type: Literal["item"]
     item_id: str
 
 
 class OutputDeferral(WireModel):
+    """`OutputDeferral` on the wire: `commandExecution`, `mcpToolCall`."""
+
     command_execution: bool = False
     mcp_tool_call: bool = False
 
 
 class ThreadItemsListParams(ParamsModel):
+    """Params of `thread/items/list`."""
+
     METHOD: ClassVar[str] = "thread/items/list"
 
     thread_id: ThreadId
@@ -37,6 +43,8 @@ class ThreadItemsListParams(ParamsModel):
 
 
 class ThreadItemEntry(WireModel):
+    """Codex's `ThreadItemEntry`."""
+
     turn_id: str
     item: dict[str, Any]
     started_at_ms: int | None = None
@@ -44,12 +52,16 @@ class ThreadItemEntry(WireModel):
 
 
 class ThreadItemsListResponse(WireModel):
+    """The result of `thread/items/list`."""
+
     data: list[ThreadItemEntry]
     next_cursor: str | None = None
     backwards_cursor: str | None = None
 
 
 class ThreadItemsReadParams(ParamsModel):
+    """Params of `thread/items/read`."""
+
     METHOD: ClassVar[str] = "thread/items/read"
 
     thread_id: ThreadId
@@ -58,14 +70,20 @@ class ThreadItemsReadParams(ParamsModel):
 
 
 class ThreadItemsReadResponse(WireModel):
+    """The result of `thread/items/read`."""
+
     data: list[ThreadItemEntry]
 
 
 class ReadStateOperation(WireModel):
+    """`ReadStateOperation` on the wire: `type`."""
+
     type: Literal["read", "unread"]
 
 
 class ThreadReadStateUpdateParams(ParamsModel):
+    """Params of `thread/readState/update`."""
+
     METHOD: ClassVar[str] = "thread/readState/update"
 
     thread_id: ThreadId
@@ -74,10 +92,14 @@ class ThreadReadStateUpdateParams(ParamsModel):
 
 
 class ThreadReadStateUpdateResponse(WireModel):
+    """The result of `thread/readState/update`."""
+
     read_state: ThreadReadState
 
 
 class ThreadGoal(WireModel):
+    """Codex's `ThreadGoal`."""
+
     thread_id: str
     objective: str
     status: ThreadGoalStatus
@@ -89,16 +111,22 @@ class ThreadGoal(WireModel):
 
 
 class ThreadGoalGetParams(ParamsModel):
+    """Params of `thread/goal/get`."""
+
     METHOD: ClassVar[str] = "thread/goal/get"
 
     thread_id: ThreadId
 
 
 class ThreadGoalGetResponse(WireModel):
+    """The result of `thread/goal/get`."""
+
     goal: ThreadGoal | None = None
 
 
 class ThreadGoalSetParams(ParamsModel):
+    """Params of `thread/goal/set`."""
+
     METHOD: ClassVar[str] = "thread/goal/set"
 
     thread_id: ThreadId
@@ -109,10 +137,14 @@ class ThreadGoalSetParams(ParamsModel):
 
 
 class ThreadGoalSetResponse(WireModel):
+    """The result of `thread/goal/set`."""
+
     goal: ThreadGoal
 
 
 class ThreadGoalClearParams(ParamsModel):
+    """Params of `thread/goal/clear`."""
+
     METHOD: ClassVar[str] = "thread/goal/clear"
 
     thread_id: ThreadId
@@ -120,10 +152,14 @@ class ThreadGoalClearParams(ParamsModel):
 
 
 class ThreadGoalClearResponse(WireModel):
+    """The result of `thread/goal/clear`."""
+
     cleared: bool
 
 
 class BackgroundTerminalsListParams(ParamsModel):
+    """Params of `thread/backgroundTerminals/list`."""
+
     METHOD: ClassVar[str] = "thread/backgroundTerminals/list"
 
     thread_id: ThreadId
@@ -132,6 +168,8 @@ class BackgroundTerminalsListParams(ParamsModel):
 
 
 class BackgroundTerminal(WireModel):
+    """`BackgroundTerminal` on the wire: `processId`, `itemId`, `command`, `cwd`, `osPid`, ...."""
+
     process_id: str
     item_id: str
     command: str
@@ -142,17 +180,23 @@ class BackgroundTerminal(WireModel):
 
 
 class BackgroundTerminalsListResponse(WireModel):
+    """The result of `thread/backgroundTerminals/list`."""
+
     data: list[BackgroundTerminal]
     next_cursor: str | None = None
 
 
 class BackgroundTerminalsCleanParams(ParamsModel):
+    """Params of `thread/backgroundTerminals/clean`."""
+
     METHOD: ClassVar[str] = "thread/backgroundTerminals/clean"
 
     thread_id: ThreadId
 
 
 class BackgroundTerminalsTerminateParams(ParamsModel):
+    """Params of `thread/backgroundTerminals/terminate`."""
+
     METHOD: ClassVar[str] = "thread/backgroundTerminals/terminate"
 
     thread_id: ThreadId
@@ -160,4 +204,6 @@ class BackgroundTerminalsTerminateParams(ParamsModel):
 
 
 class BackgroundTerminalsTerminateResponse(WireModel):
+    """The result of `thread/backgroundTerminals/terminate`."""
+
     terminated: bool

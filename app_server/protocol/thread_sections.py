@@ -9,17 +9,23 @@ from .common import OptionalU32, ThreadId
 
 
 class SectionAppearance(WireModel):
+    """`SectionAppearance` on the wire: `color`, `icon`."""
+
     color: str | None = None
     icon: str | None = None
 
 
 class ThreadSection(WireModel):
+    """An independently persisted, user-visible thread section."""
+
     id: str
     name: str
     appearance: SectionAppearance | None = None
 
 
 class ThreadSectionListParams(ParamsModel):
+    """Params of `threadSection/list`."""
+
     METHOD: ClassVar[str] = "threadSection/list"
 
     cursor: str | None = None
@@ -27,11 +33,15 @@ class ThreadSectionListParams(ParamsModel):
 
 
 class ThreadSectionListResponse(WireModel):
+    """The result of `threadSection/list`."""
+
     data: list[ThreadSection]
     next_cursor: str | None = None
 
 
 class ThreadSectionCreateParams(ParamsModel):
+    """Params of `threadSection/create`."""
+
     METHOD: ClassVar[str] = "threadSection/create"
 
     name: str
@@ -39,10 +49,14 @@ class ThreadSectionCreateParams(ParamsModel):
 
 
 class ThreadSectionResponse(WireModel):
+    """The result of `threadSection/create`, `threadSection/update`."""
+
     section: ThreadSection
 
 
 class ThreadSectionUpdateParams(ParamsModel):
+    """Params of `threadSection/update`."""
+
     METHOD: ClassVar[str] = "threadSection/update"
 
     section_id: str
@@ -51,12 +65,16 @@ class ThreadSectionUpdateParams(ParamsModel):
 
 
 class ThreadSectionDeleteParams(ParamsModel):
+    """Params of `threadSection/delete`."""
+
     METHOD: ClassVar[str] = "threadSection/delete"
 
     section_id: str
 
 
 class ThreadSectionMoveParams(ParamsModel):
+    """Params of `thread/section/move`."""
+
     METHOD: ClassVar[str] = "thread/section/move"
 
     thread_id: ThreadId
@@ -65,18 +83,24 @@ class ThreadSectionMoveParams(ParamsModel):
 
 
 class ThreadDeleteParams(ParamsModel):
+    """Params of `thread/delete`."""
+
     METHOD: ClassVar[str] = "thread/delete"
 
     thread_id: ThreadId
 
 
 class GitInfoPatch(WireModel):
+    """`GitInfoPatch` on the wire: `sha`, `branch`, `originUrl`."""
+
     sha: str | None = None
     branch: str | None = None
     origin_url: str | None = None
 
 
 class ThreadMetadataUpdateParams(ParamsModel):
+    """Params of `thread/metadata/update`."""
+
     METHOD: ClassVar[str] = "thread/metadata/update"
 
     thread_id: ThreadId
@@ -85,10 +109,14 @@ class ThreadMetadataUpdateParams(ParamsModel):
 
 
 class ThreadMetadataUpdateResponse(WireModel):
+    """The result of `thread/metadata/update`."""
+
     thread: dict[str, Any]
 
 
 class ThreadSearchParams(ParamsModel):
+    """Params of `thread/search`."""
+
     METHOD: ClassVar[str] = "thread/search"
 
     search_term: str
@@ -103,6 +131,8 @@ class ThreadSearchParams(ParamsModel):
 
 
 class ThreadSearchOccurrencesParams(ParamsModel):
+    """Params of `thread/searchOccurrences`."""
+
     METHOD: ClassVar[str] = "thread/searchOccurrences"
 
     thread_id: ThreadId
@@ -112,12 +142,16 @@ class ThreadSearchOccurrencesParams(ParamsModel):
 
 
 class ThreadSearchCancelParams(ParamsModel):
+    """Params of `thread/search/cancel`."""
+
     METHOD: ClassVar[str] = "thread/search/cancel"
 
     request_id: int | str
 
 
 class ThreadMemoryModeSetParams(ParamsModel):
+    """Params of `thread/memoryMode/set`."""
+
     METHOD: ClassVar[str] = "thread/memoryMode/set"
 
     thread_id: ThreadId
@@ -125,12 +159,16 @@ class ThreadMemoryModeSetParams(ParamsModel):
 
 
 class ThreadMemoryReadParams(ParamsModel):
+    """Params of `thread/memory/read`."""
+
     METHOD: ClassVar[str] = "thread/memory/read"
 
     thread_id: ThreadId
 
 
 class ThreadInjectItemsParams(ParamsModel):
+    """Params of `thread/inject_items`."""
+
     METHOD: ClassVar[str] = "thread/inject_items"
 
     thread_id: ThreadId

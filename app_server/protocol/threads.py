@@ -36,18 +36,24 @@ SessionSource = str | dict[str, Any]
 
 
 class ThreadEnvironment(WireModel):
+    """An environment selected by a loaded thread, independent of connection status."""
+
     environment_id: str
     cwd: str
     runtime_workspace_roots: list[str] = Field(default_factory=list)
 
 
 class GitInfo(WireModel):
+    """Codex's `GitInfo`."""
+
     sha: str | None = None
     branch: str | None = None
     origin_url: str | None = None
 
 
 class Thread(WireModel):
+    """Codex's `Thread`."""
+
     id: ThreadId
     environments: list[ThreadEnvironment] | None = None
     extra: dict[str, Any] | None = None
@@ -84,12 +90,16 @@ class Thread(WireModel):
 
 
 class TurnsPage(WireModel):
+    """Codex's `TurnsPage`."""
+
     data: list[Turn]
     next_cursor: str | None = None
     backwards_cursor: str | None = None
 
 
 class SelectedCapabilityRoot(WireModel):
+    """A user-selected root that can expose one or more runtime capabilities."""
+
     id: str
     location: dict[str, Any]
 
@@ -98,6 +108,8 @@ class SelectedCapabilityRoot(WireModel):
 
 
 class ThreadStartParams(ParamsModel):
+    """Params of `thread/start`."""
+
     METHOD: ClassVar[str] = "thread/start"
 
     cwd: str | None = None
@@ -131,6 +143,8 @@ class ThreadStartParams(ParamsModel):
 
 
 class ThreadStartResponse(WireModel):
+    """The result of `thread/start`."""
+
     thread: Thread
     model: str
     model_provider: str
@@ -151,6 +165,8 @@ class ThreadStartResponse(WireModel):
 
 
 class ThreadResumeParams(ParamsModel):
+    """Params of `thread/resume`."""
+
     METHOD: ClassVar[str] = "thread/resume"
 
     thread_id: ThreadId
@@ -175,6 +191,8 @@ class ThreadResumeParams(ParamsModel):
 
 
 class ThreadResumeResponse(WireModel):
+    """The result of `thread/resume`."""
+
     thread: Thread
     model: str
     model_provider: str
@@ -196,6 +214,8 @@ class ThreadResumeResponse(WireModel):
 
 
 class ThreadForkParams(ParamsModel):
+    """Params of `thread/fork`."""
+
     METHOD: ClassVar[str] = "thread/fork"
 
     thread_id: ThreadId
@@ -225,6 +245,8 @@ class ThreadForkParams(ParamsModel):
 
 
 class ThreadForkResponse(ThreadStartResponse):
+    """The result of `thread/fork`."""
+
     pass
 
 
@@ -232,6 +254,8 @@ class ThreadForkResponse(ThreadStartResponse):
 
 
 class ThreadListParams(ParamsModel):
+    """Params of `thread/list`."""
+
     METHOD: ClassVar[str] = "thread/list"
 
     cursor: str | None = None
@@ -257,6 +281,8 @@ class ThreadListParams(ParamsModel):
 
 
 class ThreadListResponse(WireModel):
+    """The result of `thread/list`."""
+
     data: list[Thread]
     read_states: dict[str, ThreadReadState] | None = None
     next_cursor: str | None = None
@@ -264,6 +290,8 @@ class ThreadListResponse(WireModel):
 
 
 class ThreadReadParams(ParamsModel):
+    """Params of `thread/read`."""
+
     METHOD: ClassVar[str] = "thread/read"
 
     thread_id: ThreadId
@@ -271,11 +299,15 @@ class ThreadReadParams(ParamsModel):
 
 
 class ThreadReadResponse(WireModel):
+    """The result of `thread/read`."""
+
     thread: Thread
     read_state: ThreadReadState | None = None
 
 
 class ThreadLoadedListParams(ParamsModel):
+    """Params of `thread/loaded/list`."""
+
     METHOD: ClassVar[str] = "thread/loaded/list"
 
     cursor: str | None = None
@@ -283,11 +315,15 @@ class ThreadLoadedListParams(ParamsModel):
 
 
 class ThreadLoadedListResponse(WireModel):
+    """The result of `thread/loaded/list`."""
+
     data: list[ThreadId]
     next_cursor: str | None = None
 
 
 class ThreadTurnsListParams(ParamsModel):
+    """Params of `thread/turns/list`."""
+
     METHOD: ClassVar[str] = "thread/turns/list"
 
     thread_id: ThreadId
@@ -298,6 +334,8 @@ class ThreadTurnsListParams(ParamsModel):
 
 
 class ThreadTurnsListResponse(WireModel):
+    """The result of `thread/turns/list`."""
+
     data: list[Turn]
     next_cursor: str | None = None
     backwards_cursor: str | None = None
@@ -307,26 +345,36 @@ class ThreadTurnsListResponse(WireModel):
 
 
 class ThreadArchiveParams(ParamsModel):
+    """Params of `thread/archive`."""
+
     METHOD: ClassVar[str] = "thread/archive"
 
     thread_id: ThreadId
 
 
 class ThreadArchiveResponse(EmptyObject):
+    """The result of `thread/archive`."""
+
     pass
 
 
 class ThreadUnarchiveParams(ParamsModel):
+    """Params of `thread/unarchive`."""
+
     METHOD: ClassVar[str] = "thread/unarchive"
 
     thread_id: ThreadId
 
 
 class ThreadUnarchiveResponse(WireModel):
+    """The result of `thread/unarchive`."""
+
     thread: Thread
 
 
 class ThreadSetNameParams(ParamsModel):
+    """Params of `thread/name/set`."""
+
     METHOD: ClassVar[str] = "thread/name/set"
 
     thread_id: ThreadId
@@ -334,14 +382,20 @@ class ThreadSetNameParams(ParamsModel):
 
 
 class ThreadSetNameResponse(EmptyObject):
+    """The result of `thread/name/set`."""
+
     pass
 
 
 class ThreadUnsubscribeParams(ParamsModel):
+    """Params of `thread/unsubscribe`."""
+
     METHOD: ClassVar[str] = "thread/unsubscribe"
 
     thread_id: ThreadId
 
 
 class ThreadUnsubscribeResponse(WireModel):
+    """The result of `thread/unsubscribe`."""
+
     status: Literal["notLoaded", "notSubscribed", "unsubscribed"]

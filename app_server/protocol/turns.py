@@ -45,12 +45,16 @@ class Turn(WireModel):
 
 
 class TurnEnvironmentParams(WireModel):
+    """Codex's `TurnEnvironmentParams`."""
+
     environment_id: str
     cwd: str
     runtime_workspace_roots: list[str] | None = None
 
 
 class TurnStartParams(ParamsModel):
+    """Params of `turn/start`."""
+
     METHOD: ClassVar[str] = "turn/start"
 
     thread_id: ThreadId
@@ -85,10 +89,14 @@ class TurnStartParams(ParamsModel):
 
 
 class TurnStartResponse(WireModel):
+    """The result of `turn/start`."""
+
     turn: Turn
 
 
 class TurnSteerParams(ParamsModel):
+    """Params of `turn/steer`."""
+
     METHOD: ClassVar[str] = "turn/steer"
 
     thread_id: ThreadId
@@ -101,10 +109,14 @@ class TurnSteerParams(ParamsModel):
 
 
 class TurnSteerResponse(WireModel):
+    """The result of `turn/steer`."""
+
     turn_id: TurnId
 
 
 class TurnInterruptParams(ParamsModel):
+    """Params of `turn/interrupt`."""
+
     METHOD: ClassVar[str] = "turn/interrupt"
 
     thread_id: ThreadId
@@ -112,4 +124,6 @@ class TurnInterruptParams(ParamsModel):
 
 
 class TurnInterruptResponse(EmptyObject):
+    """The result of `turn/interrupt`."""
+
     pass

@@ -20,16 +20,22 @@ UNKNOWN_TAG = "__unknown__"
 
 
 class ByteRange(WireModel):
+    """Codex's `ByteRange`."""
+
     start: int = Field(ge=0)
     end: int = Field(ge=0)
 
 
 class TextElement(WireModel):
+    """Codex's `TextElement`."""
+
     byte_range: ByteRange
     placeholder: str | None = None
 
 
 class TextUserInput(WireModel):
+    """The `"type": "text"` variant (`TextUserInput`)."""
+
     type: Literal["text"] = "text"
     text: str
     # snake_case on the wire; the camelCase `textElements` is ignored like any unknown key
@@ -37,6 +43,8 @@ class TextUserInput(WireModel):
 
 
 class ImageUserInput(OmittingWireModel):
+    """The `"type": "image"` variant (`ImageUserInput`)."""
+
     type: Literal["image"] = "image"
     url: Annotated[str | None, OMIT_IF_NONE] = None
     file_id: Annotated[str | None, OMIT_IF_NONE] = None
@@ -44,29 +52,39 @@ class ImageUserInput(OmittingWireModel):
 
 
 class LocalImageUserInput(WireModel):
+    """The `"type": "localImage"` variant (`LocalImageUserInput`)."""
+
     type: Literal["localImage"] = "localImage"
     path: str
     detail: ImageDetail | None = None
 
 
 class AudioUserInput(OmittingWireModel):
+    """The `"type": "audio"` variant (`AudioUserInput`)."""
+
     type: Literal["audio"] = "audio"
     url: Annotated[str | None, OMIT_IF_NONE] = None
     file_id: Annotated[str | None, OMIT_IF_NONE] = None
 
 
 class LocalAudioUserInput(WireModel):
+    """The `"type": "localAudio"` variant (`LocalAudioUserInput`)."""
+
     type: Literal["localAudio"] = "localAudio"
     path: str
 
 
 class SkillUserInput(WireModel):
+    """The `"type": "skill"` variant (`SkillUserInput`)."""
+
     type: Literal["skill"] = "skill"
     name: str
     path: str
 
 
 class MentionUserInput(WireModel):
+    """The `"type": "mention"` variant (`MentionUserInput`)."""
+
     type: Literal["mention"] = "mention"
     name: str
     path: str
@@ -112,15 +130,19 @@ class RawWireObject(RootModel[dict[str, Any]]):
 
     @property
     def type(self) -> str | None:
+        """The object's `type` tag, when it has a string one."""
         tag = self.root.get("type")
         return tag if isinstance(tag, str) else None
 
 
 class UnknownUserInput(RawWireObject):
+    """A user input of a `type` pycodex does not know, kept as its raw wire object."""
+
     KNOWN_TAGS = USER_INPUT_VARIANTS
 
 
 def tag_of(value: Any) -> Any:
+    """The `type` tag of a wire value: a dict's key, a model's attribute, or None."""
     if isinstance(value, dict):
         return value.get("type")
     if isinstance(value, RawWireObject):
