@@ -88,13 +88,13 @@ class ListMcpServerStatusResponse(WireModel):
     next_cursor: str | None = None
 
 
-class McpServerToolCallResponse(WireModel):
-    """The result of `mcpServer/tool/call`."""
+class McpServerToolCallResponse(OmittingWireModel):
+    """The result of `mcpServer/tool/call`: the MCP tool's result as the server gave it (absent keys stay absent)."""
 
-    meta: JsonValue = Field(default=None, alias="_meta")
     content: list[JsonValue]
+    structured_content: Annotated[JsonValue, OMIT_IF_NONE] = None
     is_error: bool | None = None
-    structured_content: JsonValue = None
+    meta: Annotated[JsonValue, OMIT_IF_NONE] = Field(default=None, alias="_meta")
 
 
 class McpResourceReadResponse(WireModel):

@@ -43,33 +43,33 @@ class MarketplaceInterface(WireModel):
 class PluginSummary(OmittingWireModel):
     """Codex's `PluginSummary`."""
 
+    id: str
+    remote_plugin_id: str | None = None
+    version: str | None = None
+    local_version: str | None = None
+    name: str
+    share_context: JsonObj | None = None
+    source: JsonObj
+    installed: bool
+    installed_at: int | None = None
+    enabled: bool
+    install_policy: PluginInstallPolicy
+    install_policy_source: PluginInstallPolicySource | None = None
+    must_show_installation_interstitial: bool | None = None
     auth_policy: PluginAuthPolicy
     availability: Annotated[PluginAvailability | None, OMIT_IF_NONE] = None
     disabled_reason: PluginDisabledReason | None = None
     eligible_plan_types: list[str] | None = None
-    enabled: bool
-    id: str
-    install_policy: PluginInstallPolicy
-    install_policy_source: PluginInstallPolicySource | None = None
-    installed: bool
-    installed_at: int | None = None
     interface: JsonObj | None = None
     keywords: list[str] = Field(default_factory=list)
-    local_version: str | None = None
-    must_show_installation_interstitial: bool | None = None
-    name: str
-    remote_plugin_id: str | None = None
-    share_context: JsonObj | None = None
-    source: JsonObj
-    version: str | None = None
 
 
 class PluginMarketplaceEntry(WireModel):
     """Codex's `PluginMarketplaceEntry`."""
 
-    interface: MarketplaceInterface | None = None
     name: str
     path: str | None = None
+    interface: MarketplaceInterface | None = None
     plugins: list[PluginSummary]
 
 
@@ -114,8 +114,8 @@ class AppSummary(WireModel):
 class PluginInstallResponse(WireModel):
     """The result of `plugin/install`."""
 
-    apps_needing_auth: list[AppSummary]
     auth_policy: PluginAuthPolicy
+    apps_needing_auth: list[AppSummary]
 
 
 class PluginUninstallResponse(WireModel):
@@ -221,16 +221,16 @@ class PluginShareDeleteResponse(WireModel):
 class MarketplaceAddResponse(WireModel):
     """The result of `marketplace/add`."""
 
-    already_added: bool
-    installed_root: str
     marketplace_name: str
+    installed_root: str
+    already_added: bool
 
 
 class MarketplaceRemoveResponse(WireModel):
     """The result of `marketplace/remove`."""
 
-    installed_root: str | None = None
     marketplace_name: str
+    installed_root: str | None = None
 
 
 class MarketplaceUpgradeErrorInfo(WireModel):

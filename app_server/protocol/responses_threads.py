@@ -81,9 +81,9 @@ class ThreadRevertResponse(WireModel):
 class QueuedSubmission(WireModel):
     """Codex's `QueuedSubmission`."""
 
-    client_user_message_id: str
     id: str
     input: list[JsonObj]
+    client_user_message_id: str
     responsesapi_client_metadata: dict[str, str] | None = None
 
 

@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from app_server.protocol.responses import RESPONSE_MODELS
 from app_server.protocol.schema_export import served_methods
 from tests.support.appserver import OMIT
 from tests.support.fake_model import message, model_config, run_turn
+from tests.support.mcp_servers import CALC_SERVER
 from tests.support.schema import SchemaValidator, snapshot_bundle
 from tests.support.surface_requests import SURFACE_REQUESTS, fill
 
@@ -284,4 +287,79 @@ async def test_handler_results_round_trip(
         # json.dumps keeps key order, so this checks the order Codex-compatible clients see as well.
         if json.dumps(dumped) != json.dumps(result):
             mismatches.append(f"{method}:\n  handler {json.dumps(result)[:400]}\n  model   {json.dumps(dumped)[:400]}")
+    assert not mismatches, "\n".join(mismatches)
+
+
+def _marketplace(root: Path) -> Path:
+    """A local marketplace with one plugin holding one skill (as tests of the plugin surface build it)."""
+    (root / ".agents/plugins").mkdir(parents=True)
+    (root / ".agents/plugins/marketplace.json").write_text(json.dumps(
+        {"name": "local-mkt", "plugins": [{"name": "p1", "source": {"source": "local", "path": "./plugins/p1"}}]}))
+    plugin = root / "plugins/p1"
+    (plugin / ".codex-plugin").mkdir(parents=True)
+    (plugin / ".codex-plugin/plugin.json").write_text(json.dumps({"name": "p1", "version": "1.0.0",
+                                                                  "description": "d", "keywords": ["k"]}))
+    (plugin / "skills/s1").mkdir(parents=True)
+    (plugin / "skills/s1/SKILL.md").write_text("---\nname: s1\ndescription: skill one\n---\nbody\n")
+    return root
+
+
+async def test_populated_results_round_trip(app_server: Any, tmp_path: Path, workspace: Path) -> None:
+    """The same check on answers with content: a marketplace and its plugin, a queue with entries."""
+    client = await app_server(experimental=True)
+    market = _marketplace(tmp_path / "mkt")
+    manifest = str(market / ".agents/plugins/marketplace.json")
+    tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    calls: list[tuple[str, Any]] = [
+        ("marketplace/add", {"source": str(market)}),
+        ("plugin/list", {}),
+        ("plugin/search", {"searchTerm": "p1"}),
+        ("plugin/install", {"pluginName": "p1", "marketplacePath": manifest}),
+        ("plugin/installed", {}),
+        ("plugin/uninstall", {"pluginId": "p1@local-mkt"}),
+        ("marketplace/remove", {"marketplaceName": "local-mkt"}),
+        ("thread/queue/add", {"threadId": tid, "clientUserMessageId": "c1", "input": _text("one")}),
+        ("thread/queue/add", {"threadId": tid, "clientUserMessageId": "c2", "input": _text("two")}),
+        ("thread/queue/list", {"threadId": tid}),
+    ]
+    results: list[tuple[str, Any]] = []
+    for method, params in calls:
+        response = await client.request(method, params, timeout=30)
+        assert "result" in response, (method, response)
+        results.append((method, response["result"]))
+    queued = results[-1][1]["data"][-1]["id"]
+    for method, params in [
+        ("thread/queue/update", {"threadId": tid, "queuedSubmissionId": queued, "input": _text("three")}),
+        ("thread/queue/delete", {"threadId": tid, "queuedSubmissionId": queued}),
+    ]:
+        results.append((method, await client.call(method, params)))
+    assert any(r["marketplaces"] and r["marketplaces"][0]["plugins"] for m, r in results if m == "plugin/list")
+    mismatches = []
+    for method, result in results:
+        dumped = to_wire(RESPONSE_MODELS[method].model_validate(result))
+        if json.dumps(dumped) != json.dumps(result):
+            mismatches.append(f"{method}:\n  handler {json.dumps(result)[:600]}\n  model   {json.dumps(dumped)[:600]}")
+    assert not mismatches, "\n".join(mismatches)
+
+
+async def test_mcp_results_round_trip(app_server: Any, codex_home: Path, workspace: Path) -> None:
+    """The MCP answers with content: a tool call, the server status list, a resource read."""
+    args = json.dumps([str(CALC_SERVER), "stdio", f"marker-{uuid.uuid4().hex}"])
+    model_config(codex_home, "http://127.0.0.1:9/v1",
+                 extra=f"\n[mcp_servers.calc]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n")
+    client = await app_server()
+    tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    results: list[tuple[str, Any]] = []
+    for method, params in [
+        ("mcpServer/tool/call", {"threadId": tid, "server": "calc", "tool": "add", "arguments": {"a": 1, "b": 2}}),
+        ("mcpServerStatus/list", {"threadId": tid}),
+        ("mcpServer/resource/read", {"server": "calc", "uri": "calc://greeting"}),
+    ]:
+        results.append((method, await client.call(method, params, timeout=30)))
+    mismatches = []
+    for method, result in results:
+        dumped = to_wire(RESPONSE_MODELS[method].model_validate(result))
+        if json.dumps(dumped) != json.dumps(result):
+            mismatches.append(f"{method}:\n  handler {json.dumps(result)[:600]}\n  model   {json.dumps(dumped)[:600]}")
+    await client.call("thread/unsubscribe", {"threadId": tid})
     assert not mismatches, "\n".join(mismatches)
