@@ -5,9 +5,11 @@ Enumerations are `Literal` aliases so values stay plain strings in code and on t
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj
 
 from .base import SerdeType, WireModel
 
@@ -240,7 +242,7 @@ CodexErrorInfo: TypeAlias = Annotated[
     | ResponseTooManyFailedAttemptsInfo
     | ActiveTurnNotSteerableInfo
     | str
-    | dict[str, Any],
+    | JsonObj,
     Field(union_mode="left_to_right"),
 ]
 
@@ -251,7 +253,7 @@ class TurnError(WireModel):
     message: str
     codex_error_info: CodexErrorInfo | None = None
     additional_details: str | None = None
-    misalignment: dict[str, Any] | None = None
+    misalignment: JsonObj | None = None
 
 
 # ---- token usage and rate limits --------------------------------------------------------------
@@ -282,10 +284,10 @@ class RateLimitSnapshot(WireModel):
     limit_id: str | None = None
     limit_name: str | None = None
     normal_model_slug: str | None = None
-    primary: dict[str, Any] | None = None
-    secondary: dict[str, Any] | None = None
-    credits: dict[str, Any] | None = None
-    individual_limit: dict[str, Any] | None = None
+    primary: JsonObj | None = None
+    secondary: JsonObj | None = None
+    credits: JsonObj | None = None
+    individual_limit: JsonObj | None = None
     spend_control_reached: bool | None = None
     plan_type: str | None = None
     rate_limit_reached_type: str | None = None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
+
+from pycodex.json_types import JsonObj
 
 from .base import ParamsModel, WireModel
 
@@ -22,7 +24,7 @@ class InitializeCapabilities(WireModel):
     opt_out_notification_methods: list[str] | None = None
     request_attestation: bool = False
     required_human_approval: bool = False
-    extensions: dict[str, Any] | None = None
+    extensions: JsonObj | None = None
     explicit_gateway_oauth: bool = False
     mcp_server_openai_form_elicitation: bool = False
 

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel
 
+from pycodex.json_types import JsonObj, JsonValue
+
 from .base import OMIT_IF_NONE, OmittingWireModel, WireModel, to_wire
 from .common import (
     ItemId,
@@ -113,7 +115,7 @@ class ThreadSearchPartialNotification(WireModel):
     """One batch of thread/search/stream matches, tagged with the id of the request that asked (0.171)."""
 
     request_id: RequestId | None
-    data: list[dict[str, Any]]
+    data: list[JsonObj]
 
 
 class ThreadNameUpdatedNotification(WireModel):
@@ -149,7 +151,7 @@ class ThreadSettingsUpdatedNotification(WireModel):
     """Params of the `thread/settings/updated` notification."""
 
     thread_id: ThreadId
-    thread_settings: dict[str, Any]
+    thread_settings: JsonObj
 
 
 class ThreadTokenUsageUpdatedNotification(WireModel):
@@ -290,7 +292,7 @@ class ConfigWarningNotification(OmittingWireModel):
     summary: str
     details: str | None = None
     path: Annotated[str | None, OMIT_IF_NONE] = None
-    range: Annotated[dict[str, Any] | None, OMIT_IF_NONE] = None
+    range: Annotated[JsonObj | None, OMIT_IF_NONE] = None
 
 
 class McpServerStatusUpdatedNotification(WireModel):
@@ -300,7 +302,7 @@ class McpServerStatusUpdatedNotification(WireModel):
     name: str
     status: Literal["starting", "ready", "failed", "cancelled"]
     error: str | None = None
-    failure_reason: Any = None
+    failure_reason: JsonValue = None
 
 
 class DeprecationNoticeNotification(WireModel):
@@ -315,7 +317,7 @@ class FuzzyFileSearchSessionUpdatedNotification(WireModel):
 
     session_id: str
     query: str
-    files: list[dict[str, Any]]
+    files: list[JsonObj]
 
 
 class FuzzyFileSearchSessionCompletedNotification(WireModel):
@@ -384,7 +386,7 @@ EXPERIMENTAL_NOTIFICATIONS: frozenset[str] = frozenset(
 )
 
 
-def notification_envelope(method: str, params: BaseModel, emitted_at_ms: int) -> dict[str, Any]:
+def notification_envelope(method: str, params: BaseModel, emitted_at_ms: int) -> JsonObj:
     """The full notification line Codex writes: method, params, then the top-level `emittedAtMs`."""
     return {"method": method, "params": to_wire(params), "emittedAtMs": emitted_at_ms}
 

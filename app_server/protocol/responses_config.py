@@ -126,8 +126,8 @@ class McpServerEventStreamStopResponse(WireModel):
 class HookErrorInfo(WireModel):
     """Codex's `HookErrorInfo`."""
 
-    message: str
     path: str
+    message: str
 
 
 class HooksListEntry(WireModel):

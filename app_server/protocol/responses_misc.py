@@ -91,8 +91,8 @@ class FeedbackSaveResponse(WireModel):
 class FeedbackUploadResponse(WireModel):
     """The result of `feedback/upload`."""
 
-    prompt_hash: str | None = None
     thread_id: str
+    prompt_hash: str | None = None
 
 
 class MigrationDetails(OmittingWireModel):
@@ -271,19 +271,19 @@ class UserVerificationCancelResponse(WireModel):
 class RemoteControlEnableResponse(WireModel):
     """The result of `remoteControl/enable`."""
 
-    environment_id: str | None = None
-    installation_id: str
-    server_name: str
     status: RemoteControlConnectionStatus
+    server_name: str
+    installation_id: str
+    environment_id: str | None = None
 
 
 class RemoteControlDisableResponse(WireModel):
     """The result of `remoteControl/disable`."""
 
-    environment_id: str | None = None
-    installation_id: str
-    server_name: str
     status: RemoteControlConnectionStatus
+    server_name: str
+    installation_id: str
+    environment_id: str | None = None
 
 
 class RemoteControlStatusReadResponse(WireModel):

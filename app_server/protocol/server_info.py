@@ -6,9 +6,11 @@ JSON objects: pycodex passes them through rather than interpreting them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj
 
 from .base import EXPERIMENTAL, OMIT_IF_NONE, OmittingWireModel, ParamsModel, WireModel
 from .common import OptionalU32
@@ -47,7 +49,7 @@ class SkillMetadata(OmittingWireModel):
     description: str
     short_description: Annotated[str | None, OMIT_IF_NONE] = None
     interface: Annotated[SkillInterface | None, OMIT_IF_NONE] = None
-    dependencies: Annotated[dict[str, Any] | None, OMIT_IF_NONE] = None
+    dependencies: Annotated[JsonObj | None, OMIT_IF_NONE] = None
     path: str
     scope: SkillScope
     enabled: bool = True
@@ -90,10 +92,10 @@ class ConfigReadParams(ParamsModel):
 class ConfigReadResponse(OmittingWireModel):
     """The result of `config/read`."""
 
-    config: dict[str, Any]
-    origins: dict[str, Any] = Field(default_factory=dict)
+    config: JsonObj
+    origins: JsonObj = Field(default_factory=dict)
     # Codex leaves `layers` out unless `includeLayers` was asked for.
-    layers: Annotated[list[dict[str, Any]] | None, OMIT_IF_NONE] = None
+    layers: Annotated[list[JsonObj] | None, OMIT_IF_NONE] = None
 
 
 # ---- model/list -------------------------------------------------------------------------------
@@ -113,7 +115,7 @@ class ModelListParams(ParamsModel):
 class ModelListResponse(WireModel):
     """The result of `model/list`."""
 
-    data: list[dict[str, Any]]
+    data: list[JsonObj]
     next_cursor: str | None = None
 
 
@@ -131,7 +133,7 @@ class GetAccountParams(ParamsModel):
 class GetAccountResponse(WireModel):
     """The result of `account/read`."""
 
-    account: dict[str, Any] | None = None
+    account: JsonObj | None = None
     user_id: str | None = None
     requires_openai_auth: bool
-    workspace_routing: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
+    workspace_routing: Annotated[JsonObj | None, EXPERIMENTAL] = None

@@ -6,9 +6,11 @@ app_server.search) as plain JSON, so only the params are modelled here.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .base import ParamsModel, WireModel
 
@@ -21,7 +23,7 @@ class ConfigEditParams(WireModel):
     """`ConfigEditParams` on the wire: `keyPath`, `value`, `mergeStrategy`."""
 
     key_path: str
-    value: Any
+    value: JsonValue
     merge_strategy: MergeStrategy = "replace"
 
 
@@ -31,7 +33,7 @@ class ConfigValueWriteParams(ParamsModel):
     METHOD: ClassVar[str] = "config/value/write"
 
     key_path: str
-    value: Any
+    value: JsonValue
     merge_strategy: MergeStrategy
     file_path: str | None = None
     expected_version: str | None = None
@@ -97,7 +99,7 @@ class ModelProviderConfigWriteParams(ParamsModel):
 
     # A ProviderSettingsPatch; which keys are present matters (omitted keeps, null clears), so it
     # stays a plain object and app_server.model.provider_write reads it.
-    settings: dict[str, Any]
+    settings: JsonObj
 
 
 class ModelProviderDefaultSetParams(ParamsModel):

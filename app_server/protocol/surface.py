@@ -4,9 +4,11 @@ assembled as plain JSON objects by the handlers (they are flat and mostly fixed)
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .base import ParamsModel, WireModel
 
@@ -88,7 +90,7 @@ class CommandExecParams(ParamsModel):
     disable_output_cap: bool = False
     timeout_ms: int | None = Field(default=None, ge=0)
     disable_timeout: bool = False
-    sandbox_policy: dict[str, Any] | None = None
+    sandbox_policy: JsonObj | None = None
     permission_profile: str | None = None
 
 
@@ -264,7 +266,7 @@ class PluginShareUpdateTargetsParams(ParamsModel):
 
     discoverability: Literal["UNLISTED", "PRIVATE", "LISTED"]
     remote_plugin_id: str
-    share_targets: list[Any]
+    share_targets: list[JsonValue]
 
 
 # ---- accounts --------------------------------------------------------------------------------
@@ -335,14 +337,14 @@ class FeedbackSaveParams(FeedbackParams):
 class ExternalImportParams(ParamsModel):
     """`ExternalImportParams` on the wire: `migrationItems`, `providerId`."""
 
-    migration_items: list[Any]
+    migration_items: list[JsonValue]
     provider_id: str | None = None
 
 
 class ExternalRecordHistoryParams(ParamsModel):
     """`ExternalRecordHistoryParams` on the wire: `itemTypeResults`, `providerId`."""
 
-    item_type_results: list[Any]
+    item_type_results: list[JsonValue]
     provider_id: str
 
 

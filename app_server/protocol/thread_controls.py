@@ -8,9 +8,11 @@ a plain pydantic model validated strictly and reported in serde's words (``pycod
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .base import ParamsModel, WireModel
 from .common import RequestId, ThreadId
@@ -127,7 +129,7 @@ class ThreadApproveGuardianDeniedActionParams(ParamsModel):
 
     thread_id: ThreadId
     #: A serialized core GuardianAssessmentEvent; parsed by the handler so errors read as Codex's.
-    event: Any
+    event: JsonValue
 
 
 # -- the core GuardianAssessmentEvent -------------------------------------------------------------
@@ -203,7 +205,7 @@ class RequestPermissionsAction(_Core):
 
     type: Literal["request_permissions"]
     reason: str | None = None
-    permissions: dict[str, Any]
+    permissions: JsonObj
 
 
 GuardianAction = Annotated[
@@ -225,5 +227,5 @@ class GuardianAssessmentEvent(_Core):
     risk_level: Literal["low", "medium", "high", "critical"] | None = None
     user_authorization: Literal["unknown", "low", "medium", "high"] | None = None
     rationale: str | None = None
-    decision_source: Any = None
+    decision_source: JsonValue = None
     action: GuardianAction

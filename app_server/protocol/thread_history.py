@@ -3,9 +3,11 @@ thread/items/list, thread/items/read, thread/readState/update, thread/goal/*, th
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj
 
 from .base import ParamsModel, WireModel
 from .common import OptionalU32, SortDirection, ThreadId, ThreadReadState
@@ -46,7 +48,7 @@ class ThreadItemEntry(WireModel):
     """Codex's `ThreadItemEntry`."""
 
     turn_id: str
-    item: dict[str, Any]
+    item: JsonObj
     started_at_ms: int | None = None
     completed_at_ms: int | None = None
 

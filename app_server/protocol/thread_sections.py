@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .base import ParamsModel, WireModel
 from .common import OptionalU32, ThreadId
@@ -111,7 +113,7 @@ class ThreadMetadataUpdateParams(ParamsModel):
 class ThreadMetadataUpdateResponse(WireModel):
     """The result of `thread/metadata/update`."""
 
-    thread: dict[str, Any]
+    thread: JsonObj
 
 
 class ThreadSearchParams(ParamsModel):
@@ -172,4 +174,4 @@ class ThreadInjectItemsParams(ParamsModel):
     METHOD: ClassVar[str] = "thread/inject_items"
 
     thread_id: ThreadId
-    items: list[Any]
+    items: list[JsonValue]

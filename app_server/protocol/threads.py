@@ -3,9 +3,11 @@ loaded/list, unsubscribe, turns/list): params and responses, fields in Codex's e
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj
 
 from .base import EXPERIMENTAL, EmptyObject, ParamsModel, WireModel
 from .common import (
@@ -32,7 +34,7 @@ from .common import (
 from .turns import GRANULAR_APPROVAL, Turn, TurnEnvironmentParams
 
 # `SessionSource`: "cli" | "vscode" | "exec" | "appServer" | "unknown" | {"custom": ...} | {"subAgent": ...}
-SessionSource = str | dict[str, Any]
+SessionSource = str | JsonObj
 
 
 class ThreadEnvironment(WireModel):
@@ -56,14 +58,14 @@ class Thread(WireModel):
 
     id: ThreadId
     environments: list[ThreadEnvironment] | None = None
-    extra: dict[str, Any] | None = None
+    extra: JsonObj | None = None
     session_id: str
     forked_from_id: str | None = None
     attached_to_thread_id: str | None = None
     parent_thread_id: str | None = None
     preview: str = ""
     ephemeral: bool = False
-    section: dict[str, Any] | None = None
+    section: JsonObj | None = None
     section_entered_at: int | None = None
     project_id: str | None = None
     history_mode: ThreadHistoryMode = "legacy"
@@ -101,7 +103,7 @@ class SelectedCapabilityRoot(WireModel):
     """A user-selected root that can expose one or more runtime capabilities."""
 
     id: str
-    location: dict[str, Any]
+    location: JsonObj
 
 
 # ---- thread/start -----------------------------------------------------------------------------
@@ -119,7 +121,7 @@ class ThreadStartParams(ParamsModel):
     approval_policy: Annotated[AskForApproval | None, GRANULAR_APPROVAL] = None
     approvals_reviewer: ApprovalsReviewer | None = None
     sandbox: SandboxMode | None = None
-    config: dict[str, Any] | None = None
+    config: JsonObj | None = None
     base_instructions: str | None = None
     developer_instructions: str | None = None
     personality: Personality | None = None
@@ -130,7 +132,7 @@ class ThreadStartParams(ParamsModel):
     # experimental
     allow_provider_model_fallback: Annotated[bool, EXPERIMENTAL] = False
     daybreak_enabled: Annotated[bool | None, EXPERIMENTAL] = None
-    dynamic_tools: Annotated[list[dict[str, Any]] | None, EXPERIMENTAL] = None
+    dynamic_tools: Annotated[list[JsonObj] | None, EXPERIMENTAL] = None
     environments: Annotated[list[TurnEnvironmentParams] | None, EXPERIMENTAL] = None
     experimental_raw_events: Annotated[bool, EXPERIMENTAL] = False
     history_mode: Annotated[ThreadHistoryMode | None, EXPERIMENTAL] = None
@@ -177,14 +179,14 @@ class ThreadResumeParams(ParamsModel):
     approval_policy: Annotated[AskForApproval | None, GRANULAR_APPROVAL] = None
     approvals_reviewer: ApprovalsReviewer | None = None
     sandbox: SandboxMode | None = None
-    config: dict[str, Any] | None = None
+    config: JsonObj | None = None
     base_instructions: str | None = None
     developer_instructions: str | None = None
     personality: Personality | None = None
     exclude_turns: bool = False
     # experimental
-    history: Annotated[list[dict[str, Any]] | None, EXPERIMENTAL] = None
-    initial_turns_page: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
+    history: Annotated[list[JsonObj] | None, EXPERIMENTAL] = None
+    initial_turns_page: Annotated[JsonObj | None, EXPERIMENTAL] = None
     path: Annotated[str | None, EXPERIMENTAL] = None
     permissions: Annotated[str | None, EXPERIMENTAL] = None
     runtime_workspace_roots: Annotated[list[AbsolutePath] | None, EXPERIMENTAL] = None
@@ -206,7 +208,7 @@ class ThreadResumeResponse(WireModel):
     sandbox: SandboxPolicy
     active_permission_profile: ActivePermissionProfile | None = None
     reasoning_effort: ReasoningEffort | None = None
-    collaboration_mode: dict[str, Any] | None = None
+    collaboration_mode: JsonObj | None = None
     multi_agent_mode: MultiAgentMode = "explicitRequestOnly"
     initial_turns_page: TurnsPage | None = None
     turns_backwards_cursor: str | None = None
@@ -229,7 +231,7 @@ class ThreadForkParams(ParamsModel):
     approval_policy: Annotated[AskForApproval | None, GRANULAR_APPROVAL] = None
     approvals_reviewer: ApprovalsReviewer | None = None
     sandbox: SandboxMode | None = None
-    config: dict[str, Any] | None = None
+    config: JsonObj | None = None
     base_instructions: str | None = None
     developer_instructions: str | None = None
     thread_source: str | None = None

@@ -13,6 +13,8 @@ from pydantic import Discriminator, Field, GetJsonSchemaHandler, RootModel, Tag
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from pycodex.json_types import JsonObj
+
 from .base import OMIT_IF_NONE, OmittingWireModel, WireModel
 
 ImageDetail = Literal["auto", "low", "high", "original"]
@@ -112,7 +114,7 @@ UserInput: TypeAlias = Annotated[
 ]
 
 
-class RawWireObject(RootModel[dict[str, Any]]):
+class RawWireObject(RootModel[JsonObj]):
     """An object of a variant we do not model; kept verbatim (key order included)."""
 
     # tags the sibling models own; the JSON schema excludes them so the union stays a proper oneOf

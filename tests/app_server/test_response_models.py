@@ -224,6 +224,12 @@ BUILT: list[tuple[str, dict[str, Any]]] = [
     ("fuzzyFileSearch", {"files": [{"root": "/r", "path": "a/b.txt", "match_type": "file", "file_name": "b.txt",
                                     "score": 12, "indices": [0, 2]}]}),
     ("environment/status", {"status": "disconnected", "error": "gone"}),
+    # As hooks/list reports a hooks file it cannot parse (handlers/hooks.py).
+    ("hooks/list", {"data": [{"cwd": "/w", "hooks": [], "warnings": [],
+                              "errors": [{"path": "/h/hooks.json", "message": "failed to parse hooks: x"}]}]}),
+    # remoteControl/enable and /disable answer with the status read's shape (handlers/misc.py remote_status).
+    ("remoteControl/enable", {"status": "connecting", "serverName": "vm", "installationId": "i",
+                              "environmentId": None}),
     ("config/value/write", {"status": "okOverridden", "version": "sha256:0", "filePath": "/h/config.toml",
                             "overriddenMetadata": {"message": "m", "effectiveValue": 1, "overridingLayer": {
                                 "name": {"type": "sessionFlags"}, "version": "v"}}}),
