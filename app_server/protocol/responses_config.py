@@ -81,10 +81,47 @@ class ConfigRequirementsReadResponse(WireModel):
     requirements: JsonObj | None = None
 
 
+McpAuthStatus = Literal["unknown", "unsupported", "notLoggedIn", "bearerToken", "oAuth"]
+McpServerConnectionStatus = Literal[
+    "notStarted", "starting", "connected", "authenticationRequired", "failed", "cancelled", "disabled"
+]
+
+
+class McpServerInfo(WireModel):
+    """Presentation metadata advertised by an initialized MCP server (its `initialize` answer's `serverInfo`)."""
+
+    name: str
+    title: str | None = None
+    version: str
+    description: str | None = None
+    icons: list[JsonValue] | None = None
+    website_url: str | None = None
+
+
+class McpServerStatus(WireModel):
+    """One configured MCP server in `mcpServerStatus/list`: its state, what it offers and how it authenticates.
+
+    Tools, resources and capabilities are the MCP server's own objects, passed through as it sent them.
+    """
+
+    name: str
+    runtime_status: McpServerConnectionStatus | None = None
+    plugin_id: str | None = None
+    http_origin: str | None = None
+    server_info: McpServerInfo | None = None
+    server_capabilities: JsonValue = None
+    tool_list_meta: JsonValue = None
+    tools: dict[str, JsonObj]
+    tools_error: str | None = None
+    resources: list[JsonObj]
+    resource_templates: list[JsonObj]
+    auth_status: McpAuthStatus
+
+
 class ListMcpServerStatusResponse(WireModel):
     """The result of `mcpServerStatus/list`."""
 
-    data: list[JsonObj]
+    data: list[McpServerStatus]
     next_cursor: str | None = None
 
 

@@ -95,10 +95,41 @@ class PluginInstalledResponse(WireModel):
     marketplace_load_errors: list[MarketplaceLoadErrorInfo] = Field(default_factory=list)
 
 
+class SkillSummary(WireModel):
+    """A skill a plugin bundles, as `plugin/read` lists it (its name is `<plugin>:<skill>`)."""
+
+    name: str
+    description: str
+    short_description: str | None = None
+    interface: JsonObj | None = None
+    path: str | None = None
+    enabled: bool
+
+
+class PluginDetail(WireModel):
+    """One plugin in full (`plugin/read`): its summary, what it bundles, where its marketplace is.
+
+    Hooks, apps, app templates, MCP servers and scheduled tasks are Codex's objects, passed through.
+    """
+
+    marketplace_name: str
+    marketplace_path: str | None = None
+    summary: PluginSummary
+    share_url: str | None = None
+    description: str | None = None
+    skills: list[SkillSummary]
+    onboarding_skill: SkillSummary | None = None
+    hooks: list[JsonObj]
+    apps: list[JsonObj]
+    app_templates: list[JsonObj]
+    mcp_servers: list[JsonObj]
+    scheduled_tasks: list[JsonObj] | None = None
+
+
 class PluginReadResponse(WireModel):
     """The result of `plugin/read`."""
 
-    plugin: JsonObj
+    plugin: PluginDetail
 
 
 class AppSummary(WireModel):

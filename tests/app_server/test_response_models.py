@@ -320,6 +320,7 @@ async def test_populated_results_round_trip(app_server: Any, tmp_path: Path, wor
         ("marketplace/add", {"source": str(market)}),
         ("plugin/list", {}),
         ("plugin/search", {"searchTerm": "p1"}),
+        ("plugin/read", {"pluginName": "p1", "marketplacePath": manifest}),
         ("plugin/install", {"pluginName": "p1", "marketplacePath": manifest}),
         ("plugin/installed", {}),
         ("plugin/uninstall", {"pluginId": "p1@local-mkt"}),
