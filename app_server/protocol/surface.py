@@ -16,7 +16,7 @@ from .base import ParamsModel, WireModel
 
 
 class FsPathParams(ParamsModel):
-    """`FsPathParams` on the wire: `path`."""
+    """Params of `fs/readFile`, `fs/getMetadata`, `fs/readDirectory`."""
 
     path: str
 
@@ -157,14 +157,14 @@ class ProcessResizePtyParams(ParamsModel):
 
 
 class HooksListParams(ParamsModel):
-    """Codex's `HooksListParams`."""
+    """Params of `hooks/list`."""
 
     cwds: list[str] = Field(default_factory=list)
     thread_id: str | None = None
 
 
 class SkillsConfigWriteParams(ParamsModel):
-    """Codex's `SkillsConfigWriteParams`."""
+    """Params of `skills/config/write`."""
 
     enabled: bool
     name: str | None = None
@@ -172,19 +172,19 @@ class SkillsConfigWriteParams(ParamsModel):
 
 
 class SkillsExtraRootsSetParams(ParamsModel):
-    """Codex's `SkillsExtraRootsSetParams`."""
+    """Params of `skills/extraRoots/set`."""
 
     extra_roots: list[str]
 
 
 class CwdsParams(ParamsModel):
-    """`CwdsParams` on the wire: `cwds`."""
+    """Params of `plugin/list`, `plugin/installed`."""
 
     cwds: list[str] | None = None
 
 
 class PluginReadParams(ParamsModel):
-    """Codex's `PluginReadParams`."""
+    """Params of `plugin/read`, `plugin/install`."""
 
     plugin_name: str
     marketplace_path: str | None = None
@@ -192,20 +192,20 @@ class PluginReadParams(ParamsModel):
 
 
 class PluginUninstallParams(ParamsModel):
-    """Codex's `PluginUninstallParams`."""
+    """Params of `plugin/uninstall`."""
 
     plugin_id: str
 
 
 class PluginSearchParams(ParamsModel):
-    """Codex's `PluginSearchParams`."""
+    """Params of `plugin/search`."""
 
     search_term: str
     cwds: list[str] | None = None
 
 
 class MarketplaceAddParams(ParamsModel):
-    """Codex's `MarketplaceAddParams`."""
+    """Params of `marketplace/add`."""
 
     source: str
     ref_name: str | None = None
@@ -213,13 +213,13 @@ class MarketplaceAddParams(ParamsModel):
 
 
 class MarketplaceRemoveParams(ParamsModel):
-    """Codex's `MarketplaceRemoveParams`."""
+    """Params of `marketplace/remove`."""
 
     marketplace_name: str
 
 
 class MarketplaceUpgradeParams(ParamsModel):
-    """Codex's `MarketplaceUpgradeParams`."""
+    """Params of `marketplace/upgrade`."""
 
     marketplace_name: str | None = None
 
@@ -242,13 +242,13 @@ class PageParams(ParamsModel):
 
 
 class RemotePluginParams(ParamsModel):
-    """`RemotePluginParams` on the wire: `remotePluginId`."""
+    """Params of `plugin/share/checkout`, `plugin/share/delete`."""
 
     remote_plugin_id: str
 
 
 class PluginSkillReadParams(ParamsModel):
-    """Codex's `PluginSkillReadParams`."""
+    """Params of `plugin/skill/read`."""
 
     remote_marketplace_name: str
     remote_plugin_id: str
@@ -256,13 +256,13 @@ class PluginSkillReadParams(ParamsModel):
 
 
 class PluginShareSaveParams(ParamsModel):
-    """Codex's `PluginShareSaveParams`."""
+    """Params of `plugin/share/save`."""
 
     plugin_path: str
 
 
 class PluginShareUpdateTargetsParams(ParamsModel):
-    """Codex's `PluginShareUpdateTargetsParams`."""
+    """Params of `plugin/share/updateTargets`."""
 
     discoverability: Literal["UNLISTED", "PRIVATE", "LISTED"]
     remote_plugin_id: str
@@ -273,26 +273,26 @@ class PluginShareUpdateTargetsParams(ParamsModel):
 
 
 class CancelLoginParams(ParamsModel):
-    """`CancelLoginParams` on the wire: `loginId`."""
+    """Params of `account/login/cancel`."""
 
     login_id: str
 
 
 class ConsumeResetCreditParams(ParamsModel):
-    """`ConsumeResetCreditParams` on the wire: `idempotencyKey`, `creditId`."""
+    """Params of `account/rateLimitResetCredit/consume`."""
 
     idempotency_key: str
     credit_id: str | None = None
 
 
 class NudgeEmailParams(ParamsModel):
-    """`NudgeEmailParams` on the wire: `creditType`."""
+    """Params of `account/sendAddCreditsNudgeEmail`."""
 
     credit_type: Literal["credits", "usage_limit"]
 
 
 class AccountSwitchParams(ParamsModel):
-    """`AccountSwitchParams` on the wire: `accountId`, `sessionId`, `allowBrowserLogin`."""
+    """Params of `accountSession/switch`."""
 
     account_id: str
     session_id: str
@@ -300,7 +300,7 @@ class AccountSwitchParams(ParamsModel):
 
 
 class GcpSetupParams(ParamsModel):
-    """Codex's `GcpSetupParams`."""
+    """Params of `account/gcp/setup`."""
 
     project_id: str
     credential_file: str | None = None
@@ -311,7 +311,7 @@ class GcpSetupParams(ParamsModel):
 
 
 class FeatureEnablementSetParams(ParamsModel):
-    """`FeatureEnablementSetParams` on the wire: `enablement`."""
+    """Params of `experimentalFeature/enablement/set`."""
 
     enablement: dict[str, bool]
 
@@ -329,34 +329,34 @@ class FeedbackParams(ParamsModel):
 
 
 class FeedbackSaveParams(FeedbackParams):
-    """Codex's `FeedbackSaveParams`."""
+    """Params of `feedback/save`."""
 
     save_path: str
 
 
 class ExternalImportParams(ParamsModel):
-    """`ExternalImportParams` on the wire: `migrationItems`, `providerId`."""
+    """Params of `externalAgentConfig/import`."""
 
     migration_items: list[JsonValue]
     provider_id: str | None = None
 
 
 class ExternalRecordHistoryParams(ParamsModel):
-    """`ExternalRecordHistoryParams` on the wire: `itemTypeResults`, `providerId`."""
+    """Params of `externalAgentConfig/import/recordHistory`."""
 
     item_type_results: list[JsonValue]
     provider_id: str
 
 
 class WindowsSandboxSetupParams(ParamsModel):
-    """`WindowsSandboxSetupParams` on the wire: `mode`, `cwd`."""
+    """Params of `windowsSandbox/setupStart`."""
 
     mode: Literal["elevated", "unelevated"]
     cwd: str | None = None
 
 
 class VerifyParams(ParamsModel):
-    """`VerifyParams` on the wire: `challenge`, `description`, `title`."""
+    """Params of `userVerification/verify`."""
 
     challenge: str
     description: str
@@ -364,45 +364,45 @@ class VerifyParams(ParamsModel):
 
 
 class VerifyCancelParams(ParamsModel):
-    """`VerifyCancelParams` on the wire: `requestId`."""
+    """Params of `userVerification/cancel`."""
 
     request_id: int | str
 
 
 class PairingStatusParams(ParamsModel):
-    """`PairingStatusParams` on the wire: `pairingCode`, `manualPairingCode`."""
+    """Params of `remoteControl/pairing/status`."""
 
     pairing_code: str | None = None
     manual_pairing_code: str | None = None
 
 
 class RemoteClientListParams(ParamsModel):
-    """`RemoteClientListParams` on the wire: `environmentId`."""
+    """Params of `remoteControl/client/list`."""
 
     environment_id: str
 
 
 class RemoteClientRevokeParams(ParamsModel):
-    """`RemoteClientRevokeParams` on the wire: `clientId`, `environmentId`."""
+    """Params of `remoteControl/client/revoke`."""
 
     client_id: str
     environment_id: str
 
 
 class MockParams(ParamsModel):
-    """`MockParams` on the wire: `value`."""
+    """Params of `mock/experimentalMethod`."""
 
     value: str | None = None
 
 
 class EnvironmentIdParams(ParamsModel):
-    """`EnvironmentIdParams` on the wire: `environmentId`."""
+    """Params of `environment/info`, `environment/status`."""
 
     environment_id: str
 
 
 class EnvironmentAddParams(ParamsModel):
-    """Codex's `EnvironmentAddParams`."""
+    """Params of `environment/add`."""
 
     environment_id: str
     exec_server_url: str
