@@ -66,7 +66,7 @@ class GatewayOAuthReadResponse(WireModel):
 
 
 class GatewayOAuthPrompt(WireModel):
-    """Codex's `GatewayOAuthPrompt`."""
+    """The device-code prompt of a gateway OAuth login: the code to enter and where."""
 
     login_id: str
     user_code: str
@@ -84,14 +84,14 @@ class GatewayOAuthCancelResponse(WireModel):
 
 
 class AccountSecuritySetupAction(WireModel):
-    """Codex's `AccountSecuritySetupAction`."""
+    """The link a security reminder offers: its label and URL."""
 
     label: str
     url: str
 
 
 class AccountSecuritySetupNotice(WireModel):
-    """Codex's `AccountSecuritySetupNotice`."""
+    """A security reminder for one account: title, text and the action it offers."""
 
     account_id: str
     action: AccountSecuritySetupAction
@@ -101,15 +101,13 @@ class AccountSecuritySetupNotice(WireModel):
 
 
 class GetAccountSecuritySetupResponse(WireModel):
-    """Optional security reminder bound to the account that fetched it. Unavailable or ineligible accounts return
-    no notice; this read never changes account security. The result of...
-    """
+    """The result of `account/securitySetup/read`: a security reminder for the account, or no notice."""
 
     notice: AccountSecuritySetupNotice | None = None
 
 
 class RateLimitResetCredit(WireModel):
-    """Codex's `RateLimitResetCredit`."""
+    """One rate-limit reset credit of the account, and its state."""
 
     description: str | None = None
     expires_at: int | None = None
@@ -121,7 +119,7 @@ class RateLimitResetCredit(WireModel):
 
 
 class RateLimitResetCreditsSummary(WireModel):
-    """Codex's `RateLimitResetCreditsSummary`."""
+    """The account's rate-limit reset credits: how many are available, and each one."""
 
     available_count: int
     credits: list[RateLimitResetCredit] | None = None
@@ -145,14 +143,14 @@ class ConsumeAccountRateLimitResetCreditResponse(WireModel):
 
 
 class AccountTokenUsageDailyBucket(WireModel):
-    """Codex's `AccountTokenUsageDailyBucket`."""
+    """Tokens used on one day (`startDate`, an ISO date)."""
 
     start_date: str
     tokens: int
 
 
 class AccountTokenUsageSummary(WireModel):
-    """Codex's `AccountTokenUsageSummary`."""
+    """The account's token-usage totals and streaks."""
 
     current_streak_days: int | None = None
     lifetime_tokens: int | None = None
@@ -162,7 +160,7 @@ class AccountTokenUsageSummary(WireModel):
 
 
 class ThreadUsageBreakdownGroup(WireModel):
-    """Codex's `ThreadUsageBreakdownGroup`."""
+    """One row of a thread's usage: tokens and estimated credits for one model and setting."""
 
     cached_input_tokens: int | None = None
     estimated_usage_credits_micros: int
@@ -176,7 +174,7 @@ class ThreadUsageBreakdownGroup(WireModel):
 
 
 class ThreadUsage(WireModel):
-    """Codex's `ThreadUsage`."""
+    """The estimated usage of one thread, broken down by model and setting."""
 
     estimated_usage_credits_micros: int
     estimated_usage_usd_micros: int | None = None
@@ -194,7 +192,7 @@ class GetAccountTokenUsageResponse(WireModel):
 
 
 class WorkspaceMessage(WireModel):
-    """Codex's `WorkspaceMessage`."""
+    """One message a workspace shows its members (headline or announcement)."""
 
     archived_at: int | None = None
     created_at: int | None = None
@@ -217,7 +215,7 @@ class SendAddCreditsNudgeEmailResponse(WireModel):
 
 
 class AccountSessionWorkspace(WireModel):
-    """Codex's `AccountSessionWorkspace`."""
+    """A workspace an account session can switch to."""
 
     account_id: str
     image_url: str | None = None
@@ -226,7 +224,7 @@ class AccountSessionWorkspace(WireModel):
 
 
 class AccountSession(WireModel):
-    """Codex's `AccountSession`."""
+    """One signed-in account session on this machine, with the workspaces it can use."""
 
     display_name: str | None = None
     email: str | None = None
@@ -251,14 +249,14 @@ class AccountSessionsSwitchResponse(WireModel):
 
 
 class BedrockAwsProfile(WireModel):
-    """Codex's `BedrockAwsProfile`."""
+    """An AWS profile found for Amazon Bedrock, with its region."""
 
     name: str
     region: str | None = None
 
 
 class BedrockEnvironmentCredential(WireModel):
-    """Codex's `BedrockEnvironmentCredential`."""
+    """AWS credentials found in the environment for Amazon Bedrock, by kind."""
 
     region: str | None = None
     type: AwsCredentialType

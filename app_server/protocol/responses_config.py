@@ -20,7 +20,7 @@ EnvironmentStatusKind = Literal["ready", "pending", "disconnected", "unknown"]
 
 
 class ModelProviderSummary(WireModel):
-    """Codex's `ModelProviderSummary`."""
+    """One configured model provider: id, name, whether it can be edited, its base URL and settings."""
 
     id: str
     name: str
@@ -51,14 +51,14 @@ class ModelProviderConfigWriteResponse(WireModel):
 
 
 class ConfigLayerMetadata(WireModel):
-    """Codex's `ConfigLayerMetadata`."""
+    """Which config layer a value came from (`name`, a ConfigLayerSource) and that layer's version."""
 
     name: JsonObj
     version: str
 
 
 class OverriddenMetadata(WireModel):
-    """Codex's `OverriddenMetadata`."""
+    """Why a written config value does not take effect: the layer above that sets it, and its value."""
 
     message: str
     effective_value: JsonValue
@@ -161,14 +161,14 @@ class McpServerEventStreamStopResponse(WireModel):
 
 
 class HookErrorInfo(WireModel):
-    """Codex's `HookErrorInfo`."""
+    """A hooks file that could not be read, and why."""
 
     path: str
     message: str
 
 
 class HooksListEntry(WireModel):
-    """Codex's `HooksListEntry`."""
+    """The hooks in effect for one working directory, with warnings and unreadable files."""
 
     cwd: str
     hooks: list[JsonObj]
@@ -187,7 +187,7 @@ class EnvironmentAddResponse(WireModel):
 
 
 class EnvironmentShellInfo(WireModel):
-    """Codex's `EnvironmentShellInfo`."""
+    """The shell of an execution environment: its name and path."""
 
     name: str
     path: str

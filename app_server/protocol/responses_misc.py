@@ -41,7 +41,7 @@ class CollaborationModeListResponse(WireModel):
 
 
 class ExperimentalFeature(WireModel):
-    """Codex's `ExperimentalFeature`."""
+    """One feature flag: its name, stage, texts, and whether it is on and on by default."""
 
     name: str
     stage: ExperimentalFeatureStage
@@ -66,7 +66,7 @@ class ExperimentalFeatureEnablementSetResponse(WireModel):
 
 
 class PermissionProfileSummary(WireModel):
-    """Codex's `PermissionProfileSummary`."""
+    """One permission profile (`:read-only`, `:workspace`, ... or a named one) and if it is allowed."""
 
     id: str
     description: str | None = None
@@ -96,7 +96,7 @@ class FeedbackUploadResponse(WireModel):
 
 
 class MigrationDetails(OmittingWireModel):
-    """Codex's `MigrationDetails`."""
+    """What an external-agent migration item would import, by kind."""
 
     commands: list[JsonObj] = Field(default_factory=list)
     hooks: list[JsonObj] = Field(default_factory=list)
@@ -109,7 +109,7 @@ class MigrationDetails(OmittingWireModel):
 
 
 class ExternalAgentConfigMigrationItem(WireModel):
-    """Codex's `ExternalAgentConfigMigrationItem`."""
+    """One thing `externalAgentConfig/detect` found to import from another agent's config."""
 
     cwd: str | None = None
     description: str
@@ -118,7 +118,7 @@ class ExternalAgentConfigMigrationItem(WireModel):
 
 
 class ExternalAgentDetectedConnectorCandidate(WireModel):
-    """Codex's `ExternalAgentDetectedConnectorCandidate`."""
+    """A connector another agent used that could be imported, with how often it was used."""
 
     name: str
     session_count: int
@@ -145,7 +145,7 @@ class ExternalAgentConfigImportHistoryRecordResponse(WireModel):
 
 
 class ExternalAgentConfigImportItemTypeSuccess(WireModel):
-    """Codex's `ExternalAgentConfigImportItemTypeSuccess`."""
+    """One kind of item an import brought over."""
 
     cwd: str | None = None
     item_type: ExternalAgentConfigMigrationItemType
@@ -155,7 +155,7 @@ class ExternalAgentConfigImportItemTypeSuccess(WireModel):
 
 
 class ExternalAgentConfigImportItemTypeFailure(WireModel):
-    """Codex's `ExternalAgentConfigImportItemTypeFailure`."""
+    """One kind of item an import failed on, at which stage and why."""
 
     cwd: str | None = None
     error_type: str | None = None
@@ -167,7 +167,7 @@ class ExternalAgentConfigImportItemTypeFailure(WireModel):
 
 
 class ExternalAgentConfigImportHistory(WireModel):
-    """Codex's `ExternalAgentConfigImportHistory`."""
+    """One recorded external-agent import: when it completed, what succeeded and what failed."""
 
     import_id: str
     provider_id: str | None = None
@@ -177,7 +177,7 @@ class ExternalAgentConfigImportHistory(WireModel):
 
 
 class ExternalAgentImportedConnectorCandidate(WireModel):
-    """Codex's `ExternalAgentImportedConnectorCandidate`."""
+    """A connector an import brought over."""
 
     name: str
     session_count: int
@@ -204,7 +204,7 @@ class WindowsSandboxReadinessResponse(WireModel):
 
 
 class ServerDiagnosticsProcess(WireModel):
-    """Codex's `ServerDiagnosticsProcess`."""
+    """The app-server process: its id and memory use."""
 
     id: int
     resident_memory_bytes: int | None = None
@@ -212,7 +212,7 @@ class ServerDiagnosticsProcess(WireModel):
 
 
 class ServerDiagnosticsGauge(WireModel):
-    """Codex's `ServerDiagnosticsGauge`."""
+    """One named gauge of the app-server (requests in flight, queued ...)."""
 
     name: str
     value: int
@@ -236,9 +236,7 @@ class UserVerificationStatusResponse(WireModel):
 
 
 class UserVerificationEnrollResponse(WireModel):
-    """Public metadata for a created or reused local credential. The caller completes backend registration; this
-    response does not establish server enrollment. Older app-servers omit the metadata fields;...
-    """
+    """The result of `userVerification/enroll`: the public metadata of the local credential."""
 
     algorithm: str | None = None
     credential_id: str
@@ -311,7 +309,7 @@ class RemoteControlPairingStatusResponse(WireModel):
 
 
 class RemoteControlClient(WireModel):
-    """Codex's `RemoteControlClient`."""
+    """A device paired for remote control of this app-server."""
 
     app_version: str | None = None
     client_id: str

@@ -35,13 +35,13 @@ class SkillsExtraRootsSetResponse(WireModel):
 
 
 class MarketplaceInterface(WireModel):
-    """Codex's `MarketplaceInterface`."""
+    """How a marketplace presents itself (its display name)."""
 
     display_name: str | None = None
 
 
 class PluginSummary(OmittingWireModel):
-    """Codex's `PluginSummary`."""
+    """One plugin as the listings show it: id, versions, source, install and auth policy, state."""
 
     id: str
     remote_plugin_id: str | None = None
@@ -65,7 +65,7 @@ class PluginSummary(OmittingWireModel):
 
 
 class PluginMarketplaceEntry(WireModel):
-    """Codex's `PluginMarketplaceEntry`."""
+    """One marketplace and the plugins it offers."""
 
     name: str
     path: str | None = None
@@ -74,7 +74,7 @@ class PluginMarketplaceEntry(WireModel):
 
 
 class MarketplaceLoadErrorInfo(WireModel):
-    """Codex's `MarketplaceLoadErrorInfo`."""
+    """A marketplace manifest that could not be loaded, and why."""
 
     marketplace_path: str
     message: str
@@ -154,9 +154,7 @@ class PluginUninstallResponse(WireModel):
 
 
 class PluginReconcileChangedPlugin(WireModel):
-    """Runtime categories affected by this change, not just capabilities currently present. Flags describe
-    declarations before runtime policy filtering. Updates OR the old and new bundle flags; enablement...
-    """
+    """One plugin `plugin/reconcile` saw change, with the kinds of runtime pieces it declares."""
 
     has_apps: bool
     has_hooks: bool
@@ -166,9 +164,7 @@ class PluginReconcileChangedPlugin(WireModel):
 
 
 class PluginReconcileResponse(WireModel):
-    """Bundle and installed-state changes observed by this pass, not a runtime-readiness acknowledgement or a
-    cumulative diff since the client's last request. Other metadata-only changes are not listed. The...
-    """
+    """The result of `plugin/reconcile`: the plugins this pass saw change, and the ones it failed on."""
 
     changed_plugins: list[PluginReconcileChangedPlugin]
     failed_remote_plugin_ids: list[str]
@@ -176,7 +172,7 @@ class PluginReconcileResponse(WireModel):
 
 
 class PluginSearchResult(WireModel):
-    """Codex's `PluginSearchResult`."""
+    """One `plugin/search` hit: the plugin and the marketplace that offers it."""
 
     marketplace_name: str
     marketplace_path: str | None = None
@@ -205,7 +201,7 @@ class PluginShareSaveResponse(WireModel):
 
 
 class PluginSharePrincipal(WireModel):
-    """Codex's `PluginSharePrincipal`."""
+    """Someone a plugin is shared with (a user, group or workspace), and their role."""
 
     name: str
     principal_id: str
@@ -221,7 +217,7 @@ class PluginShareUpdateTargetsResponse(WireModel):
 
 
 class PluginShareListItem(WireModel):
-    """Codex's `PluginShareListItem`."""
+    """One plugin shared with the user, and where it is checked out locally."""
 
     local_plugin_path: str | None = None
     plugin: PluginSummary
@@ -265,7 +261,7 @@ class MarketplaceRemoveResponse(WireModel):
 
 
 class MarketplaceUpgradeErrorInfo(WireModel):
-    """Codex's `MarketplaceUpgradeErrorInfo`."""
+    """A marketplace `marketplace/upgrade` could not upgrade, and why."""
 
     marketplace_name: str
     message: str

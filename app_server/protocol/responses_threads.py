@@ -19,7 +19,7 @@ ThreadAttachmentAddOutcome = Literal["created", "existing"]
 
 
 class ThreadSearchResult(WireModel):
-    """Codex's `ThreadSearchResult`."""
+    """One `thread/search` hit: the thread and the matching snippet."""
 
     thread: Thread
     snippet: str
@@ -41,7 +41,7 @@ class ThreadSearchTextRange(WireModel):
 
 
 class ThreadSearchOccurrence(WireModel):
-    """One visible message occurrence returned by [`ThreadSearchOccurrencesResponse`]."""
+    """One visible message in a thread that matches the search, with the match's range."""
 
     turn_id: str
     item_id: str
@@ -79,7 +79,7 @@ class ThreadRevertResponse(WireModel):
 
 
 class QueuedSubmission(WireModel):
-    """Codex's `QueuedSubmission`."""
+    """One message waiting in a thread's queue: its id, the client's message id and its input."""
 
     id: str
     input: list[JsonObj]
