@@ -22,21 +22,21 @@ SimpleApprovalDecision = Literal["accept", "acceptForSession", "decline", "cance
 
 
 class NetworkApprovalContext(WireModel):
-    """Codex's `NetworkApprovalContext`."""
+    """The network access a command asks approval for: host and protocol."""
 
     host: str
     protocol: NetworkApprovalProtocol
 
 
 class NetworkPolicyAmendment(WireModel):
-    """Codex's `NetworkPolicyAmendment`."""
+    """A network rule to remember with an approval: host and allow or deny."""
 
     host: str
     action: NetworkPolicyRuleAction
 
 
 class ExecpolicyAmendmentBody(WireModel):
-    """`ExecpolicyAmendmentBody` on the wire: `execpolicy_amendment`."""
+    """`{execpolicy_amendment: [...]}`: the command prefix to allow from now on."""
 
     execpolicy_amendment: list[str] = Field(alias="execpolicy_amendment")
 
@@ -48,13 +48,13 @@ class AcceptWithExecpolicyAmendment(WireModel):
 
 
 class NetworkPolicyAmendmentBody(WireModel):
-    """`NetworkPolicyAmendmentBody` on the wire: `network_policy_amendment`."""
+    """`{network_policy_amendment: {...}}`: the network rule to add."""
 
     network_policy_amendment: NetworkPolicyAmendment = Field(alias="network_policy_amendment")
 
 
 class ApplyNetworkPolicyAmendment(WireModel):
-    """`ApplyNetworkPolicyAmendment` on the wire: `applyNetworkPolicyAmendment`."""
+    """The approval decision `{applyNetworkPolicyAmendment: {...}}`: accept and remember a network rule."""
 
     apply_network_policy_amendment: NetworkPolicyAmendmentBody
 

@@ -64,7 +64,7 @@ class GranularApprovalSettings(WireModel):
 
 
 class GranularApprovalPolicy(WireModel):
-    """`GranularApprovalPolicy` on the wire: `granular`."""
+    """The approval policy `{granular: {...}}`: which kinds of action ask for approval."""
 
     granular: GranularApprovalSettings
 
@@ -75,7 +75,7 @@ AskForApproval: TypeAlias = Annotated[
 
 
 class CustomMultiAgentMode(WireModel):
-    """`CustomMultiAgentMode` on the wire: `custom`."""
+    """The multi-agent mode `{custom: "..."}`: a named mode of the client's."""
 
     custom: str
 
@@ -127,7 +127,7 @@ SandboxPolicy: TypeAlias = Annotated[
 
 
 class ActivePermissionProfile(WireModel):
-    """Codex's `ActivePermissionProfile`."""
+    """The permission profile in effect: its id and the one it extends."""
 
     id: str
     extends: str | None = None
@@ -191,43 +191,43 @@ CodexErrorName = Literal[
 
 
 class HttpStatusDetail(WireModel):
-    """`HttpStatusDetail` on the wire: `httpStatusCode`."""
+    """The HTTP status a failed model request got (`httpStatusCode`, null if none)."""
 
     http_status_code: int | None = None
 
 
 class HttpConnectionFailedInfo(WireModel):
-    """`HttpConnectionFailedInfo` on the wire: `httpConnectionFailed`."""
+    """The error info `{httpConnectionFailed: {...}}`: the model request could not connect."""
 
     http_connection_failed: HttpStatusDetail
 
 
 class ResponseStreamConnectionFailedInfo(WireModel):
-    """`ResponseStreamConnectionFailedInfo` on the wire: `responseStreamConnectionFailed`."""
+    """The error info `{responseStreamConnectionFailed: {...}}`."""
 
     response_stream_connection_failed: HttpStatusDetail
 
 
 class ResponseStreamDisconnectedInfo(WireModel):
-    """`ResponseStreamDisconnectedInfo` on the wire: `responseStreamDisconnected`."""
+    """The error info `{responseStreamDisconnected: {...}}`: the stream ended early."""
 
     response_stream_disconnected: HttpStatusDetail
 
 
 class ResponseTooManyFailedAttemptsInfo(WireModel):
-    """`ResponseTooManyFailedAttemptsInfo` on the wire: `responseTooManyFailedAttempts`."""
+    """The error info `{responseTooManyFailedAttempts: {...}}`: retries ran out."""
 
     response_too_many_failed_attempts: HttpStatusDetail
 
 
 class NonSteerableDetail(WireModel):
-    """`NonSteerableDetail` on the wire: `turnKind`."""
+    """Which kind of turn cannot be steered (`turnKind`)."""
 
     turn_kind: str
 
 
 class ActiveTurnNotSteerableInfo(WireModel):
-    """`ActiveTurnNotSteerableInfo` on the wire: `activeTurnNotSteerable`."""
+    """The error info `{activeTurnNotSteerable: {...}}`: turn/steer met a turn it cannot steer."""
 
     active_turn_not_steerable: NonSteerableDetail
 
@@ -248,7 +248,7 @@ CodexErrorInfo: TypeAlias = Annotated[
 
 
 class TurnError(WireModel):
-    """Codex's `TurnError`."""
+    """Why a turn failed: the message, Codex's error info and any details."""
 
     message: str
     codex_error_info: CodexErrorInfo | None = None
@@ -260,7 +260,7 @@ class TurnError(WireModel):
 
 
 class TokenUsageBreakdown(WireModel):
-    """Codex's `TokenUsageBreakdown`."""
+    """Token counts: total, input (cached, cache-written), output and reasoning output."""
 
     total_tokens: int = 0
     input_tokens: int = 0
@@ -271,7 +271,7 @@ class TokenUsageBreakdown(WireModel):
 
 
 class ThreadTokenUsage(WireModel):
-    """Codex's `ThreadTokenUsage`."""
+    """A thread's token usage: the total, the last turn's, and the model's context window."""
 
     total: TokenUsageBreakdown
     last: TokenUsageBreakdown
@@ -279,7 +279,7 @@ class ThreadTokenUsage(WireModel):
 
 
 class RateLimitSnapshot(WireModel):
-    """Codex's `RateLimitSnapshot`."""
+    """The account's rate limits at one moment: the primary and secondary windows, credits and plan type."""
 
     limit_id: str | None = None
     limit_name: str | None = None

@@ -10,7 +10,7 @@ from .base import ParamsModel, WireModel
 
 
 class ClientInfo(WireModel):
-    """Codex's `ClientInfo`."""
+    """Who the client is: name, title and version (`initialize.clientInfo`)."""
 
     name: str
     title: str | None = None

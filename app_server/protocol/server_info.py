@@ -30,7 +30,7 @@ class SkillsListParams(ParamsModel):
 
 
 class SkillInterface(WireModel):
-    """Codex's `SkillInterface`."""
+    """How a skill presents itself: display name, descriptions, icons, colour and default prompt."""
 
     display_name: str | None = None
     short_description: str | None = None
@@ -43,7 +43,7 @@ class SkillInterface(WireModel):
 
 
 class SkillMetadata(OmittingWireModel):
-    """Codex's `SkillMetadata`."""
+    """One skill `skills/list` found: name, description, where it lives, scope and whether it is on."""
 
     name: str
     description: str
@@ -57,14 +57,14 @@ class SkillMetadata(OmittingWireModel):
 
 
 class SkillErrorInfo(WireModel):
-    """Codex's `SkillErrorInfo`."""
+    """A skill file that could not be read, and why."""
 
     path: str
     message: str
 
 
 class SkillsListEntry(WireModel):
-    """Codex's `SkillsListEntry`."""
+    """The skills found for one working directory, with the files that failed."""
 
     cwd: str
     skills: list[SkillMetadata] = Field(default_factory=list)

@@ -20,7 +20,7 @@ MergeStrategy = Literal["replace", "upsert"]
 
 
 class ConfigEditParams(WireModel):
-    """`ConfigEditParams` on the wire: `keyPath`, `value`, `mergeStrategy`."""
+    """One edit of `config/batchWrite`: the dotted key path, the value and how to merge it."""
 
     key_path: str
     value: JsonValue

@@ -69,7 +69,7 @@ class FsUnwatchParams(ParamsModel):
 
 
 class TerminalSize(WireModel):
-    """`TerminalSize` on the wire: `rows`, `cols`."""
+    """A PTY size in rows and columns."""
 
     rows: int = Field(ge=0, le=65535)
     cols: int = Field(ge=0, le=65535)

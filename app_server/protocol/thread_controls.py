@@ -68,7 +68,7 @@ class ThreadPredictionRequestParams(ParamsModel):
 
 
 class RealtimeVoicesList(WireModel):
-    """Codex's `RealtimeVoicesList`."""
+    """The realtime voices by API version, with each version's default."""
 
     v1: list[str]
     v2: list[str]
@@ -106,7 +106,7 @@ class ThreadGuardianReviewParams(ParamsModel):
 
 
 class ThreadGuardianAssessment(WireModel):
-    """Codex's `ThreadGuardianAssessment`."""
+    """The guardian's verdict on an action: outcome, rationale, risk level and user authorization."""
 
     outcome: Literal["allow", "deny"]
     rationale: str
@@ -143,7 +143,7 @@ CommandSource = Literal["shell", "unified_exec"]
 
 
 class CommandAction(_Core):
-    """Codex's `CommandAction`."""
+    """The guardian action `command`: a shell command (and its cwd) to review."""
 
     type: Literal["command"]
     source: CommandSource

@@ -25,7 +25,7 @@ class ItemAnchor(WireModel):
 
 
 class OutputDeferral(WireModel):
-    """`OutputDeferral` on the wire: `commandExecution`, `mcpToolCall`."""
+    """Codex's `ThreadItemOutputDeferral`: whose saved output a listing may leave out (successful items only)."""
 
     command_execution: bool = False
     mcp_tool_call: bool = False
@@ -45,7 +45,7 @@ class ThreadItemsListParams(ParamsModel):
 
 
 class ThreadItemEntry(WireModel):
-    """Codex's `ThreadItemEntry`."""
+    """One item of a thread's history, with its turn and timestamps."""
 
     turn_id: str
     item: JsonObj
@@ -78,7 +78,7 @@ class ThreadItemsReadResponse(WireModel):
 
 
 class ReadStateOperation(WireModel):
-    """`ReadStateOperation` on the wire: `type`."""
+    """What `thread/readState/update` does (`type`)."""
 
     type: Literal["read", "unread"]
 
@@ -100,7 +100,7 @@ class ThreadReadStateUpdateResponse(WireModel):
 
 
 class ThreadGoal(WireModel):
-    """Codex's `ThreadGoal`."""
+    """A thread's goal: the objective, its status, token budget and what it has used so far."""
 
     thread_id: str
     objective: str
@@ -170,7 +170,7 @@ class BackgroundTerminalsListParams(ParamsModel):
 
 
 class BackgroundTerminal(WireModel):
-    """`BackgroundTerminal` on the wire: `processId`, `itemId`, `command`, `cwd`, `osPid`, ...."""
+    """A terminal a thread left running in the background: process, command, cwd, CPU and memory."""
 
     process_id: str
     item_id: str

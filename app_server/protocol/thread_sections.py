@@ -11,7 +11,7 @@ from .common import OptionalU32, ThreadId
 
 
 class SectionAppearance(WireModel):
-    """`SectionAppearance` on the wire: `color`, `icon`."""
+    """How a thread section looks: its colour and icon."""
 
     color: str | None = None
     icon: str | None = None
@@ -93,7 +93,7 @@ class ThreadDeleteParams(ParamsModel):
 
 
 class GitInfoPatch(WireModel):
-    """`GitInfoPatch` on the wire: `sha`, `branch`, `originUrl`."""
+    """Codex's `ThreadMetadataGitInfoUpdateParams`: absent keys stay, null clears, a string replaces."""
 
     sha: str | None = None
     branch: str | None = None

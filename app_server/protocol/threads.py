@@ -46,7 +46,7 @@ class ThreadEnvironment(WireModel):
 
 
 class GitInfo(WireModel):
-    """Codex's `GitInfo`."""
+    """A thread's git metadata: commit, branch and origin URL."""
 
     sha: str | None = None
     branch: str | None = None
@@ -54,7 +54,7 @@ class GitInfo(WireModel):
 
 
 class Thread(WireModel):
-    """Codex's `Thread`."""
+    """A thread as the thread/* methods answer with it: ids, preview, status, source, turns."""
 
     id: ThreadId
     environments: list[ThreadEnvironment] | None = None
@@ -92,7 +92,7 @@ class Thread(WireModel):
 
 
 class TurnsPage(WireModel):
-    """Codex's `TurnsPage`."""
+    """One page of a thread's turns with the cursors to go on either way."""
 
     data: list[Turn]
     next_cursor: str | None = None

@@ -47,7 +47,7 @@ class Turn(WireModel):
 
 
 class TurnEnvironmentParams(WireModel):
-    """Codex's `TurnEnvironmentParams`."""
+    """The execution environment a turn runs in, its working directory and workspace roots."""
 
     environment_id: str
     cwd: str

@@ -22,14 +22,14 @@ UNKNOWN_TAG = "__unknown__"
 
 
 class ByteRange(WireModel):
-    """Codex's `ByteRange`."""
+    """A range of UTF-8 bytes, start inclusive, end exclusive."""
 
     start: int = Field(ge=0)
     end: int = Field(ge=0)
 
 
 class TextElement(WireModel):
-    """Codex's `TextElement`."""
+    """A marked span of a text input by byte range, with the placeholder it stands for."""
 
     byte_range: ByteRange
     placeholder: str | None = None
