@@ -6,7 +6,7 @@ Every server notification goes out as `{"method", "params", "emittedAtMs"}` (see
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel
 
@@ -391,6 +391,6 @@ def notification_envelope(method: str, params: BaseModel, emitted_at_ms: int) ->
     return {"method": method, "params": to_wire(params), "emittedAtMs": emitted_at_ms}
 
 
-def parse_notification(method: str, params: Any) -> WireModel:
+def parse_notification(method: str, params: object) -> WireModel:
     """Validate notification params against the model registered for `method` (KeyError if unknown)."""
     return NOTIFICATIONS[method].model_validate(params)

@@ -7,7 +7,7 @@ The text variant's `text_elements` is snake_case on the wire.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+from typing import Annotated, ClassVar, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, GetJsonSchemaHandler, RootModel, Tag
 from pydantic.json_schema import JsonSchemaValue
@@ -143,7 +143,7 @@ class UnknownUserInput(RawWireObject):
     KNOWN_TAGS = USER_INPUT_VARIANTS
 
 
-def tag_of(value: Any) -> Any:
+def tag_of(value: object) -> object:
     """The `type` tag of a wire value: a dict's key, a model's attribute, or None."""
     if isinstance(value, dict):
         return value.get("type")
@@ -152,7 +152,7 @@ def tag_of(value: Any) -> Any:
     return getattr(value, "type", None)
 
 
-def _stored_user_input_tag(value: Any) -> str:
+def _stored_user_input_tag(value: object) -> str:
     tag = tag_of(value)
     return tag if isinstance(tag, str) and tag in USER_INPUT_VARIANTS else UNKNOWN_TAG
 
