@@ -3,7 +3,9 @@
 Modules: `base` (WireModel, markers, to_wire, error text), `common` (ids, enums, policies, errors,
 usage), `items` (UserInput / ThreadItem unions), `threads`, `turns`, `initialize`, `server_info`,
 `notifications`, `approvals`, `methods` (request table, experimental gate), `method_names`,
-`schema_export`. This package imports nothing else from app_server.
+`schema_export`; the response models of the other methods sit in `responses_*` by family (files and
+commands, threads, config, plugins, accounts, the rest), and `responses.RESPONSE_MODELS` maps every served
+method to its response model. This package imports nothing else from app_server.
 
 The package itself imports nothing: building every model costs most of a second, and start-up needs
 only a few of them, so each name below is resolved from its module on first use (PEP 562).
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from .method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS, UNKNOWN_METHOD_VARIANTS
     from .methods import METHODS, MethodSpec, experimental_fields_present
     from .notifications import EXPERIMENTAL_NOTIFICATIONS, NOTIFICATIONS, notification_envelope
+    from .responses import RESPONSE_MODELS
 
 #: Exported name -> the submodule that defines it.
 _HOME = {
@@ -54,6 +57,7 @@ _HOME = {
     "EXPERIMENTAL_NOTIFICATIONS": "notifications",
     "NOTIFICATIONS": "notifications",
     "notification_envelope": "notifications",
+    "RESPONSE_MODELS": "responses",
 }
 
 __all__ = [
@@ -62,6 +66,7 @@ __all__ = [
     "EXPERIMENTAL_NOTIFICATIONS",
     "METHODS",
     "NOTIFICATIONS",
+    "RESPONSE_MODELS",
     "SERVER_REQUESTS",
     "THREAD_ITEM_VARIANTS",
     "UNKNOWN_METHOD_VARIANTS",

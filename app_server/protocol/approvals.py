@@ -22,16 +22,22 @@ SimpleApprovalDecision = Literal["accept", "acceptForSession", "decline", "cance
 
 
 class NetworkApprovalContext(WireModel):
+    """The network access a command asks approval for: host and protocol."""
+
     host: str
     protocol: NetworkApprovalProtocol
 
 
 class NetworkPolicyAmendment(WireModel):
+    """A network rule to remember with an approval: host and allow or deny."""
+
     host: str
     action: NetworkPolicyRuleAction
 
 
 class ExecpolicyAmendmentBody(WireModel):
+    """`{execpolicy_amendment: [...]}`: the command prefix to allow from now on."""
+
     execpolicy_amendment: list[str] = Field(alias="execpolicy_amendment")
 
 
@@ -42,10 +48,14 @@ class AcceptWithExecpolicyAmendment(WireModel):
 
 
 class NetworkPolicyAmendmentBody(WireModel):
+    """`{network_policy_amendment: {...}}`: the network rule to add."""
+
     network_policy_amendment: NetworkPolicyAmendment = Field(alias="network_policy_amendment")
 
 
 class ApplyNetworkPolicyAmendment(WireModel):
+    """The approval decision `{applyNetworkPolicyAmendment: {...}}`: accept and remember a network rule."""
+
     apply_network_policy_amendment: NetworkPolicyAmendmentBody
 
 
@@ -78,6 +88,8 @@ class CommandExecutionRequestApprovalParams(OmittingWireModel):
 
 
 class CommandExecutionRequestApprovalResponse(WireModel):
+    """The client's answer to the `item/commandExecution/requestApproval` server request."""
+
     decision: CommandExecutionApprovalDecision
 
 
@@ -93,6 +105,8 @@ class FileChangeRequestApprovalParams(WireModel):
 
 
 class FileChangeRequestApprovalResponse(WireModel):
+    """The client's answer to the `item/fileChange/requestApproval` server request."""
+
     decision: FileChangeApprovalDecision
 
 

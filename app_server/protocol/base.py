@@ -23,6 +23,8 @@ from pydantic.alias_generators import to_camel
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, PydanticUndefined
 
+from pycodex.json_types import JsonObj
+
 # The serde-error translator lives in the JSON-RPC core (both servers use it); re-exported for the models.
 from pycodex.jsonrpc.serde import (
     SerdeType,
@@ -160,7 +162,7 @@ class EmptyObject(WireModel):
     """`{}`: the result of thread/archive, thread/name/set, turn/interrupt, ..."""
 
 
-def to_wire(model: BaseModel) -> dict[str, Any]:
+def to_wire(model: BaseModel) -> JsonObj:
     """Serialize a model to the JSON-ready dict Codex would send (camelCase, Codex key order, nulls kept)."""
     data = model.model_dump(mode="json", by_alias=True)
     if not isinstance(data, dict):

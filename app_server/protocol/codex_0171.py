@@ -16,10 +16,13 @@ _VERSION = re.compile(r"^(\d+)\.(\d+)")
 
 
 def speaks_0171(client_version: str) -> bool:
+    """Whether a client's `clientInfo.version` is 0.171 or newer (it may send 0.171's fields)."""
     match = _VERSION.match(client_version.strip())
     return match is not None and (int(match[1]), int(match[2])) >= VERSION_0171
 
 
 class ThreadListParams0171(ThreadListParams):
+    """Params of `thread/list`."""
+
     #: Restrict the listing to these ids before pagination; an empty list matches nothing.
     included_thread_ids: Annotated[list[str] | None, Field(max_length=100)] = None

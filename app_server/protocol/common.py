@@ -5,9 +5,11 @@ Enumerations are `Literal` aliases so values stay plain strings in code and on t
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj
 
 from .base import SerdeType, WireModel
 
@@ -62,6 +64,8 @@ class GranularApprovalSettings(WireModel):
 
 
 class GranularApprovalPolicy(WireModel):
+    """The approval policy `{granular: {...}}`: which kinds of action ask for approval."""
+
     granular: GranularApprovalSettings
 
 
@@ -71,6 +75,8 @@ AskForApproval: TypeAlias = Annotated[
 
 
 class CustomMultiAgentMode(WireModel):
+    """The multi-agent mode `{custom: "..."}`: a named mode of the client's."""
+
     custom: str
 
 
@@ -82,20 +88,28 @@ MultiAgentMode: TypeAlias = Annotated[
 
 
 class DangerFullAccessSandboxPolicy(WireModel):
+    """The `"type": "dangerFullAccess"` variant (`DangerFullAccessSandboxPolicy`)."""
+
     type: Literal["dangerFullAccess"] = "dangerFullAccess"
 
 
 class ReadOnlySandboxPolicy(WireModel):
+    """The `"type": "readOnly"` variant (`ReadOnlySandboxPolicy`)."""
+
     type: Literal["readOnly"] = "readOnly"
     network_access: bool = False
 
 
 class ExternalSandboxSandboxPolicy(WireModel):
+    """The `"type": "externalSandbox"` variant (`ExternalSandboxSandboxPolicy`)."""
+
     type: Literal["externalSandbox"] = "externalSandbox"
     network_access: NetworkAccess = "restricted"
 
 
 class WorkspaceWriteSandboxPolicy(WireModel):
+    """The `"type": "workspaceWrite"` variant (`WorkspaceWriteSandboxPolicy`)."""
+
     type: Literal["workspaceWrite"] = "workspaceWrite"
     writable_roots: list[AbsolutePath] = Field(default_factory=list)
     network_access: bool = False
@@ -113,6 +127,8 @@ SandboxPolicy: TypeAlias = Annotated[
 
 
 class ActivePermissionProfile(WireModel):
+    """The permission profile in effect: its id and the one it extends."""
+
     id: str
     extends: str | None = None
 
@@ -121,18 +137,26 @@ class ActivePermissionProfile(WireModel):
 
 
 class NotLoadedThreadStatus(WireModel):
+    """The `"type": "notLoaded"` variant (`NotLoadedThreadStatus`)."""
+
     type: Literal["notLoaded"] = "notLoaded"
 
 
 class IdleThreadStatus(WireModel):
+    """The `"type": "idle"` variant (`IdleThreadStatus`)."""
+
     type: Literal["idle"] = "idle"
 
 
 class SystemErrorThreadStatus(WireModel):
+    """The `"type": "systemError"` variant (`SystemErrorThreadStatus`)."""
+
     type: Literal["systemError"] = "systemError"
 
 
 class ActiveThreadStatus(WireModel):
+    """The `"type": "active"` variant (`ActiveThreadStatus`)."""
+
     type: Literal["active"] = "active"
     active_flags: list[ThreadActiveFlag] = Field(default_factory=list)
 
@@ -167,30 +191,44 @@ CodexErrorName = Literal[
 
 
 class HttpStatusDetail(WireModel):
+    """The HTTP status a failed model request got (`httpStatusCode`, null if none)."""
+
     http_status_code: int | None = None
 
 
 class HttpConnectionFailedInfo(WireModel):
+    """The error info `{httpConnectionFailed: {...}}`: the model request could not connect."""
+
     http_connection_failed: HttpStatusDetail
 
 
 class ResponseStreamConnectionFailedInfo(WireModel):
+    """The error info `{responseStreamConnectionFailed: {...}}`."""
+
     response_stream_connection_failed: HttpStatusDetail
 
 
 class ResponseStreamDisconnectedInfo(WireModel):
+    """The error info `{responseStreamDisconnected: {...}}`: the stream ended early."""
+
     response_stream_disconnected: HttpStatusDetail
 
 
 class ResponseTooManyFailedAttemptsInfo(WireModel):
+    """The error info `{responseTooManyFailedAttempts: {...}}`: retries ran out."""
+
     response_too_many_failed_attempts: HttpStatusDetail
 
 
 class NonSteerableDetail(WireModel):
+    """Which kind of turn cannot be steered (`turnKind`)."""
+
     turn_kind: str
 
 
 class ActiveTurnNotSteerableInfo(WireModel):
+    """The error info `{activeTurnNotSteerable: {...}}`: turn/steer met a turn it cannot steer."""
+
     active_turn_not_steerable: NonSteerableDetail
 
 
@@ -204,22 +242,26 @@ CodexErrorInfo: TypeAlias = Annotated[
     | ResponseTooManyFailedAttemptsInfo
     | ActiveTurnNotSteerableInfo
     | str
-    | dict[str, Any],
+    | JsonObj,
     Field(union_mode="left_to_right"),
 ]
 
 
 class TurnError(WireModel):
+    """Why a turn failed: the message, Codex's error info and any details."""
+
     message: str
     codex_error_info: CodexErrorInfo | None = None
     additional_details: str | None = None
-    misalignment: dict[str, Any] | None = None
+    misalignment: JsonObj | None = None
 
 
 # ---- token usage and rate limits --------------------------------------------------------------
 
 
 class TokenUsageBreakdown(WireModel):
+    """Token counts: total, input (cached, cache-written), output and reasoning output."""
+
     total_tokens: int = 0
     input_tokens: int = 0
     cached_input_tokens: int = 0
@@ -229,19 +271,23 @@ class TokenUsageBreakdown(WireModel):
 
 
 class ThreadTokenUsage(WireModel):
+    """A thread's token usage: the total, the last turn's, and the model's context window."""
+
     total: TokenUsageBreakdown
     last: TokenUsageBreakdown
     model_context_window: int | None = None
 
 
 class RateLimitSnapshot(WireModel):
+    """The account's rate limits at one moment: the primary and secondary windows, credits and plan type."""
+
     limit_id: str | None = None
     limit_name: str | None = None
     normal_model_slug: str | None = None
-    primary: dict[str, Any] | None = None
-    secondary: dict[str, Any] | None = None
-    credits: dict[str, Any] | None = None
-    individual_limit: dict[str, Any] | None = None
+    primary: JsonObj | None = None
+    secondary: JsonObj | None = None
+    credits: JsonObj | None = None
+    individual_limit: JsonObj | None = None
     spend_control_reached: bool | None = None
     plan_type: str | None = None
     rate_limit_reached_type: str | None = None
@@ -251,10 +297,14 @@ class RateLimitSnapshot(WireModel):
 
 
 class ThreadStartUnreadPosition(WireModel):
+    """The `"type": "threadStart"` variant (`ThreadStartUnreadPosition`)."""
+
     type: Literal["threadStart"] = "threadStart"
 
 
 class TurnUnreadPosition(WireModel):
+    """The `"type": "turn"` variant (`TurnUnreadPosition`)."""
+
     type: Literal["turn"] = "turn"
     turn_id: TurnId
 
@@ -265,5 +315,7 @@ ThreadUnreadPosition: TypeAlias = Annotated[
 
 
 class ThreadReadState(WireModel):
+    """The first unread position in a durable local thread."""
+
     first_unread: ThreadUnreadPosition | None = None
     revision: str

@@ -111,7 +111,8 @@ class Notice:
 class NoticeSink(Protocol):
     """Anything that sends notifications to one client (``app_server.connection.Session``)."""
 
-    async def notify(self, method: str, params: Any) -> None: ...
+    async def notify(self, method: str, params: Any) -> None:
+        """Send one notification to the client."""
 
 
 async def send(sink: NoticeSink, notice: Notice) -> None:
@@ -121,105 +122,129 @@ async def send(sink: NoticeSink, notice: Notice) -> None:
 
 # -- threads ---------------------------------------------------------------------------------------------
 def thread_started(thread: JsonObj) -> Notice:
+    """The `thread/started` notification."""
     return Notice("thread/started", {"thread": thread})
 
 
 def thread_status_changed(thread_id: str, status: JsonObj) -> Notice:
+    """The `thread/status/changed` notification."""
     return Notice("thread/status/changed", {"threadId": thread_id, "status": status})
 
 
 def thread_read_state_changed(thread_id: str, read_state: JsonObj) -> Notice:
+    """The `thread/readState/changed` notification."""
     return Notice("thread/readState/changed", {"threadId": thread_id, "readState": read_state})
 
 
 def thread_archived(thread_id: str) -> Notice:
+    """The `thread/archived` notification."""
     return Notice("thread/archived", {"threadId": thread_id})
 
 
 def thread_unarchived(thread_id: str) -> Notice:
+    """The `thread/unarchived` notification."""
     return Notice("thread/unarchived", {"threadId": thread_id})
 
 
 def thread_name_updated(thread_id: str, name: str | None) -> Notice:
+    """The `thread/name/updated` notification."""
     return Notice("thread/name/updated", {"threadId": thread_id, "threadName": name})
 
 
 def thread_deleted(thread_id: str) -> Notice:
+    """The `thread/deleted` notification."""
     return Notice("thread/deleted", {"threadId": thread_id})
 
 
 def thread_goal_updated(thread_id: str, turn_id: str | None, goal: JsonObj) -> Notice:
+    """The `thread/goal/updated` notification."""
     return Notice("thread/goal/updated", {"threadId": thread_id, "turnId": turn_id, "goal": goal})
 
 
 def thread_attachment_updated(thread_id: str, kind: str, key: str, attachment_id: str, operation: str) -> Notice:
+    """The `thread/attachment/updated` notification."""
     return Notice("thread/attachment/updated", {"threadId": thread_id, "attachmentType": kind, "identityKey": key,
                                                 "attachmentId": attachment_id, "operation": operation})
 
 
 def thread_settings_updated(thread_id: str, settings: JsonObj) -> Notice:
+    """The `thread/settings/updated` notification."""
     return Notice("thread/settings/updated", {"threadId": thread_id, "threadSettings": settings})
 
 
 def thread_queue_changed(thread_id: str) -> Notice:
+    """The `thread/queue/changed` notification."""
     return Notice("thread/queue/changed", {"threadId": thread_id})
 
 
 def thread_reverted(thread_id: str) -> Notice:
+    """The `thread/reverted` notification."""
     return Notice("thread/reverted", {"threadId": thread_id})
 
 
 def thread_goal_cleared(thread_id: str) -> Notice:
+    """The `thread/goal/cleared` notification."""
     return Notice("thread/goal/cleared", {"threadId": thread_id})
 
 
 def thread_section_changed(thread_id: str, section_id: str | None) -> Notice:
+    """The `thread/section/changed` notification."""
     return Notice("thread/section/changed", {"threadId": thread_id, "sectionId": section_id})
 
 
 def thread_search_partial(request_id: int | str | None, data: list[JsonObj]) -> Notice:
+    """The `thread/search/partial` notification."""
     return Notice("thread/search/partial", {"requestId": request_id, "data": data})
 
 
 def token_usage_updated(thread_id: str, turn_id: str, usage: JsonObj) -> Notice:
+    """The `thread/tokenUsage/updated` notification."""
     return Notice("thread/tokenUsage/updated", {"threadId": thread_id, "turnId": turn_id, "tokenUsage": usage})
 
 
 # -- turns -----------------------------------------------------------------------------------------------
 def turn_started(thread_id: str, turn: JsonObj) -> Notice:
+    """The `turn/started` notification."""
     return Notice("turn/started", {"threadId": thread_id, "turn": turn})
 
 
 def turn_completed(thread_id: str, turn: JsonObj) -> Notice:
+    """The `turn/completed` notification."""
     return Notice("turn/completed", {"threadId": thread_id, "turn": turn})
 
 
 def error(error: JsonObj | None, *, will_retry: bool, thread_id: str, turn_id: str) -> Notice:
+    """The `error` notification."""
     return Notice("error", {"error": error, "willRetry": will_retry, "threadId": thread_id, "turnId": turn_id})
 
 
 # -- items -----------------------------------------------------------------------------------------------
 def item_started(item: JsonObj, thread_id: str, turn_id: str) -> Notice:
+    """The `item/started` notification."""
     return Notice("item/started", {"item": item, "threadId": thread_id, "turnId": turn_id,
                                    "startedAtMs": item["startedAtMs"]})
 
 
 def item_completed(item: JsonObj, thread_id: str, turn_id: str) -> Notice:
+    """The `item/completed` notification."""
     return Notice("item/completed", {"item": item, "threadId": thread_id, "turnId": turn_id,
                                      "contentTokenCount": None, "completedAtMs": item["completedAtMs"]})
 
 
 def agent_message_delta(thread_id: str, turn_id: str, item_id: str, delta: str) -> Notice:
+    """The `item/agentMessage/delta` notification."""
     return Notice("item/agentMessage/delta",
                   {"threadId": thread_id, "turnId": turn_id, "itemId": item_id, "delta": delta})
 
 
 def command_output_delta(thread_id: str, turn_id: str, item_id: str, delta: str) -> Notice:
+    """The `item/commandExecution/outputDelta` notification."""
     return Notice("item/commandExecution/outputDelta",
                   {"threadId": thread_id, "turnId": turn_id, "itemId": item_id, "delta": delta})
 
 
 def reasoning_summary_part_added(thread_id: str, turn_id: str, item_id: str, summary_index: int) -> Notice:
+    """The `item/reasoning/summaryPartAdded` notification."""
     return Notice("item/reasoning/summaryPartAdded",
                   {"threadId": thread_id, "turnId": turn_id, "itemId": item_id, "summaryIndex": summary_index})
 
@@ -227,6 +252,7 @@ def reasoning_summary_part_added(thread_id: str, turn_id: str, item_id: str, sum
 def reasoning_summary_text_delta(
     thread_id: str, turn_id: str, item_id: str, delta: str, summary_index: int
 ) -> Notice:
+    """The `item/reasoning/summaryTextDelta` notification."""
     return Notice("item/reasoning/summaryTextDelta",
                   {"threadId": thread_id, "turnId": turn_id, "itemId": item_id, "delta": delta,
                    "summaryIndex": summary_index})
@@ -234,6 +260,7 @@ def reasoning_summary_text_delta(
 
 # -- requests, account, config ---------------------------------------------------------------------------
 def server_request_resolved(thread_id: str, request_id: int | str) -> Notice:
+    """The `serverRequest/resolved` notification."""
     return Notice("serverRequest/resolved", {"threadId": thread_id, "requestId": request_id})
 
 
@@ -246,10 +273,12 @@ def rate_limits_updated() -> Notice:
 
 
 def warning(thread_id: str | None, message: str) -> Notice:
+    """The `warning` notification."""
     return Notice("warning", {"threadId": thread_id, "message": message})
 
 
 def config_warning(params: JsonObj) -> Notice:
+    """The `configWarning` notification."""
     return Notice("configWarning", params)
 
 
@@ -261,13 +290,16 @@ def mcp_startup_status(thread_id: str | None, name: str, status: str, error: str
 
 
 def deprecation_notice(summary: str, details: str | None = None) -> Notice:
+    """The `deprecationNotice` notification."""
     return Notice("deprecationNotice", {"summary": summary, "details": details})
 
 
 # -- fuzzy file search sessions --------------------------------------------------------------------------
 def fuzzy_session_updated(session_id: str, query: str, files: list[JsonObj]) -> Notice:
+    """The `fuzzyFileSearch/sessionUpdated` notification."""
     return Notice("fuzzyFileSearch/sessionUpdated", {"sessionId": session_id, "query": query, "files": files})
 
 
 def fuzzy_session_completed(session_id: str) -> Notice:
+    """The `fuzzyFileSearch/sessionCompleted` notification."""
     return Notice("fuzzyFileSearch/sessionCompleted", {"sessionId": session_id})

@@ -6,9 +6,11 @@ Every server notification goes out as `{"method", "params", "emittedAtMs"}` (see
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .base import OMIT_IF_NONE, OmittingWireModel, WireModel, to_wire
 from .common import (
@@ -30,6 +32,8 @@ from .turns import Turn
 
 
 class ErrorNotification(WireModel):
+    """Params of the `error` notification."""
+
     error: TurnError
     will_retry: bool
     thread_id: ThreadId
@@ -37,15 +41,21 @@ class ErrorNotification(WireModel):
 
 
 class ThreadStartedNotification(WireModel):
+    """Params of the `thread/started` notification."""
+
     thread: Thread
 
 
 class ThreadStatusChangedNotification(WireModel):
+    """Params of the `thread/status/changed` notification."""
+
     thread_id: ThreadId
     status: ThreadStatus
 
 
 class ThreadReadStateChangedNotification(WireModel):
+    """Params of the `thread/readState/changed` notification."""
+
     thread_id: ThreadId
     read_state: ThreadReadState
 
@@ -57,32 +67,46 @@ class ThreadIdNotification(WireModel):
 
 
 class ThreadArchivedNotification(ThreadIdNotification):
+    """Params of the `thread/archived` notification."""
+
     pass
 
 
 class ThreadUnarchivedNotification(ThreadIdNotification):
+    """Params of the `thread/unarchived` notification."""
+
     pass
 
 
 class ThreadClosedNotification(ThreadIdNotification):
+    """Params of the `thread/closed` notification."""
+
     pass
 
 
 class ThreadGoalClearedNotification(ThreadIdNotification):
+    """Params of the `thread/goal/cleared` notification."""
+
     pass
 
 
 class ThreadDeletedNotification(ThreadIdNotification):
+    """Params of the `thread/deleted` notification."""
+
     pass
 
 
 class ThreadGoalUpdatedNotification(WireModel):
+    """Params of the `thread/goal/updated` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId | None = None
     goal: ThreadGoal
 
 
 class ThreadSectionChangedNotification(WireModel):
+    """Params of the `thread/section/changed` notification."""
+
     thread_id: ThreadId
     section_id: str | None = None
 
@@ -91,15 +115,19 @@ class ThreadSearchPartialNotification(WireModel):
     """One batch of thread/search/stream matches, tagged with the id of the request that asked (0.171)."""
 
     request_id: RequestId | None
-    data: list[dict[str, Any]]
+    data: list[JsonObj]
 
 
 class ThreadNameUpdatedNotification(WireModel):
+    """Params of the `thread/name/updated` notification."""
+
     thread_id: ThreadId
     thread_name: str | None = None
 
 
 class ThreadAttachmentUpdatedNotification(WireModel):
+    """Params of the `thread/attachment/updated` notification."""
+
     thread_id: ThreadId
     attachment_type: str
     identity_key: str
@@ -108,46 +136,64 @@ class ThreadAttachmentUpdatedNotification(WireModel):
 
 
 class ThreadRevertedNotification(WireModel):
+    """Params of the `thread/reverted` notification."""
+
     thread_id: ThreadId
 
 
 class ThreadQueueChangedNotification(WireModel):
+    """Params of the `thread/queue/changed` notification."""
+
     thread_id: ThreadId
 
 
 class ThreadSettingsUpdatedNotification(WireModel):
+    """Params of the `thread/settings/updated` notification."""
+
     thread_id: ThreadId
-    thread_settings: dict[str, Any]
+    thread_settings: JsonObj
 
 
 class ThreadTokenUsageUpdatedNotification(WireModel):
+    """Params of the `thread/tokenUsage/updated` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
     token_usage: ThreadTokenUsage
 
 
 class TurnStartedNotification(WireModel):
+    """Params of the `turn/started` notification."""
+
     thread_id: ThreadId
     turn: Turn
 
 
 class TurnCompletedNotification(WireModel):
+    """Params of the `turn/completed` notification."""
+
     thread_id: ThreadId
     turn: Turn
 
 
 class TurnDiffUpdatedNotification(WireModel):
+    """Params of the `turn/diff/updated` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
     diff: str
 
 
 class ContextCompactedNotification(WireModel):
+    """Params of the `thread/compacted` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
 
 
 class ItemStartedNotification(WireModel):
+    """Params of the `item/started` notification."""
+
     item: ThreadItem
     thread_id: ThreadId
     turn_id: TurnId
@@ -155,6 +201,8 @@ class ItemStartedNotification(WireModel):
 
 
 class ItemCompletedNotification(WireModel):
+    """Params of the `item/completed` notification."""
+
     item: ThreadItem
     thread_id: ThreadId
     turn_id: TurnId
@@ -172,18 +220,26 @@ class ItemDeltaNotification(WireModel):
 
 
 class AgentMessageDeltaNotification(ItemDeltaNotification):
+    """Params of the `item/agentMessage/delta` notification."""
+
     pass
 
 
 class CommandExecutionOutputDeltaNotification(ItemDeltaNotification):
+    """Params of the `item/commandExecution/outputDelta` notification."""
+
     pass
 
 
 class FileChangeOutputDeltaNotification(ItemDeltaNotification):
+    """Params of the `item/fileChange/outputDelta` notification."""
+
     pass
 
 
 class ReasoningSummaryTextDeltaNotification(WireModel):
+    """Params of the `item/reasoning/summaryTextDelta` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
     item_id: ItemId
@@ -192,6 +248,8 @@ class ReasoningSummaryTextDeltaNotification(WireModel):
 
 
 class ReasoningSummaryPartAddedNotification(WireModel):
+    """Params of the `item/reasoning/summaryPartAdded` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
     item_id: ItemId
@@ -199,6 +257,8 @@ class ReasoningSummaryPartAddedNotification(WireModel):
 
 
 class ReasoningTextDeltaNotification(WireModel):
+    """Params of the `item/reasoning/textDelta` notification."""
+
     thread_id: ThreadId
     turn_id: TurnId
     item_id: ItemId
@@ -207,50 +267,68 @@ class ReasoningTextDeltaNotification(WireModel):
 
 
 class ServerRequestResolvedNotification(WireModel):
+    """Params of the `serverRequest/resolved` notification."""
+
     thread_id: ThreadId
     request_id: RequestId
 
 
 class AccountRateLimitsUpdatedNotification(WireModel):
+    """Params of the `account/rateLimits/updated` notification."""
+
     rate_limits: RateLimitSnapshot
 
 
 class WarningNotification(WireModel):
+    """Params of the `warning` notification."""
+
     thread_id: ThreadId | None = None
     message: str
 
 
 class ConfigWarningNotification(OmittingWireModel):
+    """Params of the `configWarning` notification."""
+
     summary: str
     details: str | None = None
     path: Annotated[str | None, OMIT_IF_NONE] = None
-    range: Annotated[dict[str, Any] | None, OMIT_IF_NONE] = None
+    range: Annotated[JsonObj | None, OMIT_IF_NONE] = None
 
 
 class McpServerStatusUpdatedNotification(WireModel):
+    """Params of the `mcpServer/startupStatus/updated` notification."""
+
     thread_id: ThreadId | None = None
     name: str
     status: Literal["starting", "ready", "failed", "cancelled"]
     error: str | None = None
-    failure_reason: Any = None
+    failure_reason: JsonValue = None
 
 
 class DeprecationNoticeNotification(WireModel):
+    """Params of the `deprecationNotice` notification."""
+
     summary: str
     details: str | None = None
 
 
 class FuzzyFileSearchSessionUpdatedNotification(WireModel):
+    """Params of the `fuzzyFileSearch/sessionUpdated` notification."""
+
     session_id: str
     query: str
-    files: list[dict[str, Any]]
+    files: list[JsonObj]
 
 
 class FuzzyFileSearchSessionCompletedNotification(WireModel):
+    """Params of the `fuzzyFileSearch/sessionCompleted` notification."""
+
     session_id: str
 
 
 class RemoteControlStatusChangedNotification(WireModel):
+    """Params of the `remoteControl/status/changed` notification."""
+
     status: RemoteControlConnectionStatus
     server_name: str
     installation_id: str
@@ -308,11 +386,11 @@ EXPERIMENTAL_NOTIFICATIONS: frozenset[str] = frozenset(
 )
 
 
-def notification_envelope(method: str, params: BaseModel, emitted_at_ms: int) -> dict[str, Any]:
+def notification_envelope(method: str, params: BaseModel, emitted_at_ms: int) -> JsonObj:
     """The full notification line Codex writes: method, params, then the top-level `emittedAtMs`."""
     return {"method": method, "params": to_wire(params), "emittedAtMs": emitted_at_ms}
 
 
-def parse_notification(method: str, params: Any) -> WireModel:
+def parse_notification(method: str, params: object) -> WireModel:
     """Validate notification params against the model registered for `method` (KeyError if unknown)."""
     return NOTIFICATIONS[method].model_validate(params)

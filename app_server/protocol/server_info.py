@@ -6,9 +6,11 @@ JSON objects: pycodex passes them through rather than interpreting them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj
 
 from .base import EXPERIMENTAL, OMIT_IF_NONE, OmittingWireModel, ParamsModel, WireModel
 from .common import OptionalU32
@@ -19,6 +21,8 @@ SkillScope = Literal["user", "repo", "system", "admin"]
 
 
 class SkillsListParams(ParamsModel):
+    """Params of `skills/list`."""
+
     METHOD: ClassVar[str] = "skills/list"
 
     cwds: list[str] = Field(default_factory=list)
@@ -26,6 +30,8 @@ class SkillsListParams(ParamsModel):
 
 
 class SkillInterface(WireModel):
+    """How a skill presents itself: display name, descriptions, icons, colour and default prompt."""
+
     display_name: str | None = None
     short_description: str | None = None
     icon_small: str | None = None
@@ -37,11 +43,13 @@ class SkillInterface(WireModel):
 
 
 class SkillMetadata(OmittingWireModel):
+    """One skill `skills/list` found: name, description, where it lives, scope and whether it is on."""
+
     name: str
     description: str
     short_description: Annotated[str | None, OMIT_IF_NONE] = None
     interface: Annotated[SkillInterface | None, OMIT_IF_NONE] = None
-    dependencies: Annotated[dict[str, Any] | None, OMIT_IF_NONE] = None
+    dependencies: Annotated[JsonObj | None, OMIT_IF_NONE] = None
     path: str
     scope: SkillScope
     enabled: bool = True
@@ -49,17 +57,23 @@ class SkillMetadata(OmittingWireModel):
 
 
 class SkillErrorInfo(WireModel):
+    """A skill file that could not be read, and why."""
+
     path: str
     message: str
 
 
 class SkillsListEntry(WireModel):
+    """The skills found for one working directory, with the files that failed."""
+
     cwd: str
     skills: list[SkillMetadata] = Field(default_factory=list)
     errors: list[SkillErrorInfo] = Field(default_factory=list)
 
 
 class SkillsListResponse(WireModel):
+    """The result of `skills/list`."""
+
     data: list[SkillsListEntry]
 
 
@@ -67,6 +81,8 @@ class SkillsListResponse(WireModel):
 
 
 class ConfigReadParams(ParamsModel):
+    """Params of `config/read`."""
+
     METHOD: ClassVar[str] = "config/read"
 
     cwd: str | None = None
@@ -74,16 +90,20 @@ class ConfigReadParams(ParamsModel):
 
 
 class ConfigReadResponse(OmittingWireModel):
-    config: dict[str, Any]
-    origins: dict[str, Any] = Field(default_factory=dict)
+    """The result of `config/read`."""
+
+    config: JsonObj
+    origins: JsonObj = Field(default_factory=dict)
     # Codex leaves `layers` out unless `includeLayers` was asked for.
-    layers: Annotated[list[dict[str, Any]] | None, OMIT_IF_NONE] = None
+    layers: Annotated[list[JsonObj] | None, OMIT_IF_NONE] = None
 
 
 # ---- model/list -------------------------------------------------------------------------------
 
 
 class ModelListParams(ParamsModel):
+    """Params of `model/list`."""
+
     METHOD: ClassVar[str] = "model/list"
 
     cursor: str | None = None
@@ -93,7 +113,9 @@ class ModelListParams(ParamsModel):
 
 
 class ModelListResponse(WireModel):
-    data: list[dict[str, Any]]
+    """The result of `model/list`."""
+
+    data: list[JsonObj]
     next_cursor: str | None = None
 
 
@@ -101,13 +123,17 @@ class ModelListResponse(WireModel):
 
 
 class GetAccountParams(ParamsModel):
+    """Params of `account/read`."""
+
     METHOD: ClassVar[str] = "account/read"
 
     refresh_token: bool = False
 
 
 class GetAccountResponse(WireModel):
-    account: dict[str, Any] | None = None
+    """The result of `account/read`."""
+
+    account: JsonObj | None = None
     user_id: str | None = None
     requires_openai_auth: bool
-    workspace_routing: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
+    workspace_routing: Annotated[JsonObj | None, EXPERIMENTAL] = None

@@ -6,9 +6,11 @@ app_server.search) as plain JSON, so only the params are modelled here.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .base import ParamsModel, WireModel
 
@@ -18,22 +20,28 @@ MergeStrategy = Literal["replace", "upsert"]
 
 
 class ConfigEditParams(WireModel):
+    """One edit of `config/batchWrite`: the dotted key path, the value and how to merge it."""
+
     key_path: str
-    value: Any
+    value: JsonValue
     merge_strategy: MergeStrategy = "replace"
 
 
 class ConfigValueWriteParams(ParamsModel):
+    """Params of `config/value/write`."""
+
     METHOD: ClassVar[str] = "config/value/write"
 
     key_path: str
-    value: Any
+    value: JsonValue
     merge_strategy: MergeStrategy
     file_path: str | None = None
     expected_version: str | None = None
 
 
 class ConfigBatchWriteParams(ParamsModel):
+    """Params of `config/batchWrite`."""
+
     METHOD: ClassVar[str] = "config/batchWrite"
 
     edits: list[ConfigEditParams]
@@ -46,6 +54,8 @@ class ConfigBatchWriteParams(ParamsModel):
 
 
 class FuzzyFileSearchParams(ParamsModel):
+    """Params of `fuzzyFileSearch`."""
+
     METHOD: ClassVar[str] = "fuzzyFileSearch"
 
     query: str
@@ -54,6 +64,8 @@ class FuzzyFileSearchParams(ParamsModel):
 
 
 class FuzzySessionStartParams(ParamsModel):
+    """Params of `fuzzyFileSearch/sessionStart`."""
+
     METHOD: ClassVar[str] = "fuzzyFileSearch/sessionStart"
 
     session_id: str
@@ -61,6 +73,8 @@ class FuzzySessionStartParams(ParamsModel):
 
 
 class FuzzySessionUpdateParams(ParamsModel):
+    """Params of `fuzzyFileSearch/sessionUpdate`."""
+
     METHOD: ClassVar[str] = "fuzzyFileSearch/sessionUpdate"
 
     session_id: str
@@ -68,6 +82,8 @@ class FuzzySessionUpdateParams(ParamsModel):
 
 
 class FuzzySessionStopParams(ParamsModel):
+    """Params of `fuzzyFileSearch/sessionStop`."""
+
     METHOD: ClassVar[str] = "fuzzyFileSearch/sessionStop"
 
     session_id: str
@@ -77,14 +93,18 @@ class FuzzySessionStopParams(ParamsModel):
 
 
 class ModelProviderConfigWriteParams(ParamsModel):
+    """Params of `modelProvider/config/write`."""
+
     METHOD: ClassVar[str] = "modelProvider/config/write"
 
     # A ProviderSettingsPatch; which keys are present matters (omitted keeps, null clears), so it
     # stays a plain object and app_server.model.provider_write reads it.
-    settings: dict[str, Any]
+    settings: JsonObj
 
 
 class ModelProviderDefaultSetParams(ParamsModel):
+    """Params of `modelProvider/default/set`."""
+
     METHOD: ClassVar[str] = "modelProvider/default/set"
 
     provider_id: str

@@ -4,9 +4,11 @@ assembled as plain JSON objects by the handlers (they are flat and mostly fixed)
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .base import ParamsModel, WireModel
 
@@ -14,38 +16,52 @@ from .base import ParamsModel, WireModel
 
 
 class FsPathParams(ParamsModel):
+    """Params of `fs/readFile`, `fs/getMetadata`, `fs/readDirectory`."""
+
     path: str
 
 
 class FsWriteFileParams(ParamsModel):
+    """Params of `fs/writeFile`."""
+
     METHOD: ClassVar[str] = "fs/writeFile"
     path: str
     data_base64: str
 
 
 class FsCreateDirectoryParams(ParamsModel):
+    """Create a directory on the host filesystem."""
+
     path: str
     recursive: bool | None = None
 
 
 class FsRemoveParams(ParamsModel):
+    """Remove a file or directory tree from the host filesystem."""
+
     path: str
     recursive: bool | None = None
     force: bool | None = None
 
 
 class FsCopyParams(ParamsModel):
+    """Copy a file or directory tree on the host filesystem."""
+
     source_path: str
     destination_path: str
     recursive: bool = False
 
 
 class FsWatchParams(ParamsModel):
+    """Start filesystem watch notifications for an absolute path."""
+
     path: str
     watch_id: str
 
 
 class FsUnwatchParams(ParamsModel):
+    """Stop filesystem watch notifications for a prior `fs/watch`."""
+
     watch_id: str
 
 
@@ -53,11 +69,15 @@ class FsUnwatchParams(ParamsModel):
 
 
 class TerminalSize(WireModel):
+    """A PTY size in rows and columns."""
+
     rows: int = Field(ge=0, le=65535)
     cols: int = Field(ge=0, le=65535)
 
 
 class CommandExecParams(ParamsModel):
+    """Run a standalone command (argv vector) in the server sandbox without creating a thread or turn."""
+
     command: list[str]
     cwd: str | None = None
     env: dict[str, str | None] | None = None
@@ -70,26 +90,36 @@ class CommandExecParams(ParamsModel):
     disable_output_cap: bool = False
     timeout_ms: int | None = Field(default=None, ge=0)
     disable_timeout: bool = False
-    sandbox_policy: dict[str, Any] | None = None
+    sandbox_policy: JsonObj | None = None
     permission_profile: str | None = None
 
 
 class CommandExecWriteParams(ParamsModel):
+    """Write stdin bytes to a running `command/exec` session, close stdin, or both."""
+
     process_id: str
     delta_base64: str | None = None
     close_stdin: bool = False
 
 
 class CommandExecTerminateParams(ParamsModel):
+    """Terminate a running `command/exec` session."""
+
     process_id: str
 
 
 class CommandExecResizeParams(ParamsModel):
+    """Resize a running PTY-backed `command/exec` session."""
+
     process_id: str
     size: TerminalSize
 
 
 class ProcessSpawnParams(ParamsModel):
+    """Spawn a standalone process (argv vector) without a Codex sandbox on the host where the app server is
+    running.
+    """
+
     command: list[str]
     cwd: str
     process_handle: str
@@ -103,16 +133,22 @@ class ProcessSpawnParams(ParamsModel):
 
 
 class ProcessWriteStdinParams(ParamsModel):
+    """Write stdin bytes to a running `process/spawn` session, close stdin, or both."""
+
     process_handle: str
     delta_base64: str | None = None
     close_stdin: bool = False
 
 
 class ProcessKillParams(ParamsModel):
+    """Terminate a running `process/spawn` session."""
+
     process_handle: str
 
 
 class ProcessResizePtyParams(ParamsModel):
+    """Resize a running PTY-backed `process/spawn` session."""
+
     process_handle: str
     size: TerminalSize
 
@@ -121,54 +157,76 @@ class ProcessResizePtyParams(ParamsModel):
 
 
 class HooksListParams(ParamsModel):
+    """Params of `hooks/list`."""
+
     cwds: list[str] = Field(default_factory=list)
     thread_id: str | None = None
 
 
 class SkillsConfigWriteParams(ParamsModel):
+    """Params of `skills/config/write`."""
+
     enabled: bool
     name: str | None = None
     path: str | None = None
 
 
 class SkillsExtraRootsSetParams(ParamsModel):
+    """Params of `skills/extraRoots/set`."""
+
     extra_roots: list[str]
 
 
 class CwdsParams(ParamsModel):
+    """Params of `plugin/list`, `plugin/installed`."""
+
     cwds: list[str] | None = None
 
 
 class PluginReadParams(ParamsModel):
+    """Params of `plugin/read`, `plugin/install`."""
+
     plugin_name: str
     marketplace_path: str | None = None
     remote_marketplace_name: str | None = None
 
 
 class PluginUninstallParams(ParamsModel):
+    """Params of `plugin/uninstall`."""
+
     plugin_id: str
 
 
 class PluginSearchParams(ParamsModel):
+    """Params of `plugin/search`."""
+
     search_term: str
     cwds: list[str] | None = None
 
 
 class MarketplaceAddParams(ParamsModel):
+    """Params of `marketplace/add`."""
+
     source: str
     ref_name: str | None = None
     sparse_paths: list[str] | None = None
 
 
 class MarketplaceRemoveParams(ParamsModel):
+    """Params of `marketplace/remove`."""
+
     marketplace_name: str
 
 
 class MarketplaceUpgradeParams(ParamsModel):
+    """Params of `marketplace/upgrade`."""
+
     marketplace_name: str | None = None
 
 
 class AppsReadParams(ParamsModel):
+    """EXPERIMENTAL - read metadata for specific apps/connectors."""
+
     app_ids: list[str]
 
 
@@ -184,48 +242,66 @@ class PageParams(ParamsModel):
 
 
 class RemotePluginParams(ParamsModel):
+    """Params of `plugin/share/checkout`, `plugin/share/delete`."""
+
     remote_plugin_id: str
 
 
 class PluginSkillReadParams(ParamsModel):
+    """Params of `plugin/skill/read`."""
+
     remote_marketplace_name: str
     remote_plugin_id: str
     skill_name: str
 
 
 class PluginShareSaveParams(ParamsModel):
+    """Params of `plugin/share/save`."""
+
     plugin_path: str
 
 
 class PluginShareUpdateTargetsParams(ParamsModel):
+    """Params of `plugin/share/updateTargets`."""
+
     discoverability: Literal["UNLISTED", "PRIVATE", "LISTED"]
     remote_plugin_id: str
-    share_targets: list[Any]
+    share_targets: list[JsonValue]
 
 
 # ---- accounts --------------------------------------------------------------------------------
 
 
 class CancelLoginParams(ParamsModel):
+    """Params of `account/login/cancel`."""
+
     login_id: str
 
 
 class ConsumeResetCreditParams(ParamsModel):
+    """Params of `account/rateLimitResetCredit/consume`."""
+
     idempotency_key: str
     credit_id: str | None = None
 
 
 class NudgeEmailParams(ParamsModel):
+    """Params of `account/sendAddCreditsNudgeEmail`."""
+
     credit_type: Literal["credits", "usage_limit"]
 
 
 class AccountSwitchParams(ParamsModel):
+    """Params of `accountSession/switch`."""
+
     account_id: str
     session_id: str
     allow_browser_login: bool = False
 
 
 class GcpSetupParams(ParamsModel):
+    """Params of `account/gcp/setup`."""
+
     project_id: str
     credential_file: str | None = None
     location: str | None = None
@@ -235,10 +311,15 @@ class GcpSetupParams(ParamsModel):
 
 
 class FeatureEnablementSetParams(ParamsModel):
+    """Params of `experimentalFeature/enablement/set`."""
+
     enablement: dict[str, bool]
 
 
 class FeedbackParams(ParamsModel):
+    """`FeedbackParams` on the wire: `classification`, `reason`, `threadId`, `includeLogs`, `extraLogFiles`, ....
+    """
+
     classification: str
     reason: str | None = None
     thread_id: str | None = None
@@ -248,57 +329,81 @@ class FeedbackParams(ParamsModel):
 
 
 class FeedbackSaveParams(FeedbackParams):
+    """Params of `feedback/save`."""
+
     save_path: str
 
 
 class ExternalImportParams(ParamsModel):
-    migration_items: list[Any]
+    """Params of `externalAgentConfig/import`."""
+
+    migration_items: list[JsonValue]
     provider_id: str | None = None
 
 
 class ExternalRecordHistoryParams(ParamsModel):
-    item_type_results: list[Any]
+    """Params of `externalAgentConfig/import/recordHistory`."""
+
+    item_type_results: list[JsonValue]
     provider_id: str
 
 
 class WindowsSandboxSetupParams(ParamsModel):
+    """Params of `windowsSandbox/setupStart`."""
+
     mode: Literal["elevated", "unelevated"]
     cwd: str | None = None
 
 
 class VerifyParams(ParamsModel):
+    """Params of `userVerification/verify`."""
+
     challenge: str
     description: str
     title: str
 
 
 class VerifyCancelParams(ParamsModel):
+    """Params of `userVerification/cancel`."""
+
     request_id: int | str
 
 
 class PairingStatusParams(ParamsModel):
+    """Params of `remoteControl/pairing/status`."""
+
     pairing_code: str | None = None
     manual_pairing_code: str | None = None
 
 
 class RemoteClientListParams(ParamsModel):
+    """Params of `remoteControl/client/list`."""
+
     environment_id: str
 
 
 class RemoteClientRevokeParams(ParamsModel):
+    """Params of `remoteControl/client/revoke`."""
+
     client_id: str
     environment_id: str
 
 
 class MockParams(ParamsModel):
+    """Params of `mock/experimentalMethod`."""
+
     value: str | None = None
 
 
 class EnvironmentIdParams(ParamsModel):
+    """Params of `environment/info`, `environment/status`."""
+
     environment_id: str
 
 
 class EnvironmentAddParams(ParamsModel):
+    """Params of `environment/add`."""
+
     environment_id: str
     exec_server_url: str
     auth_bearer_token: str | None = None

@@ -8,9 +8,11 @@ a plain pydantic model validated strictly and reported in serde's words (``pycod
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .base import ParamsModel, WireModel
 from .common import RequestId, ThreadId
@@ -40,6 +42,8 @@ class ThreadElicitationParams(ParamsModel):
 
 
 class ThreadElicitationResponse(WireModel):
+    """The result of `thread/decrement_elicitation`, `thread/increment_elicitation`."""
+
     count: int
     #: Timeout accounting stays paused while any out-of-band elicitation is pending (count > 0).
     paused: bool
@@ -55,6 +59,8 @@ class ThreadSampleCancelParams(ParamsModel):
 
 
 class ThreadPredictionRequestParams(ParamsModel):
+    """Params of `thread/prediction/request`."""
+
     METHOD: ClassVar[str] = "thread/prediction/request"
 
     thread_id: ThreadId
@@ -62,14 +68,18 @@ class ThreadPredictionRequestParams(ParamsModel):
 
 
 class RealtimeVoicesList(WireModel):
+    """The realtime voices by API version, with each version's default."""
+
     v1: list[str]
     v2: list[str]
-    v3: list[str]
+    v3: list[str] = Field(default_factory=list)  # Codex 0.169 defaults it to []
     default_v1: str = Field(alias="defaultV1")
     default_v2: str = Field(alias="defaultV2")
 
 
 class ThreadRealtimeListVoicesResponse(WireModel):
+    """The result of `thread/realtime/listVoices`."""
+
     voices: RealtimeVoicesList
 
 
@@ -88,12 +98,16 @@ REALTIME_VOICES = RealtimeVoicesList(
 
 
 class ThreadGuardianReviewParams(ParamsModel):
+    """Params of `thread/guardianReview`."""
+
     METHOD: ClassVar[str] = "thread/guardianReview"
 
     thread_id: ThreadId
 
 
 class ThreadGuardianAssessment(WireModel):
+    """The guardian's verdict on an action: outcome, rationale, risk level and user authorization."""
+
     outcome: Literal["allow", "deny"]
     rationale: str
     risk_level: Literal["low", "medium", "high", "critical"]
@@ -101,17 +115,21 @@ class ThreadGuardianAssessment(WireModel):
 
 
 class ThreadGuardianReviewResponse(WireModel):
+    """The result of `thread/guardianReview`."""
+
     call_id: str
     #: Null when the current policy (or a remembered approval) skips the review.
-    assessment: ThreadGuardianAssessment | None
+    assessment: ThreadGuardianAssessment | None = None
 
 
 class ThreadApproveGuardianDeniedActionParams(ParamsModel):
+    """Params of `thread/approveGuardianDeniedAction`."""
+
     METHOD: ClassVar[str] = "thread/approveGuardianDeniedAction"
 
     thread_id: ThreadId
     #: A serialized core GuardianAssessmentEvent; parsed by the handler so errors read as Codex's.
-    event: Any
+    event: JsonValue
 
 
 # -- the core GuardianAssessmentEvent -------------------------------------------------------------
@@ -125,6 +143,8 @@ CommandSource = Literal["shell", "unified_exec"]
 
 
 class CommandAction(_Core):
+    """The guardian action `command`: a shell command (and its cwd) to review."""
+
     type: Literal["command"]
     source: CommandSource
     command: str
@@ -132,6 +152,8 @@ class CommandAction(_Core):
 
 
 class ExecveAction(_Core):
+    """The `"type": "execve"` variant (`ExecveAction`)."""
+
     type: Literal["execve"]
     source: CommandSource
     program: str
@@ -140,6 +162,8 @@ class ExecveAction(_Core):
 
 
 class WriteStdinAction(_Core):
+    """The `"type": "write_stdin"` variant (`WriteStdinAction`)."""
+
     type: Literal["write_stdin"]
     approval_id: str
     process_id: str
@@ -148,12 +172,16 @@ class WriteStdinAction(_Core):
 
 
 class ApplyPatchAction(_Core):
+    """The `"type": "apply_patch"` variant (`ApplyPatchAction`)."""
+
     type: Literal["apply_patch"]
     cwd: str
     files: list[str]
 
 
 class NetworkAccessAction(_Core):
+    """The `"type": "network_access"` variant (`NetworkAccessAction`)."""
+
     type: Literal["network_access"]
     target: str
     host: str
@@ -162,6 +190,8 @@ class NetworkAccessAction(_Core):
 
 
 class McpToolCallAction(_Core):
+    """The `"type": "mcp_tool_call"` variant (`McpToolCallAction`)."""
+
     type: Literal["mcp_tool_call"]
     server: str
     tool_name: str
@@ -171,9 +201,11 @@ class McpToolCallAction(_Core):
 
 
 class RequestPermissionsAction(_Core):
+    """The `"type": "request_permissions"` variant (`RequestPermissionsAction`)."""
+
     type: Literal["request_permissions"]
     reason: str | None = None
-    permissions: dict[str, Any]
+    permissions: JsonObj
 
 
 GuardianAction = Annotated[
@@ -195,5 +227,5 @@ class GuardianAssessmentEvent(_Core):
     risk_level: Literal["low", "medium", "high", "critical"] | None = None
     user_authorization: Literal["unknown", "low", "medium", "high"] | None = None
     rationale: str | None = None
-    decision_source: Any = None
+    decision_source: JsonValue = None
     action: GuardianAction

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .base import ParamsModel, WireModel
 from .common import OptionalU32, ThreadId
 
 
 class SectionAppearance(WireModel):
+    """How a thread section looks: its colour and icon."""
+
     color: str | None = None
     icon: str | None = None
 
 
 class ThreadSection(WireModel):
+    """An independently persisted, user-visible thread section."""
+
     id: str
     name: str
     appearance: SectionAppearance | None = None
 
 
 class ThreadSectionListParams(ParamsModel):
+    """Params of `threadSection/list`."""
+
     METHOD: ClassVar[str] = "threadSection/list"
 
     cursor: str | None = None
@@ -27,11 +35,15 @@ class ThreadSectionListParams(ParamsModel):
 
 
 class ThreadSectionListResponse(WireModel):
+    """The result of `threadSection/list`."""
+
     data: list[ThreadSection]
     next_cursor: str | None = None
 
 
 class ThreadSectionCreateParams(ParamsModel):
+    """Params of `threadSection/create`."""
+
     METHOD: ClassVar[str] = "threadSection/create"
 
     name: str
@@ -39,10 +51,14 @@ class ThreadSectionCreateParams(ParamsModel):
 
 
 class ThreadSectionResponse(WireModel):
+    """The result of `threadSection/create`, `threadSection/update`."""
+
     section: ThreadSection
 
 
 class ThreadSectionUpdateParams(ParamsModel):
+    """Params of `threadSection/update`."""
+
     METHOD: ClassVar[str] = "threadSection/update"
 
     section_id: str
@@ -51,12 +67,16 @@ class ThreadSectionUpdateParams(ParamsModel):
 
 
 class ThreadSectionDeleteParams(ParamsModel):
+    """Params of `threadSection/delete`."""
+
     METHOD: ClassVar[str] = "threadSection/delete"
 
     section_id: str
 
 
 class ThreadSectionMoveParams(ParamsModel):
+    """Params of `thread/section/move`."""
+
     METHOD: ClassVar[str] = "thread/section/move"
 
     thread_id: ThreadId
@@ -65,18 +85,24 @@ class ThreadSectionMoveParams(ParamsModel):
 
 
 class ThreadDeleteParams(ParamsModel):
+    """Params of `thread/delete`."""
+
     METHOD: ClassVar[str] = "thread/delete"
 
     thread_id: ThreadId
 
 
 class GitInfoPatch(WireModel):
+    """Codex's `ThreadMetadataGitInfoUpdateParams`: absent keys stay, null clears, a string replaces."""
+
     sha: str | None = None
     branch: str | None = None
     origin_url: str | None = None
 
 
 class ThreadMetadataUpdateParams(ParamsModel):
+    """Params of `thread/metadata/update`."""
+
     METHOD: ClassVar[str] = "thread/metadata/update"
 
     thread_id: ThreadId
@@ -85,10 +111,14 @@ class ThreadMetadataUpdateParams(ParamsModel):
 
 
 class ThreadMetadataUpdateResponse(WireModel):
-    thread: dict[str, Any]
+    """The result of `thread/metadata/update`."""
+
+    thread: JsonObj
 
 
 class ThreadSearchParams(ParamsModel):
+    """Params of `thread/search`."""
+
     METHOD: ClassVar[str] = "thread/search"
 
     search_term: str
@@ -103,6 +133,8 @@ class ThreadSearchParams(ParamsModel):
 
 
 class ThreadSearchOccurrencesParams(ParamsModel):
+    """Params of `thread/searchOccurrences`."""
+
     METHOD: ClassVar[str] = "thread/searchOccurrences"
 
     thread_id: ThreadId
@@ -112,12 +144,16 @@ class ThreadSearchOccurrencesParams(ParamsModel):
 
 
 class ThreadSearchCancelParams(ParamsModel):
+    """Params of `thread/search/cancel`."""
+
     METHOD: ClassVar[str] = "thread/search/cancel"
 
     request_id: int | str
 
 
 class ThreadMemoryModeSetParams(ParamsModel):
+    """Params of `thread/memoryMode/set`."""
+
     METHOD: ClassVar[str] = "thread/memoryMode/set"
 
     thread_id: ThreadId
@@ -125,13 +161,17 @@ class ThreadMemoryModeSetParams(ParamsModel):
 
 
 class ThreadMemoryReadParams(ParamsModel):
+    """Params of `thread/memory/read`."""
+
     METHOD: ClassVar[str] = "thread/memory/read"
 
     thread_id: ThreadId
 
 
 class ThreadInjectItemsParams(ParamsModel):
+    """Params of `thread/inject_items`."""
+
     METHOD: ClassVar[str] = "thread/inject_items"
 
     thread_id: ThreadId
-    items: list[Any]
+    items: list[JsonValue]

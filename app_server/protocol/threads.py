@@ -3,9 +3,11 @@ loaded/list, unsubscribe, turns/list): params and responses, fields in Codex's e
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj
 
 from .base import EXPERIMENTAL, EmptyObject, ParamsModel, WireModel
 from .common import (
@@ -32,32 +34,38 @@ from .common import (
 from .turns import GRANULAR_APPROVAL, Turn, TurnEnvironmentParams
 
 # `SessionSource`: "cli" | "vscode" | "exec" | "appServer" | "unknown" | {"custom": ...} | {"subAgent": ...}
-SessionSource = str | dict[str, Any]
+SessionSource = str | JsonObj
 
 
 class ThreadEnvironment(WireModel):
+    """An environment selected by a loaded thread, independent of connection status."""
+
     environment_id: str
     cwd: str
     runtime_workspace_roots: list[str] = Field(default_factory=list)
 
 
 class GitInfo(WireModel):
+    """A thread's git metadata: commit, branch and origin URL."""
+
     sha: str | None = None
     branch: str | None = None
     origin_url: str | None = None
 
 
 class Thread(WireModel):
+    """A thread as the thread/* methods answer with it: ids, preview, status, source, turns."""
+
     id: ThreadId
     environments: list[ThreadEnvironment] | None = None
-    extra: dict[str, Any] | None = None
+    extra: JsonObj | None = None
     session_id: str
     forked_from_id: str | None = None
     attached_to_thread_id: str | None = None
     parent_thread_id: str | None = None
     preview: str = ""
     ephemeral: bool = False
-    section: dict[str, Any] | None = None
+    section: JsonObj | None = None
     section_entered_at: int | None = None
     project_id: str | None = None
     history_mode: ThreadHistoryMode = "legacy"
@@ -84,20 +92,26 @@ class Thread(WireModel):
 
 
 class TurnsPage(WireModel):
+    """One page of a thread's turns with the cursors to go on either way."""
+
     data: list[Turn]
     next_cursor: str | None = None
     backwards_cursor: str | None = None
 
 
 class SelectedCapabilityRoot(WireModel):
+    """A user-selected root that can expose one or more runtime capabilities."""
+
     id: str
-    location: dict[str, Any]
+    location: JsonObj
 
 
 # ---- thread/start -----------------------------------------------------------------------------
 
 
 class ThreadStartParams(ParamsModel):
+    """Params of `thread/start`."""
+
     METHOD: ClassVar[str] = "thread/start"
 
     cwd: str | None = None
@@ -107,7 +121,7 @@ class ThreadStartParams(ParamsModel):
     approval_policy: Annotated[AskForApproval | None, GRANULAR_APPROVAL] = None
     approvals_reviewer: ApprovalsReviewer | None = None
     sandbox: SandboxMode | None = None
-    config: dict[str, Any] | None = None
+    config: JsonObj | None = None
     base_instructions: str | None = None
     developer_instructions: str | None = None
     personality: Personality | None = None
@@ -118,7 +132,7 @@ class ThreadStartParams(ParamsModel):
     # experimental
     allow_provider_model_fallback: Annotated[bool, EXPERIMENTAL] = False
     daybreak_enabled: Annotated[bool | None, EXPERIMENTAL] = None
-    dynamic_tools: Annotated[list[dict[str, Any]] | None, EXPERIMENTAL] = None
+    dynamic_tools: Annotated[list[JsonObj] | None, EXPERIMENTAL] = None
     environments: Annotated[list[TurnEnvironmentParams] | None, EXPERIMENTAL] = None
     experimental_raw_events: Annotated[bool, EXPERIMENTAL] = False
     history_mode: Annotated[ThreadHistoryMode | None, EXPERIMENTAL] = None
@@ -131,6 +145,8 @@ class ThreadStartParams(ParamsModel):
 
 
 class ThreadStartResponse(WireModel):
+    """The result of `thread/start`."""
+
     thread: Thread
     model: str
     model_provider: str
@@ -151,6 +167,8 @@ class ThreadStartResponse(WireModel):
 
 
 class ThreadResumeParams(ParamsModel):
+    """Params of `thread/resume`."""
+
     METHOD: ClassVar[str] = "thread/resume"
 
     thread_id: ThreadId
@@ -161,20 +179,22 @@ class ThreadResumeParams(ParamsModel):
     approval_policy: Annotated[AskForApproval | None, GRANULAR_APPROVAL] = None
     approvals_reviewer: ApprovalsReviewer | None = None
     sandbox: SandboxMode | None = None
-    config: dict[str, Any] | None = None
+    config: JsonObj | None = None
     base_instructions: str | None = None
     developer_instructions: str | None = None
     personality: Personality | None = None
     exclude_turns: bool = False
     # experimental
-    history: Annotated[list[dict[str, Any]] | None, EXPERIMENTAL] = None
-    initial_turns_page: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
+    history: Annotated[list[JsonObj] | None, EXPERIMENTAL] = None
+    initial_turns_page: Annotated[JsonObj | None, EXPERIMENTAL] = None
     path: Annotated[str | None, EXPERIMENTAL] = None
     permissions: Annotated[str | None, EXPERIMENTAL] = None
     runtime_workspace_roots: Annotated[list[AbsolutePath] | None, EXPERIMENTAL] = None
 
 
 class ThreadResumeResponse(WireModel):
+    """The result of `thread/resume`."""
+
     thread: Thread
     model: str
     model_provider: str
@@ -188,7 +208,7 @@ class ThreadResumeResponse(WireModel):
     sandbox: SandboxPolicy
     active_permission_profile: ActivePermissionProfile | None = None
     reasoning_effort: ReasoningEffort | None = None
-    collaboration_mode: dict[str, Any] | None = None
+    collaboration_mode: JsonObj | None = None
     multi_agent_mode: MultiAgentMode = "explicitRequestOnly"
     initial_turns_page: TurnsPage | None = None
     turns_backwards_cursor: str | None = None
@@ -196,6 +216,8 @@ class ThreadResumeResponse(WireModel):
 
 
 class ThreadForkParams(ParamsModel):
+    """Params of `thread/fork`."""
+
     METHOD: ClassVar[str] = "thread/fork"
 
     thread_id: ThreadId
@@ -209,7 +231,7 @@ class ThreadForkParams(ParamsModel):
     approval_policy: Annotated[AskForApproval | None, GRANULAR_APPROVAL] = None
     approvals_reviewer: ApprovalsReviewer | None = None
     sandbox: SandboxMode | None = None
-    config: dict[str, Any] | None = None
+    config: JsonObj | None = None
     base_instructions: str | None = None
     developer_instructions: str | None = None
     thread_source: str | None = None
@@ -225,6 +247,8 @@ class ThreadForkParams(ParamsModel):
 
 
 class ThreadForkResponse(ThreadStartResponse):
+    """The result of `thread/fork`."""
+
     pass
 
 
@@ -232,6 +256,8 @@ class ThreadForkResponse(ThreadStartResponse):
 
 
 class ThreadListParams(ParamsModel):
+    """Params of `thread/list`."""
+
     METHOD: ClassVar[str] = "thread/list"
 
     cursor: str | None = None
@@ -257,6 +283,8 @@ class ThreadListParams(ParamsModel):
 
 
 class ThreadListResponse(WireModel):
+    """The result of `thread/list`."""
+
     data: list[Thread]
     read_states: dict[str, ThreadReadState] | None = None
     next_cursor: str | None = None
@@ -264,6 +292,8 @@ class ThreadListResponse(WireModel):
 
 
 class ThreadReadParams(ParamsModel):
+    """Params of `thread/read`."""
+
     METHOD: ClassVar[str] = "thread/read"
 
     thread_id: ThreadId
@@ -271,11 +301,15 @@ class ThreadReadParams(ParamsModel):
 
 
 class ThreadReadResponse(WireModel):
+    """The result of `thread/read`."""
+
     thread: Thread
     read_state: ThreadReadState | None = None
 
 
 class ThreadLoadedListParams(ParamsModel):
+    """Params of `thread/loaded/list`."""
+
     METHOD: ClassVar[str] = "thread/loaded/list"
 
     cursor: str | None = None
@@ -283,11 +317,15 @@ class ThreadLoadedListParams(ParamsModel):
 
 
 class ThreadLoadedListResponse(WireModel):
+    """The result of `thread/loaded/list`."""
+
     data: list[ThreadId]
     next_cursor: str | None = None
 
 
 class ThreadTurnsListParams(ParamsModel):
+    """Params of `thread/turns/list`."""
+
     METHOD: ClassVar[str] = "thread/turns/list"
 
     thread_id: ThreadId
@@ -298,6 +336,8 @@ class ThreadTurnsListParams(ParamsModel):
 
 
 class ThreadTurnsListResponse(WireModel):
+    """The result of `thread/turns/list`."""
+
     data: list[Turn]
     next_cursor: str | None = None
     backwards_cursor: str | None = None
@@ -307,26 +347,36 @@ class ThreadTurnsListResponse(WireModel):
 
 
 class ThreadArchiveParams(ParamsModel):
+    """Params of `thread/archive`."""
+
     METHOD: ClassVar[str] = "thread/archive"
 
     thread_id: ThreadId
 
 
 class ThreadArchiveResponse(EmptyObject):
+    """The result of `thread/archive`."""
+
     pass
 
 
 class ThreadUnarchiveParams(ParamsModel):
+    """Params of `thread/unarchive`."""
+
     METHOD: ClassVar[str] = "thread/unarchive"
 
     thread_id: ThreadId
 
 
 class ThreadUnarchiveResponse(WireModel):
+    """The result of `thread/unarchive`."""
+
     thread: Thread
 
 
 class ThreadSetNameParams(ParamsModel):
+    """Params of `thread/name/set`."""
+
     METHOD: ClassVar[str] = "thread/name/set"
 
     thread_id: ThreadId
@@ -334,14 +384,20 @@ class ThreadSetNameParams(ParamsModel):
 
 
 class ThreadSetNameResponse(EmptyObject):
+    """The result of `thread/name/set`."""
+
     pass
 
 
 class ThreadUnsubscribeParams(ParamsModel):
+    """Params of `thread/unsubscribe`."""
+
     METHOD: ClassVar[str] = "thread/unsubscribe"
 
     thread_id: ThreadId
 
 
 class ThreadUnsubscribeResponse(WireModel):
+    """The result of `thread/unsubscribe`."""
+
     status: Literal["notLoaded", "notSubscribed", "unsubscribed"]

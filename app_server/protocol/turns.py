@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+from typing import Annotated, ClassVar, Literal, TypeAlias
 
 from pydantic import Field
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .base import EXPERIMENTAL, EmptyObject, ExperimentalVariant, ParamsModel, WireModel
 from .common import (
@@ -45,12 +47,16 @@ class Turn(WireModel):
 
 
 class TurnEnvironmentParams(WireModel):
+    """The execution environment a turn runs in, its working directory and workspace roots."""
+
     environment_id: str
     cwd: str
     runtime_workspace_roots: list[str] | None = None
 
 
 class TurnStartParams(ParamsModel):
+    """Params of `turn/start`."""
+
     METHOD: ClassVar[str] = "turn/start"
 
     thread_id: ThreadId
@@ -69,12 +75,12 @@ class TurnStartParams(ParamsModel):
     effort: ReasoningEffort | None = None
     summary: ReasoningSummary | None = None
     personality: Personality | None = None
-    output_schema: Any = None
-    tool_output: dict[str, Any] | None = None
+    output_schema: JsonValue = None
+    tool_output: JsonObj | None = None
     disabled_plugin_ids: list[str] | None = None
     # experimental
-    additional_context: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
-    collaboration_mode: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
+    additional_context: Annotated[JsonObj | None, EXPERIMENTAL] = None
+    collaboration_mode: Annotated[JsonObj | None, EXPERIMENTAL] = None
     cyber_access_program: Annotated[CyberAccessProgram | None, EXPERIMENTAL] = None
     environments: Annotated[list[TurnEnvironmentParams] | None, EXPERIMENTAL] = None
     multi_agent_mode: Annotated[MultiAgentMode | None, EXPERIMENTAL] = None
@@ -85,26 +91,34 @@ class TurnStartParams(ParamsModel):
 
 
 class TurnStartResponse(WireModel):
+    """The result of `turn/start`."""
+
     turn: Turn
 
 
 class TurnSteerParams(ParamsModel):
+    """Params of `turn/steer`."""
+
     METHOD: ClassVar[str] = "turn/steer"
 
     thread_id: ThreadId
     expected_turn_id: TurnId
     input: list[UserInput]
     client_user_message_id: str | None = None
-    additional_context: Annotated[dict[str, Any] | None, EXPERIMENTAL] = None
+    additional_context: Annotated[JsonObj | None, EXPERIMENTAL] = None
     responsesapi_client_metadata: Annotated[dict[str, str] | None, EXPERIMENTAL] = None
     responsesapi_client_metadata_patch: Annotated[dict[str, str] | None, EXPERIMENTAL] = None
 
 
 class TurnSteerResponse(WireModel):
+    """The result of `turn/steer`."""
+
     turn_id: TurnId
 
 
 class TurnInterruptParams(ParamsModel):
+    """Params of `turn/interrupt`."""
+
     METHOD: ClassVar[str] = "turn/interrupt"
 
     thread_id: ThreadId
@@ -112,4 +126,6 @@ class TurnInterruptParams(ParamsModel):
 
 
 class TurnInterruptResponse(EmptyObject):
+    """The result of `turn/interrupt`."""
+
     pass

@@ -7,11 +7,13 @@ The text variant's `text_elements` is snake_case on the wire.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias
+from typing import Annotated, ClassVar, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, GetJsonSchemaHandler, RootModel, Tag
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+
+from pycodex.json_types import JsonObj
 
 from .base import OMIT_IF_NONE, OmittingWireModel, WireModel
 
@@ -20,16 +22,22 @@ UNKNOWN_TAG = "__unknown__"
 
 
 class ByteRange(WireModel):
+    """A range of UTF-8 bytes, start inclusive, end exclusive."""
+
     start: int = Field(ge=0)
     end: int = Field(ge=0)
 
 
 class TextElement(WireModel):
+    """A marked span of a text input by byte range, with the placeholder it stands for."""
+
     byte_range: ByteRange
     placeholder: str | None = None
 
 
 class TextUserInput(WireModel):
+    """The `"type": "text"` variant (`TextUserInput`)."""
+
     type: Literal["text"] = "text"
     text: str
     # snake_case on the wire; the camelCase `textElements` is ignored like any unknown key
@@ -37,6 +45,8 @@ class TextUserInput(WireModel):
 
 
 class ImageUserInput(OmittingWireModel):
+    """The `"type": "image"` variant (`ImageUserInput`)."""
+
     type: Literal["image"] = "image"
     url: Annotated[str | None, OMIT_IF_NONE] = None
     file_id: Annotated[str | None, OMIT_IF_NONE] = None
@@ -44,29 +54,39 @@ class ImageUserInput(OmittingWireModel):
 
 
 class LocalImageUserInput(WireModel):
+    """The `"type": "localImage"` variant (`LocalImageUserInput`)."""
+
     type: Literal["localImage"] = "localImage"
     path: str
     detail: ImageDetail | None = None
 
 
 class AudioUserInput(OmittingWireModel):
+    """The `"type": "audio"` variant (`AudioUserInput`)."""
+
     type: Literal["audio"] = "audio"
     url: Annotated[str | None, OMIT_IF_NONE] = None
     file_id: Annotated[str | None, OMIT_IF_NONE] = None
 
 
 class LocalAudioUserInput(WireModel):
+    """The `"type": "localAudio"` variant (`LocalAudioUserInput`)."""
+
     type: Literal["localAudio"] = "localAudio"
     path: str
 
 
 class SkillUserInput(WireModel):
+    """The `"type": "skill"` variant (`SkillUserInput`)."""
+
     type: Literal["skill"] = "skill"
     name: str
     path: str
 
 
 class MentionUserInput(WireModel):
+    """The `"type": "mention"` variant (`MentionUserInput`)."""
+
     type: Literal["mention"] = "mention"
     name: str
     path: str
@@ -94,7 +114,7 @@ UserInput: TypeAlias = Annotated[
 ]
 
 
-class RawWireObject(RootModel[dict[str, Any]]):
+class RawWireObject(RootModel[JsonObj]):
     """An object of a variant we do not model; kept verbatim (key order included)."""
 
     # tags the sibling models own; the JSON schema excludes them so the union stays a proper oneOf
@@ -112,15 +132,19 @@ class RawWireObject(RootModel[dict[str, Any]]):
 
     @property
     def type(self) -> str | None:
+        """The object's `type` tag, when it has a string one."""
         tag = self.root.get("type")
         return tag if isinstance(tag, str) else None
 
 
 class UnknownUserInput(RawWireObject):
+    """A user input of a `type` pycodex does not know, kept as its raw wire object."""
+
     KNOWN_TAGS = USER_INPUT_VARIANTS
 
 
-def tag_of(value: Any) -> Any:
+def tag_of(value: object) -> object:
+    """The `type` tag of a wire value: a dict's key, a model's attribute, or None."""
     if isinstance(value, dict):
         return value.get("type")
     if isinstance(value, RawWireObject):
@@ -128,7 +152,7 @@ def tag_of(value: Any) -> Any:
     return getattr(value, "type", None)
 
 
-def _stored_user_input_tag(value: Any) -> str:
+def _stored_user_input_tag(value: object) -> str:
     tag = tag_of(value)
     return tag if isinstance(tag, str) and tag in USER_INPUT_VARIANTS else UNKNOWN_TAG
 
