@@ -9,31 +9,29 @@ that is not an ``RpcError`` is answered with -32603 carrying its text, as Codex 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from exec_client.wire.protocol import InitializeParams, Method
+from exec_server.contracts import Handshake
 from exec_server.handlers import METHODS, MethodSpec
 from pycodex.jsonrpc import router as rpc
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
 from pycodex.jsonrpc.serde import Framing
-
-if TYPE_CHECKING:
-    from exec_server.connection import Connection
 
 __all__ = ["ExecRouter"]
 
 log = logging.getLogger(__name__)
 
 
-def _on_session(spec: MethodSpec) -> rpc.Route[Connection]:
-    async def run(conn: Connection, params: Any) -> Any:
+def _on_session(spec: MethodSpec) -> rpc.Route[Handshake]:
+    async def run(conn: Handshake, params: Any) -> Any:
         assert conn.session is not None  # the gate let it through
         return await spec.handler(conn.session, params)
 
     return rpc.Route("", spec.model, run, meta=spec.family)
 
 
-class ExecRouter(rpc.Router["Connection"]):
+class ExecRouter(rpc.Router[Handshake]):
     """The exec-server's table; one per process, shared by its connections."""
 
     framing = Framing.BARE
@@ -45,18 +43,18 @@ class ExecRouter(rpc.Router["Connection"]):
             route = _on_session(spec)
             self.add_route(rpc.Route(method, route.params_model, route.handler, meta=spec.family))
 
-    def unknown_method(self, session: Connection, method: str) -> RpcError:
+    def unknown_method(self, session: Handshake, method: str) -> RpcError:
         log.info("unimplemented method %s", method)
         return MethodNotFound(f"exec-server stub does not implement `{method}` yet")
 
-    def parse(self, route: rpc.Route[Connection], params: Any, has_params: bool) -> Any:
+    def parse(self, route: rpc.Route[Handshake], params: Any, has_params: bool) -> Any:
         model = route.params_model
         if params is None and model is not None and route.meta is not None:
             if not any(field.is_required() for field in model.model_fields.values()):
                 params = {}
         return super().parse(route, params, has_params)
 
-    def gate(self, session: Connection, route: rpc.Route[Connection], params: Any) -> None:
+    def gate(self, session: Handshake, route: rpc.Route[Handshake], params: Any) -> None:
         if route.meta is None:  # initialize: the connection checks it is the first
             return
         if session.session is None:
@@ -69,5 +67,5 @@ class ExecRouter(rpc.Router["Connection"]):
         return InternalError(str(exc))
 
 
-async def _initialize(conn: Connection, params: InitializeParams) -> dict[str, Any]:
+async def _initialize(conn: Handshake, params: InitializeParams) -> dict[str, Any]:
     return conn.initialize(params)
