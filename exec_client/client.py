@@ -15,13 +15,14 @@ import contextlib
 import itertools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, Unpack
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 
 from exec_client.wire import protocol as p
 from exec_client.wire.errors import ExecServerClosed, ExecServerError
+from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc import ErrorReceived, NotificationReceived, RequestReceived, ResponseReceived
 from pycodex.trace import recorder as trace
 from pycodex.transport.base import Transport
@@ -32,7 +33,7 @@ from pycodex.transport.websocket import WebSocketTransport
 __all__ = ["ExecServerClient", "ProcessEvent", "ProcessSubscription", "Transport"]
 
 ProcessEvent = p.ProcessOutput | p.ProcessExited | p.ProcessClosed
-NotificationHandler = Callable[[str, Any], None]
+NotificationHandler = Callable[[str, JsonValue], None]
 
 _MAX_MESSAGE = 64 * 1024 * 1024 + 1024
 
@@ -73,6 +74,13 @@ class ProcessSubscription:
         raise self._closed or ExecServerClosed("exec-server connection is closed")
 
 
+class ClientOptions(TypedDict, total=False):
+    """The keyword options of :class:`ExecServerClient` that its constructors pass through."""
+
+    request_timeout: float
+    subscription_queue_size: int
+
+
 class ExecServerClient:
     def __init__(
         self,
@@ -99,7 +107,12 @@ class ExecServerClient:
     # -- construction -------------------------------------------------------------------------------
     @classmethod
     async def connect_websocket(
-        cls, url: str, *, token: str | None = None, connect_timeout: float = 10.0, **kwargs: Any
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        connect_timeout: float = 10.0,
+        **kwargs: Unpack[ClientOptions],
     ) -> ExecServerClient:
         headers = {"Authorization": f"Bearer {token}"} if token is not None else None
         try:
@@ -121,7 +134,7 @@ class ExecServerClient:
 
     @classmethod
     def over_stdio(
-        cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, **kwargs: Any
+        cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, **kwargs: Unpack[ClientOptions]
     ) -> ExecServerClient:
         """Speak to a child started with ``--listen stdio`` (its stdout → reader, its stdin → writer)."""
         return cls(StreamTransport.over_streams(reader, writer, max_line_bytes=_MAX_MESSAGE), **kwargs)
@@ -166,7 +179,7 @@ class ExecServerClient:
             refusal = {"code": -32601, "message": "the exec-server client does not serve requests"}
             await self._send(self._peer.respond_error(msg.id, refusal))
 
-    async def _on_notification(self, method: str, params: Any) -> None:
+    async def _on_notification(self, method: str, params: JsonValue) -> None:
         event: ProcessEvent | None = None
         if method == p.Method.PROCESS_OUTPUT:
             event = p.ProcessOutput.model_validate(params)
@@ -187,7 +200,7 @@ class ExecServerClient:
         for sub in self._subs.values():
             sub._close(ExecServerClosed(reason))
 
-    async def request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
+    async def request(self, method: str, params: object, *, timeout: float | None = None) -> JsonValue:
         if self.closed.is_set():
             raise ExecServerClosed("exec-server connection is closed")
         return await self._endpoint.request(method, params, timeout=self._timeout if timeout is None else timeout)
@@ -232,10 +245,10 @@ class ExecServerClient:
         tty: bool = False,
         pipe_stdin: bool = False,
         arg0: str | None = None,
-        env_policy: dict[str, Any] | None = None,
+        env_policy: JsonObj | None = None,
     ) -> ProcessSubscription:
         """Start a process and return its event subscription (registered before the request)."""
-        params: dict[str, Any] = {
+        params: JsonObj = {
             "processId": process_id,
             "argv": argv,
             "cwd": p.path_to_uri(cwd) if isinstance(cwd, Path) else cwd,
@@ -285,7 +298,7 @@ class ExecServerClient:
         return p.ProcessTerminateResult.model_validate(raw).running
 
     # -- filesystem ---------------------------------------------------------------------------------
-    async def _fs(self, method: str, params: dict[str, Any]) -> Any:
+    async def _fs(self, method: str, params: JsonObj) -> JsonValue:
         return await self.request(method, {**params, "sandbox": None})
 
     async def read_file(self, path: Path) -> bytes:

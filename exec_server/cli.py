@@ -66,11 +66,12 @@ def add_exec_server_arguments(parser: argparse.ArgumentParser) -> None:
     add_remote_arguments(parser)
 
 
-def _opt(options: Any, name: str, default: Any = None) -> Any:
+def _opt(options: argparse.Namespace, name: str, default: object = None) -> Any:
+    # ``Any``: argparse's namespace holds whatever each option's ``type`` made of it.
     return getattr(options, name, default)
 
 
-def _token_digest(options: Any) -> bytes | None:
+def _token_digest(options: argparse.Namespace) -> bytes | None:
     mode = _opt(options, "ws_auth")
     token_file, token_hex = _opt(options, "ws_token_file"), _opt(options, "ws_token_sha256")
     if mode is None:
@@ -115,7 +116,7 @@ def _parse_listen(url: str) -> tuple[str, int] | None:
     return parts.hostname, parts.port
 
 
-async def run_exec_server(options: Any) -> int:
+async def run_exec_server(options: argparse.Namespace) -> int:
     """Run until stdin closes (stdio) or SIGINT/SIGTERM (websocket). Returns the exit status."""
     try:
         listen = _parse_listen(_opt(options, "listen", "ws://127.0.0.1:0"))

@@ -20,7 +20,7 @@ import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from exec_client.wire.errors import NotFound
 from exec_client.wire.fs_paths import denial_error, entry_path, policy_for, real_path
@@ -35,6 +35,7 @@ from exec_client.wire.protocol import (
     path_to_uri,
     uri_to_path,
 )
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest, RpcError
 from pycodex.platform.spawn import os_error_text
 
@@ -108,7 +109,7 @@ def _read_regular(target: str, shown: Path, limit: int) -> bytes:
         os.close(fd)
 
 
-async def read_file(p: FsPathParams) -> dict[str, Any]:
+async def read_file(p: FsPathParams) -> JsonObj:
     path = request_path(p.path)
 
     def work() -> bytes:
@@ -119,7 +120,7 @@ async def read_file(p: FsPathParams) -> dict[str, Any]:
     return {"dataBase64": b64encode(await run_fs(work))}
 
 
-async def write_file(p: FsWriteFileParams) -> dict[str, Any]:
+async def write_file(p: FsWriteFileParams) -> JsonObj:
     path = request_path(p.path)
     try:
         data = b64decode_strict(p.data_base64)
@@ -146,7 +147,7 @@ async def write_file(p: FsWriteFileParams) -> dict[str, Any]:
     return {}
 
 
-async def create_directory(p: FsCreateDirectoryParams) -> dict[str, Any]:
+async def create_directory(p: FsCreateDirectoryParams) -> JsonObj:
     path = request_path(p.path)
 
     def work() -> None:
@@ -173,10 +174,10 @@ def _ms(seconds: float) -> int:
     return int(seconds * 1000)
 
 
-async def get_metadata(p: FsPathParams) -> dict[str, Any]:
+async def get_metadata(p: FsPathParams) -> JsonObj:
     path = request_path(p.path)
 
-    def work() -> dict[str, Any]:
+    def work() -> JsonObj:
         policy = policy_for(p.sandbox)
         entry, target_path = entry_path(path), real_path(path)
         policy.check(entry, Need.READ)
@@ -197,10 +198,10 @@ async def get_metadata(p: FsPathParams) -> dict[str, Any]:
     return await run_fs(work)
 
 
-async def read_directory(p: FsPathParams) -> dict[str, Any]:
+async def read_directory(p: FsPathParams) -> JsonObj:
     path = request_path(p.path)
 
-    def work() -> list[dict[str, Any]]:
+    def work() -> list[JsonObj]:
         target = real_path(path)
         policy_for(p.sandbox).check(target, Need.READ)
         entries = []
@@ -214,7 +215,7 @@ async def read_directory(p: FsPathParams) -> dict[str, Any]:
     return {"entries": await run_fs(work)}
 
 
-async def canonicalize(p: FsPathParams) -> dict[str, Any]:
+async def canonicalize(p: FsPathParams) -> JsonObj:
     path = request_path(p.path)
 
     def work() -> Path:
@@ -225,7 +226,7 @@ async def canonicalize(p: FsPathParams) -> dict[str, Any]:
     return {"path": path_to_uri(await run_fs(work))}
 
 
-async def remove(p: FsRemoveParams) -> dict[str, Any]:
+async def remove(p: FsRemoveParams) -> JsonObj:
     path = request_path(p.path)
 
     def work() -> None:

@@ -19,6 +19,7 @@ from exec_server import fs_copy, fs_extra, fs_service, http_service
 from exec_server.info import environment_info
 from exec_server.sandbox import SANDBOX_TYPE, UnsupportedSandbox, plan_sandbox, preexec_for
 from exec_server.session import Session
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams
 from pycodex.platform.spawn import SpawnError, SpawnRequest, spawn
 
@@ -29,11 +30,12 @@ __all__ = ["METHODS", "MethodSpec", "ThenRun", "build_env"]
 class ThenRun:
     """A result plus work that must start only after the response went out (e.g. body deltas)."""
 
-    result: dict[str, Any]
-    after: Callable[[], Coroutine[Any, Any, None]]
+    result: JsonObj
+    after: Callable[[], Coroutine[object, object, None]]
 
 
-Handler = Callable[[Session, Any], Awaitable["dict[str, Any] | ThenRun"]]
+#: ``Any``: each handler takes its own params model; the table (``METHODS``) holds them all.
+Handler = Callable[[Session, Any], Awaitable["JsonObj | ThenRun"]]
 
 #: Variables kept by ``envPolicy.inherit == "core"``.
 _CORE_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP")
@@ -58,7 +60,7 @@ def _matches(name: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(name.upper(), pat.upper()) for pat in patterns)
 
 
-def build_env(env: dict[str, str], policy: dict[str, Any] | None) -> dict[str, str]:
+def build_env(env: dict[str, str], policy: JsonObj | None) -> dict[str, str]:
     """Without a policy the child gets exactly ``env``; with one, the policy applies, then ``env``."""
     if policy is None:
         return dict(env)
@@ -82,16 +84,16 @@ def build_env(env: dict[str, str], policy: dict[str, Any] | None) -> dict[str, s
 
 
 # -- environment -------------------------------------------------------------------------------
-async def _info(session: Session, params: _NoParams) -> dict[str, Any]:
+async def _info(session: Session, params: _NoParams) -> JsonObj:
     return environment_info()
 
 
-async def _status(session: Session, params: _NoParams) -> dict[str, Any]:
+async def _status(session: Session, params: _NoParams) -> JsonObj:
     return {"status": "ready"}
 
 
 # -- processes ---------------------------------------------------------------------------------
-async def _start(session: Session, params: p.ProcessStartParams) -> dict[str, Any]:
+async def _start(session: Session, params: p.ProcessStartParams) -> JsonObj:
     if not params.argv:
         raise InvalidParams("argv must not be empty")
     try:
@@ -133,7 +135,7 @@ async def _start(session: Session, params: p.ProcessStartParams) -> dict[str, An
     return {"processId": params.process_id, "sandboxType": sandbox_type}
 
 
-async def _read(session: Session, params: p.ProcessReadParams) -> dict[str, Any]:
+async def _read(session: Session, params: p.ProcessReadParams) -> JsonObj:
     proc = session.get(params.process_id)
     after = params.after_seq or 0
     wait_ms = min(max(params.wait_ms or 0, 0), MAX_WAIT_MS)
@@ -150,7 +152,7 @@ async def _read(session: Session, params: p.ProcessReadParams) -> dict[str, Any]
     }
 
 
-async def _write(session: Session, params: p.ProcessWriteParams) -> dict[str, Any]:
+async def _write(session: Session, params: p.ProcessWriteParams) -> JsonObj:
     try:
         data = p.b64decode_strict(params.chunk)
     except ValueError as exc:
@@ -161,47 +163,47 @@ async def _write(session: Session, params: p.ProcessWriteParams) -> dict[str, An
     return {"status": await proc.write(data)}
 
 
-async def _signal(session: Session, params: p.ProcessSignalParams) -> dict[str, Any]:
+async def _signal(session: Session, params: p.ProcessSignalParams) -> JsonObj:
     proc = session.processes.get(params.process_id)
     if proc is not None:
         proc.interrupt()
     return {}
 
 
-async def _terminate(session: Session, params: p.ProcessIdParams) -> dict[str, Any]:
+async def _terminate(session: Session, params: p.ProcessIdParams) -> JsonObj:
     proc = session.processes.get(params.process_id)
     return {"running": proc.terminate() if proc is not None else False}
 
 
 # -- filesystem --------------------------------------------------------------------------------
-def _fs(fn: Callable[[Any], Awaitable[dict[str, Any]]]) -> Handler:
-    async def handler(session: Session, params: Any) -> dict[str, Any]:
+def _fs(fn: Callable[[Any], Awaitable[JsonObj]]) -> Handler:
+    async def handler(session: Session, params: Any) -> JsonObj:
         return await fn(params)
 
     return handler
 
 
-async def _open(session: Session, params: p.FsOpenParams) -> dict[str, Any]:
+async def _open(session: Session, params: p.FsOpenParams) -> JsonObj:
     return await session.files.open(params)
 
 
-async def _read_block(session: Session, params: p.FsReadBlockParams) -> dict[str, Any]:
+async def _read_block(session: Session, params: p.FsReadBlockParams) -> JsonObj:
     return await session.files.read_block(params)
 
 
-async def _write_block(session: Session, params: p.FsWriteBlockParams) -> dict[str, Any]:
+async def _write_block(session: Session, params: p.FsWriteBlockParams) -> JsonObj:
     return await session.files.write_block(params)
 
 
-async def _close(session: Session, params: p.FsCloseParams) -> dict[str, Any]:
+async def _close(session: Session, params: p.FsCloseParams) -> JsonObj:
     return await session.files.close(params)
 
 
-async def _watch_missing(session: Session, params: p.FsWatchMissingParams) -> dict[str, Any]:
+async def _watch_missing(session: Session, params: p.FsWatchMissingParams) -> JsonObj:
     return await session.watches.watch(params, session.notify)
 
 
-async def _http(session: Session, params: p.HttpRequestParams) -> dict[str, Any] | ThenRun:
+async def _http(session: Session, params: p.HttpRequestParams) -> JsonObj | ThenRun:
     result, after = await http_service.perform(params, session.notify)
     return result if after is None else ThenRun(result, after)
 

@@ -16,11 +16,11 @@ import enum
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from exec_client.wire import b64
 from exec_client.wire.protocol import MAX_CHUNK_BYTES, Method
 from exec_server.output_log import OutputLog, RetentionBudget
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.codec import encode
 from pycodex.platform.spawn import SpawnedProcess
 
@@ -29,7 +29,7 @@ __all__ = ["Deliver", "DeliverEncoded", "ManagedProcess", "ProcessState", "outpu
 log = logging.getLogger(__name__)
 
 #: Send one notification (method, params, raw byte count); may block for backpressure.
-Deliver = Callable[[str, dict[str, Any], int], Awaitable[None]]
+Deliver = Callable[[str, JsonObj, int], Awaitable[None]]
 #: The same for notifications already encoded (encoded messages, raw byte count), sent together.
 DeliverEncoded = Callable[[Sequence[bytes], int], Awaitable[None]]
 

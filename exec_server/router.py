@@ -11,9 +11,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from pydantic import BaseModel
+
 from exec_client.wire.protocol import InitializeParams, Method
 from exec_server.contracts import Handshake
 from exec_server.handlers import METHODS, MethodSpec
+from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc import router as rpc
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
 from pycodex.jsonrpc.serde import Framing
@@ -24,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 def _on_session(spec: MethodSpec) -> rpc.Route[Handshake]:
-    async def run(conn: Handshake, params: Any) -> Any:
+    async def run(conn: Handshake, params: Any) -> object:
         assert conn.session is not None  # the gate let it through
         return await spec.handler(conn.session, params)
 
@@ -47,14 +50,14 @@ class ExecRouter(rpc.Router[Handshake]):
         log.info("unimplemented method %s", method)
         return MethodNotFound(f"exec-server stub does not implement `{method}` yet")
 
-    def parse(self, route: rpc.Route[Handshake], params: Any, has_params: bool) -> Any:
+    def parse(self, route: rpc.Route[Handshake], params: JsonValue, has_params: bool) -> BaseModel | None:
         model = route.params_model
         if params is None and model is not None and route.meta is not None:
             if not any(field.is_required() for field in model.model_fields.values()):
                 params = {}
         return super().parse(route, params, has_params)
 
-    def gate(self, session: Handshake, route: rpc.Route[Handshake], params: Any) -> None:
+    def gate(self, session: Handshake, route: rpc.Route[Handshake], params: JsonValue) -> None:
         if route.meta is None:  # initialize: the connection checks it is the first
             return
         if session.session is None:
@@ -67,5 +70,5 @@ class ExecRouter(rpc.Router[Handshake]):
         return InternalError(str(exc))
 
 
-async def _initialize(conn: Handshake, params: InitializeParams) -> dict[str, Any]:
+async def _initialize(conn: Handshake, params: InitializeParams) -> JsonObj:
     return conn.initialize(params)

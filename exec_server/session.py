@@ -15,13 +15,13 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from exec_client.wire.errors import SessionAlreadyAttached
 from exec_server.fs_extra import FileHandles, Watches
 from exec_server.heap import release_free_heap
 from exec_server.output_log import DEFAULT_RETAIN_BYTES, DEFAULT_SESSION_RETAIN_BYTES, RetentionBudget
 from exec_server.processes import ManagedProcess, ProcessState
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.platform.spawn import SpawnedProcess
 
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: Send one notification to the attached connection (may block: that is the backpressure).
-Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+Notify = Callable[[str, JsonObj], Awaitable[None]]
 #: Send already encoded messages at once (the output fast path: no dict, no JSON encoder per chunk,
 #: one socket write per pipe read).
 SendEncoded = Callable[[Sequence[bytes]], Awaitable[None]]
@@ -92,7 +92,7 @@ class Session:
         self.connection_token = None
         self._attached.clear()
 
-    async def _deliver(self, method: str, params: dict[str, Any], nbytes: int) -> None:
+    async def _deliver(self, method: str, params: JsonObj, nbytes: int) -> None:
         if self._notify is not None:
             try:
                 await self._notify(method, params)
@@ -122,13 +122,13 @@ class Session:
         if self._detached_bytes > self.limits.detached_buffer_bytes:
             await self._attached.wait()  # ends on resume, or by cancellation at expiry
 
-    def run_in_background(self, work: Coroutine[Any, Any, None]) -> None:
+    def run_in_background(self, work: Coroutine[object, object, None]) -> None:
         """Session-owned work (e.g. streaming an HTTP body); cancelled when the session ends."""
         task = asyncio.create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def notify(self, method: str, params: dict[str, Any]) -> None:
+    async def notify(self, method: str, params: JsonObj) -> None:
         """A session-level notification (not part of a process's sequence)."""
         await self._deliver(method, params, 0)
 

@@ -14,8 +14,8 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any
 
+from pycodex.json_types import JsonObj
 from pycodex.log_context import TurnContextFilter
 
 __all__ = ["LIBRARY_LOGGERS", "TRACE", "JsonFormatter", "TextFormatter", "configure_logging", "log_level"]
@@ -35,7 +35,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per record; ``json.dumps`` escapes whatever the message holds."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {
+        entry: JsonObj = {
             "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "target": record.name,

@@ -13,9 +13,10 @@ import base64
 import json
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from exec_client.wire.relay_frames import RelayFrameDecodeError, RelayMessageFrame, decode_frame
+from pycodex.json_types import JsonObj
 
 __all__ = ["FrameCapture", "body_kind"]
 
@@ -56,10 +57,10 @@ class FrameCapture:
             }
         )
 
-    def event(self, event: str, environment_id: str, **details: Any) -> None:
+    def event(self, event: str, environment_id: str, **details: object) -> None:
         self._write({"event": event, "environment_id": environment_id, **details})
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: JsonObj) -> None:
         if self._file.closed:
             return
         line = {"t": round(time.monotonic() - self._start, 4), **record}

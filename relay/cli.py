@@ -14,7 +14,6 @@ import ipaddress
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from pycodex.signals import stop_on_signals
 from relay.registry import AuthorizationDecision, fixed_policy
@@ -92,7 +91,7 @@ def _tokens(files: list[str]) -> list[str]:
     return tokens
 
 
-async def run_relay(args: Any) -> int:
+async def run_relay(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM; returns the exit status (2 for bad options, 1 if binding fails)."""
     try:
         host, port = _loopback(args.listen, "--listen")

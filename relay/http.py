@@ -14,7 +14,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 __all__ = ["HttpRequest", "HttpResponse", "json_error", "json_response", "start_http_server"]
@@ -46,7 +45,7 @@ class HttpResponse:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def json_response(status: int, value: Any) -> HttpResponse:
+def json_response(status: int, value: object) -> HttpResponse:
     return HttpResponse(status, json.dumps(value, separators=(",", ":")).encode())
 
 

@@ -26,10 +26,10 @@ import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote
 
 from exec_client.wire.noise import SECURITY_PROFILE, HybridPublicKey, NoiseKeyError
+from pycodex.json_types import JsonObj
 from relay.http import HttpRequest, HttpResponse, json_error, json_response
 
 __all__ = [
@@ -159,7 +159,7 @@ class DevRegistry:
         # Compare against every digest so timing does not tell which token is close.
         return sum(hmac.compare_digest(digest, known) for known in self._token_digests) > 0
 
-    def _register(self, environment_id: str, body: dict[str, Any]) -> HttpResponse:
+    def _register(self, environment_id: str, body: JsonObj) -> HttpResponse:
         if body.get("security_profile") != SECURITY_PROFILE:
             return json_error(
                 400, "unsupported_security_profile", f"security_profile must be {SECURITY_PROFILE!r}"
@@ -183,7 +183,7 @@ class DevRegistry:
             },
         )
 
-    def _connect(self, environment_id: str, body: dict[str, Any]) -> HttpResponse:
+    def _connect(self, environment_id: str, body: JsonObj) -> HttpResponse:
         registration = self._registrations.get(environment_id)
         if registration is None:
             return json_error(
@@ -208,7 +208,7 @@ class DevRegistry:
             },
         )
 
-    def _validate(self, environment_id: str, stream_id: str, body: dict[str, Any]) -> HttpResponse:
+    def _validate(self, environment_id: str, stream_id: str, body: JsonObj) -> HttpResponse:
         if not stream_id:
             return json_error(400, "missing_stream_id", f"the {STREAM_ID_HEADER} header is required")
         registration = self._registrations.get(environment_id)

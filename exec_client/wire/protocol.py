@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -17,6 +17,7 @@ from pydantic.alias_generators import to_camel
 from exec_client.wire import b64
 from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
 from exec_client.wire.uris import FileUri, InvalidUri, path_to_uri, uri_to_path
+from pycodex.json_types import JsonObj
 
 __all__ = [
     "MAX_CHUNK_BYTES",
@@ -99,7 +100,7 @@ class Method:
 class WireModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> JsonObj:
         return self.model_dump(by_alias=True, mode="json")
 
 
@@ -147,9 +148,9 @@ class ProcessStartParams(StrictWire):
     tty: bool
     arg0: str | None = None
     pipe_stdin: bool = False
-    env_policy: dict[str, Any] | None = None
-    sandbox: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    env_policy: JsonObj | None = None
+    sandbox: JsonObj | None = None
+    metadata: JsonObj | None = None
 
 
 class ProcessStartResult(WireModel):

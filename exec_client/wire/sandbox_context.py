@@ -8,7 +8,7 @@ and otherwise ignored.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
@@ -65,7 +65,7 @@ class FileSystemPath(_Serde):
 
     @model_validator(mode="before")
     @classmethod
-    def _only_the_variants_field(cls, data: Any) -> Any:
+    def _only_the_variants_field(cls, data: object) -> object:
         # serde reads only the chosen variant's field; the others are unknown keys, ignored.
         if isinstance(data, dict) and data.get("type") in _FIELD:
             return {k: v for k, v in data.items() if k in ("type", _FIELD[data["type"]])}

@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from pycodex.json_types import JsonValue
 from pycodex.jsonrpc.errors import InternalError, MethodNotFound, RpcError
 from pycodex.jsonrpc.serde import Framing, validate
 
@@ -34,9 +35,11 @@ C = TypeVar("C")
 class Route(Generic[C]):
     method: str
     params_model: type[BaseModel] | None
-    handler: Callable[[C, Any], Awaitable[Any]]
+    # ``Any``: the table is heterogeneous, each handler takes its own params model (or None), and a
+    # callable's parameter is contravariant, so no narrower type admits them all.
+    handler: Callable[[C, Any], Awaitable[object]]
     #: What the server's gate needs to know about the route (an experimental flag, a method family).
-    meta: Any = None
+    meta: object = None
 
 
 class Router(Generic[C]):
@@ -60,7 +63,7 @@ class Router(Generic[C]):
     def __iter__(self) -> Iterator[Route[C]]:
         return iter(self._routes.values())
 
-    async def dispatch(self, session: C, method: str, params: Any, has_params: bool) -> Any:
+    async def dispatch(self, session: C, method: str, params: JsonValue, has_params: bool) -> object:
         """Run one request; return its result or raise ``RpcError``."""
         try:
             route = self.route(method)
@@ -82,12 +85,12 @@ class Router(Generic[C]):
     def unknown_method(self, session: C, method: str) -> RpcError:
         return MethodNotFound(f"method `{method}` not found")
 
-    def parse(self, route: Route[C], params: Any, has_params: bool) -> Any:
+    def parse(self, route: Route[C], params: JsonValue, has_params: bool) -> BaseModel | None:
         if route.params_model is None:
             return None
         return validate(route.params_model, params, self.framing)
 
-    def gate(self, session: C, route: Route[C], params: Any) -> None:
+    def gate(self, session: C, route: Route[C], params: JsonValue) -> None:
         """Refuse a request the session may not make yet (raise ``RpcError``); the default allows all."""
 
     def boundary(self, method: str, exc: Exception) -> RpcError:

@@ -15,7 +15,7 @@ import logging
 import struct
 from collections.abc import Awaitable, Callable, Sequence
 from http import HTTPStatus
-from typing import Any
+from typing import TypedDict, Unpack
 
 from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -193,6 +193,16 @@ async def serve_websocket(
             await stop.wait()
 
 
+class ListenerOptions(TypedDict, total=False):
+    """A server's own ``websockets`` settings that :func:`listen_websocket` passes to ``serve``."""
+
+    server_header: str | None
+    write_limit: int | tuple[int, int | None]
+    ping_interval: float | None
+    ping_timeout: float | None
+    max_queue: int | tuple[int | None, int | None] | None
+
+
 async def listen_websocket(
     on_connection: Callable[[ServerConnection], Awaitable[None]],
     host: str,
@@ -200,7 +210,7 @@ async def listen_websocket(
     *,
     gate: UpgradeGate,
     max_message_bytes: int,
-    **options: Any,
+    **options: Unpack[ListenerOptions],
 ) -> Server:
     """Start a listener: ``gate`` checks each upgrade, then ``on_connection`` serves the socket.
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, field
-from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.mlkem import MLKEM768PrivateKey, MLKEM768PublicKey
@@ -78,7 +77,7 @@ class HybridPublicKey:
         }
 
     @classmethod
-    def from_json(cls, value: Any) -> HybridPublicKey:
+    def from_json(cls, value: object) -> HybridPublicKey:
         """Parse the registry JSON form strictly: exactly three string fields, known suite, exact lengths.
 
         Raises:
