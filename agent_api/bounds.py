@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
 
 from agent_api.values import Completion, Event, EventKind
+from pycodex.json_types import JsonValue
 
 __all__ = ["bound_completion", "bound_event", "truncate_utf8"]
 
@@ -30,7 +30,7 @@ def truncate_utf8(text: str, limit: int) -> str:
     return _cut(raw, limit - len(TRUNCATED_SUFFIX.encode())) + TRUNCATED_SUFFIX
 
 
-def _bound_data(data: Any) -> Any:
+def _bound_data(data: JsonValue) -> JsonValue:
     if data is None:
         return None
     try:

@@ -6,7 +6,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj, JsonValue
 
 __all__ = [
     "CAP_SESSION_HANDLE",
@@ -57,7 +58,7 @@ class Event:
     channel: str | None = None
     text: str | None = None
     message: str | None = None
-    data: Any = None
+    data: JsonValue = None
 
     @property
     def session_id(self) -> str | None:
@@ -69,7 +70,7 @@ class Event:
         return None
 
 
-def handle_facet(session_id: str) -> dict[str, Any]:
+def handle_facet(session_id: str) -> JsonObj:
     """The session-handle facet carried by a Status event and by ``Completion.data``."""
     return {"schema": CAP_SESSION_HANDLE, "session": {"id": session_id}}
 
@@ -98,7 +99,7 @@ class RunRequest:
     model: str | None = None
     timeout: float | None = None
     env: Mapping[str, str] = field(default_factory=dict)
-    extensions: Mapping[str, Any] = field(default_factory=dict)
+    extensions: Mapping[str, JsonValue] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +108,7 @@ class Completion:
 
     exit_code: int
     final_text: str | None = None
-    data: Any = None
+    data: JsonValue = None
 
     @property
     def session_id(self) -> str | None:
