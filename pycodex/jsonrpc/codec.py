@@ -114,6 +114,8 @@ class RequestReceived:
 
 @dataclass(frozen=True, slots=True)
 class NotificationReceived:
+    """A notification from the remote side: it gets no answer."""
+
     method: str
     params: JsonValue
     has_params: bool
@@ -130,6 +132,8 @@ class ResponseReceived:
 
 @dataclass(frozen=True, slots=True)
 class ErrorReceived:
+    """An error answer to one of our requests. ``method`` is None when the id was not ours."""
+
     id: JsonValue
     error: JsonValue
     method: str | None

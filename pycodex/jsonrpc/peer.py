@@ -67,10 +67,12 @@ class RpcPeer:
         return msg
 
     def is_in_flight(self, request_id: JsonValue) -> bool:
+        """True while a request with this id was received and not yet answered."""
         return id_key(request_id) in self._in_flight
 
     @property
     def in_flight_count(self) -> int:
+        """How many inbound requests await their answer."""
         return len(self._in_flight)
 
     # -- answers ------------------------------------------------------------------------------
@@ -128,6 +130,7 @@ class RpcPeer:
         return self._next_id
 
     def pending_ids(self) -> list[int]:
+        """Ids of our requests still waiting for a response."""
         return list(self._pending)
 
     def _encode(self, msg: JsonObj) -> bytes:

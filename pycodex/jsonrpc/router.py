@@ -33,6 +33,8 @@ C = TypeVar("C")
 
 @dataclass(frozen=True, slots=True)
 class Route(Generic[C]):
+    """One method of a server's table: its params model (None: params are ignored), handler and gate data."""
+
     method: str
     params_model: type[BaseModel] | None
     # ``Any``: the table is heterogeneous, each handler takes its own params model (or None), and a
@@ -52,12 +54,14 @@ class Router(Generic[C]):
         self._routes: dict[str, Route[C]] = {}
 
     def add_route(self, route: Route[C]) -> None:
+        """Register ``route``; a method registered twice is a programming error (ValueError)."""
         if route.method in self._routes:
             raise ValueError(f"route {route.method} registered twice")
         self._routes[route.method] = route
 
     @property
     def methods(self) -> list[str]:
+        """The methods registered so far, in registration order."""
         return list(self._routes)
 
     def __iter__(self) -> Iterator[Route[C]]:
@@ -83,9 +87,12 @@ class Router(Generic[C]):
         return self._routes.get(method)
 
     def unknown_method(self, session: C, method: str) -> RpcError:
+        """The error a method missing from the table gets (-32601 with the server's wording)."""
         return MethodNotFound(f"method `{method}` not found")
 
     def parse(self, route: Route[C], params: JsonValue, has_params: bool) -> BaseModel | None:
+        """Validate ``params`` into the route's model (``InvalidParams`` in this router's framing on failure).
+        """
         if route.params_model is None:
             return None
         return validate(route.params_model, params, self.framing)

@@ -136,14 +136,17 @@ class Problem:
 
     @property
     def serde_variants(self) -> tuple[str, ...]:
+        """The expected variants as serde lists them (some enums name more than pydantic saw)."""
         return _SERDE_VARIANT_LISTS.get(frozenset(self.variants), self.variants)
 
     @property
     def tag(self) -> str:
+        """The tag value serde quotes in an unknown-variant error."""
         return str(self.ctx.get("tag", self.value)) if self.kind == "union_tag_invalid" else str(self.value)
 
 
 def first_problem(error: ValidationError) -> Problem | None:
+    """The first error of ``error`` as a ``Problem`` (serde stops at the first), or None if there is none."""
     errors = error.errors(include_url=False)
     if not errors:
         return None

@@ -86,9 +86,11 @@ class Endpoint:
 
     # -- outbound --------------------------------------------------------------------------------
     async def send(self, data: bytes) -> None:
+        """Write already encoded bytes (an answer the caller encoded with ``peer``)."""
         await self._send(data)
 
     async def notify(self, method: str, params: object, *, emitted_at_ms: int | None = None) -> None:
+        """Encode and write a notification; ``emitted_at_ms`` for wires that stamp them."""
         await self._send(self.peer.notify(method, params, emitted_at_ms=emitted_at_ms))
 
     async def request(self, method: str, params: object, *, timeout: float | None) -> JsonValue:
@@ -116,6 +118,7 @@ class Endpoint:
 
     @property
     def pending_count(self) -> int:
+        """Our requests still waiting for an answer."""
         return len(self._pending)
 
     # -- end -------------------------------------------------------------------------------------

@@ -127,9 +127,12 @@ class StreamTransport:
         return bool(self._ready)
 
     async def send(self, data: bytes) -> None:
+        """Write one message followed by its LF delimiter."""
         await self._write(data + b"\n")
 
     async def recv(self) -> bytes | None:
+        """The next complete line without its LF, or None at EOF (an overlong line is reported, not returned).
+        """
         while True:
             while not self._ready:
                 if self._eof:
@@ -147,6 +150,7 @@ class StreamTransport:
                 return line
 
     async def close(self) -> None:
+        """Close the write side (the reader sees EOF when the peer closes its end)."""
         await self._close()
 
 

@@ -54,6 +54,7 @@ class WebSocketTransport:
         self._drop_binary = binary == "drop"
 
     async def send(self, data: bytes) -> None:
+        """Send one message as a text frame; raises ``TransportClosed`` once the socket is gone."""
         # Our messages come from the JSON codec, so they are UTF-8 already: no decode/encode round.
         try:
             await self._ws.send(data, text=True)
@@ -92,6 +93,7 @@ class WebSocketTransport:
             raise TransportClosed(f"websocket closed: {exc}") from exc
 
     async def recv(self) -> bytes | None:
+        """The next data frame's payload as UTF-8 bytes, or None when the socket closed."""
         while True:
             try:
                 frame = await self._ws.recv()
@@ -104,6 +106,7 @@ class WebSocketTransport:
             logger.warning("dropping unsupported binary websocket message")
 
     async def close(self) -> None:
+        """Close the socket with the normal close handshake."""
         await self._ws.close()
 
 

@@ -50,11 +50,16 @@ class WsAuthConfigError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class CapabilityToken:
+    """``--ws-auth capability-token``: the SHA-256 of the one bearer token accepted."""
+
     token_sha256: bytes = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class SignedBearer:
+    """``--ws-auth signed-bearer-token``: HS256 JWTs signed with ``secret``, optionally pinned to an issuer
+    and audience."""
+
     secret: bytes = field(repr=False)
     issuer: str | None = None
     audience: str | None = None
@@ -71,6 +76,7 @@ def has_origin(headers: Headers) -> bool:
 
 
 def capability_token_matches(expected_sha256: bytes, token: str) -> bool:
+    """True if ``token`` hashes to ``expected_sha256`` (compared in constant time)."""
     return hmac.compare_digest(hashlib.sha256(token.encode("utf-8")).digest(), expected_sha256)
 
 
