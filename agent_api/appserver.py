@@ -43,6 +43,7 @@ class RpcFailure(Exception):
 
     @property
     def message(self) -> str:
+        """The error's ``message`` text, or ``""`` when the error object has none."""
         if isinstance(self.error, Mapping) and isinstance(self.error.get("message"), str):
             return str(self.error["message"])
         return ""
@@ -62,6 +63,7 @@ class AppServerClient:
 
     @classmethod
     async def start(cls, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> AppServerClient:
+        """Spawn ``argv`` with ``app-server`` appended, in ``cwd`` with ``env`` added to the environment."""
         return cls(await spawn([*argv, "app-server"], cwd=cwd, env_overrides=env))
 
     async def _write(self, data: bytes) -> None:
@@ -75,11 +77,13 @@ class AppServerClient:
             raise RpcFailure(None) from exc
 
     async def request(self, method: str, params: object) -> int:
+        """Send a request and return its id (the answer comes through ``next_message``)."""
         request_id, data = self._peer.request(method, params)
         await self._write(data)
         return request_id
 
     async def notify(self, method: str, params: object = None) -> None:
+        """Send a notification."""
         await self._write(self._peer.notify(method, params))
 
     async def next_message(self) -> Message | None:
@@ -110,6 +114,7 @@ class AppServerClient:
         raise RpcFailure(None)
 
     async def initialize(self, client_name: str = "agent_api") -> None:
+        """The handshake: ``initialize`` (experimental API on) and then ``initialized``."""
         await self.call("initialize", {
             "clientInfo": {"name": client_name, "version": "0.1.0"},
             "capabilities": {"experimentalApi": True},

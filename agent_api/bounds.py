@@ -24,6 +24,7 @@ def _cut(raw: bytes, limit: int) -> str:
 
 
 def truncate_utf8(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes on a character boundary, marked as truncated if cut."""
     raw = text.encode("utf-8")
     if len(raw) <= limit:
         return text
@@ -65,6 +66,7 @@ def bound_event(event: Event) -> list[Event]:
 
 
 def bound_completion(completion: Completion) -> Completion:
+    """The completion with its final text and data held to the same bounds as events."""
     final_text = completion.final_text
     if final_text is not None:
         final_text = truncate_utf8(final_text, MAX_TEXT_BYTES)

@@ -83,9 +83,12 @@ class SessionSelector:
 
     @property
     def is_last(self) -> bool:
+        """The newest session for the working dir is meant, not one by id."""
         return self.id is None
 
     def to_extension(self) -> dict[str, str]:
+        """The selector as its extension value (``{"selector": "last"}`` or ``{"selector": "id", "id":
+        ...}``)."""
         return {"selector": "last"} if self.id is None else {"selector": "id", "id": self.id}
 
 
@@ -112,6 +115,7 @@ class Completion:
 
     @property
     def session_id(self) -> str | None:
+        """The session id when the completion carries the session-handle facet."""
         if isinstance(self.data, Mapping) and self.data.get("schema") == CAP_SESSION_HANDLE:
             session = self.data.get("session")
             if isinstance(session, Mapping) and isinstance(session.get("id"), str):

@@ -38,6 +38,7 @@ class UsageError(Exception):
 
 
 def add_exec_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``exec-server`` options (listen URL, websocket auth, limits, remote mode) to ``parser``."""
     parser.add_argument(
         "--listen",
         default="ws://127.0.0.1:0",
@@ -166,6 +167,8 @@ async def run_exec_server(options: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``pycodex exec-server`` with ``argv`` (the process's arguments by default); returns the exit
+    status."""
     parser = argparse.ArgumentParser(prog="pycodex exec-server", description="Run the exec-server.")
     add_exec_server_arguments(parser)
     options = parser.parse_args(argv)

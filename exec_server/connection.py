@@ -40,6 +40,13 @@ SendMany = Callable[[Sequence[bytes]], Awaitable[None]]
 
 
 class Connection:
+    """One client connection: its JSON-RPC endpoint, request workers and attached session.
+
+    The router (shared by all connections) decides what a request gets; the connection decides when it runs
+    and owns the handshake state the router's gate reads (it satisfies
+    :class:`exec_server.contracts.Handshake`).
+    """
+
     def __init__(
         self,
         registry: SessionRegistry,
@@ -75,9 +82,11 @@ class Connection:
 
     @property
     def session(self) -> Session | None:
+        """The session ``initialize`` attached, or None before it succeeded."""
         return self._session
 
     async def handle(self, raw: bytes | str) -> bool:
+        """Take one complete message from the edge; False means Codex would drop the connection now."""
         msg = self._endpoint.receive(raw)
         if msg is None:
             return True
@@ -157,6 +166,7 @@ class Connection:
         return self._initialized
 
     def initialize(self, params: InitializeParams) -> JsonObj:
+        """Attach a new session, or resume ``resumeSessionId``; allowed once per connection."""
         if self._session is not None:
             raise InvalidRequest("initialize may only be sent once per connection")
         self._session = self._registry.attach(

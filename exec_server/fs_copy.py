@@ -79,6 +79,7 @@ def _copy_tree(src: str, dst: str, budget: _Budget) -> None:
 
 
 async def copy(p: FsCopyParams) -> JsonObj:
+    """``fs/copy``: copy a file, or a directory tree with ``recursive``, within the sandbox policy."""
     src, dst = request_path(p.source_path), request_path(p.destination_path)
 
     def work() -> None:

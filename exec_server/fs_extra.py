@@ -48,6 +48,7 @@ MAX_BLOCK = 16 * 1024 * 1024
 
 
 async def walk(p: FsWalkParams) -> JsonObj:
+    """``fs/walk``: the entries below a directory, bounded by the walk options."""
     root = request_path(p.path)
     opts = p.options
 
@@ -93,6 +94,7 @@ class FileHandles:
     files: dict[str, int] = field(default_factory=dict)
 
     async def open(self, p: FsOpenParams) -> JsonObj:
+        """``fs/open``: open a file under a caller-chosen handle id (bounded in number per session)."""
         if p.handle_id in self.files:
             raise InvalidRequest(f"file handle `{p.handle_id}` already exists")
         if len(self.files) >= MAX_HANDLES:
@@ -123,6 +125,7 @@ class FileHandles:
         return fd
 
     async def read_block(self, p: FsReadBlockParams) -> JsonObj:
+        """``fs/readBlock``: up to ``len`` bytes (capped) at ``offset`` of an open handle, base64-encoded."""
         fd = self._fd(p.handle_id)
         if p.offset < 0 or p.len < 0:
             raise InvalidParams("offset and len must not be negative")
@@ -136,6 +139,7 @@ class FileHandles:
         return {"chunk": b64encode(data), "eof": eof}
 
     async def write_block(self, p: FsWriteBlockParams) -> JsonObj:
+        """``fs/writeBlock``: write a base64 chunk at ``offset`` of an open handle."""
         fd = self._fd(p.handle_id)
         try:
             data = b64decode_strict(p.chunk)
@@ -145,6 +149,7 @@ class FileHandles:
         return {}
 
     async def close(self, p: FsCloseParams) -> JsonObj:
+        """``fs/close``: close a handle; closing an unknown handle is not an error."""
         fd = self.files.pop(p.handle_id, None)
         if fd is not None:
             with contextlib.suppress(OSError):
@@ -152,6 +157,7 @@ class FileHandles:
         return {}
 
     def close_all(self) -> None:
+        """Close every open handle (the session ended)."""
         for fd in self.files.values():
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -173,6 +179,7 @@ class Watches:
     tasks: dict[int, asyncio.Task[None]] = field(default_factory=dict)
 
     async def watch(self, p: FsWatchMissingParams, notify: Notify) -> JsonObj:
+        """``fs/watchMissing``: report through ``notify`` when any of the missing paths appears."""
         old = self.tasks.pop(p.watch_id, None)
         if old is not None:
             old.cancel()
@@ -193,6 +200,7 @@ class Watches:
             await notify("fs/missingChanged", {"watchId": watch_id})
 
     def cancel_all(self) -> None:
+        """Stop every watch (the session ended)."""
         for task in self.tasks.values():
             task.cancel()
         self.tasks.clear()

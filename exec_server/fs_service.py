@@ -59,6 +59,7 @@ _READ_CHUNK = 1024 * 1024
 
 
 def request_path(uri: str) -> Path:
+    """The local path of a ``file://`` URI from a request (``InvalidParams`` if it is not one)."""
     try:
         return uri_to_path(uri)
     except ValueError as exc:
@@ -72,6 +73,7 @@ def _os_error(exc: OSError) -> RpcError:
 
 
 async def run_fs(fn: Callable[[], T]) -> T:
+    """Run blocking filesystem work in a thread, turning policy denials and OS errors into Codex's errors."""
     try:
         return await asyncio.to_thread(fn)
     except PolicyDenied as exc:
@@ -81,6 +83,7 @@ async def run_fs(fn: Callable[[], T]) -> T:
 
 
 def not_a_file(path: Path | str) -> InvalidRequest:
+    """The error for a path that should be a regular file and is not."""
     return InvalidRequest(f"path `{path}` is not a file")
 
 
@@ -110,6 +113,7 @@ def _read_regular(target: str, shown: Path, limit: int) -> bytes:
 
 
 async def read_file(p: FsPathParams) -> JsonObj:
+    """``fs/readFile``: a regular file's bytes, base64-encoded (size-capped)."""
     path = request_path(p.path)
 
     def work() -> bytes:
@@ -121,6 +125,7 @@ async def read_file(p: FsPathParams) -> JsonObj:
 
 
 async def write_file(p: FsWriteFileParams) -> JsonObj:
+    """``fs/writeFile``: write base64 data to a file, creating or truncating it."""
     path = request_path(p.path)
     try:
         data = b64decode_strict(p.data_base64)
@@ -148,6 +153,7 @@ async def write_file(p: FsWriteFileParams) -> JsonObj:
 
 
 async def create_directory(p: FsCreateDirectoryParams) -> JsonObj:
+    """``fs/createDirectory``: create a directory (with its parents when ``recursive``)."""
     path = request_path(p.path)
 
     def work() -> None:
@@ -175,6 +181,7 @@ def _ms(seconds: float) -> int:
 
 
 async def get_metadata(p: FsPathParams) -> JsonObj:
+    """``fs/getMetadata``: kind, size and times of a path."""
     path = request_path(p.path)
 
     def work() -> JsonObj:
@@ -199,6 +206,7 @@ async def get_metadata(p: FsPathParams) -> JsonObj:
 
 
 async def read_directory(p: FsPathParams) -> JsonObj:
+    """``fs/readDirectory``: a directory's entries with their kinds."""
     path = request_path(p.path)
 
     def work() -> list[JsonObj]:
@@ -216,6 +224,7 @@ async def read_directory(p: FsPathParams) -> JsonObj:
 
 
 async def canonicalize(p: FsPathParams) -> JsonObj:
+    """``fs/canonicalize``: the path with every symlink resolved (it must exist)."""
     path = request_path(p.path)
 
     def work() -> Path:
@@ -227,6 +236,7 @@ async def canonicalize(p: FsPathParams) -> JsonObj:
 
 
 async def remove(p: FsRemoveParams) -> JsonObj:
+    """``fs/remove``: remove a file, a symlink (never its target) or, with ``recursive``, a tree."""
     path = request_path(p.path)
 
     def work() -> None:

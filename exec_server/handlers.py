@@ -51,6 +51,8 @@ class _NoParams(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class MethodSpec:
+    """One served method: its family (named in the gate's errors), params model and handler."""
+
     family: str
     model: type[BaseModel]
     handler: Handler

@@ -49,6 +49,8 @@ def _shell() -> dict[str, str]:
 
 
 def environment_info() -> JsonObj:
+    """The ``environmentInfo`` of the ``initialize`` result: shell, executor version and a stable provider
+    id."""
     identity = f"{socket.gethostname()}:{os.getuid()}:{Path.home()}"
     return {
         "shell": _shell(),

@@ -56,12 +56,16 @@ def output_message(head: bytes, seq: int, stream: str, data: bytes | memoryview)
 
 
 class ProcessState(enum.Enum):
+    """Where a process is: running, exited (leader gone) or closed (all output drained)."""
+
     RUNNING = "running"
     EXITED = "exited"
     CLOSED = "closed"
 
 
 class ManagedProcess:
+    """A started process: pumps its output into the log and notifications, sequences exit and close."""
+
     def __init__(
         self,
         process_id: str,
@@ -89,9 +93,11 @@ class ManagedProcess:
 
     @property
     def pid(self) -> int:
+        """The leader's process id."""
         return self._spawned.pid
 
     def start(self) -> None:
+        """Start pumping output and waiting for the exit."""
         self._task = asyncio.create_task(self._run(), name=f"exec-process-{self.process_id}")
 
     # -- events ---------------------------------------------------------------------------------
@@ -168,6 +174,7 @@ class ManagedProcess:
                 pump.cancel()
 
     async def wait_closed(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the close; True if the process is closed."""
         if self._task is None:
             return True
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
@@ -183,10 +190,12 @@ class ManagedProcess:
         return running
 
     def interrupt(self) -> None:
+        """Send SIGINT to the process group while it runs."""
         if self.state is ProcessState.RUNNING:
             self._spawned.signal_group(signal.SIGINT)
 
     async def write(self, data: bytes) -> str:
+        """Write ``data`` to stdin; the wire status (``accepted``, or ``stdinClosed`` without a stdin)."""
         if not self._spawned.has_stdin:
             return "stdinClosed"
         # Codex answers "accepted" even when the child already exited, so a failed write is silent.

@@ -47,10 +47,13 @@ class ExecRouter(rpc.Router[Handshake]):
             self.add_route(rpc.Route(method, route.params_model, route.handler, meta=spec.family))
 
     def unknown_method(self, session: Handshake, method: str) -> RpcError:
+        """-32601 with Codex's exec-server wording."""
         log.info("unimplemented method %s", method)
         return MethodNotFound(f"exec-server stub does not implement `{method}` yet")
 
     def parse(self, route: rpc.Route[Handshake], params: JsonValue, has_params: bool) -> BaseModel | None:
+        """Absent params count as ``{}`` when the model requires nothing; then the base parse (lax
+        framing)."""
         model = route.params_model
         if params is None and model is not None and route.meta is not None:
             if not any(field.is_required() for field in model.model_fields.values()):
@@ -58,6 +61,7 @@ class ExecRouter(rpc.Router[Handshake]):
         return super().parse(route, params, has_params)
 
     def gate(self, session: Handshake, route: rpc.Route[Handshake], params: JsonValue) -> None:
+        """``initialize`` first, then ``initialized``: -32600 naming the method family otherwise."""
         if route.meta is None:  # initialize: the connection checks it is the first
             return
         if session.session is None:
@@ -66,6 +70,7 @@ class ExecRouter(rpc.Router[Handshake]):
             raise InvalidRequest(f"client must send initialized before using {route.meta} methods")
 
     def boundary(self, method: str, exc: Exception) -> RpcError:
+        """A bug: logged, and answered with -32603 carrying its text, as Codex does."""
         log.exception("internal error in %s", method)
         return InternalError(str(exc))
 

@@ -37,12 +37,15 @@ class UnsupportedSandbox(Exception):
 
 @dataclass(frozen=True, slots=True)
 class SandboxPlan:
+    """What a sandbox policy asks of a process: writable roots (None: unrestricted) and network off."""
+
     #: None: writes are not restricted.
     writable: tuple[str, ...] | None
     restrict_network: bool
 
     @property
     def restricts_anything(self) -> bool:
+        """The plan restricts writes or the network (so a confinement must be applied)."""
         return self.writable is not None or self.restrict_network
 
 

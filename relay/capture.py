@@ -31,6 +31,7 @@ _BODY_NAMES = {
 
 
 def body_kind(frame: RelayMessageFrame) -> str:
+    """The frame's body kind as the capture names it (``data``, ``reset`` ...)."""
     return _BODY_NAMES[type(frame.body).__name__]
 
 
@@ -42,6 +43,7 @@ class FrameCapture:
         self._start = time.monotonic()
 
     def frame(self, direction: str, environment_id: str, data: bytes) -> None:
+        """Record one relayed websocket message as it crossed the relay in ``direction``."""
         try:
             frame: RelayMessageFrame | None = decode_frame(data, validate=False)
         except RelayFrameDecodeError:
@@ -58,6 +60,7 @@ class FrameCapture:
         )
 
     def event(self, event: str, environment_id: str, **details: object) -> None:
+        """Record a connection or registry event with its ``details``."""
         self._write({"event": event, "environment_id": environment_id, **details})
 
     def _write(self, record: JsonObj) -> None:
@@ -68,4 +71,5 @@ class FrameCapture:
         self._file.flush()
 
     def close(self) -> None:
+        """Close the capture file; later records are dropped."""
         self._file.close()

@@ -34,6 +34,7 @@ class _UsageError(Exception):
 
 
 def add_relay_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``pycodex relay`` options (listen addresses, token file, capture file, validate decision)."""
     parser.description = DESCRIPTION
     parser.add_argument(
         "--listen",
@@ -130,6 +131,7 @@ async def run_relay(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``pycodex relay`` with ``argv`` (the process's arguments by default); returns the exit status."""
     parser = argparse.ArgumentParser(prog="pycodex relay")
     add_relay_arguments(parser)
     return asyncio.run(run_relay(parser.parse_args(argv)))

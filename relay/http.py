@@ -28,6 +28,8 @@ BODY_TIMEOUT_S = 10.0
 
 @dataclass(frozen=True)
 class HttpRequest:
+    """One parsed HTTP/1.1 request to the dev registry."""
+
     method: str
     #: Percent-decoded path without the query string.
     path: str
@@ -39,6 +41,8 @@ class HttpRequest:
 
 @dataclass(frozen=True)
 class HttpResponse:
+    """The registry's answer: a status and a body, JSON unless said otherwise."""
+
     status: int
     body: bytes = b""
     content_type: str = "application/json"
@@ -46,6 +50,7 @@ class HttpResponse:
 
 
 def json_response(status: int, value: object) -> HttpResponse:
+    """A response whose body is ``value`` as compact JSON."""
     return HttpResponse(status, json.dumps(value, separators=(",", ":")).encode())
 
 

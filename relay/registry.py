@@ -62,6 +62,8 @@ class AuthorizationDecision(enum.Enum):
 
 @dataclass(frozen=True)
 class ValidationRequest:
+    """What the validate route asks the authorization policy about: which harness key wants which stream."""
+
     environment_id: str
     stream_id: str
     harness_key: HybridPublicKey
@@ -77,6 +79,8 @@ def fixed_policy(decision: AuthorizationDecision) -> AuthorizationPolicy:
 
 @dataclass(frozen=True)
 class Registration:
+    """An executor's registration of one environment: its Noise key and the ticket of its rendezvous URL."""
+
     environment_id: str
     registration_id: str
     executor_key: HybridPublicKey
@@ -111,9 +115,11 @@ class DevRegistry:
     # -- state queries used by the rendezvous -----------------------------------------------------
 
     def registration(self, environment_id: str) -> Registration | None:
+        """The environment's current registration, or None if it never registered."""
         return self._registrations.get(environment_id)
 
     def check_environment_ticket(self, environment_id: str, ticket: str) -> bool:
+        """True if ``ticket`` is the environment's current executor ticket (compared in constant time)."""
         reg = self._registrations.get(environment_id)
         return reg is not None and hmac.compare_digest(reg.ticket.encode(), ticket.encode())
 
@@ -128,6 +134,7 @@ class DevRegistry:
     # -- HTTP ---------------------------------------------------------------------------------------
 
     async def handle(self, request: HttpRequest) -> HttpResponse:
+        """Serve one registry request (``register``, ``connect`` or ``validate`` under ``/cloud/environment/``)."""
         if not request.path.startswith(_PREFIX):
             return json_error(404, "not_found", f"no route for {request.path}")
         environment_id, _, action = request.path[len(_PREFIX) :].rpartition("/")

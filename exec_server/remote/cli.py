@@ -29,6 +29,8 @@ API_KEY_ENV_VAR = "CODEX_API_KEY"
 
 
 def add_remote_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the remote-environment options (registry URL, transport, environment id and name, bearer) to
+    ``parser``."""
     group = parser.add_argument_group("remote environment (Noise relay)")
     group.add_argument(
         "--remote", default=None, metavar="URL", help="register as a remote environment with this registry"
