@@ -82,6 +82,12 @@ class ClientOptions(TypedDict, total=False):
 
 
 class ExecServerClient:
+    """The harness's client of one exec-server connection: requests with deadlines, process events by id.
+
+    Notifications for a process go to its :class:`ProcessSubscription`; any other notification goes to the
+    handlers added with ``add_notification_handler``. Requests the server might send are refused with -32601.
+    """
+
     def __init__(
         self,
         transport: Transport,
@@ -114,6 +120,7 @@ class ExecServerClient:
         connect_timeout: float = 10.0,
         **kwargs: Unpack[ClientOptions],
     ) -> ExecServerClient:
+        """Dial an exec-server websocket (bearer ``token`` if given); ``ExecServerClosed`` if that fails."""
         headers = {"Authorization": f"Bearer {token}"} if token is not None else None
         try:
             ws = await connect(
@@ -145,6 +152,7 @@ class ExecServerClient:
         self._handlers.append(handler)
 
     def subscribe(self, process_id: str) -> ProcessSubscription:
+        """The event queue of ``process_id``; subscribe before starting it so no event is missed."""
         sub = self._subs.get(process_id)
         if sub is None:
             sub = self._subs[process_id] = ProcessSubscription(process_id, self._queue_size)
@@ -153,6 +161,7 @@ class ExecServerClient:
         return sub
 
     def unsubscribe(self, process_id: str) -> None:
+        """Stop queueing events of ``process_id`` (later ones are dropped)."""
         self._subs.pop(process_id, None)
 
     async def _read_loop(self) -> None:
@@ -201,6 +210,8 @@ class ExecServerClient:
             sub._close(ExecServerClosed(reason))
 
     async def request(self, method: str, params: object, *, timeout: float | None = None) -> JsonValue:
+        """Send a request and return its raw result; raises ``ExecServerError``, ``TimeoutError`` or
+        ``ExecServerClosed``."""
         if self.closed.is_set():
             raise ExecServerClosed("exec-server connection is closed")
         return await self._endpoint.request(method, params, timeout=self._timeout if timeout is None else timeout)
@@ -215,6 +226,8 @@ class ExecServerClient:
             raise ExecServerClosed(f"exec-server connection lost: {exc}") from exc
 
     async def close(self) -> None:
+        """Close the transport and stop the reader (bounded); pending requests fail with
+        ``ExecServerClosed``."""
         await self._transport.close()
         with contextlib.suppress(asyncio.CancelledError, TimeoutError):
             await asyncio.wait_for(self._reader, 5)
@@ -275,6 +288,7 @@ class ExecServerClient:
         max_bytes: int | None = None,
         wait_ms: int | None = None,
     ) -> p.ProcessReadResult:
+        """``process/read``: retained events after ``after_seq``, waiting up to ``wait_ms`` for new ones."""
         params = p.ProcessReadParams(
             process_id=process_id, after_seq=after_seq, max_bytes=max_bytes, wait_ms=wait_ms
         )
@@ -283,6 +297,8 @@ class ExecServerClient:
         return p.ProcessReadResult.model_validate(raw)
 
     async def write_process(self, process_id: str, data: bytes, *, write_id: str | None = None) -> str:
+        """``process/write``: send ``data`` to stdin; returns the wire status (``accepted``,
+        ``stdinClosed`` ...)."""
         params = p.ProcessWriteParams(
             process_id=process_id, chunk=p.b64encode(data), write_id=write_id or f"w{next(self._write_ids)}"
         )
@@ -290,6 +306,7 @@ class ExecServerClient:
         return p.ProcessWriteResult.model_validate(raw).status
 
     async def interrupt_process(self, process_id: str) -> None:
+        """``process/signal``: interrupt the process group (SIGINT)."""
         await self.request(p.Method.PROCESS_SIGNAL, {"processId": process_id, "signal": "interrupt"})
 
     async def terminate_process(self, process_id: str) -> bool:
@@ -302,28 +319,35 @@ class ExecServerClient:
         return await self.request(method, {**params, "sandbox": None})
 
     async def read_file(self, path: Path) -> bytes:
+        """``fs/readFile``: the bytes of a file on the exec-server's side."""
         raw = await self._fs(p.Method.FS_READ_FILE, {"path": p.path_to_uri(path)})
         return p.b64decode_strict(p.FsReadFileResult.model_validate(raw).data_base64)
 
     async def write_file(self, path: Path, data: bytes) -> None:
+        """``fs/writeFile``: create or replace a file with ``data``."""
         await self._fs(p.Method.FS_WRITE_FILE, {"path": p.path_to_uri(path), "dataBase64": p.b64encode(data)})
 
     async def create_directory(self, path: Path, *, recursive: bool = False) -> None:
+        """``fs/createDirectory``: create a directory (parents too with ``recursive``)."""
         await self._fs(p.Method.FS_CREATE_DIRECTORY, {"path": p.path_to_uri(path), "recursive": recursive})
 
     async def get_metadata(self, path: Path) -> p.FsMetadata:
+        """``fs/getMetadata``: kind, size and times of ``path``."""
         raw = await self._fs(p.Method.FS_GET_METADATA, {"path": p.path_to_uri(path)})
         return p.FsMetadata.model_validate(raw)
 
     async def read_directory(self, path: Path) -> list[p.FsDirectoryEntry]:
+        """``fs/readDirectory``: the entries of a directory."""
         raw = await self._fs(p.Method.FS_READ_DIRECTORY, {"path": p.path_to_uri(path)})
         return p.FsReadDirectoryResult.model_validate(raw).entries
 
     async def canonicalize(self, path: Path) -> Path:
+        """``fs/canonicalize``: ``path`` with every symlink resolved."""
         raw = await self._fs(p.Method.FS_CANONICALIZE, {"path": p.path_to_uri(path)})
         return p.uri_to_path(str(raw["path"]))
 
     async def copy(self, source: Path, destination: Path, *, recursive: bool = False) -> None:
+        """``fs/copy``: copy a file, or a tree with ``recursive``."""
         params = {
             "sourcePath": p.path_to_uri(source),
             "destinationPath": p.path_to_uri(destination),
@@ -332,5 +356,6 @@ class ExecServerClient:
         await self._fs(p.Method.FS_COPY, params)
 
     async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None:
+        """``fs/remove``: remove a file or, with ``recursive``, a tree; ``force`` ignores a missing path."""
         params = {"path": p.path_to_uri(path), "recursive": recursive, "force": force}
         await self._fs(p.Method.FS_REMOVE, params)

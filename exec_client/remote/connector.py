@@ -150,6 +150,7 @@ class RemoteEnvironmentConnector:
         raise RemoteConnectError("could not initialize a session on the remote executor")
 
     async def aclose(self) -> None:
+        """Close the HTTP client if the connector created it."""
         if self._owns_http:
             with contextlib.suppress(Exception):
                 await self._http.aclose()

@@ -23,10 +23,14 @@ SESSION_ALREADY_ATTACHED = -32010
 
 
 class NotFound(RpcError):
+    """The exec-server's not-found error (a path or a handle that does not exist)."""
+
     code = NOT_FOUND
 
 
 class SessionAlreadyAttached(RpcError):
+    """``initialize{resumeSessionId}`` named a session another connection holds."""
+
     code = SESSION_ALREADY_ATTACHED
 
 

@@ -75,6 +75,8 @@ WriteStatus = Literal["accepted", "unknownProcess", "stdinClosed", "starting"]
 
 
 class Method:
+    """The exec-server's method and notification names."""
+
     INITIALIZE = "initialize"
     INITIALIZED = "initialized"
     ENVIRONMENT_INFO = "environment/info"
@@ -98,9 +100,12 @@ class Method:
 
 
 class WireModel(BaseModel):
+    """A wire model: camelCase on the wire, unknown fields ignored (as serde's default)."""
+
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
     def wire(self) -> JsonObj:
+        """The model as the JSON object it is on the wire (camelCase keys)."""
         return self.model_dump(by_alias=True, mode="json")
 
 
@@ -112,16 +117,22 @@ class StrictWire(WireModel):
 
 # -- lifecycle ---------------------------------------------------------------------------------
 class InitializeParams(StrictWire):
+    """``initialize``: the client's name and, to resume a detached session, its id."""
+
     client_name: str
     resume_session_id: str | None = None
 
 
 class Shell(WireModel):
+    """The executor's default shell."""
+
     name: str
     path: str
 
 
 class EnvironmentInfo(WireModel):
+    """What the executor says about its machine: shell, version, provider id, OS and directories."""
+
     shell: Shell
     executor_version: str
     provider_id: str
@@ -135,12 +146,16 @@ class EnvironmentInfo(WireModel):
 
 
 class InitializeResult(WireModel):
+    """The answer to ``initialize``: the session id and the environment's description."""
+
     session_id: str
     environment_info: EnvironmentInfo
 
 
 # -- processes ---------------------------------------------------------------------------------
 class ProcessStartParams(StrictWire):
+    """``process/start``: the process id chosen by the client, argv, cwd, env policy, tty and sandbox."""
+
     process_id: str
     argv: list[str]
     cwd: FileUri
@@ -154,15 +169,21 @@ class ProcessStartParams(StrictWire):
 
 
 class ProcessStartResult(WireModel):
+    """The answer to ``process/start``: the process id and the sandbox applied."""
+
     process_id: str
     sandbox_type: str = "none"
 
 
 class ProcessIdParams(StrictWire):
+    """Params naming one process (``process/terminate``)."""
+
     process_id: str
 
 
 class ProcessReadParams(StrictWire):
+    """``process/read``: events after ``afterSeq``, up to ``maxBytes``, waiting up to ``waitMs``."""
+
     process_id: str
     after_seq: int | None = None
     max_bytes: int | None = None
@@ -170,16 +191,21 @@ class ProcessReadParams(StrictWire):
 
 
 class ProcessChunk(WireModel):
+    """One output chunk in a ``process/read`` answer."""
+
     seq: int
     stream: Stream
     chunk: str
 
     @property
     def data(self) -> bytes:
+        """The chunk's bytes (decoded from base64)."""
         return b64.decode(self.chunk)
 
 
 class ProcessReadResult(WireModel):
+    """The answer to ``process/read``: chunks, the next sequence to ask for and the process's end state."""
+
     chunks: list[ProcessChunk]
     next_seq: int
     exited: bool
@@ -190,25 +216,35 @@ class ProcessReadResult(WireModel):
 
 
 class ProcessWriteParams(StrictWire):
+    """``process/write``: base64 bytes for the process's stdin."""
+
     process_id: str
     chunk: str
     write_id: str
 
 
 class ProcessWriteResult(WireModel):
+    """The answer to ``process/write``."""
+
     status: WriteStatus
 
 
 class ProcessSignalParams(StrictWire):
+    """``process/signal``: only ``interrupt`` is defined."""
+
     process_id: str
     signal: Literal["interrupt"]
 
 
 class ProcessTerminateResult(WireModel):
+    """The answer to ``process/terminate``: whether the process was still running."""
+
     running: bool
 
 
 class ProcessOutput(WireModel):
+    """The ``process/output`` notification: one chunk of output with its sequence number."""
+
     process_id: str
     seq: int
     stream: Stream
@@ -216,10 +252,13 @@ class ProcessOutput(WireModel):
 
     @property
     def data(self) -> bytes:
+        """The chunk's bytes (decoded from base64)."""
         return b64.decode(self.chunk)
 
 
 class ProcessExited(WireModel):
+    """The ``process/exited`` notification: the leader exited with ``exitCode``."""
+
     process_id: str
     seq: int
     exit_code: int
@@ -227,33 +266,45 @@ class ProcessExited(WireModel):
 
 
 class ProcessClosed(WireModel):
+    """The ``process/closed`` notification: all output was delivered; no event follows."""
+
     process_id: str
     seq: int
 
 
 # -- filesystem --------------------------------------------------------------------------------
 class FsPathParams(StrictWire):
+    """Params naming one path, with the request's sandbox context."""
+
     path: FileUri
     sandbox: WireFileSystemSandboxContext | None = None
 
 
 class FsReadFileResult(WireModel):
+    """The answer to ``fs/readFile``."""
+
     data_base64: str
 
 
 class FsWriteFileParams(StrictWire):
+    """``fs/writeFile``: a path and its new content in base64."""
+
     path: FileUri
     data_base64: str
     sandbox: WireFileSystemSandboxContext | None = None
 
 
 class FsCreateDirectoryParams(StrictWire):
+    """``fs/createDirectory``."""
+
     path: FileUri
     recursive: bool = False
     sandbox: WireFileSystemSandboxContext | None = None
 
 
 class FsMetadata(WireModel):
+    """The answer to ``fs/getMetadata``."""
+
     is_directory: bool
     is_file: bool
     is_symlink: bool
@@ -263,16 +314,22 @@ class FsMetadata(WireModel):
 
 
 class FsDirectoryEntry(WireModel):
+    """One entry of ``fs/readDirectory``."""
+
     file_name: str
     is_directory: bool
     is_file: bool
 
 
 class FsReadDirectoryResult(WireModel):
+    """The answer to ``fs/readDirectory``."""
+
     entries: list[FsDirectoryEntry]
 
 
 class FsCopyParams(StrictWire):
+    """``fs/copy``."""
+
     source_path: FileUri
     destination_path: FileUri
     recursive: bool = False
@@ -280,6 +337,8 @@ class FsCopyParams(StrictWire):
 
 
 class FsRemoveParams(StrictWire):
+    """``fs/remove``."""
+
     path: FileUri
     recursive: bool = False
     force: bool = False
@@ -287,6 +346,8 @@ class FsRemoveParams(StrictWire):
 
 
 class WalkOptions(StrictWire):
+    """Bounds of an ``fs/walk``: depth, directories, entries, and whether to follow directory symlinks."""
+
     max_depth: int
     max_directories: int
     max_entries: int
@@ -294,12 +355,16 @@ class WalkOptions(StrictWire):
 
 
 class FsWalkParams(StrictWire):
+    """``fs/walk``."""
+
     path: FileUri
     options: WalkOptions
     sandbox: WireFileSystemSandboxContext | None = None
 
 
 class FsOpenParams(StrictWire):
+    """``fs/open``: open ``path`` under the client-chosen ``handleId``."""
+
     handle_id: str
     path: FileUri
     mode: Literal["read", "replace"] = "read"
@@ -307,22 +372,30 @@ class FsOpenParams(StrictWire):
 
 
 class FsReadBlockParams(StrictWire):
+    """``fs/readBlock``: ``len`` bytes at ``offset`` of an open handle."""
+
     handle_id: str
     offset: int
     len: int
 
 
 class FsWriteBlockParams(StrictWire):
+    """``fs/writeBlock``: a base64 chunk at ``offset`` of an open handle."""
+
     handle_id: str
     offset: int
     chunk: str
 
 
 class FsCloseParams(StrictWire):
+    """``fs/close``."""
+
     handle_id: str
 
 
 class FsWatchMissingParams(StrictWire):
+    """``fs/watchMissing``: notify when any of the ``missing`` paths appears."""
+
     watch_id: int
     missing: list[FileUri]
     present: str | None = None
@@ -330,11 +403,15 @@ class FsWatchMissingParams(StrictWire):
 
 # -- http ------------------------------------------------------------------------------------------
 class HttpHeader(StrictWire):
+    """One HTTP header of an ``http/request``."""
+
     name: str
     value: str
 
 
 class HttpRequestParams(StrictWire):
+    """``http/request``: an HTTP request the executor makes on the client's behalf, streamed if asked."""
+
     method: str
     url: str
     headers: list[HttpHeader] = Field(default_factory=list)
@@ -347,6 +424,7 @@ class HttpRequestParams(StrictWire):
 
 # -- helpers -----------------------------------------------------------------------------------
 def b64encode(data: bytes) -> str:
+    """Standard padded base64 as text."""
     return b64.encode(data).decode("ascii")
 
 

@@ -60,6 +60,7 @@ def _phrase(status: int) -> str:
 
 
 def new_http_client() -> httpx.AsyncClient:
+    """The HTTP client for registry calls: bounded timeout, no redirects, no proxy settings, no user agent."""
     client = httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S, follow_redirects=False, trust_env=False)
     client.headers.pop("user-agent", None)  # Codex sends none
     return client
@@ -159,6 +160,7 @@ class Registration:
 
 
 def parse_register(body: JsonObj) -> Registration:
+    """Parse a ``/register`` answer strictly (``RegistryResponseError`` naming the bad field)."""
     what = "register"
     _check_profile(body, what)
     return Registration(
@@ -183,6 +185,7 @@ class ConnectBundle:
 
 
 def parse_connect(body: JsonObj) -> ConnectBundle:
+    """Parse a ``/connect`` answer strictly (``RegistryResponseError`` naming the bad field)."""
     what = "connect"
     _check_profile(body, what)
     try:
