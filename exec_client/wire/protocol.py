@@ -2,7 +2,9 @@
 
 Field names are camelCase on the wire. Request params ignore unknown members (as serde does by
 default); paths are ``file://`` URIs kept as strings here, converted by ``uri_to_path``/``path_to_uri``.
-Method names live in ``Method`` so that neither side spells them twice.
+Method names live in ``Method`` so that neither side spells them twice. The base models live in
+:mod:`exec_client.wire.wire_model` and the ``fs/*`` models in :mod:`exec_client.wire.fs_protocol`; both are
+re-exported here, so either side imports the whole protocol from this module.
 """
 
 from __future__ import annotations
@@ -11,12 +13,29 @@ import base64
 import binascii
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from exec_client.wire import b64
-from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
+from exec_client.wire.fs_protocol import (
+    FsCloseParams,
+    FsCopyParams,
+    FsCreateDirectoryParams,
+    FsDirectoryEntry,
+    FsMetadata,
+    FsOpenParams,
+    FsPathParams,
+    FsReadBlockParams,
+    FsReadDirectoryResult,
+    FsReadFileResult,
+    FsRemoveParams,
+    FsWalkParams,
+    FsWatchMissingParams,
+    FsWriteBlockParams,
+    FsWriteFileParams,
+    WalkOptions,
+)
 from exec_client.wire.uris import FileUri, InvalidUri, path_to_uri, uri_to_path
+from exec_client.wire.wire_model import StrictWire, WireModel
 from pycodex.json_types import JsonObj
 
 __all__ = [
@@ -97,22 +116,6 @@ class Method:
     FS_CANONICALIZE = "fs/canonicalize"
     FS_COPY = "fs/copy"
     FS_REMOVE = "fs/remove"
-
-
-class WireModel(BaseModel):
-    """A wire model: camelCase on the wire, unknown fields ignored (as serde's default)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
-
-    def wire(self) -> JsonObj:
-        """The model as the JSON object it is on the wire (camelCase keys)."""
-        return self.model_dump(by_alias=True, mode="json")
-
-
-class StrictWire(WireModel):
-    """Params are strict about types, like serde: no str→int or int→bool coercion."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True)
 
 
 # -- lifecycle ---------------------------------------------------------------------------------
@@ -270,135 +273,6 @@ class ProcessClosed(WireModel):
 
     process_id: str
     seq: int
-
-
-# -- filesystem --------------------------------------------------------------------------------
-class FsPathParams(StrictWire):
-    """Params naming one path, with the request's sandbox context."""
-
-    path: FileUri
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsReadFileResult(WireModel):
-    """The answer to ``fs/readFile``."""
-
-    data_base64: str
-
-
-class FsWriteFileParams(StrictWire):
-    """``fs/writeFile``: a path and its new content in base64."""
-
-    path: FileUri
-    data_base64: str
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsCreateDirectoryParams(StrictWire):
-    """``fs/createDirectory``."""
-
-    path: FileUri
-    recursive: bool = False
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsMetadata(WireModel):
-    """The answer to ``fs/getMetadata``."""
-
-    is_directory: bool
-    is_file: bool
-    is_symlink: bool
-    size: int
-    created_at_ms: int
-    modified_at_ms: int
-
-
-class FsDirectoryEntry(WireModel):
-    """One entry of ``fs/readDirectory``."""
-
-    file_name: str
-    is_directory: bool
-    is_file: bool
-
-
-class FsReadDirectoryResult(WireModel):
-    """The answer to ``fs/readDirectory``."""
-
-    entries: list[FsDirectoryEntry]
-
-
-class FsCopyParams(StrictWire):
-    """``fs/copy``."""
-
-    source_path: FileUri
-    destination_path: FileUri
-    recursive: bool = False
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsRemoveParams(StrictWire):
-    """``fs/remove``."""
-
-    path: FileUri
-    recursive: bool = False
-    force: bool = False
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class WalkOptions(StrictWire):
-    """Bounds of an ``fs/walk``: depth, directories, entries, and whether to follow directory symlinks."""
-
-    max_depth: int
-    max_directories: int
-    max_entries: int
-    follow_directory_symlinks: bool
-
-
-class FsWalkParams(StrictWire):
-    """``fs/walk``."""
-
-    path: FileUri
-    options: WalkOptions
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsOpenParams(StrictWire):
-    """``fs/open``: open ``path`` under the client-chosen ``handleId``."""
-
-    handle_id: str
-    path: FileUri
-    mode: Literal["read", "replace"] = "read"
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsReadBlockParams(StrictWire):
-    """``fs/readBlock``: ``len`` bytes at ``offset`` of an open handle."""
-
-    handle_id: str
-    offset: int
-    len: int
-
-
-class FsWriteBlockParams(StrictWire):
-    """``fs/writeBlock``: a base64 chunk at ``offset`` of an open handle."""
-
-    handle_id: str
-    offset: int
-    chunk: str
-
-
-class FsCloseParams(StrictWire):
-    """``fs/close``."""
-
-    handle_id: str
-
-
-class FsWatchMissingParams(StrictWire):
-    """``fs/watchMissing``: notify when any of the ``missing`` paths appears."""
-
-    watch_id: int
-    missing: list[FileUri]
-    present: str | None = None
 
 
 # -- http ------------------------------------------------------------------------------------------
