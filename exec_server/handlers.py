@@ -10,7 +10,7 @@ import fnmatch
 import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -23,7 +23,7 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams
 from pycodex.platform.spawn import SpawnError, SpawnRequest, spawn
 
-__all__ = ["METHODS", "MethodSpec", "ThenRun", "build_env"]
+__all__ = ["METHODS", "MethodSpec", "ServedMethod", "ThenRun", "build_env"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +34,10 @@ class ThenRun:
     after: Callable[[], Coroutine[object, object, None]]
 
 
-#: ``Any``: each handler takes its own params model; the table (``METHODS``) holds them all.
-Handler = Callable[[Session, Any], Awaitable["JsonObj | ThenRun"]]
+#: The params model of one method.
+P = TypeVar("P", bound=BaseModel)
+#: What a handler returns: the JSON result, or a result plus work to start once it went out.
+Outcome = JsonObj | ThenRun
 
 #: Variables kept by ``envPolicy.inherit == "core"``.
 _CORE_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP")
@@ -49,13 +51,36 @@ class _NoParams(BaseModel):
     pass
 
 
+class ServedMethod(Protocol):
+    """A row of ``METHODS`` as the router sees it, whatever its params model."""
+
+    @property
+    def family(self) -> str:
+        """The method family the gate's errors name (``exec``, ``filesystem`` ...)."""
+        ...
+
+    @property
+    def model(self) -> type[BaseModel]:
+        """The params model the router validates into."""
+        ...
+
+    async def call(self, session: Session, params: BaseModel) -> Outcome:
+        """Run the handler on params the router validated into ``model``."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
-class MethodSpec:
+class MethodSpec(Generic[P]):
     """One served method: its family (named in the gate's errors), params model and handler."""
 
     family: str
-    model: type[BaseModel]
-    handler: Handler
+    model: type[P]
+    handler: Callable[[Session, P], Awaitable[Outcome]]
+
+    async def call(self, session: Session, params: BaseModel) -> Outcome:
+        """Run the handler on params the router validated into ``model``."""
+        assert isinstance(params, self.model)  # the router parsed them with this very model
+        return await self.handler(session, params)
 
 
 def _matches(name: str, patterns: list[str]) -> bool:
@@ -178,8 +203,8 @@ async def _terminate(session: Session, params: p.ProcessIdParams) -> JsonObj:
 
 
 # -- filesystem --------------------------------------------------------------------------------
-def _fs(fn: Callable[[Any], Awaitable[JsonObj]]) -> Handler:
-    async def handler(session: Session, params: Any) -> JsonObj:
+def _fs(fn: Callable[[P], Awaitable[JsonObj]]) -> Callable[[Session, P], Awaitable[Outcome]]:
+    async def handler(session: Session, params: P) -> JsonObj:
         return await fn(params)
 
     return handler
@@ -210,31 +235,39 @@ async def _http(session: Session, params: p.HttpRequestParams) -> JsonObj | Then
     return result if after is None else ThenRun(result, after)
 
 
+def _spec(
+    family: str, model: type[P], handler: Callable[[Session, P], Awaitable[Outcome]]
+) -> ServedMethod:
+    # A function rather than ``MethodSpec(...)`` in the table: it binds ``P`` from the model and the
+    # handler, where the table's value type would make mypy infer ``BaseModel`` for every row.
+    return MethodSpec(family, model, handler)
+
+
 _ENV_INFO, _ENV_STATUS, _EXEC, _FS = "environment info", "environment status", "exec", "filesystem"
 
-METHODS: dict[str, MethodSpec] = {
-    p.Method.ENVIRONMENT_INFO: MethodSpec(_ENV_INFO, _NoParams, _info),
-    p.Method.ENVIRONMENT_STATUS: MethodSpec(_ENV_STATUS, _NoParams, _status),
-    p.Method.PROCESS_START: MethodSpec(_EXEC, p.ProcessStartParams, _start),
-    p.Method.PROCESS_READ: MethodSpec(_EXEC, p.ProcessReadParams, _read),
-    p.Method.PROCESS_WRITE: MethodSpec(_EXEC, p.ProcessWriteParams, _write),
-    p.Method.PROCESS_SIGNAL: MethodSpec(_EXEC, p.ProcessSignalParams, _signal),
-    p.Method.PROCESS_TERMINATE: MethodSpec(_EXEC, p.ProcessIdParams, _terminate),
-    p.Method.FS_READ_FILE: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.read_file)),
-    p.Method.FS_WRITE_FILE: MethodSpec(_FS, p.FsWriteFileParams, _fs(fs_service.write_file)),
-    p.Method.FS_CREATE_DIRECTORY: MethodSpec(
+METHODS: dict[str, ServedMethod] = {
+    p.Method.ENVIRONMENT_INFO: _spec(_ENV_INFO, _NoParams, _info),
+    p.Method.ENVIRONMENT_STATUS: _spec(_ENV_STATUS, _NoParams, _status),
+    p.Method.PROCESS_START: _spec(_EXEC, p.ProcessStartParams, _start),
+    p.Method.PROCESS_READ: _spec(_EXEC, p.ProcessReadParams, _read),
+    p.Method.PROCESS_WRITE: _spec(_EXEC, p.ProcessWriteParams, _write),
+    p.Method.PROCESS_SIGNAL: _spec(_EXEC, p.ProcessSignalParams, _signal),
+    p.Method.PROCESS_TERMINATE: _spec(_EXEC, p.ProcessIdParams, _terminate),
+    p.Method.FS_READ_FILE: _spec(_FS, p.FsPathParams, _fs(fs_service.read_file)),
+    p.Method.FS_WRITE_FILE: _spec(_FS, p.FsWriteFileParams, _fs(fs_service.write_file)),
+    p.Method.FS_CREATE_DIRECTORY: _spec(
         _FS, p.FsCreateDirectoryParams, _fs(fs_service.create_directory)
     ),
-    p.Method.FS_GET_METADATA: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.get_metadata)),
-    p.Method.FS_READ_DIRECTORY: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.read_directory)),
-    p.Method.FS_CANONICALIZE: MethodSpec(_FS, p.FsPathParams, _fs(fs_service.canonicalize)),
-    p.Method.FS_COPY: MethodSpec(_FS, p.FsCopyParams, _fs(fs_copy.copy)),
-    p.Method.FS_REMOVE: MethodSpec(_FS, p.FsRemoveParams, _fs(fs_service.remove)),
-    "fs/walk": MethodSpec(_FS, p.FsWalkParams, _fs(fs_extra.walk)),
-    "fs/open": MethodSpec(_FS, p.FsOpenParams, _open),
-    "fs/readBlock": MethodSpec(_FS, p.FsReadBlockParams, _read_block),
-    "fs/writeBlock": MethodSpec(_FS, p.FsWriteBlockParams, _write_block),
-    "fs/close": MethodSpec(_FS, p.FsCloseParams, _close),
-    "fs/watchMissing": MethodSpec(_FS, p.FsWatchMissingParams, _watch_missing),
-    "http/request": MethodSpec("http", p.HttpRequestParams, _http),
+    p.Method.FS_GET_METADATA: _spec(_FS, p.FsPathParams, _fs(fs_service.get_metadata)),
+    p.Method.FS_READ_DIRECTORY: _spec(_FS, p.FsPathParams, _fs(fs_service.read_directory)),
+    p.Method.FS_CANONICALIZE: _spec(_FS, p.FsPathParams, _fs(fs_service.canonicalize)),
+    p.Method.FS_COPY: _spec(_FS, p.FsCopyParams, _fs(fs_copy.copy)),
+    p.Method.FS_REMOVE: _spec(_FS, p.FsRemoveParams, _fs(fs_service.remove)),
+    "fs/walk": _spec(_FS, p.FsWalkParams, _fs(fs_extra.walk)),
+    "fs/open": _spec(_FS, p.FsOpenParams, _open),
+    "fs/readBlock": _spec(_FS, p.FsReadBlockParams, _read_block),
+    "fs/writeBlock": _spec(_FS, p.FsWriteBlockParams, _write_block),
+    "fs/close": _spec(_FS, p.FsCloseParams, _close),
+    "fs/watchMissing": _spec(_FS, p.FsWatchMissingParams, _watch_missing),
+    "http/request": _spec("http", p.HttpRequestParams, _http),
 }

@@ -9,13 +9,12 @@ that is not an ``RpcError`` is answered with -32603 carrying its text, as Codex 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from pydantic import BaseModel
 
 from exec_client.wire.protocol import InitializeParams, Method
 from exec_server.contracts import Handshake
-from exec_server.handlers import METHODS, MethodSpec
+from exec_server.handlers import METHODS, ServedMethod
 from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc import router as rpc
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
@@ -26,10 +25,10 @@ __all__ = ["ExecRouter"]
 log = logging.getLogger(__name__)
 
 
-def _on_session(spec: MethodSpec) -> rpc.Route[Handshake]:
-    async def run(conn: Handshake, params: Any) -> object:
+def _on_session(spec: ServedMethod) -> rpc.Route[Handshake]:
+    async def run(conn: Handshake, params: BaseModel) -> object:
         assert conn.session is not None  # the gate let it through
-        return await spec.handler(conn.session, params)
+        return await spec.call(conn.session, params)
 
     return rpc.Route("", spec.model, run, meta=spec.family)
 
