@@ -134,7 +134,7 @@ class DevRegistry:
     # -- HTTP ---------------------------------------------------------------------------------------
 
     async def handle(self, request: HttpRequest) -> HttpResponse:
-        """Serve one registry request (``register``, ``connect`` or ``validate`` under ``/cloud/environment/``)."""
+        """Serve one registry request: ``register``, ``connect`` or ``validate`` of an environment."""
         if not request.path.startswith(_PREFIX):
             return json_error(404, "not_found", f"no route for {request.path}")
         environment_id, _, action = request.path[len(_PREFIX) :].rpartition("/")

@@ -78,7 +78,7 @@ class CipherState:
 
     @property
     def failed(self) -> bool:
-        """The state was poisoned (a failed decryption, exhausted nonces, ``fail``); it may not be used again."""
+        """The state was poisoned (failed decryption, exhausted nonces, ``fail``); never use it again."""
         return self._failed is not None
 
     def encrypt_with_ad(self, ad: bytes, plaintext: bytes | memoryview) -> bytes:
