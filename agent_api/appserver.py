@@ -11,10 +11,10 @@ import asyncio
 import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from agent_api.channel import BoundedChannel
 from agent_api.process import kill_group, pump_lines, spawn, stderr_tail
+from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc.codec import (
     ErrorReceived,
     Message,
@@ -37,12 +37,13 @@ STARTUP_TIMEOUT = 30.0
 class RpcFailure(Exception):
     """The server answered a request with a JSON-RPC error (or went away before answering)."""
 
-    def __init__(self, error: Any) -> None:
+    def __init__(self, error: JsonValue) -> None:
         super().__init__("rpc error")
         self.error = error
 
     @property
     def message(self) -> str:
+        """The error's ``message`` text, or ``""`` when the error object has none."""
         if isinstance(self.error, Mapping) and isinstance(self.error.get("message"), str):
             return str(self.error["message"])
         return ""
@@ -62,6 +63,7 @@ class AppServerClient:
 
     @classmethod
     async def start(cls, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> AppServerClient:
+        """Spawn ``argv`` with ``app-server`` appended, in ``cwd`` with ``env`` added to the environment."""
         return cls(await spawn([*argv, "app-server"], cwd=cwd, env_overrides=env))
 
     async def _write(self, data: bytes) -> None:
@@ -74,12 +76,14 @@ class AppServerClient:
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise RpcFailure(None) from exc
 
-    async def request(self, method: str, params: Any) -> int:
+    async def request(self, method: str, params: object) -> int:
+        """Send a request and return its id (the answer comes through ``next_message``)."""
         request_id, data = self._peer.request(method, params)
         await self._write(data)
         return request_id
 
-    async def notify(self, method: str, params: Any = None) -> None:
+    async def notify(self, method: str, params: object = None) -> None:
+        """Send a notification."""
         await self._write(self._peer.notify(method, params))
 
     async def next_message(self) -> Message | None:
@@ -97,7 +101,7 @@ class AppServerClient:
             return msg
         return None
 
-    async def call(self, method: str, params: Any) -> Any:
+    async def call(self, method: str, params: object) -> JsonValue:
         """Send a request and return its result; notifications that arrive first are skipped."""
         request_id = await self.request(method, params)
         while (msg := await self.next_message()) is not None:
@@ -110,6 +114,7 @@ class AppServerClient:
         raise RpcFailure(None)
 
     async def initialize(self, client_name: str = "agent_api") -> None:
+        """The handshake: ``initialize`` (experimental API on) and then ``initialized``."""
         await self.call("initialize", {
             "clientInfo": {"name": client_name, "version": "0.1.0"},
             "capabilities": {"experimentalApi": True},
@@ -118,13 +123,13 @@ class AppServerClient:
 
     async def list_threads(
         self, *, cwd: Path | None, max_pages: int = 20, page_size: int = 100
-    ) -> list[dict[str, Any]]:
+    ) -> list[JsonObj]:
         """Every thread (bounded: ``max_pages`` pages), exec-created ones included."""
-        threads: list[dict[str, Any]] = []
+        threads: list[JsonObj] = []
         cursor: str | None = None
         seen: set[str] = set()
         for _ in range(max_pages):
-            params: dict[str, Any] = {"limit": page_size, "sortKey": "updated_at", "sourceKinds": SOURCE_KINDS,
+            params: JsonObj = {"limit": page_size, "sortKey": "updated_at", "sourceKinds": SOURCE_KINDS,
                                       "cursor": cursor}
             if cwd is not None:
                 params["cwd"] = _cwd_filter(cwd)
@@ -164,9 +169,9 @@ def _cwd_filter(cwd: Path) -> str | list[str]:
     return given if resolved == given else [resolved, given]
 
 
-def newest_thread(threads: Sequence[Mapping[str, Any]]) -> str | None:
+def newest_thread(threads: Sequence[Mapping[str, object]]) -> str | None:
     """The id of the thread with the largest ``(updatedAt, createdAt, id)``."""
-    best: tuple[Any, ...] | None = None
+    best: tuple[float, float, str] | None = None
     for item in threads:
         thread_id = item.get("id")
         if not isinstance(thread_id, str):

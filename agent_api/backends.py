@@ -102,10 +102,12 @@ class ExecBackend:
         self.config = config or BackendConfig()
 
     def default_binary(self) -> list[str]:
+        """The argv that starts the backend when the config names no binary (each backend says)."""
         raise NotImplementedError
 
     @property
     def binary(self) -> list[str]:
+        """The argv that starts the backend: the configured binary, else ``default_binary()``."""
         configured = self.config.binary
         if configured is None:
             return self.default_binary()
@@ -115,6 +117,7 @@ class ExecBackend:
 
     @property
     def extension_keys(self) -> tuple[str, ...]:
+        """The extension keys this backend accepts in a ``RunRequest``."""
         extra = (EXT_EXTERNAL_SANDBOX,) if self.config.allow_external_sandbox_exec else ()
         return (*_BASE_EXTENSIONS, *extra)
 
@@ -125,6 +128,7 @@ class ExecBackend:
                           *self.extension_keys})
 
     def normalize(self, request: RunRequest) -> NormalizedRequest:
+        """Validate ``request`` against this backend's keys and defaults (raises ``InvalidRequest``)."""
         config = self.config
         return normalize_request(
             request, agent_kind=self.kind, supported_keys=self.extension_keys, default_model=config.model,
@@ -133,6 +137,7 @@ class ExecBackend:
         )
 
     def child_env(self, request: NormalizedRequest) -> dict[str, str]:
+        """The environment variables the child gets on top of the caller's."""
         env: dict[str, str] = {}
         if self.config.codex_home is not None:
             env["CODEX_HOME"] = str(self.config.codex_home)
@@ -195,6 +200,7 @@ class CodexBackend(ExecBackend):
     kind = "codex"
 
     def default_binary(self) -> list[str]:
+        """``$CODEX_BINARY``, else ``codex`` on the PATH."""
         return [os.environ.get("CODEX_BINARY") or shutil.which("codex") or "codex"]
 
 
@@ -204,4 +210,5 @@ class PycodexBackend(ExecBackend):
     kind = "pycodex"
 
     def default_binary(self) -> list[str]:
+        """This interpreter running ``-m pycodex``."""
         return [sys.executable, "-m", "pycodex"]

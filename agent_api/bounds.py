@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
 
 from agent_api.values import Completion, Event, EventKind
+from pycodex.json_types import JsonValue
 
 __all__ = ["bound_completion", "bound_event", "truncate_utf8"]
 
@@ -24,13 +24,14 @@ def _cut(raw: bytes, limit: int) -> str:
 
 
 def truncate_utf8(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes on a character boundary, marked as truncated if cut."""
     raw = text.encode("utf-8")
     if len(raw) <= limit:
         return text
     return _cut(raw, limit - len(TRUNCATED_SUFFIX.encode())) + TRUNCATED_SUFFIX
 
 
-def _bound_data(data: Any) -> Any:
+def _bound_data(data: JsonValue) -> JsonValue:
     if data is None:
         return None
     try:
@@ -65,6 +66,7 @@ def bound_event(event: Event) -> list[Event]:
 
 
 def bound_completion(completion: Completion) -> Completion:
+    """The completion with its final text and data held to the same bounds as events."""
     final_text = completion.final_text
     if final_text is not None:
         final_text = truncate_utf8(final_text, MAX_TEXT_BYTES)

@@ -37,10 +37,12 @@ class BoundedChannel(Generic[T]):
 
     @property
     def receiver_closed(self) -> bool:
+        """The receiver stopped reading; sends are dropped."""
         return self._receiver_closed
 
     @property
     def sender_closed(self) -> bool:
+        """The sender ended the stream; the receiver gets what is queued, then the end."""
         return self._sender_closed
 
     def __len__(self) -> int:

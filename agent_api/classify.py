@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict, Unpack
 
 from agent_api.bounds import bound_event
 from agent_api.pinned import (
@@ -23,6 +23,7 @@ from agent_api.pinned import (
     selection_failure_message,
 )
 from agent_api.values import Event, EventKind, SessionSelector, handle_facet
+from pycodex.json_types import JsonObj, JsonValue
 
 __all__ = ["ExecClassifier", "ExecOutcome", "FlowFlags", "describe_exit", "tool_facet"]
 
@@ -31,6 +32,14 @@ TOOL_ITEM_TYPES = frozenset({"command_execution", "file_change", "mcp_tool_call"
 TEXT_ITEM_TYPES = frozenset({"agent_message", "reasoning"})
 _BYPASS_FLAG = "dangerously-bypass-approvals-and-sandbox"
 _UNKNOWN_FLAG_WORDS = ("unknown", "unrecognized", "unexpected", "found argument", "invalid")
+
+
+class _EventFields(TypedDict, total=False):
+    """The payload fields of an :class:`Event` a classifier may set."""
+
+    text: str | None
+    message: str | None
+    data: JsonValue
 
 
 @dataclass(frozen=True)
@@ -59,8 +68,8 @@ def describe_exit(exit_code: int) -> str:
 
 
 def tool_facet(
-    item_id: Any, item_type: str, phase: str, status: str, exit_code: Any, thread_id: str | None
-) -> dict[str, Any]:
+    item_id: object, item_type: str, phase: str, status: str, exit_code: object, thread_id: str | None
+) -> JsonObj:
     """The structured-tools facet: identifiers and phase only, never tool input or output."""
     return {
         "schema": "agent_api.tools.structured.v1",
@@ -120,10 +129,10 @@ class ExecClassifier:
         self.saw_stream_error = True
         return [self._event(EventKind.ERROR, "error", message=f"{message} (line_bytes={size})")]
 
-    def _event(self, kind: EventKind, channel: str | None, **fields: Any) -> Event:
+    def _event(self, kind: EventKind, channel: str | None, **fields: Unpack[_EventFields]) -> Event:
         return Event(agent_kind=self.agent_kind, kind=kind, channel=channel, **fields)
 
-    def _attach_handle(self, obj: dict[str, Any], events: list[Event]) -> list[Event]:
+    def _attach_handle(self, obj: JsonObj, events: list[Event]) -> list[Event]:
         thread_id = obj.get("thread_id")
         if self.session_id is None and isinstance(thread_id, str) and thread_id.strip():
             self.session_id = thread_id
@@ -146,7 +155,7 @@ class ExecClassifier:
                 return events
         return [*events, self._event(EventKind.STATUS, "status", data=facet)]
 
-    def _map(self, obj: dict[str, Any]) -> list[Event]:
+    def _map(self, obj: JsonObj) -> list[Event]:
         kind = obj["type"]
         if kind == "error":
             return self._top_level_error(obj)
@@ -158,7 +167,7 @@ class ExecClassifier:
             return self._item(kind, obj)
         return [self._event(EventKind.UNKNOWN, None, data={"type": kind[:128]})]
 
-    def _top_level_error(self, obj: dict[str, Any]) -> list[Event]:
+    def _top_level_error(self, obj: JsonObj) -> list[Event]:
         message = obj.get("message")
         message = message if isinstance(message, str) else ""
         code = obj.get("code")
@@ -175,9 +184,9 @@ class ExecClassifier:
             return []
         return [self._event(EventKind.ERROR, "error", message=message or f"{self.agent_kind} reported an error")]
 
-    def _item(self, kind: str, obj: dict[str, Any]) -> list[Event]:
+    def _item(self, kind: str, obj: JsonObj) -> list[Event]:
         nested = obj.get("item")
-        item: dict[str, Any] = nested if isinstance(nested, dict) else obj
+        item: JsonObj = nested if isinstance(nested, dict) else obj
         item_type = item.get("type") if isinstance(nested, dict) else obj.get("item_type")
         if not isinstance(item_type, str):
             item_type = obj.get("item_type") if isinstance(obj.get("item_type"), str) else "unknown"
@@ -200,7 +209,7 @@ class ExecClassifier:
             return [self._event(EventKind.STATUS, "warning", message=message if isinstance(message, str) else None)]
         return [self._event(EventKind.UNKNOWN, None, data={"type": kind, "item_type": str(item_type)[:128]})]
 
-    def _text_item(self, item_type: str, phase: str, item: dict[str, Any]) -> list[Event]:
+    def _text_item(self, item_type: str, phase: str, item: JsonObj) -> list[Event]:
         text = item.get("text")
         if not isinstance(text, str):
             content = item.get("content")
@@ -214,7 +223,7 @@ class ExecClassifier:
             self.final_message = text
         return [self._event(EventKind.TEXT_OUTPUT, "assistant", text=text)]
 
-    def _tool_item(self, item_type: str, phase: str, item: dict[str, Any]) -> Event:
+    def _tool_item(self, item_type: str, phase: str, item: JsonObj) -> Event:
         exit_code = item.get("exit_code")
         if phase == "failed":
             facet = tool_facet(item.get("id"), item_type, "fail", "failed", None, self.session_id)

@@ -36,6 +36,7 @@ class _Failure(Exception):
 
 
 async def start_fork(binary: Sequence[str], request: NormalizedRequest, env: dict[str, str]) -> RunHandle:
+    """Start a fork run: an app-server child, ``thread/fork`` of the selected session, then one turn."""
     core = RunCore(request.agent_kind)
     handle = core.handle()
     try:

@@ -17,17 +17,20 @@ class Gateway:
         self._backends: dict[str, ExecBackend] = {}
 
     def register(self, backend: ExecBackend) -> None:
+        """Add ``backend`` under its kind; a kind registered twice is refused."""
         if backend.kind in self._backends:
             raise InvalidRequest(f"backend already registered: {backend.kind}")
         self._backends[backend.kind] = backend
 
     def backend(self, kind: str) -> ExecBackend:
+        """The backend registered for ``kind`` (``UnknownBackend`` otherwise)."""
         try:
             return self._backends[kind]
         except KeyError:
             raise UnknownBackend(kind) from None
 
     def kinds(self) -> list[str]:
+        """The registered backend kinds, sorted."""
         return sorted(self._backends)
 
     async def run(self, kind: str, request: RunRequest) -> RunHandle:

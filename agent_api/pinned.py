@@ -30,6 +30,7 @@ EXTERNAL_SANDBOX_FLAG_UNSUPPORTED = (
 
 
 def timeout_message(agent_kind: str) -> str:
+    """The error text of a run that exceeded its timeout."""
     return f"{agent_kind} backend error: timeout (details redacted when unsafe)"
 
 

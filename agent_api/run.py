@@ -45,6 +45,7 @@ class EventStream(AsyncIterator[Event]):
         self._channel.close_receiver()
 
     async def aclose(self) -> None:
+        """Stop reading the stream (the async-generator protocol's name for ``close``)."""
         self.close()
 
     async def collect(self) -> list[Event]:
@@ -59,12 +60,14 @@ class CancelHandle:
         self._hook: Callable[[], None] | None = hook
 
     def cancel(self) -> None:
+        """Ask the run to stop; idempotent, and a no-op after the first call."""
         hook, self._hook = self._hook, None
         if hook is not None:
             hook()
 
     @property
     def requested(self) -> bool:
+        """``cancel`` was called."""
         return self._hook is None
 
 
@@ -90,9 +93,11 @@ class RunCore:
         self._tasks: list[asyncio.Task[None]] = []  # strong references: the loop keeps only weak ones
 
     def track(self, task: asyncio.Task[None]) -> None:
+        """Keep a strong reference to one of the run's tasks until the run ends."""
         self._tasks.append(task)
 
     def handle(self) -> RunHandle:
+        """The caller's view of the run: its events, its completion and its cancel handle."""
         return RunHandle(EventStream(self.out), self.completion, CancelHandle(self._request_cancel))
 
     def _request_cancel(self) -> None:
@@ -110,6 +115,7 @@ class RunCore:
             self._forwarding = False
 
     def error_event(self, message: str) -> Event:
+        """An error event of this run's backend."""
         return Event(self.agent_kind, EventKind.ERROR, "error", message=message)
 
     async def finish(self, result: Completion | BackendError, tail: Event | None = None) -> None:

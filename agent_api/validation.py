@@ -11,7 +11,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agent_api.errors import BackendError, InvalidRequest, UnsupportedCapability
 from agent_api.values import (
@@ -116,14 +115,14 @@ def normalize_request(
 _WORD = re.compile(r"[A-Za-z0-9_.-]{1,40}")
 
 
-def _safe_word(value: Any) -> str:
+def _safe_word(value: object) -> str:
     """Quote a short plain word back to the caller; anything else (a path, say) is described, not echoed."""
     if isinstance(value, str) and _WORD.fullmatch(value):
         return value
     return f"<{type(value).__name__}>"
 
 
-def _model(value: Any) -> str:
+def _model(value: object) -> str:
     if isinstance(value, str):
         trimmed = value.strip()
         if trimmed and len(trimmed.encode()) <= MAX_MODEL_BYTES:
@@ -143,7 +142,7 @@ def _effective_working_dir(requested: Path | str | None, default: Path | None, s
     return _lexical(str(start / Path(chosen)))
 
 
-def _bool(extensions: Mapping[str, Any], key: str, default: bool) -> bool:
+def _bool(extensions: Mapping[str, object], key: str, default: bool) -> bool:
     if key not in extensions:
         return default
     value = extensions[key]
@@ -152,7 +151,7 @@ def _bool(extensions: Mapping[str, Any], key: str, default: bool) -> bool:
     return value
 
 
-def _choice(extensions: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> str | None:
+def _choice(extensions: Mapping[str, object], key: str, allowed: tuple[str, ...]) -> str | None:
     if key not in extensions:
         return None
     value = extensions[key]
@@ -162,7 +161,7 @@ def _choice(extensions: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -
     return value
 
 
-def _policy(extensions: Mapping[str, Any], working_dir: Path) -> ExecPolicy:
+def _policy(extensions: Mapping[str, object], working_dir: Path) -> ExecPolicy:
     non_interactive = _bool(extensions, EXT_NON_INTERACTIVE, True)
     external_sandbox = _bool(extensions, EXT_EXTERNAL_SANDBOX, False)
     if external_sandbox:
@@ -192,7 +191,7 @@ def _policy(extensions: Mapping[str, Any], working_dir: Path) -> ExecPolicy:
     )
 
 
-def _add_dirs(value: Any, working_dir: Path) -> tuple[Path, ...]:
+def _add_dirs(value: object, working_dir: Path) -> tuple[Path, ...]:
     if not isinstance(value, Mapping) or set(value) != {"dirs"}:
         raise InvalidRequest(f"invalid {EXT_ADD_DIRS}")
     dirs = value["dirs"]
@@ -218,7 +217,7 @@ def _add_dirs(value: Any, working_dir: Path) -> tuple[Path, ...]:
     return tuple(seen)
 
 
-def _selector(key: str, value: Any) -> SessionSelector:
+def _selector(key: str, value: object) -> SessionSelector:
     if not isinstance(value, Mapping):
         raise InvalidRequest(f"{key} must be an object")
     unknown = sorted(k for k in value if k not in ("selector", "id"))

@@ -6,7 +6,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj, JsonValue
 
 __all__ = [
     "CAP_SESSION_HANDLE",
@@ -57,7 +58,7 @@ class Event:
     channel: str | None = None
     text: str | None = None
     message: str | None = None
-    data: Any = None
+    data: JsonValue = None
 
     @property
     def session_id(self) -> str | None:
@@ -69,7 +70,7 @@ class Event:
         return None
 
 
-def handle_facet(session_id: str) -> dict[str, Any]:
+def handle_facet(session_id: str) -> JsonObj:
     """The session-handle facet carried by a Status event and by ``Completion.data``."""
     return {"schema": CAP_SESSION_HANDLE, "session": {"id": session_id}}
 
@@ -82,9 +83,12 @@ class SessionSelector:
 
     @property
     def is_last(self) -> bool:
+        """The newest session for the working dir is meant, not one by id."""
         return self.id is None
 
     def to_extension(self) -> dict[str, str]:
+        """The selector as its extension value (``{"selector": "last"}`` or ``{"selector": "id", "id":
+        ...}``)."""
         return {"selector": "last"} if self.id is None else {"selector": "id", "id": self.id}
 
 
@@ -98,7 +102,7 @@ class RunRequest:
     model: str | None = None
     timeout: float | None = None
     env: Mapping[str, str] = field(default_factory=dict)
-    extensions: Mapping[str, Any] = field(default_factory=dict)
+    extensions: Mapping[str, JsonValue] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,10 +111,11 @@ class Completion:
 
     exit_code: int
     final_text: str | None = None
-    data: Any = None
+    data: JsonValue = None
 
     @property
     def session_id(self) -> str | None:
+        """The session id when the completion carries the session-handle facet."""
         if isinstance(self.data, Mapping) and self.data.get("schema") == CAP_SESSION_HANDLE:
             session = self.data.get("session")
             if isinstance(session, Mapping) and isinstance(session.get("id"), str):

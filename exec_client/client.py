@@ -15,13 +15,14 @@ import contextlib
 import itertools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, Unpack
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 
 from exec_client.wire import protocol as p
 from exec_client.wire.errors import ExecServerClosed, ExecServerError
+from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc import ErrorReceived, NotificationReceived, RequestReceived, ResponseReceived
 from pycodex.trace import recorder as trace
 from pycodex.transport.base import Transport
@@ -32,7 +33,7 @@ from pycodex.transport.websocket import WebSocketTransport
 __all__ = ["ExecServerClient", "ProcessEvent", "ProcessSubscription", "Transport"]
 
 ProcessEvent = p.ProcessOutput | p.ProcessExited | p.ProcessClosed
-NotificationHandler = Callable[[str, Any], None]
+NotificationHandler = Callable[[str, JsonValue], None]
 
 _MAX_MESSAGE = 64 * 1024 * 1024 + 1024
 
@@ -73,7 +74,20 @@ class ProcessSubscription:
         raise self._closed or ExecServerClosed("exec-server connection is closed")
 
 
+class ClientOptions(TypedDict, total=False):
+    """The keyword options of :class:`ExecServerClient` that its constructors pass through."""
+
+    request_timeout: float
+    subscription_queue_size: int
+
+
 class ExecServerClient:
+    """The harness's client of one exec-server connection: requests with deadlines, process events by id.
+
+    Notifications for a process go to its :class:`ProcessSubscription`; any other notification goes to the
+    handlers added with ``add_notification_handler``. Requests the server might send are refused with -32601.
+    """
+
     def __init__(
         self,
         transport: Transport,
@@ -99,8 +113,14 @@ class ExecServerClient:
     # -- construction -------------------------------------------------------------------------------
     @classmethod
     async def connect_websocket(
-        cls, url: str, *, token: str | None = None, connect_timeout: float = 10.0, **kwargs: Any
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        connect_timeout: float = 10.0,
+        **kwargs: Unpack[ClientOptions],
     ) -> ExecServerClient:
+        """Dial an exec-server websocket (bearer ``token`` if given); ``ExecServerClosed`` if that fails."""
         headers = {"Authorization": f"Bearer {token}"} if token is not None else None
         try:
             ws = await connect(
@@ -121,7 +141,7 @@ class ExecServerClient:
 
     @classmethod
     def over_stdio(
-        cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, **kwargs: Any
+        cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, **kwargs: Unpack[ClientOptions]
     ) -> ExecServerClient:
         """Speak to a child started with ``--listen stdio`` (its stdout → reader, its stdin → writer)."""
         return cls(StreamTransport.over_streams(reader, writer, max_line_bytes=_MAX_MESSAGE), **kwargs)
@@ -132,6 +152,7 @@ class ExecServerClient:
         self._handlers.append(handler)
 
     def subscribe(self, process_id: str) -> ProcessSubscription:
+        """The event queue of ``process_id``; subscribe before starting it so no event is missed."""
         sub = self._subs.get(process_id)
         if sub is None:
             sub = self._subs[process_id] = ProcessSubscription(process_id, self._queue_size)
@@ -140,6 +161,7 @@ class ExecServerClient:
         return sub
 
     def unsubscribe(self, process_id: str) -> None:
+        """Stop queueing events of ``process_id`` (later ones are dropped)."""
         self._subs.pop(process_id, None)
 
     async def _read_loop(self) -> None:
@@ -166,7 +188,7 @@ class ExecServerClient:
             refusal = {"code": -32601, "message": "the exec-server client does not serve requests"}
             await self._send(self._peer.respond_error(msg.id, refusal))
 
-    async def _on_notification(self, method: str, params: Any) -> None:
+    async def _on_notification(self, method: str, params: JsonValue) -> None:
         event: ProcessEvent | None = None
         if method == p.Method.PROCESS_OUTPUT:
             event = p.ProcessOutput.model_validate(params)
@@ -187,7 +209,9 @@ class ExecServerClient:
         for sub in self._subs.values():
             sub._close(ExecServerClosed(reason))
 
-    async def request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
+    async def request(self, method: str, params: object, *, timeout: float | None = None) -> JsonValue:
+        """Send a request and return its raw result; raises ``ExecServerError``, ``TimeoutError`` or
+        ``ExecServerClosed``."""
         if self.closed.is_set():
             raise ExecServerClosed("exec-server connection is closed")
         return await self._endpoint.request(method, params, timeout=self._timeout if timeout is None else timeout)
@@ -202,6 +226,8 @@ class ExecServerClient:
             raise ExecServerClosed(f"exec-server connection lost: {exc}") from exc
 
     async def close(self) -> None:
+        """Close the transport and stop the reader (bounded); pending requests fail with
+        ``ExecServerClosed``."""
         await self._transport.close()
         with contextlib.suppress(asyncio.CancelledError, TimeoutError):
             await asyncio.wait_for(self._reader, 5)
@@ -232,10 +258,10 @@ class ExecServerClient:
         tty: bool = False,
         pipe_stdin: bool = False,
         arg0: str | None = None,
-        env_policy: dict[str, Any] | None = None,
+        env_policy: JsonObj | None = None,
     ) -> ProcessSubscription:
         """Start a process and return its event subscription (registered before the request)."""
-        params: dict[str, Any] = {
+        params: JsonObj = {
             "processId": process_id,
             "argv": argv,
             "cwd": p.path_to_uri(cwd) if isinstance(cwd, Path) else cwd,
@@ -262,6 +288,7 @@ class ExecServerClient:
         max_bytes: int | None = None,
         wait_ms: int | None = None,
     ) -> p.ProcessReadResult:
+        """``process/read``: retained events after ``after_seq``, waiting up to ``wait_ms`` for new ones."""
         params = p.ProcessReadParams(
             process_id=process_id, after_seq=after_seq, max_bytes=max_bytes, wait_ms=wait_ms
         )
@@ -270,6 +297,8 @@ class ExecServerClient:
         return p.ProcessReadResult.model_validate(raw)
 
     async def write_process(self, process_id: str, data: bytes, *, write_id: str | None = None) -> str:
+        """``process/write``: send ``data`` to stdin; returns the wire status (``accepted``,
+        ``stdinClosed`` ...)."""
         params = p.ProcessWriteParams(
             process_id=process_id, chunk=p.b64encode(data), write_id=write_id or f"w{next(self._write_ids)}"
         )
@@ -277,6 +306,7 @@ class ExecServerClient:
         return p.ProcessWriteResult.model_validate(raw).status
 
     async def interrupt_process(self, process_id: str) -> None:
+        """``process/signal``: interrupt the process group (SIGINT)."""
         await self.request(p.Method.PROCESS_SIGNAL, {"processId": process_id, "signal": "interrupt"})
 
     async def terminate_process(self, process_id: str) -> bool:
@@ -285,32 +315,39 @@ class ExecServerClient:
         return p.ProcessTerminateResult.model_validate(raw).running
 
     # -- filesystem ---------------------------------------------------------------------------------
-    async def _fs(self, method: str, params: dict[str, Any]) -> Any:
+    async def _fs(self, method: str, params: JsonObj) -> JsonValue:
         return await self.request(method, {**params, "sandbox": None})
 
     async def read_file(self, path: Path) -> bytes:
+        """``fs/readFile``: the bytes of a file on the exec-server's side."""
         raw = await self._fs(p.Method.FS_READ_FILE, {"path": p.path_to_uri(path)})
         return p.b64decode_strict(p.FsReadFileResult.model_validate(raw).data_base64)
 
     async def write_file(self, path: Path, data: bytes) -> None:
+        """``fs/writeFile``: create or replace a file with ``data``."""
         await self._fs(p.Method.FS_WRITE_FILE, {"path": p.path_to_uri(path), "dataBase64": p.b64encode(data)})
 
     async def create_directory(self, path: Path, *, recursive: bool = False) -> None:
+        """``fs/createDirectory``: create a directory (parents too with ``recursive``)."""
         await self._fs(p.Method.FS_CREATE_DIRECTORY, {"path": p.path_to_uri(path), "recursive": recursive})
 
     async def get_metadata(self, path: Path) -> p.FsMetadata:
+        """``fs/getMetadata``: kind, size and times of ``path``."""
         raw = await self._fs(p.Method.FS_GET_METADATA, {"path": p.path_to_uri(path)})
         return p.FsMetadata.model_validate(raw)
 
     async def read_directory(self, path: Path) -> list[p.FsDirectoryEntry]:
+        """``fs/readDirectory``: the entries of a directory."""
         raw = await self._fs(p.Method.FS_READ_DIRECTORY, {"path": p.path_to_uri(path)})
         return p.FsReadDirectoryResult.model_validate(raw).entries
 
     async def canonicalize(self, path: Path) -> Path:
+        """``fs/canonicalize``: ``path`` with every symlink resolved."""
         raw = await self._fs(p.Method.FS_CANONICALIZE, {"path": p.path_to_uri(path)})
         return p.uri_to_path(str(raw["path"]))
 
     async def copy(self, source: Path, destination: Path, *, recursive: bool = False) -> None:
+        """``fs/copy``: copy a file, or a tree with ``recursive``."""
         params = {
             "sourcePath": p.path_to_uri(source),
             "destinationPath": p.path_to_uri(destination),
@@ -319,5 +356,6 @@ class ExecServerClient:
         await self._fs(p.Method.FS_COPY, params)
 
     async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None:
+        """``fs/remove``: remove a file or, with ``recursive``, a tree; ``force`` ignores a missing path."""
         params = {"path": p.path_to_uri(path), "recursive": recursive, "force": force}
         await self._fs(p.Method.FS_REMOVE, params)

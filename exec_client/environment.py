@@ -39,6 +39,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ProcessSpec:
+    """What to run: argv, working directory, environment, and whether to use a pty or a stdin pipe."""
+
     argv: Sequence[str]
     cwd: Path
     #: None: the environment's own variables; a mapping: exactly these variables.
@@ -50,12 +52,16 @@ class ProcessSpec:
 
 @dataclass(frozen=True, slots=True)
 class OutputChunk:
+    """Output of a process on one stream (``stdout``, ``stderr`` or ``pty``)."""
+
     stream: str  # "stdout", "stderr" or "pty"
     data: bytes
 
 
 @dataclass(frozen=True, slots=True)
 class ProcessExit:
+    """The process exited; a signal shows as 128+N."""
+
     exit_code: int  # signals as 128+N
 
 
@@ -64,6 +70,8 @@ ProcessEvent = OutputChunk | ProcessExit
 
 @dataclass(frozen=True, slots=True)
 class DirEntry:
+    """One entry of a directory listing."""
+
     name: str
     is_dir: bool
     is_file: bool
@@ -71,6 +79,8 @@ class DirEntry:
 
 @dataclass(frozen=True, slots=True)
 class FileMetadata:
+    """What ``metadata`` reports about a path."""
+
     is_dir: bool
     is_file: bool
     is_symlink: bool
@@ -79,6 +89,8 @@ class FileMetadata:
 
 
 class ExecProcess(ABC):
+    """A process started in an execution environment: its events, stdin and signals."""
+
     process_id: str
     exit_code: int | None = None
 
@@ -88,13 +100,16 @@ class ExecProcess(ABC):
 
     @property
     @abstractmethod
-    def is_closed(self) -> bool: ...
+    def is_closed(self) -> bool:
+        """Every event of the process was delivered (the exit and all output)."""
 
     @abstractmethod
-    async def write_stdin(self, data: bytes) -> bool: ...
+    async def write_stdin(self, data: bytes) -> bool:
+        """Write ``data`` to stdin; False when the process has no stdin (any more)."""
 
     @abstractmethod
-    async def interrupt(self) -> None: ...
+    async def interrupt(self) -> None:
+        """Interrupt the process group (SIGINT)."""
 
     @abstractmethod
     async def terminate(self) -> bool:
@@ -123,20 +138,33 @@ class ExecProcess(ABC):
 
 
 class ExecutionEnvironment(ABC):
+    """Where tools run processes and read files: this machine (``LocalEnvironment``) or an exec-server.
+
+    Tools see only this interface, so a local run and a remote one take the same path; both report a missing
+    file as ``FileNotFoundError``.
+    """
+
     @abstractmethod
-    async def start(self, spec: ProcessSpec) -> ExecProcess: ...
+    async def start(self, spec: ProcessSpec) -> ExecProcess:
+        """Start a process as ``spec`` says."""
     @abstractmethod
-    async def read_file(self, path: Path) -> bytes: ...
+    async def read_file(self, path: Path) -> bytes:
+        """The bytes of a file (``FileNotFoundError`` if it does not exist)."""
     @abstractmethod
-    async def write_file(self, path: Path, data: bytes) -> None: ...
+    async def write_file(self, path: Path, data: bytes) -> None:
+        """Create or replace a file with ``data``."""
     @abstractmethod
-    async def list_dir(self, path: Path) -> list[DirEntry]: ...
+    async def list_dir(self, path: Path) -> list[DirEntry]:
+        """The entries of a directory (``FileNotFoundError`` if it does not exist)."""
     @abstractmethod
-    async def metadata(self, path: Path) -> FileMetadata: ...
+    async def metadata(self, path: Path) -> FileMetadata:
+        """Kind, size and modification time of a path (``FileNotFoundError`` if it does not exist)."""
     @abstractmethod
-    async def create_directory(self, path: Path, *, recursive: bool = False) -> None: ...
+    async def create_directory(self, path: Path, *, recursive: bool = False) -> None:
+        """Create a directory (parents too with ``recursive``)."""
     @abstractmethod
-    async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None: ...
+    async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None:
+        """Remove a file or, with ``recursive``, a tree; ``force`` ignores a missing path."""
     @abstractmethod
     async def canonicalize(self, path: Path) -> Path:
         """The absolute path with symlinks resolved; FileNotFoundError if it does not exist."""
@@ -220,6 +248,7 @@ class ExecServerEnvironment(ExecutionEnvironment):
         self._ids = itertools.count(1)
 
     async def start(self, spec: ProcessSpec) -> ExecProcess:
+        """Start ``spec`` as ``process/start`` under a fresh ``<n>-<uuid>`` process id."""
         # Like the app-server: "<n>-<uuid>", unique across reconnects of one session.
         process_id = f"{next(self._ids)}-{uuid.uuid4()}"
         policy = None
@@ -238,15 +267,18 @@ class ExecServerEnvironment(ExecutionEnvironment):
         return _RemoteProcess(self.client, process_id, sub)
 
     async def read_file(self, path: Path) -> bytes:
+        """``fs/readFile``, with the server's not-found error as ``FileNotFoundError``."""
         try:
             return await self.client.read_file(path)
         except ExecServerError as exc:
             raise _not_found_as_oserror(exc, path) from exc
 
     async def write_file(self, path: Path, data: bytes) -> None:
+        """``fs/writeFile``."""
         await self.client.write_file(path, data)
 
     async def list_dir(self, path: Path) -> list[DirEntry]:
+        """``fs/readDirectory``, with the server's not-found error as ``FileNotFoundError``."""
         try:
             entries = await self.client.read_directory(path)
         except ExecServerError as exc:
@@ -254,6 +286,7 @@ class ExecServerEnvironment(ExecutionEnvironment):
         return [DirEntry(e.file_name, e.is_directory, e.is_file) for e in entries]
 
     async def metadata(self, path: Path) -> FileMetadata:
+        """``fs/getMetadata``, with the server's not-found error as ``FileNotFoundError``."""
         try:
             m = await self.client.get_metadata(path)
         except ExecServerError as exc:
@@ -261,19 +294,23 @@ class ExecServerEnvironment(ExecutionEnvironment):
         return FileMetadata(m.is_directory, m.is_file, m.is_symlink, m.size, m.modified_at_ms)
 
     async def create_directory(self, path: Path, *, recursive: bool = False) -> None:
+        """``fs/createDirectory``."""
         await self.client.create_directory(path, recursive=recursive)
 
     async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None:
+        """``fs/remove``, with the server's not-found error as ``FileNotFoundError``."""
         try:
             await self.client.remove(path, recursive=recursive, force=force)
         except ExecServerError as exc:
             raise _not_found_as_oserror(exc, path) from exc
 
     async def canonicalize(self, path: Path) -> Path:
+        """``fs/canonicalize``, with the server's not-found error as ``FileNotFoundError``."""
         try:
             return await self.client.canonicalize(path)
         except ExecServerError as exc:
             raise _not_found_as_oserror(exc, path) from exc
 
     async def close(self) -> None:
+        """Close the connection to the exec-server (its session stays resumable there)."""
         await self.client.close()

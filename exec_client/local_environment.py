@@ -102,10 +102,13 @@ def remove_path(path: Path, *, recursive: bool, force: bool) -> None:
             raise
 
 class LocalEnvironment(ExecutionEnvironment):
+    """The environment of this machine: processes spawned here, files read and written directly."""
+
     def __init__(self) -> None:
         self._procs: list[_LocalProcess] = []
 
     async def start(self, spec: ProcessSpec) -> ExecProcess:
+        """Spawn ``spec`` in its own process group (``ValueError`` for an empty argv)."""
         if not spec.argv:
             raise ValueError("argv must not be empty")
         env = dict(os.environ) if spec.env is None else dict(spec.env)
@@ -125,12 +128,15 @@ class LocalEnvironment(ExecutionEnvironment):
         return handle
 
     async def read_file(self, path: Path) -> bytes:
+        """Read the file in a worker thread."""
         return await asyncio.to_thread(path.read_bytes)
 
     async def write_file(self, path: Path, data: bytes) -> None:
+        """Write the file in a worker thread."""
         await asyncio.to_thread(path.write_bytes, data)
 
     async def list_dir(self, path: Path) -> list[DirEntry]:
+        """The directory's entries, sorted by name."""
         def work() -> list[DirEntry]:
             with os.scandir(path) as it:
                 return sorted((DirEntry(e.name, e.is_dir(), e.is_file()) for e in it), key=lambda e: e.name)
@@ -138,6 +144,7 @@ class LocalEnvironment(ExecutionEnvironment):
         return await asyncio.to_thread(work)
 
     async def metadata(self, path: Path) -> FileMetadata:
+        """The path's metadata (``stat`` follows symlinks; ``is_symlink`` says whether it is one)."""
         def work() -> FileMetadata:
             is_link = path.is_symlink()
             st = path.stat()
@@ -146,15 +153,19 @@ class LocalEnvironment(ExecutionEnvironment):
         return await asyncio.to_thread(work)
 
     async def create_directory(self, path: Path, *, recursive: bool = False) -> None:
+        """``mkdir``; with ``recursive`` parents are made and an existing directory is fine."""
         await asyncio.to_thread(path.mkdir, parents=recursive, exist_ok=recursive)
 
     async def remove(self, path: Path, *, recursive: bool = False, force: bool = False) -> None:
+        """Remove a file or, with ``recursive``, a tree; ``force`` ignores a missing path."""
         await asyncio.to_thread(remove_path, path, recursive=recursive, force=force)
 
     async def canonicalize(self, path: Path) -> Path:
+        """The path with symlinks resolved (``FileNotFoundError`` if it does not exist)."""
         return await asyncio.to_thread(path.resolve, strict=True)
 
     async def close(self) -> None:
+        """Terminate every process this environment started."""
         for proc in self._procs:
             await proc.terminate()
         self._procs = []

@@ -38,6 +38,7 @@ class UsageError(Exception):
 
 
 def add_exec_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``exec-server`` options (listen URL, websocket auth, limits, remote mode) to ``parser``."""
     parser.add_argument(
         "--listen",
         default="ws://127.0.0.1:0",
@@ -66,11 +67,12 @@ def add_exec_server_arguments(parser: argparse.ArgumentParser) -> None:
     add_remote_arguments(parser)
 
 
-def _opt(options: Any, name: str, default: Any = None) -> Any:
+def _opt(options: argparse.Namespace, name: str, default: object = None) -> Any:
+    # ``Any``: argparse's namespace holds whatever each option's ``type`` made of it.
     return getattr(options, name, default)
 
 
-def _token_digest(options: Any) -> bytes | None:
+def _token_digest(options: argparse.Namespace) -> bytes | None:
     mode = _opt(options, "ws_auth")
     token_file, token_hex = _opt(options, "ws_token_file"), _opt(options, "ws_token_sha256")
     if mode is None:
@@ -115,7 +117,7 @@ def _parse_listen(url: str) -> tuple[str, int] | None:
     return parts.hostname, parts.port
 
 
-async def run_exec_server(options: Any) -> int:
+async def run_exec_server(options: argparse.Namespace) -> int:
     """Run until stdin closes (stdio) or SIGINT/SIGTERM (websocket). Returns the exit status."""
     try:
         listen = _parse_listen(_opt(options, "listen", "ws://127.0.0.1:0"))
@@ -165,6 +167,8 @@ async def run_exec_server(options: Any) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``pycodex exec-server`` with ``argv`` (the process's arguments by default); returns the exit
+    status."""
     parser = argparse.ArgumentParser(prog="pycodex exec-server", description="Run the exec-server.")
     add_exec_server_arguments(parser)
     options = parser.parse_args(argv)

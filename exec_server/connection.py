@@ -15,13 +15,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from exec_client.wire.protocol import InitializeParams, Method
 from exec_server.handlers import ThenRun
 from exec_server.info import environment_info
 from exec_server.router import ExecRouter
 from exec_server.session import Session, SessionRegistry
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc import NotificationReceived, RequestReceived, Violation
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
 from pycodex.transport.base import Transport
@@ -40,6 +40,13 @@ SendMany = Callable[[Sequence[bytes]], Awaitable[None]]
 
 
 class Connection:
+    """One client connection: its JSON-RPC endpoint, request workers and attached session.
+
+    The router (shared by all connections) decides what a request gets; the connection decides when it runs
+    and owns the handshake state the router's gate reads (it satisfies
+    :class:`exec_server.contracts.Handshake`).
+    """
+
     def __init__(
         self,
         registry: SessionRegistry,
@@ -75,9 +82,11 @@ class Connection:
 
     @property
     def session(self) -> Session | None:
+        """The session ``initialize`` attached, or None before it succeeded."""
         return self._session
 
     async def handle(self, raw: bytes | str) -> bool:
+        """Take one complete message from the edge; False means Codex would drop the connection now."""
         msg = self._endpoint.receive(raw)
         if msg is None:
             return True
@@ -156,7 +165,8 @@ class Connection:
         """``initialized`` was received after a successful ``initialize``."""
         return self._initialized
 
-    def initialize(self, params: InitializeParams) -> dict[str, Any]:
+    def initialize(self, params: InitializeParams) -> JsonObj:
+        """Attach a new session, or resume ``resumeSessionId``; allowed once per connection."""
         if self._session is not None:
             raise InvalidRequest("initialize may only be sent once per connection")
         self._session = self._registry.attach(
@@ -168,7 +178,7 @@ class Connection:
         for message in messages:
             await self._send(message)
 
-    async def _notify(self, method: str, params: dict[str, Any]) -> None:
+    async def _notify(self, method: str, params: JsonObj) -> None:
         await self._send(self._peer.notify(method, params))
 
     async def serve(self, transport: Transport) -> bool:

@@ -14,12 +14,12 @@ import errno
 import os
 import stat
 from dataclasses import dataclass
-from typing import Any
 
 from exec_client.wire.fs_paths import entry_path, policy_for, real_path
 from exec_client.wire.fs_policy import Need
 from exec_client.wire.protocol import FsCopyParams
 from exec_server.fs_service import request_path, run_fs
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["MAX_COPY_BYTES", "copy"]
@@ -78,7 +78,8 @@ def _copy_tree(src: str, dst: str, budget: _Budget) -> None:
         # fifos, sockets and devices inside a tree are skipped, as Codex does
 
 
-async def copy(p: FsCopyParams) -> dict[str, Any]:
+async def copy(p: FsCopyParams) -> JsonObj:
+    """``fs/copy``: copy a file, or a directory tree with ``recursive``, within the sandbox policy."""
     src, dst = request_path(p.source_path), request_path(p.destination_path)
 
     def work() -> None:

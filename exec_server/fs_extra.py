@@ -17,7 +17,6 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from exec_client.wire.errors import NotFound
 from exec_client.wire.fs_paths import policy_for, real_path
@@ -35,11 +34,12 @@ from exec_client.wire.protocol import (
     uri_to_path,
 )
 from exec_server.fs_service import not_a_file, request_path, run_fs
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
 __all__ = ["FileHandles", "Watches", "walk"]
 
-Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+Notify = Callable[[str, JsonObj], Awaitable[None]]
 
 MAX_HANDLES = 256
 MAX_WATCHES = 64
@@ -47,11 +47,12 @@ WATCH_POLL_S = 0.25
 MAX_BLOCK = 16 * 1024 * 1024
 
 
-async def walk(p: FsWalkParams) -> dict[str, Any]:
+async def walk(p: FsWalkParams) -> JsonObj:
+    """``fs/walk``: the entries below a directory, bounded by the walk options."""
     root = request_path(p.path)
     opts = p.options
 
-    def work() -> dict[str, Any]:
+    def work() -> JsonObj:
         policy = policy_for(p.sandbox)
         policy.check(real_path(root), Need.READ)
         os.stat(root)  # a missing root is -32004, like Codex
@@ -92,7 +93,8 @@ class FileHandles:
 
     files: dict[str, int] = field(default_factory=dict)
 
-    async def open(self, p: FsOpenParams) -> dict[str, Any]:
+    async def open(self, p: FsOpenParams) -> JsonObj:
+        """``fs/open``: open a file under a caller-chosen handle id (bounded in number per session)."""
         if p.handle_id in self.files:
             raise InvalidRequest(f"file handle `{p.handle_id}` already exists")
         if len(self.files) >= MAX_HANDLES:
@@ -122,7 +124,8 @@ class FileHandles:
             raise NotFound(f"unknown file handle `{handle_id}`")
         return fd
 
-    async def read_block(self, p: FsReadBlockParams) -> dict[str, Any]:
+    async def read_block(self, p: FsReadBlockParams) -> JsonObj:
+        """``fs/readBlock``: up to ``len`` bytes (capped) at ``offset`` of an open handle, base64-encoded."""
         fd = self._fd(p.handle_id)
         if p.offset < 0 or p.len < 0:
             raise InvalidParams("offset and len must not be negative")
@@ -135,7 +138,8 @@ class FileHandles:
         data, eof = await run_fs(work)
         return {"chunk": b64encode(data), "eof": eof}
 
-    async def write_block(self, p: FsWriteBlockParams) -> dict[str, Any]:
+    async def write_block(self, p: FsWriteBlockParams) -> JsonObj:
+        """``fs/writeBlock``: write a base64 chunk at ``offset`` of an open handle."""
         fd = self._fd(p.handle_id)
         try:
             data = b64decode_strict(p.chunk)
@@ -144,7 +148,8 @@ class FileHandles:
         await run_fs(lambda: os.pwrite(fd, data, p.offset))
         return {}
 
-    async def close(self, p: FsCloseParams) -> dict[str, Any]:
+    async def close(self, p: FsCloseParams) -> JsonObj:
+        """``fs/close``: close a handle; closing an unknown handle is not an error."""
         fd = self.files.pop(p.handle_id, None)
         if fd is not None:
             with contextlib.suppress(OSError):
@@ -152,6 +157,7 @@ class FileHandles:
         return {}
 
     def close_all(self) -> None:
+        """Close every open handle (the session ended)."""
         for fd in self.files.values():
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -172,7 +178,8 @@ class Watches:
 
     tasks: dict[int, asyncio.Task[None]] = field(default_factory=dict)
 
-    async def watch(self, p: FsWatchMissingParams, notify: Notify) -> dict[str, Any]:
+    async def watch(self, p: FsWatchMissingParams, notify: Notify) -> JsonObj:
+        """``fs/watchMissing``: report through ``notify`` when any of the missing paths appears."""
         old = self.tasks.pop(p.watch_id, None)
         if old is not None:
             old.cancel()
@@ -193,6 +200,7 @@ class Watches:
             await notify("fs/missingChanged", {"watchId": watch_id})
 
     def cancel_all(self) -> None:
+        """Stop every watch (the session ended)."""
         for task in self.tasks.values():
             task.cancel()
         self.tasks.clear()

@@ -20,7 +20,7 @@ import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from exec_client.wire.errors import NotFound
 from exec_client.wire.fs_paths import denial_error, entry_path, policy_for, real_path
@@ -35,6 +35,7 @@ from exec_client.wire.protocol import (
     path_to_uri,
     uri_to_path,
 )
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest, RpcError
 from pycodex.platform.spawn import os_error_text
 
@@ -58,6 +59,7 @@ _READ_CHUNK = 1024 * 1024
 
 
 def request_path(uri: str) -> Path:
+    """The local path of a ``file://`` URI from a request (``InvalidParams`` if it is not one)."""
     try:
         return uri_to_path(uri)
     except ValueError as exc:
@@ -71,6 +73,7 @@ def _os_error(exc: OSError) -> RpcError:
 
 
 async def run_fs(fn: Callable[[], T]) -> T:
+    """Run blocking filesystem work in a thread, turning policy denials and OS errors into Codex's errors."""
     try:
         return await asyncio.to_thread(fn)
     except PolicyDenied as exc:
@@ -80,6 +83,7 @@ async def run_fs(fn: Callable[[], T]) -> T:
 
 
 def not_a_file(path: Path | str) -> InvalidRequest:
+    """The error for a path that should be a regular file and is not."""
     return InvalidRequest(f"path `{path}` is not a file")
 
 
@@ -108,7 +112,8 @@ def _read_regular(target: str, shown: Path, limit: int) -> bytes:
         os.close(fd)
 
 
-async def read_file(p: FsPathParams) -> dict[str, Any]:
+async def read_file(p: FsPathParams) -> JsonObj:
+    """``fs/readFile``: a regular file's bytes, base64-encoded (size-capped)."""
     path = request_path(p.path)
 
     def work() -> bytes:
@@ -119,7 +124,8 @@ async def read_file(p: FsPathParams) -> dict[str, Any]:
     return {"dataBase64": b64encode(await run_fs(work))}
 
 
-async def write_file(p: FsWriteFileParams) -> dict[str, Any]:
+async def write_file(p: FsWriteFileParams) -> JsonObj:
+    """``fs/writeFile``: write base64 data to a file, creating or truncating it."""
     path = request_path(p.path)
     try:
         data = b64decode_strict(p.data_base64)
@@ -146,7 +152,8 @@ async def write_file(p: FsWriteFileParams) -> dict[str, Any]:
     return {}
 
 
-async def create_directory(p: FsCreateDirectoryParams) -> dict[str, Any]:
+async def create_directory(p: FsCreateDirectoryParams) -> JsonObj:
+    """``fs/createDirectory``: create a directory (with its parents when ``recursive``)."""
     path = request_path(p.path)
 
     def work() -> None:
@@ -173,10 +180,11 @@ def _ms(seconds: float) -> int:
     return int(seconds * 1000)
 
 
-async def get_metadata(p: FsPathParams) -> dict[str, Any]:
+async def get_metadata(p: FsPathParams) -> JsonObj:
+    """``fs/getMetadata``: kind, size and times of a path."""
     path = request_path(p.path)
 
-    def work() -> dict[str, Any]:
+    def work() -> JsonObj:
         policy = policy_for(p.sandbox)
         entry, target_path = entry_path(path), real_path(path)
         policy.check(entry, Need.READ)
@@ -197,10 +205,11 @@ async def get_metadata(p: FsPathParams) -> dict[str, Any]:
     return await run_fs(work)
 
 
-async def read_directory(p: FsPathParams) -> dict[str, Any]:
+async def read_directory(p: FsPathParams) -> JsonObj:
+    """``fs/readDirectory``: a directory's entries with their kinds."""
     path = request_path(p.path)
 
-    def work() -> list[dict[str, Any]]:
+    def work() -> list[JsonObj]:
         target = real_path(path)
         policy_for(p.sandbox).check(target, Need.READ)
         entries = []
@@ -214,7 +223,8 @@ async def read_directory(p: FsPathParams) -> dict[str, Any]:
     return {"entries": await run_fs(work)}
 
 
-async def canonicalize(p: FsPathParams) -> dict[str, Any]:
+async def canonicalize(p: FsPathParams) -> JsonObj:
+    """``fs/canonicalize``: the path with every symlink resolved (it must exist)."""
     path = request_path(p.path)
 
     def work() -> Path:
@@ -225,7 +235,8 @@ async def canonicalize(p: FsPathParams) -> dict[str, Any]:
     return {"path": path_to_uri(await run_fs(work))}
 
 
-async def remove(p: FsRemoveParams) -> dict[str, Any]:
+async def remove(p: FsRemoveParams) -> JsonObj:
+    """``fs/remove``: remove a file, a symlink (never its target) or, with ``recursive``, a tree."""
     path = request_path(p.path)
 
     def work() -> None:

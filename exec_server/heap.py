@@ -32,6 +32,7 @@ def _malloc_trim() -> Callable[[int], int] | None:
 
 
 def release_free_heap() -> None:
+    """Hand freed heap pages back to the OS (glibc's ``malloc_trim``); a no-op where it is missing."""
     trim = _malloc_trim()
     if trim is not None:
         trim(0)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from exec_client.wire.protocol import HttpRequestParams, b64decode_strict, b64encode
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams
 
 __all__ = ["MAX_BODY_BYTES", "perform", "prepare"]
@@ -24,7 +24,7 @@ __all__ = ["MAX_BODY_BYTES", "perform", "prepare"]
 MAX_BODY_BYTES = 64 * 1024 * 1024
 BODY_DELTA = "http/request/bodyDelta"
 
-Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+Notify = Callable[[str, JsonObj], Awaitable[None]]
 
 
 def prepare(p: HttpRequestParams) -> bytes | None:
@@ -56,7 +56,7 @@ def _failed(p: HttpRequestParams) -> InternalError:
 
 async def perform(
     p: HttpRequestParams, notify: Notify
-) -> tuple[dict[str, Any], Callable[[], Coroutine[Any, Any, None]] | None]:
+) -> tuple[JsonObj, Callable[[], Coroutine[object, object, None]] | None]:
     """Run the request; returns the result and, when streaming, the body pump to run after it."""
     body = prepare(p)
     client = _client(p)
@@ -71,7 +71,7 @@ async def perform(
     headers = [
         {"name": k.decode("latin-1").lower(), "value": v.decode("latin-1")} for k, v in response.headers.raw
     ]
-    result: dict[str, Any] = {"status": response.status_code, "headers": headers, "bodyBase64": ""}
+    result: JsonObj = {"status": response.status_code, "headers": headers, "bodyBase64": ""}
     if p.stream_response:
         return result, lambda: _stream_body(p, client, response, notify)
     try:
@@ -108,7 +108,7 @@ async def _stream_body(
         await notify(BODY_DELTA, _delta(p, seq + 1, b"", done=True, error=error))
 
 
-def _delta(p: HttpRequestParams, seq: int, data: bytes, *, done: bool, error: str | None) -> dict[str, Any]:
+def _delta(p: HttpRequestParams, seq: int, data: bytes, *, done: bool, error: str | None) -> JsonObj:
     return {
         "requestId": p.request_id,
         "seq": seq,

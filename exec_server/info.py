@@ -14,9 +14,9 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from exec_client.wire.protocol import path_to_uri
+from pycodex.json_types import JsonObj
 
 __all__ = ["CODEX_VERSION", "environment_info"]
 
@@ -48,7 +48,9 @@ def _shell() -> dict[str, str]:
     return {"name": Path(path).name, "path": path}
 
 
-def environment_info() -> dict[str, Any]:
+def environment_info() -> JsonObj:
+    """The ``environmentInfo`` of the ``initialize`` result: shell, executor version and a stable provider
+    id."""
     identity = f"{socket.gethostname()}:{os.getuid()}:{Path.home()}"
     return {
         "shell": _shell(),

@@ -42,6 +42,8 @@ PAGE_BYTES = 64 * 1024
 
 @dataclass(frozen=True, slots=True)
 class LoggedChunk:
+    """One retained output chunk: its sequence number, stream and bytes."""
+
     seq: int
     stream: str
     data: bytes
@@ -49,6 +51,8 @@ class LoggedChunk:
 
 @dataclass(frozen=True, slots=True)
 class ReadSlice:
+    """What one ``process/read`` returns: chunks, the next sequence to ask for and the process's end state."""
+
     chunks: list[LoggedChunk]
     next_seq: int
     exited: bool
@@ -65,18 +69,22 @@ class PagePool:
 
     @property
     def free_bytes(self) -> int:
+        """Bytes held in free pages."""
         return len(self._free) * PAGE_BYTES
 
     def take(self) -> mmap.mmap:
+        """A free page, or a freshly mapped one when the pool is empty."""
         return self._free.pop() if self._free else mmap.mmap(-1, PAGE_BYTES)
 
     def give(self, page: mmap.mmap) -> None:
+        """Return a page: kept for reuse while the pool has room, else unmapped at once."""
         if len(self._free) < self._keep and len(page) == PAGE_BYTES:
             self._free.append(page)
         else:
             page.close()  # munmap: the memory goes back to the OS now
 
     def clear(self) -> None:
+        """Unmap every pooled page."""
         while self._free:
             self._free.pop().close()
 
@@ -92,9 +100,11 @@ class RetentionBudget:
         self._finished: dict[int, OutputLog] = {}
 
     def finished(self, log: OutputLog) -> None:
+        """``log`` closed while still holding output: it gives way first when the budget is exceeded."""
         self._finished[id(log)] = log
 
     def forget(self, log: OutputLog) -> None:
+        """``log`` holds no output any more (or was discarded): never reclaim from it."""
         self._finished.pop(id(log), None)
 
     def reclaim(self, requester: OutputLog) -> None:
@@ -111,6 +121,8 @@ _Entry = tuple[int, str, mmap.mmap, int, int]
 
 
 class OutputLog:
+    """The event log of one process: output chunks, exit and close on one sequence counter."""
+
     def __init__(
         self, retain_bytes: int = DEFAULT_RETAIN_BYTES, budget: RetentionBudget | None = None
     ) -> None:
@@ -132,10 +144,12 @@ class OutputLog:
 
     @property
     def last_seq(self) -> int:
+        """The sequence number of the last event logged (0 before the first)."""
         return self._last_seq
 
     @property
     def retained_bytes(self) -> int:
+        """Output bytes still retained for reads."""
         return self._retained
 
     @property
@@ -146,10 +160,12 @@ class OutputLog:
 
     @property
     def exited(self) -> bool:
+        """The exit was logged."""
         return self.exit_seq is not None
 
     @property
     def closed(self) -> bool:
+        """The close was logged (no output follows)."""
         return self.close_seq is not None
 
     def _next(self) -> int:
@@ -240,6 +256,7 @@ class OutputLog:
             self._budget.forget(self)
 
     def mark_exited(self, exit_code: int) -> int:
+        """Log the exit with ``exit_code``; returns its sequence number."""
         if self.exited:
             raise ValueError("exited twice")
         self.exit_code = exit_code
@@ -247,6 +264,7 @@ class OutputLog:
         return self.exit_seq
 
     def mark_closed(self) -> int:
+        """Log the close (after the last output); returns its sequence number."""
         if self.closed:
             raise ValueError("closed twice")
         self.close_seq = self._next()
@@ -261,6 +279,8 @@ class OutputLog:
         return self._last_seq > after_seq
 
     def read(self, after_seq: int | None, max_bytes: int | None) -> ReadSlice:
+        """The events after ``after_seq``, at least one chunk and about ``max_bytes`` of them
+        (``process/read``)."""
         after = after_seq or 0
         picked: list[LoggedChunk] = []
         total = 0

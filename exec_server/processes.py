@@ -16,11 +16,11 @@ import enum
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from exec_client.wire import b64
 from exec_client.wire.protocol import MAX_CHUNK_BYTES, Method
 from exec_server.output_log import OutputLog, RetentionBudget
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.codec import encode
 from pycodex.platform.spawn import SpawnedProcess
 
@@ -29,7 +29,7 @@ __all__ = ["Deliver", "DeliverEncoded", "ManagedProcess", "ProcessState", "outpu
 log = logging.getLogger(__name__)
 
 #: Send one notification (method, params, raw byte count); may block for backpressure.
-Deliver = Callable[[str, dict[str, Any], int], Awaitable[None]]
+Deliver = Callable[[str, JsonObj, int], Awaitable[None]]
 #: The same for notifications already encoded (encoded messages, raw byte count), sent together.
 DeliverEncoded = Callable[[Sequence[bytes], int], Awaitable[None]]
 
@@ -56,12 +56,16 @@ def output_message(head: bytes, seq: int, stream: str, data: bytes | memoryview)
 
 
 class ProcessState(enum.Enum):
+    """Where a process is: running, exited (leader gone) or closed (all output drained)."""
+
     RUNNING = "running"
     EXITED = "exited"
     CLOSED = "closed"
 
 
 class ManagedProcess:
+    """A started process: pumps its output into the log and notifications, sequences exit and close."""
+
     def __init__(
         self,
         process_id: str,
@@ -89,9 +93,11 @@ class ManagedProcess:
 
     @property
     def pid(self) -> int:
+        """The leader's process id."""
         return self._spawned.pid
 
     def start(self) -> None:
+        """Start pumping output and waiting for the exit."""
         self._task = asyncio.create_task(self._run(), name=f"exec-process-{self.process_id}")
 
     # -- events ---------------------------------------------------------------------------------
@@ -168,6 +174,7 @@ class ManagedProcess:
                 pump.cancel()
 
     async def wait_closed(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the close; True if the process is closed."""
         if self._task is None:
             return True
         with contextlib.suppress(TimeoutError, asyncio.CancelledError):
@@ -183,10 +190,12 @@ class ManagedProcess:
         return running
 
     def interrupt(self) -> None:
+        """Send SIGINT to the process group while it runs."""
         if self.state is ProcessState.RUNNING:
             self._spawned.signal_group(signal.SIGINT)
 
     async def write(self, data: bytes) -> str:
+        """Write ``data`` to stdin; the wire status (``accepted``, or ``stdinClosed`` without a stdin)."""
         if not self._spawned.has_stdin:
             return "stdinClosed"
         # Codex answers "accepted" even when the child already exited, so a failed write is silent.

@@ -9,31 +9,31 @@ that is not an ``RpcError`` is answered with -32603 carrying its text, as Codex 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from exec_client.wire.protocol import InitializeParams, Method
-from exec_server.handlers import METHODS, MethodSpec
+from exec_server.contracts import Handshake
+from exec_server.handlers import METHODS, ServedMethod
+from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc import router as rpc
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
 from pycodex.jsonrpc.serde import Framing
-
-if TYPE_CHECKING:
-    from exec_server.connection import Connection
 
 __all__ = ["ExecRouter"]
 
 log = logging.getLogger(__name__)
 
 
-def _on_session(spec: MethodSpec) -> rpc.Route[Connection]:
-    async def run(conn: Connection, params: Any) -> Any:
+def _on_session(spec: ServedMethod) -> rpc.Route[Handshake]:
+    async def run(conn: Handshake, params: BaseModel) -> object:
         assert conn.session is not None  # the gate let it through
-        return await spec.handler(conn.session, params)
+        return await spec.call(conn.session, params)
 
     return rpc.Route("", spec.model, run, meta=spec.family)
 
 
-class ExecRouter(rpc.Router["Connection"]):
+class ExecRouter(rpc.Router[Handshake]):
     """The exec-server's table; one per process, shared by its connections."""
 
     framing = Framing.BARE
@@ -45,18 +45,22 @@ class ExecRouter(rpc.Router["Connection"]):
             route = _on_session(spec)
             self.add_route(rpc.Route(method, route.params_model, route.handler, meta=spec.family))
 
-    def unknown_method(self, session: Connection, method: str) -> RpcError:
+    def unknown_method(self, session: Handshake, method: str) -> RpcError:
+        """-32601 with Codex's exec-server wording."""
         log.info("unimplemented method %s", method)
         return MethodNotFound(f"exec-server stub does not implement `{method}` yet")
 
-    def parse(self, route: rpc.Route[Connection], params: Any, has_params: bool) -> Any:
+    def parse(self, route: rpc.Route[Handshake], params: JsonValue, has_params: bool) -> BaseModel | None:
+        """Absent params count as ``{}`` when the model requires nothing; then the base parse (lax
+        framing)."""
         model = route.params_model
         if params is None and model is not None and route.meta is not None:
             if not any(field.is_required() for field in model.model_fields.values()):
                 params = {}
         return super().parse(route, params, has_params)
 
-    def gate(self, session: Connection, route: rpc.Route[Connection], params: Any) -> None:
+    def gate(self, session: Handshake, route: rpc.Route[Handshake], params: JsonValue) -> None:
+        """``initialize`` first, then ``initialized``: -32600 naming the method family otherwise."""
         if route.meta is None:  # initialize: the connection checks it is the first
             return
         if session.session is None:
@@ -65,9 +69,10 @@ class ExecRouter(rpc.Router["Connection"]):
             raise InvalidRequest(f"client must send initialized before using {route.meta} methods")
 
     def boundary(self, method: str, exc: Exception) -> RpcError:
+        """A bug: logged, and answered with -32603 carrying its text, as Codex does."""
         log.exception("internal error in %s", method)
         return InternalError(str(exc))
 
 
-async def _initialize(conn: Connection, params: InitializeParams) -> dict[str, Any]:
+async def _initialize(conn: Handshake, params: InitializeParams) -> JsonObj:
     return conn.initialize(params)

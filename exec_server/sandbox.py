@@ -20,9 +20,9 @@ import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from exec_client.wire.protocol import uri_to_path
+from pycodex.json_types import JsonObj
 from pycodex.platform.landlock import confinement, landlock_abi
 
 __all__ = ["SANDBOX_TYPE", "SandboxPlan", "UnsupportedSandbox", "landlock_abi", "plan_sandbox", "preexec_for"]
@@ -37,16 +37,19 @@ class UnsupportedSandbox(Exception):
 
 @dataclass(frozen=True, slots=True)
 class SandboxPlan:
+    """What a sandbox policy asks of a process: writable roots (None: unrestricted) and network off."""
+
     #: None: writes are not restricted.
     writable: tuple[str, ...] | None
     restrict_network: bool
 
     @property
     def restricts_anything(self) -> bool:
+        """The plan restricts writes or the network (so a confinement must be applied)."""
         return self.writable is not None or self.restrict_network
 
 
-def _special(value: dict[str, Any], roots: list[str]) -> list[str] | None:
+def _special(value: JsonObj, roots: list[str]) -> list[str] | None:
     """Paths for a ``special`` entry; None means "everything" (the root)."""
     kind = value.get("kind")
     subpath = value.get("subpath")
@@ -63,7 +66,7 @@ def _special(value: dict[str, Any], roots: list[str]) -> list[str] | None:
     return [os.path.join(b, subpath) if isinstance(subpath, str) else b for b in base]
 
 
-def plan_sandbox(sandbox: dict[str, Any]) -> SandboxPlan:
+def plan_sandbox(sandbox: JsonObj) -> SandboxPlan:
     """Translate Codex's ``sandbox`` object into what we enforce; UnsupportedSandbox if we cannot."""
     perms = sandbox.get("permissions")
     if not isinstance(perms, dict) or perms.get("type") != "managed":

@@ -15,13 +15,13 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from exec_client.wire.errors import SessionAlreadyAttached
 from exec_server.fs_extra import FileHandles, Watches
 from exec_server.heap import release_free_heap
 from exec_server.output_log import DEFAULT_RETAIN_BYTES, DEFAULT_SESSION_RETAIN_BYTES, RetentionBudget
 from exec_server.processes import ManagedProcess, ProcessState
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.platform.spawn import SpawnedProcess
 
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: Send one notification to the attached connection (may block: that is the backpressure).
-Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+Notify = Callable[[str, JsonObj], Awaitable[None]]
 #: Send already encoded messages at once (the output fast path: no dict, no JSON encoder per chunk,
 #: one socket write per pipe read).
 SendEncoded = Callable[[Sequence[bytes]], Awaitable[None]]
@@ -48,6 +48,8 @@ DEFAULT_DETACHED_TTL_S = 300.0
 
 @dataclass(frozen=True, slots=True)
 class Limits:
+    """Per-session limits: processes, retained output, detached buffering and expiry."""
+
     max_processes: int = DEFAULT_MAX_PROCESSES
     retain_bytes: int = DEFAULT_RETAIN_BYTES
     #: Output retained by all of a session's processes together (finished ones give way first).
@@ -60,6 +62,8 @@ class Limits:
 
 
 class Session:
+    """A session: its processes, file handles and watches; it outlives the connection attached to it."""
+
     def __init__(self, session_id: str, limits: Limits) -> None:
         self.id = session_id
         self.limits = limits
@@ -77,9 +81,12 @@ class Session:
 
     @property
     def attached(self) -> bool:
+        """A connection is attached (notifications go out rather than being buffered)."""
         return self._notify is not None
 
     def attach(self, notify: Notify, token: object, send_encoded: SendEncoded | None = None) -> None:
+        """Attach the connection identified by ``token``; its ``notify`` receives notifications from now
+        on."""
         self._notify = notify
         self._send_encoded = send_encoded
         self.connection_token = token
@@ -87,12 +94,13 @@ class Session:
         self._attached.set()
 
     def detach(self) -> None:
+        """The connection left: output is buffered (bounded) until another attaches."""
         self._notify = None
         self._send_encoded = None
         self.connection_token = None
         self._attached.clear()
 
-    async def _deliver(self, method: str, params: dict[str, Any], nbytes: int) -> None:
+    async def _deliver(self, method: str, params: JsonObj, nbytes: int) -> None:
         if self._notify is not None:
             try:
                 await self._notify(method, params)
@@ -122,20 +130,22 @@ class Session:
         if self._detached_bytes > self.limits.detached_buffer_bytes:
             await self._attached.wait()  # ends on resume, or by cancellation at expiry
 
-    def run_in_background(self, work: Coroutine[Any, Any, None]) -> None:
+    def run_in_background(self, work: Coroutine[object, object, None]) -> None:
         """Session-owned work (e.g. streaming an HTTP body); cancelled when the session ends."""
         task = asyncio.create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def notify(self, method: str, params: dict[str, Any]) -> None:
+    async def notify(self, method: str, params: JsonObj) -> None:
         """A session-level notification (not part of a process's sequence)."""
         await self._deliver(method, params, 0)
 
     def running_count(self) -> int:
+        """How many processes of the session are still running."""
         return sum(1 for p in self.processes.values() if p.state is ProcessState.RUNNING)
 
     def check_capacity(self, process_id: str) -> None:
+        """Refuse a start (-32600) for a duplicate id or beyond the per-session process limit."""
         if process_id in self.processes:
             raise InvalidRequest(f"process {process_id} already exists")
         if self.running_count() >= self.limits.max_processes:
@@ -145,6 +155,7 @@ class Session:
             )
 
     def add(self, process_id: str, spawned: SpawnedProcess, tty: bool) -> ManagedProcess:
+        """Register and start a spawned process under ``process_id``."""
         proc = ManagedProcess(
             process_id,
             spawned,
@@ -166,12 +177,14 @@ class Session:
             self.processes.pop(pid).log.forget()
 
     def get(self, process_id: str) -> ManagedProcess:
+        """The process with this id (-32600 if unknown)."""
         proc = self.processes.get(process_id)
         if proc is None:
             raise InvalidRequest(f"unknown process id {process_id}")
         return proc
 
     async def shutdown(self) -> None:
+        """End the session: cancel its work, close its handles and kill its processes."""
         for task in list(self._background):
             task.cancel()
         self.watches.cancel_all()
@@ -186,6 +199,8 @@ class Session:
 
 
 class SessionRegistry:
+    """Every session of the server: attaches, detaches, resumes and expires them."""
+
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
         self._sessions: dict[str, Session] = {}
@@ -198,6 +213,8 @@ class SessionRegistry:
         token: object,
         send_encoded: SendEncoded | None = None,
     ) -> Session:
+        """Attach a connection to a new session, or resume ``resume_session_id`` (refused if unknown or
+        attached elsewhere)."""
         if resume_session_id is None:
             session = Session(str(uuid.uuid4()), self.limits)
             self._sessions[session.id] = session
@@ -217,6 +234,7 @@ class SessionRegistry:
         return session
 
     def detach(self, session: Session, token: object) -> None:
+        """Detach ``token``'s connection (unless another took over) and start the expiry timer."""
         if session.connection_token is not token:
             return  # already taken over by another connection
         session.detach()
@@ -232,6 +250,7 @@ class SessionRegistry:
         release_free_heap()  # its output is gone: let RSS return to the baseline
 
     async def shutdown(self) -> None:
+        """End every session (server shutdown)."""
         for timer in self._expiry.values():
             timer.cancel()
         self._expiry.clear()

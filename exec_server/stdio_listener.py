@@ -30,6 +30,7 @@ async def serve_stdio(
     stdout: BinaryIO | None = None,
     concurrent_requests: int = 1,
 ) -> int:
+    """Serve one connection over stdin/stdout until stdin closes; returns the exit status (0)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=2**20)
     in_file = stdin or sys.stdin.buffer

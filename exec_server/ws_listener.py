@@ -33,6 +33,8 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class WsOptions:
+    """Where and how the websocket listener serves: address, auth, request concurrency."""
+
     host: str
     port: int
     #: SHA-256 digest of the capability token; None disables auth.
@@ -62,6 +64,7 @@ def _check_request(options: WsOptions, conn: ServerConnection, request: Request)
 
 
 async def start_ws_server(options: WsOptions, registry: SessionRegistry) -> Server:
+    """Start the websocket listener; each upgrade that passes the gate becomes a connection."""
     router = ExecRouter()
 
     async def handler(ws: ServerConnection) -> None:

@@ -23,6 +23,7 @@ def bind_turn(thread_id: str, turn_id: str | None) -> None:
 
 
 def current_ids() -> tuple[str | None, str | None]:
+    """The (thread id, turn id) of the running turn, None outside one."""
     return _THREAD_ID.get(), _TURN_ID.get()
 
 
@@ -30,5 +31,6 @@ class TurnContextFilter(logging.Filter):
     """Adds ``thread_id`` and ``turn_id`` (None outside a turn) to every record it sees."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Stamp ``record`` with the current turn's ids; never filters anything out."""
         record.thread_id, record.turn_id = current_ids()
         return True

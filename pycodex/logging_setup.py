@@ -14,8 +14,8 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any
 
+from pycodex.json_types import JsonObj
 from pycodex.log_context import TurnContextFilter
 
 __all__ = ["LIBRARY_LOGGERS", "TRACE", "JsonFormatter", "TextFormatter", "configure_logging", "log_level"]
@@ -27,6 +27,8 @@ _LEVELS = {"trace": TRACE, "debug": logging.DEBUG, "info": logging.INFO, "warn":
 
 
 def log_level(env: Mapping[str, str]) -> int:
+    """The logging level from ``PYCODEX_LOG`` (else ``RUST_LOG``) as Codex spells levels; ``warn`` by default.
+    """
     raw = env.get("PYCODEX_LOG") or env.get("RUST_LOG") or "warn"
     return _LEVELS.get(raw.strip().lower(), logging.WARNING)
 
@@ -35,7 +37,8 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per record; ``json.dumps`` escapes whatever the message holds."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {
+        """One JSON object per record: timestamp, level, target, message and the turn's ids when set."""
+        entry: JsonObj = {
             "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "target": record.name,
@@ -49,10 +52,13 @@ class JsonFormatter(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
+    """Codex-like text lines, with ``thread=`` and ``turn=`` when the record was logged inside a turn."""
+
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s%(ids)s: %(message)s")
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record as a text line with its thread and turn ids appended to the logger name."""
         thread_id, turn_id = getattr(record, "thread_id", None), getattr(record, "turn_id", None)
         record.ids = "" if thread_id is None else f" thread={thread_id}" + (f" turn={turn_id}" if turn_id else "")
         return super().format(record)

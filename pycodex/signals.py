@@ -63,6 +63,8 @@ class TermLatch:
 
     @contextlib.contextmanager
     def interrupting(self) -> Iterator[None]:
+        """Within this block SIGTERM raises ``Terminated`` (at once if it already fired), to abandon a
+        blocking call."""
         if self.fired:
             raise Terminated
         self._interrupting = True

@@ -13,9 +13,10 @@ import base64
 import json
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from exec_client.wire.relay_frames import RelayFrameDecodeError, RelayMessageFrame, decode_frame
+from pycodex.json_types import JsonObj
 
 __all__ = ["FrameCapture", "body_kind"]
 
@@ -30,6 +31,7 @@ _BODY_NAMES = {
 
 
 def body_kind(frame: RelayMessageFrame) -> str:
+    """The frame's body kind as the capture names it (``data``, ``reset`` ...)."""
     return _BODY_NAMES[type(frame.body).__name__]
 
 
@@ -41,6 +43,7 @@ class FrameCapture:
         self._start = time.monotonic()
 
     def frame(self, direction: str, environment_id: str, data: bytes) -> None:
+        """Record one relayed websocket message as it crossed the relay in ``direction``."""
         try:
             frame: RelayMessageFrame | None = decode_frame(data, validate=False)
         except RelayFrameDecodeError:
@@ -56,10 +59,11 @@ class FrameCapture:
             }
         )
 
-    def event(self, event: str, environment_id: str, **details: Any) -> None:
+    def event(self, event: str, environment_id: str, **details: object) -> None:
+        """Record a connection or registry event with its ``details``."""
         self._write({"event": event, "environment_id": environment_id, **details})
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: JsonObj) -> None:
         if self._file.closed:
             return
         line = {"t": round(time.monotonic() - self._start, 4), **record}
@@ -67,4 +71,5 @@ class FrameCapture:
         self._file.flush()
 
     def close(self) -> None:
+        """Close the capture file; later records are dropped."""
         self._file.close()

@@ -14,7 +14,6 @@ import ipaddress
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from pycodex.signals import stop_on_signals
 from relay.registry import AuthorizationDecision, fixed_policy
@@ -35,6 +34,7 @@ class _UsageError(Exception):
 
 
 def add_relay_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``pycodex relay`` options (listen addresses, token file, capture file, validate decision)."""
     parser.description = DESCRIPTION
     parser.add_argument(
         "--listen",
@@ -92,7 +92,7 @@ def _tokens(files: list[str]) -> list[str]:
     return tokens
 
 
-async def run_relay(args: Any) -> int:
+async def run_relay(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM; returns the exit status (2 for bad options, 1 if binding fails)."""
     try:
         host, port = _loopback(args.listen, "--listen")
@@ -131,6 +131,7 @@ async def run_relay(args: Any) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``pycodex relay`` with ``argv`` (the process's arguments by default); returns the exit status."""
     parser = argparse.ArgumentParser(prog="pycodex relay")
     add_relay_arguments(parser)
     return asyncio.run(run_relay(parser.parse_args(argv)))

@@ -14,7 +14,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 __all__ = ["HttpRequest", "HttpResponse", "json_error", "json_response", "start_http_server"]
@@ -29,6 +28,8 @@ BODY_TIMEOUT_S = 10.0
 
 @dataclass(frozen=True)
 class HttpRequest:
+    """One parsed HTTP/1.1 request to the dev registry."""
+
     method: str
     #: Percent-decoded path without the query string.
     path: str
@@ -40,13 +41,16 @@ class HttpRequest:
 
 @dataclass(frozen=True)
 class HttpResponse:
+    """The registry's answer: a status and a body, JSON unless said otherwise."""
+
     status: int
     body: bytes = b""
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def json_response(status: int, value: Any) -> HttpResponse:
+def json_response(status: int, value: object) -> HttpResponse:
+    """A response whose body is ``value`` as compact JSON."""
     return HttpResponse(status, json.dumps(value, separators=(",", ":")).encode())
 
 

@@ -26,10 +26,10 @@ import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote
 
 from exec_client.wire.noise import SECURITY_PROFILE, HybridPublicKey, NoiseKeyError
+from pycodex.json_types import JsonObj
 from relay.http import HttpRequest, HttpResponse, json_error, json_response
 
 __all__ = [
@@ -62,6 +62,8 @@ class AuthorizationDecision(enum.Enum):
 
 @dataclass(frozen=True)
 class ValidationRequest:
+    """What the validate route asks the authorization policy about: which harness key wants which stream."""
+
     environment_id: str
     stream_id: str
     harness_key: HybridPublicKey
@@ -77,6 +79,8 @@ def fixed_policy(decision: AuthorizationDecision) -> AuthorizationPolicy:
 
 @dataclass(frozen=True)
 class Registration:
+    """An executor's registration of one environment: its Noise key and the ticket of its rendezvous URL."""
+
     environment_id: str
     registration_id: str
     executor_key: HybridPublicKey
@@ -111,9 +115,11 @@ class DevRegistry:
     # -- state queries used by the rendezvous -----------------------------------------------------
 
     def registration(self, environment_id: str) -> Registration | None:
+        """The environment's current registration, or None if it never registered."""
         return self._registrations.get(environment_id)
 
     def check_environment_ticket(self, environment_id: str, ticket: str) -> bool:
+        """True if ``ticket`` is the environment's current executor ticket (compared in constant time)."""
         reg = self._registrations.get(environment_id)
         return reg is not None and hmac.compare_digest(reg.ticket.encode(), ticket.encode())
 
@@ -128,6 +134,7 @@ class DevRegistry:
     # -- HTTP ---------------------------------------------------------------------------------------
 
     async def handle(self, request: HttpRequest) -> HttpResponse:
+        """Serve one registry request: ``register``, ``connect`` or ``validate`` of an environment."""
         if not request.path.startswith(_PREFIX):
             return json_error(404, "not_found", f"no route for {request.path}")
         environment_id, _, action = request.path[len(_PREFIX) :].rpartition("/")
@@ -159,7 +166,7 @@ class DevRegistry:
         # Compare against every digest so timing does not tell which token is close.
         return sum(hmac.compare_digest(digest, known) for known in self._token_digests) > 0
 
-    def _register(self, environment_id: str, body: dict[str, Any]) -> HttpResponse:
+    def _register(self, environment_id: str, body: JsonObj) -> HttpResponse:
         if body.get("security_profile") != SECURITY_PROFILE:
             return json_error(
                 400, "unsupported_security_profile", f"security_profile must be {SECURITY_PROFILE!r}"
@@ -183,7 +190,7 @@ class DevRegistry:
             },
         )
 
-    def _connect(self, environment_id: str, body: dict[str, Any]) -> HttpResponse:
+    def _connect(self, environment_id: str, body: JsonObj) -> HttpResponse:
         registration = self._registrations.get(environment_id)
         if registration is None:
             return json_error(
@@ -208,7 +215,7 @@ class DevRegistry:
             },
         )
 
-    def _validate(self, environment_id: str, stream_id: str, body: dict[str, Any]) -> HttpResponse:
+    def _validate(self, environment_id: str, stream_id: str, body: JsonObj) -> HttpResponse:
         if not stream_id:
             return json_error(400, "missing_stream_id", f"the {STREAM_ID_HEADER} header is required")
         registration = self._registrations.get(environment_id)

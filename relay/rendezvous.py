@@ -65,8 +65,13 @@ _TO_ENVIRONMENT = "harness->environment"
 class TicketAuthority(Protocol):
     """The registry side the rendezvous asks before accepting a websocket."""
 
-    def check_environment_ticket(self, environment_id: str, ticket: str) -> bool: ...
-    def claim_harness_ticket(self, environment_id: str, ticket: str) -> bool: ...
+    def check_environment_ticket(self, environment_id: str, ticket: str) -> bool:
+        """True if ``ticket`` admits the environment's executor websocket."""
+        ...
+
+    def claim_harness_ticket(self, environment_id: str, ticket: str) -> bool:
+        """True if ``ticket`` admits one harness websocket; a ticket admits one dial only."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,7 @@ class Rendezvous:
         self.dropped: Counter[str] = Counter()
 
     async def start(self, host: str, port: int) -> Server:
+        """Listen for executor and harness websockets on ``host:port``."""
         return await serve(
             self._handle,
             host,
@@ -116,9 +122,11 @@ class Rendezvous:
         )
 
     def executor_connected(self, environment_id: str) -> bool:
+        """True while the environment's executor websocket is open."""
         return environment_id in self._executors
 
     def stream_count(self, environment_id: str) -> int:
+        """How many harness streams of the environment are open."""
         return sum(1 for env, _ in self._streams if env == environment_id)
 
     def drop_environment(self, environment_id: str) -> bool:

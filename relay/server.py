@@ -23,6 +23,8 @@ _REGISTRY_PREFIX = "/cloud/environment/"
 
 @dataclass
 class RunningRelay:
+    """A relay started in-process: its registry, its rendezvous and the URLs to reach them."""
+
     registry: DevRegistry
     rendezvous: Rendezvous
     #: ``http://host:port``: what an executor passes as ``--remote`` and a harness as the registry URL.
@@ -34,6 +36,7 @@ class RunningRelay:
     _capture: FrameCapture | None
 
     async def close(self) -> None:
+        """Stop both listeners and wait (bounded) for them to close."""
         self._http.close()
         self._ws.close()
         with contextlib.suppress(TimeoutError):

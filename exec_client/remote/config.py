@@ -33,6 +33,8 @@ class RemoteConfigError(ValueError):
 
 @dataclass(frozen=True)
 class NoiseRemoteConfig:
+    """How a harness reaches a remote environment: registry URL, environment id and its credentials."""
+
     registry_url: str
     environment_id: str
     auth_token: str = field(repr=False)

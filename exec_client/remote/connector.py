@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import Unpack
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 
-from exec_client.client import ExecServerClient
+from exec_client.client import ClientOptions, ExecServerClient
 from exec_client.remote.config import NoiseRemoteConfig
 from exec_client.remote.errors import RemoteConnectError
 from exec_client.remote.stream import HarnessStream, open_harness_stream
@@ -123,7 +123,7 @@ class RemoteEnvironmentConnector:
         raise RemoteConnectError(f"could not open a remote stream: {last}")
 
     async def open_client(
-        self, client_name: str = "pycodex", *, attempts: int = 6, **client_kwargs: Any
+        self, client_name: str = "pycodex", *, attempts: int = 6, **client_kwargs: Unpack[ClientOptions]
     ) -> ExecServerClient:
         """A ready client: stream opened, ``initialize`` sent (resuming ``session_id`` if set).
 
@@ -150,6 +150,7 @@ class RemoteEnvironmentConnector:
         raise RemoteConnectError("could not initialize a session on the remote executor")
 
     async def aclose(self) -> None:
+        """Close the HTTP client if the connector created it."""
         if self._owns_http:
             with contextlib.suppress(Exception):
                 await self._http.aclose()

@@ -127,9 +127,11 @@ class HarnessStream:
 
     @property
     def transport(self) -> NoiseTransport:
+        """The stream's Noise transport (sequence numbers and failure state)."""
         return self._transport
 
     async def send(self, message: bytes) -> None:
+        """Seal ``message`` and send its records as data frames, in order."""
         if self.end_reason is not None:
             raise ChannelClosedError(self.end_reason)
         async with self._send_lock:  # keep one message's records contiguous and in seq order
@@ -141,6 +143,7 @@ class HarnessStream:
                 raise ChannelClosedError(self.end_reason or "closed") from exc
 
     async def recv(self) -> bytes | None:
+        """The next decrypted message, or None once the stream ended."""
         async with self._recv_lock:
             while not self._inbox and self.end_reason is None:
                 await self._pump_one()
@@ -186,5 +189,6 @@ class HarnessStream:
             self.end_reason = reason
 
     async def close(self) -> None:
+        """End the stream from our side and close its websocket."""
         self._end("closed by the harness")
         await self._ws.close()

@@ -10,6 +10,8 @@ __all__ = ["Backoff"]
 
 @dataclass
 class Backoff:
+    """Exponential backoff with jitter between reconnect attempts."""
+
     initial: float = 0.7
     factor: float = 2.0
     maximum: float = 15.0
@@ -19,9 +21,11 @@ class Backoff:
     _random: random.Random = field(default_factory=random.Random, init=False, repr=False)
 
     def next_delay(self) -> float:
+        """The delay before the next attempt (grows until ``maximum``)."""
         base = min(self.maximum, self.initial * self.factor**self._attempt)
         self._attempt += 1
         return max(0.0, base * self._random.uniform(1 - self.jitter, 1 + self.jitter))
 
     def reset(self) -> None:
+        """Start again from ``initial`` (after a success)."""
         self._attempt = 0

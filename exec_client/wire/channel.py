@@ -15,6 +15,8 @@ __all__ = ["BatchChannel", "ChannelClosedError", "MessageChannel"]
 
 
 class MessageChannel(Protocol):
+    """A bidirectional stream of complete JSON messages (a Noise relay stream, say)."""
+
     async def send(self, message: bytes) -> None:
         """Send one complete JSON message; raises :class:`ChannelClosedError` once the stream ended."""
         ...

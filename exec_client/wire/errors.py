@@ -6,8 +6,7 @@ resume is still attached to another connection. Everything else reuses the share
 
 from __future__ import annotations
 
-from typing import Any
-
+from pycodex.json_types import JsonValue
 from pycodex.jsonrpc.errors import PycodexRpcError, RpcError
 
 __all__ = [
@@ -24,24 +23,29 @@ SESSION_ALREADY_ATTACHED = -32010
 
 
 class NotFound(RpcError):
+    """The exec-server's not-found error (a path or a handle that does not exist)."""
+
     code = NOT_FOUND
 
 
 class SessionAlreadyAttached(RpcError):
+    """``initialize{resumeSessionId}`` named a session another connection holds."""
+
     code = SESSION_ALREADY_ATTACHED
 
 
 class ExecServerError(PycodexRpcError):
     """The exec-server answered one of our requests with a JSON-RPC error."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: JsonValue = None) -> None:
         super().__init__(f"exec-server error {code}: {message}")
         self.code = code
         self.message = message
         self.data = data
 
     @classmethod
-    def from_wire(cls, error: Any) -> ExecServerError:
+    def from_wire(cls, error: JsonValue) -> ExecServerError:
+        """The error object of a response as an exception (a malformed one still yields one)."""
         if isinstance(error, dict):
             code = error.get("code")
             message = error.get("message")

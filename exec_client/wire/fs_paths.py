@@ -31,6 +31,7 @@ def entry_path(path: Path) -> str:
 
 
 def policy_for(ctx: WireFileSystemSandboxContext | None) -> FsPolicy:
+    """The filesystem policy of a request's ``sandbox`` context, paths resolved on this machine."""
     # ``tmpdir`` means $TMPDIR only when it is set (Codex grants nothing otherwise).
     tmpdir = os.environ.get("TMPDIR") or None
     return compile_policy(ctx, resolve=os.path.realpath, tmpdir=tmpdir, cwd=os.getcwd())

@@ -47,6 +47,8 @@ _RANK = {"read": 1, "write": 2, "none": 3}
 
 
 class Need(enum.Enum):
+    """The access a filesystem operation needs on a path."""
+
     READ = "read"
     WRITE = "write"
 
@@ -60,6 +62,8 @@ class Denial(enum.Enum):
 
 
 class PolicyDenied(Exception):
+    """The sandbox policy refuses ``path``; ``denial`` says how."""
+
     def __init__(self, denial: Denial, path: str) -> None:
         super().__init__(f"{denial.value}: {path}")
         self.denial = denial
@@ -68,6 +72,8 @@ class PolicyDenied(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One entry of a compiled policy: a resolved absolute path and its access (read, write or none)."""
+
     path: str  # absolute and resolved
     access: str  # "read" | "write" | "none"
 
@@ -85,6 +91,7 @@ class FsPolicy:
 
     @classmethod
     def unrestricted(cls) -> FsPolicy:
+        """A policy that allows everything (no sandbox context)."""
         return cls(None)
 
     def access(self, path: str) -> str | None:

@@ -2,21 +2,41 @@
 
 Field names are camelCase on the wire. Request params ignore unknown members (as serde does by
 default); paths are ``file://`` URIs kept as strings here, converted by ``uri_to_path``/``path_to_uri``.
-Method names live in ``Method`` so that neither side spells them twice.
+Method names live in ``Method`` so that neither side spells them twice. The base models live in
+:mod:`exec_client.wire.wire_model` and the ``fs/*`` models in :mod:`exec_client.wire.fs_protocol`; both are
+re-exported here, so either side imports the whole protocol from this module.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from exec_client.wire import b64
-from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
+from exec_client.wire.fs_protocol import (
+    FsCloseParams,
+    FsCopyParams,
+    FsCreateDirectoryParams,
+    FsDirectoryEntry,
+    FsMetadata,
+    FsOpenParams,
+    FsPathParams,
+    FsReadBlockParams,
+    FsReadDirectoryResult,
+    FsReadFileResult,
+    FsRemoveParams,
+    FsWalkParams,
+    FsWatchMissingParams,
+    FsWriteBlockParams,
+    FsWriteFileParams,
+    WalkOptions,
+)
 from exec_client.wire.uris import FileUri, InvalidUri, path_to_uri, uri_to_path
+from exec_client.wire.wire_model import StrictWire, WireModel
+from pycodex.json_types import JsonObj
 
 __all__ = [
     "MAX_CHUNK_BYTES",
@@ -74,6 +94,8 @@ WriteStatus = Literal["accepted", "unknownProcess", "stdinClosed", "starting"]
 
 
 class Method:
+    """The exec-server's method and notification names."""
+
     INITIALIZE = "initialize"
     INITIALIZED = "initialized"
     ENVIRONMENT_INFO = "environment/info"
@@ -96,31 +118,24 @@ class Method:
     FS_REMOVE = "fs/remove"
 
 
-class WireModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
-
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, mode="json")
-
-
-class StrictWire(WireModel):
-    """Params are strict about types, like serde: no str→int or int→bool coercion."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", strict=True)
-
-
 # -- lifecycle ---------------------------------------------------------------------------------
 class InitializeParams(StrictWire):
+    """``initialize``: the client's name and, to resume a detached session, its id."""
+
     client_name: str
     resume_session_id: str | None = None
 
 
 class Shell(WireModel):
+    """The executor's default shell."""
+
     name: str
     path: str
 
 
 class EnvironmentInfo(WireModel):
+    """What the executor says about its machine: shell, version, provider id, OS and directories."""
+
     shell: Shell
     executor_version: str
     provider_id: str
@@ -134,12 +149,16 @@ class EnvironmentInfo(WireModel):
 
 
 class InitializeResult(WireModel):
+    """The answer to ``initialize``: the session id and the environment's description."""
+
     session_id: str
     environment_info: EnvironmentInfo
 
 
 # -- processes ---------------------------------------------------------------------------------
 class ProcessStartParams(StrictWire):
+    """``process/start``: the process id chosen by the client, argv, cwd, env policy, tty and sandbox."""
+
     process_id: str
     argv: list[str]
     cwd: FileUri
@@ -147,21 +166,27 @@ class ProcessStartParams(StrictWire):
     tty: bool
     arg0: str | None = None
     pipe_stdin: bool = False
-    env_policy: dict[str, Any] | None = None
-    sandbox: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    env_policy: JsonObj | None = None
+    sandbox: JsonObj | None = None
+    metadata: JsonObj | None = None
 
 
 class ProcessStartResult(WireModel):
+    """The answer to ``process/start``: the process id and the sandbox applied."""
+
     process_id: str
     sandbox_type: str = "none"
 
 
 class ProcessIdParams(StrictWire):
+    """Params naming one process (``process/terminate``)."""
+
     process_id: str
 
 
 class ProcessReadParams(StrictWire):
+    """``process/read``: events after ``afterSeq``, up to ``maxBytes``, waiting up to ``waitMs``."""
+
     process_id: str
     after_seq: int | None = None
     max_bytes: int | None = None
@@ -169,16 +194,21 @@ class ProcessReadParams(StrictWire):
 
 
 class ProcessChunk(WireModel):
+    """One output chunk in a ``process/read`` answer."""
+
     seq: int
     stream: Stream
     chunk: str
 
     @property
     def data(self) -> bytes:
+        """The chunk's bytes (decoded from base64)."""
         return b64.decode(self.chunk)
 
 
 class ProcessReadResult(WireModel):
+    """The answer to ``process/read``: chunks, the next sequence to ask for and the process's end state."""
+
     chunks: list[ProcessChunk]
     next_seq: int
     exited: bool
@@ -189,25 +219,35 @@ class ProcessReadResult(WireModel):
 
 
 class ProcessWriteParams(StrictWire):
+    """``process/write``: base64 bytes for the process's stdin."""
+
     process_id: str
     chunk: str
     write_id: str
 
 
 class ProcessWriteResult(WireModel):
+    """The answer to ``process/write``."""
+
     status: WriteStatus
 
 
 class ProcessSignalParams(StrictWire):
+    """``process/signal``: only ``interrupt`` is defined."""
+
     process_id: str
     signal: Literal["interrupt"]
 
 
 class ProcessTerminateResult(WireModel):
+    """The answer to ``process/terminate``: whether the process was still running."""
+
     running: bool
 
 
 class ProcessOutput(WireModel):
+    """The ``process/output`` notification: one chunk of output with its sequence number."""
+
     process_id: str
     seq: int
     stream: Stream
@@ -215,10 +255,13 @@ class ProcessOutput(WireModel):
 
     @property
     def data(self) -> bytes:
+        """The chunk's bytes (decoded from base64)."""
         return b64.decode(self.chunk)
 
 
 class ProcessExited(WireModel):
+    """The ``process/exited`` notification: the leader exited with ``exitCode``."""
+
     process_id: str
     seq: int
     exit_code: int
@@ -226,114 +269,23 @@ class ProcessExited(WireModel):
 
 
 class ProcessClosed(WireModel):
+    """The ``process/closed`` notification: all output was delivered; no event follows."""
+
     process_id: str
     seq: int
 
 
-# -- filesystem --------------------------------------------------------------------------------
-class FsPathParams(StrictWire):
-    path: FileUri
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsReadFileResult(WireModel):
-    data_base64: str
-
-
-class FsWriteFileParams(StrictWire):
-    path: FileUri
-    data_base64: str
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsCreateDirectoryParams(StrictWire):
-    path: FileUri
-    recursive: bool = False
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsMetadata(WireModel):
-    is_directory: bool
-    is_file: bool
-    is_symlink: bool
-    size: int
-    created_at_ms: int
-    modified_at_ms: int
-
-
-class FsDirectoryEntry(WireModel):
-    file_name: str
-    is_directory: bool
-    is_file: bool
-
-
-class FsReadDirectoryResult(WireModel):
-    entries: list[FsDirectoryEntry]
-
-
-class FsCopyParams(StrictWire):
-    source_path: FileUri
-    destination_path: FileUri
-    recursive: bool = False
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsRemoveParams(StrictWire):
-    path: FileUri
-    recursive: bool = False
-    force: bool = False
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class WalkOptions(StrictWire):
-    max_depth: int
-    max_directories: int
-    max_entries: int
-    follow_directory_symlinks: bool
-
-
-class FsWalkParams(StrictWire):
-    path: FileUri
-    options: WalkOptions
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsOpenParams(StrictWire):
-    handle_id: str
-    path: FileUri
-    mode: Literal["read", "replace"] = "read"
-    sandbox: WireFileSystemSandboxContext | None = None
-
-
-class FsReadBlockParams(StrictWire):
-    handle_id: str
-    offset: int
-    len: int
-
-
-class FsWriteBlockParams(StrictWire):
-    handle_id: str
-    offset: int
-    chunk: str
-
-
-class FsCloseParams(StrictWire):
-    handle_id: str
-
-
-class FsWatchMissingParams(StrictWire):
-    watch_id: int
-    missing: list[FileUri]
-    present: str | None = None
-
-
 # -- http ------------------------------------------------------------------------------------------
 class HttpHeader(StrictWire):
+    """One HTTP header of an ``http/request``."""
+
     name: str
     value: str
 
 
 class HttpRequestParams(StrictWire):
+    """``http/request``: an HTTP request the executor makes on the client's behalf, streamed if asked."""
+
     method: str
     url: str
     headers: list[HttpHeader] = Field(default_factory=list)
@@ -346,6 +298,7 @@ class HttpRequestParams(StrictWire):
 
 # -- helpers -----------------------------------------------------------------------------------
 def b64encode(data: bytes) -> str:
+    """Standard padded base64 as text."""
     return b64.encode(data).decode("ascii")
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
 
 import httpx
 
 from exec_client.wire.noise import SECURITY_PROFILE, HybridPublicKey, NoiseKeyError
+from pycodex.json_types import JsonObj
 
 __all__ = [
     "MAX_ANSWER_BYTES",
@@ -60,6 +60,7 @@ def _phrase(status: int) -> str:
 
 
 def new_http_client() -> httpx.AsyncClient:
+    """The HTTP client for registry calls: bounded timeout, no redirects, no proxy settings, no user agent."""
     client = httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S, follow_redirects=False, trust_env=False)
     client.headers.pop("user-agent", None)  # Codex sends none
     return client
@@ -74,10 +75,10 @@ async def post_json(
     http: httpx.AsyncClient,
     url: str,
     token: str,
-    body: dict[str, Any],
+    body: JsonObj,
     *,
     headers: dict[str, str] | None = None,
-) -> dict[str, Any]:
+) -> JsonObj:
     """POST one registry request; return the JSON object of a 2xx answer.
 
     Raises:
@@ -134,14 +135,14 @@ def _error_body(content: bytes) -> tuple[str | None, str]:
     return code, message
 
 
-def _required_str(body: dict[str, Any], name: str, what: str) -> str:
+def _required_str(body: JsonObj, name: str, what: str) -> str:
     value = body.get(name)
     if not isinstance(value, str) or not value:
         raise RegistryResponseError(f"{what} answer lacks a string {name!r}")
     return value
 
 
-def _check_profile(body: dict[str, Any], what: str) -> None:
+def _check_profile(body: JsonObj, what: str) -> None:
     profile = _required_str(body, "security_profile", what)
     if profile != SECURITY_PROFILE:
         raise RegistryResponseError(
@@ -158,7 +159,8 @@ class Registration:
     executor_registration_id: str
 
 
-def parse_register(body: dict[str, Any]) -> Registration:
+def parse_register(body: JsonObj) -> Registration:
+    """Parse a ``/register`` answer strictly (``RegistryResponseError`` naming the bad field)."""
     what = "register"
     _check_profile(body, what)
     return Registration(
@@ -182,7 +184,8 @@ class ConnectBundle:
         return f"ConnectBundle(environment_id={self.environment_id!r}, registration={self.executor_registration_id!r})"
 
 
-def parse_connect(body: dict[str, Any]) -> ConnectBundle:
+def parse_connect(body: JsonObj) -> ConnectBundle:
+    """Parse a ``/connect`` answer strictly (``RegistryResponseError`` naming the bad field)."""
     what = "connect"
     _check_profile(body, what)
     try:

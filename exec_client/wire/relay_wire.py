@@ -57,6 +57,7 @@ _SMALL_VARINTS: Final = tuple(bytes([v]) for v in range(0x80))
 
 
 def put_varint(out: bytearray, value: int) -> None:
+    """Append ``value`` as a protobuf varint."""
     if value < 0x80:  # the common case (field keys, small counters), kept cheap: frames are hot
         out += _SMALL_VARINTS[value]
         return
@@ -68,16 +69,19 @@ def put_varint(out: bytearray, value: int) -> None:
 
 @functools.cache
 def key_bytes(number: int, wire_type: int) -> bytes:
+    """The encoded key of field ``number`` with ``wire_type``."""
     out = bytearray()
     put_varint(out, (int(number) << 3) | wire_type)
     return bytes(out)
 
 
 def put_key(out: bytearray, number: int, wire_type: int) -> None:
+    """Append the key of field ``number``."""
     out += key_bytes(number, wire_type)
 
 
 def put_uint(out: bytearray, number: int, value: int) -> None:
+    """Append a uint32 field (ValueError if it does not fit)."""
     if not 0 <= value <= U32_MAX:
         raise ValueError(f"relay frame field {number} value {value} does not fit in uint32")
     if value:
@@ -86,6 +90,7 @@ def put_uint(out: bytearray, number: int, value: int) -> None:
 
 
 def put_bytes(out: bytearray, number: int, value: bytes) -> None:
+    """Append a length-delimited field; an empty value is omitted, as proto3 does."""
     if value:
         out += key_bytes(number, LEN)
         put_varint(out, len(value))
@@ -128,6 +133,7 @@ def fields(data: memoryview) -> list[tuple[int, int, int | memoryview]]:
 
 
 def read_varint(data: memoryview, pos: int) -> tuple[int, int]:
+    """Read a varint at ``pos``; returns the value and the position after it."""
     if pos < len(data) and data[pos] < 0x80:  # one byte: keys and small values, the common case
         return data[pos], pos + 1
     value = 0
@@ -145,6 +151,7 @@ def read_varint(data: memoryview, pos: int) -> tuple[int, int]:
 
 
 def as_uint32(number: int, wire_type: int, value: int | memoryview) -> int:
+    """A decoded field as a uint32 (``RelayFrameDecodeError`` for the wrong wire type or range)."""
     if wire_type != VARINT or not isinstance(value, int):
         raise RelayFrameDecodeError(DropReason.BAD_WIRE_TYPE, f"field {number} must be a varint")
     if value > U32_MAX:
@@ -155,16 +162,19 @@ def as_uint32(number: int, wire_type: int, value: int | memoryview) -> int:
 
 
 def as_view(number: int, wire_type: int, value: int | memoryview) -> memoryview:
+    """A decoded length-delimited field as a view (``RelayFrameDecodeError`` for the wrong wire type)."""
     if wire_type != LEN or not isinstance(value, memoryview):
         raise RelayFrameDecodeError(DropReason.BAD_WIRE_TYPE, f"field {number} must be length-delimited")
     return value
 
 
 def as_bytes(number: int, wire_type: int, value: int | memoryview) -> bytes:
+    """A decoded length-delimited field as bytes."""
     return bytes(as_view(number, wire_type, value))
 
 
 def as_str(number: int, wire_type: int, value: int | memoryview) -> str:
+    """A decoded length-delimited field as UTF-8 text (``RelayFrameDecodeError`` if it is not)."""
     try:
         return str(as_view(number, wire_type, value), "utf-8")
     except UnicodeDecodeError:

@@ -8,7 +8,7 @@ and otherwise ignored.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
@@ -43,6 +43,8 @@ def _require(model: BaseModel, *names: str) -> None:
 
 
 class SpecialPath(_Serde):
+    """A special path of a sandbox entry (the cwd, tmpdir, the root ...), with an optional subpath."""
+
     kind: SpecialKind
     subpath: str | None = None
     path: str | None = None
@@ -58,6 +60,8 @@ _FIELD = {"path": "path", "glob_pattern": "pattern", "special": "value"}
 
 
 class FileSystemPath(_Serde):
+    """The path of a sandbox entry: a literal path, a glob pattern or a special path."""
+
     type: Literal["path", "glob_pattern", "special"]
     path: FileUri | None = None
     pattern: str | None = None
@@ -65,7 +69,7 @@ class FileSystemPath(_Serde):
 
     @model_validator(mode="before")
     @classmethod
-    def _only_the_variants_field(cls, data: Any) -> Any:
+    def _only_the_variants_field(cls, data: object) -> object:
         # serde reads only the chosen variant's field; the others are unknown keys, ignored.
         if isinstance(data, dict) and data.get("type") in _FIELD:
             return {k: v for k, v in data.items() if k in ("type", _FIELD[data["type"]])}
@@ -78,11 +82,15 @@ class FileSystemPath(_Serde):
 
 
 class SandboxEntry(_Serde):
+    """One sandbox entry: a path and the access granted to it."""
+
     path: FileSystemPath
     access: Access
 
 
 class FileSystemPolicy(_Serde):
+    """The filesystem half of a permission profile: unrestricted, or restricted to its entries."""
+
     type: Literal["restricted", "unrestricted"]
     entries: list[SandboxEntry] | None = None
 
@@ -94,6 +102,8 @@ class FileSystemPolicy(_Serde):
 
 
 class ExecPermissionProfile(_Serde):
+    """A permission profile: managed (filesystem and network rules), disabled, or external."""
+
     type: Literal["managed", "disabled", "external"]
     file_system: FileSystemPolicy | None = None
     network: Literal["restricted", "enabled"] | None = None
@@ -108,6 +118,8 @@ class ExecPermissionProfile(_Serde):
 
 
 class WireFileSystemSandboxContext(_Serde):
+    """The ``sandbox`` of an fs request: the permission profile to check paths against, and the cwd."""
+
     model_config = ConfigDict(extra="ignore", strict=True, alias_generator=to_camel, populate_by_name=True)
 
     permissions: ExecPermissionProfile

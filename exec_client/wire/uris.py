@@ -32,6 +32,7 @@ def uri_to_path(uri: str) -> Path:
 
 
 def path_to_uri(path: str | Path) -> str:
+    """The ``file://`` URI of ``path``, percent-encoded as Codex writes it."""
     return "file://" + quote(str(path), safe="/:@!$&'()*+,;=-._~")
 
 

@@ -13,7 +13,6 @@ import contextlib
 import logging
 import os
 import sys
-from typing import Any
 from urllib.parse import urlsplit
 
 from exec_client.wire.registry import RegistryError, RegistryResponseError, new_http_client
@@ -30,6 +29,8 @@ API_KEY_ENV_VAR = "CODEX_API_KEY"
 
 
 def add_remote_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the remote-environment options (registry URL, transport, environment id and name, bearer) to
+    ``parser``."""
     group = parser.add_argument_group("remote environment (Noise relay)")
     group.add_argument(
         "--remote", default=None, metavar="URL", help="register as a remote environment with this registry"
@@ -53,7 +54,7 @@ class _UsageError(Exception):
     pass
 
 
-def _check(args: Any) -> tuple[str, str]:
+def _check(args: argparse.Namespace) -> tuple[str, str]:
     remote = getattr(args, "remote", None)
     environment_id = getattr(args, "environment_id", None)
     if not remote:
@@ -68,7 +69,7 @@ def _check(args: Any) -> tuple[str, str]:
     return remote, environment_id
 
 
-async def _bearer(args: Any) -> str:
+async def _bearer(args: argparse.Namespace) -> str:
     if getattr(args, "registration_bearer_stdin", False):
         line = await asyncio.to_thread(sys.stdin.readline)
         token = str(line).strip()
@@ -84,7 +85,7 @@ async def _bearer(args: Any) -> str:
     return token
 
 
-async def run_remote_executor(args: Any, make_session: SessionFactory) -> int:
+async def run_remote_executor(args: argparse.Namespace, make_session: SessionFactory) -> int:
     """Register, then serve the rendezvous until SIGINT/SIGTERM. 2: bad options, 1: registration failed."""
     try:
         remote, environment_id = _check(args)

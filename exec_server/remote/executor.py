@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Keepalive:
+    """Websocket keepalive of the executor: ping every ``ping_interval``, give up after ``pong_timeout``."""
+
     ping_interval: float = 30.0
     pong_timeout: float = 60.0
 
@@ -46,6 +48,8 @@ def _redacted(url: str) -> str:
 
 
 class RemoteExecutor:
+    """An exec-server that serves through the relay: registers, dials the rendezvous, reconnects."""
+
     def __init__(
         self,
         registry: RegistryClient,
@@ -70,6 +74,8 @@ class RemoteExecutor:
         self.connected = asyncio.Event()
 
     async def register(self) -> Registration:
+        """Register with the registry (our Noise public key); the answer names the environment and its
+        rendezvous."""
         self.registration = await self._registry.register(self.static_key.public_key)
         log.info(
             "registered environment %s (registration %s)",

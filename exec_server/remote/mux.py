@@ -135,6 +135,8 @@ class _StreamChannel:
 
 
 class StreamMux:
+    """The streams of one executor websocket: frames in, Noise-protected sessions per stream out."""
+
     def __init__(
         self,
         identity: ExecutorIdentity,
@@ -158,12 +160,15 @@ class StreamMux:
 
     @property
     def active_streams(self) -> list[str]:
+        """Ids of the streams past their handshake."""
         return [sid for sid, s in self._streams.items() if s.phase is StreamPhase.ACTIVE]
 
     async def send_frame(self, frame: bytes) -> None:
+        """Send one encoded relay frame on the websocket."""
         await self.send_frames((frame,))
 
     async def send_frames(self, frames: Sequence[bytes]) -> None:
+        """Send encoded relay frames in order (one socket write when the edge can join them)."""
         if self._closed:
             raise ChannelClosedError("executor websocket is gone")
         try:
@@ -178,6 +183,7 @@ class StreamMux:
     # -- inbound ------------------------------------------------------------------------------------
 
     async def on_message(self, raw: bytes | str) -> None:
+        """Handle one websocket message from the relay (text frames and invalid frames are dropped)."""
         if isinstance(raw, str):
             self.stats["text_frame"] += 1
             return

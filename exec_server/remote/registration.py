@@ -32,12 +32,16 @@ VALIDATE_TIMEOUT_S = 10.0
 
 
 class ValidationOutcome(enum.Enum):
+    """What the executor does with a harness handshake after asking ``/validate``."""
+
     ACCEPT = "accept"  # 200 {"valid": true}: message 2 with an empty payload
     REJECT = "reject"  # 401: message 2 with the rejection marker (an authenticated refusal)
     RESET = "reset"  # {"valid": false}, 403, 5xx, timeout, transport error: Reset the stream
 
 
 class RegistryClient:
+    """The executor's HTTP client of the registry: register, and validate a harness."""
+
     def __init__(self, http: httpx.AsyncClient, registry_url: str, environment_id: str, token: str) -> None:
         self._http = http
         self._base = registry_url
@@ -65,6 +69,8 @@ class RegistryClient:
         *,
         timeout: float = VALIDATE_TIMEOUT_S,
     ) -> ValidationOutcome:
+        """Ask the registry whether ``harness_key`` may open ``stream_id``: 401 rejects, any other failure
+        resets."""
         body = {
             "executor_registration_id": registration_id,
             "harness_public_key": harness_key.to_json(),

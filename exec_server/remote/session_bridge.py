@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 
 
 def connection_session_factory(registry: SessionRegistry, *, concurrent_requests: int = 1) -> SessionFactory:
+    """A factory serving each active Noise stream as one exec-server connection (one router for all)."""
     router = ExecRouter()
 
     async def serve(channel: BatchChannel) -> None:

@@ -29,6 +29,8 @@ class StreamProtocolError(Exception):
 
 
 class StreamPhase(enum.Enum):
+    """Where one relay stream is: handshake, validating with the registry, active or closed."""
+
     AWAITING_HANDSHAKE = "awaiting_handshake"
     VALIDATING = "validating"
     ACTIVE = "active"
@@ -53,6 +55,8 @@ class HarnessHello:
 
 
 class ExecutorStream:
+    """The executor's side of one relay stream: its Noise handshake, then its transport."""
+
     def __init__(self, identity: ExecutorIdentity, stream_id: str) -> None:
         self.stream_id = stream_id
         self.phase = StreamPhase.AWAITING_HANDSHAKE
@@ -62,9 +66,11 @@ class ExecutorStream:
 
     @property
     def transport(self) -> NoiseTransport | None:
+        """The Noise transport once the handshake completed, else None."""
         return self._transport
 
     def read_hello(self, message_1: bytes) -> HarnessHello:
+        """Read handshake message 1 and return what the harness said (its key and payload)."""
         if self.phase is not StreamPhase.AWAITING_HANDSHAKE:
             raise StreamProtocolError(f"handshake frame in phase {self.phase.value}")
         try:
@@ -113,6 +119,7 @@ class ExecutorStream:
         return data_frames(self.stream_id, self._transport.seal_messages(messages))
 
     def close(self) -> None:
+        """The stream ended; any later frame on it is a protocol error."""
         self.phase = StreamPhase.CLOSED
 
     def _require(self, phase: StreamPhase) -> None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import NoReturn
+
+from pycodex.json_types import JsonObj, JsonValue
 
 try:
     import orjson
@@ -50,12 +52,12 @@ _PLACEHOLDER_JSON = tuple(json.dumps(_PLACEHOLDER.format(i)) for i in range(8))
 _DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: JsonObj) -> bytes:
     """Serialise one message as a single line of compact JSON, without the trailing LF."""
     params = message.get("params")
     verbatim: list[str] = []
     if isinstance(params, dict):
-        swapped: dict[str, Any] | None = None
+        swapped: JsonObj | None = None
         for key, value in params.items():
             if type(value) is VerbatimString and len(verbatim) < len(_PLACEHOLDER_JSON):
                 if swapped is None:
@@ -81,7 +83,7 @@ _ORJSON_OPTIONS = (orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | 
                    if orjson is not None else 0)
 
 
-def dumps(value: Any, *, finite_checked: bool = False) -> bytes:
+def dumps(value: object, *, finite_checked: bool = False) -> bytes:
     """Compact UTF-8 JSON, as the stdlib writes it with ``allow_nan=False`` (raises ValueError on NaN).
 
     ``finite_checked``: the caller knows ``value`` holds no NaN or infinity (it was parsed from strict JSON,
@@ -102,9 +104,9 @@ def dumps(value: Any, *, finite_checked: bool = False) -> bytes:
 class RequestReceived:
     """A request from the remote side; it must get exactly one response."""
 
-    id: Any
+    id: JsonValue
     method: str
-    params: Any
+    params: JsonValue
     has_params: bool
     #: Another request with the same id is still in flight; answer with ``error_untracked``.
     duplicate: bool = False
@@ -112,8 +114,10 @@ class RequestReceived:
 
 @dataclass(frozen=True, slots=True)
 class NotificationReceived:
+    """A notification from the remote side: it gets no answer."""
+
     method: str
-    params: Any
+    params: JsonValue
     has_params: bool
 
 
@@ -121,15 +125,17 @@ class NotificationReceived:
 class ResponseReceived:
     """A result for one of our own requests. ``method`` is None when the id was not ours."""
 
-    id: Any
-    result: Any
+    id: JsonValue
+    result: JsonValue
     method: str | None
 
 
 @dataclass(frozen=True, slots=True)
 class ErrorReceived:
-    id: Any
-    error: Any
+    """An error answer to one of our requests. ``method`` is None when the id was not ours."""
+
+    id: JsonValue
+    error: JsonValue
     method: str | None
 
 
@@ -151,7 +157,7 @@ def _excerpt(raw: bytes | str) -> str:
     return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 

@@ -61,6 +61,7 @@ class RpcError(PycodexRpcError):
         self.data = data
 
     def to_wire(self) -> dict[str, object]:
+        """The JSON-RPC error object, members in Codex's order (code, data, message)."""
         wire: dict[str, object] = {"code": self.wire_code}
         if self.data is not None:  # Codex's field order: code, data, message
             wire["data"] = self.data
@@ -69,22 +70,32 @@ class RpcError(PycodexRpcError):
 
 
 class InvalidRequest(RpcError):
+    """-32600: the request is not acceptable now (a handshake not done, a lifecycle rule broken)."""
+
     code = INVALID_REQUEST
 
 
 class MethodNotFound(RpcError):
+    """-32601: no such method on this server."""
+
     code = METHOD_NOT_FOUND
 
 
 class InvalidParams(RpcError):
+    """-32602: the params do not match the method's model (the text is serde's)."""
+
     code = INVALID_PARAMS
 
 
 class InternalError(RpcError):
+    """-32603: a failure on our side while handling the request."""
+
     code = INTERNAL_ERROR
 
 
 class ServerOverloaded(RpcError):
+    """-32001: the inbound request queue is full; the client may retry."""
+
     code = SERVER_OVERLOADED
 
     def __init__(self, message: str = "Server overloaded; retry later.") -> None:

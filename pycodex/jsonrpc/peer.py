@@ -15,8 +15,8 @@ write the bytes returned by ``respond``/``notify``/``request`` followed by the w
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc.codec import (
     ErrorReceived,
     Message,
@@ -30,7 +30,7 @@ from pycodex.jsonrpc.errors import LocalRpcError, RpcError
 __all__ = ["RpcPeer", "id_key"]
 
 
-def id_key(request_id: Any) -> str:
+def id_key(request_id: JsonValue) -> str:
     """A hashable identity for a JSON id value (1 and 1.0 differ on the wire, so keep the text)."""
     return json.dumps(request_id, sort_keys=True, separators=(",", ":"))
 
@@ -66,15 +66,17 @@ class RpcPeer:
                 return ErrorReceived(msg.id, msg.error, method)
         return msg
 
-    def is_in_flight(self, request_id: Any) -> bool:
+    def is_in_flight(self, request_id: JsonValue) -> bool:
+        """True while a request with this id was received and not yet answered."""
         return id_key(request_id) in self._in_flight
 
     @property
     def in_flight_count(self) -> int:
+        """How many inbound requests await their answer."""
         return len(self._in_flight)
 
     # -- answers ------------------------------------------------------------------------------
-    def respond(self, request_id: Any, result: Any) -> bytes:
+    def respond(self, request_id: JsonValue, result: object) -> bytes:
         """Encode the one successful answer to an inbound request.
 
         Encoding comes first: if ``result`` is not JSON (NaN, a stray object), the request stays in flight
@@ -84,36 +86,36 @@ class RpcPeer:
         self._finish(request_id)
         return data
 
-    def respond_error(self, request_id: Any, error: RpcError | dict[str, Any]) -> bytes:
+    def respond_error(self, request_id: JsonValue, error: RpcError | JsonObj) -> bytes:
         """Encode the one error answer to an inbound request."""
         self._finish(request_id)
         return self.error_untracked(request_id, error)
 
-    def error_untracked(self, request_id: Any, error: RpcError | dict[str, Any]) -> bytes:
+    def error_untracked(self, request_id: JsonValue, error: RpcError | JsonObj) -> bytes:
         """Encode an error that answers no tracked request (a duplicate id, or a wire violation)."""
         body = error.to_wire() if isinstance(error, RpcError) else error
         return self._encode({"error": body, "id": request_id})
 
-    def _finish(self, request_id: Any) -> None:
+    def _finish(self, request_id: JsonValue) -> None:
         if self._in_flight.pop(id_key(request_id), None) is None:
             raise LocalRpcError(f"no request in flight with id {id_key(request_id)}")
 
     # -- outbound -----------------------------------------------------------------------------
-    def notify(self, method: str, params: Any, *, emitted_at_ms: int | None = None) -> bytes:
+    def notify(self, method: str, params: object, *, emitted_at_ms: int | None = None) -> bytes:
         """Encode a notification; pass ``emitted_at_ms`` on wires that stamp notifications."""
-        msg: dict[str, Any] = {"method": method}
+        msg: JsonObj = {"method": method}
         if params is not None:
             msg["params"] = params
         if emitted_at_ms is not None:
             msg["emittedAtMs"] = emitted_at_ms
         return self._encode(msg)
 
-    def request(self, method: str, params: Any) -> tuple[int, bytes]:
+    def request(self, method: str, params: object) -> tuple[int, bytes]:
         """Mint an id for a request of ours and encode it."""
         request_id = self._next_id
         self._next_id += 1
         self._pending[request_id] = method
-        msg: dict[str, Any] = {"method": method, "id": request_id}
+        msg: JsonObj = {"method": method, "id": request_id}
         if params is not None:
             msg["params"] = params
         return request_id, self._encode(msg)
@@ -128,9 +130,10 @@ class RpcPeer:
         return self._next_id
 
     def pending_ids(self) -> list[int]:
+        """Ids of our requests still waiting for a response."""
         return list(self._pending)
 
-    def _encode(self, msg: dict[str, Any]) -> bytes:
+    def _encode(self, msg: JsonObj) -> bytes:
         if self._include_jsonrpc:
             msg = {"jsonrpc": "2.0", **msg}
         return encode(msg)

@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from pycodex.json_types import JsonValue
 from pycodex.jsonrpc.errors import InternalError, MethodNotFound, RpcError
 from pycodex.jsonrpc.serde import Framing, validate
 
@@ -32,11 +33,15 @@ C = TypeVar("C")
 
 @dataclass(frozen=True, slots=True)
 class Route(Generic[C]):
+    """One method of a server's table: its params model (None: params are ignored), handler and gate data."""
+
     method: str
     params_model: type[BaseModel] | None
-    handler: Callable[[C, Any], Awaitable[Any]]
+    # ``Any``: the table is heterogeneous, each handler takes its own params model (or None), and a
+    # callable's parameter is contravariant, so no narrower type admits them all.
+    handler: Callable[[C, Any], Awaitable[object]]
     #: What the server's gate needs to know about the route (an experimental flag, a method family).
-    meta: Any = None
+    meta: object = None
 
 
 class Router(Generic[C]):
@@ -49,18 +54,20 @@ class Router(Generic[C]):
         self._routes: dict[str, Route[C]] = {}
 
     def add_route(self, route: Route[C]) -> None:
+        """Register ``route``; a method registered twice is a programming error (ValueError)."""
         if route.method in self._routes:
             raise ValueError(f"route {route.method} registered twice")
         self._routes[route.method] = route
 
     @property
     def methods(self) -> list[str]:
+        """The methods registered so far, in registration order."""
         return list(self._routes)
 
     def __iter__(self) -> Iterator[Route[C]]:
         return iter(self._routes.values())
 
-    async def dispatch(self, session: C, method: str, params: Any, has_params: bool) -> Any:
+    async def dispatch(self, session: C, method: str, params: JsonValue, has_params: bool) -> object:
         """Run one request; return its result or raise ``RpcError``."""
         try:
             route = self.route(method)
@@ -80,14 +87,17 @@ class Router(Generic[C]):
         return self._routes.get(method)
 
     def unknown_method(self, session: C, method: str) -> RpcError:
+        """The error a method missing from the table gets (-32601 with the server's wording)."""
         return MethodNotFound(f"method `{method}` not found")
 
-    def parse(self, route: Route[C], params: Any, has_params: bool) -> Any:
+    def parse(self, route: Route[C], params: JsonValue, has_params: bool) -> BaseModel | None:
+        """Validate ``params`` into the route's model (``InvalidParams`` in this router's framing on failure).
+        """
         if route.params_model is None:
             return None
         return validate(route.params_model, params, self.framing)
 
-    def gate(self, session: C, route: Route[C], params: Any) -> None:
+    def gate(self, session: C, route: Route[C], params: JsonValue) -> None:
         """Refuse a request the session may not make yet (raise ``RpcError``); the default allows all."""
 
     def boundary(self, method: str, exc: Exception) -> RpcError:

@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -78,7 +78,7 @@ _SERDE_VARIANT_LISTS: dict[frozenset[str], tuple[str, ...]] = {
 _RUST_EXPECTING = {"ExecPermissionProfile": "internally tagged enum ExecPermissionProfile"}
 
 
-def describe_json_value(value: Any, max_len: int | None = None) -> str:
+def describe_json_value(value: object, max_len: int | None = None) -> str:
     """A JSON value as serde names it in errors: ``integer `5```, ``string "x"``, ``map`` ..."""
     if value is None:
         return "null"
@@ -93,7 +93,7 @@ def describe_json_value(value: Any, max_len: int | None = None) -> str:
     return describe_json_kind(value)
 
 
-def describe_json_kind(value: Any) -> str:
+def describe_json_kind(value: object) -> str:
     """Only the kind of a JSON value (``integer``, ``string``, ``map``), as serde names a whole input."""
     if value is None:
         return "null"
@@ -122,8 +122,8 @@ class Problem:
 
     kind: str
     loc: tuple[int | str, ...]
-    value: Any
-    ctx: Mapping[str, Any]
+    value: object
+    ctx: Mapping[str, object]
     msg: str
     #: The variant names pydantic expected (a Literal, an Enum, a tagged union's tags), in order.
     variants: tuple[str, ...]
@@ -136,14 +136,17 @@ class Problem:
 
     @property
     def serde_variants(self) -> tuple[str, ...]:
+        """The expected variants as serde lists them (some enums name more than pydantic saw)."""
         return _SERDE_VARIANT_LISTS.get(frozenset(self.variants), self.variants)
 
     @property
     def tag(self) -> str:
+        """The tag value serde quotes in an unknown-variant error."""
         return str(self.ctx.get("tag", self.value)) if self.kind == "union_tag_invalid" else str(self.value)
 
 
 def first_problem(error: ValidationError) -> Problem | None:
+    """The first error of ``error`` as a ``Problem`` (serde stops at the first), or None if there is none."""
     errors = error.errors(include_url=False)
     if not errors:
         return None
@@ -155,7 +158,7 @@ def first_problem(error: ValidationError) -> Problem | None:
     return Problem(first["type"], tuple(first["loc"]), first.get("input"), ctx, str(first["msg"]), variants)
 
 
-def wire_path(loc: Sequence[int | str], data: Any) -> str:
+def wire_path(loc: Sequence[int | str], data: object) -> str:
     """The wire path of an error location, without pydantic's union-branch labels.
 
     Labels ("function-after[...]", "list[str]", a tagged union's tag such as "text", a model name) are
@@ -184,7 +187,7 @@ def wire_path(loc: Sequence[int | str], data: Any) -> str:
 
 def _serde_type_at(model: type[BaseModel] | None, loc: Sequence[str | int]) -> str | None:
     """The SerdeType marker of the field a validation error points at (plain model nesting only)."""
-    current: Any = model
+    current: object = model
     marker: str | None = None
     for part in loc:
         if not (isinstance(current, type) and issubclass(current, BaseModel)) or not isinstance(part, str):
@@ -225,7 +228,7 @@ def codex_error_message(error: ValidationError, model: type[BaseModel] | None = 
     return f"{where}: {problem.msg}" if where else problem.msg
 
 
-def request_params_message(error: ValidationError, data: Any = None) -> str:
+def request_params_message(error: ValidationError, data: object = None) -> str:
     """The app-server's -32602 text: serde's words plus the wire path of the field (``data`` is the input)."""
     problem = first_problem(error)
     if problem is None:
@@ -291,7 +294,7 @@ class Framing(Enum):
     BARE = "bare"  # the exec-server's: lax, serde's text alone, a non-object named as the struct
 
 
-def validate(model: type[M], params: Any, framing: Framing) -> M:
+def validate(model: type[M], params: object, framing: Framing) -> M:
     """Validate JSON ``params`` into ``model`` or raise ``InvalidParams`` (-32602) in ``framing``."""
     if framing is Framing.BARE:
         if not isinstance(params, dict):

@@ -27,6 +27,7 @@ class FdReader:
 
     @property
     def closed(self) -> bool:
+        """The descriptor was closed (EOF reached, ``close()`` called or a read cancelled)."""
         return self._fd < 0
 
     async def read(self, size: int) -> bytes:

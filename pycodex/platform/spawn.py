@@ -52,6 +52,8 @@ def exit_code_of(returncode: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class SpawnRequest:
+    """What to start: argv, working dir, the full environment, and whether to use a pty or a stdin pipe."""
+
     argv: list[str]
     cwd: Path
     env: dict[str, str]
@@ -103,10 +105,12 @@ class SpawnedProcess:
 
     @property
     def streams(self) -> list[str]:
+        """The names of the child's output streams (``stdout``/``stderr``, or ``pty``)."""
         return list(self._readers)
 
     @property
     def has_stdin(self) -> bool:
+        """The child has a writable stdin (a pty, or a pipe asked for with ``pipe_stdin``)."""
         return self._pty_master is not None or self._proc.stdin is not None
 
     async def read_chunk(self, stream: str, size: int) -> bytes:

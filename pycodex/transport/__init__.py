@@ -10,7 +10,7 @@ task per connection) so a slow reader backpressures its own producers instead of
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pycodex.lazy_exports import lazy_getattr
 
@@ -54,7 +54,8 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    """Import an exported name's submodule on first use (see ``_HOME``)."""
     return _lazy(name)
 
 

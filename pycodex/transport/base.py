@@ -70,17 +70,22 @@ class Outbox:
         self.failed = asyncio.Event()
 
     def start(self) -> None:
+        """Start the single writer task (call once, from the running loop)."""
         self._task = asyncio.get_running_loop().create_task(self._run(), name="outbox-writer")
 
     @property
     def closed(self) -> bool:
+        """The outbox was closed or its write side failed; sends are then dropped."""
         return self._closed or self.failed.is_set()
 
     @property
     def queued_bytes(self) -> int:
+        """Bytes queued and not yet written (what the byte bound is measured against)."""
         return self._queued_bytes
 
     async def send(self, data: bytes) -> None:
+        """Queue ``data`` for the writer, waiting while the queue is full; dropped once the outbox is closed.
+        """
         if self.closed:
             return
         while self._queued_bytes and self._queued_bytes + len(data) > self._max_bytes:

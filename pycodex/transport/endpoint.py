@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
+from pycodex.json_types import JsonValue
 from pycodex.jsonrpc.codec import ErrorReceived, Message, RequestReceived, ResponseReceived
 from pycodex.jsonrpc.errors import RpcError, ServerOverloaded
 from pycodex.jsonrpc.peer import RpcPeer
@@ -27,7 +27,7 @@ class EndpointClosed(ConnectionError):
     """The connection ended before the remote side answered (the default close error)."""
 
 
-def rpc_error_from_wire(error: Any) -> RpcError:
+def rpc_error_from_wire(error: JsonValue) -> RpcError:
     """The error object of a response as an exception (a malformed one still yields one)."""
     body = error if isinstance(error, dict) else {}
     code = body.get("code", -32603)
@@ -49,11 +49,11 @@ class Endpoint:
         include_jsonrpc: bool = False,
         max_queued_requests: int = 0,
         closed_error: Callable[[str], BaseException] = EndpointClosed,
-        remote_error: Callable[[Any], BaseException] = rpc_error_from_wire,
+        remote_error: Callable[[JsonValue], BaseException] = rpc_error_from_wire,
     ) -> None:
         self.peer = RpcPeer(include_jsonrpc=include_jsonrpc)
         self._send = send
-        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._pending: dict[int, asyncio.Future[JsonValue]] = {}
         self._closed_error = closed_error
         self._remote_error = remote_error
         self._close_reason = ""
@@ -86,12 +86,14 @@ class Endpoint:
 
     # -- outbound --------------------------------------------------------------------------------
     async def send(self, data: bytes) -> None:
+        """Write already encoded bytes (an answer the caller encoded with ``peer``)."""
         await self._send(data)
 
-    async def notify(self, method: str, params: Any, *, emitted_at_ms: int | None = None) -> None:
+    async def notify(self, method: str, params: object, *, emitted_at_ms: int | None = None) -> None:
+        """Encode and write a notification; ``emitted_at_ms`` for wires that stamp them."""
         await self._send(self.peer.notify(method, params, emitted_at_ms=emitted_at_ms))
 
-    async def request(self, method: str, params: Any, *, timeout: float | None) -> Any:
+    async def request(self, method: str, params: object, *, timeout: float | None) -> JsonValue:
         """Send a request and wait for its result.
 
         Raises ``remote_error(...)`` for an error answer, ``TimeoutError`` after ``timeout`` seconds (a
@@ -100,7 +102,7 @@ class Endpoint:
         if self.closed.is_set():
             raise self._closed_error(self._close_reason)
         request_id, data = self.peer.request(method, params)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[JsonValue] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
             await self._send(data)
@@ -116,6 +118,7 @@ class Endpoint:
 
     @property
     def pending_count(self) -> int:
+        """Our requests still waiting for an answer."""
         return len(self._pending)
 
     # -- end -------------------------------------------------------------------------------------

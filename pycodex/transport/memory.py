@@ -47,6 +47,8 @@ class MemoryTransport:
         self._out = outgoing
 
     async def send(self, data: bytes) -> None:
+        """Hand one message to the other end; raises ``TransportClosed`` once this end or its queue is shut.
+        """
         pipe = self._out
         if pipe.closed:
             raise TransportClosed("in-memory transport is closed")
@@ -68,6 +70,7 @@ class MemoryTransport:
             raise TransportClosed("in-memory transport is closed")
 
     async def recv(self) -> bytes | None:
+        """The next message from the other end, or None once it closed and everything queued was read."""
         if self._in.closed and self._in.queue.empty():
             return None
         item = await self._in.queue.get()
@@ -76,6 +79,7 @@ class MemoryTransport:
         return item
 
     async def close(self) -> None:
+        """Close both directions: the other end reads EOF, and what was sent to this end is dropped."""
         self._out.close()
         self._in.close(discard=True)
 

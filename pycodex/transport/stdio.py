@@ -16,7 +16,7 @@ import selectors
 import stat
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, BinaryIO
+from typing import BinaryIO, TypedDict, Unpack
 
 from pycodex.jsonrpc.framing import DEFAULT_MAX_LINE_BYTES, LineBuffer, OverlongLine
 from pycodex.transport.base import ConnectionHandler, Outbox, TransportClosed, WriteFn
@@ -30,6 +30,15 @@ _READ_CHUNK = 1 << 20
 
 ReadFn = Callable[[int], Awaitable[bytes]]
 OverlongFn = Callable[[int], Awaitable[None]]
+
+
+class StreamOptions(TypedDict, total=False):
+    """The keyword options of :class:`StreamTransport` that its constructors pass through."""
+
+    max_line_bytes: int
+    read_chunk: int
+    keep_blank: bool
+    pending: bytes
 
 
 class StreamTransport:
@@ -65,7 +74,7 @@ class StreamTransport:
 
     @classmethod
     def over_streams(
-        cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, **options: Any
+        cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, **options: Unpack[StreamOptions]
     ) -> StreamTransport:
         """Over an asyncio stream pair (a child's stdout and stdin, a socket)."""
 
@@ -86,7 +95,9 @@ class StreamTransport:
         return cls(reader.read, write, close, **options)
 
     @classmethod
-    async def open_stdio(cls, stdin: BinaryIO, stdout: BinaryIO, **options: Any) -> StreamTransport:
+    async def open_stdio(
+        cls, stdin: BinaryIO, stdout: BinaryIO, **options: Unpack[StreamOptions]
+    ) -> StreamTransport:
         """Over this process's stdin/stdout; files epoll cannot watch are served by worker threads."""
         reader = await _open_reader(stdin)
         writer = await _open_writer(stdout)
@@ -116,9 +127,12 @@ class StreamTransport:
         return bool(self._ready)
 
     async def send(self, data: bytes) -> None:
+        """Write one message followed by its LF delimiter."""
         await self._write(data + b"\n")
 
     async def recv(self) -> bytes | None:
+        """The next complete line without its LF, or None at EOF (an overlong line is reported, not returned).
+        """
         while True:
             while not self._ready:
                 if self._eof:
@@ -136,6 +150,7 @@ class StreamTransport:
                 return line
 
     async def close(self) -> None:
+        """Close the write side (the reader sees EOF when the peer closes its end)."""
         await self._close()
 
 

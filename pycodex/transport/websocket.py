@@ -15,7 +15,7 @@ import logging
 import struct
 from collections.abc import Awaitable, Callable, Sequence
 from http import HTTPStatus
-from typing import Any
+from typing import TypedDict, Unpack
 
 from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -54,6 +54,7 @@ class WebSocketTransport:
         self._drop_binary = binary == "drop"
 
     async def send(self, data: bytes) -> None:
+        """Send one message as a text frame; raises ``TransportClosed`` once the socket is gone."""
         # Our messages come from the JSON codec, so they are UTF-8 already: no decode/encode round.
         try:
             await self._ws.send(data, text=True)
@@ -92,6 +93,7 @@ class WebSocketTransport:
             raise TransportClosed(f"websocket closed: {exc}") from exc
 
     async def recv(self) -> bytes | None:
+        """The next data frame's payload as UTF-8 bytes, or None when the socket closed."""
         while True:
             try:
                 frame = await self._ws.recv()
@@ -104,6 +106,7 @@ class WebSocketTransport:
             logger.warning("dropping unsupported binary websocket message")
 
     async def close(self) -> None:
+        """Close the socket with the normal close handshake."""
         await self._ws.close()
 
 
@@ -193,6 +196,16 @@ async def serve_websocket(
             await stop.wait()
 
 
+class ListenerOptions(TypedDict, total=False):
+    """A server's own ``websockets`` settings that :func:`listen_websocket` passes to ``serve``."""
+
+    server_header: str | None
+    write_limit: int | tuple[int, int | None]
+    ping_interval: float | None
+    ping_timeout: float | None
+    max_queue: int | tuple[int | None, int | None] | None
+
+
 async def listen_websocket(
     on_connection: Callable[[ServerConnection], Awaitable[None]],
     host: str,
@@ -200,7 +213,7 @@ async def listen_websocket(
     *,
     gate: UpgradeGate,
     max_message_bytes: int,
-    **options: Any,
+    **options: Unpack[ListenerOptions],
 ) -> Server:
     """Start a listener: ``gate`` checks each upgrade, then ``on_connection`` serves the socket.
 

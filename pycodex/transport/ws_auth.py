@@ -17,9 +17,10 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a stdio server parses these flags but never needs jwt or websockets
+    from jwt.types import Options
     from websockets.datastructures import Headers
 
 __all__ = [
@@ -49,11 +50,16 @@ class WsAuthConfigError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class CapabilityToken:
+    """``--ws-auth capability-token``: the SHA-256 of the one bearer token accepted."""
+
     token_sha256: bytes = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class SignedBearer:
+    """``--ws-auth signed-bearer-token``: HS256 JWTs signed with ``secret``, optionally pinned to an issuer
+    and audience."""
+
     secret: bytes = field(repr=False)
     issuer: str | None = None
     audience: str | None = None
@@ -70,6 +76,7 @@ def has_origin(headers: Headers) -> bool:
 
 
 def capability_token_matches(expected_sha256: bytes, token: str) -> bool:
+    """True if ``token`` hashes to ``expected_sha256`` (compared in constant time)."""
     return hmac.compare_digest(hashlib.sha256(token.encode("utf-8")).digest(), expected_sha256)
 
 
@@ -99,7 +106,7 @@ def authorize(headers: Headers, auth: WsAuth, *, now: float | None = None) -> st
     return _check_jwt(token, auth, time.time() if now is None else now)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -107,7 +114,7 @@ def _check_jwt(token: str, auth: SignedBearer, now: float) -> str | None:
     import jwt
 
     # PyJWT checks the HS256 signature only; the claims are checked here for Codex's exact refusals.
-    off: Any = {"verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False,
+    off: Options = {"verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False,
            "verify_iss": False, "verify_sub": False, "verify_jti": False}
     try:
         claims = jwt.decode(token, auth.secret, algorithms=["HS256"], options=off)

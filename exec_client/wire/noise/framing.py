@@ -121,6 +121,7 @@ class ReorderBuffer:
 
     @property
     def pending(self) -> int:
+        """Records held back waiting for an earlier sequence number."""
         return len(self._pending)
 
     def push(self, seq: int, ciphertext: bytes) -> list[bytes]:

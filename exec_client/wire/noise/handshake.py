@@ -188,10 +188,12 @@ class HandshakeState:
 
     @property
     def rejected(self) -> bool:
+        """The responder refused the handshake (message 2 carried the rejection marker)."""
         return self._step is _Step.REJECTED
 
     @property
     def failed(self) -> bool:
+        """The handshake failed; the state may not be used again."""
         return self._step is _Step.FAILED
 
     # -- driving -----------------------------------------------------------------------------------

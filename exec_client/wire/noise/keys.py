@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, field
-from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.mlkem import MLKEM768PrivateKey, MLKEM768PublicKey
@@ -78,7 +77,7 @@ class HybridPublicKey:
         }
 
     @classmethod
-    def from_json(cls, value: Any) -> HybridPublicKey:
+    def from_json(cls, value: object) -> HybridPublicKey:
         """Parse the registry JSON form strictly: exactly three string fields, known suite, exact lengths.
 
         Raises:
@@ -104,9 +103,11 @@ class HybridPublicKey:
         return key
 
     def x25519_key(self) -> X25519PublicKey:
+        """The X25519 half as a ``cryptography`` key."""
         return X25519PublicKey.from_public_bytes(self.x25519)
 
     def mlkem_key(self) -> MLKEM768PublicKey:
+        """The ML-KEM-768 half as a key (``NoiseKeyError`` if the bytes are not a valid key)."""
         try:
             return MLKEM768PublicKey.from_public_bytes(self.mlkem768)
         except (ValueError, UnsupportedAlgorithm) as exc:
@@ -129,6 +130,7 @@ class HybridStaticKey:
 
     @classmethod
     def generate(cls) -> HybridStaticKey:
+        """A fresh static key pair from the system's randomness."""
         return cls(X25519PrivateKey.generate(), MLKEM768PrivateKey.generate())
 
     @classmethod
@@ -155,6 +157,7 @@ class HybridStaticKey:
 
     @property
     def public_key(self) -> HybridPublicKey:
+        """The public halves, as registered with the registry."""
         return HybridPublicKey(x25519_public_bytes(self.x25519), mlkem_public_bytes(self.mlkem768))
 
     def __repr__(self) -> str:

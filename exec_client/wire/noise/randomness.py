@@ -44,11 +44,14 @@ class SystemRandomness:
     """The operating system's randomness, through pyca/cryptography."""
 
     def new_x25519(self) -> X25519PrivateKey:
+        """A fresh X25519 private key."""
         return X25519PrivateKey.generate()
 
     def new_mlkem768(self) -> MLKEM768PrivateKey:
+        """A fresh ML-KEM-768 private key."""
         return MLKEM768PrivateKey.generate()
 
     def encapsulate(self, public_key: MLKEM768PublicKey) -> KemEncapsulation:
+        """Encapsulate a fresh shared secret to ``public_key``."""
         shared_secret, ciphertext = public_key.encapsulate()
         return KemEncapsulation(ciphertext=ciphertext, shared_secret=shared_secret)

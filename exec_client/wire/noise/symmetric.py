@@ -64,6 +64,7 @@ class CipherState:
             self.initialize_key(key)
 
     def initialize_key(self, key: bytes) -> None:
+        """Set the AES-256-GCM key and restart the nonce at zero."""
         if len(key) != 32:
             raise NoiseUsageError(f"AES-256-GCM key must be 32 bytes, got {len(key)}")
         self._key = key
@@ -72,13 +73,16 @@ class CipherState:
 
     @property
     def has_key(self) -> bool:
+        """A key was set (before that, encryption is the identity, as Noise says)."""
         return self._aead is not None
 
     @property
     def failed(self) -> bool:
+        """The state was poisoned (failed decryption, exhausted nonces, ``fail``); never use it again."""
         return self._failed is not None
 
     def encrypt_with_ad(self, ad: bytes, plaintext: bytes | memoryview) -> bytes:
+        """Encrypt with associated data ``ad`` and the next nonce."""
         self._check_usable()
         if self._aead is None:
             return bytes(plaintext)
@@ -89,6 +93,7 @@ class CipherState:
         return ciphertext
 
     def decrypt_with_ad(self, ad: bytes, ciphertext: bytes) -> bytes:
+        """Decrypt with associated data ``ad`` and the next nonce; a failure poisons the state."""
         self._check_usable()
         if self._aead is None:
             return ciphertext
@@ -132,23 +137,28 @@ class SymmetricState:
         self.cipher = CipherState()
 
     def mix_hash(self, data: bytes) -> None:
+        """Noise ``MixHash``: ``h = SHA-256(h || data)``."""
         self.h = hashlib.sha256(self.h + data).digest()
 
     def mix_key(self, input_key_material: bytes) -> None:
+        """Noise ``MixKey``: a new chaining key and cipher key from HKDF."""
         self.ck, temp_k = hkdf(self.ck, input_key_material, 2)
         self.cipher.initialize_key(temp_k[:32])
 
     def mix_key_and_hash(self, input_key_material: bytes) -> None:
+        """Noise ``MixKeyAndHash`` (for the PSK and KEM steps)."""
         self.ck, temp_h, temp_k = hkdf(self.ck, input_key_material, 3)
         self.mix_hash(temp_h)
         self.cipher.initialize_key(temp_k[:32])
 
     def encrypt_and_hash(self, plaintext: bytes) -> bytes:
+        """Noise ``EncryptAndHash``: encrypt with ``h`` as associated data, then mix the ciphertext in."""
         ciphertext = self.cipher.encrypt_with_ad(self.h, plaintext)
         self.mix_hash(ciphertext)
         return ciphertext
 
     def decrypt_and_hash(self, ciphertext: bytes) -> bytes:
+        """Noise ``DecryptAndHash``: decrypt with ``h`` as associated data, then mix the ciphertext in."""
         plaintext = self.cipher.decrypt_with_ad(self.h, ciphertext)
         self.mix_hash(ciphertext)
         return plaintext

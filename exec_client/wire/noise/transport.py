@@ -55,18 +55,22 @@ class NoiseTransport:
 
     @property
     def next_send_seq(self) -> int:
+        """The sequence number of the next record we send."""
         return self._next_send_seq
 
     @property
     def next_receive_seq(self) -> int:
+        """The sequence number of the next record we deliver."""
         return self._reorder.next_seq
 
     @property
     def duplicates_ignored(self) -> int:
+        """Records dropped because their sequence number was already delivered."""
         return self._reorder.duplicates
 
     @property
     def failed(self) -> bool:
+        """A receive failed; the stream must be reset."""
         return self._failure is not None
 
     def seal_message(self, message: bytes) -> list[SealedRecord]:
