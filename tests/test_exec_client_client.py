@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_exec_server_support import STEP, ServerProc, run_ws_server, server_argv, server_env, server_params
 
 from exec_client.client import ExecServerClient, ProcessEvent, ProcessSubscription
 from exec_client.wire import protocol as p
 from exec_client.wire.errors import NOT_FOUND, SESSION_ALREADY_ATTACHED, ExecServerClosed, ExecServerError
+from tests.support.execserver import STEP, ServerProc, run_ws_server, server_argv, server_env, server_params
 
 ENV = {"PATH": "/usr/bin:/bin"}
 

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from test_exec_server_support import STEP, run_ws_server, server_params
 
 from exec_client.client import ExecServerClient
 from exec_client.environment import (
@@ -19,6 +18,7 @@ from exec_client.environment import (
     ProcessSpec,
 )
 from exec_client.local_environment import LocalEnvironment
+from tests.support.execserver import STEP, run_ws_server, server_params
 
 ENV = {"PATH": "/usr/bin:/bin"}
 

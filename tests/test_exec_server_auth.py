@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 import websockets
-from test_exec_server_support import raw_client, run_ws_server, server_params
+
+from tests.support.execserver import raw_client, run_ws_server, server_params
 
 TOKEN = "s3cret-capability-token"
 

@@ -6,7 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_exec_server_support import STEP, server_argv, server_env
+
+from tests.support.execserver import STEP, server_argv, server_env
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_exec_server_support import CODEX_BIN, STEP, run_ws_server
+
+from tests.support.execserver import CODEX_BIN, STEP, run_ws_server
 
 pytestmark = [
     pytest.mark.codex,

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_exec_server_support import STEP, ServerProc, raw_client, run_ws_server, server_params, uri
+
+from tests.support.execserver import STEP, ServerProc, raw_client, run_ws_server, server_params, uri
 
 
 @pytest.fixture(params=server_params())

@@ -23,7 +23,7 @@ from exec_client.wire.protocol import FsPathParams, FsWriteFileParams
 from exec_client.wire.sandbox_context import WireFileSystemSandboxContext
 from pycodex.jsonrpc.errors import InvalidParams
 from pycodex.jsonrpc.serde import Framing, validate
-from tests.test_exec_server_support import ServerProc, raw_client, run_ws_server, server_params, uri
+from tests.support.execserver import ServerProc, raw_client, run_ws_server, server_params, uri
 
 EROFS = (-32603, "Read-only file system (os error 30)")
 ENOENT = (-32004, "No such file or directory (os error 2)")

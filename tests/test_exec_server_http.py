@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_exec_server_support import STEP, ServerProc, raw_client, run_ws_server, server_params
+
+from tests.support.execserver import STEP, ServerProc, raw_client, run_ws_server, server_params
 
 
 @pytest.fixture(params=server_params())

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_exec_server_support import STEP, exit_code, raw_client, run_ws_server, server_params, start_params
+
+from tests.support.execserver import STEP, exit_code, raw_client, run_ws_server, server_params, start_params
 
 WRITER = (
     "import sys\n"

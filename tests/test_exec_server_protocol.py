@@ -10,7 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_exec_server_support import (
+
+from tests.support.execserver import (
     STEP,
     ServerProc,
     exit_code,

@@ -13,14 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_exec_server_support import STEP, raw_client, run_ws_server, start_params
-
 from exec_server.output_log import PAGE_BYTES, OutputLog, RetentionBudget
 from exec_server.processes import output_head, output_message
 from exec_server.session import Limits, SessionRegistry
 from pycodex.jsonrpc import RpcPeer
 from pycodex.jsonrpc.codec import VerbatimString
 from pycodex.platform.spawn import SpawnRequest, spawn
+from tests.support.execserver import STEP, raw_client, run_ws_server, start_params
 
 CHUNK = 8192
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_exec_server_support import ServerProc, raw_client, run_ws_server, server_params, start_params, uri
 
 from exec_server.sandbox import landlock_abi
+from tests.support.execserver import ServerProc, raw_client, run_ws_server, server_params, start_params, uri
 
 pytestmark = pytest.mark.skipif(landlock_abi() < 4, reason="needs Landlock ABI >= 4 (TCP rules)")
 

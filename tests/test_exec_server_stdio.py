@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_exec_server_support import STEP, server_argv, server_env, server_params, start_params
+
+from tests.support.execserver import STEP, server_argv, server_env, server_params, start_params
 
 
 async def _line(stdout: asyncio.StreamReader) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from exec_client.remote import NoiseRemoteConfig, RemoteEnvironmentConnector
-from tests.test_remote_support import ENV_ID, STEP, TOKEN, fast_backoff
+from tests.support.remote import ENV_ID, STEP, TOKEN, fast_backoff
 
 ROOT = Path(__file__).resolve().parents[1]
 

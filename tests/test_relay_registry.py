@@ -11,7 +11,7 @@ import pytest
 from exec_client.wire.noise import SECURITY_PROFILE, HybridStaticKey
 from relay.registry import STREAM_ID_HEADER, AuthorizationDecision, ValidationRequest, fixed_policy
 from relay.server import RunningRelay
-from tests.test_remote_support import ENV_ID, STEP, TOKEN, running_relay
+from tests.support.remote import ENV_ID, STEP, TOKEN, running_relay
 
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 

@@ -34,7 +34,7 @@ from relay.rendezvous import (
     RESET_STREAM_IN_USE,
 )
 from relay.server import RunningRelay
-from tests.test_remote_support import ENV_ID, STEP, TOKEN, running_relay
+from tests.support.remote import ENV_ID, STEP, TOKEN, running_relay
 
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.schema import find_codex_bin
-from tests.test_remote_support import (
+from tests.support.remote import (
     MARKER,
     MARKER_VAR,
     app_server_turn,
@@ -21,6 +20,7 @@ from tests.test_remote_support import (
     running_executor,
     running_relay,
 )
+from tests.support.schema import find_codex_bin
 
 PYCODEX_APP_SERVER = [sys.executable, "-m", "pycodex", "app-server"]
 

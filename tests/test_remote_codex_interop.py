@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from exec_client.wire import protocol as p
-from tests.test_remote_support import (
+from tests.support.remote import (
     ENV_ID,
     MARKER,
     MARKER_VAR,

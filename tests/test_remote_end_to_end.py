@@ -18,7 +18,7 @@ from exec_client.remote import (
 from exec_client.wire import protocol as p
 from exec_client.wire.relay_frames import RelayData, decode_frame
 from relay.registry import AuthorizationDecision, fixed_policy
-from tests.test_remote_support import (
+from tests.support.remote import (
     ENV_ID,
     STEP,
     TOKEN,

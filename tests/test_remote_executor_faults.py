@@ -28,8 +28,7 @@ from exec_client.wire.relay_frames import (
     encode_frame,
 )
 from relay.server import RunningRelay
-from tests.support.schema import find_codex_bin
-from tests.test_remote_support import (
+from tests.support.remote import (
     RawHarness,
     codex_exec_server,
     compact,
@@ -37,6 +36,7 @@ from tests.test_remote_support import (
     running_executor,
     running_relay,
 )
+from tests.support.schema import find_codex_bin
 
 RESET = RelayReset(RELAY_RESET_REASON_PROTOCOL_ERROR)
 INITIALIZE = {"id": 1, "method": "initialize", "params": {"clientName": "faults", "resumeSessionId": None}}

@@ -39,7 +39,7 @@ from exec_client.wire.relay_frames import (
     encode_frame,
 )
 from relay.server import RunningRelay
-from tests.test_remote_support import ENV_ID, STEP, TOKEN, compact, harness_connector, running_relay
+from tests.support.remote import ENV_ID, STEP, TOKEN, compact, harness_connector, running_relay
 
 
 class FakeExecutor:

@@ -16,7 +16,7 @@ import httpx
 from exec_client.remote import Registration
 from exec_client.wire.noise import HybridStaticKey
 from exec_server.remote import Keepalive, RegistryClient, RemoteExecutor
-from tests.test_remote_support import ENV_ID, STEP, TOKEN, fast_backoff
+from tests.support.remote import ENV_ID, STEP, TOKEN, fast_backoff
 
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 

@@ -22,8 +22,8 @@ from exec_server.remote import RegistryClient, RemoteExecutor, connection_sessio
 from exec_server.session import Limits, SessionRegistry
 from relay.http import HttpRequest, HttpResponse, start_http_server
 from relay.server import RunningRelay
+from tests.support.remote import ENV_ID, STEP, TOKEN, codex_exec_server, fast_backoff, running_relay
 from tests.support.schema import find_codex_bin
-from tests.test_remote_support import ENV_ID, STEP, TOKEN, codex_exec_server, fast_backoff, running_relay
 
 # The captured validate body carried these two strings; ours carry the dev registry's own.
 CODEX_VALIDATE_VARIABLE_LEN = len("harness-key-authorization") + len("registration-1")

@@ -14,7 +14,7 @@ import pytest
 
 from app_server.tools.shell_snapshot import snapshot_lines
 from tests.support.fake_model import exec_call, message, model_config, run_turn
-from tests.test_remote_support import (
+from tests.support.remote import (
     MARKER,
     MARKER_VAR,
     TOKEN,

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
-from test_exec_server_support import run_ws_server, server_params
 
 from app_server.skills import (
     EnvironmentSkillReader,
@@ -28,6 +27,7 @@ from app_server.skills.reader import SkillEntry, SkillStat
 from exec_client.client import ExecServerClient
 from exec_client.environment import ExecServerEnvironment
 from exec_client.local_environment import LocalEnvironment
+from tests.support.execserver import run_ws_server, server_params
 
 
 def write(path: Path, text: str) -> Path:

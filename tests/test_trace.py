@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tests.support.paths import REPO_ROOT
+from tests.support.remote import TOKEN
 from tests.support.trace_session import API_KEY, OUTPUT, recorded_session
-from tests.test_remote_support import TOKEN
 
 STEP = 60
 

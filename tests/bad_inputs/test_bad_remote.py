@@ -55,9 +55,7 @@ from exec_client.wire.relay_frames import (
 )
 from relay.rendezvous import MAX_FRAME_BYTES, RESET_ENVIRONMENT_GONE, RESET_HARNESS_GONE
 from relay.server import RunningRelay
-from tests.test_relay_rendezvous import environment_url, frame, harness_url, recv, wait_until
-from tests.test_remote_executor_faults import INITIALIZE, next_message, send
-from tests.test_remote_support import (
+from tests.support.remote import (
     ENV_ID,
     STEP,
     RawHarness,
@@ -66,6 +64,8 @@ from tests.test_remote_support import (
     running_executor,
     running_relay,
 )
+from tests.test_relay_rendezvous import environment_url, frame, harness_url, recv, wait_until
+from tests.test_remote_executor_faults import INITIALIZE, next_message, send
 
 # == registry answers, as the registry client sees them ===================================================
 

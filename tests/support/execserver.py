@@ -1,5 +1,5 @@
 """Shared helpers for the exec-server/exec-client tests: launch a real server (ours or Codex's) and talk
-raw JSON-RPC to it over a real loopback websocket. Imported by the other ``test_exec_*`` files.
+raw JSON-RPC to it over a real loopback websocket. Imported by the exec-server and exec-client tests.
 Set ``EXEC_TEST_STDERR=1`` to see the servers' stderr (with ``PYCODEX_LOG=debug`` for ours)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from websockets.asyncio.client import ClientConnection
 from tests.support.procs import GROUPS
 from tests.support.schema import find_codex_bin
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CODEX_BIN = find_codex_bin()  # None when the reference Codex is not installed
 STEP = 10.0  # every single wait in these tests is bounded by this many seconds
 

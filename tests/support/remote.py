@@ -49,7 +49,7 @@ MARKER_VAR = "CODEX_EXECUTOR_VERSION_SKEW_MARKER"
 MARKER = "executor-version-skew-ok"
 ENV_ID = "env-noise-relay-test"
 STEP = 30.0  # bound of every single wait
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def fast_backoff() -> Backoff:
