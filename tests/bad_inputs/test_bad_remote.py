@@ -55,6 +55,8 @@ from exec_client.wire.relay_frames import (
 )
 from relay.rendezvous import MAX_FRAME_BYTES, RESET_ENVIRONMENT_GONE, RESET_HARNESS_GONE
 from relay.server import RunningRelay
+from tests.exec_server.test_remote_executor_faults import INITIALIZE, next_message, send
+from tests.relay.test_relay_rendezvous import environment_url, frame, harness_url, recv, wait_until
 from tests.support.remote import (
     ENV_ID,
     STEP,
@@ -64,8 +66,6 @@ from tests.support.remote import (
     running_executor,
     running_relay,
 )
-from tests.test_relay_rendezvous import environment_url, frame, harness_url, recv, wait_until
-from tests.test_remote_executor_faults import INITIALIZE, next_message, send
 
 # == registry answers, as the registry client sees them ===================================================
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MODULES = ("__main__", "harness", "app_server_bench", "startup_bench", "exec_server_bench", "relay_bench",
            "agent_api_bench", "search_bench", "trace_bench")
 

@@ -15,7 +15,7 @@ from mcp.client.stdio import stdio_client
 
 from tests.support.fake_model import FakeModel, exec_call, message, model_config
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _server(home: Path, work: Path) -> StdioServerParameters:

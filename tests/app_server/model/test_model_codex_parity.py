@@ -20,7 +20,7 @@ import pytest
 from app_server.model import ModelClient, ModelError, ProviderConfig, RequestContext, RetryNotice
 from app_server.model.retry import no_backoff
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 FAKE_SERVER = ROOT / "fixtures" / "fake_responses_server.py"
 CODEX = Path(
     os.environ.get(

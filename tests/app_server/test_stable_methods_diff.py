@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.app_server.threads.test_thread_family_diff import CALLS as THREAD_CALLS
 from tests.support.appserver import OMIT, AppServerClient
 from tests.support.fake_model import message, model_config, run_turn
 from tests.support.schema import SchemaPair
@@ -27,7 +28,6 @@ from tests.support.stable_requests import (
     stable_methods,
 )
 from tests.support.surface_requests import SURFACE_REQUESTS, answered_alike, fill
-from tests.test_thread_family_diff import CALLS as THREAD_CALLS
 
 pytestmark = pytest.mark.codex
 

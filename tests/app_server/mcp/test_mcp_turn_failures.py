@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from tests.app_server.mcp.test_mcp_app_server import _configure, _mcp_call, _outputs, _ready, _stdio_table
 from tests.support.fake_model import message, run_turn
 from tests.support.mcp_servers import pids_with
 from tests.support.schema import find_codex_bin
-from tests.test_mcp_app_server import _configure, _mcp_call, _outputs, _ready, _stdio_table
 
 TIMEOUT_TABLE = "tool_timeout_sec = 0.5\n"
 TIMEOUT_TEXT = ("tool call error: tool call failed for `calc/slow`\n\nCaused by:\n"

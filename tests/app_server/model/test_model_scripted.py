@@ -34,7 +34,7 @@ from app_server.model.events import (
 from app_server.model.script import ScriptError, load_script, parse_script
 from app_server.model.scripted import demo_script, resolve_script
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPTED = ProviderConfig(id="scripted", name="scripted", request_max_retries=0, stream_max_retries=0)
 BODY: dict[str, Any] = {"model": "m", "input": []}
 

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.codex
 #: The version-skew test (seed 003) runs its turn under this sandbox mode.
 SEED_SANDBOX = "workspace-write"
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WAIT = 30.0
 
 

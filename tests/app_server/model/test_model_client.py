@@ -30,7 +30,7 @@ from app_server.model.events import (
 )
 from app_server.model.retry import no_backoff
 
-FAKE_SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "fake_responses_server.py"
+FAKE_SERVER = Path(__file__).resolve().parents[3] / "fixtures" / "fake_responses_server.py"
 CTX = RequestContext(
     thread_id="thr-1",
     turn_id="turn-1",

@@ -17,7 +17,7 @@ import pytest
 from exec_client.remote import NoiseRemoteConfig, RemoteEnvironmentConnector
 from tests.support.remote import ENV_ID, STEP, TOKEN, fast_backoff
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def env_with(**extra: str) -> dict[str, str]:
