@@ -3,7 +3,7 @@
 Each row pins the exact answer, then checks that the server still serves and that nothing under
 sessions/ changed (byte for byte). One server is shared by the table; config rows rewrite config.toml
 before their request (the server reads it again for every thread/start, as Codex does) and restore it
-after. Rows already covered by tests/test_app_server_errors.py are not repeated here.
+after. Rows already covered by tests/app_server/test_app_server_errors.py are not repeated here.
 
 The same table runs against the reference Codex binary (`codex` mark); `codex=` pins its answer where
 it differs from ours (pycodex reports bad params as -32602 and names the field).

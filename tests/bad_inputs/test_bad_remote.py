@@ -3,8 +3,8 @@
 Each case pins the answer (error class and text, close code, Reset reason or drop counter) and then
 shows the component still serves: the registry client reads the next good answer, the rendezvous
 routes a fresh stream, the executor completes a fresh handshake and request. Everything runs on real
-sockets on 127.0.0.1. Cases already pinned elsewhere (tests/test_relay_frames.py malformed bytes,
-tests/test_noise_transport.py record layer, tests/test_remote_executor_faults.py) are not repeated.
+sockets on 127.0.0.1. Cases already pinned elsewhere (tests/exec_client/test_relay_frames.py malformed bytes,
+tests/exec_client/test_noise_transport.py record layer, tests/exec_server/test_remote_executor_faults.py) are not repeated.
 """
 
 from __future__ import annotations
