@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.paths import SHARED
+from tests.support.tools import require_pycodex_script, require_shared
 
 RUN_ALL = SHARED / "clients" / "run_all.sh"
 CLIENTS = "raw raw_approval openai_codex openai_codex_approval"
@@ -23,11 +22,8 @@ CLIENTS = "raw raw_approval openai_codex openai_codex_approval"
 
 @pytest.mark.timeout(900)
 async def test_real_clients_complete_the_standard_scenario(tmp_path: Path) -> None:
-    if not RUN_ALL.exists():
-        pytest.skip(f"the shared real-client scripts are not available ({RUN_ALL} is missing)")
-    pycodex = shutil.which("pycodex") or str(Path(sys.executable).with_name("pycodex"))
-    if not Path(pycodex).exists():
-        pytest.skip("the pycodex console script is not installed")
+    require_shared("clients/run_all.sh")
+    pycodex = require_pycodex_script()
     proc = await asyncio.create_subprocess_exec(
         "bash", str(RUN_ALL), pycodex, env={**_env(tmp_path), "ONLY": CLIENTS},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from tests.support.fake_model import exec_call, message, model_config
+from tests.support.tools import require_tmux
 from tests.support.tui import (
-    TMUX,
     Remote,
     Tui,
     catalog_rows,
@@ -66,8 +66,7 @@ RESUME_HINT = re.compile(r"codex --remote \S+ resume ([0-9a-f-]{36})")
 
 @pytest.fixture
 def tui(tmp_path: Path) -> Any:
-    if TMUX is None:
-        pytest.skip("tmux is not installed (apt-get install -y tmux)")
+    require_tmux()
     session = Tui(f"pycodex-tui-{os.getpid()}", tmp_path)
     yield session
     session.close()

@@ -20,7 +20,7 @@ from tests.support.remote import (
     running_executor,
     running_relay,
 )
-from tests.support.schema import find_codex_bin
+from tests.support.tools import require_codex
 
 PYCODEX_APP_SERVER = [sys.executable, "-m", "pycodex", "app-server"]
 
@@ -38,9 +38,7 @@ async def test_pycodex_app_server_runs_a_turn_on_our_executor_through_our_relay(
 
 @pytest.mark.codex
 async def test_pycodex_app_server_runs_a_turn_on_codex_exec_server_through_our_relay(tmp_path: Path) -> None:
-    codex_bin = find_codex_bin()
-    if codex_bin is None:
-        pytest.skip("reference Codex binary not installed")
+    codex_bin = require_codex()
     capture = tmp_path / "frames.jsonl"
     async with (
         running_relay(capture=capture) as relay,

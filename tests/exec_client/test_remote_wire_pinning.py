@@ -23,7 +23,7 @@ from exec_server.session import Limits, SessionRegistry
 from relay.http import HttpRequest, HttpResponse, start_http_server
 from relay.server import RunningRelay
 from tests.support.remote import ENV_ID, STEP, TOKEN, codex_exec_server, fast_backoff, running_relay
-from tests.support.schema import find_codex_bin
+from tests.support.tools import require_codex
 
 # The captured validate body carried these two strings; ours carry the dev registry's own.
 CODEX_VALIDATE_VARIABLE_LEN = len("harness-key-authorization") + len("registration-1")
@@ -108,9 +108,7 @@ async def test_our_registry_requests_have_codex_bodies_and_headers() -> None:
 
 @pytest.mark.codex
 async def test_our_executor_registers_and_validates_exactly_like_codex(tmp_path: Path) -> None:
-    codex_bin = find_codex_bin()
-    if codex_bin is None:
-        pytest.skip("reference Codex binary not installed")
+    codex_bin = require_codex()
     async with running_relay() as relay, recording_front(relay) as (front_url, ours):
         await run_our_stack(front_url)
     async with running_relay() as relay, recording_front(relay) as (front_url, theirs):

@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.fake_model import exec_call, message, model_config
 from tests.support.procs import stop_process
-from tests.support.schema import find_codex_bin
+from tests.support.tools import require_codex
 
 pytestmark = pytest.mark.codex
 
@@ -55,9 +55,7 @@ async def _wait_listening(port: int, proc: asyncio.subprocess.Process) -> None:
 async def test_two_call_exec_turn_runs_in_the_exec_server_environment(
     direction: str, app_server, fake_model, codex_home: Path, workspace: Path, tmp_path: Path
 ) -> None:
-    codex = find_codex_bin()
-    if codex is None:
-        pytest.skip("Codex 0.169.0 is not installed")
+    codex = require_codex()
     model = await fake_model([
         {"output": [exec_call("call_1", f"echo marker=${MARKER}")]},
         {"output": [message("done")]},

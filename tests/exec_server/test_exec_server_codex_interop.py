@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 from tests.support.execserver import CODEX_BIN, STEP, run_ws_server
+from tests.support.tools import skip_without_codex
 
 pytestmark = [
     pytest.mark.codex,
-    pytest.mark.skipif(CODEX_BIN is None, reason="Codex binary not installed"),
+    skip_without_codex,
 ]
 
 USAGE = {

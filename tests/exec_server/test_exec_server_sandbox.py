@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from exec_server.sandbox import landlock_abi
 from tests.support.execserver import ServerProc, raw_client, run_ws_server, server_params, start_params, uri
+from tests.support.tools import skip_without_landlock
 
-pytestmark = pytest.mark.skipif(landlock_abi() < 4, reason="needs Landlock ABI >= 4 (TCP rules)")
+pytestmark = skip_without_landlock(4)
 
 
 def workspace_policy(workspace: Path) -> dict[str, Any]:

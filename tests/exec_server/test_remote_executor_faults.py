@@ -36,7 +36,7 @@ from tests.support.remote import (
     running_executor,
     running_relay,
 )
-from tests.support.schema import find_codex_bin
+from tests.support.tools import require_codex
 
 RESET = RelayReset(RELAY_RESET_REASON_PROTOCOL_ERROR)
 INITIALIZE = {"id": 1, "method": "initialize", "params": {"clientName": "faults", "resumeSessionId": None}}
@@ -50,9 +50,7 @@ async def relay(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
             async with running_executor(running):
                 yield running
         else:
-            codex_bin = find_codex_bin()
-            if codex_bin is None:
-                pytest.skip("reference Codex binary not installed")
+            codex_bin = require_codex()
             async with codex_exec_server(codex_bin, running, tmp_path / "codex_home"):
                 yield running
 

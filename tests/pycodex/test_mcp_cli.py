@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tools import require_codex
+
 REPO = Path(__file__).resolve().parents[2]
-CODEX = REPO / "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 
 CONFIG = '# my config\nmodel = "gpt-5" # inline\n\n# servers below\n'
 
@@ -146,17 +147,17 @@ def test_login_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.codex
-@pytest.mark.skipif(not CODEX.exists(), reason="the reference Codex binary is not installed")
 def test_codex_prints_the_same(tmp_path: Path) -> None:
     """The pinned strings above are still what the binary prints."""
+    codex = require_codex()
     home = tmp_path / "codex"
     home.mkdir()
     (home / "config.toml").write_text(CONFIG)
     for args, code, expected in STEPS:
-        proc = _run([str(CODEX), "mcp", *args], home)
+        proc = _run([str(codex), "mcp", *args], home)
         assert (proc.returncode, proc.stdout) == (code, expected), args
     (home / "config.toml").write_text(WRITTEN)
     for args, expected in VIEWS:
-        proc = _run([str(CODEX), "mcp", *args], home)
+        proc = _run([str(codex), "mcp", *args], home)
         assert (proc.returncode, proc.stdout) == (0, expected), args
     shutil.rmtree(home)

@@ -11,9 +11,10 @@ import pytest
 
 from pycodex.platform import landlock
 from pycodex.platform.spawn import SpawnError, SpawnRequest, spawn
+from tests.support.tools import skip_without_landlock
 
 LAUNCHER = str(Path(landlock.__file__).resolve())
-needs_landlock = pytest.mark.skipif(landlock.landlock_abi() == 0, reason="this kernel has no Landlock")
+needs_landlock = skip_without_landlock()
 
 
 def _launch(*args: str) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pytest
 
 from tests.support.paths import REPO_ROOT
 from tests.support.remote import TOKEN
+from tests.support.tools import require_chromium
 from tests.support.trace_session import API_KEY, OUTPUT, recorded_session
 
 STEP = 60
@@ -114,9 +114,7 @@ def test_show_json_is_the_same_timeline(trace: Path) -> None:
 
 
 def test_html_page_renders_every_turn_in_headless_chromium(trace: Path, tmp_path: Path) -> None:
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("no chromium on PATH (.ci/run installs Debian's chromium when apt-get can)")
+    browser = require_chromium()
     page = tmp_path / "out.html"
     made = pycodex("trace", "html", str(trace), "-o", str(page))
     assert made.returncode == 0, made.stderr

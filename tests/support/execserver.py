@@ -23,6 +23,7 @@ from websockets.asyncio.client import ClientConnection
 
 from tests.support.procs import GROUPS
 from tests.support.schema import find_codex_bin
+from tests.support.tools import require_codex, skip_without_codex
 
 REPO = Path(__file__).resolve().parents[2]
 CODEX_BIN = find_codex_bin()  # None when the reference Codex is not installed
@@ -54,8 +55,8 @@ def run_ws_server(
     name: str, tmp: Path, *extra: str, env_extra: dict[str, str] | None = None
 ) -> Iterator[ServerProc]:
     """Start a websocket exec-server on an ephemeral port; its first stdout line is the URL."""
-    if name == "codex" and CODEX_BIN is None:
-        pytest.skip("Codex binary not installed")
+    if name == "codex":
+        require_codex()
     proc = subprocess.Popen(
         server_argv(name, "--listen", "ws://127.0.0.1:0", *extra),
         stdout=subprocess.PIPE,
@@ -103,7 +104,7 @@ def server_params() -> list[Any]:
             id="codex",
             marks=[
                 pytest.mark.codex,
-                pytest.mark.skipif(CODEX_BIN is None, reason="Codex binary not installed"),
+                skip_without_codex,
             ],
         ),
     ]

@@ -16,7 +16,7 @@ import pytest
 from tests.support.fake_model import message, model_config, run_turn
 from tests.support.mcp_servers import CALC_SERVER, http_calc_server, pids_with
 from tests.support.paths import REPO_ROOT
-from tests.support.schema import find_codex_bin
+from tests.support.tools import require_codex
 
 RECORDED = json.loads((REPO_ROOT / "tests" / "data" / "mcp" / "codex_0169_calc.json").read_text())
 NEVER = "MCP tool call requires approval, but approval policy is never"
@@ -245,9 +245,7 @@ async def _turn_answering(client: Any, thread_id: str, answer: str | None) -> li
                                                 ("on-request", "decline")])
 async def test_a_turn_matches_codex(policy: str, answer: str | None, app_server, fake_model, tmp_path: Path,
                                     workspace: Path) -> None:
-    codex_bin = find_codex_bin()
-    if codex_bin is None:
-        pytest.skip("the Codex 0.169 binary is not installed")
+    codex_bin = require_codex()
     script = [[_mcp_call("call_add", "add", {"a": 2, "b": 3}), _mcp_call("call_echo", "echo", {"text": "hi"})],
               [message("done")]]
     seen = {}
@@ -328,9 +326,7 @@ async def test_a_servers_own_elicitation_is_answered_as_codex_does(target: str, 
     cancels otherwise, and the tool carries on with that answer."""
     argv = None
     if target == "codex":
-        codex_bin = find_codex_bin()
-        if codex_bin is None:
-            pytest.skip("the Codex 0.169 binary is not installed")
+        codex_bin = require_codex()
         argv = [str(codex_bin), "app-server"]
     model = await fake_model([[_mcp_call("call_ask", "ask", {}, server="asker")], [message("ok")]])
     home = tmp_path / "home"

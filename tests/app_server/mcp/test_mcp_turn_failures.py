@@ -19,7 +19,7 @@ import pytest
 from tests.app_server.mcp.test_mcp_app_server import _configure, _mcp_call, _outputs, _ready, _stdio_table
 from tests.support.fake_model import message, run_turn
 from tests.support.mcp_servers import pids_with
-from tests.support.schema import find_codex_bin
+from tests.support.tools import require_codex
 
 TIMEOUT_TABLE = "tool_timeout_sec = 0.5\n"
 TIMEOUT_TEXT = ("tool call error: tool call failed for `calc/slow`\n\nCaused by:\n"
@@ -110,9 +110,7 @@ def _neutral(item: dict[str, Any], output: Any) -> str:
 @pytest.mark.codex
 @pytest.mark.parametrize("case", ["dead", "timeout", "error"])
 async def test_failures_match_codex(case: str, app_server, fake_model, tmp_path: Path, workspace: Path) -> None:
-    codex_bin = find_codex_bin()
-    if codex_bin is None:
-        pytest.skip("the Codex 0.169 binary is not installed")
+    codex_bin = require_codex()
     seen = {}
     for label, argv in (("pycodex", [sys.executable, "-m", "pycodex", "app-server"]),
                         ("codex", [str(codex_bin), "app-server"])):
@@ -130,9 +128,7 @@ async def test_event_streams_are_for_hosted_apps_only(target: str, app_server, t
     """Codex 0.169 refuses every event-stream subscription outside hosted apps, and stopping any id is a no-op."""
     argv = None
     if target == "codex":
-        codex_bin = find_codex_bin()
-        if codex_bin is None:
-            pytest.skip("the Codex 0.169 binary is not installed")
+        codex_bin = require_codex()
         argv = [str(codex_bin), "app-server"]
     home = tmp_path / "home"
     table, _ = _stdio_table()

@@ -19,19 +19,16 @@ import pytest
 
 from app_server.model import ModelClient, ModelError, ProviderConfig, RequestContext, RetryNotice
 from app_server.model.retry import no_backoff
+from tests.support.schema import find_codex_bin
+from tests.support.tools import skip_without_codex
 
 ROOT = Path(__file__).resolve().parents[3]
 FAKE_SERVER = ROOT / "fixtures" / "fake_responses_server.py"
-CODEX = Path(
-    os.environ.get(
-        "PYCODEX_CODEX_BIN",
-        ROOT / "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
-    )
-)
+CODEX = find_codex_bin()
 
 pytestmark = [
     pytest.mark.codex,
-    pytest.mark.skipif(not CODEX.exists(), reason="Codex 0.169.0 binary not installed"),
+    skip_without_codex,
 ]
 
 FAILED = {"output": [], "failed": {"code": "server_error", "message": "mock failed"}}

@@ -7,10 +7,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from app_server.tools.sandbox import landlock_abi
 from tests.support.appserver import AppServerClient
+from tests.support.tools import skip_without_landlock
 
 Start = Callable[..., Awaitable[AppServerClient]]
 
@@ -90,7 +88,7 @@ async def test_pty_resize(app_server: Start) -> None:
     await client.wait_response("pipes")
 
 
-@pytest.mark.skipif(landlock_abi() == 0, reason="no Landlock on this kernel")
+@skip_without_landlock()
 async def test_sandbox_policy(app_server: Start, tmp_path: Path) -> None:
     client = await app_server()
     target = tmp_path / "x"

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.fake_model import exec_call, message, model_config, run_turn
+from tests.support.tools import require_landlock
 
 
 def _write_stdin(call_id: str, session_id: int, chars: str, **extra: Any) -> dict[str, Any]:
@@ -144,10 +145,7 @@ async def test_the_sandbox_mode_decides_where_commands_may_write(
     app_server, app_server_argv, fake_model, codex_home: Path, workspace: Path, outside_dir: Path
 ) -> None:
     if app_server_argv is None:
-        from app_server.tools.sandbox import landlock_abi
-
-        if landlock_abi() == 0:
-            pytest.skip("this kernel has no Landlock: pycodex runs commands unsandboxed (and warns)")
+        require_landlock()
     tmp_target = Path("/tmp") / f"pycodex-sandbox-{uuid.uuid4().hex}"
     script = []
     for mode in ("read-only", "workspace-write", "danger-full-access"):
