@@ -12,6 +12,7 @@ from app_server.protocol.base import to_wire
 from app_server.protocol.server_info import SkillsListResponse
 from app_server.skills import FsEntry, LocalSkillReader, SkillLimits, SkillsCatalog
 from app_server.skills.reader import SkillEntry
+from tests.support.hermetic import ABSENT_MARKER, stop_walks_at
 
 
 def write_skill(
@@ -143,7 +144,9 @@ async def test_legacy_codex_folders_and_home_agents_skills_are_searched_too(
         ("legacy", "repo", str(repo / ".codex/skills")),
         ("homeskill", "user", str(user_home / ".agents/skills")),
     ]
-    # A cwd at $HOME sees that folder once, as a repo folder.
+    # A cwd at $HOME sees that folder once, as a repo folder. (Its parent is made a repository root so
+    # that no skill above the temp folder joins in.)
+    stop_walks_at(user_home.parent)
     at_home = (await SkillsCatalog(home).skills_for_cwd(user_home)).skills
     assert [(s.name, s.scope) for s in at_home] == [("homeskill", "repo"), ("not-read", "repo")]
 
@@ -164,7 +167,8 @@ async def test_without_a_root_marker_only_the_cwd_is_searched(home: Path, tmp_pa
     cwd.mkdir(parents=True)
     write_skill(tmp_path / "plain/a/.agents/skills/parent", "parent")
     write_skill(cwd / ".agents/skills/here", "here")
-    assert names(await SkillsCatalog(home).list_for_cwds([str(cwd)])) == ["here"]
+    # A marker no folder has: no project root, whatever lies above the temp folder.
+    assert names(await SkillsCatalog(home, [ABSENT_MARKER]).list_for_cwds([str(cwd)])) == ["here"]
 
 
 async def test_custom_root_markers_decide_the_project_root(home: Path, tmp_path: Path) -> None:
@@ -174,7 +178,7 @@ async def test_custom_root_markers_decide_the_project_root(home: Path, tmp_path:
     write_skill(top / ".agents/skills/top", "top")
     cwd = str(top / "sub")
     assert names(await SkillsCatalog(home, ["pyproject.toml"]).list_for_cwds([cwd])) == ["top"]
-    assert names(await SkillsCatalog(home, [".git"]).list_for_cwds([cwd])) == []
+    assert names(await SkillsCatalog(home, [ABSENT_MARKER]).list_for_cwds([cwd])) == []
     assert names(await SkillsCatalog(home, []).list_for_cwds([cwd])) == []
 
 
@@ -221,7 +225,7 @@ async def test_undecodable_and_unreadable_files_become_errors_not_crashes(home: 
 
 
 async def test_results_are_cached_per_cwd_until_force_reload(home: Path, repo: Path, tmp_path: Path) -> None:
-    other = tmp_path / "other"
+    other = stop_walks_at(tmp_path) / "other"
     other.mkdir()
     write_skill(repo / ".agents/skills/first", "first")
     catalog = SkillsCatalog(home)
@@ -239,7 +243,7 @@ async def test_results_are_cached_per_cwd_until_force_reload(home: Path, repo: P
 async def test_several_cwds_get_one_entry_each_in_request_order(
     home: Path, repo: Path, tmp_path: Path
 ) -> None:
-    other = tmp_path / "other"
+    other = stop_walks_at(tmp_path) / "other"
     write_skill(other / ".agents/skills/o", "o")
     write_skill(repo / ".agents/skills/r", "r")
     listing = await SkillsCatalog(home).list_for_cwds([str(other), str(repo), str(tmp_path / "missing")])

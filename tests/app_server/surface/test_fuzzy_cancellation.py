@@ -14,8 +14,16 @@ from typing import Any
 import pytest
 
 from app_server.search.fuzzy import FuzzySessions, fuzzy_file_search
+from tests.support.hermetic import below_a_repository_root
 
 SERVERS = [pytest.param("codex", marks=pytest.mark.codex), "pycodex"]
+
+
+@pytest.fixture
+def tmp_path(tmp_path: Path) -> Path:
+    """The test's folder, one below a repository root: the walk for ignore rules stops there and reads no
+    `.gitignore` above the temp folder (tests/support/hermetic.py)."""
+    return below_a_repository_root(tmp_path)
 
 
 def test_cancelled_search_finds_nothing(tmp_path: Path) -> None:

@@ -11,10 +11,18 @@ from app_server.search.fuzzy import COMPLETED, UPDATED, FuzzySessions, fuzzy_fil
 from app_server.search.score import score_path
 from app_server.search.walk import walk_tree
 from pycodex.jsonrpc.errors import RpcError
+from tests.support.hermetic import below_a_repository_root
 from tests.support.recorded import load, normalise, write_tree
 
 RECORDED = load("fuzzy_search")
 QUERIES = [s["params"]["query"] for s in RECORDED["searches"]]
+
+
+@pytest.fixture
+def tmp_path(tmp_path: Path) -> Path:
+    """The test's folder, one below a repository root: the walk for ignore rules stops there and reads no
+    `.gitignore` above the temp folder (tests/support/hermetic.py)."""
+    return below_a_repository_root(tmp_path)
 
 
 @pytest.fixture
