@@ -2,7 +2,7 @@
 
 Subcommands import their package lazily: a product's argument builder lives next to its server code, so the
 parser only fills in the subcommand being run. ``pycodex --version`` and ``pycodex --help`` import no server
-code (tests/test_cli_imports.py keeps it that way).
+code (tests/pycodex/test_cli_imports.py keeps it that way).
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if arguments == ["app-server"]:
         # What clients spawn: no flags to parse, so neither the parser nor the flags' modules are paid for
-        # before the server answers initialize (tests/test_app_server_startup_imports.py).
+        # before the server answers initialize (tests/app_server/test_app_server_startup_imports.py).
         from app_server.main import run_app_server
 
         return run_app_server(listen="stdio://")

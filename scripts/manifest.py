@@ -1,7 +1,7 @@
 """tests/data/MANIFEST.json: one sha256 per recorded file, so tests can tell a hand edit from a recording.
 
 Every recorder in this folder ends by calling :func:`record_in_manifest` on what it wrote
-(tests/test_schema_support.py checks that the manifest and the files agree).
+(tests/app_server/test_schema_support.py checks that the manifest and the files agree).
 """
 
 from __future__ import annotations

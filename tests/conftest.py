@@ -27,7 +27,8 @@ from tests.support.appserver_memory import MemoryAppServerClient
 from tests.support.appserver_process import write_codex_config
 from tests.support.appserver_ws import WsAppServerClient
 from tests.support.procs import GROUPS
-from tests.support.schema import SchemaPair, SchemaValidator, find_codex_bin, load_schema_pair
+from tests.support.schema import SchemaPair, SchemaValidator, load_schema_pair
+from tests.support.tools import require_codex
 
 # Fixtures that hand a test the live Codex binary: a test requesting one must say so with `@pytest.mark.codex`.
 CODEX_FIXTURES = frozenset({"codex_bin"})
@@ -101,9 +102,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
     """The reference Codex 0.169.0 binary (`$PYCODEX_CODEX_BIN` or the npm copy); skips when absent."""
-    found = find_codex_bin()
-    if found is None:
-        pytest.skip("reference Codex binary not installed (npm install, or set PYCODEX_CODEX_BIN)")
+    found = require_codex()
     return found
 
 
@@ -142,9 +141,7 @@ def app_server_argv() -> list[str] | None:
     if target == "pycodex":
         return None
     if target == "codex":
-        found = find_codex_bin()
-        if found is None:
-            pytest.skip("PYCODEX_TEST_TARGET=codex but the Codex binary is not installed")
+        found = require_codex()
         return [str(found), "app-server"]
     raise pytest.UsageError(f"PYCODEX_TEST_TARGET must be 'pycodex' or 'codex', not {target!r}")
 

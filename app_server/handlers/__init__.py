@@ -3,7 +3,8 @@
 ``register_all`` declares every family's methods at start-up but imports a family's module (and so
 builds the pydantic params and response models it names) only when one of its methods is first
 requested: serving ``initialize`` must not pay for the whole protocol surface. ``FAMILIES`` is checked
-against the modules' ``ROUTES`` by tests/test_handler_families.py.
+against the modules' ``ROUTES`` by test_families_match_the_handler_modules_routes in
+tests/app_server/test_app_server_startup_imports.py.
 """
 
 from __future__ import annotations

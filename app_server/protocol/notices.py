@@ -2,7 +2,7 @@
 
 Each constructor returns a ``Notice`` (method + params). The params are plain dicts in the wire's key
 order, because turns emit them on the hot path (every text delta) and validating a model per delta
-would cost more than the write. ``tests/test_protocol_notices.py`` pins each constructor's dict to the
+would cost more than the write. ``tests/app_server/test_protocol_notices.py`` pins each constructor's dict to the
 dump of its pydantic model in ``protocol.notifications``, so the two cannot drift apart.
 """
 

@@ -8,6 +8,6 @@
   message-channel interface both ends of a remote stream implement; ``backoff``: the reconnect delays
   both ends use.
 
-The executor and the relay import only this subpackage (tests/test_import_graph.py enforces it), so the
+The executor and the relay import only this subpackage (tests/pycodex/test_import_graph.py enforces it), so the
 harness side of ``exec_client`` can change without touching them.
 """

@@ -1,6 +1,6 @@
 """`pycodex mcp list|get|add|remove`: the `[mcp_servers.NAME]` tables of `$CODEX_HOME/config.toml`.
 
-Outputs, messages and exit codes follow `codex mcp` 0.169 (captured in tests/test_mcp_cli.py), with `pycodex`
+Outputs, messages and exit codes follow `codex mcp` 0.169 (captured in tests/pycodex/test_mcp_cli.py), with `pycodex`
 in the hints where Codex names itself. Edits go through tomlkit so comments and layout survive, and every
 edit is checked by app_server.config.mcp_servers before the file is written (fail closed).
 """

@@ -3,7 +3,7 @@
 Each row pins the exact answer, then checks that the server still serves and that nothing under
 sessions/ changed (byte for byte). One server is shared by the table; config rows rewrite config.toml
 before their request (the server reads it again for every thread/start, as Codex does) and restore it
-after. Rows already covered by tests/test_app_server_errors.py are not repeated here.
+after. Rows already covered by tests/app_server/test_app_server_errors.py are not repeated here.
 
 The same table runs against the reference Codex binary (`codex` mark); `codex=` pins its answer where
 it differs from ours (pycodex reports bad params as -32602 and names the field).
@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.support import AppServerClient, SchemaPair, find_codex_bin, write_codex_config
+from tests.support import AppServerClient, SchemaPair, write_codex_config
+from tests.support.tools import require_codex
 
 DEAD_URL = "http://127.0.0.1:9/v1"
 NOT_LOADED = "019a0000-0000-7000-8000-000000000000"
@@ -206,9 +207,7 @@ async def server(
     target: str = request.param
     argv = None
     if target == "codex":
-        found = find_codex_bin()
-        if found is None:
-            pytest.skip("reference Codex binary not installed")
+        found = require_codex()
         argv = [str(found), "app-server"]
     root = tmp_path_factory.mktemp(f"bad_inputs_{target}")
     home, cwd = root / "home", root / "cwd"

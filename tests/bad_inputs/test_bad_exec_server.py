@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import websockets
 
-from tests.test_exec_server_support import STEP, Raw, ServerProc, raw_client, run_ws_server, start_params, uri
+from tests.support.execserver import STEP, Raw, ServerProc, raw_client, run_ws_server, start_params, uri
 
 READ_CAP = 32 * 1024 * 1024
 

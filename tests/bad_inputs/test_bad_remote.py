@@ -3,8 +3,8 @@
 Each case pins the answer (error class and text, close code, Reset reason or drop counter) and then
 shows the component still serves: the registry client reads the next good answer, the rendezvous
 routes a fresh stream, the executor completes a fresh handshake and request. Everything runs on real
-sockets on 127.0.0.1. Cases already pinned elsewhere (tests/test_relay_frames.py malformed bytes,
-tests/test_noise_transport.py record layer, tests/test_remote_executor_faults.py) are not repeated.
+sockets on 127.0.0.1. Cases already pinned elsewhere (tests/exec_client/test_relay_frames.py malformed bytes,
+tests/exec_client/test_noise_transport.py record layer, tests/exec_server/test_remote_executor_faults.py) are not repeated.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ from exec_client.wire.relay_frames import (
 )
 from relay.rendezvous import MAX_FRAME_BYTES, RESET_ENVIRONMENT_GONE, RESET_HARNESS_GONE
 from relay.server import RunningRelay
-from tests.test_relay_rendezvous import environment_url, frame, harness_url, recv, wait_until
-from tests.test_remote_executor_faults import INITIALIZE, next_message, send
-from tests.test_remote_support import (
+from tests.exec_server.test_remote_executor_faults import INITIALIZE, next_message, send
+from tests.relay.test_relay_rendezvous import environment_url, frame, harness_url, recv, wait_until
+from tests.support.remote import (
     ENV_ID,
     STEP,
     RawHarness,

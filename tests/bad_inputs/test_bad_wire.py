@@ -1,6 +1,6 @@
 """Bad input on the app-server's wire, stdio and WebSocket alike: each gets Codex 0.169.0's answer.
 
-Complements tests/test_app_server_errors.py (the stdio table of malformed lines, handshake and id
+Complements tests/app_server/test_app_server_errors.py (the stdio table of malformed lines, handshake and id
 rows): this table adds what that one lacks (non-standard JSON, the `jsonrpc` member, a second
 `initialize`, several messages in one frame) and runs on both transports, plus the WebSocket-only
 cases (binary frames, empty frames, oversize messages). Every answer was read off the reference binary:

@@ -1,7 +1,7 @@
 """A recorded debugging session: one pycodex app-server turn with an approval, run on a remote executor.
 
 Everything is real and on 127.0.0.1: ``pycodex mock-model`` (through the CLI) plays the model, the relay
-and our executor run in-process (tests/test_remote_support.py), and ``pycodex app-server`` logs at debug
+and our executor run in-process (tests/support/remote.py), and ``pycodex app-server`` logs at debug
 level as JSON. The debugging commands are then tested on the CODEX_HOME it leaves behind.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from tests.support.appserver_process import write_codex_config
 from tests.support.fake_model import exec_call, message
-from tests.test_remote_support import (
+from tests.support.remote import (
     ENV_ID,
     STEP,
     TOKEN,

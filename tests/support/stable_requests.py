@@ -1,6 +1,6 @@
 """The stable client methods of the Codex 0.169 schema and minimal valid params for the ones the surface
-table (surface_requests.py) and the thread-family table (tests/test_thread_family_diff.py) leave out; sent
-to both servers by tests/test_stable_methods_diff.py."""
+table (surface_requests.py) and the thread-family table (tests/app_server/threads/test_thread_family_diff.py) leave out; sent
+to both servers by tests/app_server/test_stable_methods_diff.py."""
 
 from __future__ import annotations
 

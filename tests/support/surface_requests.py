@@ -1,5 +1,5 @@
 """Minimal valid requests for the "surface" methods (files, commands, hooks, plugins, accounts, misc),
-sent to both servers by tests/test_surface_diff.py. ``{tmp}`` in a string becomes a scratch folder."""
+sent to both servers by tests/app_server/surface/test_surface_diff.py. ``{tmp}`` in a string becomes a scratch folder."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from tests.support.appserver_process import write_codex_config
 from tests.support.fake_model import exec_call, message
-from tests.test_remote_support import (
+from tests.support.remote import (
     ENV_ID,
     ROOT,
     STEP,

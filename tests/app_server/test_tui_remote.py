@@ -1,0 +1,271 @@
+"""The real Codex 0.169 TUI (`codex --remote ws://...`) driven in tmux against pycodex's app-server, and, with the
+same steps, against Codex's own (which proves the steps). Skips when tmux or the Codex binary is absent.
+
+* It starts, runs a prompt with an approval, shows no error line, and resumes the session through
+  `resume <id>` and through the /resume picker, with the earlier turns on screen.
+* It compacts (a real compaction turn through the fake model: the next turn's request carries the summary), forks
+  (the fork shows the earlier turns; the /resume picker lists it beside its source, neither marked unread), lists
+  Codex's whole model catalog in /model, and exits with /quit, printing the `resume` hint for the fork.
+* pycodex answers no request with -32601 (method not found): its `--trace` record shows every answer.
+
+The TUI starts an ephemeral title thread after each prompt of an untitled thread; its model request follows the
+main turn's first request (it needs three round trips more), so the scripts put the title answer second. Once
+the title shows in the status line the thread is titled and no more title requests come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.fake_model import exec_call, message, model_config
+from tests.support.tools import require_tmux
+from tests.support.tui import (
+    Remote,
+    Tui,
+    catalog_rows,
+    error_lines,
+    remote_app_server,
+    unsupported_answers,
+)
+
+pytestmark = [pytest.mark.codex, pytest.mark.timeout(240)]
+
+PROMPT = "Ask Codex to do anything"
+# The status line under the composer once the TUI has its session (a splash screen can show the prompt before).
+READY = "mock-model default · "
+# The model: one escalated command (the approval), the title thread's structured answer, the follow-up. The
+# command may take up to 30 s (the longest yield) before it counts as a background terminal: on a busy machine the
+# default 10 s was seen to pass, and the resumed screen then shows no finished command.
+APPROVAL_SCRIPT = [
+    {"output": [exec_call("c1", "printf hi > out.txt", sandbox_permissions="require_escalated",
+                          justification="write a file", yield_time_ms=30_000)]},
+    {"output": [message('{"title":"Write file"}')]},
+    {"output": [message("done writing")]},
+]
+# Two plain turns (the title answer second), the compaction turn's summary, then the turn after it.
+SUMMARY = "summary of the first two turns"
+COMPACT_SCRIPT = [
+    {"output": [message("first answer")]},
+    {"output": [message('{"title":"Two turns"}')]},
+    {"output": [message("second answer")]},
+    {"output": [message(SUMMARY)]},
+    {"output": [message("third answer")]},
+]
+# A row of the /model picker: "› 1. GPT-6.1-Sol    Latest workhorse model ..." (› marks the selection).
+MODEL_ROW = re.compile(r"^\s*(›)?\s*(\d+)\.\s+(\S.*?)\s{2,}(\S.*?)\s*$")
+# A row of the /resume picker: "  › 20s ago     Write file" (a ● before the name marks unread activity).
+SESSION_ROW = re.compile(r"^\s+(?:›\s+)?(\d+[smhd] ago|now|just now)\s{2,}(\S.*?)\s*$")
+RESUME_HINT = re.compile(r"codex --remote \S+ resume ([0-9a-f-]{36})")
+
+
+@pytest.fixture
+def tui(tmp_path: Path) -> Any:
+    require_tmux()
+    session = Tui(f"pycodex-tui-{os.getpid()}", tmp_path)
+    yield session
+    session.close()
+
+
+@pytest.fixture(params=["pycodex", "codex"])
+def server_kind(request: Any) -> str:
+    return str(request.param)
+
+
+def _client(remote: Remote, tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """The TUI's environment (its own CODEX_HOME) and working directory."""
+    client_home = tmp_path / "client_home"
+    model_config(client_home, remote.model.url, approval_policy="on-request")
+    env = {"CODEX_HOME": str(client_home), "TERM": "xterm-256color", "PATH": os.environ.get("PATH", ""),
+           "HOME": str(tmp_path)}
+    cwd = tmp_path / "client_cwd"
+    cwd.mkdir(exist_ok=True)
+    return env, cwd
+
+
+def _no_errors(screen: str) -> None:
+    assert not error_lines(screen), screen
+
+
+def _no_unsupported_methods(remote: Remote) -> None:
+    """pycodex answered no request with -32601. Codex 0.169's app-server keeps no record of its answers, so the
+    check reads pycodex's `--trace` file only (the same steps passing against Codex prove the TUI's side)."""
+    if remote.trace is None:
+        return
+    text = remote.trace.read_text()
+    assert '"model/list"' in text, "the trace holds no TUI traffic"  # the check below would prove nothing
+    assert unsupported_answers(remote.trace) == [], "pycodex answered these TUI requests with -32601"
+
+
+def _thread_id(remote: Remote) -> str:
+    """The main thread's id, from the session header the model saw on the first request."""
+    first = remote.model.requests()[0]
+    found = first["headers"].get("session-id") or first["headers"].get("session_id")
+    assert found, first["headers"]
+    return str(found)
+
+
+async def _ready(tui: Tui) -> str:
+    return await tui.wait_until("the composer with its status line", lambda s: PROMPT in s and READY in s)
+
+
+async def _model_requests(remote: Remote, count: int, timeout: float = 60.0) -> None:
+    """Wait (bounded) until the fake model has received `count` requests."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while len(remote.model.requests()) < count:
+        if loop.time() >= deadline:
+            raise AssertionError(f"the model got {len(remote.model.requests())} requests, not {count}, in {timeout} s")
+        await asyncio.sleep(0.1)
+
+
+async def _approve(tui: Tui, attempts: int = 5) -> None:
+    """Press "y" on the approval prompt; a key sent while the TUI is still drawing the prompt can be lost, so
+    press again (a bounded number of times) while the prompt is still shown."""
+    for _ in range(attempts):
+        tui.key("y")
+        try:
+            await tui.wait_for("You approved", timeout=4)
+            return
+        except AssertionError:
+            if "Would you like to run the following command?" not in tui.screen():
+                return
+    raise AssertionError(f"the approval was not taken after {attempts} presses:\n{tui.screen()}")
+
+
+def _session_rows(screen: str) -> list[str]:
+    return [m.group(2) for line in screen.splitlines() if (m := SESSION_ROW.match(line))]
+
+
+async def _model_rows(tui: Tui, limit: int = 40) -> list[tuple[str, str]]:
+    """Every row of the open /model picker: it shows eight at a time, so walk the selection down through the
+    list (it wraps back to the first row at the end) and collect the rows seen on the way."""
+    rows: dict[int, tuple[str, str]] = {}
+
+    def read(screen: str) -> int:
+        selected = 0
+        for line in screen.splitlines():
+            if m := MODEL_ROW.match(line):
+                rows[int(m.group(2))] = (m.group(3), m.group(4))
+                selected = int(m.group(2)) if m.group(1) else selected
+        return selected
+
+    current = read(await tui.wait_until("the /model picker", lambda s: read(s) == 1))
+
+    def moved(screen: str) -> bool:
+        return read(screen) not in (0, current)
+
+    for _ in range(limit):
+        tui.key("Down")
+        current = read(await tui.wait_until("the next picker row", moved))
+        if current == 1:
+            return [rows[n] for n in sorted(rows)]
+    raise AssertionError(f"the /model picker did not wrap within {limit} rows:\n{tui.screen()}")
+
+
+async def test_tui_runs_an_approved_command_and_resumes_the_session(
+    tui: Tui, server_kind: str, codex_bin: Path, tmp_path: Path
+) -> None:
+    async with remote_app_server(server_kind, APPROVAL_SCRIPT, codex_bin, tmp_path) as remote:
+        env, cwd = _client(remote, tmp_path)
+        tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
+        await _ready(tui)
+        await tui.submit("write the file")
+        try:
+            await tui.wait_for("Would you like to run the following command?")
+        except AssertionError as exc:  # say which thread got which scripted answer (title and main race)
+            order = [(r["headers"].get("thread-id"), bool((r["body"] or {}).get("text")))
+                     for r in remote.model.requests()]
+            raise AssertionError(f"{exc}\nmodel requests (thread, structured): {order}") from None
+        # The title thread has asked the model before the approval lets the main turn ask again: the follow-up
+        # request cannot take the title's scripted answer.
+        await _model_requests(remote, 2)
+        await _approve(tui)
+        _no_errors(await tui.wait_for("done writing"))
+
+        # `resume <id>`: a new TUI process shows the earlier turn.
+        thread_id = _thread_id(remote)
+        tui.close()
+        tui.start([str(codex_bin), "--remote", remote.url, "resume", thread_id], env, cwd)
+        screen = await tui.wait_for("done writing")
+        assert "write the file" in screen and "printf hi > out.txt" in screen, screen
+        _no_errors(await _ready(tui))
+
+        # The /resume picker of a fresh TUI lists the titled session (only it: the fresh TUI's own empty
+        # thread is not a session yet) and choosing it shows the earlier turn.
+        tui.close()
+        tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
+        await _ready(tui)
+        await tui.submit("/resume")
+        screen = await tui.wait_until("a session in the /resume picker", lambda s: bool(_session_rows(s)))
+        assert "Resume a previous session" in screen, screen
+        assert _session_rows(screen) == ["Write file"], screen
+        tui.key("Enter")
+        screen = await tui.wait_for("done writing")
+        assert "write the file" in screen and "printf hi > out.txt" in screen, screen
+        _no_errors(await _ready(tui))
+    _no_unsupported_methods(remote)  # the server has stopped: its trace is complete, from startup on
+
+
+async def test_tui_compacts_forks_lists_the_models_and_exits(
+    tui: Tui, server_kind: str, codex_bin: Path, tmp_path: Path
+) -> None:
+    async with remote_app_server(server_kind, COMPACT_SCRIPT, codex_bin, tmp_path) as remote:
+        env, cwd = _client(remote, tmp_path)
+        tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
+        await _ready(tui)
+        await tui.submit("first prompt")
+        await tui.wait_for("first answer")
+        await tui.wait_for("· Two turns")  # the title thread has had its answer: no more title requests
+        await tui.submit("second prompt")
+        await tui.wait_for("second answer")
+
+        # /compact: the model gets the compaction request, and the turn after it sees the summary it wrote.
+        await tui.submit("/compact")
+        await tui.wait_for("Context compacted")
+        await tui.submit("third prompt")
+        _no_errors(await tui.wait_for("third answer"))
+        requests = remote.model.requests()
+        assert len(requests) == 5, [r["body"].get("input", [])[-1:] for r in requests]
+        main = _thread_id(remote)
+        assert {r["headers"].get("session-id") for r in requests[2:]} == {main}, "compaction left the thread"
+        assert SUMMARY not in str(requests[3]["body"]["input"])
+        assert SUMMARY in str(requests[4]["body"]["input"]), "the turn after /compact lacks the summary"
+
+        # /fork: a new thread, forked from the titled one, showing the earlier turns and the compaction.
+        await tui.submit("/fork")
+        screen = await tui.wait_for("Fork created")
+        assert f"Thread forked from Two turns ({main})" in screen, screen
+        for text in ("first prompt", "first answer", "second answer", "Context compacted", "third answer"):
+            assert text in screen, (text, screen)
+        _no_errors(screen)
+
+        # The /resume picker lists the fork and its source, both read (no ● unread mark: the user made the fork).
+        await tui.submit("/resume")
+        screen = await tui.wait_until("two sessions in the /resume picker", lambda s: len(_session_rows(s)) == 2)
+        assert _session_rows(screen) == ["Two turns", "Two turns"], screen
+        tui.key("Escape")
+        await _ready(tui)
+
+        # /model: every model of Codex's catalog, in its order, whichever server answers model/list.
+        await tui.submit("/model")
+        await tui.wait_for("Select Model and Effort")
+        assert await _model_rows(tui) == catalog_rows(codex_bin)
+        tui.key("Escape")
+        await _ready(tui)
+
+        # /quit: the TUI ends cleanly and says how to come back to the (forked) thread.
+        await tui.submit("/quit")
+        status = await tui.exit_status()
+        screen = tui.screen()
+        assert status == "0", screen
+        hint = RESUME_HINT.search(screen)
+        assert hint is not None and hint.group(1) != main, screen
+        # The fork (made with excludeTurns) had no usage report of its own, so the TUI prints no usage line.
+        assert "Token usage so far" not in screen, screen
+    _no_unsupported_methods(remote)

@@ -1,0 +1,87 @@
+"""One skip reason per missing tool.
+
+Every test that needs something outside the Python environment (the reference Codex binary, tmux,
+chromium, the shared real-client scripts, the installed console script, the kernel's Landlock) asks here, so each missing tool
+skips with one fixed text and the summary at the end of a run (tests/conftest.py) shows one line per
+missing tool with its count.
+
+``require_*()`` skips the calling test (or fixture) when the tool is absent and returns it otherwise;
+``skip_without_codex`` is the same check as a mark, for ``pytestmark`` and ``pytest.param(marks=...)``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import SHARED
+from tests.support.schema import find_codex_bin
+
+CODEX_REASON = "Codex 0.169.0 binary not installed (npm install, or set PYCODEX_CODEX_BIN)"
+TMUX_REASON = "tmux not installed (.ci/run installs Debian's tmux when apt-get can)"
+CHROMIUM_REASON = "chromium not on PATH (.ci/run installs Debian's chromium when apt-get can)"
+SHARED_REASON = f"shared real-client scripts not found in {SHARED} (set PYCODEX_SHARED_DIR)"
+CONSOLE_SCRIPT_REASON = "the pycodex console script is not installed (pip install -e .)"
+LANDLOCK_REASON = "this kernel has no Landlock"
+LANDLOCK_TCP_REASON = "this kernel's Landlock has no TCP rules (ABI < 4)"
+
+#: The Codex check as a mark; evaluated once, at import.
+skip_without_codex = pytest.mark.skipif(find_codex_bin() is None, reason=CODEX_REASON)
+
+
+def skip_without_landlock(abi: int = 1) -> pytest.MarkDecorator:
+    """A mark skipping where the kernel's Landlock ABI is below `abi` (1: no Landlock; 4: TCP rules)."""
+    from pycodex.platform.landlock import landlock_abi
+
+    return pytest.mark.skipif(landlock_abi() < abi, reason=LANDLOCK_REASON if abi <= 1 else LANDLOCK_TCP_REASON)
+
+
+def require_landlock() -> None:
+    """Skips where the kernel has no Landlock (pycodex then runs commands unsandboxed, and warns)."""
+    from pycodex.platform.landlock import landlock_abi
+
+    if landlock_abi() == 0:
+        pytest.skip(LANDLOCK_REASON)
+
+
+def require_codex() -> Path:
+    """The reference Codex 0.169.0 binary (`$PYCODEX_CODEX_BIN` or the npm copy); skips when absent."""
+    found = find_codex_bin()
+    if found is None:
+        pytest.skip(CODEX_REASON)
+    return found
+
+
+def require_tmux() -> str:
+    """The `tmux` executable; skips when it is not on PATH."""
+    found = shutil.which("tmux")
+    if found is None:
+        pytest.skip(TMUX_REASON)
+    return found
+
+
+def require_chromium() -> str:
+    """A headless-capable chromium (`chromium` or `chromium-browser`); skips when neither is on PATH."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.skip(CHROMIUM_REASON)
+    return found
+
+
+def require_shared(relative: str) -> Path:
+    """A file of the shared real-client scripts (``SHARED / relative``); skips when it is missing."""
+    path = SHARED / relative
+    if not path.exists():
+        pytest.skip(SHARED_REASON)
+    return path
+
+
+def require_pycodex_script() -> str:
+    """The installed `pycodex` console script (on PATH or beside this interpreter); skips when absent."""
+    found = shutil.which("pycodex") or str(Path(sys.executable).with_name("pycodex"))
+    if not Path(found).exists():
+        pytest.skip(CONSOLE_SCRIPT_REASON)
+    return found
