@@ -6,6 +6,8 @@ piped stdin reads stdin too and appends it as a ``<stdin>`` block; an empty resu
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
@@ -52,9 +54,18 @@ def read_prompt(prompt: str | None, stdin: IO[str], stderr: IO[str]) -> str:
     return text
 
 
-def git_repo_root(start: Path) -> Path | None:
-    """The enclosing Git work tree (a ``.git`` directory or file), if any."""
+def git_repo_root(start: Path, environ: Mapping[str, str] = os.environ) -> Path | None:
+    """The enclosing Git work tree (a ``.git`` directory or file), if any.
+
+    Like git itself, the walk does not go up into a directory named in ``GIT_CEILING_DIRECTORIES`` (a
+    colon-separated list of absolute paths): where git says "not a git repository", so does this check.
+    Codex 0.169 has no ceiling; the two agree whenever the variable is unset.
+    """
+    ceilings = {Path(p).resolve() for p in environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if os.path.isabs(p)}
+    start = start.resolve()
     for directory in (start, *start.parents):
+        if directory != start and directory in ceilings:
+            return None
         if (directory / ".git").exists():
             return directory
     return None

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from tests.support.fake_model import FakeModel, exec_call, message, model_config
-from tests.support.hermetic import require_outside_any_repository
 from tests.support.procs import stop_process
 
 DEAD_MODEL_URL = "http://127.0.0.1:9/v1"
@@ -247,8 +246,8 @@ async def test_exit_codes_for_model_errors_usage_errors_and_git_check(make_env: 
     assert usage.code == 2 and "unrecognized arguments: --bogus-flag" in usage.stderr
     bad_sandbox = await env.exec("-s", "nope", "x")
     assert bad_sandbox.code == 2
-    require_outside_any_repository(env.work)  # pycodex exec walks up to / for a .git, with no ceiling
-    no_git = await env.exec("--json", "x")
+    # git's own ceiling keeps the walk inside the test's folder, whatever lies above the temp folder.
+    no_git = await env.exec("--json", "x", env={"GIT_CEILING_DIRECTORIES": str(env.work.parent)})
     assert no_git.code == 1 and no_git.stdout == ""
     assert "Not inside a trusted directory and --skip-git-repo-check was not specified." in no_git.stderr
     assert len(env.requests()) == 2  # neither the usage errors nor the refusal reached the model

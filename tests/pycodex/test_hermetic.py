@@ -3,8 +3,8 @@
 The tests whose product code walks up out of their folder (project root markers, AGENTS.md, `.codex` and
 `.agents` skills, parent `.gitignore` files, `pycodex exec`'s Git check) run again in a child pytest whose
 temp folder sits inside a folder holding all of those: a `.git`, an AGENTS.md, `.codex/config.toml`, repo
-skills and a `.gitignore` that ignores everything. They pass there too; the one check that needs a folder
-outside every repository (the product has no ceiling for it) fails, and says why.
+skills and a `.gitignore` that ignores everything. They pass there too (the Git check's test sets git's own
+`GIT_CEILING_DIRECTORIES`, which `pycodex exec` honours).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ WALKING = [
     "tests/app_server/surface/test_fuzzy_search.py",
     "tests/app_server/surface/test_fuzzy_cancellation.py",
     "tests/app_server/turns/test_turns_prompt.py",
+    # `pycodex exec`'s Git check, kept inside the test's folder by GIT_CEILING_DIRECTORIES.
+    "tests/pycodex/test_exec_cli.py::test_exit_codes_for_model_errors_usage_errors_and_git_check",
 ]
-GIT_CHECK = "tests/pycodex/test_exec_cli.py::test_exit_codes_for_model_errors_usage_errors_and_git_check"
 SKILL = "---\nname: {0}\ndescription: A skill above the temp folder.\n---\nDo not list me.\n"
 
 
@@ -63,10 +64,3 @@ async def test_the_walking_tests_pass_with_a_repository_and_agents_md_above_thei
     report = await _pytest(tmp_path / "base", *WALKING)
     last = report.strip().splitlines()[-1]
     assert " passed" in last and "failed" not in last and "error" not in last, report[-4000:]
-
-
-async def test_the_check_outside_every_repository_names_the_repository_above(tmp_path: Path) -> None:
-    _litter(tmp_path)
-    report = await _pytest(tmp_path / "base", GIT_CHECK)
-    assert "1 failed" in report, report[-4000:]
-    assert f"{tmp_path / '.git'} lies above the temp folder" in report, report[-4000:]
