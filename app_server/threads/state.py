@@ -5,7 +5,8 @@ turns, token usage, subscribers, rollout writer and services. ``TurnState`` is o
 moves only through the table in ``threads.lifecycle`` (``TurnState.apply``), which refuses any event
 once the turn has ended, so "exactly one ``turn/completed`` per turn" is enforced in one place.
 Handlers control turns through ``ThreadRuntime.start_turn``, ``steer`` and ``interrupt``; the runner
-ends them with ``end_turn``. Connections are seen through the ``Subscriber`` protocol only.
+ends them with ``end_turn``. Connections are seen through the ``Subscriber`` protocol only. ``Subscriber``,
+``ThreadSettings`` and ``ThreadServices`` live in ``threads.contracts`` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -14,21 +15,22 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app_server.protocol import notices
 from app_server.protocol.notices import Notice
+from app_server.threads.contracts import Subscriber, ThreadServices, ThreadSettings
 from app_server.threads.lifecycle import TurnEvent, TurnStatus, advance
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.store import RolloutWriter
-    from app_server.threads.services import ThreadServices
     from app_server.tools.pending import PendingRequest
 
-__all__ = ["Spawn", "Subscriber", "ThreadRuntime", "ThreadSettings", "TurnDriver", "TurnState", "empty_usage"]
+__all__ = [
+    "Spawn", "Subscriber", "ThreadRuntime", "ThreadServices", "ThreadSettings", "TurnDriver", "TurnState", "empty_usage",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -46,57 +48,6 @@ def empty_usage() -> JsonObj:
         "outputTokens": 0,
         "reasoningOutputTokens": 0,
     }
-
-
-@dataclass
-class ThreadSettings:
-    """Sticky per-thread settings; turn/start overrides replace them for later turns too."""
-
-    model: str
-    model_provider: str
-    cwd: Path
-    approval_policy: str = "on-request"
-    approvals_reviewer: str = "user"
-    sandbox_mode: str = "workspace-write"
-    base_instructions: str | None = None
-    developer_instructions: str | None = None
-    effort: str | None = None
-    summary: str | None = None
-    service_tier: str | None = None
-    writable_roots: list[str] = field(default_factory=list)
-    network_access: bool = False
-
-    def to_record(self) -> JsonObj:
-        return {
-            "model": self.model,
-            "modelProvider": self.model_provider,
-            "cwd": str(self.cwd),
-            "approvalPolicy": self.approval_policy,
-            "approvalsReviewer": self.approvals_reviewer,
-            "sandbox": self.sandbox_mode,
-            "effort": self.effort,
-            "summary": self.summary,
-        }
-
-
-class Subscriber(Protocol):
-    """A client connection as the thread domain sees it (``app_server.connection.Session`` is one):
-    it receives the thread's notifications and may be asked to answer server requests (approvals)."""
-
-    id: int
-    closed: asyncio.Event
-    client_name: str
-    session_source: str
-    #: Callbacks run once when the connection closes.
-    on_close: list[Callable[[], Any]]
-
-    async def notify(self, method: str, params: Any) -> None: ...
-
-    async def notify_within(self, method: str, params: Any, timeout: float) -> bool: ...
-
-    async def request(self, method: str, params: Any, *, timeout: float = ...) -> Any: ...
-
-    def next_request_id(self) -> int: ...
 
 
 class TurnDriver(Protocol):

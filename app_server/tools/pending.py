@@ -18,7 +18,7 @@ from app_server.protocol import notices
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
-    from app_server.threads.state import Subscriber
+    from app_server.threads.contracts import Subscriber
 
 __all__ = ["PendingRequest"]
 

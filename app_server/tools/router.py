@@ -13,7 +13,7 @@ from app_server.tools.exec_tool import handle_tool_call
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
-    from app_server.threads.services import ToolContext, ToolOutcome
+    from app_server.tools.contracts import ToolContext, ToolOutcome
 
 __all__ = ["MCP_NAMESPACE_PREFIX", "route_tool_call"]
 
