@@ -61,11 +61,11 @@ def network_backoff(attempt: int, rng: random.Random) -> float:
     return 5.0 + attempt
 
 
-def client(sleeps: Sleeps, **overrides: object) -> ModelClient:
+def client(sleeps: Sleeps, **retries: int) -> ModelClient:
     provider = replace(
         ProviderConfig(id="mock_provider", name="Mock provider", base_url=BASE_URL,
                        request_max_retries=0, stream_max_retries=0, stream_idle_timeout_ms=5_000),
-        **overrides,
+        **retries,
     )
     return ModelClient(provider, env={}, backoff=attempt_backoff, network_backoff=network_backoff, sleep=sleeps)
 
