@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
-from dataclasses import replace
 
 import httpx
 import pytest
@@ -61,11 +60,10 @@ def network_backoff(attempt: int, rng: random.Random) -> float:
     return 5.0 + attempt
 
 
-def client(sleeps: Sleeps, **retries: int) -> ModelClient:
-    provider = replace(
-        ProviderConfig(id="mock_provider", name="Mock provider", base_url=BASE_URL,
-                       request_max_retries=0, stream_max_retries=0, stream_idle_timeout_ms=5_000),
-        **retries,
+def client(sleeps: Sleeps, *, request_max_retries: int = 0, stream_max_retries: int = 0) -> ModelClient:
+    provider = ProviderConfig(
+        id="mock_provider", name="Mock provider", base_url=BASE_URL, stream_idle_timeout_ms=5_000,
+        request_max_retries=request_max_retries, stream_max_retries=stream_max_retries,
     )
     return ModelClient(provider, env={}, backoff=attempt_backoff, network_backoff=network_backoff, sleep=sleeps)
 
