@@ -25,11 +25,13 @@ ITEMS_SCOPE = "itemsByCreatedAtOrdinal"
 
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """One item of a thread's history, numbered in order across all its turns (``ordinal`` starts at 1)."""
     ordinal: int
     turn_id: str
     item: JsonObj
 
     def wire(self) -> JsonObj:
+        """The entry as the history methods show it: the item, its turn and its start and end times."""
         return {"turnId": self.turn_id, "item": self.item, "startedAtMs": self.item.get("startedAtMs"),
                 "completedAtMs": self.item.get("completedAtMs")}
 
@@ -50,12 +52,14 @@ async def thread_turns(threads: ThreadManager, thread_id: str) -> tuple[list[Jso
 
 
 def not_materialized(thread_id: str, method: str) -> InvalidRequest:
+    """The error for a history method on a thread that has no user message yet (Codex's wording)."""
     return InvalidRequest(
         f"thread {thread_id} is not materialized yet; {method} is unavailable before first user message"
     )
 
 
 def entries(turns: list[JsonObj]) -> list[Entry]:
+    """Every item of ``turns``, in order, as numbered entries."""
     out: list[Entry] = []
     for turn in turns:
         for item in turn.get("items") or []:

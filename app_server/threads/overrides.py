@@ -19,6 +19,7 @@ _SANDBOX_MODES = {"dangerFullAccess": "danger-full-access", "readOnly": "read-on
 
 
 def resolve_cwd(cwd: str | None, fallback: Path) -> Path:
+    """The cwd a request asked for, made absolute against the process cwd; ``fallback`` when none was given."""
     if not cwd:
         return fallback
     path = Path(cwd)

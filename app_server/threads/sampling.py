@@ -21,6 +21,7 @@ __all__ = ["Completed", "Emit", "HistoryAppend", "ItemDone", "SampleMapper", "To
 
 @dataclass(frozen=True, slots=True)
 class Emit:
+    """Send ``notice`` to the thread's subscribers."""
     notice: Notice
 
 
@@ -33,11 +34,13 @@ class ItemDone:
 
 @dataclass(frozen=True, slots=True)
 class HistoryAppend:
+    """Add ``item`` to the model history (no notification)."""
     item: JsonObj
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
+    """A function (or custom) tool call of the model, to run before the next request."""
     call_id: str
     name: str
     arguments: str
@@ -47,6 +50,7 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Completed:
+    """The response has completed; ``usage`` is its token usage when the provider sent it."""
     usage: ev.Usage | None
 
 
@@ -60,6 +64,8 @@ class _Open:
 
 
 class SampleMapper:
+    """Turns one model response's events into the runner's actions (notifications, items, history, tool calls)."""
+
     def __init__(self, thread_id: str, turn_id: str) -> None:
         self.thread_id = thread_id
         self.turn_id = turn_id
@@ -88,6 +94,7 @@ class SampleMapper:
         self._open.clear()
 
     def feed(self, event: ev.ResponseEvent) -> list[Action]:
+        """The actions one response event leads to, in order (none for events with nothing to show)."""
         if isinstance(event, ev.OutputTextDelta):
             return self._text_delta(event)
         if isinstance(event, ev.OutputItemAdded):

@@ -40,6 +40,7 @@ SLOW_SUBSCRIBER_S = 1.0
 
 
 def empty_usage() -> JsonObj:
+    """A token-usage breakdown with every count at zero."""
     return {
         "totalTokens": 0,
         "inputTokens": 0,
@@ -53,9 +54,11 @@ def empty_usage() -> JsonObj:
 class TurnDriver(Protocol):
     """What runs a turn (``TurnRunner``): the thread launches it and forwards new input to it."""
 
-    async def run(self) -> None: ...
+    async def run(self) -> None:
+        """Run the turn to its end."""
 
-    def steer(self) -> None: ...
+    def steer(self) -> None:
+        """New input was added to the turn: take it into account."""
 
 
 #: Starts a background task owned by the server (``AppServer.spawn``).
@@ -102,9 +105,11 @@ class TurnState:
 
     @property
     def ended(self) -> bool:
+        """Whether the turn has ended (completed, interrupted or failed)."""
         return self.status.ended
 
     def apply(self, event: TurnEvent) -> TurnStatus:
+        """Move the turn's status by ``event``; raises ``IllegalTurnTransition`` where the table allows no move."""
         self.status = advance(self.id, self.status, event)
         return self.status
 
@@ -268,9 +273,11 @@ class ThreadRuntime:
 
     @property
     def ephemeral(self) -> bool:
+        """Whether the thread was started ephemeral (nothing of it is kept on disk)."""
         return bool(self.meta.get("ephemeral"))
 
     def status(self) -> JsonObj:
+        """The v2 ThreadStatus: active (waiting on an approval or not), systemError after a failed turn, or idle."""
         active = self.active
         if active is not None:
             flags = ["waitingOnApproval"] if active.open_requests else []
@@ -280,6 +287,7 @@ class ThreadRuntime:
         return {"type": "idle"}
 
     def token_usage_wire(self) -> JsonObj | None:
+        """The v2 ThreadTokenUsage (total, last, context window), or None before the first model response."""
         if self.last_usage is None:
             return None
         return {"total": dict(self.total_usage), "last": dict(self.last_usage),
@@ -309,4 +317,5 @@ class ThreadRuntime:
             await session.notify_within(method, params, SLOW_SUBSCRIBER_S)
 
     async def emit_status(self) -> None:
+        """Tell the subscribers the thread's current status (``thread/status/changed``)."""
         await self.emit(notices.thread_status_changed(self.id, self.status()))

@@ -36,6 +36,7 @@ def apply_start_params(thread: ThreadRuntime, environments: list[Any] | None, co
 
 
 def tools_for(thread: ThreadRuntime, tools: Sequence[JsonObj]) -> tuple[JsonObj, ...]:
+    """The tools the thread offers the model: none without an environment, no command tools without the shell."""
     if thread.services.environment.disabled:
         return ()
     if not thread.shell_tool_enabled:
