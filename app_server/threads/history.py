@@ -26,6 +26,7 @@ ITEMS_SCOPE = "itemsByCreatedAtOrdinal"
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One item of a thread's history, numbered in order across all its turns (``ordinal`` starts at 1)."""
+
     ordinal: int
     turn_id: str
     item: JsonObj

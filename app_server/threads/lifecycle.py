@@ -18,6 +18,7 @@ __all__ = ["TRANSITIONS", "IllegalTurnTransition", "TurnEvent", "TurnStatus", "a
 
 class TurnStatus(enum.Enum):
     """Where a turn is: live (accepted, running, interrupting) or ended (completed, interrupted, failed)."""
+
     ACCEPTED = "accepted"
     RUNNING = "running"
     INTERRUPTING = "interrupting"
@@ -41,6 +42,7 @@ _ENDED = frozenset({TurnStatus.COMPLETED, TurnStatus.INTERRUPTED, TurnStatus.FAI
 
 class TurnEvent(enum.Enum):
     """What can happen to a turn; ``advance`` says which status each event leads to from each status."""
+
     LAUNCH = "launch"  # the runner's task starts
     INTERRUPT = "interrupt"  # turn/interrupt, thread/archive or shutdown asked the turn to stop
     COMPLETE = "complete"  # the model has nothing more to do

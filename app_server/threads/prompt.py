@@ -67,6 +67,7 @@ class EnvironmentStatus:
 @dataclass(frozen=True)
 class ContextInputs:
     """What the context messages (permissions, environment, instructions) are built from."""
+
     cwd: Path
     sandbox_mode: str
     approval_policy: str

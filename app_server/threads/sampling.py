@@ -22,6 +22,7 @@ __all__ = ["Completed", "Emit", "HistoryAppend", "ItemDone", "SampleMapper", "To
 @dataclass(frozen=True, slots=True)
 class Emit:
     """Send ``notice`` to the thread's subscribers."""
+
     notice: Notice
 
 
@@ -35,12 +36,14 @@ class ItemDone:
 @dataclass(frozen=True, slots=True)
 class HistoryAppend:
     """Add ``item`` to the model history (no notification)."""
+
     item: JsonObj
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """A function (or custom) tool call of the model, to run before the next request."""
+
     call_id: str
     name: str
     arguments: str
@@ -51,6 +54,7 @@ class ToolCall:
 @dataclass(frozen=True, slots=True)
 class Completed:
     """The response has completed; ``usage`` is its token usage when the provider sent it."""
+
     usage: ev.Usage | None
 
 

@@ -32,6 +32,7 @@ HISTORY_OUTPUT_CHARS = 16_000
 
 class UserShellRunner(TurnRunner):
     """Runs a ``thread/shellCommand`` turn: one user shell command, no model request."""
+
     reports_read_state = False
     completed_view = "notLoaded"
 

@@ -45,6 +45,11 @@ def needs_approval(
     *, policy: str, escalated: bool, cmd: str, approved: set[str], argv: Sequence[str] = (),
     allowed_prefixes: Sequence[tuple[str, ...]] = (),
 ) -> bool:
+    """Whether running ``cmd`` must be approved by the user first under approval ``policy``.
+
+    Never for a command approved for the session or covered by an accepted prefix rule; under ``untrusted``
+    for anything not known to be safe; otherwise only when the model asked to run outside the sandbox.
+    """
     if cmd in approved:
         return False
     if any(prefix and tuple(argv[: len(prefix)]) == prefix for prefix in allowed_prefixes):
@@ -58,11 +63,14 @@ def needs_approval(
 
 @dataclass(frozen=True)
 class Decision:
+    """The user's answer to a command approval, and the argv prefix to remember when they allowed one."""
+
     kind: str  # accept | acceptForSession | decline | cancel
     remember_prefix: tuple[str, ...] | None = None
 
     @property
     def runs(self) -> bool:
+        """Whether the command runs (accepted once or for the session)."""
         return self.kind in ("accept", "acceptForSession")
 
 
@@ -95,6 +103,7 @@ def approval_params(
     user_cmd: str,
     prefix_rule: list[str] | None,
 ) -> dict[str, Any]:
+    """The params of ``item/commandExecution/requestApproval`` for one command, as Codex sends them."""
     amendment = list(prefix_rule) if prefix_rule else list(argv)
     params: dict[str, Any] = {
         "kind": "command",

@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 
 
 class PendingRequest:
+    """One open server request (an approval), offered to each subscribed client; the first answer wins."""
+
     def __init__(self, method: str, params: JsonObj, *, timeout: float) -> None:
         self.method = method
         self.params = params

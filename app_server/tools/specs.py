@@ -91,4 +91,5 @@ WRITE_STDIN: dict[str, Any] = {
 
 
 def tool_specs() -> list[dict[str, Any]]:
+    """The specs of the command tools offered to the model (exec_command, write_stdin)."""
     return [EXEC_COMMAND, WRITE_STDIN]
