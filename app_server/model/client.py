@@ -132,6 +132,7 @@ class ModelClient:
 
     @property
     def provider(self) -> ProviderConfig:
+        """The provider this client talks to."""
         return self._provider
 
     def worst_case_seconds(self) -> float:
@@ -140,6 +141,7 @@ class ModelClient:
         return worst_case_seconds(self._policy, self._provider.request_max_retries, timeout)
 
     async def aclose(self) -> None:
+        """Close the HTTP client if this client created it."""
         if self._owns_http:
             await self._http.aclose()
 
@@ -150,6 +152,10 @@ class ModelClient:
         await self.aclose()
 
     def build_request(self, body: Mapping[str, Any], ctx: RequestContext) -> httpx.Request:
+        """The streamed ``POST /responses`` for ``body``: Codex's headers, the auth, the provider's query params.
+
+        Raises ``ModelError`` when the provider's ``env_key`` is not set.
+        """
         headers = self._provider.static_headers(self._env)
         headers.update(ctx.headers())
         stored = self._stored_key() if self._stored_key and self._provider.requires_openai_auth else None

@@ -38,6 +38,7 @@ class ModelClients:
         self._retired: list[Client] = []
 
     def provider(self, provider_id: str) -> ProviderConfig:
+        """The provider ``provider_id``; raises InvalidRequest for an unknown one."""
         provider = self._providers().get(provider_id)
         if provider is None:
             raise InvalidRequest(f"unknown model provider `{provider_id}`")
@@ -58,6 +59,7 @@ class ModelClients:
         self, provider_id: str, body: dict[str, Any], ctx: RequestContext,
         on_retry: Callable[[RetryNotice], Awaitable[None]],
     ) -> AsyncIterator[ResponseEvent]:
+        """Stream one request through the client of ``provider_id`` (a broken model script fails the turn)."""
         try:
             client = self.client(provider_id)
         except ScriptError as exc:  # the script broke after the thread started: fail the turn, say why
@@ -65,6 +67,7 @@ class ModelClients:
         return client.stream(body, ctx, on_retry)
 
     async def aclose(self) -> None:
+        """Close every client, current and retired."""
         for client in [*self._clients.values(), *self._retired]:
             await client.aclose()
 

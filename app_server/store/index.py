@@ -61,6 +61,8 @@ PRAGMA user_version = {SCHEMA_VERSION};
 
 @dataclass(slots=True)
 class IndexRow:
+    """One thread's row in the index: what thread/list filters, sorts and shows without opening the rollout."""
+
     id: str
     rollout_path: str
     created_at_ms: int
@@ -79,6 +81,7 @@ class IndexRow:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def values(self) -> tuple[Any, ...]:
+        """The row's column values in ``_COLUMNS`` order, as SQLite stores them."""
         return (
             self.id, self.rollout_path, self.created_at_ms, self.updated_at_ms, self.cwd, self.preview, self.name,
             self.model_provider, self.model, self.source, self.source_kind, int(self.archived), self.archived_at_ms,
@@ -87,6 +90,7 @@ class IndexRow:
 
     @classmethod
     def from_sql(cls, row: Sequence[Any]) -> IndexRow:
+        """The row read back from SQLite (an unreadable ``meta_json`` becomes ``{}``)."""
         values = dict(zip(_COLUMNS, row, strict=True))
         meta_json = values.pop("meta_json")
         try:
@@ -99,6 +103,8 @@ class IndexRow:
 
 @dataclass(frozen=True, slots=True)
 class ListQuery:
+    """One thread/list page request: cursor, page size, sort and the filters."""
+
     cursor: str | None = None
     limit: int | None = None
     sort_key: str = "created_at"
@@ -132,6 +138,8 @@ def source_kind(source: object) -> str:
 
 
 class ThreadIndex:
+    """The threads' SQLite index (one connection, shared by worker threads under a lock)."""
+
     def __init__(self, db_path: Path, *, busy_timeout_s: float = 5.0) -> None:
         self.db_path = db_path
         self._busy_timeout_s = busy_timeout_s
@@ -171,12 +179,14 @@ class ThreadIndex:
             Path(f"{self.db_path}{suffix}").unlink(missing_ok=True)
 
     def close(self) -> None:
+        """Close the database connection."""
         with self._lock:
             self._conn.close()
 
     # -- writes -------------------------------------------------------------------------------------------
 
     def upsert(self, row: IndexRow) -> None:
+        """Insert the row, or replace the one with its id."""
         marks = ",".join("?" * len(_COLUMNS))
         with self._lock:
             self._conn.execute(
@@ -184,6 +194,7 @@ class ThreadIndex:
             )
 
     def replace_all(self, rows: Iterable[IndexRow]) -> None:
+        """Replace every row with ``rows`` in one transaction (a rebuild from the rollouts)."""
         marks = ",".join("?" * len(_COLUMNS))
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
@@ -200,6 +211,7 @@ class ThreadIndex:
         self.needs_rebuild = False
 
     def update(self, thread_id: str, **fields: Any) -> None:
+        """Set some columns of one row; raises ValueError for a name that is not a column."""
         unknown = set(fields) - set(_COLUMNS)
         if unknown:
             raise ValueError(f"unknown index columns: {sorted(unknown)}")
@@ -217,24 +229,28 @@ class ThreadIndex:
             )
 
     def touch(self, thread_id: str, at_ms: int) -> None:
+        """Move the row's ``updated_at_ms`` forward to ``at_ms`` (never back)."""
         with self._lock:
             self._conn.execute(
                 "UPDATE threads SET updated_at_ms = max(updated_at_ms, ?) WHERE id = ?", (at_ms, thread_id)
             )
 
     def set_preview_if_empty(self, thread_id: str, preview: str) -> None:
+        """Set the preview unless the row has one already (the first user message wins)."""
         with self._lock:
             self._conn.execute(
                 "UPDATE threads SET preview = ? WHERE id = ? AND preview = ''", (preview, thread_id)
             )
 
     def delete(self, thread_id: str) -> None:
+        """Remove the row of ``thread_id`` (absent is fine)."""
         with self._lock:
             self._conn.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
 
     # -- reads --------------------------------------------------------------------------------------------
 
     def get(self, thread_id: str) -> IndexRow | None:
+        """The row of ``thread_id``, or None when it is not indexed."""
         with self._lock:
             row = self._conn.execute(
                 f"SELECT {','.join(_COLUMNS)} FROM threads WHERE id = ?", (thread_id,)
@@ -242,6 +258,7 @@ class ThreadIndex:
         return IndexRow.from_sql(row) if row else None
 
     def paths(self) -> dict[str, str]:
+        """Every indexed thread id -> its rollout path."""
         with self._lock:
             return dict(self._conn.execute("SELECT id, rollout_path FROM threads").fetchall())
 

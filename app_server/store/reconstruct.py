@@ -13,6 +13,8 @@ from .thread_shape import build_thread, preview_of
 
 @dataclass(slots=True)
 class LoadedThread:
+    """A thread rebuilt from its rollout: metadata, model history, turns, usage and times."""
+
     thread_id: str
     rollout_path: Path | None
     archived: bool
@@ -48,6 +50,7 @@ class LoadedThread:
 
     @property
     def last_turn_id(self) -> str | None:
+        """The id of the thread's last turn, or None when it has none."""
         return self.turns[-1]["id"] if self.turns else None
 
 
@@ -56,6 +59,7 @@ _SETTING_FIELDS = (("model", "model"), ("modelProvider", "modelProvider"), ("eff
 
 
 def reconstruct(records: list[r.Record], *, path: Path | None, archived: bool) -> LoadedThread:
+    """Rebuild a thread from its rollout ``records``; raises StoreError when they do not start a thread."""
     if not records or records[0].type != r.SESSION_META:
         raise StoreError(f"rollout {path} does not start with a session_meta record")
     meta = records[0].payload

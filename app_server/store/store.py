@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class ThreadPage:
+    """One thread/list page: wire Thread dicts, their index rows and the cursors both ways."""
+
     threads: list[dict[str, Any]]  # wire Thread dicts, status notLoaded, turns []
     rows: list[IndexRow]
     next_cursor: str | None
@@ -79,6 +81,7 @@ class ThreadStore:
     # -- lifecycle ----------------------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close every open writer and the index."""
         with self._lock:
             writers, self._writers = list(self._writers.values()), {}
         for writer in writers:
@@ -93,6 +96,7 @@ class ThreadStore:
         self.close()
 
     def rebuild_index(self) -> int:
+        """Refill the index from the rollouts; returns how many threads it holds."""
         return indexing.rebuild(self._index, self.codex_home)
 
     # -- creating and writing -----------------------------------------------------------------------------
@@ -400,6 +404,7 @@ def _rebuild(thread_id: str, path: Path, records: list[r.Record], archived: bool
 
 
 def thread_from_row(row: IndexRow) -> dict[str, Any]:
+    """The wire Thread dict (status notLoaded, no turns) of an index row."""
     return build_thread(
         {**row.meta, "cwd": row.cwd, "model": row.model, "modelProvider": row.model_provider},
         thread_id=row.id,

@@ -15,10 +15,13 @@ from .ids import new_uuid7
 
 
 class AttachmentsMixin:
+    """Thread attachments on the thread state database (mixed into ``ThreadStateDb``)."""
+
     _conn: sqlite3.Connection
     _lock: threading.Lock
 
     def attachments(self, thread_id: str) -> list[JsonObj]:
+        """The thread's attachments in wire shape, oldest first."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT id, attachment_type, identity_key, payload_json, created_at FROM attachments "
@@ -49,6 +52,7 @@ class AttachmentsMixin:
             return None if row is None else str(row[0])
 
     def attachment_owners(self, kind: str, key: str) -> list[str]:
+        """The threads that hold an attachment of ``kind`` with identity ``key``, oldest first."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT thread_id FROM attachments WHERE attachment_type = ? AND identity_key = ? "

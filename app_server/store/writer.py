@@ -27,6 +27,7 @@ AppendHook = Callable[[str, str, dict[str, Any], int], None]
 
 
 def now_ms() -> int:
+    """The wall-clock time in milliseconds."""
     return time.time_ns() // 1_000_000
 
 
@@ -101,16 +102,19 @@ class RolloutWriter:
 
     @classmethod
     def ephemeral(cls, thread_id: str) -> RolloutWriter:
+        """A writer for an ephemeral thread: it accepts appends and keeps nothing."""
         return cls(thread_id, None, None, next_ordinal=0, fsync=False)
 
     # -- appending ----------------------------------------------------------------------------------------
 
     @property
     def closed(self) -> bool:
+        """Whether the writer is closed (appends then raise)."""
         return self._closed
 
     @property
     def ephemeral_thread(self) -> bool:
+        """Whether this writer keeps nothing (an ephemeral thread)."""
         return self.path is None
 
     def append(self, type_: str, payload: dict[str, Any], *, durable: bool | None = None) -> int:
@@ -134,6 +138,7 @@ class RolloutWriter:
     def turn_started(
         self, turn_id: str, *, root_turn_id: str | None = None, started_at: int | None = None
     ) -> int:
+        """Record that a turn started (``started_at`` in seconds; now when not given)."""
         started = started_at if started_at is not None else now_ms() // 1000
         return self.append(
             r.TURN_STARTED, {"turnId": turn_id, "rootTurnId": root_turn_id or turn_id, "startedAt": started}
@@ -176,6 +181,7 @@ class RolloutWriter:
             self.append(r.RESPONSE_ITEM, item, durable=durable if last else False)
 
     def compacted(self, replacement_history: list[dict[str, Any]]) -> int:
+        """Record that the model history was replaced by ``replacement_history``."""
         return self.append(r.COMPACTED, {"replacementHistory": replacement_history})
 
     def turns_reverted(self, before_turn_id: str, replacement_history: list[dict[str, Any]]) -> None:
@@ -192,6 +198,7 @@ class RolloutWriter:
         return self.append(r.THREAD_SETTINGS, {"settings": settings})
 
     def name_changed(self, name: str | None) -> int:
+        """Record the thread's new name (None clears it)."""
         return self.append(r.THREAD_NAME, {"name": name})
 
     def sync(self) -> None:
@@ -201,6 +208,7 @@ class RolloutWriter:
                 os.fsync(self._fd)
 
     def close(self) -> None:
+        """Flush and close the rollout file; a second close does nothing."""
         with self._lock:
             if self._closed:
                 return
