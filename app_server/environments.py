@@ -18,7 +18,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app_server.threads.prompt import EnvironmentStatus
 from app_server.tools.processes import EnvironmentSpawner
@@ -60,7 +60,7 @@ def _from_toml(path: Path) -> EnvironmentChoice:
         table = tomllib.loads(path.read_text("utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise EnvironmentsConfigError(f"{path}: {exc}") from None
-    envs: dict[str, Any] = {}
+    envs: JsonObj = {}
     raw = table.get("environments", {})
     if isinstance(raw, dict):
         envs = {k: v for k, v in raw.items() if isinstance(v, dict)}

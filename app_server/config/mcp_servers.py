@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from app_server.config import schema
 from app_server.config.errors import ConfigError
 from app_server.config.tables import locate, value_end_column
+from pycodex.json_types import JsonObj
 
 # initialize plus the first tools/list: 30 s on the 0.169 binary (a mute server failed after 30 s; older
 # sources said 10).
@@ -216,7 +217,7 @@ def _invalid(exc: ValidationError, base: list[str]) -> schema.Invalid:
     return schema.Invalid(path, f"invalid type: {schema.describe(value)}, expected {expected}")
 
 
-def _floats(table: Mapping[str, Any]) -> dict[str, Any]:
+def _floats(table: Mapping[str, Any]) -> JsonObj:
     """TOML `startup_timeout_sec = 5` is an integer; serde's f64 takes it, so do we."""
     out = dict(table)
     for key in ("startup_timeout_sec", "tool_timeout_sec"):
@@ -226,13 +227,13 @@ def _floats(table: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _unknown(name: str, table: Mapping[str, Any]) -> tuple[list[str], dict[str, Any]]:
+def _unknown(name: str, table: Mapping[str, Any]) -> tuple[list[str], JsonObj]:
     """Keys Codex would ignore (in the server table and its `tools.TOOL` tables), and the table without them."""
     unknown = [f"mcp_servers.{name}.{key}" for key in table if key not in KNOWN_SERVER_KEYS]
     known = {key: value for key, value in table.items() if key in KNOWN_SERVER_KEYS}
     tools = known.get("tools")
     if isinstance(tools, Mapping):
-        kept: dict[str, Any] = {}
+        kept: JsonObj = {}
         for tool, conf in tools.items():
             if isinstance(conf, Mapping):
                 unknown += [f"mcp_servers.{name}.tools.{tool}.{k}" for k in conf if k not in KNOWN_TOOL_KEYS]

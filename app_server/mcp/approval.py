@@ -20,6 +20,7 @@ from typing import Any
 from mcp.types import Tool, ToolAnnotations
 
 from app_server.config.mcp_servers import ApprovalMode
+from pycodex.json_types import JsonObj
 
 NEVER_MESSAGE = "MCP tool call requires approval, but approval policy is never"
 
@@ -66,11 +67,11 @@ ELICITATION_METHOD = "mcpServer/elicitation/request"  # the server request that 
 
 
 def approval_request_params(thread_id: str, turn_id: str, server: str, tool: Tool, arguments: Any,
-                            mode: ApprovalMode) -> dict[str, Any]:
+                            mode: ApprovalMode) -> JsonObj:
     """Params of the `mcpServer/elicitation/request` Codex 0.169 sends to ask about a tool call (recorded
     in tests/data/mcp/codex_0169_app_server.json). "prompt" and "writes" modes may not be remembered, so
     they offer no `persist` choices."""
-    meta: dict[str, Any] = {"codex_approval_kind": "mcp_tool_call"}
+    meta: JsonObj = {"codex_approval_kind": "mcp_tool_call"}
     if mode not in ("prompt", "writes"):
         meta["persist"] = ["session", "always"]
     meta["tool_name"] = tool.name

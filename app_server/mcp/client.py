@@ -38,6 +38,7 @@ from mcp.types import (
 from pydantic import AnyUrl
 
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig, StdioTransport
+from pycodex.json_types import JsonObj
 
 CLIENT_INFO = Implementation(name="pycodex-mcp-client", version="0.1.0")
 T = TypeVar("T")
@@ -268,8 +269,8 @@ class McpConnection:
         # The caller (and the model) get Codex 0.169's words for a dead transport; the status keeps the detail.
         return McpCallError(_prefixed(what, "Transport closed"))
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any] | None, timeout_s: float | None = None,
-                        meta: dict[str, Any] | None = None) -> CallToolResult:
+    async def call_tool(self, tool: str, arguments: JsonObj | None, timeout_s: float | None = None,
+                        meta: JsonObj | None = None) -> CallToolResult:
         """Raises McpCallError worded as Codex 0.169 words a failed call for the model, e.g.
         "tool call error: tool call failed for `calc/slow`\n\nCaused by:\n    timed out awaiting tools/call after 300s"."""
         session = self._ready_session()

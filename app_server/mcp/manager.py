@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from mcp.types import CallToolResult, ReadResourceResult, Resource, Tool
 
@@ -174,8 +173,8 @@ class McpConnectionManager:
             raise unknown_server_error(server)
         return connection
 
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any] | None = None, *,
-                        timeout_s: float | None = None, meta: dict[str, Any] | None = None) -> CallToolResult:
+    async def call_tool(self, server: str, tool: str, arguments: JsonObj | None = None, *,
+                        timeout_s: float | None = None, meta: JsonObj | None = None) -> CallToolResult:
         """Call a tool, waiting for a starting server first. A tool the enabled/disabled lists remove
         is refused here too (as Codex's connection manager does), whoever asks."""
         connection = self._connection(server)

@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pycodex.json_types import JsonObj
+
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -64,7 +66,7 @@ class McpResourceReadParams(_Params):
     connectorId: str | None = None
     originCallId: str | None = None
     target: Any = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    meta: JsonObj | None = Field(default=None, alias="_meta")
 
 
 class McpServerOauthLoginParams(_Params):

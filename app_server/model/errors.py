@@ -9,9 +9,9 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from app_server.model.retry_hints import parse_try_again_in
+from pycodex.json_types import JsonObj
 
 HIGH_DEMAND = "We’re currently experiencing high demand, which may cause temporary errors."
 USAGE_LIMIT = "You’ve hit your usage limit. Try again later."
@@ -48,10 +48,10 @@ class TurnErrorPayload:
     """The wire `TurnError`: `{message, codexErrorInfo, additionalDetails, misalignment}`."""
 
     message: str
-    codex_error_info: str | dict[str, Any]
+    codex_error_info: str | JsonObj
     additional_details: str | None = None
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObj:
         return {
             "message": self.message,
             "codexErrorInfo": self.codex_error_info,
@@ -121,7 +121,7 @@ def retry_notice(attempt: int, max_attempts: int | None, cause: ModelError) -> R
     return RetryNotice(attempt=attempt, max_attempts=max_attempts, cause=cause, payload=payload)
 
 
-def _json_error(body: str) -> dict[str, Any]:
+def _json_error(body: str) -> JsonObj:
     try:
         data = json.loads(body)
     except ValueError:

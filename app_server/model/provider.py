@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from pycodex.json_types import JsonObj
+
 SCRIPTED_PROVIDER_ID = "scripted"
 DEFAULT_REQUEST_MAX_RETRIES = 4
 DEFAULT_STREAM_MAX_RETRIES = 5
@@ -118,9 +120,9 @@ def turn_metadata(
     request_kind: str = "turn",
     history_initialization: str = "new",
     compaction: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> JsonObj:
     """The `x-codex-turn-metadata` object with Codex's keys in Codex's order."""
-    meta: dict[str, Any] = {
+    meta: JsonObj = {
         "installation_id": installation_id,
         "session_id": thread_id,
         "thread_id": thread_id,

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pycodex.json_types import JsonObj
+
 from .frontmatter import FrontMatterError, flow_sequence, scalar_value
 
 __all__ = ["AgentsMetadata", "parse_agents_yaml"]
@@ -32,8 +34,8 @@ _DEPENDENCY_KEYS = ("type", "value", "description", "transport", "command", "url
 
 @dataclass(frozen=True, slots=True)
 class AgentsMetadata:
-    interface: dict[str, Any] | None = None  # wire `SkillInterface`, every key present
-    dependencies: dict[str, Any] | None = None  # wire `SkillDependencies`
+    interface: JsonObj | None = None  # wire `SkillInterface`, every key present
+    dependencies: JsonObj | None = None  # wire `SkillDependencies`
     allow_implicit_invocation: bool = True
 
 
@@ -85,7 +87,7 @@ def _block(lines: list[tuple[int, int, str]], i: int, indent: int) -> tuple[Any,
                 items.append(_value(rest, number))
                 i += 1
         return items, i
-    mapping: dict[str, Any] = {}
+    mapping: JsonObj = {}
     while i < len(lines) and lines[i][1] == indent:
         number, _, text = lines[i]
         match = _KEY.match(text)

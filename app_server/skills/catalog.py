@@ -13,7 +13,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 from .bundled import SYSTEM_DIR
 from .model import SCOPE_ORDER, Skill, SkillError, SkillLimits, SkillScope, SkillSet
@@ -62,7 +63,7 @@ class SkillsCatalog:
         else:
             self._cache.pop(str(cwd), None)
 
-    async def list_for_cwds(self, cwds: Sequence[str | Path], force_reload: bool = False) -> dict[str, Any]:
+    async def list_for_cwds(self, cwds: Sequence[str | Path], force_reload: bool = False) -> JsonObj:
         """The `skills/list` result: `{data: [{cwd, skills, errors}, ...]}`, one entry per cwd in order."""
         data = [(await self.skills_for_cwd(cwd, force_reload=force_reload)).to_wire() for cwd in cwds]
         return {"data": data}

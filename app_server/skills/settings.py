@@ -7,7 +7,8 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 __all__ = ["PluginSkillsRoot", "SkillSettings", "read_skill_settings"]
 
@@ -26,7 +27,7 @@ class SkillSettings:
     plugin_roots: tuple[PluginSkillsRoot, ...] = field(default=())
 
 
-def _switches(data: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+def _switches(data: JsonObj) -> tuple[frozenset[str], frozenset[str]]:
     skills = data.get("skills")
     entries = skills.get("config") if isinstance(skills, dict) else None
     state: dict[tuple[str, str], bool] = {}
@@ -40,7 +41,7 @@ def _switches(data: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(v for k, v in off if k == "name"), frozenset(v for k, v in off if k == "path")
 
 
-def _plugin_roots(data: dict[str, Any], codex_home: Path) -> tuple[PluginSkillsRoot, ...]:
+def _plugin_roots(data: JsonObj, codex_home: Path) -> tuple[PluginSkillsRoot, ...]:
     plugins = data.get("plugins")
     roots = []
     for plugin_id, spec in (plugins.items() if isinstance(plugins, dict) else []):

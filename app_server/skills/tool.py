@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pycodex.json_types import JsonObj
+
 from .model import SelectedSkill
 from .prompt import root_aliases
 from .reader import SkillFileReader
@@ -29,7 +31,7 @@ OUTSIDE = "skill environment is not available for this callback"
 READ_FAILED = "failed to read skill resource"
 
 
-def skills_tool_spec() -> dict[str, Any]:
+def skills_tool_spec() -> JsonObj:
     """The `tools[]` entry: a namespace with `list` and `read` functions."""
     authority = {
         "oneOf": [
@@ -115,7 +117,7 @@ class SkillsTool:
             return await self._read(args)
         return f"unsupported call: skills.{name}"
 
-    def _list(self, args: dict[str, Any]) -> str:
+    def _list(self, args: JsonObj) -> str:
         authority = args.get("authority")
         if authority is None:
             return "missing field `authority`"
@@ -147,7 +149,7 @@ class SkillsTool:
             package = self._aliases[alias] + (f"/{rest}" if rest else "")
         return next((s for s in self._skills if s.package == package.rstrip("/")), None)
 
-    async def _read(self, args: dict[str, Any]) -> str:
+    async def _read(self, args: JsonObj) -> str:
         package = args.get("package")
         if package is None:
             return "missing field `package`"

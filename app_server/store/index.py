@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pycodex.json_types import JsonObj
+
 from .errors import InvalidCursorError
 
 log = logging.getLogger(__name__)
@@ -78,7 +80,7 @@ class IndexRow:
     archived_at_ms: int | None = None
     forked_from_id: str | None = None
     cli_version: str = ""
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObj = field(default_factory=dict)
 
     def values(self) -> tuple[Any, ...]:
         """The row's column values in ``_COLUMNS`` order, as SQLite stores them."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 from . import records as r
 from .errors import StoreError
@@ -17,7 +18,7 @@ log = logging.getLogger(__name__)
 
 
 def row_from_meta(
-    meta: dict[str, Any], *, path: Path, created_at_ms: int, archived: bool = False
+    meta: JsonObj, *, path: Path, created_at_ms: int, archived: bool = False
 ) -> IndexRow:
     """An index row from a session_meta payload (the columns a new thread has)."""
     source = meta.get("source")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from app_server.store import RolloutCorruptError, ThreadNotFoundError
+from app_server.threads.contracts import ThreadSettings
 from app_server.threads.manager import ThreadManager
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound
@@ -86,7 +86,7 @@ def _decode(thread_id: str, cursor: str) -> tuple[int, bool]:
     return ordinal, include
 
 
-def items_page(thread_id: str, all_entries: list[Entry], *, turn_id: str | None, cursor: Any,
+def items_page(thread_id: str, all_entries: list[Entry], *, turn_id: str | None, cursor: object,
                limit: int | None, descending: bool) -> JsonObj:
     """One page. ``cursor`` is a string cursor, an item anchor (``{"itemId"}``; needs ``turn_id``) or None."""
     pool = [e for e in all_entries if turn_id is None or e.turn_id == turn_id]
@@ -136,7 +136,7 @@ async def require_thread(threads: ThreadManager, thread_id: str) -> None:
         raise InvalidRequest(f"thread not found: {thread_id}")
 
 
-def resume_fields(response: JsonObj, thread_id: str, turns: list[JsonObj], settings: Any) -> JsonObj:
+def resume_fields(response: JsonObj, thread_id: str, turns: list[JsonObj], settings: ThreadSettings) -> JsonObj:
     """A thread/resume response: the settings response plus the collaboration mode and the cursors a
     paginated client hydrates backwards from, in Codex's key order."""
     out: JsonObj = {}

@@ -12,10 +12,17 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app_server.protocol import notices
-from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new_uuid7, parse_thread_id
+from app_server.store import (
+    LoadedThread,
+    RolloutWriter,
+    ThreadNotFoundError,
+    ThreadStore,
+    new_uuid7,
+    parse_thread_id,
+)
 from app_server.store.thread_shape import build_thread
 from app_server.threads.state import SLOW_SUBSCRIBER_S, Subscriber, ThreadRuntime, ThreadSettings
 from pycodex import COMPATIBLE_CODEX_VERSION
@@ -203,7 +210,8 @@ class ThreadManager:
         await self._register(thread, session)
         return thread
 
-    def _from_loaded(self, loaded: LoadedThread, writer: Any, settings: ThreadSettings, services: ThreadServices,
+    def _from_loaded(self, loaded: LoadedThread, writer: RolloutWriter, settings: ThreadSettings,
+                     services: ThreadServices,
                      *, history_initialization: str) -> ThreadRuntime:
         thread = ThreadRuntime(
             thread_id=loaded.thread_id, meta=dict(loaded.meta), settings=settings, writer=writer, services=services,

@@ -8,7 +8,6 @@ and the response's usage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from app_server.model import events as ev
 from app_server.protocol import notices
@@ -88,7 +87,7 @@ class SampleMapper:
         self._open[item["id"]] = _Open(item)
         return [Emit(notices.item_started(item, self.thread_id, self.turn_id))]
 
-    def _finish(self, key: str, **updates: Any) -> list[Action]:
+    def _finish(self, key: str, **updates: object) -> list[Action]:
         opened = self._open.pop(key)
         done = {**opened.item, **updates, "completedAtMs": it.now_ms()}
         return [ItemDone(done)]

@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from app_server.protocol import notices
 from app_server.protocol.notices import Notice
@@ -61,8 +61,15 @@ class TurnDriver(Protocol):
         """New input was added to the turn: take it into account."""
 
 
-#: Starts a background task owned by the server (``AppServer.spawn``).
-Spawn = Callable[..., "asyncio.Task[Any]"]
+_T = TypeVar("_T")
+
+
+class Spawn(Protocol):
+    """Starts a background task owned by the server (``AppServer.spawn``)."""
+
+    def __call__(self, coro: Coroutine[object, object, _T], *, name: str) -> asyncio.Task[_T]:
+        """Start ``coro`` as a task named ``name``; the server cancels it at shutdown."""
+        ...
 
 _END_EVENTS = frozenset({TurnEvent.COMPLETE, TurnEvent.ABORT, TurnEvent.FAIL})
 

@@ -8,7 +8,8 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 __all__ = [
     "DECLINED_OUTPUT",
@@ -74,7 +75,7 @@ class Decision:
         return self.kind in ("accept", "acceptForSession")
 
 
-def parse_decision(result: Any) -> Decision:
+def parse_decision(result: object) -> Decision:
     """Read the client's answer; anything unreadable counts as a decline (fail closed)."""
     decision = result.get("decision") if isinstance(result, dict) else None
     if decision in ("accept", "acceptForSession", "decline", "cancel"):
@@ -102,10 +103,10 @@ def approval_params(
     cwd: str,
     user_cmd: str,
     prefix_rule: list[str] | None,
-) -> dict[str, Any]:
+) -> JsonObj:
     """The params of ``item/commandExecution/requestApproval`` for one command, as Codex sends them."""
     amendment = list(prefix_rule) if prefix_rule else list(argv)
-    params: dict[str, Any] = {
+    params: JsonObj = {
         "kind": "command",
         "threadId": thread_id,
         "turnId": turn_id,

@@ -15,7 +15,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
 
 from app_server.tools.output import CollectedOutput, HeadTailBuffer
 from app_server.tools.processes import ExecProcess
@@ -169,7 +168,7 @@ class UnifiedExec:
         self._sessions[session.id] = session
         return session
 
-    def watch(self, session: ExecSession, coro: Coroutine[Any, Any, None], *, name: str) -> None:
+    def watch(self, session: ExecSession, coro: Coroutine[object, object, None], *, name: str) -> None:
         """Run ``coro`` (which waits for the session to finish) in the background; close() cancels it."""
         task = asyncio.get_running_loop().create_task(coro, name=name)
         self._watchers.add(task)
