@@ -6,7 +6,7 @@ Both clients satisfy `ModelStreamer`; `create_model_client()` picks one for a pr
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pycodex.lazy_exports import lazy_getattr
 
@@ -35,7 +35,7 @@ class ModelStreamer(Protocol):
     def provider(self) -> ProviderConfig: ...
 
     def stream(
-        self, body: Mapping[str, Any], ctx: RequestContext, on_retry: RetryCallback | None = None
+        self, body: Mapping[str, object], ctx: RequestContext, on_retry: RetryCallback | None = None
     ) -> AsyncIterator[ResponseEvent]: ...
 
     async def aclose(self) -> None: ...
@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     return _lazy(name)
 
 

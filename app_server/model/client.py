@@ -33,7 +33,6 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from typing import Any
 
 import httpx
 
@@ -151,7 +150,7 @@ class ModelClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def build_request(self, body: Mapping[str, Any], ctx: RequestContext) -> httpx.Request:
+    def build_request(self, body: Mapping[str, object], ctx: RequestContext) -> httpx.Request:
         """The streamed ``POST /responses`` for ``body``: Codex's headers, the auth, the provider's query params.
 
         Raises ``ModelError`` when the provider's ``env_key`` is not set.
@@ -180,7 +179,7 @@ class ModelClient:
         )
 
     def stream(
-        self, body: Mapping[str, Any], ctx: RequestContext, on_retry: RetryCallback | None = None
+        self, body: Mapping[str, object], ctx: RequestContext, on_retry: RetryCallback | None = None
     ) -> AsyncIterator[ResponseEvent]:
         """Yield the events of one model response, ending after `ResponseCompleted`.
 
@@ -190,7 +189,7 @@ class ModelClient:
         return stream_with_retries(lambda: self._attempt(body, ctx), self._policy, on_retry)
 
     async def _attempt(
-        self, body: Mapping[str, Any], ctx: RequestContext
+        self, body: Mapping[str, object], ctx: RequestContext
     ) -> AsyncGenerator[ResponseEvent, None]:
         """One announced attempt: silent request retries (5xx, 429, no connection), then one streamed response."""
         idle = self._provider.idle_timeout_s

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from app_server.model.sse import SseEvent
 from pycodex.json_types import JsonObj
@@ -174,17 +173,17 @@ ResponseEvent = (
 # ---- parsing ------------------------------------------------------------------------------------
 
 
-def _str(obj: Mapping[str, Any], key: str) -> str | None:
+def _str(obj: Mapping[str, object], key: str) -> str | None:
     value = obj.get(key)
     return value if isinstance(value, str) else None
 
 
-def _int(obj: Mapping[str, Any], key: str) -> int | None:
+def _int(obj: Mapping[str, object], key: str) -> int | None:
     value = obj.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _texts(parts: Any, wanted: tuple[str, ...]) -> list[str]:
+def _texts(parts: object, wanted: tuple[str, ...]) -> list[str]:
     if not isinstance(parts, list):
         return []
     return [
@@ -235,7 +234,7 @@ def parse_item(raw: JsonObj) -> OutputItem:
     return OtherItem(type=kind, id=item_id, raw=raw)
 
 
-def parse_usage(raw: Any) -> Usage | None:
+def parse_usage(raw: object) -> Usage | None:
     if not isinstance(raw, dict):
         return None
     in_details = raw.get("input_tokens_details")

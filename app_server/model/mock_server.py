@@ -77,7 +77,7 @@ def parse_output(response: JsonObj, where: str) -> ScriptedResponse:
 class Script:
     """The queue of scripted responses, shared by the handler threads; `output` responses are parsed up front."""
 
-    def __init__(self, data: Any, source: str = "<script>") -> None:
+    def __init__(self, data: object, source: str = "<script>") -> None:
         if isinstance(data, list):
             data = {"responses": data}
         if not isinstance(data, dict) or not isinstance(data.get("responses", []), list):
@@ -143,7 +143,7 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
-            body: Any = json.loads(raw)
+            body: object = json.loads(raw)
         except ValueError:
             body = raw.decode("utf-8", "replace")
         split = urlsplit(self.path)
@@ -172,9 +172,9 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._stream(response, response["events"])
 
-    def _reply(self, status: int, body: Any, headers: dict[str, str]) -> None:
+    def _reply(self, status: int, body: object, headers: dict[str, str]) -> None:
         is_json = not isinstance(body, str)
-        data = (json.dumps(body) if is_json else body).encode("utf-8")
+        data = (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
         self.send_response(status)
         self.send_header("content-type", "application/json" if is_json else "text/plain")
         self.send_header("content-length", str(len(data)))
@@ -269,7 +269,7 @@ def serve(script: Script, log: Path | None, address: tuple[str, int], announce: 
         print(f"mock-model: cannot listen on {address[0]}:{address[1]}: {exc.strerror or exc}", file=sys.stderr)
         return 1
 
-    def stop(*_: Any) -> None:
+    def stop(*_: object) -> None:
         server.stopping.set()
         threading.Thread(target=server.shutdown, daemon=True).start()
 

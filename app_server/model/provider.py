@@ -9,7 +9,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
 from pycodex.json_types import JsonObj
 
@@ -81,7 +80,7 @@ class RequestContext:
     window_number: int = 0
     beta_features: str = BETA_FEATURES
     # Serialized into `x-codex-turn-metadata` as compact JSON; keys keep their order.
-    turn_metadata: Mapping[str, Any] | None = None
+    turn_metadata: Mapping[str, object] | None = None
 
     @property
     def window_id(self) -> str:
@@ -119,7 +118,7 @@ def turn_metadata(
     window_number: int = 0,
     request_kind: str = "turn",
     history_initialization: str = "new",
-    compaction: Mapping[str, Any] | None = None,
+    compaction: Mapping[str, object] | None = None,
 ) -> JsonObj:
     """The `x-codex-turn-metadata` object with Codex's keys in Codex's order."""
     meta: JsonObj = {

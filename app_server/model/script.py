@@ -28,7 +28,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app_server.model.events import ResponseEvent, Usage, event_from_json, parse_usage
 from pycodex.json_types import JsonObj
@@ -62,7 +61,7 @@ class ModelScript:
     responses: tuple[ScriptedResponse, ...]
 
 
-def _parse_item(raw: Any, where: str) -> JsonObj:
+def _parse_item(raw: object, where: str) -> JsonObj:
     if isinstance(raw, str):
         return {"type": "message", "text": raw}
     if not isinstance(raw, dict):
@@ -80,8 +79,8 @@ def _parse_item(raw: Any, where: str) -> JsonObj:
     return raw
 
 
-def parse_response(raw: Any, where: str) -> ScriptedResponse:
-    spec: Mapping[str, Any]
+def parse_response(raw: object, where: str) -> ScriptedResponse:
+    spec: Mapping[str, object]
     if isinstance(raw, list):
         spec = {"output": raw}
     elif isinstance(raw, dict):
@@ -110,7 +109,7 @@ def parse_response(raw: Any, where: str) -> ScriptedResponse:
     return ScriptedResponse(tuple(items), fault, usage or DEFAULT_USAGE, delay)
 
 
-def parse_script(data: Any, source: str = "<script>") -> ModelScript:
+def parse_script(data: object, source: str = "<script>") -> ModelScript:
     responses = data.get("responses") if isinstance(data, dict) else data
     if not isinstance(responses, list) or not responses:
         raise ScriptError(f"model script {source}: expected a non-empty list of responses")

@@ -19,7 +19,6 @@ import os
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from app_server.model import errors
 from app_server.model.events import ResponseEvent
@@ -82,7 +81,7 @@ class ScriptedModelClient:
         return None
 
     def stream(
-        self, body: Mapping[str, Any], ctx: RequestContext, on_retry: RetryCallback | None = None
+        self, body: Mapping[str, object], ctx: RequestContext, on_retry: RetryCallback | None = None
     ) -> AsyncIterator[ResponseEvent]:
         return stream_with_retries(lambda: self._attempt(ctx), self._policy, on_retry)
 

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from pycodex.json_types import JsonObj
 
@@ -30,6 +30,9 @@ MAX_LIMIT = 500
 # Like the reference: with no sourceKinds filter only interactive sessions are listed (not `exec` ones).
 INTERACTIVE_SOURCE_KINDS = ("cli", "vscode")
 SORT_COLUMNS = {"created_at": "created_at_ms", "updated_at": "updated_at_ms", "recency_at": "updated_at_ms"}
+
+#: What a value bound to (or read from) an SQL parameter may be.
+SqlValue: TypeAlias = str | int | float | bytes | None
 
 _COLUMNS = (
     "id", "rollout_path", "created_at_ms", "updated_at_ms", "cwd", "preview", "name", "model_provider", "model",
@@ -82,7 +85,7 @@ class IndexRow:
     cli_version: str = ""
     meta: JsonObj = field(default_factory=dict)
 
-    def values(self) -> tuple[Any, ...]:
+    def values(self) -> tuple[SqlValue, ...]:
         """The row's column values in ``_COLUMNS`` order, as SQLite stores them."""
         return (
             self.id, self.rollout_path, self.created_at_ms, self.updated_at_ms, self.cwd, self.preview, self.name,
@@ -92,7 +95,10 @@ class IndexRow:
 
     @classmethod
     def from_sql(cls, row: Sequence[Any]) -> IndexRow:
-        """The row read back from SQLite (an unreadable ``meta_json`` becomes ``{}``)."""
+        """The row read back from SQLite (an unreadable ``meta_json`` becomes ``{}``).
+
+        ``row`` is what sqlite3 fetched (typed ``Any`` there): its columns are in ``_COLUMNS`` order.
+        """
         values = dict(zip(_COLUMNS, row, strict=True))
         meta_json = values.pop("meta_json")
         try:
@@ -212,7 +218,7 @@ class ThreadIndex:
             self._conn.execute("COMMIT")
         self.needs_rebuild = False
 
-    def update(self, thread_id: str, **fields: Any) -> None:
+    def update(self, thread_id: str, **fields: SqlValue) -> None:
         """Set some columns of one row; raises ValueError for a name that is not a column."""
         unknown = set(fields) - set(_COLUMNS)
         if unknown:
@@ -222,7 +228,7 @@ class ThreadIndex:
         with self._lock:
             self._conn.execute(f"UPDATE threads SET {assignments} WHERE id = ?", [*values, thread_id])
 
-    def update_meta(self, thread_id: str, key: str, value: Any) -> None:
+    def update_meta(self, thread_id: str, key: str, value: object) -> None:
         """Set one key of a row's stored Thread fields (``meta_json``) in place."""
         with self._lock:
             self._conn.execute(
@@ -276,7 +282,7 @@ class ThreadIndex:
             raise ValueError(f"invalid sort direction {query.sort_direction!r}; expected 'asc' or 'desc'")
         limit = DEFAULT_LIMIT if not query.limit else max(1, min(int(query.limit), MAX_LIMIT))
         where: list[str] = ["archived = ?"]
-        args: list[Any] = [int(query.archived)]
+        args: list[SqlValue] = [int(query.archived)]
         _add_in(where, args, "cwd", query.cwds)
         _add_in(where, args, "model_provider", query.model_providers)
         _add_in(where, args, "source_kind", query.source_kinds or INTERACTIVE_SOURCE_KINDS)
@@ -316,7 +322,7 @@ def _sort_value(row: IndexRow, column: str) -> int:
     return row.created_at_ms if column == "created_at_ms" else row.updated_at_ms
 
 
-def _add_in(where: list[str], args: list[Any], column: str, values: Sequence[str]) -> None:
+def _add_in(where: list[str], args: list[SqlValue], column: str, values: Sequence[str]) -> None:
     if values:
         where.append(f"{column} IN ({','.join('?' * len(values))})")
         args.extend(values)

@@ -12,10 +12,9 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pycodex.json_types import JsonObj
 
@@ -173,7 +172,7 @@ class ThreadStore:
                 effort = settings["effort"]
                 self._index_safely(lambda: self._index.update_meta(thread_id, "reasoningEffort", effort))
 
-    def _index_safely(self, update: Any) -> None:
+    def _index_safely(self, update: Callable[[], object]) -> None:
         # The record is already durable in the rollout; a failed index update is repaired on the next start.
         try:
             update()

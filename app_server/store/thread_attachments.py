@@ -7,7 +7,6 @@ import json
 import sqlite3
 import threading
 import time
-from typing import Any
 
 from pycodex.json_types import JsonObj
 
@@ -28,7 +27,7 @@ class AttachmentsMixin:
                 "WHERE thread_id = ? ORDER BY created_at, id", (thread_id,))
             return [_wire(*row) for row in rows.fetchall()]
 
-    def add_attachment(self, thread_id: str, kind: str, key: str, payload: Any) -> tuple[JsonObj, bool]:
+    def add_attachment(self, thread_id: str, kind: str, key: str, payload: object) -> tuple[JsonObj, bool]:
         """The attachment for (``kind``, ``key``) and whether this call created it."""
         with self._lock:
             row = self._conn.execute(
