@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -217,7 +217,7 @@ def _invalid(exc: ValidationError, base: list[str]) -> schema.Invalid:
     return schema.Invalid(path, f"invalid type: {schema.describe(value)}, expected {expected}")
 
 
-def _floats(table: Mapping[str, Any]) -> JsonObj:
+def _floats(table: Mapping[str, object]) -> JsonObj:
     """TOML `startup_timeout_sec = 5` is an integer; serde's f64 takes it, so do we."""
     out = dict(table)
     for key in ("startup_timeout_sec", "tool_timeout_sec"):
@@ -227,7 +227,7 @@ def _floats(table: Mapping[str, Any]) -> JsonObj:
     return out
 
 
-def _unknown(name: str, table: Mapping[str, Any]) -> tuple[list[str], JsonObj]:
+def _unknown(name: str, table: Mapping[str, object]) -> tuple[list[str], JsonObj]:
     """Keys Codex would ignore (in the server table and its `tools.TOOL` tables), and the table without them."""
     unknown = [f"mcp_servers.{name}.{key}" for key in table if key not in KNOWN_SERVER_KEYS]
     known = {key: value for key, value in table.items() if key in KNOWN_SERVER_KEYS}
@@ -243,7 +243,7 @@ def _unknown(name: str, table: Mapping[str, Any]) -> tuple[list[str], JsonObj]:
     return unknown, known
 
 
-def check_mcp_servers(table: Any, *, strict: bool = False) -> McpServers:
+def check_mcp_servers(table: object, *, strict: bool = False) -> McpServers:
     """Check the merged `mcp_servers` value. Raises `schema.Invalid` (dotted path, serde wording).
 
     With `strict`, an unknown key inside a server table is an error; otherwise it is listed in
@@ -270,7 +270,7 @@ def check_mcp_servers(table: Any, *, strict: bool = False) -> McpServers:
     return McpServers(servers=servers, unknown_keys=tuple(sorted(ignored)))
 
 
-def unknown_keys(table: Mapping[str, Any]) -> list[str]:
+def unknown_keys(table: Mapping[str, object]) -> list[str]:
     """Dotted names of the keys Codex ignores under `[mcp_servers]` of one config layer (for the loader's
     unknown-settings warning); a malformed table is left to `check_mcp_servers`."""
     servers = table.get("mcp_servers")
@@ -279,13 +279,13 @@ def unknown_keys(table: Mapping[str, Any]) -> list[str]:
     return [key for name, server in servers.items() if isinstance(server, Mapping) for key in _unknown(name, server)[0]]
 
 
-def optional_startup_grace_s(table: Mapping[str, Any]) -> float:
+def optional_startup_grace_s(table: Mapping[str, object]) -> float:
     """Top-level `mcp_optional_startup_grace_ms` in seconds (Codex's default 1000 ms). Raises schema.Invalid."""
     value = schema.opt_u64(table, "mcp_optional_startup_grace_ms", [])
     return (DEFAULT_OPTIONAL_STARTUP_GRACE_MS if value is None else value) / 1000
 
 
-def load_mcp_servers(path: Path, table: Mapping[str, Any], text: str | None, *, strict: bool = False) -> McpServers:
+def load_mcp_servers(path: Path, table: Mapping[str, object], text: str | None, *, strict: bool = False) -> McpServers:
     """`check_mcp_servers(table["mcp_servers"])`, errors as `ConfigError` at `path:line:col` when `text` is
     the file's text (the shape app_server.config reports every other bad value in)."""
     try:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from mcp.types import Tool, ToolAnnotations
 
@@ -66,7 +65,7 @@ def decide(approval_policy: str | None, mode: ApprovalMode, annotations: ToolAnn
 ELICITATION_METHOD = "mcpServer/elicitation/request"  # the server request that asks the client
 
 
-def approval_request_params(thread_id: str, turn_id: str, server: str, tool: Tool, arguments: Any,
+def approval_request_params(thread_id: str, turn_id: str, server: str, tool: Tool, arguments: object,
                             mode: ApprovalMode) -> JsonObj:
     """Params of the `mcpServer/elicitation/request` Codex 0.169 sends to ask about a tool call (recorded
     in tests/data/mcp/codex_0169_app_server.json). "prompt" and "writes" modes may not be remembered, so
@@ -97,7 +96,7 @@ class Answer(StrEnum):
     CANCEL = "cancel"
 
 
-def parse_approval_response(response: Any, mode: ApprovalMode) -> Answer:
+def parse_approval_response(response: object, mode: ApprovalMode) -> Answer:
     """The client's McpServerElicitationRequestResponse as a decision. `_meta.persist` of "session" or
     "always" remembers the approval, except in modes that always ask; anything malformed cancels."""
     if not isinstance(response, dict):

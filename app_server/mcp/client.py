@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import anyio
 import httpx
@@ -165,7 +165,7 @@ class McpConnection:
         yield await stack.enter_async_context(ClientSession(read, write, client_info=CLIENT_INFO,
                                                             elicitation_callback=self._elicit))
 
-    async def _elicit(self, context: Any, params: Any) -> ElicitResult:
+    async def _elicit(self, context: object, params: object) -> ElicitResult:
         """A server's own question (`elicitation/create`). Codex 0.169 does not pass it to an app-server
         client by default: it declines under `approval_policy = "never"` and cancels otherwise (observed)."""
         action = self._elicitation_answer() if self._elicitation_answer is not None else "cancel"

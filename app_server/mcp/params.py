@@ -5,7 +5,7 @@ Kept apart from `wire.py` so the request handlers can register at start-up witho
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,8 +55,8 @@ class McpServerToolCallParams(_Params):
     threadId: str
     server: str
     tool: str
-    arguments: Any = None
-    meta: Any = Field(default=None, alias="_meta")
+    arguments: object = None
+    meta: object = Field(default=None, alias="_meta")
 
 
 class McpResourceReadParams(_Params):
@@ -65,7 +65,7 @@ class McpResourceReadParams(_Params):
     threadId: str | None = None
     connectorId: str | None = None
     originCallId: str | None = None
-    target: Any = None
+    target: object = None
     meta: JsonObj | None = Field(default=None, alias="_meta")
 
 
@@ -83,9 +83,9 @@ class McpServerEventStreamStartParams(_Params):
     threadId: str | None = None
     server: str | None = None
     name: str | None = None
-    arguments: Any = None
+    arguments: object = None
     subscriptionId: str | None = None
-    meta: Any = Field(default=None, alias="_meta")
+    meta: object = Field(default=None, alias="_meta")
 
 
 class McpServerEventStreamStopParams(_Params):

@@ -18,11 +18,10 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent, Tool
 
-from pycodex.json_types import JsonObj
+from pycodex.json_types import JsonObj, JsonValue
 
 NAMESPACE_PREFIX = "mcp__"
 MAX_NAME_LENGTH = 64
@@ -48,7 +47,7 @@ def namespace_for(server: str) -> str:
     return sanitize_name(NAMESPACE_PREFIX + server)
 
 
-def _schema(node: Any) -> Any:
+def _schema(node: object) -> JsonValue:
     if isinstance(node, list):
         return [_schema(item) for item in node]
     if not isinstance(node, Mapping):
@@ -66,7 +65,7 @@ def _schema(node: Any) -> Any:
     return out
 
 
-def parameters_schema(input_schema: Mapping[str, Any]) -> JsonObj:
+def parameters_schema(input_schema: Mapping[str, object]) -> JsonObj:
     """A tool's `inputSchema` as Codex sends it: an object schema that always has `properties`."""
     reduced = _schema(input_schema)
     reduced["type"] = "object"
@@ -160,7 +159,7 @@ def item_result(result: CallToolResult) -> JsonObj:
     }
 
 
-def tool_call_item(call_id: str, route: ToolRoute, arguments: Any, tool: Tool | None, *, started_at_ms: int,
+def tool_call_item(call_id: str, route: ToolRoute, arguments: object, tool: Tool | None, *, started_at_ms: int,
                    result: CallToolResult | None = None, error: str | None = None,
                    completed_at_ms: int | None = None, duration_ms: int | None = None) -> JsonObj:
     """The v2 `mcpToolCall` thread item (id = the model's call_id), in progress until `completed_at_ms`.

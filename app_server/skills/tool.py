@@ -13,7 +13,6 @@ import json
 import posixpath
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from pycodex.json_types import JsonObj
 
@@ -89,7 +88,7 @@ def skills_tool_spec() -> JsonObj:
     }
 
 
-def _dump(value: Any) -> str:
+def _dump(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -198,7 +197,7 @@ class SkillsTool:
         )
 
 
-def _offset(raw: Any) -> int | None:
+def _offset(raw: object) -> int | None:
     if raw is None:
         return 0
     text = str(raw)
