@@ -97,7 +97,7 @@ class IndexRow:
     def from_sql(cls, row: Sequence[Any]) -> IndexRow:
         """The row read back from SQLite (an unreadable ``meta_json`` becomes ``{}``).
 
-        ``row`` is what sqlite3 fetched (typed ``Any`` there): its columns are in ``_COLUMNS`` order.
+        ``row`` is what sqlite3 fetched (sqlite3 leaves rows untyped): its columns are in ``_COLUMNS`` order.
         """
         values = dict(zip(_COLUMNS, row, strict=True))
         meta_json = values.pop("meta_json")
