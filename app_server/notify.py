@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 
 def turn_complete_payload(*, thread_id: str, turn_id: str, cwd: str, client: str, inputs: list[str],
                           last_message: str | None) -> JsonObj:
+    """The JSON the ``notify`` program gets for a completed turn (Codex's ``agent-turn-complete``)."""
     return {"type": "agent-turn-complete", "thread-id": thread_id, "turn-id": turn_id, "cwd": cwd,
             "client": client, "input-messages": inputs, "last-assistant-message": last_message}
 

@@ -32,13 +32,16 @@ class ModelStreamer(Protocol):
     """What the turn runner needs from a model provider."""
 
     @property
-    def provider(self) -> ProviderConfig: ...
+    def provider(self) -> ProviderConfig:
+        """The provider this client talks to."""
 
     def stream(
         self, body: Mapping[str, object], ctx: RequestContext, on_retry: RetryCallback | None = None
-    ) -> AsyncIterator[ResponseEvent]: ...
+    ) -> AsyncIterator[ResponseEvent]:
+        """The events of one model response, ending after ``ResponseCompleted``; raises ``ModelError`` at the end."""
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Release what the client holds (its HTTP connections)."""
 
 
 def create_model_client(provider: ProviderConfig, env: Mapping[str, str] | None = None) -> ModelStreamer:

@@ -29,6 +29,8 @@ CAPABILITIES = {"imageGeneration": True, "webSearch": True}
 
 @dataclass(frozen=True)
 class Catalog:
+    """The bundled model catalog: the default model and every model entry as ``model/list`` shows it."""
+
     default_model: str
     models: tuple[Mapping[str, object], ...]  # wire entries without `isDefault`, in Codex's order
 

@@ -52,6 +52,7 @@ class TurnErrorPayload:
     additional_details: str | None = None
 
     def to_wire(self) -> JsonObj:
+        """The v2 TurnError dict."""
         return {
             "message": self.message,
             "codexErrorInfo": self.codex_error_info,
@@ -90,6 +91,7 @@ class ModelError(Exception):
 
     @property
     def retryable(self) -> bool:
+        """Whether an announced retry may follow this failure."""
         return self.scope is not RetryScope.NONE
 
     def __repr__(self) -> str:
@@ -109,6 +111,7 @@ class RetryNotice:
 
 
 def retry_notice(attempt: int, max_attempts: int | None, cause: ModelError) -> RetryNotice:
+    """The ``error`` notification (willRetry) announcing retry ``attempt`` of ``max_attempts`` after ``cause``."""
     if cause.scope is RetryScope.NETWORK:
         message = WAITING_FOR_NETWORK
     else:
@@ -185,10 +188,12 @@ def from_response_failed(code: str | None, message: str) -> ModelError:
 
 
 def stream_closed() -> ModelError:
+    """The stream ended before ``response.completed`` (retried like a disconnect)."""
     return ModelError(TurnErrorPayload(STREAM_CLOSED, "other"), RetryScope.STREAM)
 
 
 def idle_timeout() -> ModelError:
+    """Nothing arrived from the provider within its idle timeout (retried like a disconnect)."""
     return ModelError(TurnErrorPayload(IDLE_TIMEOUT, "other"), RetryScope.STREAM)
 
 

@@ -23,6 +23,8 @@ class EventParseError(ValueError):
 
 @dataclass(frozen=True)
 class MessageItem:
+    """A ``message`` output item; ``text`` is all its text parts joined."""
+
     id: str | None
     role: str
     text: str  # all output_text parts joined
@@ -32,6 +34,8 @@ class MessageItem:
 
 @dataclass(frozen=True)
 class FunctionCallItem:
+    """A ``function_call`` output item (a tool call with JSON arguments)."""
+
     id: str | None
     call_id: str
     name: str
@@ -42,6 +46,8 @@ class FunctionCallItem:
 
 @dataclass(frozen=True)
 class CustomToolCallItem:
+    """A ``custom_tool_call`` output item (a freeform tool call, e.g. apply_patch)."""
+
     id: str | None
     call_id: str
     name: str
@@ -51,6 +57,8 @@ class CustomToolCallItem:
 
 @dataclass(frozen=True)
 class ReasoningItem:
+    """A ``reasoning`` output item: its summary and content texts, and the encrypted content to send back."""
+
     id: str | None
     summary: tuple[str, ...]
     content: tuple[str, ...]
@@ -72,6 +80,8 @@ OutputItem = MessageItem | FunctionCallItem | CustomToolCallItem | ReasoningItem
 
 @dataclass(frozen=True)
 class Usage:
+    """A response's token usage."""
+
     input_tokens: int = 0
     cached_input_tokens: int = 0
     output_tokens: int = 0
@@ -84,23 +94,31 @@ class Usage:
 
 @dataclass(frozen=True)
 class ResponseCreated:
+    """``response.created``: the response has an id."""
+
     response_id: str | None
 
 
 @dataclass(frozen=True)
 class OutputItemAdded:
+    """``response.output_item.added``: an output item started."""
+
     output_index: int | None
     item: OutputItem
 
 
 @dataclass(frozen=True)
 class OutputItemDone:
+    """``response.output_item.done``: an output item is complete."""
+
     output_index: int | None
     item: OutputItem
 
 
 @dataclass(frozen=True)
 class OutputTextDelta:
+    """``response.output_text.delta``: more text of a message."""
+
     item_id: str | None
     delta: str
     output_index: int | None = None
@@ -109,12 +127,16 @@ class OutputTextDelta:
 
 @dataclass(frozen=True)
 class ReasoningSummaryPartAdded:
+    """``response.reasoning_summary_part.added``: a new reasoning-summary part started."""
+
     item_id: str | None
     summary_index: int
 
 
 @dataclass(frozen=True)
 class ReasoningSummaryTextDelta:
+    """``response.reasoning_summary_text.delta``: more text of a reasoning-summary part."""
+
     item_id: str | None
     summary_index: int
     delta: str
@@ -122,6 +144,8 @@ class ReasoningSummaryTextDelta:
 
 @dataclass(frozen=True)
 class ReasoningTextDelta:
+    """``response.reasoning_text.delta``: more raw reasoning text."""
+
     item_id: str | None
     content_index: int
     delta: str
@@ -129,12 +153,16 @@ class ReasoningTextDelta:
 
 @dataclass(frozen=True)
 class ResponseCompleted:
+    """``response.completed``: the response ended well, with its usage when the provider sent it."""
+
     response_id: str | None
     usage: Usage | None
 
 
 @dataclass(frozen=True)
 class ResponseFailed:
+    """``response.failed`` (or ``response.incomplete`` / ``error``): the response ended with an error."""
+
     response_id: str | None
     code: str | None
     message: str
@@ -151,6 +179,8 @@ class ResponseRestarted:
 
 @dataclass(frozen=True)
 class UnknownEvent:
+    """An event type this client does not interpret (kept, and ignored by the runner)."""
+
     type: str
     data: JsonObj = field(repr=False)
 
@@ -235,6 +265,7 @@ def parse_item(raw: JsonObj) -> OutputItem:
 
 
 def parse_usage(raw: object) -> Usage | None:
+    """The usage object of a response as ``Usage``; None when it is not an object."""
     if not isinstance(raw, dict):
         return None
     in_details = raw.get("input_tokens_details")

@@ -109,6 +109,8 @@ class Script:
 
 
 class FakeServer(ThreadingHTTPServer):
+    """The threaded HTTP server that answers from a ``Script`` and logs each request it receives."""
+
     daemon_threads = True
 
     def __init__(self, script: Script, log_path: Path | None, address: tuple[str, int] = ("127.0.0.1", 0)) -> None:
@@ -121,6 +123,7 @@ class FakeServer(ThreadingHTTPServer):
         self.stopping = threading.Event()
 
     def log_request_record(self, record: JsonObj) -> None:
+        """Append one request record as a JSON line to the log file (when there is one)."""
         if self.log_path is None:
             return
         with self.log_lock, self.log_path.open("a", encoding="utf-8") as fh:
@@ -128,18 +131,23 @@ class FakeServer(ThreadingHTTPServer):
 
 
 class Handler(BaseHTTPRequestHandler):
+    """Answers one HTTP request: POST ``.../responses`` from the script, anything else 404."""
+
     server: FakeServer
     # HTTP/1.0 semantics: the body of a stream ends when we close the connection.
     protocol_version = "HTTP/1.0"
 
     def log_message(self, format: str, *args: Any) -> None:  # silence default stderr chatter
+        """Say nothing: the default writes every request to stderr."""
         return
 
     def do_GET(self) -> None:
         # Only POST .../responses is scripted; a GET (`pycodex doctor` probing /models) is a plain 404.
+        """Answer 404: only POST ``.../responses`` is scripted."""
         self._reply(404, f"fake server: no route GET {urlsplit(self.path).path}", {})
 
     def do_POST(self) -> None:
+        """Log the request, then answer with the script's next response (streamed, or an HTTP error)."""
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -253,6 +261,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def add_mock_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``pycodex mock-model``'s options (``--script``, ``--listen``, ``--log``) to ``parser``."""
     parser.add_argument("--script", required=True, type=Path, metavar="FILE",
                         help="JSON model script (format: `pydoc app_server.model.mock_server`)")
     parser.add_argument("--listen", default="127.0.0.1:0", metavar="IP:PORT",

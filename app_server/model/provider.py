@@ -47,6 +47,7 @@ class ProviderConfig:
 
     @property
     def is_scripted(self) -> bool:
+        """Whether this is the built-in offline ``scripted`` provider."""
         return self.id == SCRIPTED_PROVIDER_ID
 
     @property
@@ -64,6 +65,7 @@ class ProviderConfig:
         return headers
 
     def responses_url(self) -> str:
+        """``{base_url}/responses``; raises ValueError when the provider has no base_url."""
         if not self.base_url:
             raise ValueError(f"model provider `{self.id}` has no base_url")
         return self.base_url.rstrip("/") + "/responses"
@@ -84,9 +86,11 @@ class RequestContext:
 
     @property
     def window_id(self) -> str:
+        """``{thread_id}:{window_number}``, Codex's context-window id."""
         return f"{self.thread_id}:{self.window_number}"
 
     def headers(self) -> dict[str, str]:
+        """Codex's per-request headers (originator, user agent, session, window, beta features, turn metadata)."""
         headers = {
             "accept": "text/event-stream",
             "content-type": "application/json",

@@ -43,12 +43,16 @@ class ScriptError(ValueError):
 
 @dataclass(frozen=True)
 class Fault:
+    """A scripted fault that ends a response (``failed``, ``http_error``, ``truncate`` or ``stall``)."""
+
     kind: str  # one of FAULT_TYPES
     spec: JsonObj
 
 
 @dataclass(frozen=True)
 class ScriptedResponse:
+    """One scripted model response: its items, the fault ending it, its usage and the delay before each event."""
+
     items: tuple[JsonObj, ...]
     fault: Fault | None
     usage: Usage
@@ -57,6 +61,8 @@ class ScriptedResponse:
 
 @dataclass(frozen=True)
 class ModelScript:
+    """A parsed model script: the responses, in the order requests consume them."""
+
     source: str  # where it came from, for messages
     responses: tuple[ScriptedResponse, ...]
 
@@ -80,6 +86,7 @@ def _parse_item(raw: object, where: str) -> JsonObj:
 
 
 def parse_response(raw: object, where: str) -> ScriptedResponse:
+    """One response of a script (a list of items, or an object with ``output``); raises ScriptError."""
     spec: Mapping[str, object]
     if isinstance(raw, list):
         spec = {"output": raw}
@@ -110,6 +117,7 @@ def parse_response(raw: object, where: str) -> ScriptedResponse:
 
 
 def parse_script(data: object, source: str = "<script>") -> ModelScript:
+    """A whole script (a list of responses, or ``{"responses": [...]}``); raises ScriptError."""
     responses = data.get("responses") if isinstance(data, dict) else data
     if not isinstance(responses, list) or not responses:
         raise ScriptError(f"model script {source}: expected a non-empty list of responses")
@@ -122,6 +130,7 @@ def parse_script(data: object, source: str = "<script>") -> ModelScript:
 
 
 def load_script(path: Path) -> ModelScript:
+    """Read and parse the script file at ``path``; raises ScriptError saying what is wrong."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
