@@ -69,6 +69,7 @@ class ReadLayer:
     disabled_reason: str | None = None
 
     def as_json(self) -> JsonObj:
+        """The layer as ``config/read`` reports it (name, version, config, and why it is disabled)."""
         out: JsonObj = {"name": self.name, "version": layer_version(self.config), "config": self.config}
         if self.disabled_reason is not None:
             out["disabledReason"] = self.disabled_reason

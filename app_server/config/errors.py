@@ -64,6 +64,7 @@ class ConfigWarning:
     end_column: int | None = None
 
     def to_params(self) -> JsonObj:
+        """The ``configWarning`` notification params (with the file position when known)."""
         params: JsonObj = {"summary": self.summary, "details": self.details}
         if self.path is not None:
             params["path"] = self.path

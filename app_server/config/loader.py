@@ -110,11 +110,13 @@ class ConfigLayer:
 
     @property
     def version(self) -> str:
+        """``sha256:`` of the layer's canonical JSON (how ``config/read`` versions a layer)."""
         canonical = json.dumps(plain_table(self.config), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     @property
     def label(self) -> str:
+        """How messages name the layer (the file for user and profile layers)."""
         return f"{self.kind} ({self.file})" if self.kind in ("user", PROFILE) else SESSION_FLAGS
 
 
@@ -153,10 +155,12 @@ class LoadedConfig:
 
     @property
     def config_path(self) -> Path:
+        """The user's config.toml."""
         return self.codex_home / "config.toml"
 
     @property
     def provider(self) -> ProviderConfig:
+        """The configured model provider."""
         return self.model_providers[self.model_provider_id]
 
     def with_overrides(self, overrides: Mapping[str, object], strict: bool | None = None) -> LoadedConfig:

@@ -80,6 +80,8 @@ KNOWN_TOOL_KEYS = frozenset(McpToolConfig.model_fields)
 
 
 class StdioTransport(_Strict):
+    """An MCP server started as a subprocess, spoken to over its stdin and stdout."""
+
     type: Literal["stdio"] = "stdio"
     command: str
     args: tuple[str, ...] = ()
@@ -89,6 +91,8 @@ class StdioTransport(_Strict):
 
 
 class HttpTransport(_Strict):
+    """An MCP server reached over streamable HTTP."""
+
     type: Literal["streamable_http"] = "streamable_http"
     url: str
     bearer_token_env_var: str | None = None
@@ -116,10 +120,12 @@ class McpServerConfig(_Strict):
 
     @property
     def startup_timeout(self) -> float:
+        """Seconds to wait for the server to start (the configured value, else the default)."""
         return DEFAULT_STARTUP_TIMEOUT_S if self.startup_timeout_s is None else self.startup_timeout_s
 
     @property
     def tool_timeout(self) -> float:
+        """Seconds a tool call may take (the configured value, else the default)."""
         return DEFAULT_TOOL_TIMEOUT_S if self.tool_timeout_s is None else self.tool_timeout_s
 
     def tool_enabled(self, tool: str) -> bool:
@@ -295,6 +301,7 @@ def load_mcp_servers(path: Path, table: Mapping[str, object], text: str | None, 
 
 
 def located_error(exc: schema.Invalid, path: str, text: str | None) -> ConfigError:
+    """A ConfigError for a bad ``[mcp_servers]`` value, with its line and column in ``text`` when found."""
     key = ".".join(exc.path)
     pos = locate(text, exc.path, at_value=True) if text is not None else None
     if pos is None:

@@ -87,6 +87,7 @@ class Invalid(Exception):
 
 
 def describe(value: object) -> str:
+    """How an error message shows a value (serde's wording: ``integer `5```, ``string "x"``, ``map``)."""
     return describe_json_value(value)
 
 
@@ -95,6 +96,7 @@ def _type_error(path: list[str], value: object, expected: str) -> Invalid:
 
 
 def opt_str(table: Mapping[str, object], key: str, path: list[str]) -> str | None:
+    """``table[key]`` as a string, or None when absent; raises Invalid for another type."""
     value = table.get(key)
     if value is None:
         return None
@@ -104,6 +106,7 @@ def opt_str(table: Mapping[str, object], key: str, path: list[str]) -> str | Non
 
 
 def opt_bool(table: Mapping[str, object], key: str, path: list[str]) -> bool | None:
+    """``table[key]`` as a boolean, or None when absent; raises Invalid for another type."""
     value = table.get(key)
     if value is None:
         return None
@@ -113,6 +116,7 @@ def opt_bool(table: Mapping[str, object], key: str, path: list[str]) -> bool | N
 
 
 def opt_u64(table: Mapping[str, object], key: str, path: list[str]) -> int | None:
+    """``table[key]`` as a non-negative integer, or None when absent; raises Invalid otherwise."""
     value = table.get(key)
     if value is None:
         return None
@@ -124,6 +128,7 @@ def opt_u64(table: Mapping[str, object], key: str, path: list[str]) -> int | Non
 
 
 def opt_variant(table: Mapping[str, object], key: str, path: list[str], variants: tuple[str, ...]) -> str | None:
+    """``table[key]`` as one of ``variants``, or None when absent; raises Invalid otherwise."""
     value = opt_str(table, key, path)
     if value is None:
         return None
@@ -150,6 +155,7 @@ def _one_of(variants: tuple[str, ...]) -> str:
 
 
 def opt_str_map(table: Mapping[str, object], key: str, path: list[str]) -> dict[str, str] | None:
+    """``table[key]`` as a string-to-string table, or None when absent; raises Invalid otherwise."""
     value = table.get(key)
     if value is None:
         return None
@@ -162,6 +168,7 @@ def opt_str_map(table: Mapping[str, object], key: str, path: list[str]) -> dict[
 
 
 def opt_str_list(table: Mapping[str, object], key: str, path: list[str]) -> list[str] | None:
+    """``table[key]`` as a list of strings, or None when absent; raises Invalid otherwise."""
     value = table.get(key)
     if value is None:
         return None
@@ -174,6 +181,7 @@ def opt_str_list(table: Mapping[str, object], key: str, path: list[str]) -> list
 
 
 def opt_table(table: Mapping[str, object], key: str, path: list[str]) -> Mapping[str, object] | None:
+    """``table[key]`` as a table, or None when absent; raises Invalid for another type."""
     value = table.get(key)
     if value is None:
         return None

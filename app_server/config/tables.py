@@ -39,6 +39,7 @@ def parse_cli_override(text: str) -> tuple[list[str], JsonValue]:
 
 
 def nest(path: list[str], value: object) -> JsonObj:
+    """``value`` under the nested tables that ``path`` names (``["a", "b"], 1`` -> ``{"a": {"b": 1}}``)."""
     table: JsonObj = {path[-1]: value}
     for part in reversed(path[:-1]):
         table = {part: table}

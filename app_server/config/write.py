@@ -55,6 +55,8 @@ class ConfigWriteError(InvalidRequest):
 
 @dataclass(frozen=True)
 class ConfigEdit:
+    """One edit of config.toml: the dotted key, the new value and how it merges with what is there."""
+
     key_path: str
     value: JsonValue
     merge_strategy: MergeStrategy = "replace"
@@ -62,6 +64,8 @@ class ConfigEdit:
 
 @dataclass(frozen=True)
 class WriteOutcome:
+    """What a config write did: the response to send, the file's new table, and the unknown keys it holds."""
+
     response: JsonObj
     table: JsonObj  # the file's new contents, parsed
     unknown_keys: list[str] = field(default_factory=list)

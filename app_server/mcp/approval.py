@@ -25,6 +25,8 @@ NEVER_MESSAGE = "MCP tool call requires approval, but approval policy is never"
 
 
 class Decision(StrEnum):
+    """What happens to an MCP tool call: it runs, the user is asked first, or it is refused."""
+
     ALLOW = "allow"
     ASK = "ask"
     REFUSE = "refuse"
@@ -32,11 +34,18 @@ class Decision(StrEnum):
 
 @dataclass(frozen=True)
 class ApprovalOutcome:
+    """The decision for one MCP tool call, with the refusal text when it is refused."""
+
     decision: Decision
     message: str | None = None  # the refusal text the model and the item get
 
 
 def requires_approval(mode: ApprovalMode, annotations: ToolAnnotations | None) -> bool:
+    """Whether a call of a tool with ``annotations`` needs the user's approval under the server's ``mode``.
+
+    ``approve`` never asks, ``prompt`` always does, ``writes`` asks unless the tool is read-only; the default
+    asks for a destructive tool, or one that is not read-only and not known to stay in a closed world.
+    """
     read_only = bool(annotations is not None and annotations.readOnlyHint)
     if mode == "approve":
         return False
@@ -89,6 +98,8 @@ def approval_request_params(thread_id: str, turn_id: str, server: str, tool: Too
 
 
 class Answer(StrEnum):
+    """The user's answer to an MCP tool-call approval, as the client's elicitation response gives it."""
+
     ACCEPT = "accept"
     ACCEPT_FOR_SESSION = "accept_for_session"
     ACCEPT_AND_REMEMBER = "accept_and_remember"

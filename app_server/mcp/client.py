@@ -132,9 +132,11 @@ class McpConnection:
 
     @property
     def name(self) -> str:
+        """The server's name in the config."""
         return self.config.name
 
     def start(self) -> None:
+        """Start connecting in the background (once); ``ready()`` waits for the outcome."""
         if self._task is None:
             self._set("starting")
             self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
@@ -282,6 +284,7 @@ class McpConnection:
             raise McpCallError(f"tool call error: tool call failed for `{self.name}/{tool}`\n\nCaused by:\n    {exc}") from None
 
     async def list_resources(self) -> list[Resource]:
+        """Every resource the server lists (all pages); the connection must be ready."""
         session = self._ready_session()
         resources: list[Resource] = []
         cursor: str | None = None
@@ -294,6 +297,7 @@ class McpConnection:
                 return resources
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read the resource at ``uri``; the connection must be ready."""
         session = self._ready_session()
         return await self._request(f"resources/read failed for `{self.name}`", session.read_resource(AnyUrl(uri)))
 

@@ -44,6 +44,7 @@ def sanitize_name(name: str) -> str:
 
 
 def namespace_for(server: str) -> str:
+    """The model-facing tool namespace of ``server`` (``mcp__<server>``, sanitized)."""
     return sanitize_name(NAMESPACE_PREFIX + server)
 
 
@@ -76,6 +77,7 @@ def parameters_schema(input_schema: Mapping[str, object]) -> JsonObj:
 
 
 def function_spec(tool: Tool) -> JsonObj:
+    """The model's function spec of one MCP tool (sanitized name, description, reduced parameters schema)."""
     return {"type": "function", "name": sanitize_name(tool.name), "description": tool.description or "",
             "strict": False, "parameters": parameters_schema(tool.inputSchema)}
 
@@ -109,6 +111,7 @@ class ToolRoutes:
                 self._routes[(namespace, sanitize_name(tool.name))] = ToolRoute(server, tool.name)
 
     def resolve(self, namespace: str | None, name: str) -> ToolRoute | None:
+        """The server tool the model's (``namespace``, ``name``) stands for, or None."""
         if namespace is None:
             return None
         return self._routes.get((namespace, name))
