@@ -49,6 +49,7 @@ class SkillsCatalog:
 
     @property
     def user_roots(self) -> list[Path]:
+        """The user's skill folders: ``$CODEX_HOME/skills`` and ``~/.agents/skills``."""
         return list(dict.fromkeys([self._codex_home / "skills", self._user_home / ".agents" / "skills"]))
 
     def set_extra_roots(self, roots: Sequence[str | Path]) -> None:
@@ -69,6 +70,7 @@ class SkillsCatalog:
         return {"data": data}
 
     async def skills_for_cwd(self, cwd: str | Path, *, force_reload: bool = False) -> SkillSet:
+        """The skills ``cwd`` sees (cached per cwd; ``force_reload`` reads the folders again)."""
         key = str(cwd)
         cached = self._cache.get(key)
         if cached is not None and not force_reload:

@@ -35,10 +35,13 @@ class SkillLimits:
 
 @dataclass(frozen=True, slots=True)
 class SkillError:
+    """A SKILL.md that failed to load, and why."""
+
     path: str
     message: str
 
     def to_wire(self) -> JsonObj:
+        """The v2 SkillErrorInfo dict."""
         return {"path": self.path, "message": self.message}
 
 
@@ -82,6 +85,7 @@ class SkillSet:
     errors: tuple[SkillError, ...]
 
     def to_wire(self) -> JsonObj:
+        """The ``skills/list`` entry for this cwd."""
         return {
             "cwd": self.cwd,
             "skills": [s.to_wire() for s in self.skills],

@@ -15,6 +15,8 @@ __all__ = ["PluginSkillsRoot", "SkillSettings", "read_skill_settings"]
 
 @dataclass(frozen=True)
 class PluginSkillsRoot:
+    """The skills folder of one installed plugin."""
+
     plugin_id: str  # "<plugin>@<marketplace>"
     plugin: str
     root: Path  # the installed copy's skills folder
@@ -22,6 +24,8 @@ class PluginSkillsRoot:
 
 @dataclass(frozen=True)
 class SkillSettings:
+    """The user's skill switches (disabled names and paths) and the installed plugins' skill folders."""
+
     disabled_names: frozenset[str] = frozenset()
     disabled_paths: frozenset[str] = frozenset()
     plugin_roots: tuple[PluginSkillsRoot, ...] = field(default=())
@@ -55,6 +59,7 @@ def _plugin_roots(data: JsonObj, codex_home: Path) -> tuple[PluginSkillsRoot, ..
 
 
 def read_skill_settings(codex_home: Path) -> SkillSettings:
+    """The skill settings in ``$CODEX_HOME/config.toml`` (none when it is missing or unreadable)."""
     try:
         data = tomllib.loads((codex_home / "config.toml").read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
