@@ -81,7 +81,7 @@ def _from_toml(path: Path) -> EnvironmentChoice:
 
 
 def choose_environment(env: Mapping[str, str], codex_home: Path) -> EnvironmentChoice:
-    """The default environment: the Noise registry, else environments.toml, else the URL variable, else local."""
+    """The default environment: Noise registry, else environments.toml, else the URL variable, else local."""
     if env.get("CODEX_EXEC_SERVER_NOISE_REGISTRY_URL"):
         return EnvironmentChoice("noise", "remote")
     toml_path = codex_home / "environments.toml"
@@ -210,7 +210,7 @@ class ThreadEnvironment:
         return self._spawner.environment if self._spawner is not None else None
 
     def sandbox(self, mode: str, cwd: Path, writable_roots: list[str]) -> Sandbox | None:
-        """The sandbox for a local command under ``mode`` (None remotely, for full access or without Landlock)."""
+        """A local command's sandbox under ``mode`` (None remotely, for full access, without Landlock)."""
         return make_sandbox(mode, cwd, writable_roots) if self.is_local else None
 
     async def command_argv(self, argv: list[str], *, shell: str, cmd: str, login: bool) -> list[str]:

@@ -32,7 +32,9 @@ def turn_complete_payload(*, thread_id: str, turn_id: str, cwd: str, client: str
 class TurnNotifier:
     """Runs the configured program; `spawn` keeps the task that reaps it (the server owns and ends it)."""
 
-    def __init__(self, argv: Sequence[str], spawn: Callable[[Coroutine[object, object, object]], object]) -> None:
+    def __init__(
+        self, argv: Sequence[str], spawn: Callable[[Coroutine[object, object, object]], object]
+    ) -> None:
         self._argv = list(argv)
         self._spawn = spawn
 

@@ -291,7 +291,9 @@ def optional_startup_grace_s(table: Mapping[str, object]) -> float:
     return (DEFAULT_OPTIONAL_STARTUP_GRACE_MS if value is None else value) / 1000
 
 
-def load_mcp_servers(path: Path, table: Mapping[str, object], text: str | None, *, strict: bool = False) -> McpServers:
+def load_mcp_servers(
+    path: Path, table: Mapping[str, object], text: str | None, *, strict: bool = False
+) -> McpServers:
     """`check_mcp_servers(table["mcp_servers"])`, errors as `ConfigError` at `path:line:col` when `text` is
     the file's text (the shape app_server.config reports every other bad value in)."""
     try:

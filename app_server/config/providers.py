@@ -20,7 +20,7 @@ OPENAI_ENV_HEADERS = {"OpenAI-Organization": "OPENAI_ORGANIZATION", "OpenAI-Proj
 
 
 def builtin_providers(env: Mapping[str, str], openai_base_url: str | None) -> dict[str, ProviderConfig]:
-    """The built-in providers: OpenAI (key from CODEX_API_KEY or OPENAI_API_KEY) and the offline scripted one."""
+    """The built-in providers: OpenAI (key from CODEX_API_KEY or OPENAI_API_KEY) and the scripted one."""
     key_var = next((name for name in API_KEY_ENV_VARS if env.get(name)), "OPENAI_API_KEY")
     return {
         OPENAI_PROVIDER_ID: ProviderConfig(
@@ -41,8 +41,10 @@ def builtin_providers(env: Mapping[str, str], openai_base_url: str | None) -> di
     }
 
 
-def provider_config(provider_id: str, table: Mapping[str, object], base: ProviderConfig | None) -> ProviderConfig:
-    """The provider of one ``[model_providers.<id>]`` table, over ``base`` (a built-in's settings); raises Invalid."""
+def provider_config(
+    provider_id: str, table: Mapping[str, object], base: ProviderConfig | None
+) -> ProviderConfig:
+    """The provider of one ``[model_providers.<id>]`` table over ``base`` (a built-in); raises Invalid."""
     path = ["model_providers", provider_id]
     name = schema.opt_str(table, "name", path)
     if name is None and base is None:

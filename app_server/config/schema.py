@@ -127,7 +127,9 @@ def opt_u64(table: Mapping[str, object], key: str, path: list[str]) -> int | Non
     return value
 
 
-def opt_variant(table: Mapping[str, object], key: str, path: list[str], variants: tuple[str, ...]) -> str | None:
+def opt_variant(
+    table: Mapping[str, object], key: str, path: list[str], variants: tuple[str, ...]
+) -> str | None:
     """``table[key]`` as one of ``variants``, or None when absent; raises Invalid otherwise."""
     value = opt_str(table, key, path)
     if value is None:

@@ -162,8 +162,8 @@ def item_result(result: CallToolResult) -> JsonObj:
     }
 
 
-def tool_call_item(call_id: str, route: ToolRoute, arguments: object, tool: Tool | None, *, started_at_ms: int,
-                   result: CallToolResult | None = None, error: str | None = None,
+def tool_call_item(call_id: str, route: ToolRoute, arguments: object, tool: Tool | None, *,
+                   started_at_ms: int, result: CallToolResult | None = None, error: str | None = None,
                    completed_at_ms: int | None = None, duration_ms: int | None = None) -> JsonObj:
     """The v2 `mcpToolCall` thread item (id = the model's call_id), in progress until `completed_at_ms`.
     `duration_ms` is measured on a monotonic clock, so it need not equal the difference of the stamps."""

@@ -38,7 +38,7 @@ class ModelStreamer(Protocol):
     def stream(
         self, body: Mapping[str, object], ctx: RequestContext, on_retry: RetryCallback | None = None
     ) -> AsyncIterator[ResponseEvent]:
-        """The events of one model response, ending after ``ResponseCompleted``; raises ``ModelError`` at the end."""
+        """The events of one model response, up to ``ResponseCompleted``; raises ``ModelError`` on failure."""
 
     async def aclose(self) -> None:
         """Release what the client holds (its HTTP connections)."""

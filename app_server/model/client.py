@@ -151,7 +151,7 @@ class ModelClient:
         await self.aclose()
 
     def build_request(self, body: Mapping[str, object], ctx: RequestContext) -> httpx.Request:
-        """The streamed ``POST /responses`` for ``body``: Codex's headers, the auth, the provider's query params.
+        """The streamed ``POST /responses`` of ``body``: Codex's headers, the auth, the provider's query.
 
         Raises ``ModelError`` when the provider's ``env_key`` is not set.
         """

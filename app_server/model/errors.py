@@ -111,7 +111,7 @@ class RetryNotice:
 
 
 def retry_notice(attempt: int, max_attempts: int | None, cause: ModelError) -> RetryNotice:
-    """The ``error`` notification (willRetry) announcing retry ``attempt`` of ``max_attempts`` after ``cause``."""
+    """The ``error`` notice (willRetry) of retry ``attempt`` of ``max_attempts`` after ``cause``."""
     if cause.scope is RetryScope.NETWORK:
         message = WAITING_FOR_NETWORK
     else:

@@ -90,7 +90,7 @@ class RequestContext:
         return f"{self.thread_id}:{self.window_number}"
 
     def headers(self) -> dict[str, str]:
-        """Codex's per-request headers (originator, user agent, session, window, beta features, turn metadata)."""
+        """Codex's per-request headers (originator, user agent, session, window, betas, turn metadata)."""
         headers = {
             "accept": "text/event-stream",
             "content-type": "application/json",

@@ -71,7 +71,9 @@ def slug(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def gateway_edits(settings: Mapping[str, object], user_table: Mapping[str, object]) -> tuple[str, list[ConfigEdit]]:
+def gateway_edits(
+    settings: Mapping[str, object], user_table: Mapping[str, object]
+) -> tuple[str, list[ConfigEdit]]:
     """The provider id and config edits for one settings patch. Raises ConfigWriteError."""
     kind = settings.get("type")
     if kind != "customGateway":

@@ -53,7 +53,7 @@ def no_backoff(attempt: int, rng: random.Random) -> float:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How failed model requests are retried: the budgets, the backoffs, the cap on a server's hint, the sleep."""
+    """How failed model requests are retried: budgets, backoffs, the cap on a server's hint, the sleep."""
 
     stream_max_retries: int
     backoff: Backoff = default_backoff

@@ -51,7 +51,7 @@ class Fault:
 
 @dataclass(frozen=True)
 class ScriptedResponse:
-    """One scripted model response: its items, the fault ending it, its usage and the delay before each event."""
+    """One scripted response: its items, the fault ending it, its usage and the delay before each event."""
 
     items: tuple[JsonObj, ...]
     fault: Fault | None

@@ -33,7 +33,7 @@ _DEPENDENCY_KEYS = ("type", "value", "description", "transport", "command", "url
 
 @dataclass(frozen=True, slots=True)
 class AgentsMetadata:
-    """What a skill's ``agents/openai.yaml`` adds: its interface, its dependencies and whether it may be implicit."""
+    """What a skill's ``agents/openai.yaml`` adds: interface, dependencies, whether it may be implicit."""
 
     interface: JsonObj | None = None  # wire `SkillInterface`, every key present
     dependencies: JsonObj | None = None  # wire `SkillDependencies`

@@ -178,7 +178,7 @@ class EnvironmentSkillReader:
         return await _as_oserror(self._env.metadata(path), path)
 
     async def canonicalize(self, path: Path) -> Path:
-        """The path with every symlink resolved (``fs/canonicalize``); NotImplementedError without a canonicalizer."""
+        """The path with every symlink resolved (``fs/canonicalize``); NotImplementedError if unsupported."""
         if self._canonicalize is None:
             raise NotImplementedError("this environment cannot resolve symlinks")
         return await _as_oserror(self._canonicalize(path), path)

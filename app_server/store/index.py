@@ -66,7 +66,7 @@ PRAGMA user_version = {SCHEMA_VERSION};
 
 @dataclass(slots=True)
 class IndexRow:
-    """One thread's row in the index: what thread/list filters, sorts and shows without opening the rollout."""
+    """One thread's index row: what thread/list filters, sorts and shows without opening the rollout."""
 
     id: str
     rollout_path: str

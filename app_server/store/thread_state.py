@@ -172,7 +172,7 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
             return self._write(thread_id, kind, turn)
 
     def update(self, thread_id: str, operation: str, expected_revision: str) -> JsonObj:
-        """Mark the thread read or unread if ``expected_revision`` is current; raises ReadStateConflict if not."""
+        """Mark the thread read or unread if ``expected_revision`` is current; else ReadStateConflict."""
         with self._lock:
             row = self._row_or_default(thread_id, None)  # stored, so a conflict's revision is usable
             if row[2] != expected_revision:

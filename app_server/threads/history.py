@@ -136,7 +136,9 @@ async def require_thread(threads: ThreadManager, thread_id: str) -> None:
         raise InvalidRequest(f"thread not found: {thread_id}")
 
 
-def resume_fields(response: JsonObj, thread_id: str, turns: list[JsonObj], settings: ThreadSettings) -> JsonObj:
+def resume_fields(
+    response: JsonObj, thread_id: str, turns: list[JsonObj], settings: ThreadSettings
+) -> JsonObj:
     """A thread/resume response: the settings response plus the collaboration mode and the cursors a
     paginated client hydrates backwards from, in Codex's key order."""
     out: JsonObj = {}

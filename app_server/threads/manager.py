@@ -115,7 +115,7 @@ class ThreadManager:
         return turns
 
     def settings_response(self, thread: ThreadRuntime, *, include_turns: bool) -> JsonObj:
-        """The response thread/start, thread/resume and thread/fork share: the thread and its effective settings."""
+        """What thread/start, thread/resume and thread/fork answer: the thread and its effective settings."""
         s = thread.settings
         return {
             "thread": self.thread_wire(thread, include_turns=include_turns),
@@ -136,7 +136,7 @@ class ThreadManager:
 
     # -- lookup ----------------------------------------------------------------------------------
     def get_loaded(self, thread_id: str) -> ThreadRuntime:
-        """The loaded thread ``thread_id``; raises InvalidRequest for a malformed id or a thread that is not loaded."""
+        """The loaded thread ``thread_id``; InvalidRequest for a malformed id or a thread not loaded."""
         thread_id = parse_thread_id(thread_id)  # a malformed id: "invalid thread id: ..."
         thread = self.loaded.get(thread_id)
         if thread is None:
@@ -144,7 +144,7 @@ class ThreadManager:
         return thread
 
     def subscribe(self, thread: ThreadRuntime, session: Subscriber) -> None:
-        """Let ``session`` see the thread's notifications until it closes (a second subscribe changes nothing)."""
+        """Let ``session`` see the thread's notifications until it closes (subscribing twice is a no-op)."""
         if session not in thread.subscribers:
             thread.subscribers.add(session)
             session.on_close.append(lambda: thread.subscribers.discard(session))
@@ -191,7 +191,7 @@ class ThreadManager:
 
     async def resume(self, session: Subscriber, thread_id: str, defaults: ThreadSettings,
                      overrides: Callable[[ThreadSettings], ThreadSettings]) -> ThreadRuntime:
-        """Load a stored thread (or subscribe to it when already loaded); the stored settings, then ``overrides``.
+        """Load a stored thread (or subscribe to it if loaded) with its stored settings, then ``overrides``.
 
         Raises InvalidRequest when no rollout exists for ``thread_id``.
         """
@@ -250,7 +250,7 @@ class ThreadManager:
         return thread
 
     async def read_stored(self, thread_id: str) -> LoadedThread:
-        """The stored thread ``thread_id`` without loading it; raises InvalidRequest when it does not exist."""
+        """The stored thread ``thread_id``, not loaded; raises InvalidRequest when it does not exist."""
         try:
             return await asyncio.to_thread(self.store.load_thread, thread_id)
         except ThreadNotFoundError:

@@ -51,7 +51,7 @@ _SANDBOX_MODES = {"dangerFullAccess": "danger-full-access", "readOnly": "read-on
 
 
 def resolve_cwd(cwd: str | None, fallback: Path) -> Path:
-    """The cwd a request asked for, made absolute against the process cwd; ``fallback`` when none was given."""
+    """The cwd a request asked for, made absolute against the process cwd; ``fallback`` if none."""
     if not cwd:
         return fallback
     path = Path(cwd)

@@ -67,7 +67,7 @@ class _Open:
 
 
 class SampleMapper:
-    """Turns one model response's events into the runner's actions (notifications, items, history, tool calls)."""
+    """Turns one response's events into the runner's actions (notices, items, history, tool calls)."""
 
     def __init__(self, thread_id: str, turn_id: str) -> None:
         self.thread_id = thread_id

@@ -42,7 +42,7 @@ def turn_cursor(thread_id: str, turn_id: str) -> str:
 
 
 def occurrences(thread_id: str, turns: list[JsonObj], term: str) -> list[JsonObj]:
-    """Every case-insensitive occurrence of ``term`` in the turns' messages, each with a snippet and a turn cursor."""
+    """Each case-insensitive occurrence of ``term`` in the turns' messages, with a snippet and turn cursor."""
     needle = term.casefold()
     found = []
     for turn in turns:

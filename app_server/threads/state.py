@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from app_server.tools.pending import PendingRequest
 
 __all__ = [
-    "Spawn", "Subscriber", "ThreadRuntime", "ThreadServices", "ThreadSettings", "TurnDriver", "TurnState", "empty_usage",
+    "Spawn", "Subscriber", "ThreadRuntime", "ThreadServices", "ThreadSettings", "TurnDriver", "TurnState",
+    "empty_usage",
 ]
 
 logger = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class TurnState:
         return self.status.ended
 
     def apply(self, event: TurnEvent) -> TurnStatus:
-        """Move the turn's status by ``event``; raises ``IllegalTurnTransition`` where the table allows no move."""
+        """Move the turn's status by ``event``; ``IllegalTurnTransition`` where the table allows no move."""
         self.status = advance(self.id, self.status, event)
         return self.status
 
@@ -284,7 +285,7 @@ class ThreadRuntime:
         return bool(self.meta.get("ephemeral"))
 
     def status(self) -> JsonObj:
-        """The v2 ThreadStatus: active (waiting on an approval or not), systemError after a failed turn, or idle."""
+        """The v2 ThreadStatus: active (perhaps awaiting approval), systemError after failing, or idle."""
         active = self.active
         if active is not None:
             flags = ["waitingOnApproval"] if active.open_requests else []

@@ -1,10 +1,10 @@
 """What a tool sees of the running turn and what it answers: the contracts between the tools and the runner.
 
-A tool gets a ``ToolContext`` (the runner is one) and returns a ``ToolOutcome``. ``ToolThread`` and ``ToolTurn``
-say which part of ``threads.state.ThreadRuntime`` and ``TurnState`` a tool may touch, so the tools depend on
-these protocols rather than on the thread state itself (which is what keeps ``threads.state`` and the tools
-out of each other's imports). mypy checks that the runtime classes satisfy them where the runner hands itself
-to a tool.
+A tool gets a ``ToolContext`` (the runner is one) and returns a ``ToolOutcome``. ``ToolThread`` and
+``ToolTurn`` say which part of ``threads.state.ThreadRuntime`` and ``TurnState`` a tool may touch, so the
+tools depend on these protocols rather than on the thread state itself (which is what keeps
+``threads.state`` and the tools out of each other's imports). mypy checks that the runtime classes satisfy
+them where the runner hands itself to a tool.
 """
 
 from __future__ import annotations

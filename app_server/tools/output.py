@@ -94,7 +94,7 @@ class HeadTailBuffer:
         return len(self._head) + self._tail_len
 
     def push(self, chunk: bytes) -> None:
-        """Add a chunk: it fills the head first, then the tail, whose oldest bytes are dropped (and counted)."""
+        """Add a chunk: it fills the head, then the tail, whose oldest bytes are dropped (and counted)."""
         if not chunk:
             return
         self.total_bytes += len(chunk)
@@ -174,7 +174,7 @@ def format_exec_output(
     session_id: int | None,
     max_output_tokens: int | None,
 ) -> str:
-    """The ``exec_command`` / ``write_stdin`` result text, in Codex's layout (chunk id, wall time, exit or session)."""
+    """The ``exec_command``/``write_stdin`` result text in Codex's layout (chunk id, wall time, exit)."""
     lines = [f"Chunk ID: {secrets.token_hex(3)}", f"Wall time: {wall_time_s:.4f} seconds"]
     if exit_code is not None:
         lines.append(f"Process exited with code {exit_code}")

@@ -21,7 +21,7 @@ MCP_NAMESPACE_PREFIX = "mcp__"  # app_server.mcp.tools.NAMESPACE_PREFIX, without
 
 
 async def route_tool_call(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
-    """Run one tool call: an MCP tool when its namespace names one, else exec_command, write_stdin or skills."""
+    """Run one tool call: an MCP tool if its namespace names one, else exec_command, write_stdin or skills."""
     mcp = ctx.thread.services.mcp
     if mcp is not None and not call.custom and (call.namespace or "").startswith(MCP_NAMESPACE_PREFIX):
         from app_server.tools.mcp_tool import handle_mcp_call

@@ -51,7 +51,7 @@ class UnknownSession(Exception):
 
 @dataclass
 class CollectResult:
-    """What one wait on a session gathered: its output, and either its exit code or its still-open session id."""
+    """What one wait on a session gathered: its output, and its exit code or its still-open session id."""
 
     output: CollectedOutput
     exit_code: int | None
@@ -188,7 +188,7 @@ class UnifiedExec:
         return len(self._sessions)
 
     async def collect(self, session: ExecSession, yield_ms: int, started: float) -> CollectResult:
-        """Wait up to ``yield_ms`` for the session to finish; its new output (a finished session is closed)."""
+        """Wait up to ``yield_ms`` for the session to end; its new output (an ended session is closed)."""
         await session.wait_until(time.monotonic() + yield_ms / 1000)
         output = session.take_output()
         if session.finished:

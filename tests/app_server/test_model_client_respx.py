@@ -22,7 +22,9 @@ from app_server.model.events import ResponseCompleted, ResponseCreated, Response
 
 BASE_URL = "http://model.test/v1"
 URL = f"{BASE_URL}/responses"
-CTX = RequestContext(thread_id="thr-x", turn_id="turn-x", originator="pycodex_tests", user_agent="pycodex_tests/0.1")
+CTX = RequestContext(
+    thread_id="thr-x", turn_id="turn-x", originator="pycodex_tests", user_agent="pycodex_tests/0.1"
+)
 BODY = {"model": "mock-model", "input": []}
 TOO_MANY = "exceeded retry limit, last status: 429 Too Many Requests"
 
@@ -65,12 +67,15 @@ def client(sleeps: Sleeps, *, request_max_retries: int = 0, stream_max_retries: 
         id="mock_provider", name="Mock provider", base_url=BASE_URL, stream_idle_timeout_ms=5_000,
         request_max_retries=request_max_retries, stream_max_retries=stream_max_retries,
     )
-    return ModelClient(provider, env={}, backoff=attempt_backoff, network_backoff=network_backoff, sleep=sleeps)
+    return ModelClient(
+        provider, env={}, backoff=attempt_backoff, network_backoff=network_backoff, sleep=sleeps
+    )
 
 
 async def run(model: ModelClient, notices: list[RetryNotice] | None = None) -> list[ResponseEvent]:
     async with model:
-        return [e async for e in model.stream(BODY, CTX, on_retry=None if notices is None else notices.append)]
+        on_retry = None if notices is None else notices.append
+        return [e async for e in model.stream(BODY, CTX, on_retry=on_retry)]
 
 
 async def fail(model: ModelClient, notices: list[RetryNotice] | None = None) -> ModelError:
@@ -148,7 +153,7 @@ async def test_a_usage_limit_429_is_not_retried(mock: respx.MockRouter) -> None:
     assert err.payload.codex_error_info == "usageLimitExceeded"
 
 
-# -- 5xx ------------------------------------------------------------------------------------------------------
+# -- 5xx -----------------------------------------------------------------------------------------------------
 async def test_5xx_answers_are_retried_silently_then_the_stream_succeeds(mock: respx.MockRouter) -> None:
     route = mock.post(URL).mock(
         side_effect=[httpx.Response(500), httpx.Response(502), httpx.Response(503, text="busy"), ok()]
@@ -186,11 +191,13 @@ async def test_a_401_is_announced_and_its_final_message_names_status_detail_and_
     assert route.call_count == 2  # not a request-level retry: one announced restart
     assert sleeps.delays == [0.1]
     assert [n.payload.message for n in notices] == ["Reconnecting... 1/1"]
-    assert err.payload.message == f"unexpected status 401 Unauthorized: Incorrect API key provided, url: {URL}"
+    assert err.payload.message == (
+        f"unexpected status 401 Unauthorized: Incorrect API key provided, url: {URL}"
+    )
     assert err.http_status == 401
 
 
-# -- connections that cannot be opened ---------------------------------------------------------------------
+# -- connections that cannot be opened -----------------------------------------------------------------------
 def refused(request: httpx.Request) -> httpx.Response:
     # respx re-raises a side effect's exception `from` its own wrapper, so an OS error set as the cause here
     # would not reach the client: the message is what names the failure. (Finding ConnectionRefusedError in
@@ -199,7 +206,8 @@ def refused(request: httpx.Request) -> httpx.Response:
 
 
 async def test_a_refused_connection_then_success(mock: respx.MockRouter) -> None:
-    route = mock.post(URL).mock(side_effect=[httpx.ConnectError("refused"), httpx.ConnectError("refused"), ok()])
+    refusals = [httpx.ConnectError("refused"), httpx.ConnectError("refused")]
+    route = mock.post(URL).mock(side_effect=[*refusals, ok()])
     sleeps, notices = Sleeps(), list[RetryNotice]()
     events = await run(client(sleeps, request_max_retries=2), notices)
     assert kinds(events) == [ResponseCreated, ResponseCompleted]

@@ -1,4 +1,4 @@
-"""The thread, tool, store, model, MCP and config packages import each other without a cycle, type-level included.
+"""The service packages (threads, tools, store, model, MCP, config...) import without a cycle, type-level too.
 
 `tests/test_import_graph.py` checks the whole product at run time; this test is narrower and stricter: imports
 under ``if TYPE_CHECKING:`` are edges too, because a cycle there still means two modules cannot be understood
