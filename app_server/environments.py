@@ -18,7 +18,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app_server.threads.prompt import EnvironmentStatus
 from app_server.tools.processes import EnvironmentSpawner
@@ -48,6 +48,8 @@ class EnvironmentsConfigError(Exception):
 
 @dataclass(frozen=True)
 class EnvironmentChoice:
+    """Which default execution environment the process uses (local, none, or a remote exec-server)."""
+
     kind: str  # local | none | websocket | noise
     environment_id: str | None
     url: str | None = None
@@ -58,7 +60,7 @@ def _from_toml(path: Path) -> EnvironmentChoice:
         table = tomllib.loads(path.read_text("utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise EnvironmentsConfigError(f"{path}: {exc}") from None
-    envs: dict[str, Any] = {}
+    envs: JsonObj = {}
     raw = table.get("environments", {})
     if isinstance(raw, dict):
         envs = {k: v for k, v in raw.items() if isinstance(v, dict)}
@@ -79,6 +81,7 @@ def _from_toml(path: Path) -> EnvironmentChoice:
 
 
 def choose_environment(env: Mapping[str, str], codex_home: Path) -> EnvironmentChoice:
+    """The default environment: Noise registry, else environments.toml, else the URL variable, else local."""
     if env.get("CODEX_EXEC_SERVER_NOISE_REGISTRY_URL"):
         return EnvironmentChoice("noise", "remote")
     toml_path = codex_home / "environments.toml"
@@ -109,6 +112,7 @@ class EnvironmentHub:
 
     @property
     def environment_id(self) -> str | None:
+        """The id threads show for the default environment (None when there is none)."""
         return self.choice.environment_id
 
     def _alive(self) -> bool:
@@ -152,6 +156,7 @@ class EnvironmentHub:
         return ExecServerEnvironment(remote_client)
 
     async def close(self) -> None:
+        """Close the remote connection and the environment (the process is stopping)."""
         if self._connector is not None:
             try:
                 await asyncio.wait_for(self._connector.aclose(), 2)
@@ -190,6 +195,7 @@ class ThreadEnvironment:
         self.disabled, self.available, self._spawner = True, False, None
 
     async def refresh(self) -> None:
+        """Ask the hub again for the environment's spawner (it may have reconnected)."""
         self._spawner, self.error = await self._hub.get()
 
     async def spawner(self) -> EnvironmentSpawner | None:
@@ -204,6 +210,7 @@ class ThreadEnvironment:
         return self._spawner.environment if self._spawner is not None else None
 
     def sandbox(self, mode: str, cwd: Path, writable_roots: list[str]) -> Sandbox | None:
+        """A local command's sandbox under ``mode`` (None remotely, for full access, without Landlock)."""
         return make_sandbox(mode, cwd, writable_roots) if self.is_local else None
 
     async def command_argv(self, argv: list[str], *, shell: str, cmd: str, login: bool) -> list[str]:
@@ -213,6 +220,7 @@ class ThreadEnvironment:
         return argv
 
     def status(self) -> EnvironmentStatus:
+        """How the environment looks to the model: none, local, or remote (with why it failed)."""
         if not self.available:
             return EnvironmentStatus(kind="none")
         return EnvironmentStatus(kind="local" if self.id == "local" else "remote", failed_reason=self.error)

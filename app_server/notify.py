@@ -14,7 +14,6 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
 
 from pycodex.json_types import JsonObj
 
@@ -25,6 +24,7 @@ logger = logging.getLogger(__name__)
 
 def turn_complete_payload(*, thread_id: str, turn_id: str, cwd: str, client: str, inputs: list[str],
                           last_message: str | None) -> JsonObj:
+    """The JSON the ``notify`` program gets for a completed turn (Codex's ``agent-turn-complete``)."""
     return {"type": "agent-turn-complete", "thread-id": thread_id, "turn-id": turn_id, "cwd": cwd,
             "client": client, "input-messages": inputs, "last-assistant-message": last_message}
 
@@ -32,7 +32,9 @@ def turn_complete_payload(*, thread_id: str, turn_id: str, cwd: str, client: str
 class TurnNotifier:
     """Runs the configured program; `spawn` keeps the task that reaps it (the server owns and ends it)."""
 
-    def __init__(self, argv: Sequence[str], spawn: Callable[[Coroutine[Any, Any, Any]], object]) -> None:
+    def __init__(
+        self, argv: Sequence[str], spawn: Callable[[Coroutine[object, object, object]], object]
+    ) -> None:
         self._argv = list(argv)
         self._spawn = spawn
 

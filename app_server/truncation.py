@@ -40,22 +40,27 @@ class TruncationPolicy:
 
     @classmethod
     def bytes(cls, limit: int) -> TruncationPolicy:
+        """A policy that keeps at most ``limit`` bytes."""
         return cls("bytes", max(limit, 0))
 
     @classmethod
     def tokens(cls, limit: int) -> TruncationPolicy:
+        """A policy that keeps about ``limit`` tokens."""
         return cls("tokens", max(limit, 0))
 
     @property
     def byte_budget(self) -> int:
+        """The limit in bytes (tokens count as ``BYTES_PER_TOKEN`` bytes each)."""
         return self.limit if self.kind == "bytes" else self.limit * BYTES_PER_TOKEN
 
 
 def approx_tokens_from_bytes(count: int) -> int:
+    """Codex's token estimate for ``count`` bytes (rounded up)."""
     return (max(count, 0) + BYTES_PER_TOKEN - 1) // BYTES_PER_TOKEN
 
 
 def approx_token_count(text: str) -> int:
+    """Codex's token estimate for ``text``."""
     return approx_tokens_from_bytes(len(_utf8(text)))
 
 

@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from app_server.config import schema
 from app_server.config.errors import ConfigError
 from app_server.config.loader import PROFILE, SESSION_FLAGS, LoadedConfig, plain_table
 from app_server.config.tables import deep_merge, parse_toml
-from pycodex.json_types import JsonObj
+from pycodex.json_types import JsonObj, JsonValue
 
 SYSTEM_CONFIG = Path("/etc/codex/config.toml")
 PROJECT_DIR = ".codex"
@@ -37,9 +36,14 @@ UNTRUSTED_REASON = (
 
 @dataclass(frozen=True)
 class Defaults:
-    top: Mapping[str, Any]
-    when_set: Mapping[str, Any]
-    entries: Mapping[str, Any]  # section -> the shape of one of its entries
+    """Codex's recorded effective-config defaults (``effective_defaults.json``)."""
+
+    #: Every top-level key Codex reports, with its default value.
+    top: Mapping[str, object]
+    #: Sections reported only when set -> the shape they are reported in.
+    when_set: Mapping[str, object]
+    #: Sections of named entries (``mcp_servers``...) -> the shape of one of its entries.
+    entries: Mapping[str, Mapping[str, object]]
 
 
 @cache
@@ -50,7 +54,7 @@ def defaults() -> Defaults:
     return Defaults(top=data["top"], when_set=data["when_set"], entries=data["entries"])
 
 
-def layer_version(config: Mapping[str, Any]) -> str:
+def layer_version(config: Mapping[str, object]) -> str:
     """Codex's layer version: sha256 of the layer's table as compact JSON with sorted keys."""
     canonical = json.dumps(plain_table(config), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -65,13 +69,14 @@ class ReadLayer:
     disabled_reason: str | None = None
 
     def as_json(self) -> JsonObj:
+        """The layer as ``config/read`` reports it (name, version, config, and why it is disabled)."""
         out: JsonObj = {"name": self.name, "version": layer_version(self.config), "config": self.config}
         if self.disabled_reason is not None:
             out["disabledReason"] = self.disabled_reason
         return out
 
 
-def _shape(template: Any, value: Any) -> Any:
+def _shape(template: object, value: object) -> JsonValue:
     """`value` laid over `template`: known keys only where the template is a table, else the value."""
     if isinstance(template, Mapping) and isinstance(value, Mapping):
         out = dict(template)
@@ -82,15 +87,16 @@ def _shape(template: Any, value: Any) -> Any:
     return value
 
 
-def _entry(section: str, template: Mapping[str, Any], entry: Any) -> Any:
+def _entry(section: str, template: Mapping[str, object], entry: object) -> JsonValue:
     if section == "mcp_servers":
         # The recorded shape is a stdio server's; other transports keep what the user wrote.
-        is_stdio = isinstance(entry, Mapping) and "command" in entry
-        return deep_merge(template, entry) if is_stdio else entry
+        if isinstance(entry, Mapping) and "command" in entry:
+            return deep_merge(template, entry)
+        return entry
     return _shape(template, entry)
 
 
-def _effective_value(key: str, value: Any) -> Any:
+def _effective_value(key: str, value: object) -> JsonValue:
     table = defaults()
     if key in table.entries and isinstance(value, Mapping):
         return {name: _entry(key, table.entries[key], entry) for name, entry in value.items()}
@@ -102,7 +108,7 @@ def _effective_value(key: str, value: Any) -> Any:
     return value
 
 
-def effective_table(merged: Mapping[str, Any]) -> JsonObj:
+def effective_table(merged: Mapping[str, object]) -> JsonObj:
     """Codex's `config` object for a merged settings table."""
     out: JsonObj = {}
     for key, default in defaults().top.items():
@@ -110,21 +116,23 @@ def effective_table(merged: Mapping[str, Any]) -> JsonObj:
     return out
 
 
-def unknown_dotted_keys(table: Mapping[str, Any]) -> list[str]:
+def unknown_dotted_keys(table: Mapping[str, object]) -> list[str]:
     """Dotted names of the keys Codex ignores: unknown top-level and provider keys, and unknown keys
     inside sections whose full shape is known (`tui`)."""
     found = schema.unknown_keys(table)
 
-    def walk(template: Mapping[str, Any], value: Mapping[str, Any], prefix: str) -> None:
+    def walk(template: Mapping[str, object], value: Mapping[str, object], prefix: str) -> None:
         for key, sub in value.items():
             if key not in template:
                 found.append(prefix + key)
-            elif isinstance(template[key], Mapping) and isinstance(sub, Mapping):
-                walk(template[key], sub, f"{prefix}{key}.")
+                continue
+            inner = template[key]
+            if isinstance(inner, Mapping) and isinstance(sub, Mapping):
+                walk(inner, sub, f"{prefix}{key}.")
 
-    tui = table.get("tui")
-    if isinstance(tui, Mapping):
-        walk(defaults().when_set["tui"], tui, "tui.")
+    tui, shape = table.get("tui"), defaults().when_set["tui"]
+    if isinstance(tui, Mapping) and isinstance(shape, Mapping):  # the recorded shape is always a table
+        walk(shape, tui, "tui.")
     return sorted(found)
 
 
@@ -143,7 +151,7 @@ def project_root(cwd: Path, markers: Sequence[str]) -> Path:
     return cwd
 
 
-def _is_trusted(projects: Any, *paths: Path) -> bool:
+def _is_trusted(projects: object, *paths: Path) -> bool:
     if not isinstance(projects, Mapping):
         return False
     for path in paths:
@@ -153,7 +161,7 @@ def _is_trusted(projects: Any, *paths: Path) -> bool:
     return False
 
 
-def project_layers(cwd: Path, user_table: Mapping[str, Any], user_file: str) -> list[ReadLayer]:
+def project_layers(cwd: Path, user_table: Mapping[str, JsonValue], user_file: str) -> list[ReadLayer]:
     """`.codex/config.toml` layers from `cwd` up to the project root, deepest first."""
     markers = user_table.get("project_root_markers", [".git"])
     root = project_root(cwd, [m for m in markers if isinstance(m, str)])
@@ -206,7 +214,7 @@ def read_layers(loaded: LoadedConfig, cwd: Path | None, system_config: Path = SY
     return layers
 
 
-def _leaves(table: Mapping[str, Any], prefix: str = "") -> list[str]:
+def _leaves(table: Mapping[str, object], prefix: str = "") -> list[str]:
     keys: list[str] = []
     for key, value in table.items():
         if isinstance(value, Mapping) and value:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 UNTRUSTED_MESSAGE = 'approval_policy = "untrusted" is no longer supported; remove this setting'
 INVALID_CONFIG_SUMMARY = "Invalid configuration; using defaults."
@@ -62,8 +63,9 @@ class ConfigWarning:
     column: int | None = None
     end_column: int | None = None
 
-    def to_params(self) -> dict[str, Any]:
-        params: dict[str, Any] = {"summary": self.summary, "details": self.details}
+    def to_params(self) -> JsonObj:
+        """The ``configWarning`` notification params (with the file position when known)."""
+        params: JsonObj = {"summary": self.summary, "details": self.details}
         if self.path is not None:
             params["path"] = self.path
             if self.line is not None and self.column is not None:

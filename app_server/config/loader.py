@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from app_server.config import schema
 from app_server.config.errors import (
@@ -59,7 +58,7 @@ from app_server.model.provider import (
     SCRIPTED_PROVIDER_ID,
     ProviderConfig,
 )
-from pycodex.json_types import JsonObj
+from pycodex.json_types import JsonObj, JsonValue
 
 DEFAULT_CODEX_HOME = "~/.pycodex"
 DEFAULT_MODEL = "gpt-6.1-sol"
@@ -92,7 +91,7 @@ def resolve_codex_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("CODEX_HOME") or DEFAULT_CODEX_HOME).expanduser()
 
 
-def plain_table(value: Any) -> Any:
+def plain_table(value: object) -> JsonValue:
     """A config table (read-only mappings inside) as plain JSON values."""
     if isinstance(value, Mapping):
         return {str(k): plain_table(v) for k, v in value.items()}
@@ -107,15 +106,17 @@ class ConfigLayer:
 
     kind: str  # "user" | "session-flags" | "thread"
     file: str | None
-    config: Mapping[str, Any]
+    config: Mapping[str, object]
 
     @property
     def version(self) -> str:
+        """``sha256:`` of the layer's canonical JSON (how ``config/read`` versions a layer)."""
         canonical = json.dumps(plain_table(self.config), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     @property
     def label(self) -> str:
+        """How messages name the layer (the file for user and profile layers)."""
         return f"{self.kind} ({self.file})" if self.kind in ("user", PROFILE) else SESSION_FLAGS
 
 
@@ -128,7 +129,7 @@ class LoadedConfig:
     """
 
     codex_home: Path
-    raw: Mapping[str, Any]  # the merged effective table (all layers)
+    raw: Mapping[str, object]  # the merged effective table (all layers)
     layers: tuple[ConfigLayer, ...]
     model: str
     model_provider_id: str
@@ -140,7 +141,7 @@ class LoadedConfig:
     model_reasoning_effort: str | None
     model_reasoning_summary: str | None
     project_root_markers: tuple[str, ...]
-    features: Mapping[str, Any]
+    features: Mapping[str, object]
     #: `pycodex exec` leaves reasoning out of its transcript (as `codex exec`; its JSON events keep it).
     hide_agent_reasoning: bool = False
     #: A program run after each completed turn (app_server/notify.py); empty: none.
@@ -154,13 +155,15 @@ class LoadedConfig:
 
     @property
     def config_path(self) -> Path:
+        """The user's config.toml."""
         return self.codex_home / "config.toml"
 
     @property
     def provider(self) -> ProviderConfig:
+        """The configured model provider."""
         return self.model_providers[self.model_provider_id]
 
-    def with_overrides(self, overrides: Mapping[str, Any], strict: bool | None = None) -> LoadedConfig:
+    def with_overrides(self, overrides: Mapping[str, object], strict: bool | None = None) -> LoadedConfig:
         """Apply a `thread/start.config` dict (dotted or nested keys) on top; raises ConfigError."""
         strict = self.strict if strict is None else strict
         table = expand_dotted(overrides)
@@ -181,7 +184,7 @@ def _override_error(exc: schema.Invalid) -> ConfigError:
 
 def _build(
     codex_home: Path,
-    raw: Mapping[str, Any],
+    raw: Mapping[str, object],
     layers: tuple[ConfigLayer, ...],
     env: Mapping[str, str],
     strict: bool,
@@ -262,7 +265,7 @@ def _unknown_key_warnings(
     return [unknown_keys_warning([(layer.label, key) for layer, key in found])]
 
 
-def _fallback_warnings(config: LoadedConfig, raw: Mapping[str, Any]) -> tuple[ConfigWarning, ...]:
+def _fallback_warnings(config: LoadedConfig, raw: Mapping[str, object]) -> tuple[ConfigWarning, ...]:
     if config.load_error is None and config.model_provider_id == SCRIPTED_PROVIDER_ID and "model_provider" not in raw:
         return (ConfigWarning(summary=SCRIPTED_FALLBACK_WARNING),)
     return ()
@@ -327,7 +330,7 @@ def _check_file(
 
 
 def _profile_layer(
-    codex_home: Path, profile: str, user_table: Mapping[str, Any], env: Mapping[str, str], strict: bool
+    codex_home: Path, profile: str, user_table: Mapping[str, object], env: Mapping[str, str], strict: bool
 ) -> tuple[ConfigLayer | None, str | None, ConfigError | None, list[ConfigWarning]]:
     """`--profile NAME`: the layer of `CODEX_HOME/NAME.config.toml` (None when there is no such file),
     its text, its error and warnings. Raises ConfigError for a bad name or a legacy profile of that name."""
@@ -344,7 +347,7 @@ def _profile_layer(
     return ConfigLayer(kind=PROFILE, file=str(path), config=MappingProxyType(table)), text, error, []
 
 
-def _legacy_profile_warnings(table: Mapping[str, Any]) -> list[ConfigWarning]:
+def _legacy_profile_warnings(table: Mapping[str, object]) -> list[ConfigWarning]:
     legacy = table.get("profiles")
     if not isinstance(legacy, Mapping) or not legacy:
         return []
@@ -402,7 +405,7 @@ def load_config(
     return replace(config, warnings=tuple(warnings) + _fallback_warnings(config, merged))
 
 
-def check_table(codex_home: Path, table: Mapping[str, Any], env: Mapping[str, str] | None = None) -> None:
+def check_table(codex_home: Path, table: Mapping[str, object], env: Mapping[str, str] | None = None) -> None:
     """Check a would-be config.toml table as the loader would; raises ConfigError in Codex's
     "<cause>\\nin `<key>`\\n" shape (used before writing the file, so pycodex never saves what it cannot load)."""
     try:

@@ -13,13 +13,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app_server.config import schema
 from app_server.config.errors import ConfigError
 from app_server.config.tables import locate, value_end_column
+from pycodex.json_types import JsonObj
 
 # initialize plus the first tools/list: 30 s on the 0.169 binary (a mute server failed after 30 s; older
 # sources said 10).
@@ -79,6 +80,8 @@ KNOWN_TOOL_KEYS = frozenset(McpToolConfig.model_fields)
 
 
 class StdioTransport(_Strict):
+    """An MCP server started as a subprocess, spoken to over its stdin and stdout."""
+
     type: Literal["stdio"] = "stdio"
     command: str
     args: tuple[str, ...] = ()
@@ -88,6 +91,8 @@ class StdioTransport(_Strict):
 
 
 class HttpTransport(_Strict):
+    """An MCP server reached over streamable HTTP."""
+
     type: Literal["streamable_http"] = "streamable_http"
     url: str
     bearer_token_env_var: str | None = None
@@ -115,10 +120,12 @@ class McpServerConfig(_Strict):
 
     @property
     def startup_timeout(self) -> float:
+        """Seconds to wait for the server to start (the configured value, else the default)."""
         return DEFAULT_STARTUP_TIMEOUT_S if self.startup_timeout_s is None else self.startup_timeout_s
 
     @property
     def tool_timeout(self) -> float:
+        """Seconds a tool call may take (the configured value, else the default)."""
         return DEFAULT_TOOL_TIMEOUT_S if self.tool_timeout_s is None else self.tool_timeout_s
 
     def tool_enabled(self, tool: str) -> bool:
@@ -216,7 +223,7 @@ def _invalid(exc: ValidationError, base: list[str]) -> schema.Invalid:
     return schema.Invalid(path, f"invalid type: {schema.describe(value)}, expected {expected}")
 
 
-def _floats(table: Mapping[str, Any]) -> dict[str, Any]:
+def _floats(table: Mapping[str, object]) -> JsonObj:
     """TOML `startup_timeout_sec = 5` is an integer; serde's f64 takes it, so do we."""
     out = dict(table)
     for key in ("startup_timeout_sec", "tool_timeout_sec"):
@@ -226,13 +233,13 @@ def _floats(table: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _unknown(name: str, table: Mapping[str, Any]) -> tuple[list[str], dict[str, Any]]:
+def _unknown(name: str, table: Mapping[str, object]) -> tuple[list[str], JsonObj]:
     """Keys Codex would ignore (in the server table and its `tools.TOOL` tables), and the table without them."""
     unknown = [f"mcp_servers.{name}.{key}" for key in table if key not in KNOWN_SERVER_KEYS]
     known = {key: value for key, value in table.items() if key in KNOWN_SERVER_KEYS}
     tools = known.get("tools")
     if isinstance(tools, Mapping):
-        kept: dict[str, Any] = {}
+        kept: JsonObj = {}
         for tool, conf in tools.items():
             if isinstance(conf, Mapping):
                 unknown += [f"mcp_servers.{name}.tools.{tool}.{k}" for k in conf if k not in KNOWN_TOOL_KEYS]
@@ -242,7 +249,7 @@ def _unknown(name: str, table: Mapping[str, Any]) -> tuple[list[str], dict[str, 
     return unknown, known
 
 
-def check_mcp_servers(table: Any, *, strict: bool = False) -> McpServers:
+def check_mcp_servers(table: object, *, strict: bool = False) -> McpServers:
     """Check the merged `mcp_servers` value. Raises `schema.Invalid` (dotted path, serde wording).
 
     With `strict`, an unknown key inside a server table is an error; otherwise it is listed in
@@ -269,7 +276,7 @@ def check_mcp_servers(table: Any, *, strict: bool = False) -> McpServers:
     return McpServers(servers=servers, unknown_keys=tuple(sorted(ignored)))
 
 
-def unknown_keys(table: Mapping[str, Any]) -> list[str]:
+def unknown_keys(table: Mapping[str, object]) -> list[str]:
     """Dotted names of the keys Codex ignores under `[mcp_servers]` of one config layer (for the loader's
     unknown-settings warning); a malformed table is left to `check_mcp_servers`."""
     servers = table.get("mcp_servers")
@@ -278,13 +285,15 @@ def unknown_keys(table: Mapping[str, Any]) -> list[str]:
     return [key for name, server in servers.items() if isinstance(server, Mapping) for key in _unknown(name, server)[0]]
 
 
-def optional_startup_grace_s(table: Mapping[str, Any]) -> float:
+def optional_startup_grace_s(table: Mapping[str, object]) -> float:
     """Top-level `mcp_optional_startup_grace_ms` in seconds (Codex's default 1000 ms). Raises schema.Invalid."""
     value = schema.opt_u64(table, "mcp_optional_startup_grace_ms", [])
     return (DEFAULT_OPTIONAL_STARTUP_GRACE_MS if value is None else value) / 1000
 
 
-def load_mcp_servers(path: Path, table: Mapping[str, Any], text: str | None, *, strict: bool = False) -> McpServers:
+def load_mcp_servers(
+    path: Path, table: Mapping[str, object], text: str | None, *, strict: bool = False
+) -> McpServers:
     """`check_mcp_servers(table["mcp_servers"])`, errors as `ConfigError` at `path:line:col` when `text` is
     the file's text (the shape app_server.config reports every other bad value in)."""
     try:
@@ -294,6 +303,7 @@ def load_mcp_servers(path: Path, table: Mapping[str, Any], text: str | None, *, 
 
 
 def located_error(exc: schema.Invalid, path: str, text: str | None) -> ConfigError:
+    """A ConfigError for a bad ``[mcp_servers]`` value, with its line and column in ``text`` when found."""
     key = ".".join(exc.path)
     pos = locate(text, exc.path, at_value=True) if text is not None else None
     if pos is None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TypeVar
 
 from app_server.config import schema
 from app_server.model.provider import SCRIPTED_PROVIDER_ID, ProviderConfig
 from pycodex import COMPATIBLE_CODEX_VERSION
+
+_T = TypeVar("_T")
 
 OPENAI_PROVIDER_ID = "openai"
 API_KEY_ENV_VARS = ("CODEX_API_KEY", "OPENAI_API_KEY")
@@ -18,6 +20,7 @@ OPENAI_ENV_HEADERS = {"OpenAI-Organization": "OPENAI_ORGANIZATION", "OpenAI-Proj
 
 
 def builtin_providers(env: Mapping[str, str], openai_base_url: str | None) -> dict[str, ProviderConfig]:
+    """The built-in providers: OpenAI (key from CODEX_API_KEY or OPENAI_API_KEY) and the scripted one."""
     key_var = next((name for name in API_KEY_ENV_VARS if env.get(name)), "OPENAI_API_KEY")
     return {
         OPENAI_PROVIDER_ID: ProviderConfig(
@@ -38,14 +41,17 @@ def builtin_providers(env: Mapping[str, str], openai_base_url: str | None) -> di
     }
 
 
-def provider_config(provider_id: str, table: Mapping[str, Any], base: ProviderConfig | None) -> ProviderConfig:
+def provider_config(
+    provider_id: str, table: Mapping[str, object], base: ProviderConfig | None
+) -> ProviderConfig:
+    """The provider of one ``[model_providers.<id>]`` table over ``base`` (a built-in); raises Invalid."""
     path = ["model_providers", provider_id]
     name = schema.opt_str(table, "name", path)
     if name is None and base is None:
         raise schema.Invalid(path, "missing field `name`")
     base = base or ProviderConfig(id=provider_id, name=name or provider_id)
 
-    def pick(value: Any, default: Any) -> Any:
+    def pick(value: _T | None, default: _T) -> _T:
         return default if value is None else value
 
     headers = schema.opt_str_map(table, "http_headers", path)

@@ -8,7 +8,6 @@ only the keys below are typed and checked. Type errors use serde's wording, e.g.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from app_server.protocol.base import describe_json_value
 
@@ -87,15 +86,17 @@ class Invalid(Exception):
         self.message = message
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
+    """How an error message shows a value (serde's wording: ``integer `5```, ``string "x"``, ``map``)."""
     return describe_json_value(value)
 
 
-def _type_error(path: list[str], value: Any, expected: str) -> Invalid:
+def _type_error(path: list[str], value: object, expected: str) -> Invalid:
     return Invalid(path, f"invalid type: {describe(value)}, expected {expected}")
 
 
-def opt_str(table: Mapping[str, Any], key: str, path: list[str]) -> str | None:
+def opt_str(table: Mapping[str, object], key: str, path: list[str]) -> str | None:
+    """``table[key]`` as a string, or None when absent; raises Invalid for another type."""
     value = table.get(key)
     if value is None:
         return None
@@ -104,7 +105,8 @@ def opt_str(table: Mapping[str, Any], key: str, path: list[str]) -> str | None:
     return value
 
 
-def opt_bool(table: Mapping[str, Any], key: str, path: list[str]) -> bool | None:
+def opt_bool(table: Mapping[str, object], key: str, path: list[str]) -> bool | None:
+    """``table[key]`` as a boolean, or None when absent; raises Invalid for another type."""
     value = table.get(key)
     if value is None:
         return None
@@ -113,7 +115,8 @@ def opt_bool(table: Mapping[str, Any], key: str, path: list[str]) -> bool | None
     return value
 
 
-def opt_u64(table: Mapping[str, Any], key: str, path: list[str]) -> int | None:
+def opt_u64(table: Mapping[str, object], key: str, path: list[str]) -> int | None:
+    """``table[key]`` as a non-negative integer, or None when absent; raises Invalid otherwise."""
     value = table.get(key)
     if value is None:
         return None
@@ -124,7 +127,10 @@ def opt_u64(table: Mapping[str, Any], key: str, path: list[str]) -> int | None:
     return value
 
 
-def opt_variant(table: Mapping[str, Any], key: str, path: list[str], variants: tuple[str, ...]) -> str | None:
+def opt_variant(
+    table: Mapping[str, object], key: str, path: list[str], variants: tuple[str, ...]
+) -> str | None:
+    """``table[key]`` as one of ``variants``, or None when absent; raises Invalid otherwise."""
     value = opt_str(table, key, path)
     if value is None:
         return None
@@ -133,7 +139,7 @@ def opt_variant(table: Mapping[str, Any], key: str, path: list[str], variants: t
     return value
 
 
-def opt_wire_api(table: Mapping[str, Any], path: list[str]) -> str | None:
+def opt_wire_api(table: Mapping[str, object], path: list[str]) -> str | None:
     """A provider's `wire_api`; the retired "chat" gets Codex's how-to-fix message."""
     if table.get("wire_api") == "chat":
         raise Invalid([*path, "wire_api"], CHAT_WIRE_API_GONE)
@@ -150,7 +156,8 @@ def _one_of(variants: tuple[str, ...]) -> str:
     return "one of " + ", ".join(quoted)
 
 
-def opt_str_map(table: Mapping[str, Any], key: str, path: list[str]) -> dict[str, str] | None:
+def opt_str_map(table: Mapping[str, object], key: str, path: list[str]) -> dict[str, str] | None:
+    """``table[key]`` as a string-to-string table, or None when absent; raises Invalid otherwise."""
     value = table.get(key)
     if value is None:
         return None
@@ -162,7 +169,8 @@ def opt_str_map(table: Mapping[str, Any], key: str, path: list[str]) -> dict[str
     return dict(value)
 
 
-def opt_str_list(table: Mapping[str, Any], key: str, path: list[str]) -> list[str] | None:
+def opt_str_list(table: Mapping[str, object], key: str, path: list[str]) -> list[str] | None:
+    """``table[key]`` as a list of strings, or None when absent; raises Invalid otherwise."""
     value = table.get(key)
     if value is None:
         return None
@@ -174,7 +182,8 @@ def opt_str_list(table: Mapping[str, Any], key: str, path: list[str]) -> list[st
     return list(value)
 
 
-def opt_table(table: Mapping[str, Any], key: str, path: list[str]) -> Mapping[str, Any] | None:
+def opt_table(table: Mapping[str, object], key: str, path: list[str]) -> Mapping[str, object] | None:
+    """``table[key]`` as a table, or None when absent; raises Invalid for another type."""
     value = table.get(key)
     if value is None:
         return None
@@ -183,7 +192,7 @@ def opt_table(table: Mapping[str, Any], key: str, path: list[str]) -> Mapping[st
     return value
 
 
-def unknown_keys(table: Mapping[str, Any]) -> list[str]:
+def unknown_keys(table: Mapping[str, object]) -> list[str]:
     """Dotted names of keys Codex would ignore (top level and inside provider tables), sorted."""
     found: list[str] = []
     for key, value in table.items():
@@ -198,7 +207,7 @@ def unknown_keys(table: Mapping[str, Any]) -> list[str]:
     return sorted(found)
 
 
-def unimplemented_keys(table: Mapping[str, Any]) -> list[str]:
+def unimplemented_keys(table: Mapping[str, object]) -> list[str]:
     """Dotted names of keys Codex knows that pycodex would not act on, sorted."""
     found: list[str] = []
     for key, value in table.items():

@@ -10,16 +10,15 @@ import copy
 import re
 import tomllib
 from collections.abc import Mapping
-from typing import Any
 
 from app_server.config.errors import ConfigError
-from pycodex.json_types import JsonObj
+from pycodex.json_types import JsonObj, JsonValue
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 
 
-def parse_cli_override(text: str) -> tuple[list[str], Any]:
+def parse_cli_override(text: str) -> tuple[list[str], JsonValue]:
     """`"a.b=1"` -> `(["a", "b"], 1)`. The value is parsed as TOML, or else kept as a plain string."""
     key, sep, raw = text.partition("=")
     if not sep:
@@ -39,14 +38,15 @@ def parse_cli_override(text: str) -> tuple[list[str], Any]:
     return path, value
 
 
-def nest(path: list[str], value: Any) -> JsonObj:
+def nest(path: list[str], value: object) -> JsonObj:
+    """``value`` under the nested tables that ``path`` names (``["a", "b"], 1`` -> ``{"a": {"b": 1}}``)."""
     table: JsonObj = {path[-1]: value}
     for part in reversed(path[:-1]):
         table = {part: table}
     return table
 
 
-def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> JsonObj:
+def deep_merge(base: Mapping[str, object], top: Mapping[str, object]) -> JsonObj:
     """`top` wins; tables merge key by key. Inputs are not modified."""
     merged: JsonObj = copy.deepcopy(dict(base))
     for key, value in top.items():
@@ -57,7 +57,7 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> JsonObj:
     return merged
 
 
-def expand_dotted(table: Mapping[str, Any]) -> JsonObj:
+def expand_dotted(table: Mapping[str, object]) -> JsonObj:
     """A `thread/start.config` dict may use dotted keys (`"a.b": 1`) or nesting; make it nested."""
     result: JsonObj = {}
     for key, value in table.items():

@@ -33,7 +33,7 @@ from app_server.config.effective import ReadLayer, layer_version, unknown_dotted
 from app_server.config.errors import ConfigError
 from app_server.config.loader import check_table
 from app_server.config.tables import parse_toml
-from pycodex.json_types import JsonObj
+from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc.errors import InvalidRequest
 
 MergeStrategy = Literal["replace", "upsert"]
@@ -55,13 +55,17 @@ class ConfigWriteError(InvalidRequest):
 
 @dataclass(frozen=True)
 class ConfigEdit:
+    """One edit of config.toml: the dotted key, the new value and how it merges with what is there."""
+
     key_path: str
-    value: Any
+    value: JsonValue
     merge_strategy: MergeStrategy = "replace"
 
 
 @dataclass(frozen=True)
 class WriteOutcome:
+    """What a config write did: the response to send, the file's new table, and the unknown keys it holds."""
+
     response: JsonObj
     table: JsonObj  # the file's new contents, parsed
     unknown_keys: list[str] = field(default_factory=list)
@@ -80,7 +84,7 @@ def _split(key_path: str) -> list[str]:
     return key_path.split(".")
 
 
-def _without_nulls(value: Any) -> Any:
+def _without_nulls(value: JsonValue) -> JsonValue:
     """TOML has no null: inside a written table a null simply leaves the key out."""
     if isinstance(value, Mapping):
         return {k: _without_nulls(v) for k, v in value.items() if v is not None}
@@ -158,8 +162,8 @@ def _drop_empty_super_tables(doc: Any) -> None:
                 doc.pop(key)
 
 
-def _lookup(table: Mapping[str, Any], parts: list[str]) -> tuple[bool, Any]:
-    value: Any = table
+def _lookup(table: Mapping[str, JsonValue], parts: list[str]) -> tuple[bool, JsonValue]:
+    value: JsonValue = table
     for part in parts:
         if not isinstance(value, Mapping) or part not in value:
             return False, None
@@ -214,6 +218,6 @@ def write_values(
     return WriteOutcome(response=response, table=table, unknown_keys=unknown_dotted_keys(table))
 
 
-def edits_from_params(raw_edits: Sequence[Mapping[str, Any]]) -> list[ConfigEdit]:
+def edits_from_params(raw_edits: Sequence[Mapping[str, JsonValue]]) -> list[ConfigEdit]:
     """`ConfigEdit` wire objects (`keyPath`, `value`, `mergeStrategy`) as domain edits."""
     return [ConfigEdit(e["keyPath"], e.get("value"), e.get("mergeStrategy", "replace")) for e in raw_edits]

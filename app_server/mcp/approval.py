@@ -15,16 +15,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from mcp.types import Tool, ToolAnnotations
 
 from app_server.config.mcp_servers import ApprovalMode
+from pycodex.json_types import JsonObj
 
 NEVER_MESSAGE = "MCP tool call requires approval, but approval policy is never"
 
 
 class Decision(StrEnum):
+    """What happens to an MCP tool call: it runs, the user is asked first, or it is refused."""
+
     ALLOW = "allow"
     ASK = "ask"
     REFUSE = "refuse"
@@ -32,11 +34,18 @@ class Decision(StrEnum):
 
 @dataclass(frozen=True)
 class ApprovalOutcome:
+    """The decision for one MCP tool call, with the refusal text when it is refused."""
+
     decision: Decision
     message: str | None = None  # the refusal text the model and the item get
 
 
 def requires_approval(mode: ApprovalMode, annotations: ToolAnnotations | None) -> bool:
+    """Whether a call of a tool with ``annotations`` needs the user's approval under the server's ``mode``.
+
+    ``approve`` never asks, ``prompt`` always does, ``writes`` asks unless the tool is read-only; the default
+    asks for a destructive tool, or one that is not read-only and not known to stay in a closed world.
+    """
     read_only = bool(annotations is not None and annotations.readOnlyHint)
     if mode == "approve":
         return False
@@ -65,12 +74,12 @@ def decide(approval_policy: str | None, mode: ApprovalMode, annotations: ToolAnn
 ELICITATION_METHOD = "mcpServer/elicitation/request"  # the server request that asks the client
 
 
-def approval_request_params(thread_id: str, turn_id: str, server: str, tool: Tool, arguments: Any,
-                            mode: ApprovalMode) -> dict[str, Any]:
+def approval_request_params(thread_id: str, turn_id: str, server: str, tool: Tool, arguments: object,
+                            mode: ApprovalMode) -> JsonObj:
     """Params of the `mcpServer/elicitation/request` Codex 0.169 sends to ask about a tool call (recorded
     in tests/data/mcp/codex_0169_app_server.json). "prompt" and "writes" modes may not be remembered, so
     they offer no `persist` choices."""
-    meta: dict[str, Any] = {"codex_approval_kind": "mcp_tool_call"}
+    meta: JsonObj = {"codex_approval_kind": "mcp_tool_call"}
     if mode not in ("prompt", "writes"):
         meta["persist"] = ["session", "always"]
     meta["tool_name"] = tool.name
@@ -89,6 +98,8 @@ def approval_request_params(thread_id: str, turn_id: str, server: str, tool: Too
 
 
 class Answer(StrEnum):
+    """The user's answer to an MCP tool-call approval, as the client's elicitation response gives it."""
+
     ACCEPT = "accept"
     ACCEPT_FOR_SESSION = "accept_for_session"
     ACCEPT_AND_REMEMBER = "accept_and_remember"
@@ -96,7 +107,7 @@ class Answer(StrEnum):
     CANCEL = "cancel"
 
 
-def parse_approval_response(response: Any, mode: ApprovalMode) -> Answer:
+def parse_approval_response(response: object, mode: ApprovalMode) -> Answer:
     """The client's McpServerElicitationRequestResponse as a decision. `_meta.persist` of "session" or
     "always" remembers the approval, except in modes that always ask; anything malformed cancels."""
     if not isinstance(response, dict):

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import anyio
 import httpx
@@ -38,6 +38,7 @@ from mcp.types import (
 from pydantic import AnyUrl
 
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig, StdioTransport
+from pycodex.json_types import JsonObj
 
 CLIENT_INFO = Implementation(name="pycodex-mcp-client", version="0.1.0")
 T = TypeVar("T")
@@ -131,9 +132,11 @@ class McpConnection:
 
     @property
     def name(self) -> str:
+        """The server's name in the config."""
         return self.config.name
 
     def start(self) -> None:
+        """Start connecting in the background (once); ``ready()`` waits for the outcome."""
         if self._task is None:
             self._set("starting")
             self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
@@ -164,7 +167,7 @@ class McpConnection:
         yield await stack.enter_async_context(ClientSession(read, write, client_info=CLIENT_INFO,
                                                             elicitation_callback=self._elicit))
 
-    async def _elicit(self, context: Any, params: Any) -> ElicitResult:
+    async def _elicit(self, context: object, params: object) -> ElicitResult:
         """A server's own question (`elicitation/create`). Codex 0.169 does not pass it to an app-server
         client by default: it declines under `approval_policy = "never"` and cancels otherwise (observed)."""
         action = self._elicitation_answer() if self._elicitation_answer is not None else "cancel"
@@ -268,8 +271,8 @@ class McpConnection:
         # The caller (and the model) get Codex 0.169's words for a dead transport; the status keeps the detail.
         return McpCallError(_prefixed(what, "Transport closed"))
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any] | None, timeout_s: float | None = None,
-                        meta: dict[str, Any] | None = None) -> CallToolResult:
+    async def call_tool(self, tool: str, arguments: JsonObj | None, timeout_s: float | None = None,
+                        meta: JsonObj | None = None) -> CallToolResult:
         """Raises McpCallError worded as Codex 0.169 words a failed call for the model, e.g.
         "tool call error: tool call failed for `calc/slow`\n\nCaused by:\n    timed out awaiting tools/call after 300s"."""
         session = self._ready_session()
@@ -281,6 +284,7 @@ class McpConnection:
             raise McpCallError(f"tool call error: tool call failed for `{self.name}/{tool}`\n\nCaused by:\n    {exc}") from None
 
     async def list_resources(self) -> list[Resource]:
+        """Every resource the server lists (all pages); the connection must be ready."""
         session = self._ready_session()
         resources: list[Resource] = []
         cursor: str | None = None
@@ -293,6 +297,7 @@ class McpConnection:
                 return resources
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read the resource at ``uri``; the connection must be ready."""
         session = self._ready_session()
         return await self._request(f"resources/read failed for `{self.name}`", session.read_resource(AnyUrl(uri)))
 

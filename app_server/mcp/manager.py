@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from mcp.types import CallToolResult, ReadResourceResult, Resource, Tool
 
@@ -25,11 +24,14 @@ StatusCallback = Callable[[str, str, str | None], None]
 
 
 def unknown_server_error(name: str) -> McpCallError:
+    """The error for a server name the manager does not know (Codex's wording)."""
     return McpCallError(f"unknown MCP server '{name}'")
 
 
 @dataclass(frozen=True)
 class ReloadPlan:
+    """Which enabled servers a config reload adds, removes and restarts (changed), by name."""
+
     added: tuple[str, ...]
     removed: tuple[str, ...]
     changed: tuple[str, ...]
@@ -59,6 +61,8 @@ class ServerSnapshot:
 
 
 class McpConnectionManager:
+    """One thread's MCP servers: starts the enabled ones, reports their state, routes calls and reloads."""
+
     def __init__(self, servers: Mapping[str, McpServerConfig], *, env: Mapping[str, str] | None = None,
                  on_status: StatusCallback | None = None,
                  elicitation_answer: ElicitationAnswer | None = None) -> None:
@@ -71,6 +75,7 @@ class McpConnectionManager:
 
     @property
     def configs(self) -> Mapping[str, McpServerConfig]:
+        """The server configs the manager runs from (a copy)."""
         return dict(self._configs)
 
     def _report(self, name: str, state: ConnectionState) -> None:
@@ -160,9 +165,11 @@ class McpConnectionManager:
         return [spec for spec in specs if spec is not None]
 
     def routes(self) -> ToolRoutes:
+        """The model-visible tools of the ready servers, by (namespace, name)."""
         return ToolRoutes(self.tool_catalog())
 
     def find_tool(self, server: str, tool: str) -> Tool | None:
+        """The ready server's tool named ``tool``, or None."""
         return next((t for t in self.tool_catalog().get(server, []) if t.name == tool), None)
 
     def _connection(self, server: str) -> McpConnection:
@@ -174,8 +181,8 @@ class McpConnectionManager:
             raise unknown_server_error(server)
         return connection
 
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any] | None = None, *,
-                        timeout_s: float | None = None, meta: dict[str, Any] | None = None) -> CallToolResult:
+    async def call_tool(self, server: str, tool: str, arguments: JsonObj | None = None, *,
+                        timeout_s: float | None = None, meta: JsonObj | None = None) -> CallToolResult:
         """Call a tool, waiting for a starting server first. A tool the enabled/disabled lists remove
         is refused here too (as Codex's connection manager does), whoever asks."""
         connection = self._connection(server)
@@ -185,11 +192,13 @@ class McpConnectionManager:
         return await connection.call_tool(tool, arguments, timeout_s, meta)
 
     async def list_resources(self, server: str) -> list[Resource]:
+        """The resources of ``server`` once it is ready; raises McpCallError for an unknown server."""
         connection = self._connection(server)
         await connection.ready()
         return await connection.list_resources()
 
     async def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        """Read ``uri`` from ``server`` once it is ready; raises McpCallError for an unknown server."""
         connection = self._connection(server)
         await connection.ready()
         return await connection.read_resource(uri)

@@ -5,9 +5,11 @@ Kept apart from `wire.py` so the request handlers can register at start-up witho
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from pycodex.json_types import JsonObj
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -53,8 +55,8 @@ class McpServerToolCallParams(_Params):
     threadId: str
     server: str
     tool: str
-    arguments: Any = None
-    meta: Any = Field(default=None, alias="_meta")
+    arguments: object = None
+    meta: object = Field(default=None, alias="_meta")
 
 
 class McpResourceReadParams(_Params):
@@ -63,8 +65,8 @@ class McpResourceReadParams(_Params):
     threadId: str | None = None
     connectorId: str | None = None
     originCallId: str | None = None
-    target: Any = None
-    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    target: object = None
+    meta: JsonObj | None = Field(default=None, alias="_meta")
 
 
 class McpServerOauthLoginParams(_Params):
@@ -81,9 +83,9 @@ class McpServerEventStreamStartParams(_Params):
     threadId: str | None = None
     server: str | None = None
     name: str | None = None
-    arguments: Any = None
+    arguments: object = None
     subscriptionId: str | None = None
-    meta: Any = Field(default=None, alias="_meta")
+    meta: object = Field(default=None, alias="_meta")
 
 
 class McpServerEventStreamStopParams(_Params):

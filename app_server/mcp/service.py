@@ -99,13 +99,16 @@ class McpService:
         return manager
 
     def open_thread(self, thread_id: str, approval_policy: Callable[[], str | None]) -> ThreadMcp:
+        """Start the thread's MCP servers and return its handle on them."""
         self.start_thread(thread_id, approval_policy)
         return ThreadMcp(thread_id, self)
 
     def thread_manager(self, thread_id: str) -> McpConnectionManager | None:
+        """The connection manager of the thread's MCP servers, or None when it has none."""
         return self._threads.get(thread_id)
 
     async def end_thread(self, thread_id: str) -> None:
+        """Stop the thread's MCP servers (it unloaded)."""
         self._open.pop(thread_id, None)
         manager = self._threads.pop(thread_id, None)
         if manager is not None:
@@ -122,6 +125,7 @@ class McpService:
         return {}
 
     async def shutdown(self) -> None:
+        """Stop every thread's MCP servers (the process is stopping)."""
         managers = list(self._threads.values())
         self._threads.clear()
         self._open.clear()
@@ -152,6 +156,7 @@ class McpService:
             await temporary.shutdown()
 
     async def list_status(self, params: ListMcpServerStatusParams) -> JsonObj:
+        """``mcpServerStatus/list``: each server's status, tools and resources, one page."""
         from app_server.mcp.client import McpCallError
         from app_server.mcp.wire import page, server_status
 
@@ -175,6 +180,7 @@ class McpService:
             raise McpRequestError(INVALID_PARAMS, str(exc)) from None
 
     async def tool_call(self, params: McpServerToolCallParams) -> JsonObj:
+        """``mcpServer/tool/call``: call one tool of a thread's server and answer with its result."""
         from app_server.mcp.client import McpCallError
         from app_server.mcp.wire import tool_call_response
 
@@ -190,6 +196,7 @@ class McpService:
             return tool_call_response(result)
 
     async def resource_read(self, params: McpResourceReadParams) -> JsonObj:
+        """``mcpServer/resource/read``: read one resource of a thread's server."""
         from app_server.mcp.client import McpCallError
         from app_server.mcp.wire import resource_read_response
 

@@ -18,11 +18,10 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent, Tool
 
-from pycodex.json_types import JsonObj
+from pycodex.json_types import JsonObj, JsonValue
 
 NAMESPACE_PREFIX = "mcp__"
 MAX_NAME_LENGTH = 64
@@ -45,10 +44,11 @@ def sanitize_name(name: str) -> str:
 
 
 def namespace_for(server: str) -> str:
+    """The model-facing tool namespace of ``server`` (``mcp__<server>``, sanitized)."""
     return sanitize_name(NAMESPACE_PREFIX + server)
 
 
-def _schema(node: Any) -> Any:
+def _schema(node: object) -> JsonValue:
     if isinstance(node, list):
         return [_schema(item) for item in node]
     if not isinstance(node, Mapping):
@@ -66,7 +66,7 @@ def _schema(node: Any) -> Any:
     return out
 
 
-def parameters_schema(input_schema: Mapping[str, Any]) -> JsonObj:
+def parameters_schema(input_schema: Mapping[str, object]) -> JsonObj:
     """A tool's `inputSchema` as Codex sends it: an object schema that always has `properties`."""
     reduced = _schema(input_schema)
     reduced["type"] = "object"
@@ -77,6 +77,7 @@ def parameters_schema(input_schema: Mapping[str, Any]) -> JsonObj:
 
 
 def function_spec(tool: Tool) -> JsonObj:
+    """The model's function spec of one MCP tool (sanitized name, description, reduced parameters schema)."""
     return {"type": "function", "name": sanitize_name(tool.name), "description": tool.description or "",
             "strict": False, "parameters": parameters_schema(tool.inputSchema)}
 
@@ -110,6 +111,7 @@ class ToolRoutes:
                 self._routes[(namespace, sanitize_name(tool.name))] = ToolRoute(server, tool.name)
 
     def resolve(self, namespace: str | None, name: str) -> ToolRoute | None:
+        """The server tool the model's (``namespace``, ``name``) stands for, or None."""
         if namespace is None:
             return None
         return self._routes.get((namespace, name))
@@ -160,8 +162,8 @@ def item_result(result: CallToolResult) -> JsonObj:
     }
 
 
-def tool_call_item(call_id: str, route: ToolRoute, arguments: Any, tool: Tool | None, *, started_at_ms: int,
-                   result: CallToolResult | None = None, error: str | None = None,
+def tool_call_item(call_id: str, route: ToolRoute, arguments: object, tool: Tool | None, *,
+                   started_at_ms: int, result: CallToolResult | None = None, error: str | None = None,
                    completed_at_ms: int | None = None, duration_ms: int | None = None) -> JsonObj:
     """The v2 `mcpToolCall` thread item (id = the model's call_id), in progress until `completed_at_ms`.
     `duration_ms` is measured on a monotonic clock, so it need not equal the difference of the stamps."""

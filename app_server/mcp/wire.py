@@ -114,6 +114,7 @@ def tool_call_response(result: CallToolResult) -> JsonObj:
 
 
 def resource_read_response(result: ReadResourceResult) -> JsonObj:
+    """The ``mcpServer/resource/read`` response for a read result."""
     return {"contents": [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents],
             "originCallId": None}
 

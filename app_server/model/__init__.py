@@ -6,7 +6,7 @@ Both clients satisfy `ModelStreamer`; `create_model_client()` picks one for a pr
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pycodex.lazy_exports import lazy_getattr
 
@@ -32,13 +32,16 @@ class ModelStreamer(Protocol):
     """What the turn runner needs from a model provider."""
 
     @property
-    def provider(self) -> ProviderConfig: ...
+    def provider(self) -> ProviderConfig:
+        """The provider this client talks to."""
 
     def stream(
-        self, body: Mapping[str, Any], ctx: RequestContext, on_retry: RetryCallback | None = None
-    ) -> AsyncIterator[ResponseEvent]: ...
+        self, body: Mapping[str, object], ctx: RequestContext, on_retry: RetryCallback | None = None
+    ) -> AsyncIterator[ResponseEvent]:
+        """The events of one model response, up to ``ResponseCompleted``; raises ``ModelError`` on failure."""
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Release what the client holds (its HTTP connections)."""
 
 
 def create_model_client(provider: ProviderConfig, env: Mapping[str, str] | None = None) -> ModelStreamer:
@@ -69,7 +72,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     return _lazy(name)
 
 

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
 
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
@@ -30,8 +29,10 @@ CAPABILITIES = {"imageGeneration": True, "webSearch": True}
 
 @dataclass(frozen=True)
 class Catalog:
+    """The bundled model catalog: the default model and every model entry as ``model/list`` shows it."""
+
     default_model: str
-    models: tuple[Mapping[str, Any], ...]  # wire entries without `isDefault`, in Codex's order
+    models: tuple[Mapping[str, object], ...]  # wire entries without `isDefault`, in Codex's order
 
 
 @cache
@@ -41,12 +42,12 @@ def catalog() -> Catalog:
     return Catalog(default_model=data["default_model"], models=tuple(data["models"]))
 
 
-def _configured_providers(config: Mapping[str, Any]) -> Mapping[str, Any]:
+def _configured_providers(config: Mapping[str, object]) -> Mapping[str, object]:
     providers = config.get("model_providers")
     return providers if isinstance(providers, Mapping) else {}
 
 
-def _check_provider(config: Mapping[str, Any], provider_id: str | None) -> None:
+def _check_provider(config: Mapping[str, object], provider_id: str | None) -> None:
     if provider_id is None or provider_id == OPENAI_PROVIDER_ID or provider_id in _configured_providers(config):
         return
     raise InvalidRequest(
@@ -68,7 +69,7 @@ def _start(cursor: str | None, total: int) -> int:
 
 def model_list(
     source: Catalog,
-    config: Mapping[str, Any],
+    config: Mapping[str, object],
     *,
     include_hidden: bool | None = None,
     cursor: str | None = None,
@@ -84,7 +85,7 @@ def model_list(
     return {"data": data, "nextCursor": str(end) if end < len(entries) else None}
 
 
-def _provider_summary(provider_id: str, table: Mapping[str, Any]) -> JsonObj:
+def _provider_summary(provider_id: str, table: Mapping[str, object]) -> JsonObj:
     env_key = table.get("env_key")
     auth: JsonObj = {"mode": "environmentVariable", "envKey": env_key} if env_key else {"mode": "none"}
     return {
@@ -96,7 +97,7 @@ def _provider_summary(provider_id: str, table: Mapping[str, Any]) -> JsonObj:
     }
 
 
-def model_provider_list(config: Mapping[str, Any]) -> JsonObj:
+def model_provider_list(config: Mapping[str, object]) -> JsonObj:
     """The `modelProvider/list` result: configured providers and the built-in OpenAI one, by id."""
     providers = _configured_providers(config)
     entries = {
@@ -115,7 +116,7 @@ def model_provider_list(config: Mapping[str, Any]) -> JsonObj:
     }
 
 
-def model_provider_capabilities(config: Mapping[str, Any]) -> JsonObj:
+def model_provider_capabilities(config: Mapping[str, object]) -> JsonObj:
     """The `modelProvider/capabilities/read` result (the same for every provider in Codex 0.169)."""
     del config  # kept in the signature: capabilities are per provider in the protocol
     return dict(CAPABILITIES)

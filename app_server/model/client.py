@@ -33,7 +33,6 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from typing import Any
 
 import httpx
 
@@ -132,6 +131,7 @@ class ModelClient:
 
     @property
     def provider(self) -> ProviderConfig:
+        """The provider this client talks to."""
         return self._provider
 
     def worst_case_seconds(self) -> float:
@@ -140,6 +140,7 @@ class ModelClient:
         return worst_case_seconds(self._policy, self._provider.request_max_retries, timeout)
 
     async def aclose(self) -> None:
+        """Close the HTTP client if this client created it."""
         if self._owns_http:
             await self._http.aclose()
 
@@ -149,7 +150,11 @@ class ModelClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def build_request(self, body: Mapping[str, Any], ctx: RequestContext) -> httpx.Request:
+    def build_request(self, body: Mapping[str, object], ctx: RequestContext) -> httpx.Request:
+        """The streamed ``POST /responses`` of ``body``: Codex's headers, the auth, the provider's query.
+
+        Raises ``ModelError`` when the provider's ``env_key`` is not set.
+        """
         headers = self._provider.static_headers(self._env)
         headers.update(ctx.headers())
         stored = self._stored_key() if self._stored_key and self._provider.requires_openai_auth else None
@@ -174,7 +179,7 @@ class ModelClient:
         )
 
     def stream(
-        self, body: Mapping[str, Any], ctx: RequestContext, on_retry: RetryCallback | None = None
+        self, body: Mapping[str, object], ctx: RequestContext, on_retry: RetryCallback | None = None
     ) -> AsyncIterator[ResponseEvent]:
         """Yield the events of one model response, ending after `ResponseCompleted`.
 
@@ -184,7 +189,7 @@ class ModelClient:
         return stream_with_retries(lambda: self._attempt(body, ctx), self._policy, on_retry)
 
     async def _attempt(
-        self, body: Mapping[str, Any], ctx: RequestContext
+        self, body: Mapping[str, object], ctx: RequestContext
     ) -> AsyncGenerator[ResponseEvent, None]:
         """One announced attempt: silent request retries (5xx, 429, no connection), then one streamed response."""
         idle = self._provider.idle_timeout_s

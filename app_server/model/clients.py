@@ -7,12 +7,13 @@ may still serve a running turn, so it is closed only at shutdown.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
 from app_server.model.events import ResponseEvent
 from app_server.model.provider import ProviderConfig, RequestContext
 from app_server.model.script import ScriptError
+from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 if TYPE_CHECKING:  # the HTTP client (httpx) is imported when the first turn needs a model
@@ -38,6 +39,7 @@ class ModelClients:
         self._retired: list[Client] = []
 
     def provider(self, provider_id: str) -> ProviderConfig:
+        """The provider ``provider_id``; raises InvalidRequest for an unknown one."""
         provider = self._providers().get(provider_id)
         if provider is None:
             raise InvalidRequest(f"unknown model provider `{provider_id}`")
@@ -55,9 +57,10 @@ class ModelClients:
         return client
 
     def stream(
-        self, provider_id: str, body: dict[str, Any], ctx: RequestContext,
+        self, provider_id: str, body: JsonObj, ctx: RequestContext,
         on_retry: Callable[[RetryNotice], Awaitable[None]],
     ) -> AsyncIterator[ResponseEvent]:
+        """Stream one request through the client of ``provider_id`` (a broken model script fails the turn)."""
         try:
             client = self.client(provider_id)
         except ScriptError as exc:  # the script broke after the thread started: fail the turn, say why
@@ -65,6 +68,7 @@ class ModelClients:
         return client.stream(body, ctx, on_retry)
 
     async def aclose(self) -> None:
+        """Close every client, current and retired."""
         for client in [*self._clients.values(), *self._retired]:
             await client.aclose()
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from app_server.model.retry_hints import parse_try_again_in
+from pycodex.json_types import JsonObj
 
 HIGH_DEMAND = "We’re currently experiencing high demand, which may cause temporary errors."
 USAGE_LIMIT = "You’ve hit your usage limit. Try again later."
@@ -48,10 +48,11 @@ class TurnErrorPayload:
     """The wire `TurnError`: `{message, codexErrorInfo, additionalDetails, misalignment}`."""
 
     message: str
-    codex_error_info: str | dict[str, Any]
+    codex_error_info: str | JsonObj
     additional_details: str | None = None
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObj:
+        """The v2 TurnError dict."""
         return {
             "message": self.message,
             "codexErrorInfo": self.codex_error_info,
@@ -90,6 +91,7 @@ class ModelError(Exception):
 
     @property
     def retryable(self) -> bool:
+        """Whether an announced retry may follow this failure."""
         return self.scope is not RetryScope.NONE
 
     def __repr__(self) -> str:
@@ -109,6 +111,7 @@ class RetryNotice:
 
 
 def retry_notice(attempt: int, max_attempts: int | None, cause: ModelError) -> RetryNotice:
+    """The ``error`` notice (willRetry) of retry ``attempt`` of ``max_attempts`` after ``cause``."""
     if cause.scope is RetryScope.NETWORK:
         message = WAITING_FOR_NETWORK
     else:
@@ -121,7 +124,7 @@ def retry_notice(attempt: int, max_attempts: int | None, cause: ModelError) -> R
     return RetryNotice(attempt=attempt, max_attempts=max_attempts, cause=cause, payload=payload)
 
 
-def _json_error(body: str) -> dict[str, Any]:
+def _json_error(body: str) -> JsonObj:
     try:
         data = json.loads(body)
     except ValueError:
@@ -185,10 +188,12 @@ def from_response_failed(code: str | None, message: str) -> ModelError:
 
 
 def stream_closed() -> ModelError:
+    """The stream ended before ``response.completed`` (retried like a disconnect)."""
     return ModelError(TurnErrorPayload(STREAM_CLOSED, "other"), RetryScope.STREAM)
 
 
 def idle_timeout() -> ModelError:
+    """Nothing arrived from the provider within its idle timeout (retried like a disconnect)."""
     return ModelError(TurnErrorPayload(IDLE_TIMEOUT, "other"), RetryScope.STREAM)
 
 

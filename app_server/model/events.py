@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from app_server.model.sse import SseEvent
 from pycodex.json_types import JsonObj
@@ -24,6 +23,8 @@ class EventParseError(ValueError):
 
 @dataclass(frozen=True)
 class MessageItem:
+    """A ``message`` output item; ``text`` is all its text parts joined."""
+
     id: str | None
     role: str
     text: str  # all output_text parts joined
@@ -33,6 +34,8 @@ class MessageItem:
 
 @dataclass(frozen=True)
 class FunctionCallItem:
+    """A ``function_call`` output item (a tool call with JSON arguments)."""
+
     id: str | None
     call_id: str
     name: str
@@ -43,6 +46,8 @@ class FunctionCallItem:
 
 @dataclass(frozen=True)
 class CustomToolCallItem:
+    """A ``custom_tool_call`` output item (a freeform tool call, e.g. apply_patch)."""
+
     id: str | None
     call_id: str
     name: str
@@ -52,6 +57,8 @@ class CustomToolCallItem:
 
 @dataclass(frozen=True)
 class ReasoningItem:
+    """A ``reasoning`` output item: its summary and content texts, and the encrypted content to send back."""
+
     id: str | None
     summary: tuple[str, ...]
     content: tuple[str, ...]
@@ -73,6 +80,8 @@ OutputItem = MessageItem | FunctionCallItem | CustomToolCallItem | ReasoningItem
 
 @dataclass(frozen=True)
 class Usage:
+    """A response's token usage."""
+
     input_tokens: int = 0
     cached_input_tokens: int = 0
     output_tokens: int = 0
@@ -85,23 +94,31 @@ class Usage:
 
 @dataclass(frozen=True)
 class ResponseCreated:
+    """``response.created``: the response has an id."""
+
     response_id: str | None
 
 
 @dataclass(frozen=True)
 class OutputItemAdded:
+    """``response.output_item.added``: an output item started."""
+
     output_index: int | None
     item: OutputItem
 
 
 @dataclass(frozen=True)
 class OutputItemDone:
+    """``response.output_item.done``: an output item is complete."""
+
     output_index: int | None
     item: OutputItem
 
 
 @dataclass(frozen=True)
 class OutputTextDelta:
+    """``response.output_text.delta``: more text of a message."""
+
     item_id: str | None
     delta: str
     output_index: int | None = None
@@ -110,12 +127,16 @@ class OutputTextDelta:
 
 @dataclass(frozen=True)
 class ReasoningSummaryPartAdded:
+    """``response.reasoning_summary_part.added``: a new reasoning-summary part started."""
+
     item_id: str | None
     summary_index: int
 
 
 @dataclass(frozen=True)
 class ReasoningSummaryTextDelta:
+    """``response.reasoning_summary_text.delta``: more text of a reasoning-summary part."""
+
     item_id: str | None
     summary_index: int
     delta: str
@@ -123,6 +144,8 @@ class ReasoningSummaryTextDelta:
 
 @dataclass(frozen=True)
 class ReasoningTextDelta:
+    """``response.reasoning_text.delta``: more raw reasoning text."""
+
     item_id: str | None
     content_index: int
     delta: str
@@ -130,12 +153,16 @@ class ReasoningTextDelta:
 
 @dataclass(frozen=True)
 class ResponseCompleted:
+    """``response.completed``: the response ended well, with its usage when the provider sent it."""
+
     response_id: str | None
     usage: Usage | None
 
 
 @dataclass(frozen=True)
 class ResponseFailed:
+    """``response.failed`` (or ``response.incomplete`` / ``error``): the response ended with an error."""
+
     response_id: str | None
     code: str | None
     message: str
@@ -152,6 +179,8 @@ class ResponseRestarted:
 
 @dataclass(frozen=True)
 class UnknownEvent:
+    """An event type this client does not interpret (kept, and ignored by the runner)."""
+
     type: str
     data: JsonObj = field(repr=False)
 
@@ -174,17 +203,17 @@ ResponseEvent = (
 # ---- parsing ------------------------------------------------------------------------------------
 
 
-def _str(obj: Mapping[str, Any], key: str) -> str | None:
+def _str(obj: Mapping[str, object], key: str) -> str | None:
     value = obj.get(key)
     return value if isinstance(value, str) else None
 
 
-def _int(obj: Mapping[str, Any], key: str) -> int | None:
+def _int(obj: Mapping[str, object], key: str) -> int | None:
     value = obj.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _texts(parts: Any, wanted: tuple[str, ...]) -> list[str]:
+def _texts(parts: object, wanted: tuple[str, ...]) -> list[str]:
     if not isinstance(parts, list):
         return []
     return [
@@ -235,7 +264,8 @@ def parse_item(raw: JsonObj) -> OutputItem:
     return OtherItem(type=kind, id=item_id, raw=raw)
 
 
-def parse_usage(raw: Any) -> Usage | None:
+def parse_usage(raw: object) -> Usage | None:
+    """The usage object of a response as ``Usage``; None when it is not an object."""
     if not isinstance(raw, dict):
         return None
     in_details = raw.get("input_tokens_details")

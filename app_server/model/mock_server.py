@@ -77,7 +77,7 @@ def parse_output(response: JsonObj, where: str) -> ScriptedResponse:
 class Script:
     """The queue of scripted responses, shared by the handler threads; `output` responses are parsed up front."""
 
-    def __init__(self, data: Any, source: str = "<script>") -> None:
+    def __init__(self, data: object, source: str = "<script>") -> None:
         if isinstance(data, list):
             data = {"responses": data}
         if not isinstance(data, dict) or not isinstance(data.get("responses", []), list):
@@ -109,6 +109,8 @@ class Script:
 
 
 class FakeServer(ThreadingHTTPServer):
+    """The threaded HTTP server that answers from a ``Script`` and logs each request it receives."""
+
     daemon_threads = True
 
     def __init__(self, script: Script, log_path: Path | None, address: tuple[str, int] = ("127.0.0.1", 0)) -> None:
@@ -121,6 +123,7 @@ class FakeServer(ThreadingHTTPServer):
         self.stopping = threading.Event()
 
     def log_request_record(self, record: JsonObj) -> None:
+        """Append one request record as a JSON line to the log file (when there is one)."""
         if self.log_path is None:
             return
         with self.log_lock, self.log_path.open("a", encoding="utf-8") as fh:
@@ -128,22 +131,27 @@ class FakeServer(ThreadingHTTPServer):
 
 
 class Handler(BaseHTTPRequestHandler):
+    """Answers one HTTP request: POST ``.../responses`` from the script, anything else 404."""
+
     server: FakeServer
     # HTTP/1.0 semantics: the body of a stream ends when we close the connection.
     protocol_version = "HTTP/1.0"
 
     def log_message(self, format: str, *args: Any) -> None:  # silence default stderr chatter
+        """Say nothing: the default writes every request to stderr."""
         return
 
     def do_GET(self) -> None:
         # Only POST .../responses is scripted; a GET (`pycodex doctor` probing /models) is a plain 404.
+        """Answer 404: only POST ``.../responses`` is scripted."""
         self._reply(404, f"fake server: no route GET {urlsplit(self.path).path}", {})
 
     def do_POST(self) -> None:
+        """Log the request, then answer with the script's next response (streamed, or an HTTP error)."""
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
-            body: Any = json.loads(raw)
+            body: object = json.loads(raw)
         except ValueError:
             body = raw.decode("utf-8", "replace")
         split = urlsplit(self.path)
@@ -172,9 +180,9 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._stream(response, response["events"])
 
-    def _reply(self, status: int, body: Any, headers: dict[str, str]) -> None:
+    def _reply(self, status: int, body: object, headers: dict[str, str]) -> None:
         is_json = not isinstance(body, str)
-        data = (json.dumps(body) if is_json else body).encode("utf-8")
+        data = (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
         self.send_response(status)
         self.send_header("content-type", "application/json" if is_json else "text/plain")
         self.send_header("content-length", str(len(data)))
@@ -253,6 +261,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def add_mock_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``pycodex mock-model``'s options (``--script``, ``--listen``, ``--log``) to ``parser``."""
     parser.add_argument("--script", required=True, type=Path, metavar="FILE",
                         help="JSON model script (format: `pydoc app_server.model.mock_server`)")
     parser.add_argument("--listen", default="127.0.0.1:0", metavar="IP:PORT",
@@ -269,7 +278,7 @@ def serve(script: Script, log: Path | None, address: tuple[str, int], announce: 
         print(f"mock-model: cannot listen on {address[0]}:{address[1]}: {exc.strerror or exc}", file=sys.stderr)
         return 1
 
-    def stop(*_: Any) -> None:
+    def stop(*_: object) -> None:
         server.stopping.set()
         threading.Thread(target=server.shutdown, daemon=True).start()
 

@@ -9,7 +9,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 SCRIPTED_PROVIDER_ID = "scripted"
 DEFAULT_REQUEST_MAX_RETRIES = 4
@@ -46,6 +47,7 @@ class ProviderConfig:
 
     @property
     def is_scripted(self) -> bool:
+        """Whether this is the built-in offline ``scripted`` provider."""
         return self.id == SCRIPTED_PROVIDER_ID
 
     @property
@@ -63,6 +65,7 @@ class ProviderConfig:
         return headers
 
     def responses_url(self) -> str:
+        """``{base_url}/responses``; raises ValueError when the provider has no base_url."""
         if not self.base_url:
             raise ValueError(f"model provider `{self.id}` has no base_url")
         return self.base_url.rstrip("/") + "/responses"
@@ -79,13 +82,15 @@ class RequestContext:
     window_number: int = 0
     beta_features: str = BETA_FEATURES
     # Serialized into `x-codex-turn-metadata` as compact JSON; keys keep their order.
-    turn_metadata: Mapping[str, Any] | None = None
+    turn_metadata: Mapping[str, object] | None = None
 
     @property
     def window_id(self) -> str:
+        """``{thread_id}:{window_number}``, Codex's context-window id."""
         return f"{self.thread_id}:{self.window_number}"
 
     def headers(self) -> dict[str, str]:
+        """Codex's per-request headers (originator, user agent, session, window, betas, turn metadata)."""
         headers = {
             "accept": "text/event-stream",
             "content-type": "application/json",
@@ -117,10 +122,10 @@ def turn_metadata(
     window_number: int = 0,
     request_kind: str = "turn",
     history_initialization: str = "new",
-    compaction: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    compaction: Mapping[str, object] | None = None,
+) -> JsonObj:
     """The `x-codex-turn-metadata` object with Codex's keys in Codex's order."""
-    meta: dict[str, Any] = {
+    meta: JsonObj = {
         "installation_id": installation_id,
         "session_id": thread_id,
         "thread_id": thread_id,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 from app_server.config.write import ConfigEdit, ConfigWriteError
@@ -37,7 +36,7 @@ def _invalid(message: str) -> ConfigWriteError:
     return ConfigWriteError("configValidationError", message)
 
 
-def _name(value: Any) -> str:
+def _name(value: object) -> str:
     name = value.strip() if isinstance(value, str) else ""
     if not name:
         raise _invalid(NAME_REQUIRED)
@@ -46,7 +45,7 @@ def _name(value: Any) -> str:
     return name
 
 
-def _base_url(value: Any) -> str:
+def _base_url(value: object) -> str:
     url = value.strip() if isinstance(value, str) else ""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc or parts.query \
@@ -55,7 +54,7 @@ def _base_url(value: Any) -> str:
     return url
 
 
-def _env_key(value: Any) -> str:
+def _env_key(value: object) -> str:
     key = value.strip() if isinstance(value, str) else ""
     if not ENV_NAME.fullmatch(key):
         raise _invalid(BAD_ENV_KEY)
@@ -72,13 +71,15 @@ def slug(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def gateway_edits(settings: Mapping[str, Any], user_table: Mapping[str, Any]) -> tuple[str, list[ConfigEdit]]:
+def gateway_edits(
+    settings: Mapping[str, object], user_table: Mapping[str, object]
+) -> tuple[str, list[ConfigEdit]]:
     """The provider id and config edits for one settings patch. Raises ConfigWriteError."""
     kind = settings.get("type")
     if kind != "customGateway":
         raise _invalid(f"pycodex does not support `{kind}` model providers; configure a custom gateway instead.")
     existing = user_table.get("model_providers")
-    providers: Mapping[str, Any] = existing if isinstance(existing, Mapping) else {}
+    providers: Mapping[str, object] = existing if isinstance(existing, Mapping) else {}
     provider_id = settings.get("providerId")
     if provider_id is None:
         name = _name(settings.get("name"))

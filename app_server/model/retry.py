@@ -47,11 +47,14 @@ def default_network_backoff(attempt: int, rng: random.Random) -> float:
 
 
 def no_backoff(attempt: int, rng: random.Random) -> float:
+    """No wait between retries (tests)."""
     return 0.0
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
+    """How failed model requests are retried: budgets, backoffs, the cap on a server's hint, the sleep."""
+
     stream_max_retries: int
     backoff: Backoff = default_backoff
     network_backoff: Backoff = default_network_backoff
@@ -63,6 +66,7 @@ class RetryPolicy:
 
     @property
     def network_retries(self) -> int:
+        """How many announced "waiting for network" retries are allowed."""
         return self.stream_max_retries if self.network_retry_limit is None else self.network_retry_limit
 
     @property
@@ -93,6 +97,7 @@ def worst_case_seconds(policy: RetryPolicy, request_max_retries: int, attempt_ti
 
 
 async def announce(on_retry: RetryCallback | None, notice: RetryNotice) -> None:
+    """Tell ``on_retry`` about a retry (awaiting what it returns when that is awaitable)."""
     if on_retry is None:
         return
     result = on_retry(notice)

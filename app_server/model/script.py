@@ -28,7 +28,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from app_server.model.events import ResponseEvent, Usage, event_from_json, parse_usage
 from pycodex.json_types import JsonObj
@@ -44,12 +43,16 @@ class ScriptError(ValueError):
 
 @dataclass(frozen=True)
 class Fault:
+    """A scripted fault that ends a response (``failed``, ``http_error``, ``truncate`` or ``stall``)."""
+
     kind: str  # one of FAULT_TYPES
     spec: JsonObj
 
 
 @dataclass(frozen=True)
 class ScriptedResponse:
+    """One scripted response: its items, the fault ending it, its usage and the delay before each event."""
+
     items: tuple[JsonObj, ...]
     fault: Fault | None
     usage: Usage
@@ -58,11 +61,13 @@ class ScriptedResponse:
 
 @dataclass(frozen=True)
 class ModelScript:
+    """A parsed model script: the responses, in the order requests consume them."""
+
     source: str  # where it came from, for messages
     responses: tuple[ScriptedResponse, ...]
 
 
-def _parse_item(raw: Any, where: str) -> JsonObj:
+def _parse_item(raw: object, where: str) -> JsonObj:
     if isinstance(raw, str):
         return {"type": "message", "text": raw}
     if not isinstance(raw, dict):
@@ -80,8 +85,9 @@ def _parse_item(raw: Any, where: str) -> JsonObj:
     return raw
 
 
-def parse_response(raw: Any, where: str) -> ScriptedResponse:
-    spec: Mapping[str, Any]
+def parse_response(raw: object, where: str) -> ScriptedResponse:
+    """One response of a script (a list of items, or an object with ``output``); raises ScriptError."""
+    spec: Mapping[str, object]
     if isinstance(raw, list):
         spec = {"output": raw}
     elif isinstance(raw, dict):
@@ -110,7 +116,8 @@ def parse_response(raw: Any, where: str) -> ScriptedResponse:
     return ScriptedResponse(tuple(items), fault, usage or DEFAULT_USAGE, delay)
 
 
-def parse_script(data: Any, source: str = "<script>") -> ModelScript:
+def parse_script(data: object, source: str = "<script>") -> ModelScript:
+    """A whole script (a list of responses, or ``{"responses": [...]}``); raises ScriptError."""
     responses = data.get("responses") if isinstance(data, dict) else data
     if not isinstance(responses, list) or not responses:
         raise ScriptError(f"model script {source}: expected a non-empty list of responses")
@@ -123,6 +130,7 @@ def parse_script(data: Any, source: str = "<script>") -> ModelScript:
 
 
 def load_script(path: Path) -> ModelScript:
+    """Read and parse the script file at ``path``; raises ScriptError saying what is wrong."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

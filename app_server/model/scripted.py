@@ -19,7 +19,6 @@ import os
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from app_server.model import errors
 from app_server.model.events import ResponseEvent
@@ -32,6 +31,7 @@ DEMO_SCRIPT_RESOURCE = "demo_script.json"
 
 
 def demo_script() -> ModelScript:
+    """The built-in demo script (used when no script is configured)."""
     text = resources.files(__package__).joinpath(DEMO_SCRIPT_RESOURCE).read_text(encoding="utf-8")
     return parse_script(json.loads(text), f"<built-in {DEMO_SCRIPT_RESOURCE}>")
 
@@ -64,26 +64,32 @@ class ScriptedModelClient:
     def from_provider(
         cls, provider: ProviderConfig, env: Mapping[str, str] | None = None
     ) -> ScriptedModelClient:
+        """The client for ``provider``, with the script it names (or ``$PYCODEX_SCRIPT``, or the demo)."""
         return cls(provider, resolve_script(provider, env))
 
     @property
     def provider(self) -> ProviderConfig:
+        """The scripted provider."""
         return self._provider
 
     @property
     def script(self) -> ModelScript:
+        """The script the responses come from."""
         return self._script
 
     @property
     def requests_served(self) -> int:
+        """How many model requests the script has answered."""
         return self._served
 
     async def aclose(self) -> None:
+        """Nothing to release."""
         return None
 
     def stream(
-        self, body: Mapping[str, Any], ctx: RequestContext, on_retry: RetryCallback | None = None
+        self, body: Mapping[str, object], ctx: RequestContext, on_retry: RetryCallback | None = None
     ) -> AsyncIterator[ResponseEvent]:
+        """The next scripted response's events, with the same retry rules as the HTTP client."""
         return stream_with_retries(lambda: self._attempt(ctx), self._policy, on_retry)
 
     def _next_response(self, thread_id: str) -> int:

@@ -58,6 +58,7 @@ class SseDecoder:
         return self._truncated
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
+        """The events ``chunk`` completes; raises SseError after ``finish()`` or for an oversized event."""
         if self._finished:
             raise SseError("feed() after finish()")
         text = self._text.decode(chunk)

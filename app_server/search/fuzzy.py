@@ -33,12 +33,15 @@ COMPLETED = "fuzzyFileSearch/sessionCompleted"
 
 @dataclass(frozen=True)
 class RootListing:
+    """One search root's listing: its entries and their lower-cased paths."""
+
     root: str
     entries: list[Entry]
     lowered: list[str]  # entries' paths, lower-cased, for the pre-filter
 
 
 def list_root(root: str, cancelled: Callable[[], bool] = lambda: False) -> RootListing:
+    """Walk ``root`` (stopping when ``cancelled`` says so) into a listing."""
     entries = walk_tree(Path(root), cancelled)
     return RootListing(root, entries, [e.path.lower() for e in entries])
 
@@ -133,6 +136,7 @@ class FuzzySessions:
         return flag
 
     def end_search(self, token: str, flag: threading.Event) -> None:
+        """Forget the search holding ``token`` unless a later search has taken the token over."""
         with self._lock:
             if self._searches.get(token) is flag:  # a later search may own the token by now
                 del self._searches[token]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Any
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .frontmatter import FrontMatterError, flow_sequence, scalar_value
 
@@ -32,8 +33,10 @@ _DEPENDENCY_KEYS = ("type", "value", "description", "transport", "command", "url
 
 @dataclass(frozen=True, slots=True)
 class AgentsMetadata:
-    interface: dict[str, Any] | None = None  # wire `SkillInterface`, every key present
-    dependencies: dict[str, Any] | None = None  # wire `SkillDependencies`
+    """What a skill's ``agents/openai.yaml`` adds: interface, dependencies, whether it may be implicit."""
+
+    interface: JsonObj | None = None  # wire `SkillInterface`, every key present
+    dependencies: JsonObj | None = None  # wire `SkillDependencies`
     allow_implicit_invocation: bool = True
 
 
@@ -55,14 +58,14 @@ def _lines(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _value(raw: str, number: int) -> Any:
+def _value(raw: str, number: int) -> JsonValue:
     return flow_sequence(raw, number) if raw.startswith("[") else scalar_value(raw, number)
 
 
-def _block(lines: list[tuple[int, int, str]], i: int, indent: int) -> tuple[Any, int]:
+def _block(lines: list[tuple[int, int, str]], i: int, indent: int) -> tuple[JsonValue, int]:
     """Parse the mapping or sequence whose lines sit at exactly `indent`, starting at line index i."""
     if lines[i][2] == "-" or lines[i][2].startswith("- "):
-        items: list[Any] = []
+        items: list[JsonValue] = []
         while (
             i < len(lines) and lines[i][1] == indent and (lines[i][2] == "-" or lines[i][2].startswith("- "))
         ):
@@ -85,7 +88,7 @@ def _block(lines: list[tuple[int, int, str]], i: int, indent: int) -> tuple[Any,
                 items.append(_value(rest, number))
                 i += 1
         return items, i
-    mapping: dict[str, Any] = {}
+    mapping: JsonObj = {}
     while i < len(lines) and lines[i][1] == indent:
         number, _, text = lines[i]
         match = _KEY.match(text)
@@ -108,11 +111,11 @@ def _block(lines: list[tuple[int, int, str]], i: int, indent: int) -> tuple[Any,
     return mapping, i
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _icon(value: Any, skill_dir: str) -> str | None:
+def _icon(value: object, skill_dir: str) -> str | None:
     """Icon paths are relative to the skill folder; one that climbs out of it is dropped."""
     if not isinstance(value, str) or not value:
         return None

@@ -13,7 +13,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 from .bundled import SYSTEM_DIR
 from .model import SCOPE_ORDER, Skill, SkillError, SkillLimits, SkillScope, SkillSet
@@ -48,6 +49,7 @@ class SkillsCatalog:
 
     @property
     def user_roots(self) -> list[Path]:
+        """The user's skill folders: ``$CODEX_HOME/skills`` and ``~/.agents/skills``."""
         return list(dict.fromkeys([self._codex_home / "skills", self._user_home / ".agents" / "skills"]))
 
     def set_extra_roots(self, roots: Sequence[str | Path]) -> None:
@@ -62,12 +64,13 @@ class SkillsCatalog:
         else:
             self._cache.pop(str(cwd), None)
 
-    async def list_for_cwds(self, cwds: Sequence[str | Path], force_reload: bool = False) -> dict[str, Any]:
+    async def list_for_cwds(self, cwds: Sequence[str | Path], force_reload: bool = False) -> JsonObj:
         """The `skills/list` result: `{data: [{cwd, skills, errors}, ...]}`, one entry per cwd in order."""
         data = [(await self.skills_for_cwd(cwd, force_reload=force_reload)).to_wire() for cwd in cwds]
         return {"data": data}
 
     async def skills_for_cwd(self, cwd: str | Path, *, force_reload: bool = False) -> SkillSet:
+        """The skills ``cwd`` sees (cached per cwd; ``force_reload`` reads the folders again)."""
         key = str(cwd)
         cached = self._cache.get(key)
         if cached is not None and not force_reload:

@@ -39,6 +39,8 @@ class FrontMatterError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class SkillHeader:
+    """The front matter of a SKILL.md that matters: its name, description and short description."""
+
     name: str | None
     description: str
     short_description: str | None
@@ -131,6 +133,7 @@ def scalar_value(raw: str, line_no: int) -> str | None:
 
 
 def flow_sequence(raw: str, line_no: int) -> list[str]:
+    """A one-line ``[a, b]`` YAML sequence of scalars; raises a front-matter error for anything else."""
     body = _strip_comment(raw)
     if not body.endswith("]"):
         raise _invalid(line_no, "unterminated flow sequence `[`")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from pycodex.json_types import JsonObj
 
 __all__ = [
     "SCOPE_ORDER",
@@ -33,10 +35,13 @@ class SkillLimits:
 
 @dataclass(frozen=True, slots=True)
 class SkillError:
+    """A SKILL.md that failed to load, and why."""
+
     path: str
     message: str
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObj:
+        """The v2 SkillErrorInfo dict."""
         return {"path": self.path, "message": self.message}
 
 
@@ -52,15 +57,15 @@ class Skill:
     relative_path: str  # path of SKILL.md below `root`, with `/` separators
     contents: str  # the whole file, front matter included: what a `<skill>` message carries
     short_description: str | None = None
-    interface: dict[str, Any] | None = None  # from agents/openai.yaml, already in wire form
-    dependencies: dict[str, Any] | None = None
+    interface: JsonObj | None = None  # from agents/openai.yaml, already in wire form
+    dependencies: JsonObj | None = None
     allow_implicit_invocation: bool = True  # False: not advertised to the model, still usable via `$name`
     enabled: bool = True
     plugin_id: str | None = None
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObj:
         """One `SkillMetadata` in Codex's key order; the optional keys only when the skill has them."""
-        out: dict[str, Any] = {"name": self.name, "description": self.description}
+        out: JsonObj = {"name": self.name, "description": self.description}
         if self.short_description is not None:
             out["shortDescription"] = self.short_description
         if self.interface is not None:
@@ -79,7 +84,8 @@ class SkillSet:
     skills: tuple[Skill, ...]
     errors: tuple[SkillError, ...]
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> JsonObj:
+        """The ``skills/list`` entry for this cwd."""
         return {
             "cwd": self.cwd,
             "skills": [s.to_wire() for s in self.skills],

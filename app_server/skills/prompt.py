@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+
+from pycodex.json_types import JsonValue
 
 from .model import SelectedSkill, Skill
 
@@ -115,18 +116,18 @@ def mentioned_names(text: str) -> list[str]:
     return list(dict.fromkeys(MENTION_PATTERN.findall(text)))
 
 
-def _field(item: Any, key: str) -> Any:
+def _field(item: object, key: str) -> JsonValue:
     if isinstance(item, Mapping):
         return item.get(key)
     return getattr(item, key, None)
 
 
-def _turn_text(items: Iterable[Any]) -> str:
+def _turn_text(items: Iterable[object]) -> str:
     return "\n".join(str(_field(i, "text") or "") for i in items if _field(i, "type") == "text")
 
 
 def skills_to_inject(
-    items: Sequence[Any],
+    items: Sequence[object],
     skills: Sequence[Skill],
     selected: Sequence[SelectedSkill] = (),
     *,
@@ -166,7 +167,7 @@ def skills_to_inject(
 
 
 def injections_for(
-    items: Sequence[Any],
+    items: Sequence[object],
     skills: Sequence[Skill],
     selected: Sequence[SelectedSkill] = (),
     *,

@@ -37,31 +37,50 @@ class SkillEntry(Protocol):
     """One directory entry; `is_dir`/`is_file` follow symlinks (as `os.scandir` and `fs/readDirectory` do)."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The entry's file name."""
+
     @property
-    def is_dir(self) -> bool: ...
+    def is_dir(self) -> bool:
+        """Whether it is (or links to) a directory."""
+
     @property
-    def is_file(self) -> bool: ...
+    def is_file(self) -> bool:
+        """Whether it is (or links to) a regular file."""
 
 
 class SkillStat(Protocol):
     """File facts; `is_symlink` describes the path itself, the rest its target (`fs/getMetadata`)."""
 
     @property
-    def is_dir(self) -> bool: ...
+    def is_dir(self) -> bool:
+        """Whether the target is a directory."""
+
     @property
-    def is_file(self) -> bool: ...
+    def is_file(self) -> bool:
+        """Whether the target is a regular file."""
+
     @property
-    def is_symlink(self) -> bool: ...
+    def is_symlink(self) -> bool:
+        """Whether the path itself is a symlink."""
+
     @property
-    def size(self) -> int: ...
+    def size(self) -> int:
+        """The target's size in bytes."""
 
 
 @runtime_checkable
 class SkillFileReader(Protocol):
-    async def read_file(self, path: Path) -> bytes: ...
-    async def list_dir(self, path: Path) -> Sequence[SkillEntry]: ...
-    async def stat(self, path: Path) -> SkillStat: ...
+    """How skill discovery reads files, locally or through an execution environment (errors are OSError)."""
+
+    async def read_file(self, path: Path) -> bytes:
+        """The file's bytes."""
+
+    async def list_dir(self, path: Path) -> Sequence[SkillEntry]:
+        """The directory's entries."""
+
+    async def stat(self, path: Path) -> SkillStat:
+        """The path's facts (``is_symlink`` of the path, the rest of its target)."""
 
     async def canonicalize(self, path: Path) -> Path:
         """The path with every symlink resolved; NotImplementedError when the backend cannot tell."""
@@ -70,6 +89,8 @@ class SkillFileReader(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class FsEntry:
+    """A directory entry (``SkillEntry``) as plain data."""
+
     name: str
     is_dir: bool
     is_file: bool
@@ -77,6 +98,8 @@ class FsEntry:
 
 @dataclass(frozen=True, slots=True)
 class FsStat:
+    """File facts (``SkillStat``) as plain data."""
+
     is_dir: bool
     is_file: bool
     is_symlink: bool
@@ -87,9 +110,11 @@ class LocalSkillReader:
     """The app-server's own filesystem, off the event loop."""
 
     async def read_file(self, path: Path) -> bytes:
+        """The file's bytes (read in a worker thread)."""
         return await asyncio.to_thread(path.read_bytes)
 
     async def list_dir(self, path: Path) -> Sequence[SkillEntry]:
+        """The directory's entries, sorted by name."""
         def work() -> list[FsEntry]:
             with os.scandir(path) as it:
                 return sorted((FsEntry(e.name, e.is_dir(), e.is_file()) for e in it), key=lambda e: e.name)
@@ -97,6 +122,7 @@ class LocalSkillReader:
         return await asyncio.to_thread(work)
 
     async def stat(self, path: Path) -> SkillStat:
+        """The path's facts from ``lstat`` and ``stat``."""
         def work() -> FsStat:
             link = os.lstat(path)
             target = os.stat(path) if _stat.S_ISLNK(link.st_mode) else link
@@ -108,15 +134,21 @@ class LocalSkillReader:
         return await asyncio.to_thread(work)
 
     async def canonicalize(self, path: Path) -> Path:
+        """The path with every symlink resolved; raises OSError when it does not exist."""
         return await asyncio.to_thread(lambda: path.resolve(strict=True))
 
 
 class EnvironmentLike(Protocol):
     """The slice of `exec_client.environment.ExecutionEnvironment` discovery uses."""
 
-    async def read_file(self, path: Path) -> bytes: ...
-    async def list_dir(self, path: Path) -> Sequence[SkillEntry]: ...
-    async def metadata(self, path: Path) -> SkillStat: ...
+    async def read_file(self, path: Path) -> bytes:
+        """The file's bytes."""
+
+    async def list_dir(self, path: Path) -> Sequence[SkillEntry]:
+        """The directory's entries."""
+
+    async def metadata(self, path: Path) -> SkillStat:
+        """The path's facts (``fs/getMetadata``)."""
 
 
 class EnvironmentSkillReader:
@@ -134,15 +166,19 @@ class EnvironmentSkillReader:
         self._canonicalize = canonicalize
 
     async def read_file(self, path: Path) -> bytes:
+        """The file's bytes, through the environment."""
         return await _as_oserror(self._env.read_file(path), path)
 
     async def list_dir(self, path: Path) -> Sequence[SkillEntry]:
+        """The directory's entries, through the environment."""
         return await _as_oserror(self._env.list_dir(path), path)
 
     async def stat(self, path: Path) -> SkillStat:
+        """The path's facts, through the environment."""
         return await _as_oserror(self._env.metadata(path), path)
 
     async def canonicalize(self, path: Path) -> Path:
+        """The path with every symlink resolved (``fs/canonicalize``); NotImplementedError if unsupported."""
         if self._canonicalize is None:
             raise NotImplementedError("this environment cannot resolve symlinks")
         return await _as_oserror(self._canonicalize(path), path)

@@ -23,6 +23,8 @@ SKILL_FILE = "SKILL.md"
 
 @dataclass(frozen=True, slots=True)
 class FoundSkill:
+    """A SKILL.md found under a root: where it is, its package folder, its name and its front matter."""
+
     path: Path  # SKILL.md's real location, expressed under the root as given
     package_dir: str  # its directory below the root, `/` separators, "" for the root itself
     name: str

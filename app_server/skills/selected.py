@@ -11,7 +11,6 @@ import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from .model import SelectedRoot, SelectedSkill, SkillError, SkillLimits
 from .reader import SkillFileReader
@@ -28,14 +27,14 @@ class SelectedSkills:
     errors: tuple[SkillError, ...] = ()
 
 
-def _text(obj: Mapping[str, Any], key: str, where: str) -> str:
+def _text(obj: Mapping[str, object], key: str, where: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str) or not value:
         raise ValueError(f"{where}.{key} must be a non-empty string")
     return value
 
 
-def parse_selected_roots(raw: Any) -> list[SelectedRoot]:
+def parse_selected_roots(raw: object) -> list[SelectedRoot]:
     """Validate the wire value `[{id, location:{type:"environment", environmentId, path}}]`.
 
     Raises ValueError with the offending field named; paths must be absolute and free of `..`.

@@ -7,13 +7,16 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 __all__ = ["PluginSkillsRoot", "SkillSettings", "read_skill_settings"]
 
 
 @dataclass(frozen=True)
 class PluginSkillsRoot:
+    """The skills folder of one installed plugin."""
+
     plugin_id: str  # "<plugin>@<marketplace>"
     plugin: str
     root: Path  # the installed copy's skills folder
@@ -21,12 +24,14 @@ class PluginSkillsRoot:
 
 @dataclass(frozen=True)
 class SkillSettings:
+    """The user's skill switches (disabled names and paths) and the installed plugins' skill folders."""
+
     disabled_names: frozenset[str] = frozenset()
     disabled_paths: frozenset[str] = frozenset()
     plugin_roots: tuple[PluginSkillsRoot, ...] = field(default=())
 
 
-def _switches(data: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
+def _switches(data: JsonObj) -> tuple[frozenset[str], frozenset[str]]:
     skills = data.get("skills")
     entries = skills.get("config") if isinstance(skills, dict) else None
     state: dict[tuple[str, str], bool] = {}
@@ -40,7 +45,7 @@ def _switches(data: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(v for k, v in off if k == "name"), frozenset(v for k, v in off if k == "path")
 
 
-def _plugin_roots(data: dict[str, Any], codex_home: Path) -> tuple[PluginSkillsRoot, ...]:
+def _plugin_roots(data: JsonObj, codex_home: Path) -> tuple[PluginSkillsRoot, ...]:
     plugins = data.get("plugins")
     roots = []
     for plugin_id, spec in (plugins.items() if isinstance(plugins, dict) else []):
@@ -54,6 +59,7 @@ def _plugin_roots(data: dict[str, Any], codex_home: Path) -> tuple[PluginSkillsR
 
 
 def read_skill_settings(codex_home: Path) -> SkillSettings:
+    """The skill settings in ``$CODEX_HOME/config.toml`` (none when it is missing or unreadable)."""
     try:
         data = tomllib.loads((codex_home / "config.toml").read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):

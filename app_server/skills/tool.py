@@ -13,7 +13,8 @@ import json
 import posixpath
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 from .model import SelectedSkill
 from .prompt import root_aliases
@@ -29,7 +30,7 @@ OUTSIDE = "skill environment is not available for this callback"
 READ_FAILED = "failed to read skill resource"
 
 
-def skills_tool_spec() -> dict[str, Any]:
+def skills_tool_spec() -> JsonObj:
     """The `tools[]` entry: a namespace with `list` and `read` functions."""
     authority = {
         "oneOf": [
@@ -87,7 +88,7 @@ def skills_tool_spec() -> dict[str, Any]:
     }
 
 
-def _dump(value: Any) -> str:
+def _dump(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -115,7 +116,7 @@ class SkillsTool:
             return await self._read(args)
         return f"unsupported call: skills.{name}"
 
-    def _list(self, args: dict[str, Any]) -> str:
+    def _list(self, args: JsonObj) -> str:
         authority = args.get("authority")
         if authority is None:
             return "missing field `authority`"
@@ -147,7 +148,7 @@ class SkillsTool:
             package = self._aliases[alias] + (f"/{rest}" if rest else "")
         return next((s for s in self._skills if s.package == package.rstrip("/")), None)
 
-    async def _read(self, args: dict[str, Any]) -> str:
+    async def _read(self, args: JsonObj) -> str:
         package = args.get("package")
         if package is None:
             return "missing field `package`"
@@ -196,7 +197,7 @@ class SkillsTool:
         )
 
 
-def _offset(raw: Any) -> int | None:
+def _offset(raw: object) -> int | None:
     if raw is None:
         return 0
     text = str(raw)

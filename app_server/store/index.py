@@ -16,7 +16,9 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
+
+from pycodex.json_types import JsonObj
 
 from .errors import InvalidCursorError
 
@@ -28,6 +30,9 @@ MAX_LIMIT = 500
 # Like the reference: with no sourceKinds filter only interactive sessions are listed (not `exec` ones).
 INTERACTIVE_SOURCE_KINDS = ("cli", "vscode")
 SORT_COLUMNS = {"created_at": "created_at_ms", "updated_at": "updated_at_ms", "recency_at": "updated_at_ms"}
+
+#: What a value bound to (or read from) an SQL parameter may be.
+SqlValue: TypeAlias = str | int | float | bytes | None
 
 _COLUMNS = (
     "id", "rollout_path", "created_at_ms", "updated_at_ms", "cwd", "preview", "name", "model_provider", "model",
@@ -61,6 +66,8 @@ PRAGMA user_version = {SCHEMA_VERSION};
 
 @dataclass(slots=True)
 class IndexRow:
+    """One thread's index row: what thread/list filters, sorts and shows without opening the rollout."""
+
     id: str
     rollout_path: str
     created_at_ms: int
@@ -76,9 +83,10 @@ class IndexRow:
     archived_at_ms: int | None = None
     forked_from_id: str | None = None
     cli_version: str = ""
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObj = field(default_factory=dict)
 
-    def values(self) -> tuple[Any, ...]:
+    def values(self) -> tuple[SqlValue, ...]:
+        """The row's column values in ``_COLUMNS`` order, as SQLite stores them."""
         return (
             self.id, self.rollout_path, self.created_at_ms, self.updated_at_ms, self.cwd, self.preview, self.name,
             self.model_provider, self.model, self.source, self.source_kind, int(self.archived), self.archived_at_ms,
@@ -87,6 +95,10 @@ class IndexRow:
 
     @classmethod
     def from_sql(cls, row: Sequence[Any]) -> IndexRow:
+        """The row read back from SQLite (an unreadable ``meta_json`` becomes ``{}``).
+
+        ``row`` is what sqlite3 fetched (sqlite3 leaves rows untyped): its columns are in ``_COLUMNS`` order.
+        """
         values = dict(zip(_COLUMNS, row, strict=True))
         meta_json = values.pop("meta_json")
         try:
@@ -99,6 +111,8 @@ class IndexRow:
 
 @dataclass(frozen=True, slots=True)
 class ListQuery:
+    """One thread/list page request: cursor, page size, sort and the filters."""
+
     cursor: str | None = None
     limit: int | None = None
     sort_key: str = "created_at"
@@ -132,6 +146,8 @@ def source_kind(source: object) -> str:
 
 
 class ThreadIndex:
+    """The threads' SQLite index (one connection, shared by worker threads under a lock)."""
+
     def __init__(self, db_path: Path, *, busy_timeout_s: float = 5.0) -> None:
         self.db_path = db_path
         self._busy_timeout_s = busy_timeout_s
@@ -171,12 +187,14 @@ class ThreadIndex:
             Path(f"{self.db_path}{suffix}").unlink(missing_ok=True)
 
     def close(self) -> None:
+        """Close the database connection."""
         with self._lock:
             self._conn.close()
 
     # -- writes -------------------------------------------------------------------------------------------
 
     def upsert(self, row: IndexRow) -> None:
+        """Insert the row, or replace the one with its id."""
         marks = ",".join("?" * len(_COLUMNS))
         with self._lock:
             self._conn.execute(
@@ -184,6 +202,7 @@ class ThreadIndex:
             )
 
     def replace_all(self, rows: Iterable[IndexRow]) -> None:
+        """Replace every row with ``rows`` in one transaction (a rebuild from the rollouts)."""
         marks = ",".join("?" * len(_COLUMNS))
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
@@ -199,7 +218,8 @@ class ThreadIndex:
             self._conn.execute("COMMIT")
         self.needs_rebuild = False
 
-    def update(self, thread_id: str, **fields: Any) -> None:
+    def update(self, thread_id: str, **fields: SqlValue) -> None:
+        """Set some columns of one row; raises ValueError for a name that is not a column."""
         unknown = set(fields) - set(_COLUMNS)
         if unknown:
             raise ValueError(f"unknown index columns: {sorted(unknown)}")
@@ -208,7 +228,7 @@ class ThreadIndex:
         with self._lock:
             self._conn.execute(f"UPDATE threads SET {assignments} WHERE id = ?", [*values, thread_id])
 
-    def update_meta(self, thread_id: str, key: str, value: Any) -> None:
+    def update_meta(self, thread_id: str, key: str, value: object) -> None:
         """Set one key of a row's stored Thread fields (``meta_json``) in place."""
         with self._lock:
             self._conn.execute(
@@ -217,24 +237,28 @@ class ThreadIndex:
             )
 
     def touch(self, thread_id: str, at_ms: int) -> None:
+        """Move the row's ``updated_at_ms`` forward to ``at_ms`` (never back)."""
         with self._lock:
             self._conn.execute(
                 "UPDATE threads SET updated_at_ms = max(updated_at_ms, ?) WHERE id = ?", (at_ms, thread_id)
             )
 
     def set_preview_if_empty(self, thread_id: str, preview: str) -> None:
+        """Set the preview unless the row has one already (the first user message wins)."""
         with self._lock:
             self._conn.execute(
                 "UPDATE threads SET preview = ? WHERE id = ? AND preview = ''", (preview, thread_id)
             )
 
     def delete(self, thread_id: str) -> None:
+        """Remove the row of ``thread_id`` (absent is fine)."""
         with self._lock:
             self._conn.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
 
     # -- reads --------------------------------------------------------------------------------------------
 
     def get(self, thread_id: str) -> IndexRow | None:
+        """The row of ``thread_id``, or None when it is not indexed."""
         with self._lock:
             row = self._conn.execute(
                 f"SELECT {','.join(_COLUMNS)} FROM threads WHERE id = ?", (thread_id,)
@@ -242,6 +266,7 @@ class ThreadIndex:
         return IndexRow.from_sql(row) if row else None
 
     def paths(self) -> dict[str, str]:
+        """Every indexed thread id -> its rollout path."""
         with self._lock:
             return dict(self._conn.execute("SELECT id, rollout_path FROM threads").fetchall())
 
@@ -257,7 +282,7 @@ class ThreadIndex:
             raise ValueError(f"invalid sort direction {query.sort_direction!r}; expected 'asc' or 'desc'")
         limit = DEFAULT_LIMIT if not query.limit else max(1, min(int(query.limit), MAX_LIMIT))
         where: list[str] = ["archived = ?"]
-        args: list[Any] = [int(query.archived)]
+        args: list[SqlValue] = [int(query.archived)]
         _add_in(where, args, "cwd", query.cwds)
         _add_in(where, args, "model_provider", query.model_providers)
         _add_in(where, args, "source_kind", query.source_kinds or INTERACTIVE_SOURCE_KINDS)
@@ -297,7 +322,7 @@ def _sort_value(row: IndexRow, column: str) -> int:
     return row.created_at_ms if column == "created_at_ms" else row.updated_at_ms
 
 
-def _add_in(where: list[str], args: list[Any], column: str, values: Sequence[str]) -> None:
+def _add_in(where: list[str], args: list[SqlValue], column: str, values: Sequence[str]) -> None:
     if values:
         where.append(f"{column} IN ({','.join('?' * len(values))})")
         args.extend(values)

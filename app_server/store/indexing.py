@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 from . import records as r
 from .errors import StoreError
@@ -17,8 +18,9 @@ log = logging.getLogger(__name__)
 
 
 def row_from_meta(
-    meta: dict[str, Any], *, path: Path, created_at_ms: int, archived: bool = False
+    meta: JsonObj, *, path: Path, created_at_ms: int, archived: bool = False
 ) -> IndexRow:
+    """An index row from a session_meta payload (the columns a new thread has)."""
     source = meta.get("source")
     return IndexRow(
         id=str(meta["id"]),
@@ -39,6 +41,7 @@ def row_from_meta(
 
 
 def row_from_loaded(loaded: LoadedThread) -> IndexRow:
+    """An index row from a rebuilt thread: its metadata plus its updated time and preview."""
     assert loaded.rollout_path is not None
     row = row_from_meta(
         loaded.meta, path=loaded.rollout_path, created_at_ms=loaded.created_at_ms, archived=loaded.archived
@@ -58,6 +61,7 @@ def row_from_loaded(loaded: LoadedThread) -> IndexRow:
 
 
 def row_from_file(path: Path, archived: bool) -> IndexRow | None:
+    """The index row of one rollout file, or None (logged) when it cannot be read or names another thread."""
     try:
         loaded = reconstruct(r.read_records(path), path=path, archived=archived)
     except (OSError, StoreError) as exc:

@@ -20,6 +20,7 @@ _NAME_RE = re.compile(
 
 def rollout_file_name(thread_id: str, created_at_ms: int) -> str:
     # Local time, like the reference (it falls back to UTC only when the offset is unknown).
+    """``rollout-<local time>-<thread id>.jsonl``, the reference's file name for a new rollout."""
     stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.localtime(created_at_ms / 1000))
     return f"rollout-{stamp}-{thread_id}.jsonl"
 
@@ -33,15 +34,18 @@ def live_rollout_path(codex_home: Path, file_name: str) -> Path:
 
 
 def archived_rollout_path(codex_home: Path, file_name: str) -> Path:
+    """Where an archived rollout named ``file_name`` lives."""
     return codex_home / ARCHIVED_DIR / file_name
 
 
 def thread_id_of(path: Path) -> str | None:
+    """The thread id in a rollout file name (lower case), or None when the name is not a rollout's."""
     match = _NAME_RE.match(path.name)
     return match["id"].lower() if match else None
 
 
 def is_archived_path(codex_home: Path, path: Path) -> bool:
+    """Whether ``path`` is in the archived-sessions folder."""
     return path.parent == codex_home / ARCHIVED_DIR
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 from . import records as r
 from .errors import StoreError
@@ -13,24 +14,26 @@ from .thread_shape import build_thread, preview_of
 
 @dataclass(slots=True)
 class LoadedThread:
+    """A thread rebuilt from its rollout: metadata, model history, turns, usage and times."""
+
     thread_id: str
     rollout_path: Path | None
     archived: bool
-    meta: dict[str, Any]  # the session_meta payload (what create_thread stored)
+    meta: JsonObj  # the session_meta payload (what create_thread stored)
     name: str | None = None
     preview: str = ""
     created_at_ms: int = 0
     updated_at_ms: int = 0
-    turns: list[dict[str, Any]] = field(default_factory=list)  # wire Turn dicts, itemsView "full"
+    turns: list[JsonObj] = field(default_factory=list)  # wire Turn dicts, itemsView "full"
     # Responses input items for resume/fork; tool calls cut off by a crash get an "aborted" output appended.
-    history: list[dict[str, Any]] = field(default_factory=list)
-    token_usage: dict[str, Any] | None = None  # wire ThreadTokenUsage {total, last, modelContextWindow}
+    history: list[JsonObj] = field(default_factory=list)
+    token_usage: JsonObj | None = None  # wire ThreadTokenUsage {total, last, modelContextWindow}
     token_usage_turn_id: str | None = None
-    settings: dict[str, Any] = field(default_factory=dict)  # merged thread_settings records
+    settings: JsonObj = field(default_factory=dict)  # merged thread_settings records
     open_turn_ids: list[str] = field(default_factory=list)  # started, never ended: reported "interrupted"
     record_count: int = 0
 
-    def thread(self, *, include_turns: bool = False, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    def thread(self, *, include_turns: bool = False, status: JsonObj | None = None) -> JsonObj:
         """The v2 Thread dict (status notLoaded unless given; environments null for the caller to fill).
         Model, provider and effort are the thread's latest settings (thread/settings/update changes them)."""
         current = {wire: self.settings[key] for key, wire in _SETTING_FIELDS if key in self.settings}
@@ -48,6 +51,7 @@ class LoadedThread:
 
     @property
     def last_turn_id(self) -> str | None:
+        """The id of the thread's last turn, or None when it has none."""
         return self.turns[-1]["id"] if self.turns else None
 
 
@@ -56,6 +60,7 @@ _SETTING_FIELDS = (("model", "model"), ("modelProvider", "modelProvider"), ("eff
 
 
 def reconstruct(records: list[r.Record], *, path: Path | None, archived: bool) -> LoadedThread:
+    """Rebuild a thread from its rollout ``records``; raises StoreError when they do not start a thread."""
     if not records or records[0].type != r.SESSION_META:
         raise StoreError(f"rollout {path} does not start with a session_meta record")
     meta = records[0].payload
@@ -120,9 +125,9 @@ def _apply(loaded: LoadedThread, builder: _TurnBuilder, rec: r.Record) -> None:
     # Unknown types come from newer writers: skipping them keeps old readers working.
 
 
-def history_before_turn(records: list[r.Record], turn_id: str) -> list[dict[str, Any]] | None:
+def history_before_turn(records: list[r.Record], turn_id: str) -> list[JsonObj] | None:
     """The model history as it stood when ``turn_id`` started (None when the rollout never started it)."""
-    history: list[dict[str, Any]] = []
+    history: list[JsonObj] = []
     for rec in records[1:]:
         p = rec.payload
         if rec.type == r.TURN_STARTED and p.get("turnId") == turn_id:
@@ -139,7 +144,7 @@ _CALL_OUTPUT_TYPES = {"function_call": "function_call_output", "custom_tool_call
 ABORTED_OUTPUT = "aborted"
 
 
-def close_dangling_calls(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def close_dangling_calls(history: list[JsonObj]) -> list[JsonObj]:
     """Give every tool call without an output (the process died while it ran) an "aborted" output right after
     it: the Responses API refuses a history with an unanswered call."""
     answered = {
@@ -147,7 +152,7 @@ def close_dangling_calls(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for item in history
         if item.get("type") in _CALL_OUTPUT_TYPES.values() and isinstance(item.get("call_id"), str)
     }
-    out: list[dict[str, Any]] = []
+    out: list[JsonObj] = []
     for item in history:
         out.append(item)
         output_type = _CALL_OUTPUT_TYPES.get(str(item.get("type")))
@@ -160,11 +165,11 @@ def close_dangling_calls(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 class _TurnBuilder:
     def __init__(self) -> None:
-        self._turns: dict[str, dict[str, Any]] = {}
+        self._turns: dict[str, JsonObj] = {}
         self._item_pos: dict[tuple[str, str], int] = {}
         self._ended: set[str] = set()
 
-    def _turn(self, turn_id: str) -> dict[str, Any]:
+    def _turn(self, turn_id: str) -> JsonObj:
         turn = self._turns.get(turn_id)
         if turn is None:
             turn = {
@@ -181,12 +186,12 @@ class _TurnBuilder:
             self._turns[turn_id] = turn
         return turn
 
-    def start(self, p: dict[str, Any]) -> None:
+    def start(self, p: JsonObj) -> None:
         turn = self._turn(str(p.get("turnId")))
         turn["rootTurnId"] = p.get("rootTurnId") or turn["id"]
         turn["startedAt"] = p.get("startedAt")
 
-    def end(self, p: dict[str, Any]) -> None:
+    def end(self, p: JsonObj) -> None:
         turn = self._turn(str(p.get("turnId")))
         status = p.get("status")
         turn["status"] = status if status in r.TURN_END_STATUSES else "interrupted"
@@ -195,8 +200,8 @@ class _TurnBuilder:
         turn["durationMs"] = p.get("durationMs")
         self._ended.add(turn["id"])
 
-    def item(self, turn_id: str, item: dict[str, Any]) -> None:
-        items: list[dict[str, Any]] = self._turn(turn_id)["items"]
+    def item(self, turn_id: str, item: JsonObj) -> None:
+        items: list[JsonObj] = self._turn(turn_id)["items"]
         key = (turn_id, str(item.get("id")))
         pos = self._item_pos.get(key)
         if pos is None:  # a re-completed item (same id) replaces the earlier copy in place
@@ -219,7 +224,7 @@ class _TurnBuilder:
     def open_ids(self) -> list[str]:
         return [tid for tid in self._turns if tid not in self._ended]
 
-    def finish(self) -> list[dict[str, Any]]:
+    def finish(self) -> list[JsonObj]:
         for turn_id in self.open_ids:
             self._turns[turn_id]["status"] = "interrupted"  # the writer died (or is still writing) mid-turn
         return list(self._turns.values())

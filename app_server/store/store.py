@@ -12,10 +12,11 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 from . import indexing
 from . import records as r
@@ -40,7 +41,9 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class ThreadPage:
-    threads: list[dict[str, Any]]  # wire Thread dicts, status notLoaded, turns []
+    """One thread/list page: wire Thread dicts, their index rows and the cursors both ways."""
+
+    threads: list[JsonObj]  # wire Thread dicts, status notLoaded, turns []
     rows: list[IndexRow]
     next_cursor: str | None
     backwards_cursor: str | None
@@ -79,6 +82,7 @@ class ThreadStore:
     # -- lifecycle ----------------------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close every open writer and the index."""
         with self._lock:
             writers, self._writers = list(self._writers.values()), {}
         for writer in writers:
@@ -93,11 +97,12 @@ class ThreadStore:
         self.close()
 
     def rebuild_index(self) -> int:
+        """Refill the index from the rollouts; returns how many threads it holds."""
         return indexing.rebuild(self._index, self.codex_home)
 
     # -- creating and writing -----------------------------------------------------------------------------
 
-    def create_thread(self, meta: dict[str, Any]) -> RolloutWriter:
+    def create_thread(self, meta: JsonObj) -> RolloutWriter:
         """Start a thread's rollout. `meta` is the thread dict in wire shape (id optional: a UUIDv7 is made;
         cwd, modelProvider, model, source, cliVersion, originator, forkedFromId, name, ephemeral, ...); extra
         keys (e.g. baseInstructions) are stored too and come back in LoadedThread.meta. An ephemeral thread gets
@@ -139,7 +144,7 @@ class ThreadStore:
         if writer is not None:
             writer.close()
 
-    def _on_append(self, thread_id: str, type_: str, payload: dict[str, Any], at_ms: int) -> None:
+    def _on_append(self, thread_id: str, type_: str, payload: JsonObj, at_ms: int) -> None:
         if type_ == r.ITEM_COMPLETED:
             item = payload.get("item")
             preview = preview_of(item) if isinstance(item, dict) else None
@@ -167,7 +172,7 @@ class ThreadStore:
                 effort = settings["effort"]
                 self._index_safely(lambda: self._index.update_meta(thread_id, "reasoningEffort", effort))
 
-    def _index_safely(self, update: Any) -> None:
+    def _index_safely(self, update: Callable[[], object]) -> None:
         # The record is already durable in the rollout; a failed index update is repaired on the next start.
         try:
             update()
@@ -200,7 +205,7 @@ class ThreadStore:
         path = self._require_rollout(thread_id)
         return _rebuild(thread_id, path, _read_intact(thread_id, path), is_archived_path(self.codex_home, path))
 
-    def read_thread(self, thread_id: str) -> dict[str, Any]:
+    def read_thread(self, thread_id: str) -> JsonObj:
         """The Thread dict (no turns, status notLoaded) from the index, without reading the rollout."""
         thread_id = parse_thread_id(thread_id)
         row = self._get_row(thread_id)
@@ -248,7 +253,7 @@ class ThreadStore:
     # -- fork, name, archive ------------------------------------------------------------------------------
 
     def fork_thread(
-        self, source_id: str, overrides: dict[str, Any] | None = None, *, ephemeral: bool = False
+        self, source_id: str, overrides: JsonObj | None = None, *, ephemeral: bool = False
     ) -> tuple[RolloutWriter, LoadedThread]:
         """Copy a stored thread's records (turns, items, history, token usage, name, settings) into a new
         thread with forkedFromId set. Returns the new thread's open writer and its reconstruction."""
@@ -315,7 +320,7 @@ class ThreadStore:
         path.unlink(missing_ok=True)
         self._index_safely(lambda: self._index.delete(thread_id))
 
-    def unarchive(self, thread_id: str) -> dict[str, Any]:
+    def unarchive(self, thread_id: str) -> JsonObj:
         """Move an archived rollout back to sessions/YYYY/MM/DD and return the Thread dict."""
         thread_id = parse_thread_id(thread_id)
         path = self._require_rollout(thread_id)
@@ -399,7 +404,8 @@ def _rebuild(thread_id: str, path: Path, records: list[r.Record], archived: bool
         raise RolloutCorruptError(thread_id, str(path), f"cannot rebuild the thread ({exc!r})") from exc
 
 
-def thread_from_row(row: IndexRow) -> dict[str, Any]:
+def thread_from_row(row: IndexRow) -> JsonObj:
+    """The wire Thread dict (status notLoaded, no turns) of an index row."""
     return build_thread(
         {**row.meta, "cwd": row.cwd, "model": row.model, "modelProvider": row.model_provider},
         thread_id=row.id,

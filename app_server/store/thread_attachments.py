@@ -7,7 +7,6 @@ import json
 import sqlite3
 import threading
 import time
-from typing import Any
 
 from pycodex.json_types import JsonObj
 
@@ -15,17 +14,20 @@ from .ids import new_uuid7
 
 
 class AttachmentsMixin:
+    """Thread attachments on the thread state database (mixed into ``ThreadStateDb``)."""
+
     _conn: sqlite3.Connection
     _lock: threading.Lock
 
     def attachments(self, thread_id: str) -> list[JsonObj]:
+        """The thread's attachments in wire shape, oldest first."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT id, attachment_type, identity_key, payload_json, created_at FROM attachments "
                 "WHERE thread_id = ? ORDER BY created_at, id", (thread_id,))
             return [_wire(*row) for row in rows.fetchall()]
 
-    def add_attachment(self, thread_id: str, kind: str, key: str, payload: Any) -> tuple[JsonObj, bool]:
+    def add_attachment(self, thread_id: str, kind: str, key: str, payload: object) -> tuple[JsonObj, bool]:
         """The attachment for (``kind``, ``key``) and whether this call created it."""
         with self._lock:
             row = self._conn.execute(
@@ -49,6 +51,7 @@ class AttachmentsMixin:
             return None if row is None else str(row[0])
 
     def attachment_owners(self, kind: str, key: str) -> list[str]:
+        """The threads that hold an attachment of ``kind`` with identity ``key``, oldest first."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT thread_id FROM attachments WHERE attachment_type = ? AND identity_key = ? "

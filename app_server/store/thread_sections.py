@@ -13,25 +13,30 @@ from pycodex.json_types import JsonObj
 
 
 class SectionNotFound(LookupError):
-    pass
+    """No section has the given id."""
 
 
 class SectionsMixin:
+    """Sections and per-thread metadata on the thread state database (mixed into ``ThreadStateDb``)."""
+
     def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
         self._conn = conn
         self._lock = lock
 
     # -- sections --------------------------------------------------------------------------------------------
     def sections(self) -> list[JsonObj]:
+        """Every section in wire shape, in position order."""
         with self._lock:
             rows = self._conn.execute("SELECT id, name, appearance_json FROM sections ORDER BY position, id")
             return [_section(*row) for row in rows.fetchall()]
 
     def section(self, section_id: str) -> JsonObj:
+        """The section ``section_id`` in wire shape; raises SectionNotFound."""
         with self._lock:
             return self._section(section_id)
 
     def create_section(self, name: str, appearance: JsonObj | None) -> JsonObj:
+        """Create a section after the last one; returns it in wire shape."""
         section_id = str(uuid.uuid7()) if hasattr(uuid, "uuid7") else str(uuid.uuid4())
         with self._lock:
             last = self._conn.execute("SELECT COALESCE(MAX(position), -1) FROM sections").fetchone()[0]
@@ -40,6 +45,7 @@ class SectionsMixin:
             return self._section(section_id)
 
     def update_section(self, section_id: str, name: str, appearance: JsonObj | None, *, appearance_given: bool) -> JsonObj:
+        """Rename a section (and set its appearance when ``appearance_given``); raises SectionNotFound."""
         with self._lock:
             self._section(section_id)
             if appearance_given:
@@ -83,6 +89,7 @@ class SectionsMixin:
                                (thread_id, section_id, position, entered))
 
     def section_threads(self, section_id: str) -> list[str]:
+        """The ids of the section's threads, in their order."""
         with self._lock:
             return [r[0] for r in self._conn.execute(
                 "SELECT thread_id FROM section_members WHERE section_id = ? ORDER BY position", (section_id,))]
@@ -132,6 +139,7 @@ class SectionsMixin:
         return self.metadata(thread_id)
 
     def set_memory_mode(self, thread_id: str, mode: str) -> None:
+        """Store the thread's memory mode (``enabled`` or ``disabled``)."""
         with self._lock:
             self._conn.execute(
                 "INSERT INTO thread_metadata (thread_id, memory_mode) VALUES (?, ?) "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pycodex.json_types import JsonObj
 
 # The Thread keys in the order the reference server emits them.
 THREAD_KEYS: tuple[str, ...] = (
@@ -19,16 +19,16 @@ DERIVED_KEYS = frozenset(
     {"preview", "createdAt", "updatedAt", "recencyAt", "status", "path", "turns", "environments"}
 )
 
-NOT_LOADED: dict[str, Any] = {"type": "notLoaded"}
+NOT_LOADED: JsonObj = {"type": "notLoaded"}
 
 
-def stored_meta(meta: dict[str, Any]) -> dict[str, Any]:
+def stored_meta(meta: JsonObj) -> JsonObj:
     """The part of a caller's thread dict that goes into session_meta."""
     return {k: v for k, v in meta.items() if k not in DERIVED_KEYS}
 
 
 def build_thread(
-    meta: dict[str, Any],
+    meta: JsonObj,
     *,
     thread_id: str,
     path: str | None,
@@ -36,11 +36,11 @@ def build_thread(
     name: str | None,
     created_at_ms: int,
     updated_at_ms: int,
-    turns: list[dict[str, Any]] | None = None,
-    status: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    turns: list[JsonObj] | None = None,
+    status: JsonObj | None = None,
+) -> JsonObj:
     """A full Thread dict with exactly the wire keys; other keys in `meta` (e.g. stored instructions) stay out."""
-    values: dict[str, Any] = {
+    values: JsonObj = {
         **meta,
         "id": thread_id,
         "sessionId": meta.get("sessionId") or thread_id,
@@ -59,7 +59,7 @@ def build_thread(
     return {key: values.get(key) for key in THREAD_KEYS}
 
 
-def preview_of(item: dict[str, Any]) -> str | None:
+def preview_of(item: JsonObj) -> str | None:
     """The preview text a userMessage item contributes, or None for other items / no text."""
     if item.get("type") != "userMessage":
         return None

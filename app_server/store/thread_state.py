@@ -94,6 +94,8 @@ class ReadStateConflict(Exception):
 
 @dataclass(slots=True)
 class Goal:
+    """A thread's goal (thread/goal/*): its objective, status, token budget and what it used so far."""
+
     thread_id: str
     objective: str
     status: str
@@ -104,6 +106,7 @@ class Goal:
     updated_at: int
 
     def wire(self) -> JsonObj:
+        """The v2 ThreadGoal dict."""
         return {"threadId": self.thread_id, "objective": self.objective, "status": self.status,
                 "tokenBudget": self.token_budget, "tokensUsed": self.tokens_used,
                 "timeUsedSeconds": self.time_used_seconds, "createdAt": self.created_at,
@@ -135,10 +138,13 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 class ThreadStateDb(SectionsMixin, AttachmentsMixin):
+    """thread_state.sqlite: read states, goals, sections, metadata and attachments of threads."""
+
     def __init__(self, codex_home: Path) -> None:
         super().__init__(_open(codex_home / STATE_FILE), threading.Lock())
 
     def close(self) -> None:
+        """Close the database connection."""
         with self._lock:
             self._conn.close()
 
@@ -150,6 +156,7 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
             return _state_wire(*self._row_or_default(thread_id, default_turn))
 
     def read_states(self, first_turns: dict[str, str | None]) -> dict[str, JsonObj]:
+        """The read state of each thread, given its first turn id (the default for a thread never seen)."""
         return {tid: self.read_state(tid, default_turn=turn) for tid, turn in first_turns.items()}
 
     def mark_read(self, thread_id: str) -> JsonObj:
@@ -165,6 +172,7 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
             return self._write(thread_id, kind, turn)
 
     def update(self, thread_id: str, operation: str, expected_revision: str) -> JsonObj:
+        """Mark the thread read or unread if ``expected_revision`` is current; else ReadStateConflict."""
         with self._lock:
             row = self._row_or_default(thread_id, None)  # stored, so a conflict's revision is usable
             if row[2] != expected_revision:
@@ -174,6 +182,7 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
             return self._write(thread_id, "threadStart", None)  # Codex: "unread" marks the whole thread
 
     def forget(self, thread_id: str) -> None:
+        """Drop everything stored about the thread (it was deleted)."""
         with self._lock:
             self._conn.execute("DELETE FROM read_state WHERE thread_id = ?", (thread_id,))
             self._conn.execute("DELETE FROM goals WHERE thread_id = ?", (thread_id,))
@@ -206,6 +215,7 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
 
     # -- goals -------------------------------------------------------------------------------------------
     def goal(self, thread_id: str) -> Goal | None:
+        """The thread's goal, or None."""
         with self._lock:
             row = self._conn.execute("SELECT * FROM goals WHERE thread_id = ?", (thread_id,)).fetchone()
         return None if row is None else Goal(*row)
@@ -233,6 +243,7 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
         return goal
 
     def clear_goal(self, thread_id: str) -> bool:
+        """Remove the thread's goal; False when it had none."""
         with self._lock:
             cursor = self._conn.execute("DELETE FROM goals WHERE thread_id = ?", (thread_id,))
         return cursor.rowcount > 0

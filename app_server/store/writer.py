@@ -16,17 +16,19 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 from . import records as r
 from .errors import ThreadLockedError, WriterClosedError
 from .layout import fsync_dir
 
 # (thread_id, record type, payload, now_ms): lets the store keep its index in step with the rollout.
-AppendHook = Callable[[str, str, dict[str, Any], int], None]
+AppendHook = Callable[[str, str, JsonObj, int], None]
 
 
 def now_ms() -> int:
+    """The wall-clock time in milliseconds."""
     return time.time_ns() // 1_000_000
 
 
@@ -59,7 +61,7 @@ class RolloutWriter:
         cls,
         thread_id: str,
         path: Path,
-        meta: dict[str, Any],
+        meta: JsonObj,
         *,
         fsync: bool,
         hook: AppendHook | None = None,
@@ -101,19 +103,22 @@ class RolloutWriter:
 
     @classmethod
     def ephemeral(cls, thread_id: str) -> RolloutWriter:
+        """A writer for an ephemeral thread: it accepts appends and keeps nothing."""
         return cls(thread_id, None, None, next_ordinal=0, fsync=False)
 
     # -- appending ----------------------------------------------------------------------------------------
 
     @property
     def closed(self) -> bool:
+        """Whether the writer is closed (appends then raise)."""
         return self._closed
 
     @property
     def ephemeral_thread(self) -> bool:
+        """Whether this writer keeps nothing (an ephemeral thread)."""
         return self.path is None
 
-    def append(self, type_: str, payload: dict[str, Any], *, durable: bool | None = None) -> int:
+    def append(self, type_: str, payload: JsonObj, *, durable: bool | None = None) -> int:
         """Append one record and return its ordinal. `durable` forces (True) or skips (False) the fsync that the
         record type would otherwise get (see DURABLE_TYPES); it has no effect when the store runs without fsync."""
         with self._lock:
@@ -134,6 +139,7 @@ class RolloutWriter:
     def turn_started(
         self, turn_id: str, *, root_turn_id: str | None = None, started_at: int | None = None
     ) -> int:
+        """Record that a turn started (``started_at`` in seconds; now when not given)."""
         started = started_at if started_at is not None else now_ms() // 1000
         return self.append(
             r.TURN_STARTED, {"turnId": turn_id, "rootTurnId": root_turn_id or turn_id, "startedAt": started}
@@ -144,7 +150,7 @@ class RolloutWriter:
         turn_id: str,
         status: str,
         *,
-        error: dict[str, Any] | None = None,
+        error: JsonObj | None = None,
         completed_at: int | None = None,
         duration_ms: int | None = None,
     ) -> int:
@@ -162,36 +168,38 @@ class RolloutWriter:
         }
         return self.append(r.TURN_ENDED, payload)
 
-    def item_completed(self, turn_id: str, item: dict[str, Any]) -> int:
+    def item_completed(self, turn_id: str, item: JsonObj) -> int:
         """A completed ThreadItem in wire shape; durable before return, so item/completed may be sent after.
         Stored in its persisted form (``records.persisted_item``)."""
         if not isinstance(item.get("id"), str) or not isinstance(item.get("type"), str):
             raise ValueError("a thread item needs string 'id' and 'type' fields")
         return self.append(r.ITEM_COMPLETED, {"turnId": turn_id, "item": r.persisted_item(item)})
 
-    def response_items(self, items: list[dict[str, Any]], *, durable: bool | None = None) -> None:
+    def response_items(self, items: list[JsonObj], *, durable: bool | None = None) -> None:
         """Model-facing history (Responses input items), in order."""
         for index, item in enumerate(items):
             last = index == len(items) - 1
             self.append(r.RESPONSE_ITEM, item, durable=durable if last else False)
 
-    def compacted(self, replacement_history: list[dict[str, Any]]) -> int:
+    def compacted(self, replacement_history: list[JsonObj]) -> int:
+        """Record that the model history was replaced by ``replacement_history``."""
         return self.append(r.COMPACTED, {"replacementHistory": replacement_history})
 
-    def turns_reverted(self, before_turn_id: str, replacement_history: list[dict[str, Any]]) -> None:
+    def turns_reverted(self, before_turn_id: str, replacement_history: list[JsonObj]) -> None:
         """Drop ``before_turn_id`` and every later turn; the model history goes back to what it was then."""
         self.append(r.TURNS_REVERTED, {"beforeTurnId": before_turn_id})
         self.compacted(replacement_history)
 
-    def token_usage(self, turn_id: str | None, token_usage: dict[str, Any]) -> int:
+    def token_usage(self, turn_id: str | None, token_usage: JsonObj) -> int:
         """token_usage: the wire ThreadTokenUsage {total, last, modelContextWindow}; the last record wins."""
         return self.append(r.TOKEN_USAGE, {"turnId": turn_id, "tokenUsage": token_usage})
 
-    def settings_changed(self, settings: dict[str, Any]) -> int:
+    def settings_changed(self, settings: JsonObj) -> int:
         """Sticky per-thread settings (model, cwd, approvalPolicy, sandbox, effort, ...); merged on reload."""
         return self.append(r.THREAD_SETTINGS, {"settings": settings})
 
     def name_changed(self, name: str | None) -> int:
+        """Record the thread's new name (None clears it)."""
         return self.append(r.THREAD_NAME, {"name": name})
 
     def sync(self) -> None:
@@ -201,6 +209,7 @@ class RolloutWriter:
                 os.fsync(self._fd)
 
     def close(self) -> None:
+        """Flush and close the rollout file; a second close does nothing."""
         with self._lock:
             if self._closed:
                 return

@@ -71,6 +71,7 @@ class CompactionRunner(TurnRunner):
     completed_view = "notLoaded"
 
     async def run(self) -> None:
+        """Run the compaction turn: summarise the history, replace it with the summary, then end the turn."""
         thread, turn = self.thread, self.turn
         bind_turn(thread.id, turn.id)
         outcome, error = TurnEvent.COMPLETE, None

@@ -9,7 +9,6 @@ reads); a key counts whatever its value, and the notices come in key order. Text
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from app_server.config.errors import ConfigWarning
 from app_server.protocol import notices
@@ -62,7 +61,7 @@ def _notice(key: str) -> notices.Notice | None:
     return None
 
 
-def deprecation_notices(config: Mapping[str, Any]) -> list[notices.Notice]:
+def deprecation_notices(config: Mapping[str, object]) -> list[notices.Notice]:
     """The notices a thread built from the merged config table ``config`` draws, in Codex's order."""
     features = config.get("features")
     keys = set(features) if isinstance(features, Mapping) else set()
@@ -71,7 +70,7 @@ def deprecation_notices(config: Mapping[str, Any]) -> list[notices.Notice]:
 
 
 def thread_config_notices(
-    config: Mapping[str, Any], warnings: Sequence[ConfigWarning], thread_id: str
+    config: Mapping[str, object], warnings: Sequence[ConfigWarning], thread_id: str
 ) -> list[notices.Notice]:
     """Everything a thread built from ``config`` (whose load gave ``warnings``) is announced with, in order."""
     repeated = [notices.warning(thread_id, w.summary) for w in warnings if w.summary.startswith(_UNRECOGNIZED)]

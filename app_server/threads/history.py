@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from app_server.store import RolloutCorruptError, ThreadNotFoundError
+from app_server.threads.contracts import ThreadSettings
 from app_server.threads.manager import ThreadManager
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound
@@ -25,11 +25,14 @@ ITEMS_SCOPE = "itemsByCreatedAtOrdinal"
 
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """One item of a thread's history, numbered in order across all its turns (``ordinal`` starts at 1)."""
+
     ordinal: int
     turn_id: str
     item: JsonObj
 
     def wire(self) -> JsonObj:
+        """The entry as the history methods show it: the item, its turn and its start and end times."""
         return {"turnId": self.turn_id, "item": self.item, "startedAtMs": self.item.get("startedAtMs"),
                 "completedAtMs": self.item.get("completedAtMs")}
 
@@ -50,12 +53,14 @@ async def thread_turns(threads: ThreadManager, thread_id: str) -> tuple[list[Jso
 
 
 def not_materialized(thread_id: str, method: str) -> InvalidRequest:
+    """The error for a history method on a thread that has no user message yet (Codex's wording)."""
     return InvalidRequest(
         f"thread {thread_id} is not materialized yet; {method} is unavailable before first user message"
     )
 
 
 def entries(turns: list[JsonObj]) -> list[Entry]:
+    """Every item of ``turns``, in order, as numbered entries."""
     out: list[Entry] = []
     for turn in turns:
         for item in turn.get("items") or []:
@@ -81,7 +86,7 @@ def _decode(thread_id: str, cursor: str) -> tuple[int, bool]:
     return ordinal, include
 
 
-def items_page(thread_id: str, all_entries: list[Entry], *, turn_id: str | None, cursor: Any,
+def items_page(thread_id: str, all_entries: list[Entry], *, turn_id: str | None, cursor: object,
                limit: int | None, descending: bool) -> JsonObj:
     """One page. ``cursor`` is a string cursor, an item anchor (``{"itemId"}``; needs ``turn_id``) or None."""
     pool = [e for e in all_entries if turn_id is None or e.turn_id == turn_id]
@@ -131,7 +136,9 @@ async def require_thread(threads: ThreadManager, thread_id: str) -> None:
         raise InvalidRequest(f"thread not found: {thread_id}")
 
 
-def resume_fields(response: JsonObj, thread_id: str, turns: list[JsonObj], settings: Any) -> JsonObj:
+def resume_fields(
+    response: JsonObj, thread_id: str, turns: list[JsonObj], settings: ThreadSettings
+) -> JsonObj:
     """A thread/resume response: the settings response plus the collaboration mode and the cursors a
     paginated client hydrates backwards from, in Codex's key order."""
     out: JsonObj = {}

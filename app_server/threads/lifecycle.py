@@ -17,6 +17,8 @@ __all__ = ["TRANSITIONS", "IllegalTurnTransition", "TurnEvent", "TurnStatus", "a
 
 
 class TurnStatus(enum.Enum):
+    """Where a turn is: live (accepted, running, interrupting) or ended (completed, interrupted, failed)."""
+
     ACCEPTED = "accepted"
     RUNNING = "running"
     INTERRUPTING = "interrupting"
@@ -26,6 +28,7 @@ class TurnStatus(enum.Enum):
 
     @property
     def ended(self) -> bool:
+        """Whether the status is final (no event may change it)."""
         return self in _ENDED
 
     @property
@@ -38,6 +41,8 @@ _ENDED = frozenset({TurnStatus.COMPLETED, TurnStatus.INTERRUPTED, TurnStatus.FAI
 
 
 class TurnEvent(enum.Enum):
+    """What can happen to a turn; ``advance`` says which status each event leads to from each status."""
+
     LAUNCH = "launch"  # the runner's task starts
     INTERRUPT = "interrupt"  # turn/interrupt, thread/archive or shutdown asked the turn to stop
     COMPLETE = "complete"  # the model has nothing more to do

@@ -12,10 +12,17 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app_server.protocol import notices
-from app_server.store import LoadedThread, ThreadNotFoundError, ThreadStore, new_uuid7, parse_thread_id
+from app_server.store import (
+    LoadedThread,
+    RolloutWriter,
+    ThreadNotFoundError,
+    ThreadStore,
+    new_uuid7,
+    parse_thread_id,
+)
 from app_server.store.thread_shape import build_thread
 from app_server.threads.state import SLOW_SUBSCRIBER_S, Subscriber, ThreadRuntime, ThreadSettings
 from pycodex import COMPATIBLE_CODEX_VERSION
@@ -49,6 +56,7 @@ class Defaults:
 
 
 def sandbox_policy_wire(settings: ThreadSettings) -> JsonObj:
+    """The v2 ``SandboxPolicy`` for the thread's sandbox mode, writable roots and network access."""
     if settings.sandbox_mode == "danger-full-access":
         return {"type": "dangerFullAccess"}
     if settings.sandbox_mode == "read-only":
@@ -58,6 +66,12 @@ def sandbox_policy_wire(settings: ThreadSettings) -> JsonObj:
 
 
 class ThreadManager:
+    """The loaded threads: creates, resumes and forks them from the store, and unloads them.
+
+    ``services`` builds a new thread's ``ThreadServices``; ``connections`` lists every client connection (the
+    audience of ``notices.BROADCAST`` notifications).
+    """
+
     def __init__(self, store: ThreadStore, *, services: MakeServices,
                  connections: Callable[[], Iterable[Subscriber]] = tuple) -> None:
         self.store = store
@@ -68,6 +82,7 @@ class ThreadManager:
 
     # -- views -----------------------------------------------------------------------------------
     def thread_wire(self, thread: ThreadRuntime, *, include_turns: bool = False) -> JsonObj:
+        """The v2 Thread dict of a loaded thread (its turns with full items when ``include_turns``)."""
         turns = self.turns_wire(thread) if include_turns else []
         wire = build_thread(
             thread.meta, thread_id=thread.id, path=str(thread.writer.path) if thread.writer.path else None,
@@ -100,6 +115,7 @@ class ThreadManager:
         return turns
 
     def settings_response(self, thread: ThreadRuntime, *, include_turns: bool) -> JsonObj:
+        """What thread/start, thread/resume and thread/fork answer: the thread and its effective settings."""
         s = thread.settings
         return {
             "thread": self.thread_wire(thread, include_turns=include_turns),
@@ -120,6 +136,7 @@ class ThreadManager:
 
     # -- lookup ----------------------------------------------------------------------------------
     def get_loaded(self, thread_id: str) -> ThreadRuntime:
+        """The loaded thread ``thread_id``; InvalidRequest for a malformed id or a thread not loaded."""
         thread_id = parse_thread_id(thread_id)  # a malformed id: "invalid thread id: ..."
         thread = self.loaded.get(thread_id)
         if thread is None:
@@ -127,6 +144,7 @@ class ThreadManager:
         return thread
 
     def subscribe(self, thread: ThreadRuntime, session: Subscriber) -> None:
+        """Let ``session`` see the thread's notifications until it closes (subscribing twice is a no-op)."""
         if session not in thread.subscribers:
             thread.subscribers.add(session)
             session.on_close.append(lambda: thread.subscribers.discard(session))
@@ -134,6 +152,7 @@ class ThreadManager:
     # -- creation ----------------------------------------------------------------------------------
     async def start(self, session: Subscriber, settings: ThreadSettings, *, ephemeral: bool,
                     thread_source: str | None) -> ThreadRuntime:
+        """Create and load a new thread with ``settings``; ``session`` is its first subscriber."""
         thread_id = new_uuid7()
         meta: JsonObj = {
             "id": thread_id, "sessionId": thread_id, "forkedFromId": None, "ephemeral": ephemeral,
@@ -172,6 +191,10 @@ class ThreadManager:
 
     async def resume(self, session: Subscriber, thread_id: str, defaults: ThreadSettings,
                      overrides: Callable[[ThreadSettings], ThreadSettings]) -> ThreadRuntime:
+        """Load a stored thread (or subscribe to it if loaded) with its stored settings, then ``overrides``.
+
+        Raises InvalidRequest when no rollout exists for ``thread_id``.
+        """
         existing = self.loaded.get(thread_id)
         if existing is not None:
             self.subscribe(existing, session)
@@ -187,7 +210,8 @@ class ThreadManager:
         await self._register(thread, session)
         return thread
 
-    def _from_loaded(self, loaded: LoadedThread, writer: Any, settings: ThreadSettings, services: ThreadServices,
+    def _from_loaded(self, loaded: LoadedThread, writer: RolloutWriter, settings: ThreadSettings,
+                     services: ThreadServices,
                      *, history_initialization: str) -> ThreadRuntime:
         thread = ThreadRuntime(
             thread_id=loaded.thread_id, meta=dict(loaded.meta), settings=settings, writer=writer, services=services,
@@ -202,6 +226,11 @@ class ThreadManager:
 
     async def fork(self, session: Subscriber, source_id: str, defaults: ThreadSettings, *, ephemeral: bool,
                    overrides: Callable[[ThreadSettings], ThreadSettings]) -> ThreadRuntime:
+        """Copy thread ``source_id`` into a new loaded thread (flushing the source first when it is loaded).
+
+        The fork's settings are the stored ones with ``overrides``; it starts read (the user made it). Raises
+        InvalidRequest when no rollout exists for ``source_id``.
+        """
         source = self.loaded.get(source_id)
         if source is not None:
             await asyncio.to_thread(source.writer.sync)
@@ -221,6 +250,7 @@ class ThreadManager:
         return thread
 
     async def read_stored(self, thread_id: str) -> LoadedThread:
+        """The stored thread ``thread_id``, not loaded; raises InvalidRequest when it does not exist."""
         try:
             return await asyncio.to_thread(self.store.load_thread, thread_id)
         except ThreadNotFoundError:
@@ -249,6 +279,7 @@ class ThreadManager:
             await asyncio.wait(tasks, timeout=timeout)
 
     async def shutdown(self) -> None:
+        """Close every loaded thread's exec sessions, then the store (the process is stopping)."""
         for thread in list(self.loaded.values()):
             await thread.services.exec_sessions.close_all()
         await asyncio.to_thread(self.store.close)

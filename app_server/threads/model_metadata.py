@@ -14,6 +14,7 @@ __all__ = ["fallback_metadata_warning", "has_model_metadata"]
 
 
 def has_model_metadata(slug: str) -> bool:
+    """Whether the catalog knows ``slug`` (or ``namespace/slug``) by one of its model prefixes."""
     known = tuple(str(entry["model"]) for entry in catalog().models)
     if slug.startswith(known):
         return True

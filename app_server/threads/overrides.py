@@ -8,28 +8,65 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
-from app_server.threads.state import ThreadSettings
+from app_server.threads.contracts import ThreadSettings
 
-__all__ = ["apply_thread_overrides", "apply_turn_overrides", "resolve_cwd"]
+__all__ = ["TurnOverrides", "apply_thread_overrides", "apply_turn_overrides", "resolve_cwd"]
+
+
+class TurnOverrides(Protocol):
+    """The sticky overrides turn/start and thread/settings/update carry (their params models are this)."""
+
+    @property
+    def cwd(self) -> str | None:
+        """A new working directory (relative: against the server's)."""
+
+    @property
+    def model(self) -> str | None:
+        """A new model slug."""
+
+    @property
+    def effort(self) -> str | None:
+        """A new reasoning effort."""
+
+    @property
+    def summary(self) -> str | None:
+        """A new reasoning-summary mode."""
+
+    @property
+    def approval_policy(self) -> object:
+        """A policy name, or a granular policy (which asks when the model requests escalation)."""
+
+    @property
+    def approvals_reviewer(self) -> str | None:
+        """Who reviews approvals."""
+
+    @property
+    def sandbox_policy(self) -> object:
+        """A ``SandboxPolicy`` model (or its dict), or None."""
 
 _SANDBOX_MODES = {"dangerFullAccess": "danger-full-access", "readOnly": "read-only",
                   "workspaceWrite": "workspace-write"}
 
 
 def resolve_cwd(cwd: str | None, fallback: Path) -> Path:
+    """The cwd a request asked for, made absolute against the process cwd; ``fallback`` if none."""
     if not cwd:
         return fallback
     path = Path(cwd)
     return path if path.is_absolute() else (Path(os.getcwd()) / path)
 
 
-def apply_thread_overrides(settings: ThreadSettings, params: Any) -> ThreadSettings:
-    """Copy ``settings`` with the thread-level overrides a start/resume/fork request carries."""
+def apply_thread_overrides(settings: ThreadSettings, params: object) -> ThreadSettings:
+    """Copy ``settings`` with the thread-level overrides a start/resume/fork request carries.
+
+    ``params`` is any of the three requests' params; a field one of them lacks counts as not given.
+    """
     s = replace(settings)
-    if getattr(params, "cwd", None):
-        s.cwd = resolve_cwd(params.cwd, s.cwd)
+    cwd = getattr(params, "cwd", None)
+    if cwd:
+        s.cwd = resolve_cwd(cwd, s.cwd)
     for attr, field in (("model", "model"), ("model_provider", "model_provider"),
                         ("approvals_reviewer", "approvals_reviewer"), ("sandbox_mode", "sandbox"),
                         ("base_instructions", "base_instructions"),
@@ -45,7 +82,7 @@ def apply_thread_overrides(settings: ThreadSettings, params: Any) -> ThreadSetti
     return s
 
 
-def apply_turn_overrides(s: ThreadSettings, params: Any) -> bool:
+def apply_turn_overrides(s: ThreadSettings, params: TurnOverrides) -> bool:
     """Apply turn/start's sticky overrides to ``s`` in place; True when anything changed."""
     before = s.to_record()
     if params.cwd:

@@ -31,10 +31,12 @@ DEFAULT_PROJECT_DOC_MAX_BYTES = 32 * 1024
 
 
 def base_instructions() -> str:
+    """The built-in base instructions (``app_server/prompts/base_instructions.md``)."""
     return resources.files("app_server.prompts").joinpath("base_instructions.md").read_text("utf-8")
 
 
 def message_item(role: str, texts: list[str], *, item_id: str | None = None) -> JsonObj:
+    """A Responses ``message`` item of ``role`` with one text part per entry of ``texts``."""
     kind = "output_text" if role == "assistant" else "input_text"
     item: JsonObj = {"type": "message"}
     if item_id is not None:
@@ -45,10 +47,12 @@ def message_item(role: str, texts: list[str], *, item_id: str | None = None) -> 
 
 
 def developer_message(texts: list[str]) -> JsonObj:
+    """A developer message with a fresh ``msg_`` id."""
     return message_item("developer", texts, item_id=f"msg_{uuid.uuid4()}")
 
 
 def user_message_item(texts: list[str]) -> JsonObj:
+    """A user message with a fresh ``msg_`` id."""
     return message_item("user", texts, item_id=f"msg_{uuid.uuid4()}")
 
 
@@ -62,6 +66,8 @@ class EnvironmentStatus:
 
 @dataclass(frozen=True)
 class ContextInputs:
+    """What the context messages (permissions, environment, instructions) are built from."""
+
     cwd: Path
     sandbox_mode: str
     approval_policy: str
@@ -95,6 +101,7 @@ _SANDBOX_TEXT = {
 
 
 def permissions_text(ctx: ContextInputs) -> str:
+    """The ``<permissions instructions>`` text: sandbox mode, approval policy and network access."""
     policy = "unless-trusted" if ctx.approval_policy == "untrusted" else ctx.approval_policy
     lines = [
         "<permissions instructions>",
@@ -110,6 +117,7 @@ def permissions_text(ctx: ContextInputs) -> str:
 
 
 def environment_context(ctx: ContextInputs, *, today: _dt.date | None = None) -> str:
+    """The ``<environment_context>`` text: cwd, shell, date, timezone and the execution environment."""
     today = today or _dt.date.today()
     tz = ctx.timezone or (_dt.datetime.now().astimezone().tzname() or "UTC")
     parts = ["<environment_context>"]

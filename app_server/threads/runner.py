@@ -99,10 +99,12 @@ class TurnRunner:
 
     @property
     def origin(self) -> Subscriber | None:
+        """The connection that started the turn (asked first for approvals); None without a client."""
         return self.services.origin
 
     # -- the turn --------------------------------------------------------------------------------
     async def run(self) -> None:
+        """Run the turn from ``turn/started`` to ``turn/completed``; it ends exactly once, come what may."""
         thread, turn = self.thread, self.turn
         bind_turn(thread.id, turn.id)  # every log record of this turn carries both ids
         outcome, error = TurnEvent.COMPLETE, None

@@ -8,7 +8,6 @@ and the response's usage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from app_server.model import events as ev
 from app_server.protocol import notices
@@ -21,6 +20,8 @@ __all__ = ["Completed", "Emit", "HistoryAppend", "ItemDone", "SampleMapper", "To
 
 @dataclass(frozen=True, slots=True)
 class Emit:
+    """Send ``notice`` to the thread's subscribers."""
+
     notice: Notice
 
 
@@ -33,11 +34,15 @@ class ItemDone:
 
 @dataclass(frozen=True, slots=True)
 class HistoryAppend:
+    """Add ``item`` to the model history (no notification)."""
+
     item: JsonObj
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
+    """A function (or custom) tool call of the model, to run before the next request."""
+
     call_id: str
     name: str
     arguments: str
@@ -47,6 +52,8 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Completed:
+    """The response has completed; ``usage`` is its token usage when the provider sent it."""
+
     usage: ev.Usage | None
 
 
@@ -60,6 +67,8 @@ class _Open:
 
 
 class SampleMapper:
+    """Turns one response's events into the runner's actions (notices, items, history, tool calls)."""
+
     def __init__(self, thread_id: str, turn_id: str) -> None:
         self.thread_id = thread_id
         self.turn_id = turn_id
@@ -78,7 +87,7 @@ class SampleMapper:
         self._open[item["id"]] = _Open(item)
         return [Emit(notices.item_started(item, self.thread_id, self.turn_id))]
 
-    def _finish(self, key: str, **updates: Any) -> list[Action]:
+    def _finish(self, key: str, **updates: object) -> list[Action]:
         opened = self._open.pop(key)
         done = {**opened.item, **updates, "completedAtMs": it.now_ms()}
         return [ItemDone(done)]
@@ -88,6 +97,7 @@ class SampleMapper:
         self._open.clear()
 
     def feed(self, event: ev.ResponseEvent) -> list[Action]:
+        """The actions one response event leads to, in order (none for events with nothing to show)."""
         if isinstance(event, ev.OutputTextDelta):
             return self._text_delta(event)
         if isinstance(event, ev.OutputItemAdded):

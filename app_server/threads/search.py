@@ -18,6 +18,7 @@ SNIPPET_CHARS = 200
 
 
 def item_text(item: JsonObj) -> str:
+    """The searchable text of a thread item: a user message's text parts or an agent message's text."""
     if item.get("type") == "userMessage":
         parts = item.get("content") or []
         return "\n".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
@@ -41,6 +42,7 @@ def turn_cursor(thread_id: str, turn_id: str) -> str:
 
 
 def occurrences(thread_id: str, turns: list[JsonObj], term: str) -> list[JsonObj]:
+    """Each case-insensitive occurrence of ``term`` in the turns' messages, with a snippet and turn cursor."""
     needle = term.casefold()
     found = []
     for turn in turns:

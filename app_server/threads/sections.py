@@ -14,6 +14,7 @@ from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
 
 def overlay(wire: JsonObj, state: ThreadStateDb) -> JsonObj:
+    """``wire`` with the thread's section membership and stored metadata laid over it."""
     member = state.membership(wire["id"])
     meta = state.metadata(wire["id"])
     out = dict(wire, **meta)

@@ -6,7 +6,9 @@ the model gateway, the tool router and its specs, and who asked for the turn. Th
 and nothing else, so a new dependency shows up here, typed, rather than as another closure.
 
 Tools see the running turn only through ``ToolContext`` and answer with a ``ToolOutcome``; the runner
-records the outcome (history, the unanswered-call table, the end of the turn).
+records the outcome (history, the unanswered-call table, the end of the turn). Those tool contracts live in
+``tools.contracts`` and ``ThreadServices`` in ``threads.contracts`` (leaf modules, so the thread state, the
+tools and this module need no import circle); they are re-exported here for the callers that build them.
 """
 
 from __future__ import annotations
@@ -15,19 +17,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from app_server.threads.contracts import ThreadServices
+from app_server.tools.contracts import ToolContext, ToolOutcome, ToolRouter
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
-    from app_server.environments import ThreadEnvironment
-    from app_server.mcp.service import ThreadMcp
     from app_server.model.errors import RetryNotice
     from app_server.model.events import ResponseEvent
     from app_server.model.provider import RequestContext
-    from app_server.store.thread_state import ThreadStateDb
-    from app_server.threads.sampling import ToolCall
-    from app_server.threads.skills_glue import ThreadSkills
-    from app_server.threads.state import Subscriber, ThreadRuntime, TurnState
-    from app_server.tools.unified_exec import UnifiedExec
+    from app_server.threads.contracts import Subscriber
 
 __all__ = [
     "ClientIdentity",
@@ -46,37 +44,9 @@ class ModelGateway(Protocol):
     def stream(
         self, provider_id: str, body: JsonObj, ctx: RequestContext,
         on_retry: Callable[[RetryNotice], Awaitable[None]],
-    ) -> AsyncIterator[ResponseEvent]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ToolOutcome:
-    """What one tool call produced: the output item the runner records for the model."""
-
-    output: JsonObj
-    #: The user cancelled from an approval prompt: after recording ``output`` the turn ends as interrupted.
-    end_turn: bool = False
-
-
-class ToolContext(Protocol):
-    """The slice of a running turn a tool may use."""
-
-    @property
-    def thread(self) -> ThreadRuntime: ...
-
-    @property
-    def turn(self) -> TurnState: ...
-
-    @property
-    def origin(self) -> Subscriber | None:
-        """The connection that started the turn (asked first for approvals)."""
-
-    async def complete_item(self, item: JsonObj) -> None:
-        """Store ``item`` durably, then announce ``item/completed``."""
-
-
-class ToolRouter(Protocol):
-    async def __call__(self, ctx: ToolContext, call: ToolCall) -> ToolOutcome: ...
+    ) -> AsyncIterator[ResponseEvent]:
+        """The request's response events, in order; ``on_retry`` hears of each retry before it happens."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,18 +58,9 @@ class ClientIdentity:
 
 
 @dataclass(frozen=True, slots=True)
-class ThreadServices:
-    environment: ThreadEnvironment
-    skills: ThreadSkills
-    exec_sessions: UnifiedExec
-    #: The thread's MCP servers (started with the thread, stopped when it unloads).
-    mcp: ThreadMcp | None = None
-    #: Read states, goals and sections (thread_state.sqlite); None where nothing persists them (unit tests).
-    read_states: ThreadStateDb | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class TurnServices:
+    """What one turn uses from outside, built once per turn (``AppServer.turn_services``)."""
+
     model: ModelGateway
     run_tool: ToolRouter
     tool_specs: tuple[JsonObj, ...]

@@ -5,7 +5,8 @@ turns, token usage, subscribers, rollout writer and services. ``TurnState`` is o
 moves only through the table in ``threads.lifecycle`` (``TurnState.apply``), which refuses any event
 once the turn has ended, so "exactly one ``turn/completed`` per turn" is enforced in one place.
 Handlers control turns through ``ThreadRuntime.start_turn``, ``steer`` and ``interrupt``; the runner
-ends them with ``end_turn``. Connections are seen through the ``Subscriber`` protocol only.
+ends them with ``end_turn``. Connections are seen through the ``Subscriber`` protocol only. ``Subscriber``,
+``ThreadSettings`` and ``ThreadServices`` live in ``threads.contracts`` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -13,22 +14,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from app_server.protocol import notices
 from app_server.protocol.notices import Notice
+from app_server.threads.contracts import Subscriber, ThreadServices, ThreadSettings
 from app_server.threads.lifecycle import TurnEvent, TurnStatus, advance
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.store import RolloutWriter
-    from app_server.threads.services import ThreadServices
     from app_server.tools.pending import PendingRequest
 
-__all__ = ["Spawn", "Subscriber", "ThreadRuntime", "ThreadSettings", "TurnDriver", "TurnState", "empty_usage"]
+__all__ = [
+    "Spawn", "Subscriber", "ThreadRuntime", "ThreadServices", "ThreadSettings", "TurnDriver", "TurnState",
+    "empty_usage",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +41,7 @@ SLOW_SUBSCRIBER_S = 1.0
 
 
 def empty_usage() -> JsonObj:
+    """A token-usage breakdown with every count at zero."""
     return {
         "totalTokens": 0,
         "inputTokens": 0,
@@ -48,67 +52,25 @@ def empty_usage() -> JsonObj:
     }
 
 
-@dataclass
-class ThreadSettings:
-    """Sticky per-thread settings; turn/start overrides replace them for later turns too."""
-
-    model: str
-    model_provider: str
-    cwd: Path
-    approval_policy: str = "on-request"
-    approvals_reviewer: str = "user"
-    sandbox_mode: str = "workspace-write"
-    base_instructions: str | None = None
-    developer_instructions: str | None = None
-    effort: str | None = None
-    summary: str | None = None
-    service_tier: str | None = None
-    writable_roots: list[str] = field(default_factory=list)
-    network_access: bool = False
-
-    def to_record(self) -> JsonObj:
-        return {
-            "model": self.model,
-            "modelProvider": self.model_provider,
-            "cwd": str(self.cwd),
-            "approvalPolicy": self.approval_policy,
-            "approvalsReviewer": self.approvals_reviewer,
-            "sandbox": self.sandbox_mode,
-            "effort": self.effort,
-            "summary": self.summary,
-        }
-
-
-class Subscriber(Protocol):
-    """A client connection as the thread domain sees it (``app_server.connection.Session`` is one):
-    it receives the thread's notifications and may be asked to answer server requests (approvals)."""
-
-    id: int
-    closed: asyncio.Event
-    client_name: str
-    session_source: str
-    #: Callbacks run once when the connection closes.
-    on_close: list[Callable[[], Any]]
-
-    async def notify(self, method: str, params: Any) -> None: ...
-
-    async def notify_within(self, method: str, params: Any, timeout: float) -> bool: ...
-
-    async def request(self, method: str, params: Any, *, timeout: float = ...) -> Any: ...
-
-    def next_request_id(self) -> int: ...
-
-
 class TurnDriver(Protocol):
     """What runs a turn (``TurnRunner``): the thread launches it and forwards new input to it."""
 
-    async def run(self) -> None: ...
+    async def run(self) -> None:
+        """Run the turn to its end."""
 
-    def steer(self) -> None: ...
+    def steer(self) -> None:
+        """New input was added to the turn: take it into account."""
 
 
-#: Starts a background task owned by the server (``AppServer.spawn``).
-Spawn = Callable[..., "asyncio.Task[Any]"]
+_T = TypeVar("_T")
+
+
+class Spawn(Protocol):
+    """Starts a background task owned by the server (``AppServer.spawn``)."""
+
+    def __call__(self, coro: Coroutine[object, object, _T], *, name: str) -> asyncio.Task[_T]:
+        """Start ``coro`` as a task named ``name``; the server cancels it at shutdown."""
+        ...
 
 _END_EVENTS = frozenset({TurnEvent.COMPLETE, TurnEvent.ABORT, TurnEvent.FAIL})
 
@@ -151,9 +113,11 @@ class TurnState:
 
     @property
     def ended(self) -> bool:
+        """Whether the turn has ended (completed, interrupted or failed)."""
         return self.status.ended
 
     def apply(self, event: TurnEvent) -> TurnStatus:
+        """Move the turn's status by ``event``; ``IllegalTurnTransition`` where the table allows no move."""
         self.status = advance(self.id, self.status, event)
         return self.status
 
@@ -317,9 +281,11 @@ class ThreadRuntime:
 
     @property
     def ephemeral(self) -> bool:
+        """Whether the thread was started ephemeral (nothing of it is kept on disk)."""
         return bool(self.meta.get("ephemeral"))
 
     def status(self) -> JsonObj:
+        """The v2 ThreadStatus: active (perhaps awaiting approval), systemError after failing, or idle."""
         active = self.active
         if active is not None:
             flags = ["waitingOnApproval"] if active.open_requests else []
@@ -329,6 +295,7 @@ class ThreadRuntime:
         return {"type": "idle"}
 
     def token_usage_wire(self) -> JsonObj | None:
+        """The v2 ThreadTokenUsage (total, last, context window), or None before the first model response."""
         if self.last_usage is None:
             return None
         return {"total": dict(self.total_usage), "last": dict(self.last_usage),
@@ -358,4 +325,5 @@ class ThreadRuntime:
             await session.notify_within(method, params, SLOW_SUBSCRIBER_S)
 
     async def emit_status(self) -> None:
+        """Tell the subscribers the thread's current status (``thread/status/changed``)."""
         await self.emit(notices.thread_status_changed(self.id, self.status()))

@@ -8,7 +8,6 @@ command tools. Such a thread must not offer exec_command: the model would call i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from app_server.threads.state import ThreadRuntime
 from pycodex.json_types import JsonObj
@@ -27,7 +26,9 @@ def _feature_off(config: JsonObj | None, name: str) -> bool:
     return isinstance(features, dict) and features.get(name) is False
 
 
-def apply_start_params(thread: ThreadRuntime, environments: list[Any] | None, config: JsonObj | None) -> None:
+def apply_start_params(
+    thread: ThreadRuntime, environments: Sequence[object] | None, config: JsonObj | None
+) -> None:
     """Record what thread/start asked for: no environment (``[]``) and/or no shell tool."""
     if environments is not None and not environments:
         thread.services.environment.disable()
@@ -36,6 +37,7 @@ def apply_start_params(thread: ThreadRuntime, environments: list[Any] | None, co
 
 
 def tools_for(thread: ThreadRuntime, tools: Sequence[JsonObj]) -> tuple[JsonObj, ...]:
+    """The tools offered to the model: none without an environment, no command tools without the shell."""
     if thread.services.environment.disabled:
         return ()
     if not thread.shell_tool_enabled:

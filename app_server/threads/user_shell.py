@@ -31,6 +31,8 @@ HISTORY_OUTPUT_CHARS = 16_000
 
 
 class UserShellRunner(TurnRunner):
+    """Runs a ``thread/shellCommand`` turn: one user shell command, no model request."""
+
     reports_read_state = False
     completed_view = "notLoaded"
 
@@ -41,6 +43,7 @@ class UserShellRunner(TurnRunner):
         self.timeout_ms = DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms
 
     async def run(self) -> None:
+        """Run the command as the turn's one item, record it for the model's next turn, then end the turn."""
         thread, turn = self.thread, self.turn
         bind_turn(thread.id, turn.id)
         outcome = TurnEvent.COMPLETE

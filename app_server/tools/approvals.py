@@ -8,7 +8,8 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from pycodex.json_types import JsonObj
 
 __all__ = [
     "DECLINED_OUTPUT",
@@ -45,6 +46,11 @@ def needs_approval(
     *, policy: str, escalated: bool, cmd: str, approved: set[str], argv: Sequence[str] = (),
     allowed_prefixes: Sequence[tuple[str, ...]] = (),
 ) -> bool:
+    """Whether running ``cmd`` must be approved by the user first under approval ``policy``.
+
+    Never for a command approved for the session or covered by an accepted prefix rule; under ``untrusted``
+    for anything not known to be safe; otherwise only when the model asked to run outside the sandbox.
+    """
     if cmd in approved:
         return False
     if any(prefix and tuple(argv[: len(prefix)]) == prefix for prefix in allowed_prefixes):
@@ -58,15 +64,18 @@ def needs_approval(
 
 @dataclass(frozen=True)
 class Decision:
+    """The user's answer to a command approval, and the argv prefix to remember when they allowed one."""
+
     kind: str  # accept | acceptForSession | decline | cancel
     remember_prefix: tuple[str, ...] | None = None
 
     @property
     def runs(self) -> bool:
+        """Whether the command runs (accepted once or for the session)."""
         return self.kind in ("accept", "acceptForSession")
 
 
-def parse_decision(result: Any) -> Decision:
+def parse_decision(result: object) -> Decision:
     """Read the client's answer; anything unreadable counts as a decline (fail closed)."""
     decision = result.get("decision") if isinstance(result, dict) else None
     if decision in ("accept", "acceptForSession", "decline", "cancel"):
@@ -94,9 +103,10 @@ def approval_params(
     cwd: str,
     user_cmd: str,
     prefix_rule: list[str] | None,
-) -> dict[str, Any]:
+) -> JsonObj:
+    """The params of ``item/commandExecution/requestApproval`` for one command, as Codex sends them."""
     amendment = list(prefix_rule) if prefix_rule else list(argv)
-    params: dict[str, Any] = {
+    params: JsonObj = {
         "kind": "command",
         "threadId": thread_id,
         "turnId": turn_id,

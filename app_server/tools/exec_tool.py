@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
-from app_server.threads.services import ToolOutcome
 from app_server.tools import approvals, execpolicy
+from app_server.tools.contracts import ToolOutcome
 from app_server.tools.output import format_exec_output
 from app_server.tools.pending import PendingRequest
 from app_server.tools.processes import SpawnError
@@ -37,8 +37,7 @@ from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
-    from app_server.threads.services import ToolContext
-    from app_server.threads.state import ThreadRuntime
+    from app_server.tools.contracts import ToolContext, ToolThread
 
 __all__ = ["NO_ENVIRONMENT", "handle_tool_call"]
 
@@ -210,7 +209,7 @@ async def _complete_on_exit(ctx: ToolContext, session: ExecSession, item: JsonOb
                 snapshot["items"] = [*items, turn.items[-1]]
 
 
-async def _allowed_by_rules(thread: ThreadRuntime, argv: list[str]) -> bool:
+async def _allowed_by_rules(thread: ToolThread, argv: list[str]) -> bool:
     """Whether a persisted allow rule (an earlier execpolicy amendment) covers ``argv``."""
     if thread.codex_home is None:
         return False

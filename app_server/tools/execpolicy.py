@@ -43,6 +43,7 @@ def allowed_prefixes(codex_home: Path) -> list[tuple[str, ...]]:
 
 
 def append_allowed_prefix(codex_home: Path, prefix: Sequence[str]) -> None:
+    """Persist an allow rule for ``prefix`` in the rules file (a failure to write is logged, not raised)."""
     path = codex_home / RULES_FILE
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -53,4 +54,5 @@ def append_allowed_prefix(codex_home: Path, prefix: Sequence[str]) -> None:
 
 
 def matches_prefix(argv: Sequence[str], prefixes: Sequence[tuple[str, ...]]) -> bool:
+    """Whether ``argv`` starts with one of ``prefixes`` (an empty prefix matches nothing)."""
     return any(prefix and tuple(argv[: len(prefix)]) == prefix for prefix in prefixes)

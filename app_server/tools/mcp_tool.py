@@ -30,7 +30,7 @@ from app_server.mcp.tools import ToolRoute, call_output, error_output, parse_arg
 from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
-from app_server.threads.services import ToolOutcome
+from app_server.tools.contracts import ToolOutcome
 from app_server.tools.exec_tool import APPROVAL_TIMEOUT_S
 from app_server.tools.pending import PendingRequest
 from pycodex.json_types import JsonObj
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from app_server.mcp.manager import McpConnectionManager
     from app_server.mcp.service import ThreadMcp
     from app_server.threads.sampling import ToolCall
-    from app_server.threads.services import ToolContext
+    from app_server.tools.contracts import ToolContext
 
 __all__ = ["CANCELLED_MESSAGE", "DECLINED_MESSAGE", "handle_mcp_call"]
 

@@ -54,6 +54,7 @@ FALLBACK_MODEL_POLICY = TruncationPolicy.bytes(10_000)
 
 
 def omission_marker(omitted: int) -> str:
+    """The line that stands for ``omitted`` bytes dropped from the middle of an output."""
     return f"... {omitted} bytes omitted ..."
 
 
@@ -67,6 +68,7 @@ class CollectedOutput:
 
     @property
     def text(self) -> str:
+        """The retained bytes decoded as UTF-8 (undecodable bytes replaced)."""
         return self.data.decode("utf-8", "replace")
 
 
@@ -88,9 +90,11 @@ class HeadTailBuffer:
 
     @property
     def retained_bytes(self) -> int:
+        """How many bytes the buffer holds now (head plus tail)."""
         return len(self._head) + self._tail_len
 
     def push(self, chunk: bytes) -> None:
+        """Add a chunk: it fills the head, then the tail, whose oldest bytes are dropped (and counted)."""
         if not chunk:
             return
         self.total_bytes += len(chunk)
@@ -127,6 +131,7 @@ class HeadTailBuffer:
             excess -= cut
 
     def snapshot(self) -> CollectedOutput:
+        """What the buffer holds, without emptying it."""
         parts = [bytes(self._head)]
         if self.omitted_bytes:
             parts.append(f"\n{omission_marker(self.omitted_bytes)}\n".encode())
@@ -151,6 +156,7 @@ def model_output_policy(max_output_tokens: int | None) -> TruncationPolicy:
 
 
 def model_output_body(output: CollectedOutput, policy: TruncationPolicy) -> str:
+    """The output text the model is shown: truncated to ``policy``, with a warning when bytes were dropped."""
     text = output.text
     if not output.omitted_bytes:
         return formatted_truncate_text(text, policy)
@@ -168,6 +174,7 @@ def format_exec_output(
     session_id: int | None,
     max_output_tokens: int | None,
 ) -> str:
+    """The ``exec_command``/``write_stdin`` result text in Codex's layout (chunk id, wall time, exit)."""
     lines = [f"Chunk ID: {secrets.token_hex(3)}", f"Wall time: {wall_time_s:.4f} seconds"]
     if exit_code is not None:
         lines.append(f"Process exited with code {exit_code}")

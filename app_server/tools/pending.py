@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app_server.protocol import notices
-from pycodex.json_types import JsonObj
+from pycodex.json_types import JsonObj, JsonValue
 
 if TYPE_CHECKING:
-    from app_server.threads.state import Subscriber
+    from app_server.threads.contracts import Subscriber
 
 __all__ = ["PendingRequest"]
 
@@ -26,11 +26,13 @@ logger = logging.getLogger(__name__)
 
 
 class PendingRequest:
+    """One open server request (an approval), offered to each subscribed client; the first answer wins."""
+
     def __init__(self, method: str, params: JsonObj, *, timeout: float) -> None:
         self.method = method
         self.params = params
         self._timeout = timeout
-        self._answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._answer: asyncio.Future[JsonValue] = asyncio.get_running_loop().create_future()
         self._asked: dict[Subscriber, int] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._deadline = asyncio.get_running_loop().time() + timeout
@@ -65,7 +67,7 @@ class PendingRequest:
         if not self._answer.done():
             self._answer.set_result(result)
 
-    async def wait(self) -> Any:
+    async def wait(self) -> JsonValue:
         """The first answer; raises TimeoutError when nobody answers in time."""
         remaining = max(self._deadline - asyncio.get_running_loop().time(), 0.001)
         return await asyncio.wait_for(asyncio.shield(self._answer), remaining)

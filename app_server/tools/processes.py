@@ -24,27 +24,36 @@ class SpawnError(Exception):
 
 
 class ExecProcess(Protocol):
+    """A running command as the exec tools see it: a byte stream both ways and an exit code."""
+
     @property
-    def pid(self) -> str | None: ...
+    def pid(self) -> str | None:
+        """The process id where the environment has one (a local pid becomes the session id)."""
 
     async def read(self) -> bytes:
         """The next chunk of output; ``b""`` once the output is closed."""
 
-    async def write(self, data: bytes) -> None: ...
+    async def write(self, data: bytes) -> None:
+        """Write ``data`` to the process's stdin."""
 
-    async def wait(self) -> int: ...
+    async def wait(self) -> int:
+        """Wait for the process to exit; returns its exit code."""
 
     @property
-    def exit_code(self) -> int | None: ...
+    def exit_code(self) -> int | None:
+        """The exit code once the process has exited, else None."""
 
     async def kill(self) -> None:
         """Kill the whole process tree; safe to call more than once."""
 
 
 class Spawner(Protocol):
+    """Starts commands where a thread's tools run (``EnvironmentSpawner`` over an execution environment)."""
+
     async def spawn(
         self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None, tty: bool
-    ) -> ExecProcess: ...
+    ) -> ExecProcess:
+        """Start ``argv`` in ``cwd`` (with a tty when asked); raises ``SpawnError`` when it cannot start."""
 
 
 class _Adapted:
@@ -97,6 +106,7 @@ class EnvironmentSpawner:
     async def spawn(
         self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None, tty: bool
     ) -> ExecProcess:
+        """Start ``argv`` through the environment; raises ``SpawnError`` when it cannot start."""
         spec = ProcessSpec(argv=list(argv), cwd=Path(cwd), env=env, tty=tty, pipe_stdin=True)
         try:
             process = await self.environment.start(spec)

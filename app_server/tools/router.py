@@ -13,7 +13,7 @@ from app_server.tools.exec_tool import handle_tool_call
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
-    from app_server.threads.services import ToolContext, ToolOutcome
+    from app_server.tools.contracts import ToolContext, ToolOutcome
 
 __all__ = ["MCP_NAMESPACE_PREFIX", "route_tool_call"]
 
@@ -21,6 +21,7 @@ MCP_NAMESPACE_PREFIX = "mcp__"  # app_server.mcp.tools.NAMESPACE_PREFIX, without
 
 
 async def route_tool_call(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
+    """Run one tool call: an MCP tool if its namespace names one, else exec_command, write_stdin or skills."""
     mcp = ctx.thread.services.mcp
     if mcp is not None and not call.custom and (call.namespace or "").startswith(MCP_NAMESPACE_PREFIX):
         from app_server.tools.mcp_tool import handle_mcp_call

@@ -31,6 +31,7 @@ class Sandbox:
     writable: tuple[str, ...]
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` run under the Landlock launcher with this policy's writable roots."""
         wrapped = [sys.executable, "-I", "-S", _LAUNCHER]
         for root in self.writable:
             wrapped += ["--write", root]

@@ -117,6 +117,7 @@ class ShellSnapshot:
         return [self.shell, "-c", f". {shlex.quote(str(self.path))}\n{cmd}"]
 
     def remove(self) -> None:
+        """Delete the snapshot file (gone already is fine)."""
         try:
             self.path.unlink()
         except OSError:

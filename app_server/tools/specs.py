@@ -5,7 +5,7 @@ The descriptions are pycodex's own words.
 
 from __future__ import annotations
 
-from typing import Any
+from pycodex.json_types import JsonObj
 
 __all__ = ["EXEC_COMMAND", "WRITE_STDIN", "tool_specs"]
 
@@ -14,7 +14,7 @@ _MAX_OUTPUT = {
     "description": "Upper bound on returned output, in tokens (about 4 bytes each). Default 10000.",
 }
 
-EXEC_COMMAND: dict[str, Any] = {
+EXEC_COMMAND: JsonObj = {
     "type": "function",
     "name": "exec_command",
     "description": "Start a shell command in the workspace. Returns its output once it exits, or, if it is "
@@ -66,7 +66,7 @@ EXEC_COMMAND: dict[str, Any] = {
     },
 }
 
-WRITE_STDIN: dict[str, Any] = {
+WRITE_STDIN: JsonObj = {
     "type": "function",
     "name": "write_stdin",
     "description": "Send characters to a command started by exec_command that is still running, then return "
@@ -90,5 +90,6 @@ WRITE_STDIN: dict[str, Any] = {
 }
 
 
-def tool_specs() -> list[dict[str, Any]]:
+def tool_specs() -> list[JsonObj]:
+    """The specs of the command tools offered to the model (exec_command, write_stdin)."""
     return [EXEC_COMMAND, WRITE_STDIN]

@@ -15,7 +15,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
 
 from app_server.tools.output import CollectedOutput, HeadTailBuffer
 from app_server.tools.processes import ExecProcess
@@ -40,17 +39,20 @@ OutputCallback = Callable[[str], Awaitable[None]]
 
 
 def clamp_yield_ms(value: float | None, default: int) -> int:
+    """The model's ``yield_time_ms`` kept within the allowed range; ``default`` when it gave none."""
     if value is None:
         return default
     return int(min(max(value, MIN_YIELD_MS), MAX_YIELD_MS))
 
 
 class UnknownSession(Exception):
-    pass
+    """``write_stdin`` named a session id that is not open."""
 
 
 @dataclass
 class CollectResult:
+    """What one wait on a session gathered: its output, and its exit code or its still-open session id."""
+
     output: CollectedOutput
     exit_code: int | None
     session_id: int | None
@@ -116,6 +118,7 @@ class ExecSession:
 
     @property
     def finished(self) -> bool:
+        """Whether the process has exited and its output is fully read."""
         return self.exited.is_set() and self.output_closed.is_set()
 
     async def wait_until(self, deadline: float) -> None:
@@ -131,10 +134,12 @@ class ExecSession:
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
     async def wait_finished(self) -> None:
+        """Wait until the process has exited and its output is fully read."""
         await self.exited.wait()
         await self.output_closed.wait()
 
     async def close(self) -> None:
+        """Kill the process and wait, bounded, for its output pump to stop."""
         if self.watcher is not None:
             self.watcher.cancel()
         await self.process.kill()
@@ -152,6 +157,7 @@ class UnifiedExec:
 
     def open(self, process: ExecProcess, on_output: OutputCallback | None) -> ExecSession:
         # Like Codex, a local process's session id is its pid; other environments get a counter.
+        """Register a started process as a session (its pid as id for a local process, as Codex)."""
         pid = process.pid
         if pid is not None and pid.isdigit() and int(pid) not in self._sessions:
             session_id = int(pid)
@@ -162,7 +168,7 @@ class UnifiedExec:
         self._sessions[session.id] = session
         return session
 
-    def watch(self, session: ExecSession, coro: Coroutine[Any, Any, None], *, name: str) -> None:
+    def watch(self, session: ExecSession, coro: Coroutine[object, object, None], *, name: str) -> None:
         """Run ``coro`` (which waits for the session to finish) in the background; close() cancels it."""
         task = asyncio.get_running_loop().create_task(coro, name=name)
         self._watchers.add(task)
@@ -170,6 +176,7 @@ class UnifiedExec:
         session.watcher = task
 
     def get(self, session_id: int) -> ExecSession:
+        """The open session ``session_id``; raises ``UnknownSession`` when there is none."""
         session = self._sessions.get(session_id)
         if session is None:
             raise UnknownSession(f"Unknown process id {session_id}")
@@ -177,9 +184,11 @@ class UnifiedExec:
 
     @property
     def count(self) -> int:
+        """How many sessions are open."""
         return len(self._sessions)
 
     async def collect(self, session: ExecSession, yield_ms: int, started: float) -> CollectResult:
+        """Wait up to ``yield_ms`` for the session to end; its new output (an ended session is closed)."""
         await session.wait_until(time.monotonic() + yield_ms / 1000)
         output = session.take_output()
         if session.finished:
@@ -188,6 +197,7 @@ class UnifiedExec:
         return CollectResult(output, None, session.id, time.monotonic() - started)
 
     async def write(self, session: ExecSession, chars: str) -> None:
+        """Send ``chars`` to the session's stdin (nothing when empty: that is a poll)."""
         if chars:
             await session.process.write(chars.encode("utf-8"))
 
@@ -196,6 +206,7 @@ class UnifiedExec:
         return [s for s in self._sessions.values() if not s.exited.is_set()]
 
     async def terminate(self, session_id: int) -> bool:
+        """Close session ``session_id``, killing its process; False when no such session is open."""
         session = self._sessions.pop(session_id, None)
         if session is None:
             return False
@@ -203,6 +214,7 @@ class UnifiedExec:
         return True
 
     async def close_all(self) -> None:
+        """Close every open session (the thread is unloading)."""
         sessions, self._sessions = list(self._sessions.values()), {}
         for session in sessions:
             await session.close()
