@@ -1,7 +1,8 @@
 """The app-server process: shared state (home, config, store, threads) and the route table.
 
 One ``AppServer`` per process; every connection gets an ``AppConnection`` bound to it. Handlers reach
-the state through ``session.app``. This module wires the pieces together and holds no protocol logic.
+the services through ``HandlerContext.services`` (app_server/context.py), which ``AppServer`` satisfies.
+This module wires the pieces together and holds no protocol logic.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from app_server.config import ConfigError, ConfigWarning, LoadedConfig, load_config
 from app_server.config.mcp_servers import optional_startup_grace_s
-from app_server.connection import AppConnection, Session
+from app_server.connection import AppConnection
 from app_server.environments import (
     EnvironmentHub,
     EnvironmentsConfigError,
@@ -27,6 +28,7 @@ from app_server.environments import (
 from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.router import Router
+from app_server.session import Session
 from app_server.startup import StartupError, default_codex_home, user_agent
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
@@ -113,7 +115,7 @@ class AppServer:
         self.store = ThreadStore(codex_home, fsync=self.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, services=self.thread_services, connections=self._connections)
         self._skill_root_markers = self.config.project_root_markers
-        from app_server.handlers.surface_state import SurfaceState
+        from app_server.surface_state import SurfaceState
 
         self.surface = SurfaceState(codex_home)
         # Every initialized connection, for notifications that belong to no one thread's subscribers.
@@ -159,7 +161,6 @@ class AppServer:
         connection = AppConnection(
             outbox,
             self.router,
-            app=self,
             max_queued_requests=self.max_queued_requests,
             experimental_notifications=self.experimental_notifications,
             on_initialized=self.prewarm,

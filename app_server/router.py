@@ -20,7 +20,7 @@ from pycodex.jsonrpc import router as rpc
 from pycodex.jsonrpc.errors import InvalidRequest, MethodNotFound, RpcError
 
 if TYPE_CHECKING:
-    from app_server.connection import Session
+    from app_server.session import Session
 
 __all__ = ["Handler", "Route", "Router"]
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
+from app_server.handlers.table import RouteSpec
 from app_server.model.auth import remove_login, store_api_key
 from app_server.protocol import surface as p
+from app_server.session import Session
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.platform.spawn import os_error_text
@@ -19,69 +20,69 @@ from pycodex.platform.spawn import os_error_text
 __all__ = ["ROUTES"]
 
 
-def _reselect_provider(session: Session) -> None:
+def _reselect_provider(ctx: HandlerContext) -> None:
     """Without `model_provider` in config.toml, whether a key exists picks the default provider (the
     built-in `openai` or the offline `scripted` one): read the config again so account/read and new
     threads see the change. A config that does not load now keeps the old one; thread/start reports it."""
     try:
-        app_of(session).reload_config()
+        ctx.services.reload_config()
     except InvalidRequest:
         pass
 
 
-async def login_start(session: Session, params: p.LoginParams) -> JsonObj:
+async def login_start(ctx: HandlerContext, params: p.LoginParams) -> JsonObj:
     if params.type != "apiKey":
         raise InvalidRequest(f"{params.type} login is not available in pycodex; log in with an API key")
     if not params.api_key:
         raise InvalidRequest("Invalid request: missing field `apiKey`")
     try:
-        store_api_key(app_of(session).codex_home, params.api_key)
+        store_api_key(ctx.services.codex_home, params.api_key)
     except OSError as exc:
         raise InvalidRequest(f"failed to save API key: {os_error_text(exc)}") from None
-    _reselect_provider(session)
+    _reselect_provider(ctx)
 
     async def announce() -> None:
-        await session.notify("account/login/completed",
+        await ctx.session.notify("account/login/completed",
                              {"loginId": None, "success": True, "error": None, "onboardingEntrypoint": None})
-        await session.notify("account/updated", {"authMode": "apikey", "planType": None})
+        await ctx.session.notify("account/updated", {"authMode": "apikey", "planType": None})
 
-    session.after_response(announce)
+    ctx.session.after_response(announce)
     return {"type": "apiKey"}
 
 
-async def logout(session: Session, params: Any) -> JsonObj:
+async def logout(ctx: HandlerContext, params: Any) -> JsonObj:
     try:
-        remove_login(app_of(session).codex_home)
+        remove_login(ctx.services.codex_home)
     except OSError as exc:
         raise InvalidRequest(f"failed to remove credentials: {os_error_text(exc)}") from None
-    _reselect_provider(session)
+    _reselect_provider(ctx)
 
     async def announce() -> None:
-        await session.notify("account/updated", {"authMode": None, "planType": None})
+        await ctx.session.notify("account/updated", {"authMode": None, "planType": None})
 
-    session.after_response(announce)
+    ctx.session.after_response(announce)
     return {}
 
 
-async def login_cancel(session: Session, params: p.CancelLoginParams) -> JsonObj:
+async def login_cancel(ctx: HandlerContext, params: p.CancelLoginParams) -> JsonObj:
     raise InvalidRequest(f"invalid login id: {params.login_id}")  # no browser login is ever pending
 
 
-async def gateway_read(session: Session, params: Any) -> JsonObj:
-    provider = app_of(session).config.provider
+async def gateway_read(ctx: HandlerContext, params: Any) -> JsonObj:
+    provider = ctx.services.config.provider
     return {"providerId": provider.id, "providerName": provider.name, "required": False,
             "supportsDeviceAuth": False, "status": None, "error": None}
 
 
-async def gateway_login(session: Session, params: Any) -> JsonObj:
+async def gateway_login(ctx: HandlerContext, params: Any) -> JsonObj:
     raise InvalidRequest("The selected provider does not use gateway OAuth")
 
 
-async def empty(session: Session, params: Any) -> JsonObj:
+async def empty(ctx: HandlerContext, params: Any) -> JsonObj:
     return {}
 
 
-async def security_setup(session: Session, params: Any) -> JsonObj:
+async def security_setup(ctx: HandlerContext, params: Any) -> JsonObj:
     return {"notice": None}
 
 
@@ -93,27 +94,27 @@ def _needs_account(what: str) -> Any:
     return handler
 
 
-async def sessions_list(session: Session, params: p.AnyParams) -> JsonObj:
+async def sessions_list(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
     return {"activeSessionId": None, "sessions": []}
 
 
-async def sessions_switch(session: Session, params: p.AccountSwitchParams) -> JsonObj:
+async def sessions_switch(ctx: HandlerContext, params: p.AccountSwitchParams) -> JsonObj:
     raise InvalidRequest("Workspace switching requires a managed ChatGPT login")
 
 
-async def bedrock_discover(session: Session, params: p.AnyParams) -> JsonObj:
+async def bedrock_discover(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
     return {"profiles": [], "environmentCredentials": []}
 
 
-async def bedrock_setup(session: Session, params: p.AnyParams) -> JsonObj:
+async def bedrock_setup(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
     raise InvalidRequest("No AWS credentials found. Please Configure AWS credentials or complete AWS sign-in.")
 
 
-async def bedrock_govcloud(session: Session, params: p.AnyParams) -> JsonObj:
+async def bedrock_govcloud(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
     return {"isGovCloud": False, "shouldWarn": False}
 
 
-async def gcp_setup(session: Session, params: p.GcpSetupParams) -> JsonObj:
+async def gcp_setup(ctx: HandlerContext, params: p.GcpSetupParams) -> JsonObj:
     raise InvalidRequest("The Google Cloud auth command could not obtain an access token.",
                    data={"reason": "authCommandFailed"})
 

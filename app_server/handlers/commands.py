@@ -18,10 +18,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app_server.connection import Deferred, Session
-from app_server.handlers.surface_state import RunningProcess
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
+from app_server.handlers.table import RouteSpec
 from app_server.protocol import surface as p
+from app_server.session import Deferred
+from app_server.surface_state import RunningProcess
 from app_server.tools.sandbox import make_sandbox
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest
@@ -138,7 +139,7 @@ def _resize(running: RunningProcess, rows: int, cols: int) -> None:
 # -- command/exec ------------------------------------------------------------------------------
 
 
-def _sandboxed(session: Session, params: p.CommandExecParams, argv: list[str], cwd: Path) -> list[str]:
+def _sandboxed(ctx: HandlerContext, params: p.CommandExecParams, argv: list[str], cwd: Path) -> list[str]:
     policy = params.sandbox_policy
     if params.permission_profile is not None and policy is not None:
         raise InvalidRequest("`permissionProfile` cannot be combined with `sandboxPolicy`")
@@ -150,12 +151,12 @@ def _sandboxed(session: Session, params: p.CommandExecParams, argv: list[str], c
         mode = {":danger-full-access": "danger-full-access", ":workspace": "workspace-write"}.get(
             params.permission_profile, "read-only")
     else:
-        mode = app_of(session).config.sandbox_mode or "read-only"
+        mode = ctx.services.config.sandbox_mode or "read-only"
     sandbox = make_sandbox(mode, cwd, roots)
     return sandbox.wrap(argv) if sandbox is not None else argv
 
 
-async def command_exec(session: Session, params: p.CommandExecParams) -> Deferred:
+async def command_exec(ctx: HandlerContext, params: p.CommandExecParams) -> Deferred:
     streaming = params.tty or params.stream_stdin or params.stream_stdout_stderr
     if streaming and params.process_id is None:
         raise InvalidRequest("command/exec tty or streaming requires a client-supplied processId")
@@ -165,13 +166,13 @@ async def command_exec(session: Session, params: p.CommandExecParams) -> Deferre
         raise InvalidParams("command/exec cannot set both timeoutMs and disableTimeout")
     if params.disable_output_cap and params.output_bytes_cap is not None:
         raise InvalidParams("command/exec cannot set both outputBytesCap and disableOutputCap")
-    conn = app_of(session).surface.conn(session)
+    conn = ctx.services.surface.conn(ctx.session)
     if params.process_id is not None and params.process_id in conn.commands:
         raise InvalidRequest(f"duplicate active command/exec process id: {params.process_id!r}")
     if not params.command:
         raise InvalidRequest("command must not be empty")
-    cwd = Path(params.cwd) if params.cwd else app_of(session).working_dir()
-    argv = _sandboxed(session, params, list(params.command), cwd)
+    cwd = Path(params.cwd) if params.cwd else ctx.services.working_dir()
+    argv = _sandboxed(ctx, params, list(params.command), cwd)
     running = await _start(argv, cwd, _env(params.env), tty=params.tty, stdin=params.stream_stdin,
                            size=params.size, what="command")
     key = params.process_id if params.process_id is not None else f"internal-{id(running)}"
@@ -181,7 +182,7 @@ async def command_exec(session: Session, params: p.CommandExecParams) -> Deferre
     emit: Emit | None = None
     if params.tty or params.stream_stdout_stderr:
         async def emit(stream: str, data: bytes, capped: bool) -> None:
-            await session.notify("command/exec/outputDelta", {
+            await ctx.session.notify("command/exec/outputDelta", {
                 "processId": params.process_id, "stream": stream,
                 "deltaBase64": base64.b64encode(data).decode(), "capReached": capped})
 
@@ -198,40 +199,40 @@ async def command_exec(session: Session, params: p.CommandExecParams) -> Deferre
     return Deferred(finish())
 
 
-def _command(session: Session, process_id: str) -> RunningProcess:
-    running = app_of(session).surface.conn(session).commands.get(process_id)
+def _command(ctx: HandlerContext, process_id: str) -> RunningProcess:
+    running = ctx.services.surface.conn(ctx.session).commands.get(process_id)
     if running is None:
         raise InvalidRequest(f'no active command/exec for process id "{process_id}"')
     return running
 
 
-async def command_write(session: Session, params: p.CommandExecWriteParams) -> JsonObj:
+async def command_write(ctx: HandlerContext, params: p.CommandExecWriteParams) -> JsonObj:
     _check_write(params.delta_base64, params.close_stdin, "command/exec/write")
-    await _write(_command(session, params.process_id), params.delta_base64, params.close_stdin,
+    await _write(_command(ctx, params.process_id), params.delta_base64, params.close_stdin,
                  "command/exec/write")
     return {}
 
 
-async def command_terminate(session: Session, params: p.CommandExecTerminateParams) -> JsonObj:
-    _command(session, params.process_id).spawned.signal_group(signal.SIGKILL)
+async def command_terminate(ctx: HandlerContext, params: p.CommandExecTerminateParams) -> JsonObj:
+    _command(ctx, params.process_id).spawned.signal_group(signal.SIGKILL)
     return {}
 
 
-async def command_resize(session: Session, params: p.CommandExecResizeParams) -> JsonObj:
-    _resize(_command(session, params.process_id), params.size.rows, params.size.cols)
+async def command_resize(ctx: HandlerContext, params: p.CommandExecResizeParams) -> JsonObj:
+    _resize(_command(ctx, params.process_id), params.size.rows, params.size.cols)
     return {}
 
 
 # -- process/spawn -----------------------------------------------------------------------------
 
 
-async def process_spawn(session: Session, params: p.ProcessSpawnParams) -> JsonObj:
+async def process_spawn(ctx: HandlerContext, params: p.ProcessSpawnParams) -> JsonObj:
     cwd = Path(params.cwd)
     if not cwd.is_absolute():
         raise InvalidRequest("Invalid request: AbsolutePathBuf deserialized without a base path")
     if params.size is not None and not params.tty:
         raise InvalidParams("process/spawn size requires tty: true")
-    conn = app_of(session).surface.conn(session)
+    conn = ctx.services.surface.conn(ctx.session)
     handle = params.process_handle
     if handle in conn.processes:
         raise InvalidRequest(f"duplicate active process handle: {handle!r}")
@@ -244,7 +245,7 @@ async def process_spawn(session: Session, params: p.ProcessSpawnParams) -> JsonO
     emit: Emit | None = None
     if streamed:
         async def emit(stream: str, data: bytes, capped: bool) -> None:
-            await session.notify("process/outputDelta", {
+            await ctx.session.notify("process/outputDelta", {
                 "processHandle": handle, "stream": stream,
                 "deltaBase64": base64.b64encode(data).decode(), "capReached": capped})
 
@@ -255,36 +256,36 @@ async def process_spawn(session: Session, params: p.ProcessSpawnParams) -> JsonO
             conn.processes.pop(handle, None)
         out = {s: "" if streamed else capture.data[s].decode("utf-8", "replace") for s in ("stdout", "stderr")}
         with contextlib.suppress(Exception):
-            await session.notify("process/exited", {
+            await ctx.session.notify("process/exited", {
                 "processHandle": handle, "exitCode": code, "outputDrainTimedOut": False,
                 "stdout": out["stdout"], "stdoutCapReached": capture.capped["stdout"],
                 "stderr": out["stderr"], "stderrCapReached": capture.capped["stderr"]})
 
-    running.task = app_of(session).spawn(watch(), name=f"process {handle}")
+    running.task = ctx.services.spawn(watch(), name=f"process {handle}")
     return {}
 
 
-def _process(session: Session, handle: str) -> RunningProcess:
-    running = app_of(session).surface.conn(session).processes.get(handle)
+def _process(ctx: HandlerContext, handle: str) -> RunningProcess:
+    running = ctx.services.surface.conn(ctx.session).processes.get(handle)
     if running is None:
         raise InvalidRequest(f'no active process for process handle "{handle}"')
     return running
 
 
-async def process_write(session: Session, params: p.ProcessWriteStdinParams) -> JsonObj:
+async def process_write(ctx: HandlerContext, params: p.ProcessWriteStdinParams) -> JsonObj:
     _check_write(params.delta_base64, params.close_stdin, "process/writeStdin")
-    await _write(_process(session, params.process_handle), params.delta_base64, params.close_stdin,
+    await _write(_process(ctx, params.process_handle), params.delta_base64, params.close_stdin,
                  "process/writeStdin")
     return {}
 
 
-async def process_kill(session: Session, params: p.ProcessKillParams) -> JsonObj:
-    _process(session, params.process_handle).spawned.signal_group(signal.SIGKILL)
+async def process_kill(ctx: HandlerContext, params: p.ProcessKillParams) -> JsonObj:
+    _process(ctx, params.process_handle).spawned.signal_group(signal.SIGKILL)
     return {}
 
 
-async def process_resize(session: Session, params: p.ProcessResizePtyParams) -> JsonObj:
-    _resize(_process(session, params.process_handle), params.size.rows, params.size.cols)
+async def process_resize(ctx: HandlerContext, params: p.ProcessResizePtyParams) -> JsonObj:
+    _resize(_process(ctx, params.process_handle), params.size.rows, params.size.cols)
     return {}
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
+from app_server.handlers.table import RouteSpec
 from app_server.model.auth import stored_api_key
 from app_server.protocol import server_info as p
 from pycodex.json_types import JsonObj
@@ -14,14 +14,14 @@ from pycodex.json_types import JsonObj
 __all__ = ["ROUTES"]
 
 
-async def skills_list(session: Session, params: p.SkillsListParams) -> JsonObj:
-    cwds = list(params.cwds or []) or [str(app_of(session).working_dir())]
-    result: JsonObj = await app_of(session).skills_catalog.list_for_cwds(cwds, bool(params.force_reload))
+async def skills_list(ctx: HandlerContext, params: p.SkillsListParams) -> JsonObj:
+    cwds = list(params.cwds or []) or [str(ctx.services.working_dir())]
+    result: JsonObj = await ctx.services.skills_catalog.list_for_cwds(cwds, bool(params.force_reload))
     return result
 
 
-async def account_read(session: Session, params: p.GetAccountParams) -> JsonObj:
-    app = app_of(session)
+async def account_read(ctx: HandlerContext, params: p.GetAccountParams) -> JsonObj:
+    app = ctx.services
     needs_auth = bool(app.config.provider.requires_openai_auth)
     # As Codex: the stored login is an account only for a provider that uses OpenAI auth.
     key = await asyncio.to_thread(stored_api_key, app.codex_home) if needs_auth else None

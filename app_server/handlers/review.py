@@ -15,8 +15,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
+from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.base import ParamsModel, WireModel
 from app_server.protocol.common import ThreadId
@@ -151,18 +151,18 @@ class ReviewRunner(TurnRunner):
         await super()._end(outcome, error)
 
 
-async def review_start(session: Session, params: ReviewStartParams) -> JsonObj:
-    app = app_of(session)
+async def review_start(ctx: HandlerContext, params: ReviewStartParams) -> JsonObj:
+    app = ctx.services
     check_target(params.target)
     thread = app.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
     prompt, hint = await asyncio.to_thread(review_request, params.target, Path(thread.settings.cwd))
-    app.threads.subscribe(thread, session)
+    app.threads.subscribe(thread, ctx.session)
     inputs: list[JsonObj] = [{"type": "text", "text": prompt, "text_elements": []}]
     turn = TurnState(new_uuid7(), inputs=inputs)
-    runner = ReviewRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session), hint=hint)
-    session.after_response(thread.start_turn(turn, runner, app.spawn))
+    runner = ReviewRunner(thread=thread, turn=turn, services=await app.turn_services(thread, ctx.session), hint=hint)
+    ctx.session.after_response(thread.start_turn(turn, runner, app.spawn))
     shown = {"type": "userMessage", "id": turn.id, "clientId": None,
              "content": it.user_input_to_content([{"type": "text", "text": hint}]),
              "startedAtMs": None, "completedAtMs": None}

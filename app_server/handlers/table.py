@@ -10,20 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from app_server.connection import Deferred, Session
+from app_server.context import HandlerContext, Services
 from app_server.protocol.base import to_wire
+from app_server.session import Deferred, Session
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.app import AppServer
 
-__all__ = ["Handler", "RouteSpec", "app_of", "register_routes"]
+__all__ = ["Handler", "RouteSpec", "register_routes"]
 
-Handler = Callable[[Session, Any], Awaitable[BaseModel | JsonObj | Deferred]]
+Handler = Callable[[HandlerContext, Any], Awaitable[BaseModel | JsonObj | Deferred]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +38,9 @@ class RouteSpec:
     experimental: bool = False
 
 
-def app_of(session: Session) -> AppServer:
-    """The server a connection belongs to (``Session.app`` is untyped to keep the connection generic)."""
-    return cast("AppServer", session.app)
-
-
-def _wire(handler: Handler) -> Callable[[Session, Any], Awaitable[JsonObj | Deferred]]:
+def _wire(handler: Handler, services: Services) -> Callable[[Session, Any], Awaitable[JsonObj | Deferred]]:
     async def call(session: Session, params: Any) -> JsonObj | Deferred:
-        result = await handler(session, params)
+        result = await handler(HandlerContext(session, services), params)
         return to_wire(result) if isinstance(result, BaseModel) else result
 
     call.__name__ = getattr(handler, "__name__", "handler")
@@ -55,6 +51,6 @@ def register_routes(app: AppServer, routes: Iterable[RouteSpec]) -> None:
     for route in routes:
         probe = app.experimental_probe(route.params) if route.probe_experimental and route.params else None
         app.router.add(
-            route.method, route.params, _wire(route.handler), experimental=route.experimental,
+            route.method, route.params, _wire(route.handler, app), experimental=route.experimental,
             experimental_probe=probe,
         )

@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from app_server.connection import Session
+from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import OptionalU32, ThreadId
@@ -60,8 +60,8 @@ class ThreadAttachmentOwnerListParams(ParamsModel):
     limit: OptionalU32 = None
 
 
-async def attachment_add(session: Session, params: ThreadAttachmentAddParams) -> JsonObj:
-    app = app_of(session)
+async def attachment_add(ctx: HandlerContext, params: ThreadAttachmentAddParams) -> JsonObj:
+    app = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     await history.require_thread(app.threads, thread_id)
     attachment, created = await asyncio.to_thread(
@@ -69,29 +69,29 @@ async def attachment_add(session: Session, params: ThreadAttachmentAddParams) ->
     if created:
         note = notices.thread_attachment_updated(thread_id, params.attachment_type, params.identity_key,
                                                  attachment["id"], "created")
-        session.after_response(lambda: announce(session, thread_id, note))
+        ctx.session.after_response(lambda: announce(ctx, thread_id, note))
     return {"outcome": "created" if created else "existing", "attachment": attachment}
 
 
-async def attachment_list(session: Session, params: ThreadAttachmentListParams) -> JsonObj:
+async def attachment_list(ctx: HandlerContext, params: ThreadAttachmentListParams) -> JsonObj:
     thread_id = parse_thread_id(params.thread_id)
-    data = await asyncio.to_thread(app_of(session).thread_state.attachments, thread_id)
+    data = await asyncio.to_thread(ctx.services.thread_state.attachments, thread_id)
     return {"data": data, "nextCursor": None}
 
 
-async def attachment_remove(session: Session, params: ThreadAttachmentRemoveParams) -> EmptyObject:
+async def attachment_remove(ctx: HandlerContext, params: ThreadAttachmentRemoveParams) -> EmptyObject:
     thread_id = parse_thread_id(params.thread_id)
     removed = await asyncio.to_thread(
-        app_of(session).thread_state.remove_attachment, thread_id, params.attachment_type, params.identity_key)
+        ctx.services.thread_state.remove_attachment, thread_id, params.attachment_type, params.identity_key)
     if removed is not None:
         note = notices.thread_attachment_updated(thread_id, params.attachment_type, params.identity_key, removed,
                                                  "deleted")
-        session.after_response(lambda: announce(session, thread_id, note))
+        ctx.session.after_response(lambda: announce(ctx, thread_id, note))
     return EmptyObject()
 
 
-async def attachment_owner_list(session: Session, params: ThreadAttachmentOwnerListParams) -> JsonObj:
-    app = app_of(session)
+async def attachment_owner_list(ctx: HandlerContext, params: ThreadAttachmentOwnerListParams) -> JsonObj:
+    app = ctx.services
     owners = await asyncio.to_thread(app.thread_state.attachment_owners, params.attachment_type, params.identity_key)
     home = app.threads.store.codex_home
 

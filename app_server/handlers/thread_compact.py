@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
+from app_server.handlers.table import RouteSpec
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import ThreadId
 from app_server.store import new_uuid7
@@ -24,15 +24,15 @@ class ThreadCompactStartParams(ParamsModel):
     thread_id: ThreadId
 
 
-async def compact_start(session: Session, params: ThreadCompactStartParams) -> EmptyObject:
-    app = app_of(session)
+async def compact_start(ctx: HandlerContext, params: ThreadCompactStartParams) -> EmptyObject:
+    app = ctx.services
     thread = app.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
-    app.threads.subscribe(thread, session)
+    app.threads.subscribe(thread, ctx.session)
     turn = TurnState(new_uuid7(), inputs=[])
-    runner = CompactionRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
-    session.after_response(thread.start_turn(turn, runner, app.spawn))
+    runner = CompactionRunner(thread=thread, turn=turn, services=await app.turn_services(thread, ctx.session))
+    ctx.session.after_response(thread.start_turn(turn, runner, app.spawn))
     return EmptyObject()
 
 

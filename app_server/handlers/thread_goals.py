@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 
-from app_server.connection import Session
+from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol import thread_history as p
 from app_server.protocol.base import to_wire
@@ -21,16 +21,16 @@ from pycodex.jsonrpc.errors import InvalidRequest
 __all__ = ["ROUTES"]
 
 
-async def goal_get(session: Session, params: p.ThreadGoalGetParams) -> p.ThreadGoalGetResponse:
-    app = app_of(session)
+async def goal_get(ctx: HandlerContext, params: p.ThreadGoalGetParams) -> p.ThreadGoalGetResponse:
+    app = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     await history.require_thread(app.threads, thread_id)
     goal = await asyncio.to_thread(app.thread_state.goal, thread_id)
     return p.ThreadGoalGetResponse(goal=None if goal is None else p.ThreadGoal.model_validate(goal.wire()))
 
 
-async def goal_set(session: Session, params: p.ThreadGoalSetParams) -> p.ThreadGoalSetResponse:
-    app = app_of(session)
+async def goal_set(ctx: HandlerContext, params: p.ThreadGoalSetParams) -> p.ThreadGoalSetResponse:
+    app = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     await history.require_thread(app.threads, thread_id)
     try:
@@ -42,17 +42,17 @@ async def goal_set(session: Session, params: p.ThreadGoalSetParams) -> p.ThreadG
         raise InvalidRequest(f"cannot update goal for thread {thread_id}: no goal exists") from None
     wire = p.ThreadGoal.model_validate(goal.wire())
     note = notices.thread_goal_updated(thread_id, None, to_wire(wire))
-    session.after_response(lambda: announce(session, thread_id, note))
+    ctx.session.after_response(lambda: announce(ctx, thread_id, note))
     return p.ThreadGoalSetResponse(goal=wire)
 
 
-async def goal_clear(session: Session, params: p.ThreadGoalClearParams) -> p.ThreadGoalClearResponse:
-    app = app_of(session)
+async def goal_clear(ctx: HandlerContext, params: p.ThreadGoalClearParams) -> p.ThreadGoalClearResponse:
+    app = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     await history.require_thread(app.threads, thread_id)
     cleared = await asyncio.to_thread(app.thread_state.clear_goal, thread_id)
     if cleared:
-        session.after_response(lambda: announce(session, thread_id, notices.thread_goal_cleared(thread_id)))
+        ctx.session.after_response(lambda: announce(ctx, thread_id, notices.thread_goal_cleared(thread_id)))
     return p.ThreadGoalClearResponse(cleared=cleared)
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
+from app_server.handlers.table import RouteSpec
 from app_server.handlers.thread_inject import append_history
 from app_server.protocol import thread_controls as p
 from app_server.protocol.base import EmptyObject
@@ -60,9 +60,9 @@ def approval_text(event: p.GuardianAssessmentEvent) -> str:
     )
 
 
-async def approve_denied_action(session: Session, params: p.ThreadApproveGuardianDeniedActionParams) -> EmptyObject:
+async def approve_denied_action(ctx: HandlerContext, params: p.ThreadApproveGuardianDeniedActionParams) -> EmptyObject:
     event = parse_event(params.event)  # Codex parses the event before it looks at the thread id
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     if event.status == "denied":
         await append_history(thread, [message_item("developer", [approval_text(event)])])
     return EmptyObject()
@@ -81,13 +81,13 @@ def _final_call_id(history: list[JsonObj]) -> str:
     return call_id
 
 
-async def guardian_review(session: Session, params: p.ThreadGuardianReviewParams) -> p.ThreadGuardianReviewResponse:
-    app = app_of(session)
+async def guardian_review(ctx: HandlerContext, params: p.ThreadGuardianReviewParams) -> p.ThreadGuardianReviewResponse:
+    app = ctx.services
     thread = app.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest("thread has an active turn")
     call_id = _final_call_id(thread.history)
-    app.threads.subscribe(thread, session)  # as Codex: the caller stays subscribed after the review
+    app.threads.subscribe(thread, ctx.session)  # as Codex: the caller stays subscribed after the review
     if thread.settings.approvals_reviewer == "user":
         return p.ThreadGuardianReviewResponse(call_id=call_id, assessment=None)  # policy skips the review
     raise InvalidRequest("guardian review is unavailable: pycodex has no approval auto-reviewer")

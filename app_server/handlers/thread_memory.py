@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
+from app_server.handlers.table import RouteSpec
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import OptionalU32
@@ -25,8 +25,8 @@ class MemoryStatusParams(ParamsModel):
     min_consolidated_threads: OptionalU32 = None
 
 
-async def memory_mode_set(session: Session, params: p.ThreadMemoryModeSetParams) -> EmptyObject:
-    app = app_of(session)
+async def memory_mode_set(ctx: HandlerContext, params: p.ThreadMemoryModeSetParams) -> EmptyObject:
+    app = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     try:
         await history.require_thread(app.threads, thread_id)
@@ -36,19 +36,19 @@ async def memory_mode_set(session: Session, params: p.ThreadMemoryModeSetParams)
     return EmptyObject()
 
 
-async def memory_read(session: Session, params: p.ThreadMemoryReadParams) -> dict[str, str | None]:
-    app = app_of(session)
+async def memory_read(ctx: HandlerContext, params: p.ThreadMemoryReadParams) -> dict[str, str | None]:
+    app = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     await history.require_thread(app.threads, thread_id)
     return {"summary": None}
 
 
-async def memory_status(session: Session, params: MemoryStatusParams) -> dict[str, int | bool]:
+async def memory_status(ctx: HandlerContext, params: MemoryStatusParams) -> dict[str, int | bool]:
     """No memories are consolidated; Codex with none reports the (empty) v2 store as ready."""
     return {"v2ConsolidatedThreads": 0, "v2Ready": True}
 
 
-async def memory_reset(session: Session, params: None) -> EmptyObject:
+async def memory_reset(ctx: HandlerContext, params: None) -> EmptyObject:
     return EmptyObject()  # nothing is kept, so nothing to clear
 
 

@@ -10,9 +10,9 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
-from app_server.connection import Session
+from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, ParamsModel, to_wire
 from app_server.protocol.common import OptionalU32, ThreadId
@@ -101,96 +101,96 @@ def _find(thread: ThreadRuntime, submission_id: str) -> JsonObj:
     raise InvalidRequest(f"queued submission not found: {submission_id}")
 
 
-async def _changed(session: Session, thread: ThreadRuntime) -> None:
-    await announce(session, thread.id, notices.thread_queue_changed(thread.id))
+async def _changed(ctx: HandlerContext, thread: ThreadRuntime) -> None:
+    await announce(ctx, thread.id, notices.thread_queue_changed(thread.id))
 
 
-async def _start(session: Session, thread: ThreadRuntime, entry: JsonObj) -> tuple[TurnState, Launch]:
+async def _start(ctx: HandlerContext, thread: ThreadRuntime, entry: JsonObj) -> tuple[TurnState, Launch]:
     """Take ``entry`` off the queue and make it the active turn; the caller runs the launcher."""
-    app = app_of(session)
+    app = ctx.services
     thread.queued.remove(entry)
     turn = TurnState(new_uuid7(), inputs=entry["input"])
     turn.client_message_id = entry["clientUserMessageId"]
-    runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
+    runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, ctx.session))
     return turn, thread.start_turn(turn, runner, app.spawn)
 
 
-def _arm(session: Session, thread: ThreadRuntime) -> None:
+def _arm(ctx: HandlerContext, thread: ThreadRuntime) -> None:
     """Start the next submission whenever a turn ends with the thread idle."""
     async def next_submission() -> None:
         if thread.queued and thread.active is None:
-            _, launch = await _start(session, thread, thread.queued[0])
-            await _changed(session, thread)
+            _, launch = await _start(ctx, thread, thread.queued[0])
+            await _changed(ctx, thread)
             await launch()
 
     thread.idle_hook = next_submission
 
 
-async def queue_add(session: Session, params: ThreadQueueAddParams) -> JsonObj:
-    app = app_of(session)
+async def queue_add(ctx: HandlerContext, params: ThreadQueueAddParams) -> JsonObj:
+    app = ctx.services
     thread = app.threads.get_loaded(params.thread_id)
-    app.threads.subscribe(thread, session)
+    app.threads.subscribe(thread, ctx.session)
     entry = {"id": new_uuid7(), "input": _inputs(params.input), "clientUserMessageId": params.client_user_message_id,
              "responsesapiClientMetadata": params.responsesapi_client_metadata}
     thread.queued.append(entry)
-    _arm(session, thread)
-    await _changed(session, thread)
+    _arm(ctx, thread)
+    await _changed(ctx, thread)
     if thread.active is None and thread.queued[0] is entry:
-        _, launch = await _start(session, thread, entry)
-        await _changed(session, thread)
-        session.after_response(launch)
+        _, launch = await _start(ctx, thread, entry)
+        await _changed(ctx, thread)
+        ctx.session.after_response(launch)
     return {"queuedSubmission": dict(entry)}
 
 
-async def queue_list(session: Session, params: ThreadQueueListParams) -> JsonObj:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def queue_list(ctx: HandlerContext, params: ThreadQueueListParams) -> JsonObj:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     return {"data": [dict(e) for e in thread.queued], "nextCursor": None}
 
 
-async def queue_update(session: Session, params: ThreadQueueUpdateParams) -> JsonObj:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def queue_update(ctx: HandlerContext, params: ThreadQueueUpdateParams) -> JsonObj:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     inputs = _inputs(params.input)  # Codex checks the input before it looks the submission up
     entry = _find(thread, params.queued_submission_id)
     entry["input"] = inputs
     if params.responsesapi_client_metadata:  # non-empty replaces; omitted or empty keeps
         entry["responsesapiClientMetadata"] = params.responsesapi_client_metadata
-    await _changed(session, thread)
+    await _changed(ctx, thread)
     return {"queuedSubmission": dict(entry)}
 
 
-async def queue_delete(session: Session, params: ThreadQueueDeleteParams) -> JsonObj:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def queue_delete(ctx: HandlerContext, params: ThreadQueueDeleteParams) -> JsonObj:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     try:
         entry = _find(thread, params.queued_submission_id)
     except InvalidRequest:
         return {"deleted": False}
     thread.queued.remove(entry)
-    await _changed(session, thread)
+    await _changed(ctx, thread)
     return {"deleted": True}
 
 
-async def queue_reorder(session: Session, params: ThreadQueueReorderParams) -> EmptyObject:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def queue_reorder(ctx: HandlerContext, params: ThreadQueueReorderParams) -> EmptyObject:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     ids = params.queued_submission_ids
     by_id = {e["id"]: e for e in thread.queued}
     if len(ids) != len(by_id) or set(ids) != set(by_id):
         raise InvalidRequest("queue reorder must include every queued submission exactly once")
     thread.queued[:] = [by_id[i] for i in ids]
-    await _changed(session, thread)
+    await _changed(ctx, thread)
     return EmptyObject()
 
 
-async def queue_start(session: Session, params: ThreadQueueStartParams) -> JsonObj:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def queue_start(ctx: HandlerContext, params: ThreadQueueStartParams) -> JsonObj:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     if not thread.queued:
         raise InvalidRequest("queue is empty")
     entry = thread.queued[0] if params.queued_submission_id is None else _find(thread, params.queued_submission_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
-    app_of(session).threads.subscribe(thread, session)
-    turn, launch = await _start(session, thread, entry)
-    await _changed(session, thread)
-    session.after_response(launch)
+    ctx.services.threads.subscribe(thread, ctx.session)
+    turn, launch = await _start(ctx, thread, entry)
+    await _changed(ctx, thread)
+    ctx.session.after_response(launch)
     return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
 
 

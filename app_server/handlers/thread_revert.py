@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
+from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.base import ParamsModel
 from app_server.protocol.common import ThreadId
@@ -34,8 +34,8 @@ class ThreadRevertParams(ParamsModel):
     before_turn_id: str
 
 
-async def revert(session: Session, params: ThreadRevertParams) -> JsonObj:
-    app = app_of(session)
+async def revert(ctx: HandlerContext, params: ThreadRevertParams) -> JsonObj:
+    app = ctx.services
     thread = app.threads.get_loaded(params.thread_id)
     await thread.interrupt_and_wait(INTERRUPT_TIMEOUT_S)
     ids = [t["id"] for t in thread.turns]
@@ -58,7 +58,7 @@ async def revert(session: Session, params: ThreadRevertParams) -> JsonObj:
     async def announce() -> None:
         await thread.emit(notices.thread_reverted(thread.id))
 
-    session.after_response(announce)
+    ctx.session.after_response(announce)
     return {"thread": app.threads.thread_wire(thread, include_turns=False),
             "turnsBackwardsCursor": cursors["turnsBackwardsCursor"],
             "itemsBackwardsCursor": cursors["itemsBackwardsCursor"]}

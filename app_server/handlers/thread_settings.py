@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, ClassVar
 
-from app_server.connection import Session
+from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import (
@@ -66,8 +66,8 @@ def settings_wire(s: ThreadSettings) -> JsonObj:
     }
 
 
-async def settings_update(session: Session, params: ThreadSettingsUpdateParams) -> EmptyObject:
-    app = app_of(session)
+async def settings_update(ctx: HandlerContext, params: ThreadSettingsUpdateParams) -> EmptyObject:
+    app = ctx.services
     thread = app.threads.get_loaded(params.thread_id)
     changed = apply_turn_overrides(thread.settings, params)
     if params.service_tier is not None and params.service_tier != thread.settings.service_tier:
@@ -75,7 +75,7 @@ async def settings_update(session: Session, params: ThreadSettingsUpdateParams) 
     if changed:
         await asyncio.to_thread(thread.writer.settings_changed, thread.settings.to_record())
         note = notices.thread_settings_updated(thread.id, settings_wire(thread.settings))
-        session.after_response(lambda: announce(session, thread.id, note))
+        ctx.session.after_response(lambda: announce(ctx, thread.id, note))
     return EmptyObject()
 
 

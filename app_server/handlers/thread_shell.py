@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
+from app_server.handlers.table import RouteSpec
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import ThreadId
 from app_server.store import new_uuid7
@@ -25,8 +25,8 @@ class ThreadShellCommandParams(ParamsModel):
     timeout_ms: int | None = None
 
 
-async def shell_command(session: Session, params: ThreadShellCommandParams) -> EmptyObject:
-    app = app_of(session)
+async def shell_command(ctx: HandlerContext, params: ThreadShellCommandParams) -> EmptyObject:
+    app = ctx.services
     if not params.command.strip():
         raise InvalidParams("command must not be empty")
     if params.timeout_ms is not None and params.timeout_ms < 0:
@@ -34,11 +34,11 @@ async def shell_command(session: Session, params: ThreadShellCommandParams) -> E
     thread = app.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
-    app.threads.subscribe(thread, session)
+    app.threads.subscribe(thread, ctx.session)
     turn = TurnState(new_uuid7(), inputs=[])
     runner = UserShellRunner(command=params.command, timeout_ms=params.timeout_ms, thread=thread, turn=turn,
-                             services=await app.turn_services(thread, session))
-    session.after_response(thread.start_turn(turn, runner, app.spawn))
+                             services=await app.turn_services(thread, ctx.session))
+    ctx.session.after_response(thread.start_turn(turn, runner, app.spawn))
     return EmptyObject()
 
 
