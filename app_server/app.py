@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from functools import cached_property
 from importlib import import_module
 from pathlib import Path
@@ -40,8 +40,7 @@ from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
+    from app_server.declarations import MethodDecl
     from app_server.mcp.service import McpService
     from app_server.model.clients import ModelClients
     from app_server.search.fuzzy import FuzzySessions
@@ -73,7 +72,9 @@ class AppServer:
         profile: str | None = None,
         environ: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        declarations: Iterable[MethodDecl] | None = None,
     ) -> None:
+        # `declarations`: the methods served (default: app_server/method_table.py's); a test adds a toy one.
         # `environ` and `cwd` default to the process's; an in-process host (the tests' in-memory harness)
         # passes its own so several servers can share one interpreter without touching os.environ.
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
@@ -127,7 +128,10 @@ class AppServer:
         self.fuzzy_sessions: dict[int, FuzzySessions] = {}
         from app_server.handlers import register_all
 
-        register_all(self)
+        if declarations is None:
+            register_all(self.router, self)
+        else:
+            register_all(self.router, self, declarations)
 
     # Turn-only machinery (model clients, skills, tools) is imported and built on first use: serving
     # `initialize` must not pay for it.
@@ -245,11 +249,6 @@ class AppServer:
             self.thread_state.close()
 
     # -- config -------------------------------------------------------------------------------------
-    def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
-        from app_server.protocol.methods import experimental_fields_present  # the request table: lazily
-
-        return lambda raw: experimental_fields_present(model, raw)
-
     def _script_warnings(self) -> list[ConfigWarning]:
         """Check the scripted model's script at start-up, so a bad one is reported before any turn."""
         provider = self.config.provider

@@ -9,15 +9,20 @@ from __future__ import annotations
 from typing import Any
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
+from app_server.declarations import Handler
 from app_server.model.auth import remove_login, store_api_key
 from app_server.protocol import surface as p
-from app_server.session import Session
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.platform.spawn import os_error_text
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "account_rate_limit_reset_credit_consume", "account_rate_limits_read",
+    "account_send_add_credits_nudge_email", "account_usage_read", "account_workspace_messages_read",
+    "bedrock_discover", "bedrock_govcloud", "bedrock_setup", "empty", "gateway_login", "gateway_read",
+    "gcp_setup", "login_cancel", "login_start", "logout", "security_setup", "sessions_list",
+    "sessions_switch",
+]
 
 
 def _reselect_provider(ctx: HandlerContext) -> None:
@@ -86,8 +91,8 @@ async def security_setup(ctx: HandlerContext, params: Any) -> JsonObj:
     return {"notice": None}
 
 
-def _needs_account(what: str) -> Any:
-    async def handler(session: Session, params: Any) -> JsonObj:
+def _needs_account(what: str) -> Handler:
+    async def handler(ctx: HandlerContext, params: Any) -> JsonObj:
         raise InvalidRequest(f"codex account authentication required {what}")
 
     handler.__name__ = "needs_account"
@@ -119,25 +124,9 @@ async def gcp_setup(ctx: HandlerContext, params: p.GcpSetupParams) -> JsonObj:
                    data={"reason": "authCommandFailed"})
 
 
-ROUTES = (
-    RouteSpec("account/login/start", p.LoginParams, login_start),
-    RouteSpec("account/logout", None, logout),
-    RouteSpec("account/login/cancel", p.CancelLoginParams, login_cancel),
-    RouteSpec("account/gatewayOAuth/read", None, gateway_read),
-    RouteSpec("account/gatewayOAuth/login", None, gateway_login),
-    RouteSpec("account/gatewayOAuth/cancel", None, empty),
-    RouteSpec("account/securitySetup/read", None, security_setup),
-    RouteSpec("account/rateLimits/read", None, _needs_account("to read rate limits")),
-    RouteSpec("account/rateLimitResetCredit/consume", p.ConsumeResetCreditParams,
-              _needs_account("for rate limit reset credits")),
-    RouteSpec("account/usage/read", None, _needs_account("to read token usage")),
-    RouteSpec("account/workspaceMessages/read", None, _needs_account("to read workspace messages")),
-    RouteSpec("account/sendAddCreditsNudgeEmail", p.NudgeEmailParams,
-              _needs_account("to notify workspace owner")),
-    RouteSpec("accountSession/list", p.AnyParams, sessions_list, experimental=True),
-    RouteSpec("accountSession/switch", p.AccountSwitchParams, sessions_switch, experimental=True),
-    RouteSpec("account/bedrock/discover", p.AnyParams, bedrock_discover, experimental=True),
-    RouteSpec("account/bedrock/setup", p.AnyParams, bedrock_setup, experimental=True),
-    RouteSpec("account/bedrock/checkGovCloudRequirements", p.AnyParams, bedrock_govcloud, experimental=True),
-    RouteSpec("account/gcp/setup", p.GcpSetupParams, gcp_setup, experimental=True),
-)
+# The refusing handlers, one per method (each names what it would need).
+account_rate_limits_read = _needs_account("to read rate limits")
+account_rate_limit_reset_credit_consume = _needs_account("for rate limit reset credits")
+account_usage_read = _needs_account("to read token usage")
+account_workspace_messages_read = _needs_account("to read workspace messages")
+account_send_add_credits_nudge_email = _needs_account("to notify workspace owner")

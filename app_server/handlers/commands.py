@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import surface as p
 from app_server.session import Deferred
 from app_server.surface_state import RunningProcess
@@ -28,7 +27,10 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest
 from pycodex.platform.spawn import SpawnError, SpawnRequest, os_error_text, spawn
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "command_exec", "command_resize", "command_terminate", "command_write", "process_kill",
+    "process_resize", "process_spawn", "process_write",
+]
 
 Emit = Callable[[str, bytes, bool], Awaitable[None]]  # stream, chunk, capReached
 
@@ -287,15 +289,3 @@ async def process_kill(ctx: HandlerContext, params: p.ProcessKillParams) -> Json
 async def process_resize(ctx: HandlerContext, params: p.ProcessResizePtyParams) -> JsonObj:
     _resize(_process(ctx, params.process_handle), params.size.rows, params.size.cols)
     return {}
-
-
-ROUTES = (
-    RouteSpec("command/exec", p.CommandExecParams, command_exec),
-    RouteSpec("command/exec/write", p.CommandExecWriteParams, command_write),
-    RouteSpec("command/exec/terminate", p.CommandExecTerminateParams, command_terminate),
-    RouteSpec("command/exec/resize", p.CommandExecResizeParams, command_resize),
-    RouteSpec("process/spawn", p.ProcessSpawnParams, process_spawn, experimental=True),
-    RouteSpec("process/writeStdin", p.ProcessWriteStdinParams, process_write, experimental=True),
-    RouteSpec("process/kill", p.ProcessKillParams, process_kill, experimental=True),
-    RouteSpec("process/resizePty", p.ProcessResizePtyParams, process_resize, experimental=True),
-)

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from app_server.config.effective import effective_config, read_layers
 from app_server.config.errors import unknown_keys_warning
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
@@ -22,7 +21,7 @@ from pycodex.json_types import JsonObj
 if TYPE_CHECKING:  # config.write pulls in tomlkit (~0.1 s): imported on the first write, not at start-up
     from app_server.config.write import ConfigEdit
 
-__all__ = ["ROUTES"]
+__all__ = ["batch_write", "config_read", "requirements_read", "value_write"]
 
 
 async def config_read(ctx: HandlerContext, params: p.ConfigReadParams) -> JsonObj:
@@ -77,11 +76,3 @@ async def batch_write(ctx: HandlerContext, params: s.ConfigBatchWriteParams) -> 
 
 async def requirements_read(ctx: HandlerContext, params: Any) -> JsonObj:
     return {"supportsIndependentSpeedModes": True, "requirements": None}
-
-
-ROUTES = (
-    RouteSpec("config/read", p.ConfigReadParams, config_read),
-    RouteSpec("config/value/write", s.ConfigValueWriteParams, value_write),
-    RouteSpec("config/batchWrite", s.ConfigBatchWriteParams, batch_write),
-    RouteSpec("configRequirements/read", None, requirements_read),
-)

@@ -12,14 +12,13 @@ import shutil
 from pathlib import Path
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import surface as p
 from app_server.surface_state import AddedEnvironment
 from exec_client.client import ExecServerClient
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["environment_add", "environment_info", "environment_status"]
 
 LOCAL = "local"
 DEFAULT_CONNECT_TIMEOUT_MS = 10_000
@@ -86,10 +85,3 @@ async def environment_status(ctx: HandlerContext, params: p.EnvironmentIdParams)
     if env.client is not None:
         return {"status": "disconnected", "error": "the exec-server connection closed"}
     return {"status": "pending"}
-
-
-ROUTES = (
-    RouteSpec("environment/add", p.EnvironmentAddParams, environment_add, experimental=True),
-    RouteSpec("environment/info", p.EnvironmentIdParams, environment_info, experimental=True),
-    RouteSpec("environment/status", p.EnvironmentIdParams, environment_status, experimental=True),
-)

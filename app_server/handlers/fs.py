@@ -20,7 +20,6 @@ from typing import TypeVar
 import watchfiles
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import surface as p
 from app_server.session import Session
 from exec_client.local_environment import remove_path
@@ -30,7 +29,10 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
 from pycodex.platform.spawn import os_error_text
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "copy", "create_directory", "get_metadata", "read_directory", "read_file", "remove", "unwatch", "watch",
+    "write_file",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -178,16 +180,3 @@ async def unwatch(ctx: HandlerContext, params: p.FsUnwatchParams) -> JsonObj:
     if task is not None:
         task.cancel()
     return {}
-
-
-ROUTES = (
-    RouteSpec("fs/readFile", p.FsPathParams, read_file),
-    RouteSpec("fs/writeFile", p.FsWriteFileParams, write_file),
-    RouteSpec("fs/createDirectory", p.FsCreateDirectoryParams, create_directory),
-    RouteSpec("fs/getMetadata", p.FsPathParams, get_metadata),
-    RouteSpec("fs/readDirectory", p.FsPathParams, read_directory),
-    RouteSpec("fs/remove", p.FsRemoveParams, remove),
-    RouteSpec("fs/copy", p.FsCopyParams, copy),
-    RouteSpec("fs/watch", p.FsWatchParams, watch),
-    RouteSpec("fs/unwatch", p.FsUnwatchParams, unwatch),
-)

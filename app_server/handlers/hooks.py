@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import surface as p
 from pycodex.json_types import JsonObj
 
-__all__ = ["ROUTES", "list_hooks"]
+__all__ = ["hooks_list", "list_hooks"]
 
 DEFAULT_TIMEOUT_SEC = 600
 EVENTS = ("PreModelRequest", "PostModelRequest", "PreToolUse", "PermissionRequest", "PostToolUse",
@@ -98,6 +97,3 @@ def list_hooks(codex_home: Path, cwd: str) -> JsonObj:
 async def hooks_list(ctx: HandlerContext, params: p.HooksListParams) -> JsonObj:
     home = ctx.services.codex_home
     return {"data": [list_hooks(home, cwd) for cwd in params.cwds or [str(ctx.services.working_dir())]]}
-
-
-ROUTES = (RouteSpec("hooks/list", p.HooksListParams, hooks_list),)

@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.model.auth import stored_api_key
 from app_server.protocol import server_info as p
 from pycodex.json_types import JsonObj
 
-__all__ = ["ROUTES"]
+__all__ = ["account_read", "skills_list"]
 
 
 async def skills_list(ctx: HandlerContext, params: p.SkillsListParams) -> JsonObj:
@@ -28,9 +27,3 @@ async def account_read(ctx: HandlerContext, params: p.GetAccountParams) -> JsonO
     # Codex 0.169 sends workspaceRouting to stable clients too, though only the experimental schema names it.
     return {"account": {"type": "apiKey"} if key else None, "userId": None, "requiresOpenaiAuth": needs_auth,
             "workspaceRouting": None}
-
-
-ROUTES = (
-    RouteSpec("skills/list", p.SkillsListParams, skills_list),
-    RouteSpec("account/read", p.GetAccountParams, account_read),
-)

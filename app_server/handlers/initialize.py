@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.initialize import InitializeParams, InitializeResponse
 from app_server.startup import initialize_result, user_agent
 
-__all__ = ["ROUTES", "user_agent"]
+__all__ = ["initialize", "user_agent"]
 
 
 async def initialize(ctx: HandlerContext, params: InitializeParams) -> InitializeResponse:
@@ -30,6 +29,3 @@ async def initialize(ctx: HandlerContext, params: InitializeParams) -> Initializ
     return InitializeResponse.model_validate(
         initialize_result(ctx.session.client_name, ctx.session.client_version, app.codex_home)
     )
-
-
-ROUTES = (RouteSpec("initialize", InitializeParams, initialize),)

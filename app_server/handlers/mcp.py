@@ -13,7 +13,6 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.mcp.params import (
     ListMcpServerStatusParams,
     McpRequestError,
@@ -27,7 +26,10 @@ from app_server.mcp.params import (
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest, RpcError
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "event_stream_start", "event_stream_stop", "oauth_login", "reload", "resource_read", "status_list",
+    "tool_call",
+]
 
 P = TypeVar("P")
 
@@ -102,14 +104,3 @@ async def event_stream_stop(ctx: HandlerContext, params: McpServerEventStreamSto
     """Nothing is ever subscribed, so stopping any id succeeds, as in Codex 0.169."""
     _require(params, ("subscriptionId",))
     return {}
-
-
-ROUTES = (
-    RouteSpec("mcpServerStatus/list", ListMcpServerStatusParams, status_list),
-    RouteSpec("mcpServer/tool/call", _ToolCallParams, tool_call),
-    RouteSpec("mcpServer/resource/read", McpResourceReadParams, resource_read),
-    RouteSpec("config/mcpServer/reload", None, reload),
-    RouteSpec("mcpServer/oauth/login", McpServerOauthLoginParams, oauth_login),
-    RouteSpec("mcpServer/event/stream/start", McpServerEventStreamStartParams, event_stream_start, experimental=True),
-    RouteSpec("mcpServer/event/stream/stop", McpServerEventStreamStopParams, event_stream_stop, experimental=True),
-)

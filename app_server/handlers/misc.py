@@ -17,14 +17,19 @@ from typing import Any
 
 from app_server.context import HandlerContext
 from app_server.handlers.features_0169 import BETA_TEXTS, FEATURES
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import surface as p
 from pycodex import __version__
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest
 from pycodex.platform.spawn import os_error_text
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "collaboration_modes", "diagnostics", "external_detect", "external_histories", "external_import",
+    "external_record", "feature_enablement_set", "feature_list", "feedback_save", "feedback_upload",
+    "mock_method", "pairing_start", "pairing_status", "permission_profiles", "remote_needs_chatgpt",
+    "remote_status", "verification_cancel", "verification_status", "verification_unavailable",
+    "verification_verify", "windows_readiness", "windows_setup",
+]
 
 UNAVAILABLE = "User verification is not available in this build or account."
 NEEDS_CHATGPT = "remote control requires ChatGPT authentication"
@@ -216,34 +221,3 @@ async def pairing_status(ctx: HandlerContext, params: p.PairingStatusParams) -> 
 
 async def mock_method(ctx: HandlerContext, params: p.MockParams) -> JsonObj:
     return {"echoed": params.value}
-
-
-ROUTES = (
-    RouteSpec("collaborationMode/list", p.AnyParams, collaboration_modes, experimental=True),
-    RouteSpec("experimentalFeature/list", p.PageParams, feature_list),
-    RouteSpec("experimentalFeature/enablement/set", p.FeatureEnablementSetParams, feature_enablement_set),
-    RouteSpec("permissionProfile/list", p.PageParams, permission_profiles),
-    RouteSpec("feedback/save", p.FeedbackSaveParams, feedback_save),
-    RouteSpec("feedback/upload", p.FeedbackParams, feedback_upload),
-    RouteSpec("externalAgentConfig/detect", p.AnyParams, external_detect),
-    RouteSpec("externalAgentConfig/import", p.ExternalImportParams, external_import),
-    RouteSpec("externalAgentConfig/import/recordHistory", p.ExternalRecordHistoryParams, external_record),
-    RouteSpec("externalAgentConfig/import/readHistories", None, external_histories),
-    RouteSpec("windowsSandbox/setupStart", p.WindowsSandboxSetupParams, windows_setup),
-    RouteSpec("windowsSandbox/readiness", None, windows_readiness),
-    RouteSpec("server/diagnostics", p.AnyParams, diagnostics, experimental=True),
-    RouteSpec("userVerification/status", p.AnyParams, verification_status, experimental=True),
-    RouteSpec("userVerification/enroll", p.AnyParams, verification_unavailable, experimental=True),
-    RouteSpec("userVerification/delete", p.AnyParams, verification_unavailable, experimental=True),
-    RouteSpec("userVerification/verify", p.VerifyParams, verification_verify, experimental=True),
-    RouteSpec("userVerification/cancel", p.VerifyCancelParams, verification_cancel, experimental=True),
-    RouteSpec("remoteControl/enable", None, remote_needs_chatgpt, experimental=True),
-    RouteSpec("remoteControl/disable", None, remote_needs_chatgpt, experimental=True),
-    RouteSpec("remoteControl/status/read", None, remote_status, experimental=True),
-    RouteSpec("remoteControl/pairing/start", p.AnyParams, pairing_start, experimental=True),
-    RouteSpec("remoteControl/pairing/status", p.PairingStatusParams, pairing_status, experimental=True),
-    RouteSpec("remoteControl/client/list", p.RemoteClientListParams, remote_needs_chatgpt, experimental=True),
-    RouteSpec("remoteControl/client/revoke", p.RemoteClientRevokeParams, remote_needs_chatgpt,
-              experimental=True),
-    RouteSpec("mock/experimentalMethod", p.MockParams, mock_method, experimental=True),
-)

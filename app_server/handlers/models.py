@@ -9,13 +9,12 @@ from typing import Any
 from app_server.config.effective import read_layers
 from app_server.config.loader import plain_table
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.model.catalog import catalog, model_list, model_provider_capabilities, model_provider_list
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
 from pycodex.json_types import JsonObj
 
-__all__ = ["ROUTES"]
+__all__ = ["list_models", "list_providers", "read_capabilities", "set_default_provider", "write_provider"]
 
 
 async def list_models(ctx: HandlerContext, params: p.ModelListParams) -> JsonObj:
@@ -62,12 +61,3 @@ async def set_default_provider(ctx: HandlerContext, params: s.ModelProviderDefau
     )
     app.reload_config()
     return outcome.response
-
-
-ROUTES = (
-    RouteSpec("model/list", p.ModelListParams, list_models),
-    RouteSpec("modelProvider/list", None, list_providers),
-    RouteSpec("modelProvider/capabilities/read", None, read_capabilities),
-    RouteSpec("modelProvider/config/write", s.ModelProviderConfigWriteParams, write_provider),
-    RouteSpec("modelProvider/default/set", s.ModelProviderDefaultSetParams, set_default_provider),
-)

@@ -10,15 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from app_server.context import HandlerContext
+from app_server.declarations import Handler
 from app_server.handlers.marketplaces import Store, load_marketplace
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import surface as p
-from app_server.session import Session
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 from pycodex.platform.spawn import os_error_text
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "app_installed", "app_list", "app_read", "extra_roots_set", "marketplace_add", "marketplace_remove",
+    "marketplace_upgrade", "plugin_install", "plugin_installed", "plugin_list", "plugin_read",
+    "plugin_reconcile", "plugin_search", "plugin_share_checkout", "plugin_share_delete",
+    "plugin_share_list", "plugin_share_save", "plugin_share_update_targets", "plugin_skill_read",
+    "plugin_uninstall", "skills_config_write",
+]
 
 REMOTE_AUTH = "chatgpt authentication required for remote plugin catalog"
 
@@ -27,9 +32,9 @@ def _remote(action: str) -> InvalidRequest:
     return InvalidRequest(f"{action}: {REMOTE_AUTH}")
 
 
-def _remote_only(action: str) -> Any:
+def _remote_only(action: str) -> Handler:
     """A handler for a method that only works against the remote plugin catalog: Codex's refusal."""
-    async def handler(session: Session, params: Any) -> JsonObj:
+    async def handler(ctx: HandlerContext, params: Any) -> JsonObj:
         raise _remote(action)
 
     handler.__name__ = "remote_only"
@@ -176,27 +181,10 @@ async def extra_roots_set(ctx: HandlerContext, params: p.SkillsExtraRootsSetPara
     return {}
 
 
-ROUTES = (
-    RouteSpec("skills/config/write", p.SkillsConfigWriteParams, skills_config_write),
-    RouteSpec("skills/extraRoots/set", p.SkillsExtraRootsSetParams, extra_roots_set),
-    RouteSpec("plugin/list", p.CwdsParams, plugin_list),
-    RouteSpec("plugin/installed", p.CwdsParams, plugin_installed),
-    RouteSpec("plugin/read", p.PluginReadParams, plugin_read),
-    RouteSpec("plugin/install", p.PluginReadParams, plugin_install),
-    RouteSpec("plugin/uninstall", p.PluginUninstallParams, plugin_uninstall),
-    RouteSpec("plugin/reconcile", p.AnyParams, plugin_reconcile),
-    RouteSpec("plugin/search", p.PluginSearchParams, plugin_search, experimental=True),
-    RouteSpec("plugin/skill/read", p.PluginSkillReadParams, _remote_only("read remote plugin skill details")),
-    RouteSpec("plugin/share/save", p.PluginShareSaveParams, _remote_only("save remote plugin share")),
-    RouteSpec("plugin/share/updateTargets", p.PluginShareUpdateTargetsParams,
-              _remote_only("update remote plugin share targets")),
-    RouteSpec("plugin/share/list", p.AnyParams, _remote_only("list remote plugin shares")),
-    RouteSpec("plugin/share/checkout", p.RemotePluginParams, _remote_only("checkout plugin share")),
-    RouteSpec("plugin/share/delete", p.RemotePluginParams, _remote_only("delete remote plugin share")),
-    RouteSpec("marketplace/add", p.MarketplaceAddParams, marketplace_add),
-    RouteSpec("marketplace/remove", p.MarketplaceRemoveParams, marketplace_remove),
-    RouteSpec("marketplace/upgrade", p.MarketplaceUpgradeParams, marketplace_upgrade),
-    RouteSpec("app/list", p.AnyParams, app_list),
-    RouteSpec("app/read", p.AppsReadParams, app_read),
-    RouteSpec("app/installed", p.AnyParams, app_installed),
-)
+# The refusing handlers, one per method (each names what it would need).
+plugin_skill_read = _remote_only("read remote plugin skill details")
+plugin_share_save = _remote_only("save remote plugin share")
+plugin_share_update_targets = _remote_only("update remote plugin share targets")
+plugin_share_list = _remote_only("list remote plugin shares")
+plugin_share_checkout = _remote_only("checkout plugin share")
+plugin_share_delete = _remote_only("delete remote plugin share")

@@ -16,7 +16,6 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.base import ParamsModel, WireModel
 from app_server.protocol.common import ThreadId
@@ -29,7 +28,7 @@ from app_server.threads.state import ThreadRuntime, TurnState
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES", "ReviewStartParams", "review_request"]
+__all__ = ["ReviewStartParams", "review_request", "review_start"]
 
 
 class UncommittedChanges(WireModel):
@@ -168,6 +167,3 @@ async def review_start(ctx: HandlerContext, params: ReviewStartParams) -> JsonOb
              "startedAtMs": None, "completedAtMs": None}
     accepted = dict(turn.wire(view="notLoaded"), rootTurnId=None, items=[shown], startedAt=None)
     return {"turn": accepted, "reviewThreadId": thread.id}
-
-
-ROUTES = (RouteSpec("review/start", ReviewStartParams, review_start),)

@@ -9,7 +9,6 @@ import threading
 from typing import TYPE_CHECKING
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol import settings as s
 from app_server.session import Deferred
@@ -18,7 +17,7 @@ from pycodex.json_types import JsonObj
 if TYPE_CHECKING:
     from app_server.search.fuzzy import FuzzySessions
 
-__all__ = ["ROUTES"]
+__all__ = ["search", "session_start", "session_stop", "session_update"]
 
 
 def _sessions(ctx: HandlerContext) -> FuzzySessions:
@@ -75,11 +74,3 @@ async def session_update(ctx: HandlerContext, params: s.FuzzySessionUpdateParams
 
 async def session_stop(ctx: HandlerContext, params: s.FuzzySessionStopParams) -> JsonObj:
     return _sessions(ctx).stop(params.session_id)
-
-
-ROUTES = (
-    RouteSpec("fuzzyFileSearch", s.FuzzyFileSearchParams, search),
-    RouteSpec("fuzzyFileSearch/sessionStart", s.FuzzySessionStartParams, session_start, experimental=True),
-    RouteSpec("fuzzyFileSearch/sessionUpdate", s.FuzzySessionUpdateParams, session_update, experimental=True),
-    RouteSpec("fuzzyFileSearch/sessionStop", s.FuzzySessionStopParams, session_stop, experimental=True),
-)

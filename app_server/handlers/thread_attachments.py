@@ -13,7 +13,6 @@ from pydantic import Field
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import OptionalU32, ThreadId
@@ -22,7 +21,7 @@ from app_server.store.layout import find_rollout_file, is_archived_path
 from app_server.threads import history
 from pycodex.json_types import JsonObj
 
-__all__ = ["ROUTES"]
+__all__ = ["attachment_add", "attachment_list", "attachment_owner_list", "attachment_remove"]
 
 
 class ThreadAttachmentAddParams(ParamsModel):
@@ -103,11 +102,3 @@ async def attachment_owner_list(ctx: HandlerContext, params: ThreadAttachmentOwn
     data = [{"threadId": t, "archived": a} for t, a in zip(owners, flags, strict=True)
             if params.archived is None or params.archived == a]
     return {"data": data, "nextCursor": None}
-
-
-ROUTES = (
-    RouteSpec("thread/attachment/add", ThreadAttachmentAddParams, attachment_add),
-    RouteSpec("thread/attachment/list", ThreadAttachmentListParams, attachment_list),
-    RouteSpec("thread/attachmentOwner/list", ThreadAttachmentOwnerListParams, attachment_owner_list),
-    RouteSpec("thread/attachment/remove", ThreadAttachmentRemoveParams, attachment_remove),
-)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import ThreadId
 from app_server.store import new_uuid7
@@ -15,7 +14,7 @@ from app_server.threads.compaction import CompactionRunner
 from app_server.threads.state import TurnState
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES", "ThreadCompactStartParams"]
+__all__ = ["ThreadCompactStartParams", "compact_start"]
 
 
 class ThreadCompactStartParams(ParamsModel):
@@ -34,6 +33,3 @@ async def compact_start(ctx: HandlerContext, params: ThreadCompactStartParams) -
     runner = CompactionRunner(thread=thread, turn=turn, services=await app.turn_services(thread, ctx.session))
     ctx.session.after_response(thread.start_turn(turn, runner, app.spawn))
     return EmptyObject()
-
-
-ROUTES = (RouteSpec("thread/compact/start", ThreadCompactStartParams, compact_start),)

@@ -10,12 +10,14 @@ post-exit deadlines; pycodex keeps and reports the count, but its exec deadlines
 from __future__ import annotations
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import thread_controls as p
 from app_server.protocol.base import EmptyObject
 from pycodex.jsonrpc.errors import InvalidRequest, MethodNotFound
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "decrement_elicitation", "increment_elicitation", "prediction_request", "realtime_list_voices",
+    "sample_cancel",
+]
 
 
 async def increment_elicitation(ctx: HandlerContext, params: p.ThreadElicitationParams) -> p.ThreadElicitationResponse:
@@ -48,12 +50,3 @@ async def prediction_request(ctx: HandlerContext, params: p.ThreadPredictionRequ
 
 async def realtime_list_voices(ctx: HandlerContext, params: None) -> p.ThreadRealtimeListVoicesResponse:
     return p.ThreadRealtimeListVoicesResponse(voices=p.REALTIME_VOICES)
-
-
-ROUTES = (
-    RouteSpec("thread/increment_elicitation", p.ThreadElicitationParams, increment_elicitation, experimental=True),
-    RouteSpec("thread/decrement_elicitation", p.ThreadElicitationParams, decrement_elicitation, experimental=True),
-    RouteSpec("thread/sample/cancel", p.ThreadSampleCancelParams, sample_cancel, experimental=True),
-    RouteSpec("thread/prediction/request", p.ThreadPredictionRequestParams, prediction_request, experimental=True),
-    RouteSpec("thread/realtime/listVoices", None, realtime_list_voices, experimental=True),
-)

@@ -10,7 +10,6 @@ import asyncio
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol import thread_history as p
 from app_server.protocol.base import to_wire
@@ -18,7 +17,7 @@ from app_server.store import parse_thread_id
 from app_server.threads import history
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["goal_clear", "goal_get", "goal_set"]
 
 
 async def goal_get(ctx: HandlerContext, params: p.ThreadGoalGetParams) -> p.ThreadGoalGetResponse:
@@ -54,10 +53,3 @@ async def goal_clear(ctx: HandlerContext, params: p.ThreadGoalClearParams) -> p.
     if cleared:
         ctx.session.after_response(lambda: announce(ctx, thread_id, notices.thread_goal_cleared(thread_id)))
     return p.ThreadGoalClearResponse(cleared=cleared)
-
-
-ROUTES = (
-    RouteSpec("thread/goal/get", p.ThreadGoalGetParams, goal_get),
-    RouteSpec("thread/goal/set", p.ThreadGoalSetParams, goal_set),
-    RouteSpec("thread/goal/clear", p.ThreadGoalClearParams, goal_clear),
-)

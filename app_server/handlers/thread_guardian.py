@@ -17,7 +17,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.handlers.thread_inject import append_history
 from app_server.protocol import thread_controls as p
 from app_server.protocol.base import EmptyObject
@@ -27,7 +26,7 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.jsonrpc.serde import codex_error_message, describe_json_value
 
-__all__ = ["ROUTES"]
+__all__ = ["approve_denied_action", "guardian_review"]
 
 
 _REVIEWABLE = "plaintext exec_command, apply_patch, request_permissions, or MCP call"
@@ -91,10 +90,3 @@ async def guardian_review(ctx: HandlerContext, params: p.ThreadGuardianReviewPar
     if thread.settings.approvals_reviewer == "user":
         return p.ThreadGuardianReviewResponse(call_id=call_id, assessment=None)  # policy skips the review
     raise InvalidRequest("guardian review is unavailable: pycodex has no approval auto-reviewer")
-
-
-ROUTES = (
-    RouteSpec("thread/guardianReview", p.ThreadGuardianReviewParams, guardian_review, experimental=True),
-    RouteSpec("thread/approveGuardianDeniedAction", p.ThreadApproveGuardianDeniedActionParams,
-              approve_denied_action),
-)

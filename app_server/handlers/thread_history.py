@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol import thread_history as p
 from app_server.store import parse_thread_id
@@ -14,7 +13,7 @@ from app_server.threads import history
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["items_list", "items_read", "read_state_update"]
 
 
 async def items_list(ctx: HandlerContext, params: p.ThreadItemsListParams) -> p.ThreadItemsListResponse:
@@ -49,11 +48,3 @@ async def read_state_update(ctx: HandlerContext, params: p.ThreadReadStateUpdate
     if loaded is not None:
         ctx.session.after_response(lambda: loaded.emit(note))
     return {"readState": state}
-
-
-ROUTES = (
-    RouteSpec("thread/items/list", p.ThreadItemsListParams, items_list),
-    RouteSpec("thread/items/read", p.ThreadItemsReadParams, items_read, experimental=True),
-    RouteSpec("thread/readState/update", p.ThreadReadStateUpdateParams, read_state_update,
-              experimental=True),
-)

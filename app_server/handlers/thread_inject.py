@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
 from app_server.store import parse_thread_id
@@ -15,7 +14,7 @@ from app_server.threads.state import ThreadRuntime
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES", "append_history"]
+__all__ = ["append_history", "inject_items"]
 
 
 async def append_history(thread: ThreadRuntime, items: list[JsonObj]) -> None:
@@ -38,6 +37,3 @@ async def inject_items(ctx: HandlerContext, params: p.ThreadInjectItemsParams) -
         raise InvalidRequest(f"thread not loaded: {thread_id}")
     await append_history(thread, list(params.items))
     return EmptyObject()
-
-
-ROUTES = (RouteSpec("thread/inject_items", p.ThreadInjectItemsParams, inject_items),)

@@ -8,7 +8,6 @@ import asyncio
 from typing import ClassVar
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import OptionalU32
@@ -16,7 +15,7 @@ from app_server.store import parse_thread_id
 from app_server.threads import history
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["memory_mode_set", "memory_read", "memory_reset", "memory_status"]
 
 
 class MemoryStatusParams(ParamsModel):
@@ -50,12 +49,3 @@ async def memory_status(ctx: HandlerContext, params: MemoryStatusParams) -> dict
 
 async def memory_reset(ctx: HandlerContext, params: None) -> EmptyObject:
     return EmptyObject()  # nothing is kept, so nothing to clear
-
-
-ROUTES = (
-    RouteSpec("thread/memoryMode/set", p.ThreadMemoryModeSetParams, memory_mode_set,
-              experimental=True),
-    RouteSpec("memory/status", MemoryStatusParams, memory_status, experimental=True),
-    RouteSpec("memory/reset", None, memory_reset, experimental=True),
-    RouteSpec("thread/memory/read", p.ThreadMemoryReadParams, memory_read, experimental=True),
-)

@@ -12,7 +12,6 @@ from typing import ClassVar
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, ParamsModel, to_wire
 from app_server.protocol.common import OptionalU32, ThreadId
@@ -23,7 +22,7 @@ from app_server.threads.state import ThreadRuntime, TurnState
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["queue_add", "queue_delete", "queue_list", "queue_reorder", "queue_start", "queue_update"]
 
 Launch = Callable[[], Awaitable[None]]
 
@@ -192,13 +191,3 @@ async def queue_start(ctx: HandlerContext, params: ThreadQueueStartParams) -> Js
     await _changed(ctx, thread)
     ctx.session.after_response(launch)
     return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
-
-
-ROUTES = (
-    RouteSpec("thread/queue/add", ThreadQueueAddParams, queue_add, experimental=True),
-    RouteSpec("thread/queue/list", ThreadQueueListParams, queue_list, experimental=True),
-    RouteSpec("thread/queue/update", ThreadQueueUpdateParams, queue_update, experimental=True),
-    RouteSpec("thread/queue/delete", ThreadQueueDeleteParams, queue_delete, experimental=True),
-    RouteSpec("thread/queue/reorder", ThreadQueueReorderParams, queue_reorder, experimental=True),
-    RouteSpec("thread/queue/start", ThreadQueueStartParams, queue_start, experimental=True),
-)

@@ -11,7 +11,6 @@ import asyncio
 from typing import ClassVar
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.base import ParamsModel
 from app_server.protocol.common import ThreadId
@@ -21,7 +20,7 @@ from app_server.threads.history import resume_fields
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES", "ThreadRevertParams"]
+__all__ = ["ThreadRevertParams", "revert"]
 
 #: How long a running turn gets to record its end before the revert goes ahead.
 INTERRUPT_TIMEOUT_S = 10.0
@@ -62,6 +61,3 @@ async def revert(ctx: HandlerContext, params: ThreadRevertParams) -> JsonObj:
     return {"thread": app.threads.thread_wire(thread, include_turns=False),
             "turnsBackwardsCursor": cursors["turnsBackwardsCursor"],
             "itemsBackwardsCursor": cursors["itemsBackwardsCursor"]}
-
-
-ROUTES = (RouteSpec("thread/revert", ThreadRevertParams, revert),)

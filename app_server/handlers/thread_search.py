@@ -11,7 +11,6 @@ import asyncio
 from typing import Any
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
@@ -21,7 +20,7 @@ from app_server.threads import history, search
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["occurrences", "search_cancel", "thread_search", "thread_search_stream"]
 
 #: thread/search/stream limits the trimmed search term to this many UTF-8 bytes (Codex 0.171).
 STREAM_TERM_LIMIT = 65_536
@@ -107,12 +106,3 @@ async def occurrences(ctx: HandlerContext, params: p.ThreadSearchOccurrencesPara
     found = search.occurrences(thread_id, turns, term)
     page = search.page(found, params.cursor, params.limit)
     return {"data": page["data"], "nextCursor": page["nextCursor"]}
-
-
-ROUTES = (
-    RouteSpec("thread/search", p.ThreadSearchParams, thread_search, experimental=True),
-    RouteSpec("thread/searchOccurrences", p.ThreadSearchOccurrencesParams, occurrences, experimental=True),
-    RouteSpec("thread/search/stream", p.ThreadSearchParams, thread_search_stream),
-    RouteSpec("thread/search/cancel", p.ThreadSearchCancelParams, search_cancel),
-    RouteSpec("thread/search/stream/cancel", p.ThreadSearchCancelParams, search_cancel),
-)

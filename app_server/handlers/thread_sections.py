@@ -7,7 +7,6 @@ import logging
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
@@ -17,7 +16,10 @@ from app_server.threads import history
 from app_server.threads.sections import overlay
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "metadata_update", "section_create", "section_delete", "section_list", "section_move", "section_update",
+    "thread_delete",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -111,14 +113,3 @@ async def metadata_update(ctx: HandlerContext, params: p.ThreadMetadataUpdatePar
                             wire.get("gitInfo"))
     thread = await asyncio.to_thread(overlay, wire, app.thread_state)
     return p.ThreadMetadataUpdateResponse(thread=dict(thread, canAcceptDirectInput=None))
-
-
-ROUTES = (
-    RouteSpec("threadSection/list", p.ThreadSectionListParams, section_list),
-    RouteSpec("threadSection/create", p.ThreadSectionCreateParams, section_create),
-    RouteSpec("threadSection/update", p.ThreadSectionUpdateParams, section_update),
-    RouteSpec("threadSection/delete", p.ThreadSectionDeleteParams, section_delete),
-    RouteSpec("thread/section/move", p.ThreadSectionMoveParams, section_move),
-    RouteSpec("thread/delete", p.ThreadDeleteParams, thread_delete),
-    RouteSpec("thread/metadata/update", p.ThreadMetadataUpdateParams, metadata_update),
-)

@@ -11,7 +11,6 @@ from typing import Annotated, Any, ClassVar
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import (
@@ -28,7 +27,7 @@ from app_server.threads.overrides import apply_turn_overrides
 from app_server.threads.state import ThreadSettings
 from pycodex.json_types import JsonObj
 
-__all__ = ["ROUTES", "ThreadSettingsUpdateParams", "settings_wire"]
+__all__ = ["ThreadSettingsUpdateParams", "settings_update", "settings_wire"]
 
 
 class ThreadSettingsUpdateParams(ParamsModel):
@@ -77,9 +76,3 @@ async def settings_update(ctx: HandlerContext, params: ThreadSettingsUpdateParam
         note = notices.thread_settings_updated(thread.id, settings_wire(thread.settings))
         ctx.session.after_response(lambda: announce(ctx, thread.id, note))
     return EmptyObject()
-
-
-ROUTES = (
-    RouteSpec("thread/settings/update", ThreadSettingsUpdateParams, settings_update, probe_experimental=True,
-              experimental=True),
-)

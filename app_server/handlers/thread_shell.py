@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol.base import EmptyObject, ParamsModel
 from app_server.protocol.common import ThreadId
 from app_server.store import new_uuid7
@@ -14,7 +13,7 @@ from app_server.threads.state import TurnState
 from app_server.threads.user_shell import UserShellRunner
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
-__all__ = ["ROUTES", "ThreadShellCommandParams"]
+__all__ = ["ThreadShellCommandParams", "shell_command"]
 
 
 class ThreadShellCommandParams(ParamsModel):
@@ -40,6 +39,3 @@ async def shell_command(ctx: HandlerContext, params: ThreadShellCommandParams) -
                              services=await app.turn_services(thread, ctx.session))
     ctx.session.after_response(thread.start_turn(turn, runner, app.spawn))
     return EmptyObject()
-
-
-ROUTES = (RouteSpec("thread/shellCommand", ThreadShellCommandParams, shell_command),)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import thread_history as p
 from app_server.protocol.base import EmptyObject
 from app_server.store import parse_thread_id
@@ -11,7 +10,7 @@ from app_server.threads import history
 from app_server.tools.unified_exec import UnifiedExec
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["terminals_clean", "terminals_list", "terminals_terminate"]
 
 
 async def _sessions(ctx: HandlerContext, thread_id: str) -> UnifiedExec | None:
@@ -56,13 +55,3 @@ async def terminals_terminate(
     sessions = await _sessions(ctx, params.thread_id)
     terminated = sessions is not None and await sessions.terminate(int(params.process_id))
     return p.BackgroundTerminalsTerminateResponse(terminated=terminated)
-
-
-ROUTES = (
-    RouteSpec("thread/backgroundTerminals/list", p.BackgroundTerminalsListParams, terminals_list,
-              experimental=True),
-    RouteSpec("thread/backgroundTerminals/clean", p.BackgroundTerminalsCleanParams, terminals_clean,
-              experimental=True),
-    RouteSpec("thread/backgroundTerminals/terminate", p.BackgroundTerminalsTerminateParams, terminals_terminate,
-              experimental=True),
-)

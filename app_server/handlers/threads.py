@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import notices
 from app_server.protocol import threads as p
 from app_server.protocol.codex_0171 import ThreadListParams0171, speaks_0171
@@ -35,7 +34,10 @@ from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 if TYPE_CHECKING:
     pass
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "archive", "loaded_list", "name_set", "thread_fork", "thread_list", "thread_read", "thread_resume",
+    "thread_start", "turns_list", "unarchive", "unsubscribe",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -314,18 +316,3 @@ async def unsubscribe(ctx: HandlerContext, params: p.ThreadUnsubscribeParams) ->
         return p.ThreadUnsubscribeResponse(status="notSubscribed")
     loaded.subscribers.discard(ctx.session)
     return p.ThreadUnsubscribeResponse(status="unsubscribed")
-
-
-ROUTES = (
-    RouteSpec("thread/start", p.ThreadStartParams, thread_start, probe_experimental=True),
-    RouteSpec("thread/resume", p.ThreadResumeParams, thread_resume, probe_experimental=True),
-    RouteSpec("thread/fork", p.ThreadForkParams, thread_fork, probe_experimental=True),
-    RouteSpec("thread/read", p.ThreadReadParams, thread_read),
-    RouteSpec("thread/list", ThreadListParams0171, thread_list, probe_experimental=True),
-    RouteSpec("thread/loaded/list", p.ThreadLoadedListParams, loaded_list),
-    RouteSpec("thread/turns/list", p.ThreadTurnsListParams, turns_list),
-    RouteSpec("thread/name/set", p.ThreadSetNameParams, name_set),
-    RouteSpec("thread/archive", p.ThreadArchiveParams, archive),
-    RouteSpec("thread/unarchive", p.ThreadUnarchiveParams, unarchive),
-    RouteSpec("thread/unsubscribe", p.ThreadUnsubscribeParams, unsubscribe),
-)

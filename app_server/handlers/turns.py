@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from app_server.context import HandlerContext
-from app_server.handlers.table import RouteSpec
 from app_server.protocol import turns as p
 from app_server.protocol.base import to_wire
 from app_server.store import new_uuid7
@@ -15,7 +14,7 @@ from app_server.threads.state import TurnState
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["turn_interrupt", "turn_start", "turn_steer"]
 
 
 #: Codex refuses a turn/start or turn/steer whose text inputs hold more characters than this.
@@ -88,10 +87,3 @@ async def turn_interrupt(ctx: HandlerContext, params: p.TurnInterruptParams) -> 
 
     ctx.session.after_response(interrupt)
     return p.TurnInterruptResponse()
-
-
-ROUTES = (
-    RouteSpec("turn/start", p.TurnStartParams, turn_start, probe_experimental=True),
-    RouteSpec("turn/steer", p.TurnSteerParams, turn_steer),
-    RouteSpec("turn/interrupt", p.TurnInterruptParams, turn_interrupt),
-)

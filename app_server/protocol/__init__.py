@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     )
     from .items import THREAD_ITEM_VARIANTS, USER_INPUT_VARIANTS, ThreadItem, UserInput
     from .method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS, UNKNOWN_METHOD_VARIANTS
-    from .methods import METHODS, MethodSpec, experimental_fields_present
+    from .methods import experimental_fields_present
     from .notifications import EXPERIMENTAL_NOTIFICATIONS, NOTIFICATIONS, notification_envelope
 
 #: Exported name -> the submodule that defines it.
@@ -48,8 +48,6 @@ _HOME = {
     "CODEX_CLIENT_METHODS": "method_names",
     "EXPERIMENTAL_METHODS": "method_names",
     "UNKNOWN_METHOD_VARIANTS": "method_names",
-    "METHODS": "methods",
-    "MethodSpec": "methods",
     "experimental_fields_present": "methods",
     "EXPERIMENTAL_NOTIFICATIONS": "notifications",
     "NOTIFICATIONS": "notifications",
@@ -60,13 +58,11 @@ __all__ = [
     "CODEX_CLIENT_METHODS",
     "EXPERIMENTAL_METHODS",
     "EXPERIMENTAL_NOTIFICATIONS",
-    "METHODS",
     "NOTIFICATIONS",
     "SERVER_REQUESTS",
     "THREAD_ITEM_VARIANTS",
     "UNKNOWN_METHOD_VARIANTS",
     "USER_INPUT_VARIANTS",
-    "MethodSpec",
     "OmittingWireModel",
     "ParamsModel",
     "ThreadItem",
