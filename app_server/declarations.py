@@ -52,7 +52,8 @@ class MethodDecl:
     result: str | type[BaseModel] | None = None
     #: ``experimental``: the whole method needs the experimentalApi capability.
     stability: Stability = "stable"
-    #: Experimental fields of the params need the experimentalApi capability (``experimental_fields_present``).
+    #: Experimental fields of the params need the experimentalApi capability
+    #: (``app_server.protocol.methods.experimental_fields_present`` finds them).
     probe: bool = False
     #: The model the router validates with when it is a version-tolerant subclass of ``params`` (the schema
     #: pycodex exports stays Codex 0.169's).

@@ -18,8 +18,8 @@ from typing import Any
 from pycodex.transport.endpoint import Endpoint
 
 __all__ = [
-    "DEFAULT_SERVER_REQUEST_TIMEOUT_S", "ConnectionClosedError", "Deferred", "ServerRequestTimeout", "Session",
-    "now_ms",
+    "DEFAULT_SERVER_REQUEST_TIMEOUT_S", "ConnectionClosedError", "Deferred", "ServerRequestTimeout",
+    "Session", "now_ms",
 ]
 
 #: Every server-to-client request has a deadline; callers waiting on a person (approvals) pass their own.

@@ -102,9 +102,10 @@ APP_SERVER_TRANSCRIPTS = [
 #: The required subset of the served methods (the original twenty, less ``initialized``): their declarations'
 #: params and result models, by method, as the transcript checks below use them.
 REQUIRED_METHODS = (
-    "initialize", "thread/start", "thread/resume", "thread/fork", "thread/list", "thread/read", "thread/archive",
-    "thread/unarchive", "thread/name/set", "thread/loaded/list", "thread/unsubscribe", "thread/turns/list",
-    "turn/start", "turn/interrupt", "turn/steer", "skills/list", "config/read", "model/list", "account/read",
+    "initialize", "thread/start", "thread/resume", "thread/fork", "thread/list", "thread/read",
+    "thread/archive", "thread/unarchive", "thread/name/set", "thread/loaded/list", "thread/unsubscribe",
+    "thread/turns/list", "turn/start", "turn/interrupt", "turn/steer", "skills/list", "config/read",
+    "model/list", "account/read",
 )
 
 

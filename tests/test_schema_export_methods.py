@@ -1,7 +1,7 @@
 """`generate-json-schema` covers every method pycodex serves, in Codex's `ClientRequest` shape.
 
-The served methods are the declarations of app_server/method_table.py; Codex's side is the recorded schema snapshot in
-tests/data/schema (what `codex app-server generate-json-schema [--experimental]` wrote).
+The served methods are the declarations of app_server/method_table.py; Codex's side is the recorded schema
+snapshot in tests/data/schema (what `codex app-server generate-json-schema [--experimental]` wrote).
 """
 
 from __future__ import annotations
@@ -96,7 +96,9 @@ def _refs(node: Any) -> list[str]:
     return own + [ref for value in node.values() for ref in _refs(value)]
 
 
-def test_every_params_and_pydantic_response_model_is_a_definition_and_a_v2_file(exports: dict[str, Path]) -> None:
+def test_every_params_and_pydantic_response_model_is_a_definition_and_a_v2_file(
+    exports: dict[str, Path]
+) -> None:
     bundle = _load(exports["experimental"] / BUNDLE_NAME)["definitions"]
     responses = 0
     for decl in DECLARATIONS:

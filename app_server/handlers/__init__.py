@@ -1,4 +1,4 @@
-"""Request handlers, one module per method family; what they serve is declared in ``app_server/method_table.py``.
+"""Request handlers, one module per method family; what they serve is declared in app_server/method_table.py.
 
 ``register_all`` puts every declared method in the router's index at start-up but imports a family's module
 (and so builds the pydantic params and result models it names) only when one of its methods is first
@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["register_all"]
 
 
-def register_all(router: Router, services: Services, declarations: Iterable[MethodDecl] = DECLARATIONS) -> None:
+def register_all(
+    router: Router, services: Services, declarations: Iterable[MethodDecl] = DECLARATIONS
+) -> None:
     """Index every declared method in ``router``, in declaration order (the "unknown variant" order).
 
     Methods of one family share a loader that registers all of them on the first request for any; a

@@ -160,7 +160,8 @@ async def review_start(ctx: HandlerContext, params: ReviewStartParams) -> JsonOb
     app.threads.subscribe(thread, ctx.session)
     inputs: list[JsonObj] = [{"type": "text", "text": prompt, "text_elements": []}]
     turn = TurnState(new_uuid7(), inputs=inputs)
-    runner = ReviewRunner(thread=thread, turn=turn, services=await app.turn_services(thread, ctx.session), hint=hint)
+    services = await app.turn_services(thread, ctx.session)
+    runner = ReviewRunner(thread=thread, turn=turn, services=services, hint=hint)
     ctx.session.after_response(thread.start_turn(turn, runner, app.spawn))
     shown = {"type": "userMessage", "id": turn.id, "clientId": None,
              "content": it.user_input_to_content([{"type": "text", "text": hint}]),

@@ -20,14 +20,18 @@ __all__ = [
 ]
 
 
-async def increment_elicitation(ctx: HandlerContext, params: p.ThreadElicitationParams) -> p.ThreadElicitationResponse:
+async def increment_elicitation(
+    ctx: HandlerContext, params: p.ThreadElicitationParams
+) -> p.ThreadElicitationResponse:
     thread = ctx.services.threads.get_loaded(params.thread_id)
     thread.out_of_band_elicitations += 1
     count = thread.out_of_band_elicitations
     return p.ThreadElicitationResponse(count=count, paused=count > 0)
 
 
-async def decrement_elicitation(ctx: HandlerContext, params: p.ThreadElicitationParams) -> p.ThreadElicitationResponse:
+async def decrement_elicitation(
+    ctx: HandlerContext, params: p.ThreadElicitationParams
+) -> p.ThreadElicitationResponse:
     thread = ctx.services.threads.get_loaded(params.thread_id)
     if thread.out_of_band_elicitations == 0:
         raise InvalidRequest("out-of-band elicitation count is already zero")

@@ -59,7 +59,9 @@ def approval_text(event: p.GuardianAssessmentEvent) -> str:
     )
 
 
-async def approve_denied_action(ctx: HandlerContext, params: p.ThreadApproveGuardianDeniedActionParams) -> EmptyObject:
+async def approve_denied_action(
+    ctx: HandlerContext, params: p.ThreadApproveGuardianDeniedActionParams
+) -> EmptyObject:
     event = parse_event(params.event)  # Codex parses the event before it looks at the thread id
     thread = ctx.services.threads.get_loaded(params.thread_id)
     if event.status == "denied":
@@ -80,7 +82,9 @@ def _final_call_id(history: list[JsonObj]) -> str:
     return call_id
 
 
-async def guardian_review(ctx: HandlerContext, params: p.ThreadGuardianReviewParams) -> p.ThreadGuardianReviewResponse:
+async def guardian_review(
+    ctx: HandlerContext, params: p.ThreadGuardianReviewParams
+) -> p.ThreadGuardianReviewResponse:
     app = ctx.services
     thread = app.threads.get_loaded(params.thread_id)
     if thread.active is not None:

@@ -97,7 +97,9 @@ async def thread_delete(ctx: HandlerContext, params: p.ThreadDeleteParams) -> Em
     return EmptyObject()
 
 
-async def metadata_update(ctx: HandlerContext, params: p.ThreadMetadataUpdateParams) -> p.ThreadMetadataUpdateResponse:
+async def metadata_update(
+    ctx: HandlerContext, params: p.ThreadMetadataUpdateParams
+) -> p.ThreadMetadataUpdateResponse:
     app = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     if params.git_info is None and params.daybreak_enabled is None:

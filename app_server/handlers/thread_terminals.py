@@ -21,7 +21,9 @@ async def _sessions(ctx: HandlerContext, thread_id: str) -> UnifiedExec | None:
     return None if loaded is None else loaded.services.exec_sessions
 
 
-async def terminals_list(ctx: HandlerContext, params: p.BackgroundTerminalsListParams) -> p.BackgroundTerminalsListResponse:
+async def terminals_list(
+    ctx: HandlerContext, params: p.BackgroundTerminalsListParams
+) -> p.BackgroundTerminalsListResponse:
     sessions = await _sessions(ctx, params.thread_id)
     data = []
     for running in sessions.running() if sessions is not None else []:

@@ -143,7 +143,8 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> Js
     async def after() -> None:
         usage = thread.token_usage_wire()
         if cold and usage is not None:  # a client joining a loaded thread gets neither status nor usage
-            await notices.send(ctx.session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
+            usage_notice = notices.token_usage_updated(thread.id, _last_turn_id(thread), usage)
+            await notices.send(ctx.session, usage_notice)
         # Codex tells every subscriber the goal state either way, the joining client included.
         if goal is None:
             await thread.emit(notices.thread_goal_cleared(thread.id))
@@ -174,7 +175,8 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> JsonOb
     async def after() -> None:
         usage = thread.token_usage_wire()
         if usage is not None and not params.exclude_turns:  # as Codex: a fork without its turns gets none
-            await notices.send(ctx.session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
+            usage_notice = notices.token_usage_updated(thread.id, _last_turn_id(thread), usage)
+            await notices.send(ctx.session, usage_notice)
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
 
     ctx.session.after_response(after)
@@ -290,7 +292,8 @@ async def archive(ctx: HandlerContext, params: p.ThreadArchiveParams) -> p.Threa
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
     except ThreadArchivedStateError as exc:
         raise InvalidRequest(str(exc)) from None
-    ctx.session.after_response(lambda: announce(ctx, params.thread_id, notices.thread_archived(params.thread_id)))
+    notice = notices.thread_archived(params.thread_id)
+    ctx.session.after_response(lambda: announce(ctx, params.thread_id, notice))
     return p.ThreadArchiveResponse()
 
 
@@ -302,7 +305,8 @@ async def unarchive(ctx: HandlerContext, params: p.ThreadUnarchiveParams) -> Jso
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
     except ThreadArchivedStateError as exc:
         raise InvalidRequest(str(exc)) from None
-    ctx.session.after_response(lambda: announce(ctx, params.thread_id, notices.thread_unarchived(params.thread_id)))
+    notice = notices.thread_unarchived(params.thread_id)
+    ctx.session.after_response(lambda: announce(ctx, params.thread_id, notice))
     return {"thread": wire}
 
 

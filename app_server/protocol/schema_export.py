@@ -59,7 +59,9 @@ class ServedMethod(NamedTuple):
     experimental: bool
 
 
-def served_methods(experimental: bool = True, declarations: Iterable[MethodDecl] | None = None) -> list[ServedMethod]:
+def served_methods(
+    experimental: bool = True, declarations: Iterable[MethodDecl] | None = None
+) -> list[ServedMethod]:
     """Every declared client method, in declaration order; experimental ones on request."""
     if declarations is None:
         from app_server.method_table import DECLARATIONS

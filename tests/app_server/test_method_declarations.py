@@ -1,4 +1,4 @@
-"""Every served method has exactly one declaration (app_server/method_table.py) and the schema export covers it.
+"""Every served method has exactly one declaration (app_server/method_table.py); the schema export covers it.
 
 The router's index, the handler modules and the exported ``ClientRequest`` union are all checked against
 the one table; the handlers' own signatures may not disagree with what their declaration says.
@@ -112,8 +112,9 @@ def test_the_declaration_table_imports_nothing_at_module_level(tmp_path: Path) -
         "from app_server.router import Router\n"
         "from app_server.handlers import register_all\n"
         "register_all(Router(), object())\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('app_server.handlers.', 'app_server.protocol.'))"
-        "))"
+        "lazy = ('app_server.handlers.', 'app_server.protocol.')\n"
+        "loaded = [m for m in sys.modules if m.startswith(lazy)]\n"
+        "print(sorted(loaded))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
                          cwd=REPO_ROOT)

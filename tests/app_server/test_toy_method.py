@@ -1,4 +1,5 @@
-"""Adding a method touches one declaration: a toy method, declared here, is routed, validated, answered and exported.
+"""Adding a method touches one declaration: a toy method declared here is routed, validated, answered and
+exported.
 
 The toy's params model, result model and handler live in this file; the one ``MethodDecl`` naming them is
 appended to the real table and handed to an ``AppServer``. Nothing else in the tree learns of it, yet a
@@ -69,7 +70,8 @@ class _Client:
         await self._outbox.close()
 
     async def call(self, request_id: int, method: str, params: Any) -> Any:
-        await self.connection.on_message(json.dumps({"id": request_id, "method": method, "params": params}).encode())
+        line = json.dumps({"id": request_id, "method": method, "params": params})
+        await self.connection.on_message(line.encode())
         async with self._arrived:
             await asyncio.wait_for(self._arrived.wait_for(lambda: request_id in self.answers), 10)
         return self.answers[request_id]
@@ -94,7 +96,8 @@ async def test_a_toy_method_declared_once_is_routed_validated_answered_and_expor
         await app.shutdown()
 
     bundle = bundle_schema(served_methods(experimental=True, declarations=(*DECLARATIONS, TOY)))
-    variants = {v["properties"]["method"]["enum"][0]: v for v in bundle["definitions"]["ClientRequest"]["oneOf"]}
+    union = bundle["definitions"]["ClientRequest"]["oneOf"]
+    variants = {v["properties"]["method"]["enum"][0]: v for v in union}
     assert variants["toy/echo"]["properties"]["params"] == {"$ref": "#/definitions/ToyEchoParams"}
     assert variants["toy/echo"]["title"] == "Toy/echoRequest"
     assert {"ToyEchoParams", "ToyEchoResponse"} <= set(bundle["definitions"])
