@@ -41,11 +41,24 @@ _SANDBOX_MODES = {"dangerFullAccess": "danger-full-access", "readOnly": "read-on
                   "workspaceWrite": "workspace-write", "externalSandbox": "danger-full-access"}
 
 
+#: After the leader exits, its pipes are read for as long as output keeps coming; once a window this long
+#: passes with no chunk read and no notification being sent, what is left open belongs to a background child
+#: (``sh -c "sleep 30 &"``) and is abandoned.
+QUIET_S = 0.25
+#: A background child that never stops writing cannot hold the exit back for longer than this.
+DRAIN_AFTER_EXIT_MAX_S = 10.0
+
+
 @dataclass
 class _Capture:
     cap: int | None
     data: dict[str, bytearray] = field(default_factory=lambda: {"stdout": bytearray(), "stderr": bytearray()})
     capped: dict[str, bool] = field(default_factory=lambda: {"stdout": False, "stderr": False})
+    #: Chunks read so far and notifications being sent now: the drain's measure of progress.
+    reads: int = 0
+    emitting: int = 0
+    #: The drain after exit gave up with output still flowing (``outputDrainTimedOut``).
+    drain_timed_out: bool = False
 
 
 def _env(overrides: Mapping[str, str | None] | None) -> dict[str, str]:
@@ -61,6 +74,7 @@ def _env(overrides: Mapping[str, str | None] | None) -> dict[str, str]:
 async def _pump(running: RunningProcess, stream: str, capture: _Capture, emit: Emit | None) -> None:
     name = "stdout" if stream == "pty" else stream
     while data := await running.spawned.read_chunk(stream, 8192):
+        capture.reads += 1
         if capture.capped[name]:
             continue  # keep draining so the child never blocks on a full pipe
         if capture.cap is not None and len(capture.data[name]) + len(data) >= capture.cap:
@@ -68,7 +82,11 @@ async def _pump(running: RunningProcess, stream: str, capture: _Capture, emit: E
             capture.capped[name] = True
         capture.data[name] += data
         if emit is not None and (data or capture.capped[name]):
-            await emit(name, data, capture.capped[name])
+            capture.emitting += 1
+            try:
+                await emit(name, data, capture.capped[name])
+            finally:
+                capture.emitting -= 1
 
 
 async def _run(running: RunningProcess, capture: _Capture, emit: Emit | None, timeout_ms: int | None) -> int:
@@ -82,14 +100,38 @@ async def _run(running: RunningProcess, capture: _Capture, emit: Emit | None, ti
             spawned.signal_group(signal.SIGKILL)
             await spawned.wait()
             code = TIMEOUT_EXIT_CODE
-        await asyncio.wait(pumps, timeout=1.0)  # background children may hold the pipes open
+        await _drain(pumps, capture)
         return code
     finally:
         for pump in pumps:
             pump.cancel()
+        # A cancelled pump may be mid-notification: wait until it is gone, so that no output notification can
+        # follow the exit the caller reports next.
+        await asyncio.gather(*pumps, return_exceptions=True)
         spawned.close_pty()
         if spawned.returncode is None:
             spawned.signal_group(signal.SIGKILL)
+
+
+async def _drain(pumps: list[asyncio.Task[None]], capture: _Capture) -> None:
+    """Let the pumps read and forward what the exited leader left in its pipes, however long that takes.
+
+    Not a fixed grace (under load one could expire before a pump had even run): a pump stops being waited
+    for only once a whole quiet window passed in which no pump read a chunk or was sending one. When the
+    process regains the CPU after a stall, the event loop runs the readable pipes' callbacks before the
+    window's timer, so data already in a pipe is read before the window is judged quiet.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DRAIN_AFTER_EXIT_MAX_S
+    pending = set(pumps)
+    while pending:
+        reads = capture.reads
+        _, pending = await asyncio.wait(pending, timeout=QUIET_S)
+        if pending and capture.reads == reads and not capture.emitting:
+            return  # quiet: what still holds a pipe open is a background child
+        if pending and loop.time() >= deadline:
+            capture.drain_timed_out = True
+            return
 
 
 async def _start(argv: list[str], cwd: Path, env: dict[str, str], *, tty: bool, stdin: bool,
@@ -259,7 +301,7 @@ async def process_spawn(ctx: HandlerContext, params: p.ProcessSpawnParams) -> Js
         out = {s: "" if streamed else capture.data[s].decode("utf-8", "replace") for s in ("stdout", "stderr")}
         with contextlib.suppress(Exception):
             await ctx.session.notify("process/exited", {
-                "processHandle": handle, "exitCode": code, "outputDrainTimedOut": False,
+                "processHandle": handle, "exitCode": code, "outputDrainTimedOut": capture.drain_timed_out,
                 "stdout": out["stdout"], "stdoutCapReached": capture.capped["stdout"],
                 "stderr": out["stderr"], "stderrCapReached": capture.capped["stderr"]})
 
