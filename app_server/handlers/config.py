@@ -35,11 +35,12 @@ async def _write(
 ) -> JsonObj:
     from app_server.config.write import write_values
 
-    app = ctx.services
-    loaded = app.config
+    services = ctx.services
+    loaded = services.config
     flags = [layer for layer in read_layers(loaded, None) if layer.name.get("type") == "sessionFlags"]
     outcome = await asyncio.to_thread(
-        write_values, loaded.config_path, edits, codex_home=app.codex_home, expected_version=expected_version,
+        write_values, loaded.config_path, edits, codex_home=services.codex_home,
+        expected_version=expected_version,
         file_path=file_path, higher_layers=flags,
     )
     if outcome.unknown_keys:

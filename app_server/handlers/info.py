@@ -20,10 +20,10 @@ async def skills_list(ctx: HandlerContext, params: p.SkillsListParams) -> JsonOb
 
 
 async def account_read(ctx: HandlerContext, params: p.GetAccountParams) -> JsonObj:
-    app = ctx.services
-    needs_auth = bool(app.config.provider.requires_openai_auth)
+    services = ctx.services
+    needs_auth = bool(services.config.provider.requires_openai_auth)
     # As Codex: the stored login is an account only for a provider that uses OpenAI auth.
-    key = await asyncio.to_thread(stored_api_key, app.codex_home) if needs_auth else None
+    key = await asyncio.to_thread(stored_api_key, services.codex_home) if needs_auth else None
     # Codex 0.169 sends workspaceRouting to stable clients too, though only the experimental schema names it.
     return {"account": {"type": "apiKey"} if key else None, "userId": None, "requiresOpenaiAuth": needs_auth,
             "workspaceRouting": None}

@@ -11,7 +11,7 @@ __all__ = ["initialize", "user_agent"]
 
 
 async def initialize(ctx: HandlerContext, params: InitializeParams) -> InitializeResponse:
-    app = ctx.services
+    services = ctx.services
     caps = params.capabilities
     ctx.session.client_name = params.client_info.name
     ctx.session.client_version = params.client_info.version
@@ -21,11 +21,11 @@ async def initialize(ctx: HandlerContext, params: InitializeParams) -> Initializ
     ctx.session.initialized = True
 
     async def announce() -> None:
-        for warning in app.startup_warnings:
+        for warning in services.startup_warnings:
             await notices.send(ctx.session, notices.config_warning(warning.to_params()))
 
     ctx.session.after_response(announce)
     # The stdio fast path (app_server.startup.py) answers from the same fields before this runs.
     return InitializeResponse.model_validate(
-        initialize_result(ctx.session.client_name, ctx.session.client_version, app.codex_home)
+        initialize_result(ctx.session.client_name, ctx.session.client_version, services.codex_home)
     )

@@ -75,9 +75,9 @@ async def resource_read(ctx: HandlerContext, params: McpResourceReadParams) -> J
 
 async def reload(ctx: HandlerContext, params: None) -> JsonObj:
     """Re-read config.toml, then every loaded thread reconciles its servers with it."""
-    app = ctx.services
-    app.reload_config()
-    return await app.mcp.reload()
+    services = ctx.services
+    services.reload_config()
+    return await services.mcp.reload()
 
 
 async def oauth_login(ctx: HandlerContext, params: McpServerOauthLoginParams) -> JsonObj:

@@ -37,11 +37,14 @@ async def write_provider(ctx: HandlerContext, params: s.ModelProviderConfigWrite
     from app_server.config.write import write_values
     from app_server.model.provider_write import gateway_edits
 
-    app = ctx.services
-    user: JsonObj = next((plain_table(layer.config) for layer in app.config.layers if layer.kind == "user"), {})
+    services = ctx.services
+    layers = services.config.layers
+    user: JsonObj = next((plain_table(layer.config) for layer in layers if layer.kind == "user"), {})
     provider_id, edits = gateway_edits(params.settings, user)
-    outcome = await asyncio.to_thread(write_values, app.config.config_path, edits, codex_home=app.codex_home)
-    app.reload_config()
+    outcome = await asyncio.to_thread(
+        write_values, services.config.config_path, edits, codex_home=services.codex_home
+    )
+    services.reload_config()
     listed = model_provider_list(outcome.table)["data"]
     return {"provider": next(entry for entry in listed if entry["id"] == provider_id)}
 
@@ -50,14 +53,14 @@ async def set_default_provider(ctx: HandlerContext, params: s.ModelProviderDefau
     """Codex 0.171's modelProvider/default/set: `model_provider = <id>` in config.toml."""
     from app_server.config.write import ConfigEdit, ConfigWriteError, write_values
 
-    app = ctx.services
-    loaded = app.config
+    services = ctx.services
+    loaded = services.config
     if params.provider_id not in loaded.model_providers:
         raise ConfigWriteError("configValidationError", f"Model provider `{params.provider_id}` is not configured.")
     flags = [layer for layer in read_layers(loaded, None) if layer.name.get("type") == "sessionFlags"]
     outcome = await asyncio.to_thread(
         write_values, loaded.config_path, [ConfigEdit("model_provider", params.provider_id)],
-        codex_home=app.codex_home, higher_layers=flags,
+        codex_home=services.codex_home, higher_layers=flags,
     )
-    app.reload_config()
+    services.reload_config()
     return outcome.response

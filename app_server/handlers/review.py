@@ -151,18 +151,18 @@ class ReviewRunner(TurnRunner):
 
 
 async def review_start(ctx: HandlerContext, params: ReviewStartParams) -> JsonObj:
-    app = ctx.services
+    services = ctx.services
     check_target(params.target)
-    thread = app.threads.get_loaded(params.thread_id)
+    thread = services.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
     prompt, hint = await asyncio.to_thread(review_request, params.target, Path(thread.settings.cwd))
-    app.threads.subscribe(thread, ctx.session)
+    services.threads.subscribe(thread, ctx.session)
     inputs: list[JsonObj] = [{"type": "text", "text": prompt, "text_elements": []}]
     turn = TurnState(new_uuid7(), inputs=inputs)
-    services = await app.turn_services(thread, ctx.session)
-    runner = ReviewRunner(thread=thread, turn=turn, services=services, hint=hint)
-    ctx.session.after_response(thread.start_turn(turn, runner, app.spawn))
+    turn_services = await services.turn_services(thread, ctx.session)
+    runner = ReviewRunner(thread=thread, turn=turn, services=turn_services, hint=hint)
+    ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
     shown = {"type": "userMessage", "id": turn.id, "clientId": None,
              "content": it.user_input_to_content([{"type": "text", "text": hint}]),
              "startedAtMs": None, "completedAtMs": None}

@@ -60,11 +60,12 @@ class ThreadAttachmentOwnerListParams(ParamsModel):
 
 
 async def attachment_add(ctx: HandlerContext, params: ThreadAttachmentAddParams) -> JsonObj:
-    app = ctx.services
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(app.threads, thread_id)
+    await history.require_thread(services.threads, thread_id)
     attachment, created = await asyncio.to_thread(
-        app.thread_state.add_attachment, thread_id, params.attachment_type, params.identity_key, params.payload)
+        services.thread_state.add_attachment, thread_id, params.attachment_type, params.identity_key,
+        params.payload)
     if created:
         note = notices.thread_attachment_updated(thread_id, params.attachment_type, params.identity_key,
                                                  attachment["id"], "created")
@@ -90,9 +91,11 @@ async def attachment_remove(ctx: HandlerContext, params: ThreadAttachmentRemoveP
 
 
 async def attachment_owner_list(ctx: HandlerContext, params: ThreadAttachmentOwnerListParams) -> JsonObj:
-    app = ctx.services
-    owners = await asyncio.to_thread(app.thread_state.attachment_owners, params.attachment_type, params.identity_key)
-    home = app.threads.store.codex_home
+    services = ctx.services
+    owners = await asyncio.to_thread(
+        services.thread_state.attachment_owners, params.attachment_type, params.identity_key
+    )
+    home = services.threads.store.codex_home
 
     def archived(thread_id: str) -> bool:
         path = find_rollout_file(home, thread_id)

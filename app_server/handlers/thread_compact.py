@@ -24,12 +24,13 @@ class ThreadCompactStartParams(ParamsModel):
 
 
 async def compact_start(ctx: HandlerContext, params: ThreadCompactStartParams) -> EmptyObject:
-    app = ctx.services
-    thread = app.threads.get_loaded(params.thread_id)
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
-    app.threads.subscribe(thread, ctx.session)
+    services.threads.subscribe(thread, ctx.session)
     turn = TurnState(new_uuid7(), inputs=[])
-    runner = CompactionRunner(thread=thread, turn=turn, services=await app.turn_services(thread, ctx.session))
-    ctx.session.after_response(thread.start_turn(turn, runner, app.spawn))
+    turn_services = await services.turn_services(thread, ctx.session)
+    runner = CompactionRunner(thread=thread, turn=turn, services=turn_services)
+    ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
     return EmptyObject()

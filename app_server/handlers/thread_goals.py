@@ -21,20 +21,20 @@ __all__ = ["goal_clear", "goal_get", "goal_set"]
 
 
 async def goal_get(ctx: HandlerContext, params: p.ThreadGoalGetParams) -> p.ThreadGoalGetResponse:
-    app = ctx.services
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(app.threads, thread_id)
-    goal = await asyncio.to_thread(app.thread_state.goal, thread_id)
+    await history.require_thread(services.threads, thread_id)
+    goal = await asyncio.to_thread(services.thread_state.goal, thread_id)
     return p.ThreadGoalGetResponse(goal=None if goal is None else p.ThreadGoal.model_validate(goal.wire()))
 
 
 async def goal_set(ctx: HandlerContext, params: p.ThreadGoalSetParams) -> p.ThreadGoalSetResponse:
-    app = ctx.services
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(app.threads, thread_id)
+    await history.require_thread(services.threads, thread_id)
     try:
         goal = await asyncio.to_thread(
-            app.thread_state.set_goal, thread_id, objective=params.objective, status=params.status,
+            services.thread_state.set_goal, thread_id, objective=params.objective, status=params.status,
             token_budget=params.token_budget, budget_given="token_budget" in params.model_fields_set,
         )
     except LookupError:
@@ -46,10 +46,10 @@ async def goal_set(ctx: HandlerContext, params: p.ThreadGoalSetParams) -> p.Thre
 
 
 async def goal_clear(ctx: HandlerContext, params: p.ThreadGoalClearParams) -> p.ThreadGoalClearResponse:
-    app = ctx.services
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(app.threads, thread_id)
-    cleared = await asyncio.to_thread(app.thread_state.clear_goal, thread_id)
+    await history.require_thread(services.threads, thread_id)
+    cleared = await asyncio.to_thread(services.thread_state.clear_goal, thread_id)
     if cleared:
         ctx.session.after_response(lambda: announce(ctx, thread_id, notices.thread_goal_cleared(thread_id)))
     return p.ThreadGoalClearResponse(cleared=cleared)

@@ -85,12 +85,12 @@ def _final_call_id(history: list[JsonObj]) -> str:
 async def guardian_review(
     ctx: HandlerContext, params: p.ThreadGuardianReviewParams
 ) -> p.ThreadGuardianReviewResponse:
-    app = ctx.services
-    thread = app.threads.get_loaded(params.thread_id)
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest("thread has an active turn")
     call_id = _final_call_id(thread.history)
-    app.threads.subscribe(thread, ctx.session)  # as Codex: the caller stays subscribed after the review
+    services.threads.subscribe(thread, ctx.session)  # as Codex: the caller stays subscribed after the review
     if thread.settings.approvals_reviewer == "user":
         return p.ThreadGuardianReviewResponse(call_id=call_id, assessment=None)  # policy skips the review
     raise InvalidRequest("guardian review is unavailable: pycodex has no approval auto-reviewer")

@@ -34,17 +34,17 @@ async def items_read(ctx: HandlerContext, params: p.ThreadItemsReadParams) -> p.
 
 
 async def read_state_update(ctx: HandlerContext, params: p.ThreadReadStateUpdateParams) -> JsonObj:
-    app = ctx.services
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.thread_turns(app.threads, thread_id)  # an unknown thread is an error, not a new row
+    await history.thread_turns(services.threads, thread_id)  # an unknown thread is an error, not a new row
     try:
-        state = await asyncio.to_thread(app.thread_state.update, thread_id, params.operation.type,
+        state = await asyncio.to_thread(services.thread_state.update, thread_id, params.operation.type,
                                         params.expected_revision)
     except ReadStateConflict as exc:
         raise InvalidRequest("read state changed",
                              data={"reason": "readStateConflict", "readState": exc.current}) from None
     note = notices.thread_read_state_changed(thread_id, state)
-    loaded = app.threads.loaded.get(thread_id)
+    loaded = services.threads.loaded.get(thread_id)
     if loaded is not None:
         ctx.session.after_response(lambda: loaded.emit(note))
     return {"readState": state}

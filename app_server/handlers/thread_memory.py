@@ -25,20 +25,20 @@ class MemoryStatusParams(ParamsModel):
 
 
 async def memory_mode_set(ctx: HandlerContext, params: p.ThreadMemoryModeSetParams) -> EmptyObject:
-    app = ctx.services
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     try:
-        await history.require_thread(app.threads, thread_id)
+        await history.require_thread(services.threads, thread_id)
     except InvalidRequest:
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
-    await asyncio.to_thread(app.thread_state.set_memory_mode, thread_id, params.mode)
+    await asyncio.to_thread(services.thread_state.set_memory_mode, thread_id, params.mode)
     return EmptyObject()
 
 
 async def memory_read(ctx: HandlerContext, params: p.ThreadMemoryReadParams) -> dict[str, str | None]:
-    app = ctx.services
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(app.threads, thread_id)
+    await history.require_thread(services.threads, thread_id)
     return {"summary": None}
 
 

@@ -106,12 +106,12 @@ async def _changed(ctx: HandlerContext, thread: ThreadRuntime) -> None:
 
 async def _start(ctx: HandlerContext, thread: ThreadRuntime, entry: JsonObj) -> tuple[TurnState, Launch]:
     """Take ``entry`` off the queue and make it the active turn; the caller runs the launcher."""
-    app = ctx.services
+    services = ctx.services
     thread.queued.remove(entry)
     turn = TurnState(new_uuid7(), inputs=entry["input"])
     turn.client_message_id = entry["clientUserMessageId"]
-    runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, ctx.session))
-    return turn, thread.start_turn(turn, runner, app.spawn)
+    runner = TurnRunner(thread=thread, turn=turn, services=await services.turn_services(thread, ctx.session))
+    return turn, thread.start_turn(turn, runner, services.spawn)
 
 
 def _arm(ctx: HandlerContext, thread: ThreadRuntime) -> None:
@@ -126,9 +126,9 @@ def _arm(ctx: HandlerContext, thread: ThreadRuntime) -> None:
 
 
 async def queue_add(ctx: HandlerContext, params: ThreadQueueAddParams) -> JsonObj:
-    app = ctx.services
-    thread = app.threads.get_loaded(params.thread_id)
-    app.threads.subscribe(thread, ctx.session)
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
+    services.threads.subscribe(thread, ctx.session)
     entry = {"id": new_uuid7(), "input": _inputs(params.input), "clientUserMessageId": params.client_user_message_id,
              "responsesapiClientMetadata": params.responsesapi_client_metadata}
     thread.queued.append(entry)

@@ -34,13 +34,13 @@ class ThreadRevertParams(ParamsModel):
 
 
 async def revert(ctx: HandlerContext, params: ThreadRevertParams) -> JsonObj:
-    app = ctx.services
-    thread = app.threads.get_loaded(params.thread_id)
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
     await thread.interrupt_and_wait(INTERRUPT_TIMEOUT_S)
     ids = [t["id"] for t in thread.turns]
     if params.before_turn_id not in ids:
         raise InvalidRequest(f"turn not found: {params.before_turn_id}")
-    path = await asyncio.to_thread(app.threads.store.find_rollout, thread.id)
+    path = await asyncio.to_thread(services.threads.store.find_rollout, thread.id)
     records = await asyncio.to_thread(read_records, path) if path is not None else []
     replacement = history_before_turn(records, params.before_turn_id) if records else None
     if replacement is None:
@@ -58,6 +58,6 @@ async def revert(ctx: HandlerContext, params: ThreadRevertParams) -> JsonObj:
         await thread.emit(notices.thread_reverted(thread.id))
 
     ctx.session.after_response(announce)
-    return {"thread": app.threads.thread_wire(thread, include_turns=False),
+    return {"thread": services.threads.thread_wire(thread, include_turns=False),
             "turnsBackwardsCursor": cursors["turnsBackwardsCursor"],
             "itemsBackwardsCursor": cursors["itemsBackwardsCursor"]}

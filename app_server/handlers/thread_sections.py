@@ -68,11 +68,13 @@ async def section_delete(ctx: HandlerContext, params: p.ThreadSectionDeleteParam
 
 
 async def section_move(ctx: HandlerContext, params: p.ThreadSectionMoveParams) -> EmptyObject:
-    app = ctx.services
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(app.threads, thread_id)
+    await history.require_thread(services.threads, thread_id)
     try:
-        await asyncio.to_thread(app.thread_state.move, thread_id, params.section_id, params.before_thread_id)
+        await asyncio.to_thread(
+            services.thread_state.move, thread_id, params.section_id, params.before_thread_id
+        )
     except SectionNotFound as exc:
         raise InvalidParams(str(exc)) from None
     note = notices.thread_section_changed(thread_id, params.section_id)
@@ -81,18 +83,18 @@ async def section_move(ctx: HandlerContext, params: p.ThreadSectionMoveParams) -
 
 
 async def thread_delete(ctx: HandlerContext, params: p.ThreadDeleteParams) -> EmptyObject:
-    app = ctx.services
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    loaded = app.threads.loaded.get(thread_id)
+    loaded = services.threads.loaded.get(thread_id)
     if loaded is not None:
         if loaded.active is not None and not loaded.active.ended:
             raise InvalidRequest(f"cannot delete thread {thread_id} while a turn is running")
-        await app.threads.unload(loaded)
+        await services.threads.unload(loaded)
     try:
-        await asyncio.to_thread(app.threads.store.delete, thread_id)
+        await asyncio.to_thread(services.threads.store.delete, thread_id)
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
-    await asyncio.to_thread(app.thread_state.forget, thread_id)
+    await asyncio.to_thread(services.thread_state.forget, thread_id)
     ctx.session.after_response(lambda: announce(ctx, thread_id, notices.thread_deleted(thread_id)))
     return EmptyObject()
 
@@ -100,18 +102,18 @@ async def thread_delete(ctx: HandlerContext, params: p.ThreadDeleteParams) -> Em
 async def metadata_update(
     ctx: HandlerContext, params: p.ThreadMetadataUpdateParams
 ) -> p.ThreadMetadataUpdateResponse:
-    app = ctx.services
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     if params.git_info is None and params.daybreak_enabled is None:
         raise InvalidRequest("thread metadata update must include at least one field")
-    loaded = app.threads.loaded.get(thread_id)
+    loaded = services.threads.loaded.get(thread_id)
     try:
-        wire = (app.threads.thread_wire(loaded) if loaded is not None
-                else await asyncio.to_thread(app.threads.store.read_thread, thread_id))
+        wire = (services.threads.thread_wire(loaded) if loaded is not None
+                else await asyncio.to_thread(services.threads.store.read_thread, thread_id))
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
     patch = params.git_info.model_dump(by_alias=True, exclude_unset=True) if params.git_info else None
-    await asyncio.to_thread(app.thread_state.update_metadata, thread_id, patch, params.daybreak_enabled,
+    await asyncio.to_thread(services.thread_state.update_metadata, thread_id, patch, params.daybreak_enabled,
                             wire.get("gitInfo"))
-    thread = await asyncio.to_thread(overlay, wire, app.thread_state)
+    thread = await asyncio.to_thread(overlay, wire, services.thread_state)
     return p.ThreadMetadataUpdateResponse(thread=dict(thread, canAcceptDirectInput=None))

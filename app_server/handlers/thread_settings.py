@@ -66,8 +66,8 @@ def settings_wire(s: ThreadSettings) -> JsonObj:
 
 
 async def settings_update(ctx: HandlerContext, params: ThreadSettingsUpdateParams) -> EmptyObject:
-    app = ctx.services
-    thread = app.threads.get_loaded(params.thread_id)
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
     changed = apply_turn_overrides(thread.settings, params)
     if params.service_tier is not None and params.service_tier != thread.settings.service_tier:
         thread.settings.service_tier, changed = params.service_tier, True

@@ -25,17 +25,17 @@ class ThreadShellCommandParams(ParamsModel):
 
 
 async def shell_command(ctx: HandlerContext, params: ThreadShellCommandParams) -> EmptyObject:
-    app = ctx.services
+    services = ctx.services
     if not params.command.strip():
         raise InvalidParams("command must not be empty")
     if params.timeout_ms is not None and params.timeout_ms < 0:
         raise InvalidParams("timeoutMs must be non-negative")
-    thread = app.threads.get_loaded(params.thread_id)
+    thread = services.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
-    app.threads.subscribe(thread, ctx.session)
+    services.threads.subscribe(thread, ctx.session)
     turn = TurnState(new_uuid7(), inputs=[])
     runner = UserShellRunner(command=params.command, timeout_ms=params.timeout_ms, thread=thread, turn=turn,
-                             services=await app.turn_services(thread, ctx.session))
-    ctx.session.after_response(thread.start_turn(turn, runner, app.spawn))
+                             services=await services.turn_services(thread, ctx.session))
+    ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
     return EmptyObject()

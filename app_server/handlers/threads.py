@@ -96,10 +96,10 @@ def _turns_page(thread_id: str, ordered: list[JsonObj], cursor: str | None, limi
 
 
 async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> JsonObj:
-    app = ctx.services
-    threads = app.threads
-    settings = apply_thread_overrides(app.thread_defaults(params.config), params)
-    app.check_model(settings.model_provider)
+    services = ctx.services
+    threads = services.threads
+    settings = apply_thread_overrides(services.thread_defaults(params.config), params)
+    services.check_model(settings.model_provider)
     ThreadSkills.parse_roots(params.selected_capability_roots)  # reject bad roots before creating
     thread = await threads.start(ctx.session, settings, ephemeral=bool(params.ephemeral),
                                  thread_source=params.thread_source)
@@ -110,7 +110,7 @@ async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> Json
         response["serviceTier"] = "default"  # Codex's answer to an explicit null
 
     # what the config this thread was just built from draws (deprecated keys, ignored settings)
-    config_notices = thread_config_notices(app.config.raw, app.config.warnings, thread.id)
+    config_notices = thread_config_notices(services.config.raw, services.config.warnings, thread.id)
 
     async def started() -> None:
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
@@ -122,11 +122,11 @@ async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> Json
 
 
 async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> JsonObj:
-    app = ctx.services
-    threads = app.threads
+    services = ctx.services
+    threads = services.threads
     # Like Codex, joining a loaded thread needs no config; loading one reads config.toml again.
     cold = params.thread_id not in threads.loaded
-    defaults = app.thread_defaults(params.config, reload=cold)
+    defaults = services.thread_defaults(params.config, reload=cold)
     with _rollout_errors():
         thread = await threads.resume(ctx.session, params.thread_id, defaults,
                                       lambda s: apply_thread_overrides(s, params))
@@ -135,10 +135,10 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> Js
     if not params.exclude_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
     if cold:  # loading the thread: its config's notices, then its status, before the answer (as Codex)
-        for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id):
+        for notice in thread_config_notices(services.config.raw, services.config.warnings, thread.id):
             await notices.send(ctx.session, notice)
         await thread.emit(notices.thread_status_changed(thread.id, thread.status()))
-    goal = await asyncio.to_thread(app.thread_state.goal, thread.id)
+    goal = await asyncio.to_thread(services.thread_state.goal, thread.id)
 
     async def after() -> None:
         usage = thread.token_usage_wire()
@@ -160,16 +160,16 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> Js
 
 
 async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> JsonObj:
-    app = ctx.services
-    threads = app.threads
-    defaults = app.thread_defaults(params.config)
+    services = ctx.services
+    threads = services.threads
+    defaults = services.thread_defaults(params.config)
     with _rollout_errors():
         thread = await threads.fork(ctx.session, params.thread_id, defaults, ephemeral=params.ephemeral,
                                     overrides=lambda s: apply_thread_overrides(s, params))
     response = threads.settings_response(thread, include_turns=not params.exclude_turns)
     if not params.exclude_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
-    for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id):
+    for notice in thread_config_notices(services.config.raw, services.config.warnings, thread.id):
         await notices.send(ctx.session, notice)
 
     async def after() -> None:
@@ -184,8 +184,8 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> JsonOb
 
 
 async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> JsonObj:
-    app = ctx.services
-    threads = app.threads
+    services = ctx.services
+    threads = services.threads
     loaded = threads.loaded.get(params.thread_id)
     if loaded is not None:
         wire = threads.thread_wire(loaded, include_turns=params.include_turns)
@@ -196,7 +196,7 @@ async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> JsonOb
         wire = stored.thread(include_turns=params.include_turns)
         last = stored.last_turn_id
     # Codex: a thread with no turn yet, or an ephemeral one, has no read state (and none is stored for it).
-    state = None if last is None else await asyncio.to_thread(app.thread_state.read_state, wire["id"],
+    state = None if last is None else await asyncio.to_thread(services.thread_state.read_state, wire["id"],
                                                                default_turn=last)
     if params.include_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_READ))
@@ -204,11 +204,11 @@ async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> JsonOb
 
 
 async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> JsonObj:
-    app = ctx.services
-    threads = app.threads
+    services = ctx.services
+    threads = services.threads
     cwd = params.cwd
     if params.sort_key == "section_position":
-        return await section_listing(threads, app.thread_state, params.section_id)
+        return await section_listing(threads, services.thread_state, params.section_id)
     try:
         page = await asyncio.to_thread(
             threads.store.list_threads, cursor=params.cursor, limit=params.limit,
@@ -226,7 +226,7 @@ async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> Json
         if live is not None and not live.turns and live.active is None:
             continue  # Codex lists a thread only once it has a user message
         data.append(threads.listed_wire(wire))
-    read_states = await asyncio.to_thread(app.thread_state.read_states, {t["id"]: None for t in data})
+    read_states = await asyncio.to_thread(services.thread_state.read_states, {t["id"]: None for t in data})
     return {"data": data, "readStates": read_states, "nextCursor": page.next_cursor,
             "backwardsCursor": page.backwards_cursor}
 

@@ -43,11 +43,11 @@ def _accepted(turn: TurnState) -> JsonObj:
 
 
 async def turn_start(ctx: HandlerContext, params: p.TurnStartParams) -> JsonObj:
-    app = ctx.services
-    thread = app.threads.get_loaded(params.thread_id)
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
     inputs = _inputs(params)
     _check_input_size(inputs)
-    app.threads.subscribe(thread, ctx.session)
+    services.threads.subscribe(thread, ctx.session)
     active = thread.active
     if active is not None:
         # Codex merges a start during an active turn into that turn (same id), like a steer.
@@ -58,8 +58,8 @@ async def turn_start(ctx: HandlerContext, params: p.TurnStartParams) -> JsonObj:
     turn = TurnState(new_uuid7(), inputs=inputs)
     turn.client_message_id = params.client_user_message_id  # the user message item's clientId, as Codex
     turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None
-    runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, ctx.session))
-    ctx.session.after_response(thread.start_turn(turn, runner, app.spawn))
+    runner = TurnRunner(thread=thread, turn=turn, services=await services.turn_services(thread, ctx.session))
+    ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
     return _accepted(turn)
 
 
