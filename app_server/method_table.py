@@ -26,6 +26,7 @@ _SET = "protocol.settings"
 _TC = "protocol.thread_controls"
 _TU = "protocol.turns"
 _MCP = "mcp.params"
+_TR = "protocol.thread_requests"
 _EXP: Final = "experimental"
 
 DECLARATIONS: tuple[M, ...] = (
@@ -100,7 +101,7 @@ DECLARATIONS: tuple[M, ...] = (
     M("thread/memoryMode/set", "thread_memory:memory_mode_set",
       f"{_SEC}:ThreadMemoryModeSetParams", "protocol.base:EmptyObject", stability=_EXP),
     M("memory/status", "thread_memory:memory_status",
-      "handlers.thread_memory:MemoryStatusParams", stability=_EXP),
+      f"{_TR}:MemoryStatusParams", stability=_EXP),
     M("memory/reset", "thread_memory:memory_reset", None, "protocol.base:EmptyObject", stability=_EXP),
     M("thread/memory/read", "thread_memory:memory_read", f"{_SEC}:ThreadMemoryReadParams", stability=_EXP),
     # -- thread_inject ---------------------------------------------------------------------------------------
@@ -108,38 +109,38 @@ DECLARATIONS: tuple[M, ...] = (
       f"{_SEC}:ThreadInjectItemsParams", "protocol.base:EmptyObject"),
     # -- thread_compact --------------------------------------------------------------------------------------
     M("thread/compact/start", "thread_compact:compact_start",
-      "handlers.thread_compact:ThreadCompactStartParams", "protocol.base:EmptyObject"),
+      f"{_TR}:ThreadCompactStartParams", "protocol.base:EmptyObject"),
     # -- thread_shell ----------------------------------------------------------------------------------------
     M("thread/shellCommand", "thread_shell:shell_command",
-      "handlers.thread_shell:ThreadShellCommandParams", "protocol.base:EmptyObject"),
+      f"{_TR}:ThreadShellCommandParams", "protocol.base:EmptyObject"),
     # -- thread_settings -------------------------------------------------------------------------------------
     M("thread/settings/update", "thread_settings:settings_update",
-      "handlers.thread_settings:ThreadSettingsUpdateParams",
+      f"{_TR}:ThreadSettingsUpdateParams",
       "protocol.base:EmptyObject", stability=_EXP, probe=True),
     # -- thread_revert ---------------------------------------------------------------------------------------
-    M("thread/revert", "thread_revert:revert", "handlers.thread_revert:ThreadRevertParams"),
+    M("thread/revert", "thread_revert:revert", f"{_TR}:ThreadRevertParams"),
     # -- thread_queue ----------------------------------------------------------------------------------------
     M("thread/queue/add", "thread_queue:queue_add",
-      "handlers.thread_queue:ThreadQueueAddParams", stability=_EXP),
+      f"{_TR}:ThreadQueueAddParams", stability=_EXP),
     M("thread/queue/list", "thread_queue:queue_list",
-      "handlers.thread_queue:ThreadQueueListParams", stability=_EXP),
+      f"{_TR}:ThreadQueueListParams", stability=_EXP),
     M("thread/queue/update", "thread_queue:queue_update",
-      "handlers.thread_queue:ThreadQueueUpdateParams", stability=_EXP),
+      f"{_TR}:ThreadQueueUpdateParams", stability=_EXP),
     M("thread/queue/delete", "thread_queue:queue_delete",
-      "handlers.thread_queue:ThreadQueueDeleteParams", stability=_EXP),
+      f"{_TR}:ThreadQueueDeleteParams", stability=_EXP),
     M("thread/queue/reorder", "thread_queue:queue_reorder",
-      "handlers.thread_queue:ThreadQueueReorderParams", "protocol.base:EmptyObject", stability=_EXP),
+      f"{_TR}:ThreadQueueReorderParams", "protocol.base:EmptyObject", stability=_EXP),
     M("thread/queue/start", "thread_queue:queue_start",
-      "handlers.thread_queue:ThreadQueueStartParams", stability=_EXP),
+      f"{_TR}:ThreadQueueStartParams", stability=_EXP),
     # -- thread_attachments ----------------------------------------------------------------------------------
     M("thread/attachment/add", "thread_attachments:attachment_add",
-      "handlers.thread_attachments:ThreadAttachmentAddParams"),
+      f"{_TR}:ThreadAttachmentAddParams"),
     M("thread/attachment/list", "thread_attachments:attachment_list",
-      "handlers.thread_attachments:ThreadAttachmentListParams"),
+      f"{_TR}:ThreadAttachmentListParams"),
     M("thread/attachmentOwner/list", "thread_attachments:attachment_owner_list",
-      "handlers.thread_attachments:ThreadAttachmentOwnerListParams"),
+      f"{_TR}:ThreadAttachmentOwnerListParams"),
     M("thread/attachment/remove", "thread_attachments:attachment_remove",
-      "handlers.thread_attachments:ThreadAttachmentRemoveParams", "protocol.base:EmptyObject"),
+      f"{_TR}:ThreadAttachmentRemoveParams", "protocol.base:EmptyObject"),
     # -- thread_controls -------------------------------------------------------------------------------------
     M("thread/increment_elicitation", "thread_controls:increment_elicitation",
       f"{_TC}:ThreadElicitationParams", f"{_TC}:ThreadElicitationResponse", stability=_EXP),
@@ -161,7 +162,7 @@ DECLARATIONS: tuple[M, ...] = (
     M("turn/steer", "turns:turn_steer", f"{_TU}:TurnSteerParams", f"{_TU}:TurnSteerResponse"),
     M("turn/interrupt", "turns:turn_interrupt", f"{_TU}:TurnInterruptParams", f"{_TU}:TurnInterruptResponse"),
     # -- review ----------------------------------------------------------------------------------------------
-    M("review/start", "review:review_start", "handlers.review:ReviewStartParams"),
+    M("review/start", "review:review_start", f"{_TR}:ReviewStartParams"),
     # -- info ------------------------------------------------------------------------------------------------
     M("skills/list", "info:skills_list", f"{_SI}:SkillsListParams", f"{_SI}:SkillsListResponse"),
     M("account/read", "info:account_read", f"{_SI}:GetAccountParams", f"{_SI}:GetAccountResponse"),
@@ -286,7 +287,8 @@ DECLARATIONS: tuple[M, ...] = (
     M("environment/status", "environments:environment_status", f"{_S}:EnvironmentIdParams", stability=_EXP),
     # -- mcp -------------------------------------------------------------------------------------------------
     M("mcpServerStatus/list", "mcp:status_list", f"{_MCP}:ListMcpServerStatusParams"),
-    M("mcpServer/tool/call", "mcp:tool_call", "handlers.mcp:_ToolCallParams"),
+    M("mcpServer/tool/call", "mcp:tool_call", f"{_MCP}:McpServerToolCallParams",
+      accepts="handlers.mcp:_ToolCallParams"),
     M("mcpServer/resource/read", "mcp:resource_read", f"{_MCP}:McpResourceReadParams"),
     M("config/mcpServer/reload", "mcp:reload"),
     M("mcpServer/oauth/login", "mcp:oauth_login", f"{_MCP}:McpServerOauthLoginParams"),

@@ -11,14 +11,16 @@ import asyncio
 import json
 import subprocess
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal
-
-from pydantic import Field
 
 from app_server.context import HandlerContext
 from app_server.protocol import notices
-from app_server.protocol.base import ParamsModel, WireModel
-from app_server.protocol.common import ThreadId
+from app_server.protocol.thread_requests import (
+    BaseBranch,
+    Commit,
+    Custom,
+    ReviewStartParams,
+    UncommittedChanges,
+)
 from app_server.store import new_uuid7
 from app_server.threads import items as it
 from app_server.threads.lifecycle import TurnEvent
@@ -29,37 +31,6 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ReviewStartParams", "review_request", "review_start"]
-
-
-class UncommittedChanges(WireModel):
-    type: Literal["uncommittedChanges"]
-
-
-class BaseBranch(WireModel):
-    type: Literal["baseBranch"]
-    branch: str
-
-
-class Commit(WireModel):
-    type: Literal["commit"]
-    sha: str
-    title: str | None = None
-
-
-class Custom(WireModel):
-    type: Literal["custom"]
-    instructions: str
-
-
-ReviewTarget = Annotated[UncommittedChanges | BaseBranch | Commit | Custom, Field(discriminator="type")]
-
-
-class ReviewStartParams(ParamsModel):
-    METHOD: ClassVar[str] = "review/start"
-
-    thread_id: ThreadId
-    target: ReviewTarget
-    delivery: Literal["inline"] | None = None  # Codex 0.169 refuses "detached" as an unknown variant
 
 
 def _merge_base(cwd: Path, branch: str) -> str | None:

@@ -7,56 +7,23 @@ attachment or a removed one); adding an existing key answers ``existing`` with t
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar
-
-from pydantic import Field
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
 from app_server.protocol import notices
-from app_server.protocol.base import EmptyObject, ParamsModel
-from app_server.protocol.common import OptionalU32, ThreadId
+from app_server.protocol.base import EmptyObject
+from app_server.protocol.thread_requests import (
+    ThreadAttachmentAddParams,
+    ThreadAttachmentListParams,
+    ThreadAttachmentOwnerListParams,
+    ThreadAttachmentRemoveParams,
+)
 from app_server.store import parse_thread_id
 from app_server.store.layout import find_rollout_file, is_archived_path
 from app_server.threads import history
 from pycodex.json_types import JsonObj
 
 __all__ = ["attachment_add", "attachment_list", "attachment_owner_list", "attachment_remove"]
-
-
-class ThreadAttachmentAddParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/attachment/add"
-
-    thread_id: ThreadId
-    attachment_type: str
-    identity_key: str
-    payload: Any = Field(...)
-
-
-class ThreadAttachmentListParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/attachment/list"
-
-    thread_id: ThreadId
-    cursor: str | None = None
-    limit: OptionalU32 = None
-
-
-class ThreadAttachmentRemoveParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/attachment/remove"
-
-    thread_id: ThreadId
-    attachment_type: str
-    identity_key: str
-
-
-class ThreadAttachmentOwnerListParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/attachmentOwner/list"
-
-    attachment_type: str
-    identity_key: str
-    archived: bool | None = None
-    cursor: str | None = None
-    limit: OptionalU32 = None
 
 
 async def attachment_add(ctx: HandlerContext, params: ThreadAttachmentAddParams) -> JsonObj:

@@ -4,23 +4,15 @@ Codex answers ``{}`` at once and reports the turn through notifications only."""
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from app_server.context import HandlerContext
-from app_server.protocol.base import EmptyObject, ParamsModel
-from app_server.protocol.common import ThreadId
+from app_server.protocol.base import EmptyObject
+from app_server.protocol.thread_requests import ThreadCompactStartParams
 from app_server.store import new_uuid7
 from app_server.threads.compaction import CompactionRunner
 from app_server.threads.state import TurnState
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ThreadCompactStartParams", "compact_start"]
-
-
-class ThreadCompactStartParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/compact/start"
-
-    thread_id: ThreadId
 
 
 async def compact_start(ctx: HandlerContext, params: ThreadCompactStartParams) -> EmptyObject:

@@ -5,23 +5,16 @@ client reads back what it set and a future memory pipeline can honour it."""
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
 
 from app_server.context import HandlerContext
 from app_server.protocol import thread_sections as p
-from app_server.protocol.base import EmptyObject, ParamsModel
-from app_server.protocol.common import OptionalU32
+from app_server.protocol.base import EmptyObject
+from app_server.protocol.thread_requests import MemoryStatusParams
 from app_server.store import parse_thread_id
 from app_server.threads import history
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["memory_mode_set", "memory_read", "memory_reset", "memory_status"]
-
-
-class MemoryStatusParams(ParamsModel):
-    METHOD: ClassVar[str] = "memory/status"
-
-    min_consolidated_threads: OptionalU32 = None
 
 
 async def memory_mode_set(ctx: HandlerContext, params: p.ThreadMemoryModeSetParams) -> EmptyObject:

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import ClassVar
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
 from app_server.protocol import notices
-from app_server.protocol.base import EmptyObject, ParamsModel, to_wire
-from app_server.protocol.common import OptionalU32, ThreadId
+from app_server.protocol.base import EmptyObject, to_wire
 from app_server.protocol.items import UserInput
+from app_server.protocol.thread_requests import (
+    ThreadQueueAddParams,
+    ThreadQueueDeleteParams,
+    ThreadQueueListParams,
+    ThreadQueueReorderParams,
+    ThreadQueueStartParams,
+    ThreadQueueUpdateParams,
+)
 from app_server.store import new_uuid7
 from app_server.threads.runner import TurnRunner
 from app_server.threads.state import ThreadRuntime, TurnState
@@ -25,53 +31,6 @@ from pycodex.jsonrpc.errors import InvalidRequest
 __all__ = ["queue_add", "queue_delete", "queue_list", "queue_reorder", "queue_start", "queue_update"]
 
 Launch = Callable[[], Awaitable[None]]
-
-
-class ThreadQueueAddParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/add"
-
-    thread_id: ThreadId
-    client_user_message_id: str
-    input: list[UserInput]
-    responsesapi_client_metadata: dict[str, str] | None = None
-
-
-class ThreadQueueListParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/list"
-
-    thread_id: ThreadId
-    cursor: str | None = None
-    limit: OptionalU32 = None
-
-
-class ThreadQueueUpdateParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/update"
-
-    thread_id: ThreadId
-    queued_submission_id: str
-    input: list[UserInput]
-    responsesapi_client_metadata: dict[str, str] | None = None
-
-
-class ThreadQueueDeleteParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/delete"
-
-    thread_id: ThreadId
-    queued_submission_id: str
-
-
-class ThreadQueueReorderParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/reorder"
-
-    thread_id: ThreadId
-    queued_submission_ids: list[str]
-
-
-class ThreadQueueStartParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/start"
-
-    thread_id: ThreadId
-    queued_submission_id: str | None = None
 
 
 def _inputs(parts: list[UserInput]) -> list[JsonObj]:

@@ -8,12 +8,10 @@ left as they are (Codex restores them only from snapshots it did not take here e
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
 
 from app_server.context import HandlerContext
 from app_server.protocol import notices
-from app_server.protocol.base import ParamsModel
-from app_server.protocol.common import ThreadId
+from app_server.protocol.thread_requests import ThreadRevertParams
 from app_server.store.reconstruct import history_before_turn
 from app_server.store.records import read_records
 from app_server.threads.history import resume_fields
@@ -24,13 +22,6 @@ __all__ = ["ThreadRevertParams", "revert"]
 
 #: How long a running turn gets to record its end before the revert goes ahead.
 INTERRUPT_TIMEOUT_S = 10.0
-
-
-class ThreadRevertParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/revert"
-
-    thread_id: ThreadId
-    before_turn_id: str
 
 
 async def revert(ctx: HandlerContext, params: ThreadRevertParams) -> JsonObj:

@@ -7,47 +7,18 @@ are accepted and leave nothing changed."""
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any, ClassVar
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
 from app_server.protocol import notices
-from app_server.protocol.base import EmptyObject, ParamsModel
-from app_server.protocol.common import (
-    ApprovalsReviewer,
-    AskForApproval,
-    ReasoningEffort,
-    ReasoningSummary,
-    SandboxPolicy,
-    ThreadId,
-)
-from app_server.protocol.turns import GRANULAR_APPROVAL
+from app_server.protocol.base import EmptyObject
+from app_server.protocol.thread_requests import ThreadSettingsUpdateParams
 from app_server.threads.manager import sandbox_policy_wire
 from app_server.threads.overrides import apply_turn_overrides
 from app_server.threads.state import ThreadSettings
 from pycodex.json_types import JsonObj
 
 __all__ = ["ThreadSettingsUpdateParams", "settings_update", "settings_wire"]
-
-
-class ThreadSettingsUpdateParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/settings/update"
-
-    thread_id: ThreadId
-    cwd: str | None = None
-    approval_policy: Annotated[AskForApproval | None, GRANULAR_APPROVAL] = None
-    approvals_reviewer: ApprovalsReviewer | None = None
-    sandbox_policy: SandboxPolicy | None = None
-    model: str | None = None
-    service_tier: str | None = None
-    effort: ReasoningEffort | None = None
-    summary: ReasoningSummary | None = None
-    collaboration_mode: dict[str, Any] | None = None
-    disabled_plugin_ids: list[str] | None = None
-    environments: list[Any] | None = None
-    multi_agent_mode: str | None = None
-    permissions: str | None = None
-    personality: str | None = None
 
 
 def settings_wire(s: ThreadSettings) -> JsonObj:

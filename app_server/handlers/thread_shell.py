@@ -3,25 +3,15 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from app_server.context import HandlerContext
-from app_server.protocol.base import EmptyObject, ParamsModel
-from app_server.protocol.common import ThreadId
+from app_server.protocol.base import EmptyObject
+from app_server.protocol.thread_requests import ThreadShellCommandParams
 from app_server.store import new_uuid7
 from app_server.threads.state import TurnState
 from app_server.threads.user_shell import UserShellRunner
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
 __all__ = ["ThreadShellCommandParams", "shell_command"]
-
-
-class ThreadShellCommandParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/shellCommand"
-
-    thread_id: ThreadId
-    command: str
-    timeout_ms: int | None = None
 
 
 async def shell_command(ctx: HandlerContext, params: ThreadShellCommandParams) -> EmptyObject:

@@ -9,9 +9,8 @@ properties a server supports). Experimental fields carry `"x-experimental": true
 `experimental=True`, and so are experimental methods (like Codex's `--experimental`).
 
 The served methods come from the one declaration table (``app_server/method_table.py``), in its order;
-resolving a declaration's params and result models imports the modules that define them (the protocol modules,
-and for the few params models that still sit beside their handler, e.g. thread/queue/*, that handler module);
-the export never asks the handlers what is served. A method whose declaration has no result model (its handler
+resolving a declaration's params and result models imports the protocol modules that define them, and no
+handler (a version-tolerant model a handler validates with, ``accepts``, is not exported). A method whose declaration has no result model (its handler
 still assembles a plain dict, or answers later through ``Deferred``) appears in ``ClientRequest`` with its
 params only; none is made up for it. Params definitions carry pycodex's model names, which differ from
 Codex's where one model serves several methods (``FsPathParams`` for `fs/readFile`, `fs/getMetadata`...).

@@ -119,3 +119,19 @@ def test_the_declaration_table_imports_nothing_at_module_level(tmp_path: Path) -
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
                          cwd=REPO_ROOT)
     assert out.stdout.strip() == "[]"
+
+
+def test_writing_the_schema_imports_no_handler(tmp_path: Path) -> None:
+    """The export reads the declarations and the protocol models only; no handler module is loaded for it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from app_server.protocol.schema_export import write_json_schema\n"
+        f"write_json_schema(__import__('pathlib').Path({str(tmp_path)!r}), experimental=True)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('app_server.handlers')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+                         cwd=REPO_ROOT)
+    assert out.stdout.strip() == "[]"
