@@ -40,9 +40,9 @@ from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
 if TYPE_CHECKING:
-    from app_server.declarations import MethodDecl
     from app_server.mcp.service import McpService
     from app_server.model.clients import ModelClients
+    from app_server.protocol.declarations import MethodDecl
     from app_server.search.fuzzy import FuzzySessions
     from app_server.skills import SkillsCatalog
     from app_server.store.thread_state import ThreadStateDb
@@ -74,7 +74,8 @@ class AppServer:
         cwd: Path | None = None,
         declarations: Iterable[MethodDecl] | None = None,
     ) -> None:
-        # `declarations`: the methods served (default: app_server/method_table.py's); a test adds a toy one.
+        # `declarations`: the methods served (default: app_server/protocol/method_table.py's); a test adds a
+        # toy one.
         # `environ` and `cwd` default to the process's; an in-process host (the tests' in-memory harness)
         # passes its own so several servers can share one interpreter without touching os.environ.
         self.environ: Mapping[str, str] = os.environ if environ is None else environ

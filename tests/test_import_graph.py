@@ -315,8 +315,8 @@ def test_handlers_and_their_contracts_never_name_the_server() -> None:
     """Handlers get a HandlerContext: nothing under handlers/, nor the contracts, imports app_server.app."""
     graph = type_edges()
     contracts = (
-        "app_server.context", "app_server.session", "app_server.surface_state", "app_server.declarations",
-        "app_server.method_table", "app_server.router",
+        "app_server.context", "app_server.session", "app_server.surface_state",
+        "app_server.protocol.declarations", "app_server.protocol.method_table", "app_server.router",
     )
     importers = sorted(
         name for name, targets in graph.items()

@@ -20,7 +20,6 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from app_server.method_table import DECLARATIONS
 from app_server.protocol import (
     CODEX_CLIENT_METHODS,
     EXPERIMENTAL_METHODS,
@@ -61,6 +60,7 @@ from app_server.protocol.items import (
     UserInput,
     UserMessageItem,
 )
+from app_server.protocol.method_table import DECLARATIONS
 from app_server.protocol.methods import experimental_field_names
 from app_server.protocol.notifications import (
     ItemCompletedNotification,

@@ -1,7 +1,7 @@
 """`generate-json-schema` covers every method pycodex serves, in Codex's `ClientRequest` shape.
 
-The served methods are the declarations of app_server/method_table.py; Codex's side is the recorded schema
-snapshot in tests/data/schema (what `codex app-server generate-json-schema [--experimental]` wrote).
+The served methods are the declarations of app_server/protocol/method_table.py; Codex's side is the recorded
+schema snapshot in tests/data/schema (what `codex app-server generate-json-schema [--experimental]` wrote).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from app_server.method_table import DECLARATIONS
+from app_server.protocol.method_table import DECLARATIONS
 from app_server.protocol.schema_export import (
     BUNDLE_NAME,
     exported_models,

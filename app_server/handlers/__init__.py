@@ -1,10 +1,11 @@
-"""Request handlers, one module per method family; what they serve is declared in app_server/method_table.py.
+"""Request handlers, one module per method family; what they serve is declared in the method table.
 
-``register_all`` puts every declared method in the router's index at start-up but imports a family's module
-(and so builds the pydantic params and result models it names) only when one of its methods is first
-requested: serving ``initialize`` must not pay for the whole protocol surface. A handler is
-``async def h(ctx: HandlerContext, params: P) -> R``; this module is the one place that hands it its
-context and turns a returned model into the wire dict the connection writes.
+The table is app_server/protocol/method_table.py. ``register_all`` puts every declared method in the
+router's index at start-up but imports a family's module (and so builds the pydantic params and result
+models it names) only when one of its methods is first requested: serving ``initialize`` must not pay for
+the whole protocol surface. A handler is ``async def h(ctx: HandlerContext, params: P) -> R``; this module
+is the one place that hands it its context and turns a returned model into the wire dict the connection
+writes.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from app_server.context import HandlerContext
-from app_server.method_table import DECLARATIONS
+from app_server.protocol.method_table import DECLARATIONS
 
 if TYPE_CHECKING:
     from app_server.context import Services
-    from app_server.declarations import Handler, MethodDecl
+    from app_server.protocol.declarations import Handler, MethodDecl
     from app_server.router import Router
     from app_server.session import Deferred, Session
     from pycodex.json_types import JsonObj

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from app_server.context import HandlerContext
-from app_server.declarations import Handler
 from app_server.model.auth import remove_login, store_api_key
 from app_server.protocol import surface as p
+from app_server.protocol.declarations import Handler
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.platform.spawn import os_error_text

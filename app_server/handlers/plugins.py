@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from app_server.context import HandlerContext
-from app_server.declarations import Handler
 from app_server.handlers.marketplaces import Store, load_marketplace
 from app_server.protocol import surface as p
+from app_server.protocol.declarations import Handler
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 from pycodex.platform.spawn import os_error_text

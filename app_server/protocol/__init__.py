@@ -2,8 +2,9 @@
 
 Modules: `base` (WireModel, markers, to_wire, error text), `common` (ids, enums, policies, errors,
 usage), `items` (UserInput / ThreadItem unions), `threads`, `turns`, `initialize`, `server_info`,
-`notifications`, `approvals`, `methods` (request table, experimental gate), `method_names`,
-`schema_export`. This package imports nothing else from app_server.
+`notifications`, `approvals`, `thread_requests`, `methods` (experimental gate), `declarations` and
+`method_table` (one declaration per served method), `method_names` (Codex's method lists), `schema_export`.
+This package imports nothing else from app_server at run time (the method table names handlers by string).
 
 The package itself imports nothing: building every model costs most of a second, and start-up needs
 only a few of them, so each name below is resolved from its module on first use (PEP 562).

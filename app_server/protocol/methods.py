@@ -1,9 +1,9 @@
 """The experimental-API gate on params, and the client notifications Codex accepts.
 
 Which methods pycodex serves, with their params and result models, is declared once per method in
-``app_server/method_table.py`` (see ``app_server/declarations.py``); this module only inspects a params model.
-``experimental_fields_present`` finds the first experimental field a request uses, with the descriptor
-Codex puts in front of "requires experimentalApi capability".
+``app_server/protocol/method_table.py`` (see ``app_server/protocol/declarations.py``); this module only
+inspects a params model. ``experimental_fields_present`` finds the first experimental field a request uses,
+with the descriptor Codex puts in front of "requires experimentalApi capability".
 """
 
 from __future__ import annotations

@@ -8,14 +8,14 @@ holding every model and union under `definitions` (SDKs read `v2/TurnStartParams
 properties a server supports). Experimental fields carry `"x-experimental": true` and are left out unless
 `experimental=True`, and so are experimental methods (like Codex's `--experimental`).
 
-The served methods come from the one declaration table (``app_server/method_table.py``), in its order;
-resolving a declaration's params and result models imports the protocol modules that define them, and no
-handler (a version-tolerant model a handler validates with, ``accepts``, is not exported). A method whose declaration has no result model (its handler
-still assembles a plain dict, or answers later through ``Deferred``) appears in ``ClientRequest`` with its
-params only; none is made up for it. Params definitions carry pycodex's model names, which differ from
-Codex's where one model serves several methods (``FsPathParams`` for `fs/readFile`, `fs/getMetadata`...).
-Our server requires ``params`` whenever a method has a params model, so ``params`` is required there even
-where Codex accepts it absent.
+The served methods come from the one declaration table (``app_server/protocol/method_table.py``), in its
+order; resolving a declaration's params and result models imports the protocol modules that define them, and
+no handler (a version-tolerant model a handler validates with, ``accepts``, is not exported). A method whose
+declaration has no result model (its handler still assembles a plain dict, or answers later through
+``Deferred``) appears in ``ClientRequest`` with its params only; none is made up for it. Params definitions
+carry pycodex's model names, which differ from Codex's where one model serves several methods
+(``FsPathParams`` for `fs/readFile`, `fs/getMetadata`...). Our server requires ``params`` whenever a method
+has a params model, so ``params`` is required there even where Codex accepts it absent.
 ``ServerNotification`` and ``ServerRequest`` list only the messages with a pydantic model (``NOTIFICATIONS``,
 ``SERVER_REQUESTS``); those the server builds as plain dicts are not described.
 """
@@ -32,10 +32,11 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .approvals import SERVER_REQUESTS
+from .method_table import DECLARATIONS
 from .notifications import EXPERIMENTAL_NOTIFICATIONS, NOTIFICATIONS
 
 if TYPE_CHECKING:
-    from app_server.declarations import MethodDecl
+    from .declarations import MethodDecl
 
 BUNDLE_NAME = "codex_app_server_protocol.v2.schemas.json"
 _DRAFT = "http://json-schema.org/draft-07/schema#"
@@ -63,8 +64,6 @@ def served_methods(
 ) -> list[ServedMethod]:
     """Every declared client method, in declaration order; experimental ones on request."""
     if declarations is None:
-        from app_server.method_table import DECLARATIONS
-
         declarations = DECLARATIONS
     return [
         ServedMethod(decl.name, decl.params_model(), decl.result_model(), decl.experimental)

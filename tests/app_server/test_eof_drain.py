@@ -14,8 +14,8 @@ from typing import Any
 
 from app_server.app import AppServer
 from app_server.context import HandlerContext
-from app_server.declarations import MethodDecl
-from app_server.method_table import DECLARATIONS
+from app_server.protocol.declarations import MethodDecl
+from app_server.protocol.method_table import DECLARATIONS
 from pycodex.transport.base import Outbox
 
 GATE = asyncio.Event()
@@ -43,7 +43,8 @@ async def test_requests_queued_before_eof_are_all_answered_before_close_returns(
     outbox.start()
     connection = app.connection(outbox)
     try:
-        initialize = {"id": 0, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "1"}}}
+        client_info = {"clientInfo": {"name": "t", "version": "1"}}
+        initialize = {"id": 0, "method": "initialize", "params": client_info}
         await connection.on_message(json.dumps(initialize).encode())
         for request_id in range(1, 6):
             await connection.on_message(json.dumps({"id": request_id, "method": "test/gated"}).encode())

@@ -1,7 +1,8 @@
-"""Every served method has exactly one declaration (app_server/method_table.py); the schema export covers it.
+"""Every served method has exactly one declaration, and the schema export covers it.
 
-The router's index, the handler modules and the exported ``ClientRequest`` union are all checked against
-the one table; the handlers' own signatures may not disagree with what their declaration says.
+The declarations are app_server/protocol/method_table.py. The router's index, the handler modules and the
+exported ``ClientRequest`` union are all checked against that one table; the handlers' own signatures may not
+disagree with what their declaration says.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app_server.declarations import HANDLERS_PACKAGE
-from app_server.method_table import DECLARATIONS
+from app_server.protocol.declarations import HANDLERS_PACKAGE
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
+from app_server.protocol.method_table import DECLARATIONS
 from app_server.protocol.schema_export import bundle_schema, served_methods
 from app_server.router import Router
 from tests.support.paths import REPO_ROOT
@@ -113,7 +114,8 @@ def test_the_declaration_table_imports_nothing_at_module_level(tmp_path: Path) -
         "from app_server.handlers import register_all\n"
         "register_all(Router(), object())\n"
         "lazy = ('app_server.handlers.', 'app_server.protocol.')\n"
-        "loaded = [m for m in sys.modules if m.startswith(lazy)]\n"
+        "table = {'app_server.protocol.declarations', 'app_server.protocol.method_table'}\n"
+        "loaded = [m for m in sys.modules if m.startswith(lazy) and m not in table]\n"
         "print(sorted(loaded))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
@@ -132,6 +134,7 @@ def test_writing_the_schema_imports_no_handler(tmp_path: Path) -> None:
         f"write_json_schema(__import__('pathlib').Path({str(tmp_path)!r}), experimental=True)\n"
         "print(sorted(m for m in sys.modules if m.startswith('app_server.handlers')))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
-                         cwd=REPO_ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, cwd=REPO_ROOT
+    )
     assert out.stdout.strip() == "[]"

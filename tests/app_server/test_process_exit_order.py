@@ -66,7 +66,8 @@ async def test_output_still_being_sent_when_the_leader_exits_goes_out_before_the
         await release.wait()  # the connection's outbox is full until the test lets it drain
         sent.append(data)
 
-    run = asyncio.ensure_future(commands._run(_running([b"a", b"b"]), commands._Capture(None), slow_client, None))
+    capture = commands._Capture(None)
+    run = asyncio.ensure_future(commands._run(_running([b"a", b"b"]), capture, slow_client, None))
     await asyncio.wait_for(entered.wait(), 5)
     # Some fifty quiet windows' worth: a grace of that length would have given up on the pump by now.
     done, _ = await asyncio.wait({run}, timeout=0.05)
@@ -89,7 +90,9 @@ async def test_streamed_output_precedes_process_exited_on_the_wire(app_server: S
     await client.call("process/spawn", {
         "command": ["sh", "-c", f"head -c {size} /dev/zero; sleep 30 &"], "cwd": str(tmp_path),
         "processHandle": "big", "streamStdoutStderr": True, "outputBytesCap": size * 2})
-    exited = await client.wait_notification("process/exited", lambda p: p["processHandle"] == "big", timeout=30)
+    exited = await client.wait_notification(
+        "process/exited", lambda p: p["processHandle"] == "big", timeout=30
+    )
     assert exited["params"]["outputDrainTimedOut"] is False
     methods = [m["method"] for m in client.notifications() if m["method"].startswith("process/")]
     assert methods[-1] == "process/exited" and methods.count("process/exited") == 1

@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 
 from app_server.app import AppServer
 from app_server.context import HandlerContext
-from app_server.declarations import MethodDecl
-from app_server.method_table import DECLARATIONS
 from app_server.protocol.base import ParamsModel, WireModel
+from app_server.protocol.declarations import MethodDecl
+from app_server.protocol.method_table import DECLARATIONS
 from app_server.protocol.schema_export import bundle_schema, served_methods
 from pycodex.transport.base import Outbox
 

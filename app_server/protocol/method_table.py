@@ -2,8 +2,8 @@
 
 This table is the single source the router (routes, the lazy family index, the "unknown variant" order, which
 is this table's order), the experimental gates and the schema export derive from; see
-``app_server/declarations.py`` for what each field means. It holds only strings, so importing it at start-up
-imports no handler and no protocol model: a method's family module is imported on its first request.
+``app_server/protocol/declarations.py`` for what each field means. It holds only strings, so importing it at
+start-up imports no handler and no protocol model: a method's family module is imported on its first request.
 
 Adding a method: write its handler (and models) and add one ``MethodDecl`` line here. ``result=None`` marks
 a handler that still returns a plain dict; the schema then describes its params only.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from app_server.declarations import MethodDecl as M
+from .declarations import MethodDecl as M
 
 __all__ = ["DECLARATIONS"]
 

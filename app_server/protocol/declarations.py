@@ -1,8 +1,8 @@
 """One declaration per client method pycodex serves: ``MethodDecl``.
 
-A declaration names the method, its handler, its params and result models, and its stability. The table
-of them (``app_server/method_table.py``) is the only place a served method is declared: the router's lazy
-family index, its "unknown variant" listing, the experimental gates and the schema export are all derived
+A declaration names the method, its handler, its params and result models, and its stability. The table of
+them (``app_server/protocol/method_table.py``) is the only place a served method is declared: the router's
+lazy family index, its "unknown variant" listing, the experimental gates and the schema export are all derived
 from it.
 
 References are strings so that the table costs nothing to import (no pydantic, no protocol model):
