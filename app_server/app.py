@@ -138,6 +138,7 @@ class AppServer:
     # `initialize` must not pay for it.
     @cached_property
     def models(self) -> ModelClients:
+        """The model clients; built on first use."""
         from app_server.model.auth import stored_api_key
         from app_server.model.clients import ModelClients
 
@@ -230,6 +231,7 @@ class AppServer:
         return task
 
     async def shutdown(self, timeout: float = 0.5) -> None:
+        """Stop background tasks, threads, environments and MCP servers, each bounded."""
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()

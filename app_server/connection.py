@@ -71,6 +71,7 @@ class AppConnection:
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
     async def on_message(self, raw: bytes) -> None:
+        """Classify one inbound message: queue a request, wake a server request's caller, or log."""
         trace.record("in", "client", self.session.id, raw)
         msg = self._endpoint.receive(raw)
         if isinstance(msg, RequestReceived):
@@ -91,9 +92,11 @@ class AppConnection:
             logger.error("Failed to deserialize JSONRPCMessage: %s (%d bytes)", msg.reason, len(raw))
 
     async def on_line_too_long(self, size: int) -> None:
+        """A line over the transport's limit: logged as Codex does, not answered."""
         logger.error("Failed to deserialize JSONRPCMessage: line of %d bytes exceeds the limit", size)
 
     async def on_close(self) -> None:
+        """The client is gone (EOF): answer what was queued, then end the session."""
         session = self.session
         # Requests that arrived before EOF still get their one response (stdout is still open on stdio):
         # wait until the dispatcher has answered every queued request, however long that work takes under

@@ -84,6 +84,7 @@ class Session:
         self._after_response.append(callback)
 
     async def run_after_response(self) -> None:
+        """Run (once) what the current request scheduled for after its response."""
         callbacks, self._after_response = self._after_response, []
         for callback in callbacks:
             await callback()
@@ -94,6 +95,7 @@ class Session:
 
     # -- outbound ---------------------------------------------------------------------------------
     def wants(self, method: str) -> bool:
+        """Whether this client gets ``method``: not opted out, experimental ones only with the capability."""
         if method in self.opt_out:
             return False
         return self.experimental_api or method not in self._experimental_notifications
@@ -116,6 +118,7 @@ class Session:
         return True
 
     async def send_raw(self, data: bytes) -> None:
+        """Write an already-encoded message (the connection's responses)."""
         await self._endpoint.send(data)
 
     async def request(
