@@ -1,7 +1,8 @@
 """The app-server process: shared state (home, config, store, threads) and the route table.
 
 One ``AppServer`` per process; every connection gets an ``AppConnection`` bound to it. Handlers reach
-the state through ``session.app``. This module wires the pieces together and holds no protocol logic.
+the services through ``HandlerContext.services`` (app_server/context.py), which ``AppServer`` satisfies.
+This module wires the pieces together and holds no protocol logic.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from functools import cached_property
 from importlib import import_module
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from app_server.config import ConfigError, ConfigWarning, LoadedConfig, load_config
 from app_server.config.mcp_servers import optional_startup_grace_s
-from app_server.connection import AppConnection, Session
+from app_server.connection import AppConnection
 from app_server.environments import (
     EnvironmentHub,
     EnvironmentsConfigError,
@@ -27,6 +28,7 @@ from app_server.environments import (
 from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.router import Router
+from app_server.session import Session
 from app_server.startup import StartupError, default_codex_home, user_agent
 from app_server.store import ThreadStore
 from app_server.threads.manager import ThreadManager
@@ -38,10 +40,9 @@ from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from app_server.mcp.service import McpService
     from app_server.model.clients import ModelClients
+    from app_server.protocol.declarations import MethodDecl
     from app_server.search.fuzzy import FuzzySessions
     from app_server.skills import SkillsCatalog
     from app_server.store.thread_state import ThreadStateDb
@@ -71,7 +72,10 @@ class AppServer:
         profile: str | None = None,
         environ: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        declarations: Iterable[MethodDecl] | None = None,
     ) -> None:
+        # `declarations`: the methods served (default: app_server/protocol/method_table.py's); a test adds a
+        # toy one.
         # `environ` and `cwd` default to the process's; an in-process host (the tests' in-memory harness)
         # passes its own so several servers can share one interpreter without touching os.environ.
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
@@ -113,7 +117,7 @@ class AppServer:
         self.store = ThreadStore(codex_home, fsync=self.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, services=self.thread_services, connections=self._connections)
         self._skill_root_markers = self.config.project_root_markers
-        from app_server.handlers.surface_state import SurfaceState
+        from app_server.surface_state import SurfaceState
 
         self.surface = SurfaceState(codex_home)
         # Every initialized connection, for notifications that belong to no one thread's subscribers.
@@ -125,12 +129,16 @@ class AppServer:
         self.fuzzy_sessions: dict[int, FuzzySessions] = {}
         from app_server.handlers import register_all
 
-        register_all(self)
+        if declarations is None:
+            register_all(self.router, self)
+        else:
+            register_all(self.router, self, declarations)
 
     # Turn-only machinery (model clients, skills, tools) is imported and built on first use: serving
     # `initialize` must not pay for it.
     @cached_property
     def models(self) -> ModelClients:
+        """The model clients; built on first use."""
         from app_server.model.auth import stored_api_key
         from app_server.model.clients import ModelClients
 
@@ -159,7 +167,6 @@ class AppServer:
         connection = AppConnection(
             outbox,
             self.router,
-            app=self,
             max_queued_requests=self.max_queued_requests,
             experimental_notifications=self.experimental_notifications,
             on_initialized=self.prewarm,
@@ -224,6 +231,7 @@ class AppServer:
         return task
 
     async def shutdown(self, timeout: float = 0.5) -> None:
+        """Stop background tasks, threads, environments and MCP servers, each bounded."""
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -244,11 +252,6 @@ class AppServer:
             self.thread_state.close()
 
     # -- config -------------------------------------------------------------------------------------
-    def experimental_probe(self, model: type[BaseModel]) -> Callable[[Any], str | None]:
-        from app_server.protocol.methods import experimental_fields_present  # the request table: lazily
-
-        return lambda raw: experimental_fields_present(model, raw)
-
     def _script_warnings(self) -> list[ConfigWarning]:
         """Check the scripted model's script at start-up, so a bad one is reported before any turn."""
         provider = self.config.provider

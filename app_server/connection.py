@@ -5,22 +5,19 @@ the sans-IO peer, answers wire violations the way Codex does (no reply, one stde
 requests for a single dispatcher task (so responses and the notifications handlers emit stay in arrival
 order), and refuses requests with -32001 once the inbound queue is full.
 
-``Session`` is the view handlers get: client identity and capabilities, ``notify`` (which honours
-opt-outs and experimental-only notifications and stamps ``emittedAtMs``) and ``request`` for
-server-to-client requests with a deadline.
+``Session`` (the view handlers get) lives in :mod:`app_server.session`; it is re-exported here for the
+callers that name it with the connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
-import time
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
 
 from app_server.router import Router
+from app_server.session import ConnectionClosedError, Deferred, ServerRequestTimeout, Session
 from pycodex.jsonrpc import (
     ErrorReceived,
     NotificationReceived,
@@ -39,121 +36,6 @@ __all__ = ["AppConnection", "ConnectionClosedError", "Deferred", "ServerRequestT
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_QUEUED_REQUESTS = 256
-#: How long a closing connection keeps answering the requests it had already received.
-DRAIN_ON_CLOSE_S = 2.0
-#: Every server-to-client request has a deadline; callers waiting on a person (approvals) pass their own.
-DEFAULT_SERVER_REQUEST_TIMEOUT_S = 300.0
-_connection_ids = itertools.count(1)
-
-
-class Deferred:
-    """A handler result answered later: the response is sent when ``result`` finishes, and the
-    connection keeps serving other requests meanwhile (command/exec runs while command/exec/write
-    and terminate arrive on the same connection)."""
-
-    def __init__(self, result: Awaitable[Any]) -> None:
-        self.result = result
-
-
-class ConnectionClosedError(Exception):
-    """The client went away before answering a server request."""
-
-
-class ServerRequestTimeout(Exception):
-    """The client did not answer a server request before its deadline."""
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-class Session:
-    """Per-connection state and the outbound API handlers use."""
-
-    def __init__(
-        self,
-        endpoint: Endpoint,
-        *,
-        app: Any,
-        experimental_notifications: Iterable[str] = (),
-    ) -> None:
-        self.id = next(_connection_ids)
-        self.app = app
-        self._endpoint = endpoint
-        self._experimental_notifications = frozenset(experimental_notifications)
-        self.initialized = False
-        self.client_name = ""
-        self.client_version = ""
-        #: The stored session source of threads this connection starts ("exec" for ``pycodex exec``).
-        self.session_source = "vscode"
-        self.client_title: str | None = None
-        self.experimental_api = False
-        self.opt_out: frozenset[str] = frozenset()
-        self.closed = endpoint.closed
-        #: Callbacks run once when the connection closes (thread unsubscription, pending approvals).
-        self.on_close: list[Callable[[], Any]] = []
-        self._after_response: list[Callable[[], Awaitable[None]]] = []
-        #: The id of the request being handled (streaming handlers tag their notifications with it).
-        self.current_request_id: int | str | None = None
-
-    def after_response(self, callback: Callable[[], Awaitable[None]]) -> None:
-        """Run ``callback`` right after the current request's response is written.
-
-        Codex emits e.g. ``thread/started`` after the ``thread/start`` response, not before it.
-        """
-        self._after_response.append(callback)
-
-    async def run_after_response(self) -> None:
-        callbacks, self._after_response = self._after_response, []
-        for callback in callbacks:
-            await callback()
-
-    def drop_after_response(self) -> None:
-        """The request failed: what was to follow its response must not run."""
-        self._after_response.clear()
-
-    # -- outbound ---------------------------------------------------------------------------------
-    def wants(self, method: str) -> bool:
-        if method in self.opt_out:
-            return False
-        return self.experimental_api or method not in self._experimental_notifications
-
-    async def notify(self, method: str, params: Any) -> None:
-        """Send a notification unless the client opted out of it or may not see it."""
-        if self.closed.is_set() or not self.wants(method):
-            return
-        await self._endpoint.notify(method, params, emitted_at_ms=now_ms())
-
-    async def notify_within(self, method: str, params: Any, timeout: float) -> bool:
-        """Like ``notify`` but give up after ``timeout`` seconds of a full outbox; False if so."""
-        if self.closed.is_set() or not self.wants(method):
-            return True
-        data = self._endpoint.peer.notify(method, params, emitted_at_ms=now_ms())
-        try:
-            await asyncio.wait_for(self._endpoint.send(data), timeout)
-        except TimeoutError:
-            return False
-        return True
-
-    async def send_raw(self, data: bytes) -> None:
-        await self._endpoint.send(data)
-
-    async def request(
-        self, method: str, params: Any, *, timeout: float = DEFAULT_SERVER_REQUEST_TIMEOUT_S
-    ) -> Any:
-        """Send a server-to-client request and wait for its result.
-
-        Raises ``RpcError`` if the client answered with an error, ``ServerRequestTimeout`` after
-        ``timeout`` seconds, ``ConnectionClosedError`` if the connection ends first.
-        """
-        try:
-            return await self._endpoint.request(method, params, timeout=timeout)
-        except TimeoutError:
-            raise ServerRequestTimeout(f"{method} timed out after {timeout} s") from None
-
-    def next_request_id(self) -> int:
-        """The id the next server request will get (tests and logs)."""
-        return self._endpoint.next_request_id
 
 
 class AppConnection:
@@ -164,7 +46,6 @@ class AppConnection:
         outbox: Outbox,
         router: Router,
         *,
-        app: Any,
         max_queued_requests: int = DEFAULT_MAX_QUEUED_REQUESTS,
         experimental_notifications: Iterable[str] = (),
         on_initialized: Callable[[], None] | None = None,
@@ -180,9 +61,8 @@ class AppConnection:
         self._endpoint = Endpoint(send, max_queued_requests=max_queued_requests, closed_error=ConnectionClosedError)
         self._peer = self._endpoint.peer
         self._router = router
-        self.session = Session(self._endpoint, app=app, experimental_notifications=experimental_notifications)
+        self.session = Session(self._endpoint, experimental_notifications=experimental_notifications)
         self._queue = self._endpoint.requests
-        self._busy = False
         self._on_initialized = on_initialized
         #: The stdio fast path already wrote this answer to the initialize that comes first (app_server/
         #: startup.py): that request is replayed to set up the session, and its answer held back.
@@ -191,6 +71,7 @@ class AppConnection:
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
     async def on_message(self, raw: bytes) -> None:
+        """Classify one inbound message: queue a request, wake a server request's caller, or log."""
         trace.record("in", "client", self.session.id, raw)
         msg = self._endpoint.receive(raw)
         if isinstance(msg, RequestReceived):
@@ -211,14 +92,21 @@ class AppConnection:
             logger.error("Failed to deserialize JSONRPCMessage: %s (%d bytes)", msg.reason, len(raw))
 
     async def on_line_too_long(self, size: int) -> None:
+        """A line over the transport's limit: logged as Codex does, not answered."""
         logger.error("Failed to deserialize JSONRPCMessage: line of %d bytes exceeds the limit", size)
 
     async def on_close(self) -> None:
+        """The client is gone (EOF): answer what was queued, then end the session."""
         session = self.session
-        # Requests that arrived before EOF still get their one response (stdout is still open on stdio).
-        if not self._queue.empty() or self._busy:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._queue.join(), DRAIN_ON_CLOSE_S)
+        # Requests that arrived before EOF still get their one response (stdout is still open on stdio):
+        # wait until the dispatcher has answered every queued request, however long that work takes under
+        # load. The wait is bounded by the work itself: every handler finishes or fails (a server request it
+        # makes has its own deadline), and nothing joins the queue after EOF. A Deferred answer (a running
+        # command/exec) is not waited for: the close callbacks below end its process.
+        drained = asyncio.ensure_future(self._queue.join())
+        # A dispatcher that is gone (cancelled with its loop) would never drain the queue: stop waiting then.
+        await asyncio.wait({drained, self._dispatcher}, return_when=asyncio.FIRST_COMPLETED)
+        drained.cancel()
         self._endpoint.close("connection closed")
         self._dispatcher.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -234,13 +122,11 @@ class AppConnection:
     async def _dispatch_loop(self) -> None:
         while True:
             req = await self._queue.get()
-            self._busy = True
             try:
                 await self._dispatch_one(req)
             except Exception:  # one broken request must not end the connection's dispatcher
                 logger.exception("dispatch of %s failed", req.method)
             finally:
-                self._busy = False
                 self._queue.task_done()
 
     async def _answer_later(self, req: RequestReceived, deferred: Deferred) -> None:

@@ -1,4 +1,4 @@
-"""The app-server's router: its method table, its initialize gate and its error mapping.
+"""The app-server's router: its routes (registered from the method table), its initialize gate and its errors.
 
 Built on :class:`pycodex.jsonrpc.router.Router`. The order of checks follows Codex: an unknown method
 is reported even before ``initialize`` (a real Codex method we do not implement passes the same gates
@@ -20,7 +20,7 @@ from pycodex.jsonrpc import router as rpc
 from pycodex.jsonrpc.errors import InvalidRequest, MethodNotFound, RpcError
 
 if TYPE_CHECKING:
-    from app_server.connection import Session
+    from app_server.session import Session
 
 __all__ = ["Handler", "Route", "Router"]
 
@@ -60,9 +60,11 @@ class Router(rpc.Router["Session"]):
 
     @property
     def methods(self) -> list[str]:
+        """Every served method, in declaration order (the "unknown variant" list)."""
         return [*self._lazy, *(m for m in self._routes if m not in self._lazy)]
 
     def route(self, method: str) -> rpc.Route[Session] | None:
+        """The route of ``method``, loading its family on first use; None if not served."""
         found = self._routes.get(method)
         if found is None and (load := self._lazy.get(method)) is not None:
             load()
@@ -83,9 +85,11 @@ class Router(rpc.Router["Session"]):
         experimental: bool = False,
         experimental_probe: ExperimentalProbe | None = None,
     ) -> None:
+        """Register one route; ``experimental``/``experimental_probe`` gate it on the capability."""
         self.add_route(rpc.Route(method, params_model, handler, Experimental(experimental, experimental_probe)))
 
     def unknown_method(self, session: Session, method: str) -> RpcError:
+        """The error for a method we do not serve: Codex's gates for a Codex method, else unknown variant."""
         if method in self._known or method in self._experimental:
             # A real Codex method we do not implement: Codex would parse it, so the same gates apply.
             if not session.initialized:
@@ -97,11 +101,13 @@ class Router(rpc.Router["Session"]):
         return MethodNotFound(f"Invalid request: unknown variant `{method}`, expected one of {expected}")
 
     def parse(self, route: rpc.Route[Session], params: Any, has_params: bool) -> Any:
+        """Validate params; a missing ``params`` where the method takes some is -32600, as in Codex."""
         if route.params_model is not None and (not has_params or params is None):
             raise InvalidRequest("Invalid request: missing field `params`")
         return super().parse(route, params, has_params)
 
     def gate(self, session: Session, route: rpc.Route[Session], params: Any) -> None:
+        """The initialize handshake and the experimentalApi capability checks."""
         if route.method == "initialize":
             if session.initialized:
                 raise InvalidRequest("Already initialized")
@@ -117,6 +123,7 @@ class Router(rpc.Router["Session"]):
                 raise InvalidRequest(f"{descriptor} requires experimentalApi capability")
 
     def boundary(self, method: str, exc: Exception) -> RpcError:
+        """Map an exception below the handler to its JSON-RPC error."""
         if isinstance(exc, InvalidThreadIdError | InvalidCursorError):
             # Malformed client input detected below the handler: the client's fault, not ours.
             return InvalidRequest(str(exc))

@@ -1,125 +1,77 @@
-"""Request handlers, one module per method family, each with a ``ROUTES`` table.
+"""Request handlers, one module per method family; what they serve is declared in the method table.
 
-``register_all`` declares every family's methods at start-up but imports a family's module (and so
-builds the pydantic params and response models it names) only when one of its methods is first
-requested: serving ``initialize`` must not pay for the whole protocol surface. ``FAMILIES`` is checked
-against the modules' ``ROUTES`` by test_families_match_the_handler_modules_routes in
-tests/app_server/test_app_server_startup_imports.py.
+The table is app_server/protocol/method_table.py. ``register_all`` puts every declared method in the
+router's index at start-up but imports a family's module (and so builds the pydantic params and result
+models it names) only when one of its methods is first requested: serving ``initialize`` must not pay for
+the whole protocol surface. A handler is ``async def h(ctx: HandlerContext, params: P) -> R``; this module
+is the one place that hands it its context and turns a returned model into the wire dict the connection
+writes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from importlib import import_module
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from app_server.context import HandlerContext
+from app_server.protocol.method_table import DECLARATIONS
 
 if TYPE_CHECKING:
-    from app_server.app import AppServer
+    from app_server.context import Services
+    from app_server.protocol.declarations import Handler, MethodDecl
+    from app_server.router import Router
+    from app_server.session import Deferred, Session
+    from pycodex.json_types import JsonObj
 
-__all__ = ["FAMILIES", "register_all"]
-
-#: Handler module -> its methods. This order is the one "unknown variant" errors list.
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "initialize": ("initialize",),
-    "threads": (
-        "thread/start", "thread/resume", "thread/fork", "thread/read", "thread/list", "thread/loaded/list",
-        "thread/turns/list", "thread/name/set", "thread/archive", "thread/unarchive", "thread/unsubscribe",
-    ),
-    "thread_history": ("thread/items/list", "thread/items/read", "thread/readState/update"),
-    "thread_goals": ("thread/goal/get", "thread/goal/set", "thread/goal/clear"),
-    "thread_terminals": (
-        "thread/backgroundTerminals/list", "thread/backgroundTerminals/clean",
-        "thread/backgroundTerminals/terminate",
-    ),
-    "thread_sections": (
-        "threadSection/list", "threadSection/create", "threadSection/update", "threadSection/delete",
-        "thread/section/move", "thread/delete", "thread/metadata/update",
-    ),
-    "thread_search": (
-        "thread/search", "thread/searchOccurrences", "thread/search/stream", "thread/search/cancel",
-        "thread/search/stream/cancel",
-    ),
-    "thread_memory": ("thread/memoryMode/set", "memory/status", "memory/reset", "thread/memory/read"),
-    "thread_inject": ("thread/inject_items",),
-    "thread_compact": ("thread/compact/start",),
-    "thread_shell": ("thread/shellCommand",),
-    "thread_settings": ("thread/settings/update",),
-    "thread_revert": ("thread/revert",),
-    "thread_queue": (
-        "thread/queue/add", "thread/queue/list", "thread/queue/update", "thread/queue/delete", "thread/queue/reorder",
-        "thread/queue/start",
-    ),
-    "thread_attachments": (
-        "thread/attachment/add", "thread/attachment/list", "thread/attachmentOwner/list", "thread/attachment/remove",
-    ),
-    "thread_controls": (
-        "thread/increment_elicitation", "thread/decrement_elicitation", "thread/sample/cancel",
-        "thread/prediction/request", "thread/realtime/listVoices",
-    ),
-    "thread_guardian": ("thread/guardianReview", "thread/approveGuardianDeniedAction"),
-    "turns": ("turn/start", "turn/steer", "turn/interrupt"),
-    "review": ("review/start",),
-    "info": ("skills/list", "account/read"),
-    "models": (
-        "model/list", "modelProvider/list", "modelProvider/capabilities/read", "modelProvider/config/write",
-        "modelProvider/default/set",
-    ),
-    "config": ("config/read", "config/value/write", "config/batchWrite", "configRequirements/read"),
-    "search": (
-        "fuzzyFileSearch", "fuzzyFileSearch/sessionStart", "fuzzyFileSearch/sessionUpdate",
-        "fuzzyFileSearch/sessionStop",
-    ),
-    "fs": (
-        "fs/readFile", "fs/writeFile", "fs/createDirectory", "fs/getMetadata", "fs/readDirectory",
-        "fs/remove", "fs/copy", "fs/watch", "fs/unwatch",
-    ),
-    "commands": (
-        "command/exec", "command/exec/write", "command/exec/terminate", "command/exec/resize",
-        "process/spawn", "process/writeStdin", "process/kill", "process/resizePty",
-    ),
-    "hooks": ("hooks/list",),
-    "plugins": (
-        "skills/config/write", "skills/extraRoots/set", "plugin/list", "plugin/installed", "plugin/read",
-        "plugin/install", "plugin/uninstall", "plugin/reconcile", "plugin/search", "plugin/skill/read",
-        "plugin/share/save", "plugin/share/updateTargets", "plugin/share/list", "plugin/share/checkout",
-        "plugin/share/delete", "marketplace/add", "marketplace/remove", "marketplace/upgrade", "app/list",
-        "app/read", "app/installed",
-    ),
-    "accounts": (
-        "account/login/start", "account/logout", "account/login/cancel", "account/gatewayOAuth/read",
-        "account/gatewayOAuth/login", "account/gatewayOAuth/cancel", "account/securitySetup/read",
-        "account/rateLimits/read", "account/rateLimitResetCredit/consume", "account/usage/read",
-        "account/workspaceMessages/read", "account/sendAddCreditsNudgeEmail", "accountSession/list",
-        "accountSession/switch", "account/bedrock/discover", "account/bedrock/setup",
-        "account/bedrock/checkGovCloudRequirements", "account/gcp/setup",
-    ),
-    "misc": (
-        "collaborationMode/list", "experimentalFeature/list", "experimentalFeature/enablement/set",
-        "permissionProfile/list", "feedback/save", "feedback/upload", "externalAgentConfig/detect",
-        "externalAgentConfig/import", "externalAgentConfig/import/recordHistory",
-        "externalAgentConfig/import/readHistories", "windowsSandbox/setupStart", "windowsSandbox/readiness",
-        "server/diagnostics", "userVerification/status", "userVerification/enroll", "userVerification/delete",
-        "userVerification/verify", "userVerification/cancel", "remoteControl/enable", "remoteControl/disable",
-        "remoteControl/status/read", "remoteControl/pairing/start", "remoteControl/pairing/status",
-        "remoteControl/client/list", "remoteControl/client/revoke", "mock/experimentalMethod",
-    ),
-    "environments": ("environment/add", "environment/info", "environment/status"),
-    "mcp": (
-        "mcpServerStatus/list", "mcpServer/tool/call", "mcpServer/resource/read", "config/mcpServer/reload",
-        "mcpServer/oauth/login", "mcpServer/event/stream/start", "mcpServer/event/stream/stop",
-    ),
-}
+__all__ = ["register_all"]
 
 
-def register_all(app: AppServer) -> None:
-    for family, methods in FAMILIES.items():
-        app.router.add_family(methods, _loader(app, family))
+def register_all(
+    router: Router, services: Services, declarations: Iterable[MethodDecl] = DECLARATIONS
+) -> None:
+    """Index every declared method in ``router``, in declaration order (the "unknown variant" order).
+
+    Methods of one family share a loader that registers all of them on the first request for any; a
+    declaration that holds its handler object is a family of its own.
+    """
+    families: dict[str, list[MethodDecl]] = {}
+    for decl in declarations:
+        families.setdefault(decl.family or f"<{decl.name}>", []).append(decl)
+    loaders = {key: _loader(router, services, decls) for key, decls in families.items()}
+    for decl in declarations:
+        router.add_family((decl.name,), loaders[decl.family or f"<{decl.name}>"])
 
 
-def _loader(app: AppServer, family: str) -> Callable[[], None]:
+def _loader(router: Router, services: Services, decls: Sequence[MethodDecl]) -> Callable[[], None]:
     def load() -> None:
-        from app_server.handlers.table import register_routes
-
-        register_routes(app, import_module(f"{__name__}.{family}").ROUTES)
+        for decl in decls:
+            # The handler first: its module's own import statements bring in the models it names (and so
+            # `-X importtime`, which does not see importlib.import_module, attributes them to it).
+            handler = decl.handler_fn()
+            params = decl.validation_model()
+            router.add(
+                decl.name, params, _wire(handler, services), experimental=decl.experimental,
+                experimental_probe=_probe(params) if decl.probe and params is not None else None,
+            )
 
     return load
+
+
+def _probe(model: type[Any]) -> Callable[[Any], str | None]:
+    # The experimental-field gate reads the params model's markers; imported with the first probed family.
+    from app_server.protocol.methods import experimental_fields_present
+
+    return lambda raw: experimental_fields_present(model, raw)
+
+
+def _wire(handler: Handler, services: Services) -> Callable[[Session, Any], Awaitable[JsonObj | Deferred]]:
+    from pydantic import BaseModel
+
+    from app_server.protocol.base import to_wire
+
+    async def call(session: Session, params: Any) -> JsonObj | Deferred:
+        result = await handler(HandlerContext(session, services), params)
+        return to_wire(result) if isinstance(result, BaseModel) else result
+
+    call.__name__ = getattr(handler, "__name__", "handler")
+    return call

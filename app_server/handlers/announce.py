@@ -4,20 +4,19 @@ metadata change (``notices.BROADCAST``) goes to every connection, whether the th
 
 from __future__ import annotations
 
-from app_server.connection import Session
-from app_server.handlers.table import app_of
+from app_server.context import HandlerContext
 from app_server.protocol import notices
 
 __all__ = ["announce"]
 
 
-async def announce(session: Session, thread_id: str, note: notices.Notice) -> None:
-    threads = app_of(session).threads
+async def announce(ctx: HandlerContext, thread_id: str, note: notices.Notice) -> None:
+    threads = ctx.services.threads
     loaded = threads.loaded.get(thread_id)
     if note.method in notices.BROADCAST:
         await (loaded.emit(note) if loaded is not None else threads.broadcast(note))
         return
     if loaded is not None:
         await loaded.emit(note)
-    if loaded is None or session not in loaded.subscribers:
-        await notices.send(session, note)
+    if loaded is None or ctx.session not in loaded.subscribers:
+        await notices.send(ctx.session, note)

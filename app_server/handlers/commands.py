@@ -18,16 +18,19 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app_server.connection import Deferred, Session
-from app_server.handlers.surface_state import RunningProcess
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import surface as p
+from app_server.session import Deferred
+from app_server.surface_state import RunningProcess
 from app_server.tools.sandbox import make_sandbox
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest
 from pycodex.platform.spawn import SpawnError, SpawnRequest, os_error_text, spawn
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "command_exec", "command_resize", "command_terminate", "command_write", "process_kill",
+    "process_resize", "process_spawn", "process_write",
+]
 
 Emit = Callable[[str, bytes, bool], Awaitable[None]]  # stream, chunk, capReached
 
@@ -38,11 +41,24 @@ _SANDBOX_MODES = {"dangerFullAccess": "danger-full-access", "readOnly": "read-on
                   "workspaceWrite": "workspace-write", "externalSandbox": "danger-full-access"}
 
 
+#: After the leader exits, its pipes are read for as long as output keeps coming; once a window this long
+#: passes with no chunk read and no notification being sent, what is left open belongs to a background child
+#: (``sh -c "sleep 30 &"``) and is abandoned.
+QUIET_S = 0.25
+#: A background child that never stops writing cannot hold the exit back for longer than this.
+DRAIN_AFTER_EXIT_MAX_S = 10.0
+
+
 @dataclass
 class _Capture:
     cap: int | None
     data: dict[str, bytearray] = field(default_factory=lambda: {"stdout": bytearray(), "stderr": bytearray()})
     capped: dict[str, bool] = field(default_factory=lambda: {"stdout": False, "stderr": False})
+    #: Chunks read so far and notifications being sent now: the drain's measure of progress.
+    reads: int = 0
+    emitting: int = 0
+    #: The drain after exit gave up with output still flowing (``outputDrainTimedOut``).
+    drain_timed_out: bool = False
 
 
 def _env(overrides: Mapping[str, str | None] | None) -> dict[str, str]:
@@ -58,6 +74,7 @@ def _env(overrides: Mapping[str, str | None] | None) -> dict[str, str]:
 async def _pump(running: RunningProcess, stream: str, capture: _Capture, emit: Emit | None) -> None:
     name = "stdout" if stream == "pty" else stream
     while data := await running.spawned.read_chunk(stream, 8192):
+        capture.reads += 1
         if capture.capped[name]:
             continue  # keep draining so the child never blocks on a full pipe
         if capture.cap is not None and len(capture.data[name]) + len(data) >= capture.cap:
@@ -65,7 +82,11 @@ async def _pump(running: RunningProcess, stream: str, capture: _Capture, emit: E
             capture.capped[name] = True
         capture.data[name] += data
         if emit is not None and (data or capture.capped[name]):
-            await emit(name, data, capture.capped[name])
+            capture.emitting += 1
+            try:
+                await emit(name, data, capture.capped[name])
+            finally:
+                capture.emitting -= 1
 
 
 async def _run(running: RunningProcess, capture: _Capture, emit: Emit | None, timeout_ms: int | None) -> int:
@@ -79,14 +100,38 @@ async def _run(running: RunningProcess, capture: _Capture, emit: Emit | None, ti
             spawned.signal_group(signal.SIGKILL)
             await spawned.wait()
             code = TIMEOUT_EXIT_CODE
-        await asyncio.wait(pumps, timeout=1.0)  # background children may hold the pipes open
+        await _drain(pumps, capture)
         return code
     finally:
         for pump in pumps:
             pump.cancel()
+        # A cancelled pump may be mid-notification: wait until it is gone, so that no output notification can
+        # follow the exit the caller reports next.
+        await asyncio.gather(*pumps, return_exceptions=True)
         spawned.close_pty()
         if spawned.returncode is None:
             spawned.signal_group(signal.SIGKILL)
+
+
+async def _drain(pumps: list[asyncio.Task[None]], capture: _Capture) -> None:
+    """Let the pumps read and forward what the exited leader left in its pipes, however long that takes.
+
+    Not a fixed grace (under load one could expire before a pump had even run): a pump stops being waited
+    for only once a whole quiet window passed in which no pump read a chunk or was sending one. When the
+    process regains the CPU after a stall, the event loop runs the readable pipes' callbacks before the
+    window's timer, so data already in a pipe is read before the window is judged quiet.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DRAIN_AFTER_EXIT_MAX_S
+    pending = set(pumps)
+    while pending:
+        reads = capture.reads
+        _, pending = await asyncio.wait(pending, timeout=QUIET_S)
+        if pending and capture.reads == reads and not capture.emitting:
+            return  # quiet: what still holds a pipe open is a background child
+        if pending and loop.time() >= deadline:
+            capture.drain_timed_out = True
+            return
 
 
 async def _start(argv: list[str], cwd: Path, env: dict[str, str], *, tty: bool, stdin: bool,
@@ -138,7 +183,7 @@ def _resize(running: RunningProcess, rows: int, cols: int) -> None:
 # -- command/exec ------------------------------------------------------------------------------
 
 
-def _sandboxed(session: Session, params: p.CommandExecParams, argv: list[str], cwd: Path) -> list[str]:
+def _sandboxed(ctx: HandlerContext, params: p.CommandExecParams, argv: list[str], cwd: Path) -> list[str]:
     policy = params.sandbox_policy
     if params.permission_profile is not None and policy is not None:
         raise InvalidRequest("`permissionProfile` cannot be combined with `sandboxPolicy`")
@@ -150,12 +195,12 @@ def _sandboxed(session: Session, params: p.CommandExecParams, argv: list[str], c
         mode = {":danger-full-access": "danger-full-access", ":workspace": "workspace-write"}.get(
             params.permission_profile, "read-only")
     else:
-        mode = app_of(session).config.sandbox_mode or "read-only"
+        mode = ctx.services.config.sandbox_mode or "read-only"
     sandbox = make_sandbox(mode, cwd, roots)
     return sandbox.wrap(argv) if sandbox is not None else argv
 
 
-async def command_exec(session: Session, params: p.CommandExecParams) -> Deferred:
+async def command_exec(ctx: HandlerContext, params: p.CommandExecParams) -> Deferred:
     streaming = params.tty or params.stream_stdin or params.stream_stdout_stderr
     if streaming and params.process_id is None:
         raise InvalidRequest("command/exec tty or streaming requires a client-supplied processId")
@@ -165,13 +210,13 @@ async def command_exec(session: Session, params: p.CommandExecParams) -> Deferre
         raise InvalidParams("command/exec cannot set both timeoutMs and disableTimeout")
     if params.disable_output_cap and params.output_bytes_cap is not None:
         raise InvalidParams("command/exec cannot set both outputBytesCap and disableOutputCap")
-    conn = app_of(session).surface.conn(session)
+    conn = ctx.services.surface.conn(ctx.session)
     if params.process_id is not None and params.process_id in conn.commands:
         raise InvalidRequest(f"duplicate active command/exec process id: {params.process_id!r}")
     if not params.command:
         raise InvalidRequest("command must not be empty")
-    cwd = Path(params.cwd) if params.cwd else app_of(session).working_dir()
-    argv = _sandboxed(session, params, list(params.command), cwd)
+    cwd = Path(params.cwd) if params.cwd else ctx.services.working_dir()
+    argv = _sandboxed(ctx, params, list(params.command), cwd)
     running = await _start(argv, cwd, _env(params.env), tty=params.tty, stdin=params.stream_stdin,
                            size=params.size, what="command")
     key = params.process_id if params.process_id is not None else f"internal-{id(running)}"
@@ -181,7 +226,7 @@ async def command_exec(session: Session, params: p.CommandExecParams) -> Deferre
     emit: Emit | None = None
     if params.tty or params.stream_stdout_stderr:
         async def emit(stream: str, data: bytes, capped: bool) -> None:
-            await session.notify("command/exec/outputDelta", {
+            await ctx.session.notify("command/exec/outputDelta", {
                 "processId": params.process_id, "stream": stream,
                 "deltaBase64": base64.b64encode(data).decode(), "capReached": capped})
 
@@ -198,40 +243,40 @@ async def command_exec(session: Session, params: p.CommandExecParams) -> Deferre
     return Deferred(finish())
 
 
-def _command(session: Session, process_id: str) -> RunningProcess:
-    running = app_of(session).surface.conn(session).commands.get(process_id)
+def _command(ctx: HandlerContext, process_id: str) -> RunningProcess:
+    running = ctx.services.surface.conn(ctx.session).commands.get(process_id)
     if running is None:
         raise InvalidRequest(f'no active command/exec for process id "{process_id}"')
     return running
 
 
-async def command_write(session: Session, params: p.CommandExecWriteParams) -> JsonObj:
+async def command_write(ctx: HandlerContext, params: p.CommandExecWriteParams) -> JsonObj:
     _check_write(params.delta_base64, params.close_stdin, "command/exec/write")
-    await _write(_command(session, params.process_id), params.delta_base64, params.close_stdin,
+    await _write(_command(ctx, params.process_id), params.delta_base64, params.close_stdin,
                  "command/exec/write")
     return {}
 
 
-async def command_terminate(session: Session, params: p.CommandExecTerminateParams) -> JsonObj:
-    _command(session, params.process_id).spawned.signal_group(signal.SIGKILL)
+async def command_terminate(ctx: HandlerContext, params: p.CommandExecTerminateParams) -> JsonObj:
+    _command(ctx, params.process_id).spawned.signal_group(signal.SIGKILL)
     return {}
 
 
-async def command_resize(session: Session, params: p.CommandExecResizeParams) -> JsonObj:
-    _resize(_command(session, params.process_id), params.size.rows, params.size.cols)
+async def command_resize(ctx: HandlerContext, params: p.CommandExecResizeParams) -> JsonObj:
+    _resize(_command(ctx, params.process_id), params.size.rows, params.size.cols)
     return {}
 
 
 # -- process/spawn -----------------------------------------------------------------------------
 
 
-async def process_spawn(session: Session, params: p.ProcessSpawnParams) -> JsonObj:
+async def process_spawn(ctx: HandlerContext, params: p.ProcessSpawnParams) -> JsonObj:
     cwd = Path(params.cwd)
     if not cwd.is_absolute():
         raise InvalidRequest("Invalid request: AbsolutePathBuf deserialized without a base path")
     if params.size is not None and not params.tty:
         raise InvalidParams("process/spawn size requires tty: true")
-    conn = app_of(session).surface.conn(session)
+    conn = ctx.services.surface.conn(ctx.session)
     handle = params.process_handle
     if handle in conn.processes:
         raise InvalidRequest(f"duplicate active process handle: {handle!r}")
@@ -244,7 +289,7 @@ async def process_spawn(session: Session, params: p.ProcessSpawnParams) -> JsonO
     emit: Emit | None = None
     if streamed:
         async def emit(stream: str, data: bytes, capped: bool) -> None:
-            await session.notify("process/outputDelta", {
+            await ctx.session.notify("process/outputDelta", {
                 "processHandle": handle, "stream": stream,
                 "deltaBase64": base64.b64encode(data).decode(), "capReached": capped})
 
@@ -255,46 +300,34 @@ async def process_spawn(session: Session, params: p.ProcessSpawnParams) -> JsonO
             conn.processes.pop(handle, None)
         out = {s: "" if streamed else capture.data[s].decode("utf-8", "replace") for s in ("stdout", "stderr")}
         with contextlib.suppress(Exception):
-            await session.notify("process/exited", {
-                "processHandle": handle, "exitCode": code, "outputDrainTimedOut": False,
+            await ctx.session.notify("process/exited", {
+                "processHandle": handle, "exitCode": code, "outputDrainTimedOut": capture.drain_timed_out,
                 "stdout": out["stdout"], "stdoutCapReached": capture.capped["stdout"],
                 "stderr": out["stderr"], "stderrCapReached": capture.capped["stderr"]})
 
-    running.task = app_of(session).spawn(watch(), name=f"process {handle}")
+    running.task = ctx.services.spawn(watch(), name=f"process {handle}")
     return {}
 
 
-def _process(session: Session, handle: str) -> RunningProcess:
-    running = app_of(session).surface.conn(session).processes.get(handle)
+def _process(ctx: HandlerContext, handle: str) -> RunningProcess:
+    running = ctx.services.surface.conn(ctx.session).processes.get(handle)
     if running is None:
         raise InvalidRequest(f'no active process for process handle "{handle}"')
     return running
 
 
-async def process_write(session: Session, params: p.ProcessWriteStdinParams) -> JsonObj:
+async def process_write(ctx: HandlerContext, params: p.ProcessWriteStdinParams) -> JsonObj:
     _check_write(params.delta_base64, params.close_stdin, "process/writeStdin")
-    await _write(_process(session, params.process_handle), params.delta_base64, params.close_stdin,
+    await _write(_process(ctx, params.process_handle), params.delta_base64, params.close_stdin,
                  "process/writeStdin")
     return {}
 
 
-async def process_kill(session: Session, params: p.ProcessKillParams) -> JsonObj:
-    _process(session, params.process_handle).spawned.signal_group(signal.SIGKILL)
+async def process_kill(ctx: HandlerContext, params: p.ProcessKillParams) -> JsonObj:
+    _process(ctx, params.process_handle).spawned.signal_group(signal.SIGKILL)
     return {}
 
 
-async def process_resize(session: Session, params: p.ProcessResizePtyParams) -> JsonObj:
-    _resize(_process(session, params.process_handle), params.size.rows, params.size.cols)
+async def process_resize(ctx: HandlerContext, params: p.ProcessResizePtyParams) -> JsonObj:
+    _resize(_process(ctx, params.process_handle), params.size.rows, params.size.cols)
     return {}
-
-
-ROUTES = (
-    RouteSpec("command/exec", p.CommandExecParams, command_exec),
-    RouteSpec("command/exec/write", p.CommandExecWriteParams, command_write),
-    RouteSpec("command/exec/terminate", p.CommandExecTerminateParams, command_terminate),
-    RouteSpec("command/exec/resize", p.CommandExecResizeParams, command_resize),
-    RouteSpec("process/spawn", p.ProcessSpawnParams, process_spawn, experimental=True),
-    RouteSpec("process/writeStdin", p.ProcessWriteStdinParams, process_write, experimental=True),
-    RouteSpec("process/kill", p.ProcessKillParams, process_kill, experimental=True),
-    RouteSpec("process/resizePty", p.ProcessResizePtyParams, process_resize, experimental=True),
-)

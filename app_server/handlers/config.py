@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from app_server.config.effective import effective_config, read_layers
 from app_server.config.errors import unknown_keys_warning
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import notices
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
@@ -22,25 +21,26 @@ from pycodex.json_types import JsonObj
 if TYPE_CHECKING:  # config.write pulls in tomlkit (~0.1 s): imported on the first write, not at start-up
     from app_server.config.write import ConfigEdit
 
-__all__ = ["ROUTES"]
+__all__ = ["batch_write", "config_read", "requirements_read", "value_write"]
 
 
-async def config_read(session: Session, params: p.ConfigReadParams) -> JsonObj:
-    loaded = app_of(session).read_config()
+async def config_read(ctx: HandlerContext, params: p.ConfigReadParams) -> JsonObj:
+    loaded = ctx.services.read_config()
     cwd = Path(params.cwd) if params.cwd else None
     return await asyncio.to_thread(effective_config, loaded, cwd, params.include_layers)
 
 
 async def _write(
-    session: Session, edits: list[ConfigEdit], *, file_path: str | None, expected_version: str | None
+    ctx: HandlerContext, edits: list[ConfigEdit], *, file_path: str | None, expected_version: str | None
 ) -> JsonObj:
     from app_server.config.write import write_values
 
-    app = app_of(session)
-    loaded = app.config
+    services = ctx.services
+    loaded = services.config
     flags = [layer for layer in read_layers(loaded, None) if layer.name.get("type") == "sessionFlags"]
     outcome = await asyncio.to_thread(
-        write_values, loaded.config_path, edits, codex_home=app.codex_home, expected_version=expected_version,
+        write_values, loaded.config_path, edits, codex_home=services.codex_home,
+        expected_version=expected_version,
         file_path=file_path, higher_layers=flags,
     )
     if outcome.unknown_keys:
@@ -48,40 +48,32 @@ async def _write(
         warning = unknown_keys_warning([(label, key) for key in outcome.unknown_keys])
 
         async def warn() -> None:  # after the response, as every other notice that follows a request
-            await notices.send(session, notices.config_warning(warning.to_params()))
+            await notices.send(ctx.session, notices.config_warning(warning.to_params()))
 
-        session.after_response(warn)
+        ctx.session.after_response(warn)
     return outcome.response
 
 
-async def value_write(session: Session, params: s.ConfigValueWriteParams) -> JsonObj:
+async def value_write(ctx: HandlerContext, params: s.ConfigValueWriteParams) -> JsonObj:
     from app_server.config.write import edits_from_params
 
     edit = {"keyPath": params.key_path, "value": params.value, "mergeStrategy": params.merge_strategy}
-    return await _write(session, edits_from_params([edit]), file_path=params.file_path,
+    return await _write(ctx, edits_from_params([edit]), file_path=params.file_path,
                         expected_version=params.expected_version)
 
 
-async def batch_write(session: Session, params: s.ConfigBatchWriteParams) -> JsonObj:
+async def batch_write(ctx: HandlerContext, params: s.ConfigBatchWriteParams) -> JsonObj:
     from app_server.config.write import edits_from_params
 
     raw = [{"keyPath": e.key_path, "value": e.value, "mergeStrategy": e.merge_strategy} for e in params.edits]
-    result = await _write(session, edits_from_params(raw), file_path=params.file_path,
+    result = await _write(ctx, edits_from_params(raw), file_path=params.file_path,
                           expected_version=params.expected_version)
     if params.reload_user_config:
         # New threads read config.toml anyway; this makes the server's own view (model/list, the
         # default provider of the next request) current at once.
-        app_of(session).reload_config()
+        ctx.services.reload_config()
     return result
 
 
-async def requirements_read(session: Session, params: Any) -> JsonObj:
+async def requirements_read(ctx: HandlerContext, params: Any) -> JsonObj:
     return {"supportsIndependentSpeedModes": True, "requirements": None}
-
-
-ROUTES = (
-    RouteSpec("config/read", p.ConfigReadParams, config_read),
-    RouteSpec("config/value/write", s.ConfigValueWriteParams, value_write),
-    RouteSpec("config/batchWrite", s.ConfigBatchWriteParams, batch_write),
-    RouteSpec("configRequirements/read", None, requirements_read),
-)

@@ -9,28 +9,19 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import surface as p
+from app_server.surface_state import AddedEnvironment
 from exec_client.client import ExecServerClient
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
-__all__ = ["ROUTES", "AddedEnvironment"]
+__all__ = ["environment_add", "environment_info", "environment_status"]
 
 LOCAL = "local"
 DEFAULT_CONNECT_TIMEOUT_MS = 10_000
-
-
-@dataclass
-class AddedEnvironment:
-    url: str
-    client: ExecServerClient | None = None
-    error: str | None = None
-    attempt: asyncio.Task[None] | None = None
 
 
 def _unknown(environment_id: str) -> str:
@@ -48,18 +39,18 @@ async def _connect(env: AddedEnvironment, token: str | None, timeout_s: float) -
     env.client, env.error = client, None
 
 
-async def environment_add(session: Session, params: p.EnvironmentAddParams) -> JsonObj:
+async def environment_add(ctx: HandlerContext, params: p.EnvironmentAddParams) -> JsonObj:
     if params.environment_id == LOCAL:
         raise InvalidRequest("exec-server protocol error: environment id `local` is reserved for EnvironmentManager")
     if not params.exec_server_url.startswith(("ws://", "wss://")):
         raise InvalidRequest(f"exec-server url must be a ws:// or wss:// url: {params.exec_server_url}")
-    added = app_of(session).surface.environments
+    added = ctx.services.surface.environments
     old = added.pop(params.environment_id, None)
     if old is not None and old.client is not None:
         await old.client.close()
     env = added[params.environment_id] = AddedEnvironment(params.exec_server_url)
     timeout = (params.connect_timeout_ms or DEFAULT_CONNECT_TIMEOUT_MS) / 1000
-    env.attempt = app_of(session).spawn(_connect(env, params.auth_bearer_token, timeout), name="environment/add")
+    env.attempt = ctx.services.spawn(_connect(env, params.auth_bearer_token, timeout), name="environment/add")
     await asyncio.wait({env.attempt}, timeout=timeout)  # Codex reports the first attempt's outcome
     return {}
 
@@ -69,10 +60,10 @@ def _local_shell() -> JsonObj:
     return {"name": Path(path).name, "path": path}
 
 
-async def environment_info(session: Session, params: p.EnvironmentIdParams) -> JsonObj:
+async def environment_info(ctx: HandlerContext, params: p.EnvironmentIdParams) -> JsonObj:
     if params.environment_id == LOCAL:
-        return {"shell": _local_shell(), "cwd": app_of(session).working_dir().resolve().as_uri()}
-    env = app_of(session).surface.environments.get(params.environment_id)
+        return {"shell": _local_shell(), "cwd": ctx.services.working_dir().resolve().as_uri()}
+    env = ctx.services.surface.environments.get(params.environment_id)
     if env is None:
         raise InvalidRequest(_unknown(params.environment_id))
     reason = env.error or "the environment is not connected"
@@ -81,10 +72,10 @@ async def environment_info(session: Session, params: p.EnvironmentIdParams) -> J
     raise InternalError(f"failed to get info for environment `{params.environment_id}`: {reason}")
 
 
-async def environment_status(session: Session, params: p.EnvironmentIdParams) -> JsonObj:
+async def environment_status(ctx: HandlerContext, params: p.EnvironmentIdParams) -> JsonObj:
     if params.environment_id == LOCAL:
         return {"status": "ready"}
-    env = app_of(session).surface.environments.get(params.environment_id)
+    env = ctx.services.surface.environments.get(params.environment_id)
     if env is None:
         return {"status": "unknown", "error": _unknown(params.environment_id)}
     if env.client is not None and not env.client.closed.is_set():
@@ -94,10 +85,3 @@ async def environment_status(session: Session, params: p.EnvironmentIdParams) ->
     if env.client is not None:
         return {"status": "disconnected", "error": "the exec-server connection closed"}
     return {"status": "pending"}
-
-
-ROUTES = (
-    RouteSpec("environment/add", p.EnvironmentAddParams, environment_add, experimental=True),
-    RouteSpec("environment/info", p.EnvironmentIdParams, environment_info, experimental=True),
-    RouteSpec("environment/status", p.EnvironmentIdParams, environment_status, experimental=True),
-)

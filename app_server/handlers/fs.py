@@ -19,9 +19,9 @@ from typing import TypeVar
 
 import watchfiles
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import surface as p
+from app_server.session import Session
 from exec_client.local_environment import remove_path
 from exec_client.wire.fs_paths import denial_error, entry_path, policy_for, real_path
 from exec_client.wire.fs_policy import Need, PolicyDenied
@@ -29,7 +29,10 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
 from pycodex.platform.spawn import os_error_text
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "copy", "create_directory", "get_metadata", "read_directory", "read_file", "remove", "unwatch", "watch",
+    "write_file",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +70,7 @@ async def _run(work: Callable[[], T]) -> T:
         raise _os_error(exc) from None
 
 
-async def read_file(session: Session, params: p.FsPathParams) -> JsonObj:
+async def read_file(ctx: HandlerContext, params: p.FsPathParams) -> JsonObj:
     path = _checked(params.path, Need.READ)
     if path.is_dir():
         raise InvalidRequest(f"path `{path}` is not a file")
@@ -75,7 +78,7 @@ async def read_file(session: Session, params: p.FsPathParams) -> JsonObj:
     return {"dataBase64": base64.b64encode(data).decode()}
 
 
-async def write_file(session: Session, params: p.FsWriteFileParams) -> JsonObj:
+async def write_file(ctx: HandlerContext, params: p.FsWriteFileParams) -> JsonObj:
     try:
         data = base64.b64decode(params.data_base64, validate=True)
     except (binascii.Error, ValueError) as exc:
@@ -85,14 +88,14 @@ async def write_file(session: Session, params: p.FsWriteFileParams) -> JsonObj:
     return {}
 
 
-async def create_directory(session: Session, params: p.FsCreateDirectoryParams) -> JsonObj:
+async def create_directory(ctx: HandlerContext, params: p.FsCreateDirectoryParams) -> JsonObj:
     path = _checked(params.path, Need.WRITE)
     recursive = params.recursive is not False  # Codex defaults to creating parents
     await _run(lambda: path.mkdir(parents=recursive, exist_ok=recursive))
     return {}
 
 
-async def get_metadata(session: Session, params: p.FsPathParams) -> JsonObj:
+async def get_metadata(ctx: HandlerContext, params: p.FsPathParams) -> JsonObj:
     path = _checked(params.path, Need.READ)
     link = Path(entry_path(_abs(params.path)))
 
@@ -106,7 +109,7 @@ async def get_metadata(session: Session, params: p.FsPathParams) -> JsonObj:
     return await _run(work)
 
 
-async def read_directory(session: Session, params: p.FsPathParams) -> JsonObj:
+async def read_directory(ctx: HandlerContext, params: p.FsPathParams) -> JsonObj:
     path = _checked(params.path, Need.READ)
 
     def work() -> list[JsonObj]:
@@ -117,7 +120,7 @@ async def read_directory(session: Session, params: p.FsPathParams) -> JsonObj:
     return {"entries": await _run(work)}
 
 
-async def remove(session: Session, params: p.FsRemoveParams) -> JsonObj:
+async def remove(ctx: HandlerContext, params: p.FsRemoveParams) -> JsonObj:
     recursive = params.recursive is not False
     path = _checked(params.path, Need.WRITE, entry=True, tree=recursive)
 
@@ -126,7 +129,7 @@ async def remove(session: Session, params: p.FsRemoveParams) -> JsonObj:
     return {}
 
 
-async def copy(session: Session, params: p.FsCopyParams) -> JsonObj:
+async def copy(ctx: HandlerContext, params: p.FsCopyParams) -> JsonObj:
     source = _checked(params.source_path, Need.READ, tree=params.recursive)
     dest = _checked(params.destination_path, Need.WRITE)
 
@@ -147,12 +150,12 @@ async def copy(session: Session, params: p.FsCopyParams) -> JsonObj:
     return {}
 
 
-async def watch(session: Session, params: p.FsWatchParams) -> JsonObj:
+async def watch(ctx: HandlerContext, params: p.FsWatchParams) -> JsonObj:
     path = _checked(params.path, Need.READ)
-    conn = app_of(session).surface.conn(session)
+    conn = ctx.services.surface.conn(ctx.session)
     if params.watch_id in conn.watches:
         raise InvalidRequest(f"watchId already exists: {params.watch_id}")
-    conn.watches[params.watch_id] = asyncio.create_task(_watch_loop(session, params.watch_id, path))
+    conn.watches[params.watch_id] = asyncio.create_task(_watch_loop(ctx.session, params.watch_id, path))
     return {"path": str(path)}
 
 
@@ -172,21 +175,8 @@ async def _watch_loop(session: Session, watch_id: str, path: Path) -> None:
         logger.info("fs/watch %s on %s stopped: %s", watch_id, path, exc)
 
 
-async def unwatch(session: Session, params: p.FsUnwatchParams) -> JsonObj:
-    task = app_of(session).surface.conn(session).watches.pop(params.watch_id, None)
+async def unwatch(ctx: HandlerContext, params: p.FsUnwatchParams) -> JsonObj:
+    task = ctx.services.surface.conn(ctx.session).watches.pop(params.watch_id, None)
     if task is not None:
         task.cancel()
     return {}
-
-
-ROUTES = (
-    RouteSpec("fs/readFile", p.FsPathParams, read_file),
-    RouteSpec("fs/writeFile", p.FsWriteFileParams, write_file),
-    RouteSpec("fs/createDirectory", p.FsCreateDirectoryParams, create_directory),
-    RouteSpec("fs/getMetadata", p.FsPathParams, get_metadata),
-    RouteSpec("fs/readDirectory", p.FsPathParams, read_directory),
-    RouteSpec("fs/remove", p.FsRemoveParams, remove),
-    RouteSpec("fs/copy", p.FsCopyParams, copy),
-    RouteSpec("fs/watch", p.FsWatchParams, watch),
-    RouteSpec("fs/unwatch", p.FsUnwatchParams, unwatch),
-)

@@ -15,12 +15,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import surface as p
 from pycodex.json_types import JsonObj
 
-__all__ = ["ROUTES", "list_hooks"]
+__all__ = ["hooks_list", "list_hooks"]
 
 DEFAULT_TIMEOUT_SEC = 600
 EVENTS = ("PreModelRequest", "PostModelRequest", "PreToolUse", "PermissionRequest", "PostToolUse",
@@ -95,9 +94,6 @@ def list_hooks(codex_home: Path, cwd: str) -> JsonObj:
     return {"cwd": cwd, "hooks": hooks, "warnings": warnings, "errors": errors}
 
 
-async def hooks_list(session: Session, params: p.HooksListParams) -> JsonObj:
-    home = app_of(session).codex_home
-    return {"data": [list_hooks(home, cwd) for cwd in params.cwds or [str(app_of(session).working_dir())]]}
-
-
-ROUTES = (RouteSpec("hooks/list", p.HooksListParams, hooks_list),)
+async def hooks_list(ctx: HandlerContext, params: p.HooksListParams) -> JsonObj:
+    home = ctx.services.codex_home
+    return {"data": [list_hooks(home, cwd) for cwd in params.cwds or [str(ctx.services.working_dir())]]}

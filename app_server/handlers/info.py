@@ -5,32 +5,25 @@ from __future__ import annotations
 
 import asyncio
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.model.auth import stored_api_key
 from app_server.protocol import server_info as p
 from pycodex.json_types import JsonObj
 
-__all__ = ["ROUTES"]
+__all__ = ["account_read", "skills_list"]
 
 
-async def skills_list(session: Session, params: p.SkillsListParams) -> JsonObj:
-    cwds = list(params.cwds or []) or [str(app_of(session).working_dir())]
-    result: JsonObj = await app_of(session).skills_catalog.list_for_cwds(cwds, bool(params.force_reload))
+async def skills_list(ctx: HandlerContext, params: p.SkillsListParams) -> JsonObj:
+    cwds = list(params.cwds or []) or [str(ctx.services.working_dir())]
+    result: JsonObj = await ctx.services.skills_catalog.list_for_cwds(cwds, bool(params.force_reload))
     return result
 
 
-async def account_read(session: Session, params: p.GetAccountParams) -> JsonObj:
-    app = app_of(session)
-    needs_auth = bool(app.config.provider.requires_openai_auth)
+async def account_read(ctx: HandlerContext, params: p.GetAccountParams) -> JsonObj:
+    services = ctx.services
+    needs_auth = bool(services.config.provider.requires_openai_auth)
     # As Codex: the stored login is an account only for a provider that uses OpenAI auth.
-    key = await asyncio.to_thread(stored_api_key, app.codex_home) if needs_auth else None
+    key = await asyncio.to_thread(stored_api_key, services.codex_home) if needs_auth else None
     # Codex 0.169 sends workspaceRouting to stable clients too, though only the experimental schema names it.
     return {"account": {"type": "apiKey"} if key else None, "userId": None, "requiresOpenaiAuth": needs_auth,
             "workspaceRouting": None}
-
-
-ROUTES = (
-    RouteSpec("skills/list", p.SkillsListParams, skills_list),
-    RouteSpec("account/read", p.GetAccountParams, account_read),
-)

@@ -12,8 +12,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.mcp.params import (
     ListMcpServerStatusParams,
     McpRequestError,
@@ -27,16 +26,19 @@ from app_server.mcp.params import (
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest, RpcError
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "event_stream_start", "event_stream_stop", "oauth_login", "reload", "resource_read", "status_list",
+    "tool_call",
+]
 
 P = TypeVar("P")
 
 
-def _check_thread(session: Session, thread_id: str | None) -> str | None:
+def _check_thread(ctx: HandlerContext, thread_id: str | None) -> str | None:
     """The canonical id of a loaded thread (malformed or unknown ids fail as for any thread request)."""
     if thread_id is None:
         return None
-    return app_of(session).threads.get_loaded(thread_id).id
+    return ctx.services.threads.get_loaded(thread_id).id
 
 
 async def _answer(call: Callable[[P], Awaitable[JsonObj]], params: P) -> JsonObj:
@@ -46,10 +48,10 @@ async def _answer(call: Callable[[P], Awaitable[JsonObj]], params: P) -> JsonObj
         raise RpcError(exc.message, code=exc.code) from None
 
 
-async def status_list(session: Session, params: ListMcpServerStatusParams | None) -> JsonObj:
+async def status_list(ctx: HandlerContext, params: ListMcpServerStatusParams | None) -> JsonObj:
     params = params or ListMcpServerStatusParams()
-    params = params.model_copy(update={"threadId": _check_thread(session, params.threadId)})
-    return await _answer(app_of(session).mcp.list_status, params)
+    params = params.model_copy(update={"threadId": _check_thread(ctx, params.threadId)})
+    return await _answer(ctx.services.mcp.list_status, params)
 
 
 class _ToolCallParams(McpServerToolCallParams):
@@ -58,28 +60,28 @@ class _ToolCallParams(McpServerToolCallParams):
     threadId: str | None = None  # type: ignore[assignment]
 
 
-async def tool_call(session: Session, params: _ToolCallParams) -> JsonObj:
+async def tool_call(ctx: HandlerContext, params: _ToolCallParams) -> JsonObj:
     if params.threadId is None:
         raise InvalidRequest("Invalid request: missing field `threadId`")
     checked = McpServerToolCallParams.model_validate(
-        {**params.model_dump(by_alias=True), "threadId": _check_thread(session, params.threadId)})
-    return await _answer(app_of(session).mcp.tool_call, checked)
+        {**params.model_dump(by_alias=True), "threadId": _check_thread(ctx, params.threadId)})
+    return await _answer(ctx.services.mcp.tool_call, checked)
 
 
-async def resource_read(session: Session, params: McpResourceReadParams) -> JsonObj:
-    params = params.model_copy(update={"threadId": _check_thread(session, params.threadId)})
-    return await _answer(app_of(session).mcp.resource_read, params)
+async def resource_read(ctx: HandlerContext, params: McpResourceReadParams) -> JsonObj:
+    params = params.model_copy(update={"threadId": _check_thread(ctx, params.threadId)})
+    return await _answer(ctx.services.mcp.resource_read, params)
 
 
-async def reload(session: Session, params: None) -> JsonObj:
+async def reload(ctx: HandlerContext, params: None) -> JsonObj:
     """Re-read config.toml, then every loaded thread reconciles its servers with it."""
-    app = app_of(session)
-    app.reload_config()
-    return await app.mcp.reload()
+    services = ctx.services
+    services.reload_config()
+    return await services.mcp.reload()
 
 
-async def oauth_login(session: Session, params: McpServerOauthLoginParams) -> JsonObj:
-    return await _answer(app_of(session).mcp.oauth_login, params)
+async def oauth_login(ctx: HandlerContext, params: McpServerOauthLoginParams) -> JsonObj:
+    return await _answer(ctx.services.mcp.oauth_login, params)
 
 
 HOSTED_ONLY = "MCP event subscriptions are only supported for hosted apps"
@@ -91,25 +93,14 @@ def _require(params: BaseModel, fields: tuple[str, ...]) -> None:
         raise InvalidRequest(f"Invalid request: missing field `{missing}`")
 
 
-async def event_stream_start(session: Session, params: McpServerEventStreamStartParams) -> JsonObj:
+async def event_stream_start(ctx: HandlerContext, params: McpServerEventStreamStartParams) -> JsonObj:
     """Codex 0.169 serves event streams for hosted apps only; any configured server (and any thread id,
     known or not) gets this refusal."""
     _require(params, ("threadId", "server", "name", "arguments", "subscriptionId"))
     raise InvalidRequest(HOSTED_ONLY)
 
 
-async def event_stream_stop(session: Session, params: McpServerEventStreamStopParams) -> JsonObj:
+async def event_stream_stop(ctx: HandlerContext, params: McpServerEventStreamStopParams) -> JsonObj:
     """Nothing is ever subscribed, so stopping any id succeeds, as in Codex 0.169."""
     _require(params, ("subscriptionId",))
     return {}
-
-
-ROUTES = (
-    RouteSpec("mcpServerStatus/list", ListMcpServerStatusParams, status_list),
-    RouteSpec("mcpServer/tool/call", _ToolCallParams, tool_call),
-    RouteSpec("mcpServer/resource/read", McpResourceReadParams, resource_read),
-    RouteSpec("config/mcpServer/reload", None, reload),
-    RouteSpec("mcpServer/oauth/login", McpServerOauthLoginParams, oauth_login),
-    RouteSpec("mcpServer/event/stream/start", McpServerEventStreamStartParams, event_stream_start, experimental=True),
-    RouteSpec("mcpServer/event/stream/stop", McpServerEventStreamStopParams, event_stream_stop, experimental=True),
-)

@@ -15,23 +15,28 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from app_server.connection import Session
+from app_server.context import HandlerContext
 from app_server.handlers.features_0169 import BETA_TEXTS, FEATURES
-from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import surface as p
 from pycodex import __version__
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest
 from pycodex.platform.spawn import os_error_text
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "collaboration_modes", "diagnostics", "external_detect", "external_histories", "external_import",
+    "external_record", "feature_enablement_set", "feature_list", "feedback_save", "feedback_upload",
+    "mock_method", "pairing_start", "pairing_status", "permission_profiles", "remote_needs_chatgpt",
+    "remote_status", "verification_cancel", "verification_status", "verification_unavailable",
+    "verification_verify", "windows_readiness", "windows_setup",
+]
 
 UNAVAILABLE = "User verification is not available in this build or account."
 NEEDS_CHATGPT = "remote control requires ChatGPT authentication"
 PAIRING_DISABLED = "remote control pairing requires remote control to be enabled"
 
 
-async def collaboration_modes(session: Session, params: p.AnyParams) -> JsonObj:
+async def collaboration_modes(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
     return {"data": [
         {"name": "Plan", "mode": "plan", "model": None, "reasoning_effort": "medium"},
         {"name": "Default", "mode": "default", "model": None, "reasoning_effort": None},
@@ -49,8 +54,8 @@ def _page(rows: list[JsonObj], params: p.PageParams) -> JsonObj:
     return {"data": rows[start:end], "nextCursor": str(end) if end < len(rows) else None}
 
 
-async def feature_list(session: Session, params: p.PageParams) -> JsonObj:
-    overrides = app_of(session).surface.feature_overrides
+async def feature_list(ctx: HandlerContext, params: p.PageParams) -> JsonObj:
+    overrides = ctx.services.surface.feature_overrides
     data = []
     for name, stage, default in FEATURES:
         display, description = BETA_TEXTS.get(name, (None, None))
@@ -60,15 +65,15 @@ async def feature_list(session: Session, params: p.PageParams) -> JsonObj:
     return _page(data, params)
 
 
-async def feature_enablement_set(session: Session, params: p.FeatureEnablementSetParams) -> JsonObj:
+async def feature_enablement_set(ctx: HandlerContext, params: p.FeatureEnablementSetParams) -> JsonObj:
     # Only beta features can be toggled at runtime; other names are ignored, as in Codex.
     beta = {name for name, stage, _ in FEATURES if stage == "beta"}
     applied = {name: on for name, on in params.enablement.items() if name in beta}
-    app_of(session).surface.feature_overrides.update(applied)
+    ctx.services.surface.feature_overrides.update(applied)
     return {"enablement": applied}
 
 
-async def permission_profiles(session: Session, params: p.PageParams) -> JsonObj:
+async def permission_profiles(ctx: HandlerContext, params: p.PageParams) -> JsonObj:
     ids = (":read-only", ":workspace", ":danger-full-access")
     return _page([{"id": i, "description": None, "allowed": True} for i in ids], params)
 
@@ -80,7 +85,7 @@ def _uuid7() -> str:
     return str(uuid.UUID(int=raw))
 
 
-async def feedback_save(session: Session, params: p.FeedbackSaveParams) -> JsonObj:
+async def feedback_save(ctx: HandlerContext, params: p.FeedbackSaveParams) -> JsonObj:
     target = Path(params.save_path)
     if not target.is_absolute():
         raise InvalidRequest("feedback savePath must be an absolute host path")
@@ -98,44 +103,44 @@ async def feedback_save(session: Session, params: p.FeedbackSaveParams) -> JsonO
     return {"savedPath": str(target), "threadId": thread_id, "promptHash": None}
 
 
-async def feedback_upload(session: Session, params: p.FeedbackParams) -> JsonObj:
+async def feedback_upload(ctx: HandlerContext, params: p.FeedbackParams) -> JsonObj:
     raise InternalError("failed to upload feedback: pycodex has no feedback endpoint configured; "
                         "use feedback/save to write a local bundle")
 
 
-async def external_detect(session: Session, params: p.AnyParams) -> JsonObj:
+async def external_detect(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
     return {"items": [], "connectors": []}
 
 
-async def external_import(session: Session, params: p.ExternalImportParams) -> JsonObj:
+async def external_import(ctx: HandlerContext, params: p.ExternalImportParams) -> JsonObj:
     if params.migration_items:
         raise InvalidRequest("pycodex cannot import external agent configuration items")
     return {"importId": str(uuid.uuid4())}
 
 
-async def external_record(session: Session, params: p.ExternalRecordHistoryParams) -> JsonObj:
+async def external_record(ctx: HandlerContext, params: p.ExternalRecordHistoryParams) -> JsonObj:
     import_id = str(uuid.uuid4())
-    app_of(session).surface.import_histories.append({
+    ctx.services.surface.import_histories.append({
         "importId": import_id, "providerId": params.provider_id, "completedAtMs": time.time_ns() // 10**6,
         "successes": [], "failures": []})
     return {"importId": import_id}
 
 
-async def external_histories(session: Session, params: Any) -> JsonObj:
-    return {"data": list(app_of(session).surface.import_histories), "connectors": []}
+async def external_histories(ctx: HandlerContext, params: Any) -> JsonObj:
+    return {"data": list(ctx.services.surface.import_histories), "connectors": []}
 
 
-async def windows_setup(session: Session, params: p.WindowsSandboxSetupParams) -> JsonObj:
+async def windows_setup(ctx: HandlerContext, params: p.WindowsSandboxSetupParams) -> JsonObj:
     async def completed() -> None:
-        await session.notify("windowsSandbox/setupCompleted", {
+        await ctx.session.notify("windowsSandbox/setupCompleted", {
             "mode": params.mode, "success": False,
             "error": "legacy Windows sandbox setup is only supported on Windows"})
 
-    session.after_response(completed)
+    ctx.session.after_response(completed)
     return {"started": True}
 
 
-async def windows_readiness(session: Session, params: Any) -> JsonObj:
+async def windows_readiness(ctx: HandlerContext, params: Any) -> JsonObj:
     return {"status": "notConfigured"}
 
 
@@ -147,7 +152,7 @@ def _rss() -> int | None:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
-async def diagnostics(session: Session, params: p.AnyParams) -> JsonObj:
+async def diagnostics(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
     return {"process": {"id": os.getpid(), "residentMemoryBytes": _rss(), "physicalFootprintBytes": None},
             "gauges": [{"name": "app.requests.in_flight", "value": 1},
                        {"name": "app.requests.queued", "value": 0}]}
@@ -157,15 +162,15 @@ def _unavailable() -> InternalError:
     return InternalError(UNAVAILABLE, data={"type": "unavailable", "reason": "providerUnavailable"})
 
 
-async def verification_status(session: Session, params: p.AnyParams) -> JsonObj:
+async def verification_status(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
     return {"credentialId": None, "unavailableReason": "providerUnavailable", "unavailableMessage": UNAVAILABLE}
 
 
-async def verification_unavailable(session: Session, params: p.AnyParams) -> JsonObj:
+async def verification_unavailable(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
     raise _unavailable()
 
 
-async def verification_verify(session: Session, params: p.VerifyParams) -> JsonObj:
+async def verification_verify(ctx: HandlerContext, params: p.VerifyParams) -> JsonObj:
     try:
         challenge = base64.urlsafe_b64decode(params.challenge + "=" * (-len(params.challenge) % 4))
     except (binascii.Error, ValueError):
@@ -176,7 +181,7 @@ async def verification_verify(session: Session, params: p.VerifyParams) -> JsonO
     raise _unavailable()
 
 
-async def verification_cancel(session: Session, params: p.VerifyCancelParams) -> JsonObj:
+async def verification_cancel(ctx: HandlerContext, params: p.VerifyCancelParams) -> JsonObj:
     return {}
 
 
@@ -195,55 +200,24 @@ def _installation_id(home: Path) -> str:
         return value
 
 
-async def remote_status(session: Session, params: Any) -> JsonObj:
+async def remote_status(ctx: HandlerContext, params: Any) -> JsonObj:
     return {"status": "disabled", "serverName": socket.gethostname(),
-            "installationId": _installation_id(app_of(session).codex_home), "environmentId": None}
+            "installationId": _installation_id(ctx.services.codex_home), "environmentId": None}
 
 
-async def remote_needs_chatgpt(session: Session, params: Any) -> JsonObj:
+async def remote_needs_chatgpt(ctx: HandlerContext, params: Any) -> JsonObj:
     raise InvalidRequest(NEEDS_CHATGPT)
 
 
-async def pairing_start(session: Session, params: p.AnyParams) -> JsonObj:
+async def pairing_start(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
     raise InvalidRequest(PAIRING_DISABLED)
 
 
-async def pairing_status(session: Session, params: p.PairingStatusParams) -> JsonObj:
+async def pairing_status(ctx: HandlerContext, params: p.PairingStatusParams) -> JsonObj:
     if params.pairing_code is None and params.manual_pairing_code is None:
         raise InvalidRequest("remoteControl/pairing/status requires pairingCode or manualPairingCode")
     raise InvalidRequest(PAIRING_DISABLED)
 
 
-async def mock_method(session: Session, params: p.MockParams) -> JsonObj:
+async def mock_method(ctx: HandlerContext, params: p.MockParams) -> JsonObj:
     return {"echoed": params.value}
-
-
-ROUTES = (
-    RouteSpec("collaborationMode/list", p.AnyParams, collaboration_modes, experimental=True),
-    RouteSpec("experimentalFeature/list", p.PageParams, feature_list),
-    RouteSpec("experimentalFeature/enablement/set", p.FeatureEnablementSetParams, feature_enablement_set),
-    RouteSpec("permissionProfile/list", p.PageParams, permission_profiles),
-    RouteSpec("feedback/save", p.FeedbackSaveParams, feedback_save),
-    RouteSpec("feedback/upload", p.FeedbackParams, feedback_upload),
-    RouteSpec("externalAgentConfig/detect", p.AnyParams, external_detect),
-    RouteSpec("externalAgentConfig/import", p.ExternalImportParams, external_import),
-    RouteSpec("externalAgentConfig/import/recordHistory", p.ExternalRecordHistoryParams, external_record),
-    RouteSpec("externalAgentConfig/import/readHistories", None, external_histories),
-    RouteSpec("windowsSandbox/setupStart", p.WindowsSandboxSetupParams, windows_setup),
-    RouteSpec("windowsSandbox/readiness", None, windows_readiness),
-    RouteSpec("server/diagnostics", p.AnyParams, diagnostics, experimental=True),
-    RouteSpec("userVerification/status", p.AnyParams, verification_status, experimental=True),
-    RouteSpec("userVerification/enroll", p.AnyParams, verification_unavailable, experimental=True),
-    RouteSpec("userVerification/delete", p.AnyParams, verification_unavailable, experimental=True),
-    RouteSpec("userVerification/verify", p.VerifyParams, verification_verify, experimental=True),
-    RouteSpec("userVerification/cancel", p.VerifyCancelParams, verification_cancel, experimental=True),
-    RouteSpec("remoteControl/enable", None, remote_needs_chatgpt, experimental=True),
-    RouteSpec("remoteControl/disable", None, remote_needs_chatgpt, experimental=True),
-    RouteSpec("remoteControl/status/read", None, remote_status, experimental=True),
-    RouteSpec("remoteControl/pairing/start", p.AnyParams, pairing_start, experimental=True),
-    RouteSpec("remoteControl/pairing/status", p.PairingStatusParams, pairing_status, experimental=True),
-    RouteSpec("remoteControl/client/list", p.RemoteClientListParams, remote_needs_chatgpt, experimental=True),
-    RouteSpec("remoteControl/client/revoke", p.RemoteClientRevokeParams, remote_needs_chatgpt,
-              experimental=True),
-    RouteSpec("mock/experimentalMethod", p.MockParams, mock_method, experimental=True),
-)

@@ -8,66 +8,59 @@ from typing import Any
 
 from app_server.config.effective import read_layers
 from app_server.config.loader import plain_table
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.model.catalog import catalog, model_list, model_provider_capabilities, model_provider_list
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
 from pycodex.json_types import JsonObj
 
-__all__ = ["ROUTES"]
+__all__ = ["list_models", "list_providers", "read_capabilities", "set_default_provider", "write_provider"]
 
 
-async def list_models(session: Session, params: p.ModelListParams) -> JsonObj:
+async def list_models(ctx: HandlerContext, params: p.ModelListParams) -> JsonObj:
     return model_list(
-        catalog(), app_of(session).config.raw, include_hidden=params.include_hidden, cursor=params.cursor,
+        catalog(), ctx.services.config.raw, include_hidden=params.include_hidden, cursor=params.cursor,
         limit=params.limit, model_provider=params.model_provider,
     )
 
 
-async def list_providers(session: Session, params: Any) -> JsonObj:
-    return model_provider_list(app_of(session).config.raw)
+async def list_providers(ctx: HandlerContext, params: Any) -> JsonObj:
+    return model_provider_list(ctx.services.config.raw)
 
 
-async def read_capabilities(session: Session, params: Any) -> JsonObj:
-    return model_provider_capabilities(app_of(session).config.raw)
+async def read_capabilities(ctx: HandlerContext, params: Any) -> JsonObj:
+    return model_provider_capabilities(ctx.services.config.raw)
 
 
 # config.write (and tomlkit) load on the first write, not at server start-up.
-async def write_provider(session: Session, params: s.ModelProviderConfigWriteParams) -> JsonObj:
+async def write_provider(ctx: HandlerContext, params: s.ModelProviderConfigWriteParams) -> JsonObj:
     from app_server.config.write import write_values
     from app_server.model.provider_write import gateway_edits
 
-    app = app_of(session)
-    user: JsonObj = next((plain_table(layer.config) for layer in app.config.layers if layer.kind == "user"), {})
+    services = ctx.services
+    layers = services.config.layers
+    user: JsonObj = next((plain_table(layer.config) for layer in layers if layer.kind == "user"), {})
     provider_id, edits = gateway_edits(params.settings, user)
-    outcome = await asyncio.to_thread(write_values, app.config.config_path, edits, codex_home=app.codex_home)
-    app.reload_config()
+    outcome = await asyncio.to_thread(
+        write_values, services.config.config_path, edits, codex_home=services.codex_home
+    )
+    services.reload_config()
     listed = model_provider_list(outcome.table)["data"]
     return {"provider": next(entry for entry in listed if entry["id"] == provider_id)}
 
 
-async def set_default_provider(session: Session, params: s.ModelProviderDefaultSetParams) -> JsonObj:
+async def set_default_provider(ctx: HandlerContext, params: s.ModelProviderDefaultSetParams) -> JsonObj:
     """Codex 0.171's modelProvider/default/set: `model_provider = <id>` in config.toml."""
     from app_server.config.write import ConfigEdit, ConfigWriteError, write_values
 
-    app = app_of(session)
-    loaded = app.config
+    services = ctx.services
+    loaded = services.config
     if params.provider_id not in loaded.model_providers:
         raise ConfigWriteError("configValidationError", f"Model provider `{params.provider_id}` is not configured.")
     flags = [layer for layer in read_layers(loaded, None) if layer.name.get("type") == "sessionFlags"]
     outcome = await asyncio.to_thread(
         write_values, loaded.config_path, [ConfigEdit("model_provider", params.provider_id)],
-        codex_home=app.codex_home, higher_layers=flags,
+        codex_home=services.codex_home, higher_layers=flags,
     )
-    app.reload_config()
+    services.reload_config()
     return outcome.response
-
-
-ROUTES = (
-    RouteSpec("model/list", p.ModelListParams, list_models),
-    RouteSpec("modelProvider/list", None, list_providers),
-    RouteSpec("modelProvider/capabilities/read", None, read_capabilities),
-    RouteSpec("modelProvider/config/write", s.ModelProviderConfigWriteParams, write_provider),
-    RouteSpec("modelProvider/default/set", s.ModelProviderDefaultSetParams, set_default_provider),
-)

@@ -11,15 +11,16 @@ import asyncio
 import json
 import subprocess
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
-
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import notices
-from app_server.protocol.base import ParamsModel, WireModel
-from app_server.protocol.common import ThreadId
+from app_server.protocol.thread_requests import (
+    BaseBranch,
+    Commit,
+    Custom,
+    ReviewStartParams,
+    UncommittedChanges,
+)
 from app_server.store import new_uuid7
 from app_server.threads import items as it
 from app_server.threads.lifecycle import TurnEvent
@@ -29,38 +30,7 @@ from app_server.threads.state import ThreadRuntime, TurnState
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES", "ReviewStartParams", "review_request"]
-
-
-class UncommittedChanges(WireModel):
-    type: Literal["uncommittedChanges"]
-
-
-class BaseBranch(WireModel):
-    type: Literal["baseBranch"]
-    branch: str
-
-
-class Commit(WireModel):
-    type: Literal["commit"]
-    sha: str
-    title: str | None = None
-
-
-class Custom(WireModel):
-    type: Literal["custom"]
-    instructions: str
-
-
-ReviewTarget = Annotated[UncommittedChanges | BaseBranch | Commit | Custom, Field(discriminator="type")]
-
-
-class ReviewStartParams(ParamsModel):
-    METHOD: ClassVar[str] = "review/start"
-
-    thread_id: ThreadId
-    target: ReviewTarget
-    delivery: Literal["inline"] | None = None  # Codex 0.169 refuses "detached" as an unknown variant
+__all__ = ["ReviewStartParams", "review_request", "review_start"]
 
 
 def _merge_base(cwd: Path, branch: str) -> str | None:
@@ -151,23 +121,21 @@ class ReviewRunner(TurnRunner):
         await super()._end(outcome, error)
 
 
-async def review_start(session: Session, params: ReviewStartParams) -> JsonObj:
-    app = app_of(session)
+async def review_start(ctx: HandlerContext, params: ReviewStartParams) -> JsonObj:
+    services = ctx.services
     check_target(params.target)
-    thread = app.threads.get_loaded(params.thread_id)
+    thread = services.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
     prompt, hint = await asyncio.to_thread(review_request, params.target, Path(thread.settings.cwd))
-    app.threads.subscribe(thread, session)
+    services.threads.subscribe(thread, ctx.session)
     inputs: list[JsonObj] = [{"type": "text", "text": prompt, "text_elements": []}]
     turn = TurnState(new_uuid7(), inputs=inputs)
-    runner = ReviewRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session), hint=hint)
-    session.after_response(thread.start_turn(turn, runner, app.spawn))
+    turn_services = await services.turn_services(thread, ctx.session)
+    runner = ReviewRunner(thread=thread, turn=turn, services=turn_services, hint=hint)
+    ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
     shown = {"type": "userMessage", "id": turn.id, "clientId": None,
              "content": it.user_input_to_content([{"type": "text", "text": hint}]),
              "startedAtMs": None, "completedAtMs": None}
     accepted = dict(turn.wire(view="notLoaded"), rootTurnId=None, items=[shown], startedAt=None)
     return {"turn": accepted, "reviewThreadId": thread.id}
-
-
-ROUTES = (RouteSpec("review/start", ReviewStartParams, review_start),)

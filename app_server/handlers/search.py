@@ -8,38 +8,38 @@ import asyncio
 import threading
 from typing import TYPE_CHECKING
 
-from app_server.connection import Deferred, Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import notices
 from app_server.protocol import settings as s
+from app_server.session import Deferred
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.search.fuzzy import FuzzySessions
 
-__all__ = ["ROUTES"]
+__all__ = ["search", "session_start", "session_stop", "session_update"]
 
 
-def _sessions(session: Session) -> FuzzySessions:
+def _sessions(ctx: HandlerContext) -> FuzzySessions:
     """This connection's sessions (created on first use, forgotten when the connection closes)."""
     from app_server.search.fuzzy import FuzzySessions
 
-    per_connection = app_of(session).fuzzy_sessions
-    found = per_connection.get(session.id)
+    per_connection = ctx.services.fuzzy_sessions
+    found = per_connection.get(ctx.session.id)
     if found is None:
-        found = per_connection[session.id] = FuzzySessions()
-        session.on_close.append(lambda: per_connection.pop(session.id, None))
+        found = per_connection[ctx.session.id] = FuzzySessions()
+        ctx.session.on_close.append(lambda: per_connection.pop(ctx.session.id, None))
     return found
 
 
-async def search(session: Session, params: s.FuzzyFileSearchParams) -> Deferred:
+async def search(ctx: HandlerContext, params: s.FuzzyFileSearchParams) -> Deferred:
     """Answered when the search ends, the connection serving other requests meanwhile (as Codex). A later
     search with the same `cancellationToken` (on this connection) cancels this one, which then answers
     with no files, as Codex does."""
     from app_server.search.fuzzy import fuzzy_file_search
 
     token = params.cancellation_token
-    sessions = _sessions(session)
+    sessions = _sessions(ctx)
     flag = sessions.begin_search(token) if token is not None else threading.Event()
 
     async def run() -> JsonObj:
@@ -53,32 +53,24 @@ async def search(session: Session, params: s.FuzzyFileSearchParams) -> Deferred:
     return Deferred(run())
 
 
-async def session_start(session: Session, params: s.FuzzySessionStartParams) -> JsonObj:
-    return _sessions(session).start(params.session_id, params.roots)
+async def session_start(ctx: HandlerContext, params: s.FuzzySessionStartParams) -> JsonObj:
+    return _sessions(ctx).start(params.session_id, params.roots)
 
 
-async def session_update(session: Session, params: s.FuzzySessionUpdateParams) -> JsonObj:
+async def session_update(ctx: HandlerContext, params: s.FuzzySessionUpdateParams) -> JsonObj:
     from app_server.search.fuzzy import UPDATED
 
-    notes = await asyncio.to_thread(_sessions(session).update, params.session_id, params.query)
+    notes = await asyncio.to_thread(_sessions(ctx).update, params.session_id, params.query)
 
     async def send_results() -> None:  # Codex answers `{}` first, then sends the results
         for method, body in notes:
             notice = (notices.fuzzy_session_updated(body["sessionId"], body["query"], body["files"])
                       if method == UPDATED else notices.fuzzy_session_completed(body["sessionId"]))
-            await notices.send(session, notice)
+            await notices.send(ctx.session, notice)
 
-    session.after_response(send_results)
+    ctx.session.after_response(send_results)
     return {}
 
 
-async def session_stop(session: Session, params: s.FuzzySessionStopParams) -> JsonObj:
-    return _sessions(session).stop(params.session_id)
-
-
-ROUTES = (
-    RouteSpec("fuzzyFileSearch", s.FuzzyFileSearchParams, search),
-    RouteSpec("fuzzyFileSearch/sessionStart", s.FuzzySessionStartParams, session_start, experimental=True),
-    RouteSpec("fuzzyFileSearch/sessionUpdate", s.FuzzySessionUpdateParams, session_update, experimental=True),
-    RouteSpec("fuzzyFileSearch/sessionStop", s.FuzzySessionStopParams, session_stop, experimental=True),
-)
+async def session_stop(ctx: HandlerContext, params: s.FuzzySessionStopParams) -> JsonObj:
+    return _sessions(ctx).stop(params.session_id)

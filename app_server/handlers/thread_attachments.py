@@ -7,93 +7,62 @@ attachment or a removed one); adding an existing key answers ``existing`` with t
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar
 
-from pydantic import Field
-
-from app_server.connection import Session
+from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
-from app_server.protocol.base import EmptyObject, ParamsModel
-from app_server.protocol.common import OptionalU32, ThreadId
+from app_server.protocol.base import EmptyObject
+from app_server.protocol.thread_requests import (
+    ThreadAttachmentAddParams,
+    ThreadAttachmentListParams,
+    ThreadAttachmentOwnerListParams,
+    ThreadAttachmentRemoveParams,
+)
 from app_server.store import parse_thread_id
 from app_server.store.layout import find_rollout_file, is_archived_path
 from app_server.threads import history
 from pycodex.json_types import JsonObj
 
-__all__ = ["ROUTES"]
+__all__ = ["attachment_add", "attachment_list", "attachment_owner_list", "attachment_remove"]
 
 
-class ThreadAttachmentAddParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/attachment/add"
-
-    thread_id: ThreadId
-    attachment_type: str
-    identity_key: str
-    payload: Any = Field(...)
-
-
-class ThreadAttachmentListParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/attachment/list"
-
-    thread_id: ThreadId
-    cursor: str | None = None
-    limit: OptionalU32 = None
-
-
-class ThreadAttachmentRemoveParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/attachment/remove"
-
-    thread_id: ThreadId
-    attachment_type: str
-    identity_key: str
-
-
-class ThreadAttachmentOwnerListParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/attachmentOwner/list"
-
-    attachment_type: str
-    identity_key: str
-    archived: bool | None = None
-    cursor: str | None = None
-    limit: OptionalU32 = None
-
-
-async def attachment_add(session: Session, params: ThreadAttachmentAddParams) -> JsonObj:
-    app = app_of(session)
+async def attachment_add(ctx: HandlerContext, params: ThreadAttachmentAddParams) -> JsonObj:
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(app.threads, thread_id)
+    await history.require_thread(services.threads, thread_id)
     attachment, created = await asyncio.to_thread(
-        app.thread_state.add_attachment, thread_id, params.attachment_type, params.identity_key, params.payload)
+        services.thread_state.add_attachment, thread_id, params.attachment_type, params.identity_key,
+        params.payload)
     if created:
         note = notices.thread_attachment_updated(thread_id, params.attachment_type, params.identity_key,
                                                  attachment["id"], "created")
-        session.after_response(lambda: announce(session, thread_id, note))
+        ctx.session.after_response(lambda: announce(ctx, thread_id, note))
     return {"outcome": "created" if created else "existing", "attachment": attachment}
 
 
-async def attachment_list(session: Session, params: ThreadAttachmentListParams) -> JsonObj:
+async def attachment_list(ctx: HandlerContext, params: ThreadAttachmentListParams) -> JsonObj:
     thread_id = parse_thread_id(params.thread_id)
-    data = await asyncio.to_thread(app_of(session).thread_state.attachments, thread_id)
+    data = await asyncio.to_thread(ctx.services.thread_state.attachments, thread_id)
     return {"data": data, "nextCursor": None}
 
 
-async def attachment_remove(session: Session, params: ThreadAttachmentRemoveParams) -> EmptyObject:
+async def attachment_remove(ctx: HandlerContext, params: ThreadAttachmentRemoveParams) -> EmptyObject:
     thread_id = parse_thread_id(params.thread_id)
     removed = await asyncio.to_thread(
-        app_of(session).thread_state.remove_attachment, thread_id, params.attachment_type, params.identity_key)
+        ctx.services.thread_state.remove_attachment, thread_id, params.attachment_type, params.identity_key)
     if removed is not None:
         note = notices.thread_attachment_updated(thread_id, params.attachment_type, params.identity_key, removed,
                                                  "deleted")
-        session.after_response(lambda: announce(session, thread_id, note))
+        ctx.session.after_response(lambda: announce(ctx, thread_id, note))
     return EmptyObject()
 
 
-async def attachment_owner_list(session: Session, params: ThreadAttachmentOwnerListParams) -> JsonObj:
-    app = app_of(session)
-    owners = await asyncio.to_thread(app.thread_state.attachment_owners, params.attachment_type, params.identity_key)
-    home = app.threads.store.codex_home
+async def attachment_owner_list(ctx: HandlerContext, params: ThreadAttachmentOwnerListParams) -> JsonObj:
+    services = ctx.services
+    owners = await asyncio.to_thread(
+        services.thread_state.attachment_owners, params.attachment_type, params.identity_key
+    )
+    home = services.threads.store.codex_home
 
     def archived(thread_id: str) -> bool:
         path = find_rollout_file(home, thread_id)
@@ -103,11 +72,3 @@ async def attachment_owner_list(session: Session, params: ThreadAttachmentOwnerL
     data = [{"threadId": t, "archived": a} for t, a in zip(owners, flags, strict=True)
             if params.archived is None or params.archived == a]
     return {"data": data, "nextCursor": None}
-
-
-ROUTES = (
-    RouteSpec("thread/attachment/add", ThreadAttachmentAddParams, attachment_add),
-    RouteSpec("thread/attachment/list", ThreadAttachmentListParams, attachment_list),
-    RouteSpec("thread/attachmentOwner/list", ThreadAttachmentOwnerListParams, attachment_owner_list),
-    RouteSpec("thread/attachment/remove", ThreadAttachmentRemoveParams, attachment_remove),
-)

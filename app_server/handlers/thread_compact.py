@@ -4,36 +4,25 @@ Codex answers ``{}`` at once and reports the turn through notifications only."""
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
-from app_server.protocol.base import EmptyObject, ParamsModel
-from app_server.protocol.common import ThreadId
+from app_server.context import HandlerContext
+from app_server.protocol.base import EmptyObject
+from app_server.protocol.thread_requests import ThreadCompactStartParams
 from app_server.store import new_uuid7
 from app_server.threads.compaction import CompactionRunner
 from app_server.threads.state import TurnState
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES", "ThreadCompactStartParams"]
+__all__ = ["ThreadCompactStartParams", "compact_start"]
 
 
-class ThreadCompactStartParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/compact/start"
-
-    thread_id: ThreadId
-
-
-async def compact_start(session: Session, params: ThreadCompactStartParams) -> EmptyObject:
-    app = app_of(session)
-    thread = app.threads.get_loaded(params.thread_id)
+async def compact_start(ctx: HandlerContext, params: ThreadCompactStartParams) -> EmptyObject:
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
-    app.threads.subscribe(thread, session)
+    services.threads.subscribe(thread, ctx.session)
     turn = TurnState(new_uuid7(), inputs=[])
-    runner = CompactionRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
-    session.after_response(thread.start_turn(turn, runner, app.spawn))
+    turn_services = await services.turn_services(thread, ctx.session)
+    runner = CompactionRunner(thread=thread, turn=turn, services=turn_services)
+    ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
     return EmptyObject()
-
-
-ROUTES = (RouteSpec("thread/compact/start", ThreadCompactStartParams, compact_start),)

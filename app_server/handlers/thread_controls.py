@@ -9,24 +9,30 @@ post-exit deadlines; pycodex keeps and reports the count, but its exec deadlines
 
 from __future__ import annotations
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import thread_controls as p
 from app_server.protocol.base import EmptyObject
 from pycodex.jsonrpc.errors import InvalidRequest, MethodNotFound
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "decrement_elicitation", "increment_elicitation", "prediction_request", "realtime_list_voices",
+    "sample_cancel",
+]
 
 
-async def increment_elicitation(session: Session, params: p.ThreadElicitationParams) -> p.ThreadElicitationResponse:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def increment_elicitation(
+    ctx: HandlerContext, params: p.ThreadElicitationParams
+) -> p.ThreadElicitationResponse:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     thread.out_of_band_elicitations += 1
     count = thread.out_of_band_elicitations
     return p.ThreadElicitationResponse(count=count, paused=count > 0)
 
 
-async def decrement_elicitation(session: Session, params: p.ThreadElicitationParams) -> p.ThreadElicitationResponse:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def decrement_elicitation(
+    ctx: HandlerContext, params: p.ThreadElicitationParams
+) -> p.ThreadElicitationResponse:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     if thread.out_of_band_elicitations == 0:
         raise InvalidRequest("out-of-band elicitation count is already zero")
     thread.out_of_band_elicitations -= 1
@@ -34,7 +40,7 @@ async def decrement_elicitation(session: Session, params: p.ThreadElicitationPar
     return p.ThreadElicitationResponse(count=count, paused=count > 0)
 
 
-async def sample_cancel(session: Session, params: p.ThreadSampleCancelParams) -> EmptyObject:
+async def sample_cancel(ctx: HandlerContext, params: p.ThreadSampleCancelParams) -> EmptyObject:
     """pycodex serves no thread/sample, so no sample is ever in flight: like Codex for an id it does not
     know, the answer is ``{}``. Unknown keys are refused with serde's deny_unknown_fields text."""
     for key in params.model_extra or {}:
@@ -42,18 +48,9 @@ async def sample_cancel(session: Session, params: p.ThreadSampleCancelParams) ->
     return EmptyObject()
 
 
-async def prediction_request(session: Session, params: p.ThreadPredictionRequestParams) -> EmptyObject:
+async def prediction_request(ctx: HandlerContext, params: p.ThreadPredictionRequestParams) -> EmptyObject:
     raise MethodNotFound("thread/prediction/request is not implemented yet")  # Codex 0.169's own answer
 
 
-async def realtime_list_voices(session: Session, params: None) -> p.ThreadRealtimeListVoicesResponse:
+async def realtime_list_voices(ctx: HandlerContext, params: None) -> p.ThreadRealtimeListVoicesResponse:
     return p.ThreadRealtimeListVoicesResponse(voices=p.REALTIME_VOICES)
-
-
-ROUTES = (
-    RouteSpec("thread/increment_elicitation", p.ThreadElicitationParams, increment_elicitation, experimental=True),
-    RouteSpec("thread/decrement_elicitation", p.ThreadElicitationParams, decrement_elicitation, experimental=True),
-    RouteSpec("thread/sample/cancel", p.ThreadSampleCancelParams, sample_cancel, experimental=True),
-    RouteSpec("thread/prediction/request", p.ThreadPredictionRequestParams, prediction_request, experimental=True),
-    RouteSpec("thread/realtime/listVoices", None, realtime_list_voices, experimental=True),
-)

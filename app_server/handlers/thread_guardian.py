@@ -16,8 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.handlers.thread_inject import append_history
 from app_server.protocol import thread_controls as p
 from app_server.protocol.base import EmptyObject
@@ -27,7 +26,7 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.jsonrpc.serde import codex_error_message, describe_json_value
 
-__all__ = ["ROUTES"]
+__all__ = ["approve_denied_action", "guardian_review"]
 
 
 _REVIEWABLE = "plaintext exec_command, apply_patch, request_permissions, or MCP call"
@@ -60,9 +59,11 @@ def approval_text(event: p.GuardianAssessmentEvent) -> str:
     )
 
 
-async def approve_denied_action(session: Session, params: p.ThreadApproveGuardianDeniedActionParams) -> EmptyObject:
+async def approve_denied_action(
+    ctx: HandlerContext, params: p.ThreadApproveGuardianDeniedActionParams
+) -> EmptyObject:
     event = parse_event(params.event)  # Codex parses the event before it looks at the thread id
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     if event.status == "denied":
         await append_history(thread, [message_item("developer", [approval_text(event)])])
     return EmptyObject()
@@ -81,20 +82,15 @@ def _final_call_id(history: list[JsonObj]) -> str:
     return call_id
 
 
-async def guardian_review(session: Session, params: p.ThreadGuardianReviewParams) -> p.ThreadGuardianReviewResponse:
-    app = app_of(session)
-    thread = app.threads.get_loaded(params.thread_id)
+async def guardian_review(
+    ctx: HandlerContext, params: p.ThreadGuardianReviewParams
+) -> p.ThreadGuardianReviewResponse:
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest("thread has an active turn")
     call_id = _final_call_id(thread.history)
-    app.threads.subscribe(thread, session)  # as Codex: the caller stays subscribed after the review
+    services.threads.subscribe(thread, ctx.session)  # as Codex: the caller stays subscribed after the review
     if thread.settings.approvals_reviewer == "user":
         return p.ThreadGuardianReviewResponse(call_id=call_id, assessment=None)  # policy skips the review
     raise InvalidRequest("guardian review is unavailable: pycodex has no approval auto-reviewer")
-
-
-ROUTES = (
-    RouteSpec("thread/guardianReview", p.ThreadGuardianReviewParams, guardian_review, experimental=True),
-    RouteSpec("thread/approveGuardianDeniedAction", p.ThreadApproveGuardianDeniedActionParams,
-              approve_denied_action),
-)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import notices
 from app_server.protocol import thread_history as p
 from app_server.store import parse_thread_id
@@ -14,12 +13,12 @@ from app_server.threads import history
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["items_list", "items_read", "read_state_update"]
 
 
-async def items_list(session: Session, params: p.ThreadItemsListParams) -> p.ThreadItemsListResponse:
+async def items_list(ctx: HandlerContext, params: p.ThreadItemsListParams) -> p.ThreadItemsListResponse:
     thread_id = parse_thread_id(params.thread_id)
-    turns, materialized = await history.thread_turns(app_of(session).threads, thread_id)
+    turns, materialized = await history.thread_turns(ctx.services.threads, thread_id)
     if not materialized:
         raise history.items_unavailable()
     page = history.items_page(thread_id, history.entries(turns), turn_id=params.turn_id or None,
@@ -27,33 +26,25 @@ async def items_list(session: Session, params: p.ThreadItemsListParams) -> p.Thr
     return p.ThreadItemsListResponse.model_validate(page)
 
 
-async def items_read(session: Session, params: p.ThreadItemsReadParams) -> p.ThreadItemsReadResponse:
+async def items_read(ctx: HandlerContext, params: p.ThreadItemsReadParams) -> p.ThreadItemsReadResponse:
     thread_id = parse_thread_id(params.thread_id)
-    turns, _ = await history.thread_turns(app_of(session).threads, thread_id)
+    turns, _ = await history.thread_turns(ctx.services.threads, thread_id)
     data = history.read_items(history.entries(turns), params.turn_id, params.item_ids)
     return p.ThreadItemsReadResponse.model_validate({"data": data})
 
 
-async def read_state_update(session: Session, params: p.ThreadReadStateUpdateParams) -> JsonObj:
-    app = app_of(session)
+async def read_state_update(ctx: HandlerContext, params: p.ThreadReadStateUpdateParams) -> JsonObj:
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.thread_turns(app.threads, thread_id)  # an unknown thread is an error, not a new row
+    await history.thread_turns(services.threads, thread_id)  # an unknown thread is an error, not a new row
     try:
-        state = await asyncio.to_thread(app.thread_state.update, thread_id, params.operation.type,
+        state = await asyncio.to_thread(services.thread_state.update, thread_id, params.operation.type,
                                         params.expected_revision)
     except ReadStateConflict as exc:
         raise InvalidRequest("read state changed",
                              data={"reason": "readStateConflict", "readState": exc.current}) from None
     note = notices.thread_read_state_changed(thread_id, state)
-    loaded = app.threads.loaded.get(thread_id)
+    loaded = services.threads.loaded.get(thread_id)
     if loaded is not None:
-        session.after_response(lambda: loaded.emit(note))
+        ctx.session.after_response(lambda: loaded.emit(note))
     return {"readState": state}
-
-
-ROUTES = (
-    RouteSpec("thread/items/list", p.ThreadItemsListParams, items_list),
-    RouteSpec("thread/items/read", p.ThreadItemsReadParams, items_read, experimental=True),
-    RouteSpec("thread/readState/update", p.ThreadReadStateUpdateParams, read_state_update,
-              experimental=True),
-)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
 from app_server.store import parse_thread_id
@@ -15,7 +14,7 @@ from app_server.threads.state import ThreadRuntime
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES", "append_history"]
+__all__ = ["append_history", "inject_items"]
 
 
 async def append_history(thread: ThreadRuntime, items: list[JsonObj]) -> None:
@@ -24,8 +23,8 @@ async def append_history(thread: ThreadRuntime, items: list[JsonObj]) -> None:
     await asyncio.to_thread(thread.writer.response_items, list(items))
 
 
-async def inject_items(session: Session, params: p.ThreadInjectItemsParams) -> EmptyObject:
-    threads = app_of(session).threads
+async def inject_items(ctx: HandlerContext, params: p.ThreadInjectItemsParams) -> EmptyObject:
+    threads = ctx.services.threads
     thread_id = parse_thread_id(params.thread_id)
     await history.require_thread(threads, thread_id)
     if not params.items:
@@ -38,6 +37,3 @@ async def inject_items(session: Session, params: p.ThreadInjectItemsParams) -> E
         raise InvalidRequest(f"thread not loaded: {thread_id}")
     await append_history(thread, list(params.items))
     return EmptyObject()
-
-
-ROUTES = (RouteSpec("thread/inject_items", p.ThreadInjectItemsParams, inject_items),)

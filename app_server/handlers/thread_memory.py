@@ -5,57 +5,40 @@ client reads back what it set and a future memory pipeline can honour it."""
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import thread_sections as p
-from app_server.protocol.base import EmptyObject, ParamsModel
-from app_server.protocol.common import OptionalU32
+from app_server.protocol.base import EmptyObject
+from app_server.protocol.thread_requests import MemoryStatusParams
 from app_server.store import parse_thread_id
 from app_server.threads import history
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["memory_mode_set", "memory_read", "memory_reset", "memory_status"]
 
 
-class MemoryStatusParams(ParamsModel):
-    METHOD: ClassVar[str] = "memory/status"
-
-    min_consolidated_threads: OptionalU32 = None
-
-
-async def memory_mode_set(session: Session, params: p.ThreadMemoryModeSetParams) -> EmptyObject:
-    app = app_of(session)
+async def memory_mode_set(ctx: HandlerContext, params: p.ThreadMemoryModeSetParams) -> EmptyObject:
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     try:
-        await history.require_thread(app.threads, thread_id)
+        await history.require_thread(services.threads, thread_id)
     except InvalidRequest:
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
-    await asyncio.to_thread(app.thread_state.set_memory_mode, thread_id, params.mode)
+    await asyncio.to_thread(services.thread_state.set_memory_mode, thread_id, params.mode)
     return EmptyObject()
 
 
-async def memory_read(session: Session, params: p.ThreadMemoryReadParams) -> dict[str, str | None]:
-    app = app_of(session)
+async def memory_read(ctx: HandlerContext, params: p.ThreadMemoryReadParams) -> dict[str, str | None]:
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(app.threads, thread_id)
+    await history.require_thread(services.threads, thread_id)
     return {"summary": None}
 
 
-async def memory_status(session: Session, params: MemoryStatusParams) -> dict[str, int | bool]:
+async def memory_status(ctx: HandlerContext, params: MemoryStatusParams) -> dict[str, int | bool]:
     """No memories are consolidated; Codex with none reports the (empty) v2 store as ready."""
     return {"v2ConsolidatedThreads": 0, "v2Ready": True}
 
 
-async def memory_reset(session: Session, params: None) -> EmptyObject:
+async def memory_reset(ctx: HandlerContext, params: None) -> EmptyObject:
     return EmptyObject()  # nothing is kept, so nothing to clear
-
-
-ROUTES = (
-    RouteSpec("thread/memoryMode/set", p.ThreadMemoryModeSetParams, memory_mode_set,
-              experimental=True),
-    RouteSpec("memory/status", MemoryStatusParams, memory_status, experimental=True),
-    RouteSpec("memory/reset", None, memory_reset, experimental=True),
-    RouteSpec("thread/memory/read", p.ThreadMemoryReadParams, memory_read, experimental=True),
-)

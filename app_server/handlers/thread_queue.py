@@ -8,71 +8,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import ClassVar
 
-from app_server.connection import Session
+from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
-from app_server.protocol.base import EmptyObject, ParamsModel, to_wire
-from app_server.protocol.common import OptionalU32, ThreadId
+from app_server.protocol.base import EmptyObject, to_wire
 from app_server.protocol.items import UserInput
+from app_server.protocol.thread_requests import (
+    ThreadQueueAddParams,
+    ThreadQueueDeleteParams,
+    ThreadQueueListParams,
+    ThreadQueueReorderParams,
+    ThreadQueueStartParams,
+    ThreadQueueUpdateParams,
+)
 from app_server.store import new_uuid7
 from app_server.threads.runner import TurnRunner
 from app_server.threads.state import ThreadRuntime, TurnState
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["queue_add", "queue_delete", "queue_list", "queue_reorder", "queue_start", "queue_update"]
 
 Launch = Callable[[], Awaitable[None]]
-
-
-class ThreadQueueAddParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/add"
-
-    thread_id: ThreadId
-    client_user_message_id: str
-    input: list[UserInput]
-    responsesapi_client_metadata: dict[str, str] | None = None
-
-
-class ThreadQueueListParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/list"
-
-    thread_id: ThreadId
-    cursor: str | None = None
-    limit: OptionalU32 = None
-
-
-class ThreadQueueUpdateParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/update"
-
-    thread_id: ThreadId
-    queued_submission_id: str
-    input: list[UserInput]
-    responsesapi_client_metadata: dict[str, str] | None = None
-
-
-class ThreadQueueDeleteParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/delete"
-
-    thread_id: ThreadId
-    queued_submission_id: str
-
-
-class ThreadQueueReorderParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/reorder"
-
-    thread_id: ThreadId
-    queued_submission_ids: list[str]
-
-
-class ThreadQueueStartParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/queue/start"
-
-    thread_id: ThreadId
-    queued_submission_id: str | None = None
 
 
 def _inputs(parts: list[UserInput]) -> list[JsonObj]:
@@ -101,104 +59,94 @@ def _find(thread: ThreadRuntime, submission_id: str) -> JsonObj:
     raise InvalidRequest(f"queued submission not found: {submission_id}")
 
 
-async def _changed(session: Session, thread: ThreadRuntime) -> None:
-    await announce(session, thread.id, notices.thread_queue_changed(thread.id))
+async def _changed(ctx: HandlerContext, thread: ThreadRuntime) -> None:
+    await announce(ctx, thread.id, notices.thread_queue_changed(thread.id))
 
 
-async def _start(session: Session, thread: ThreadRuntime, entry: JsonObj) -> tuple[TurnState, Launch]:
+async def _start(ctx: HandlerContext, thread: ThreadRuntime, entry: JsonObj) -> tuple[TurnState, Launch]:
     """Take ``entry`` off the queue and make it the active turn; the caller runs the launcher."""
-    app = app_of(session)
+    services = ctx.services
     thread.queued.remove(entry)
     turn = TurnState(new_uuid7(), inputs=entry["input"])
     turn.client_message_id = entry["clientUserMessageId"]
-    runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
-    return turn, thread.start_turn(turn, runner, app.spawn)
+    runner = TurnRunner(thread=thread, turn=turn, services=await services.turn_services(thread, ctx.session))
+    return turn, thread.start_turn(turn, runner, services.spawn)
 
 
-def _arm(session: Session, thread: ThreadRuntime) -> None:
+def _arm(ctx: HandlerContext, thread: ThreadRuntime) -> None:
     """Start the next submission whenever a turn ends with the thread idle."""
     async def next_submission() -> None:
         if thread.queued and thread.active is None:
-            _, launch = await _start(session, thread, thread.queued[0])
-            await _changed(session, thread)
+            _, launch = await _start(ctx, thread, thread.queued[0])
+            await _changed(ctx, thread)
             await launch()
 
     thread.idle_hook = next_submission
 
 
-async def queue_add(session: Session, params: ThreadQueueAddParams) -> JsonObj:
-    app = app_of(session)
-    thread = app.threads.get_loaded(params.thread_id)
-    app.threads.subscribe(thread, session)
+async def queue_add(ctx: HandlerContext, params: ThreadQueueAddParams) -> JsonObj:
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
+    services.threads.subscribe(thread, ctx.session)
     entry = {"id": new_uuid7(), "input": _inputs(params.input), "clientUserMessageId": params.client_user_message_id,
              "responsesapiClientMetadata": params.responsesapi_client_metadata}
     thread.queued.append(entry)
-    _arm(session, thread)
-    await _changed(session, thread)
+    _arm(ctx, thread)
+    await _changed(ctx, thread)
     if thread.active is None and thread.queued[0] is entry:
-        _, launch = await _start(session, thread, entry)
-        await _changed(session, thread)
-        session.after_response(launch)
+        _, launch = await _start(ctx, thread, entry)
+        await _changed(ctx, thread)
+        ctx.session.after_response(launch)
     return {"queuedSubmission": dict(entry)}
 
 
-async def queue_list(session: Session, params: ThreadQueueListParams) -> JsonObj:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def queue_list(ctx: HandlerContext, params: ThreadQueueListParams) -> JsonObj:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     return {"data": [dict(e) for e in thread.queued], "nextCursor": None}
 
 
-async def queue_update(session: Session, params: ThreadQueueUpdateParams) -> JsonObj:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def queue_update(ctx: HandlerContext, params: ThreadQueueUpdateParams) -> JsonObj:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     inputs = _inputs(params.input)  # Codex checks the input before it looks the submission up
     entry = _find(thread, params.queued_submission_id)
     entry["input"] = inputs
     if params.responsesapi_client_metadata:  # non-empty replaces; omitted or empty keeps
         entry["responsesapiClientMetadata"] = params.responsesapi_client_metadata
-    await _changed(session, thread)
+    await _changed(ctx, thread)
     return {"queuedSubmission": dict(entry)}
 
 
-async def queue_delete(session: Session, params: ThreadQueueDeleteParams) -> JsonObj:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def queue_delete(ctx: HandlerContext, params: ThreadQueueDeleteParams) -> JsonObj:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     try:
         entry = _find(thread, params.queued_submission_id)
     except InvalidRequest:
         return {"deleted": False}
     thread.queued.remove(entry)
-    await _changed(session, thread)
+    await _changed(ctx, thread)
     return {"deleted": True}
 
 
-async def queue_reorder(session: Session, params: ThreadQueueReorderParams) -> EmptyObject:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def queue_reorder(ctx: HandlerContext, params: ThreadQueueReorderParams) -> EmptyObject:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     ids = params.queued_submission_ids
     by_id = {e["id"]: e for e in thread.queued}
     if len(ids) != len(by_id) or set(ids) != set(by_id):
         raise InvalidRequest("queue reorder must include every queued submission exactly once")
     thread.queued[:] = [by_id[i] for i in ids]
-    await _changed(session, thread)
+    await _changed(ctx, thread)
     return EmptyObject()
 
 
-async def queue_start(session: Session, params: ThreadQueueStartParams) -> JsonObj:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def queue_start(ctx: HandlerContext, params: ThreadQueueStartParams) -> JsonObj:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     if not thread.queued:
         raise InvalidRequest("queue is empty")
     entry = thread.queued[0] if params.queued_submission_id is None else _find(thread, params.queued_submission_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
-    app_of(session).threads.subscribe(thread, session)
-    turn, launch = await _start(session, thread, entry)
-    await _changed(session, thread)
-    session.after_response(launch)
+    ctx.services.threads.subscribe(thread, ctx.session)
+    turn, launch = await _start(ctx, thread, entry)
+    await _changed(ctx, thread)
+    ctx.session.after_response(launch)
     return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
-
-
-ROUTES = (
-    RouteSpec("thread/queue/add", ThreadQueueAddParams, queue_add, experimental=True),
-    RouteSpec("thread/queue/list", ThreadQueueListParams, queue_list, experimental=True),
-    RouteSpec("thread/queue/update", ThreadQueueUpdateParams, queue_update, experimental=True),
-    RouteSpec("thread/queue/delete", ThreadQueueDeleteParams, queue_delete, experimental=True),
-    RouteSpec("thread/queue/reorder", ThreadQueueReorderParams, queue_reorder, experimental=True),
-    RouteSpec("thread/queue/start", ThreadQueueStartParams, queue_start, experimental=True),
-)

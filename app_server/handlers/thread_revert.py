@@ -8,40 +8,30 @@ left as they are (Codex restores them only from snapshots it did not take here e
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import notices
-from app_server.protocol.base import ParamsModel
-from app_server.protocol.common import ThreadId
+from app_server.protocol.thread_requests import ThreadRevertParams
 from app_server.store.reconstruct import history_before_turn
 from app_server.store.records import read_records
 from app_server.threads.history import resume_fields
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES", "ThreadRevertParams"]
+__all__ = ["ThreadRevertParams", "revert"]
 
 #: How long a running turn gets to record its end before the revert goes ahead.
 INTERRUPT_TIMEOUT_S = 10.0
 
 
-class ThreadRevertParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/revert"
-
-    thread_id: ThreadId
-    before_turn_id: str
-
-
-async def revert(session: Session, params: ThreadRevertParams) -> JsonObj:
-    app = app_of(session)
-    thread = app.threads.get_loaded(params.thread_id)
+async def revert(ctx: HandlerContext, params: ThreadRevertParams) -> JsonObj:
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
     await thread.interrupt_and_wait(INTERRUPT_TIMEOUT_S)
     ids = [t["id"] for t in thread.turns]
     if params.before_turn_id not in ids:
         raise InvalidRequest(f"turn not found: {params.before_turn_id}")
-    path = await asyncio.to_thread(app.threads.store.find_rollout, thread.id)
+    path = await asyncio.to_thread(services.threads.store.find_rollout, thread.id)
     records = await asyncio.to_thread(read_records, path) if path is not None else []
     replacement = history_before_turn(records, params.before_turn_id) if records else None
     if replacement is None:
@@ -58,10 +48,7 @@ async def revert(session: Session, params: ThreadRevertParams) -> JsonObj:
     async def announce() -> None:
         await thread.emit(notices.thread_reverted(thread.id))
 
-    session.after_response(announce)
-    return {"thread": app.threads.thread_wire(thread, include_turns=False),
+    ctx.session.after_response(announce)
+    return {"thread": services.threads.thread_wire(thread, include_turns=False),
             "turnsBackwardsCursor": cursors["turnsBackwardsCursor"],
             "itemsBackwardsCursor": cursors["itemsBackwardsCursor"]}
-
-
-ROUTES = (RouteSpec("thread/revert", ThreadRevertParams, revert),)

@@ -10,17 +10,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import notices
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
+from app_server.session import Session
 from app_server.store import parse_thread_id
 from app_server.threads import history, search
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["occurrences", "search_cancel", "thread_search", "thread_search_stream"]
 
 #: thread/search/stream limits the trimmed search term to this many UTF-8 bytes (Codex 0.171).
 STREAM_TERM_LIMIT = 65_536
@@ -40,38 +40,38 @@ def _check(method: str, session: Session, params: p.ThreadSearchParams) -> str:
     return term
 
 
-async def _search(session: Session, params: p.ThreadSearchParams, term: str,
+async def _search(ctx: HandlerContext, params: p.ThreadSearchParams, term: str,
                   on_match: Any = None) -> list[JsonObj]:
-    threads = app_of(session).threads
+    threads = ctx.services.threads
     found = await asyncio.to_thread(
         search.search_threads, threads.store, term, archived=bool(params.archived),
         source_kinds=params.source_kinds, direction=params.sort_direction or "desc", on_match=on_match)
-    return _listed(session, found)
+    return _listed(ctx, found)
 
 
-def _listed(session: Session, results: list[JsonObj]) -> list[JsonObj]:
+def _listed(ctx: HandlerContext, results: list[JsonObj]) -> list[JsonObj]:
     """Results with their threads as Codex lists them (a loaded one with its live state); on the event loop."""
-    threads = app_of(session).threads
+    threads = ctx.services.threads
     return [dict(result, thread=threads.listed_wire(result["thread"])) for result in results]
 
 
-async def thread_search(session: Session, params: p.ThreadSearchParams) -> JsonObj:
-    term = _check("thread/search", session, params)
-    return search.page(await _search(session, params, term), params.cursor, params.limit)
+async def thread_search(ctx: HandlerContext, params: p.ThreadSearchParams) -> JsonObj:
+    term = _check("thread/search", ctx.session, params)
+    return search.page(await _search(ctx, params, term), params.cursor, params.limit)
 
 
-async def thread_search_stream(session: Session, params: p.ThreadSearchParams) -> JsonObj:
+async def thread_search_stream(ctx: HandlerContext, params: p.ThreadSearchParams) -> JsonObj:
     """Partial batches while scanning (at most one batch per PARTIAL_BATCH matches, first page only), then the
     final page as the response."""
-    term = _check("thread/search/stream", session, params)
-    request_id = session.current_request_id
+    term = _check("thread/search/stream", ctx.session, params)
+    request_id = ctx.session.current_request_id
     loop = asyncio.get_running_loop()
     pending: list[JsonObj] = []
     sent: list[asyncio.Future[None]] = []
     limit = params.limit or search.DEFAULT_LIMIT
 
     async def send_partial(batch: list[JsonObj]) -> None:
-        await notices.send(session, notices.thread_search_partial(request_id, _listed(session, batch)))
+        await notices.send(ctx.session, notices.thread_search_partial(request_id, _listed(ctx, batch)))
 
     def on_match(result: JsonObj) -> None:  # runs in the worker thread
         pending.append(result)
@@ -81,7 +81,7 @@ async def thread_search_stream(session: Session, params: p.ThreadSearchParams) -
             future = asyncio.run_coroutine_threadsafe(send_partial(batch), loop)
             sent.append(asyncio.wrap_future(future))
 
-    results = await _search(session, params, term, on_match if not params.cursor else None)
+    results = await _search(ctx, params, term, on_match if not params.cursor else None)
     if sent:
         await asyncio.gather(*sent)
     if pending and not params.cursor:
@@ -89,29 +89,20 @@ async def thread_search_stream(session: Session, params: p.ThreadSearchParams) -
     return search.page(results, params.cursor, params.limit)
 
 
-async def search_cancel(session: Session, params: p.ThreadSearchCancelParams) -> EmptyObject:
-    if not session.experimental_api:
+async def search_cancel(ctx: HandlerContext, params: p.ThreadSearchCancelParams) -> EmptyObject:
+    if not ctx.session.experimental_api:
         raise InvalidRequest("thread/search/cancel requires experimentalApi capability")
     return EmptyObject()
 
 
-async def occurrences(session: Session, params: p.ThreadSearchOccurrencesParams) -> JsonObj:
+async def occurrences(ctx: HandlerContext, params: p.ThreadSearchOccurrencesParams) -> JsonObj:
     thread_id = parse_thread_id(params.thread_id)
     term = params.search_term.strip()
     if not term:
         raise InvalidRequest("thread/searchOccurrences requires a non-empty searchTerm")
     if params.cursor is not None and not params.cursor.isdigit():
         raise InvalidRequest(f"invalid cursor: {params.cursor}")
-    turns, _ = await history.thread_turns(app_of(session).threads, thread_id)
+    turns, _ = await history.thread_turns(ctx.services.threads, thread_id)
     found = search.occurrences(thread_id, turns, term)
     page = search.page(found, params.cursor, params.limit)
     return {"data": page["data"], "nextCursor": page["nextCursor"]}
-
-
-ROUTES = (
-    RouteSpec("thread/search", p.ThreadSearchParams, thread_search, experimental=True),
-    RouteSpec("thread/searchOccurrences", p.ThreadSearchOccurrencesParams, occurrences, experimental=True),
-    RouteSpec("thread/search/stream", p.ThreadSearchParams, thread_search_stream),
-    RouteSpec("thread/search/cancel", p.ThreadSearchCancelParams, search_cancel),
-    RouteSpec("thread/search/stream/cancel", p.ThreadSearchCancelParams, search_cancel),
-)

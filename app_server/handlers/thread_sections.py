@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from app_server.connection import Session
+from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
@@ -17,13 +16,16 @@ from app_server.threads import history
 from app_server.threads.sections import overlay
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "metadata_update", "section_create", "section_delete", "section_list", "section_move", "section_update",
+    "thread_delete",
+]
 
 logger = logging.getLogger(__name__)
 
 
-async def section_list(session: Session, params: p.ThreadSectionListParams) -> p.ThreadSectionListResponse:
-    sections = await asyncio.to_thread(app_of(session).thread_state.sections)
+async def section_list(ctx: HandlerContext, params: p.ThreadSectionListParams) -> p.ThreadSectionListResponse:
+    sections = await asyncio.to_thread(ctx.services.thread_state.sections)
     start = int(params.cursor) if params.cursor and params.cursor.isdigit() else 0
     if params.cursor and not params.cursor.isdigit():
         raise InvalidRequest(f"invalid cursor: {params.cursor}")
@@ -34,91 +36,84 @@ async def section_list(session: Session, params: p.ThreadSectionListParams) -> p
         {"data": page, "nextCursor": str(start + size) if more else None})
 
 
-async def section_create(session: Session, params: p.ThreadSectionCreateParams) -> p.ThreadSectionResponse:
+async def section_create(ctx: HandlerContext, params: p.ThreadSectionCreateParams) -> p.ThreadSectionResponse:
     appearance = params.appearance.model_dump(by_alias=True) if params.appearance else None
-    section = await asyncio.to_thread(app_of(session).thread_state.create_section, params.name, appearance)
+    section = await asyncio.to_thread(ctx.services.thread_state.create_section, params.name, appearance)
     return p.ThreadSectionResponse.model_validate({"section": section})
 
 
-async def section_update(session: Session, params: p.ThreadSectionUpdateParams) -> p.ThreadSectionResponse:
+async def section_update(ctx: HandlerContext, params: p.ThreadSectionUpdateParams) -> p.ThreadSectionResponse:
     appearance = params.appearance.model_dump(by_alias=True) if params.appearance else None
     try:
         section = await asyncio.to_thread(
-            app_of(session).thread_state.update_section, params.section_id, params.name, appearance,
+            ctx.services.thread_state.update_section, params.section_id, params.name, appearance,
             appearance_given="appearance" in params.model_fields_set)
     except SectionNotFound as exc:
         raise InvalidParams(str(exc)) from None
     return p.ThreadSectionResponse.model_validate({"section": section})
 
 
-async def section_delete(session: Session, params: p.ThreadSectionDeleteParams) -> EmptyObject:
+async def section_delete(ctx: HandlerContext, params: p.ThreadSectionDeleteParams) -> EmptyObject:
     try:
-        members = await asyncio.to_thread(app_of(session).thread_state.delete_section, params.section_id)
+        members = await asyncio.to_thread(ctx.services.thread_state.delete_section, params.section_id)
     except SectionNotFound as exc:
         raise InvalidParams(str(exc)) from None
 
     async def after() -> None:
         for thread_id in members:
-            await announce(session, thread_id, notices.thread_section_changed(thread_id, None))
+            await announce(ctx, thread_id, notices.thread_section_changed(thread_id, None))
 
-    session.after_response(after)
+    ctx.session.after_response(after)
     return EmptyObject()
 
 
-async def section_move(session: Session, params: p.ThreadSectionMoveParams) -> EmptyObject:
-    app = app_of(session)
+async def section_move(ctx: HandlerContext, params: p.ThreadSectionMoveParams) -> EmptyObject:
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(app.threads, thread_id)
+    await history.require_thread(services.threads, thread_id)
     try:
-        await asyncio.to_thread(app.thread_state.move, thread_id, params.section_id, params.before_thread_id)
+        await asyncio.to_thread(
+            services.thread_state.move, thread_id, params.section_id, params.before_thread_id
+        )
     except SectionNotFound as exc:
         raise InvalidParams(str(exc)) from None
     note = notices.thread_section_changed(thread_id, params.section_id)
-    session.after_response(lambda: announce(session, thread_id, note))
+    ctx.session.after_response(lambda: announce(ctx, thread_id, note))
     return EmptyObject()
 
 
-async def thread_delete(session: Session, params: p.ThreadDeleteParams) -> EmptyObject:
-    app = app_of(session)
+async def thread_delete(ctx: HandlerContext, params: p.ThreadDeleteParams) -> EmptyObject:
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    loaded = app.threads.loaded.get(thread_id)
+    loaded = services.threads.loaded.get(thread_id)
     if loaded is not None:
         if loaded.active is not None and not loaded.active.ended:
             raise InvalidRequest(f"cannot delete thread {thread_id} while a turn is running")
-        await app.threads.unload(loaded)
+        await services.threads.unload(loaded)
     try:
-        await asyncio.to_thread(app.threads.store.delete, thread_id)
+        await asyncio.to_thread(services.threads.store.delete, thread_id)
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
-    await asyncio.to_thread(app.thread_state.forget, thread_id)
-    session.after_response(lambda: announce(session, thread_id, notices.thread_deleted(thread_id)))
+    await asyncio.to_thread(services.thread_state.forget, thread_id)
+    ctx.session.after_response(lambda: announce(ctx, thread_id, notices.thread_deleted(thread_id)))
     return EmptyObject()
 
 
-async def metadata_update(session: Session, params: p.ThreadMetadataUpdateParams) -> p.ThreadMetadataUpdateResponse:
-    app = app_of(session)
+async def metadata_update(
+    ctx: HandlerContext, params: p.ThreadMetadataUpdateParams
+) -> p.ThreadMetadataUpdateResponse:
+    services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     if params.git_info is None and params.daybreak_enabled is None:
         raise InvalidRequest("thread metadata update must include at least one field")
-    loaded = app.threads.loaded.get(thread_id)
+    loaded = services.threads.loaded.get(thread_id)
     try:
-        wire = (app.threads.thread_wire(loaded) if loaded is not None
-                else await asyncio.to_thread(app.threads.store.read_thread, thread_id))
+        wire = (services.threads.thread_wire(loaded) if loaded is not None
+                else await asyncio.to_thread(services.threads.store.read_thread, thread_id))
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
     patch = params.git_info.model_dump(by_alias=True, exclude_unset=True) if params.git_info else None
-    await asyncio.to_thread(app.thread_state.update_metadata, thread_id, patch, params.daybreak_enabled,
+    await asyncio.to_thread(services.thread_state.update_metadata, thread_id, patch, params.daybreak_enabled,
                             wire.get("gitInfo"))
-    thread = await asyncio.to_thread(overlay, wire, app.thread_state)
+    thread = await asyncio.to_thread(overlay, wire, services.thread_state)
     return p.ThreadMetadataUpdateResponse(thread=dict(thread, canAcceptDirectInput=None))
-
-
-ROUTES = (
-    RouteSpec("threadSection/list", p.ThreadSectionListParams, section_list),
-    RouteSpec("threadSection/create", p.ThreadSectionCreateParams, section_create),
-    RouteSpec("threadSection/update", p.ThreadSectionUpdateParams, section_update),
-    RouteSpec("threadSection/delete", p.ThreadSectionDeleteParams, section_delete),
-    RouteSpec("thread/section/move", p.ThreadSectionMoveParams, section_move),
-    RouteSpec("thread/delete", p.ThreadDeleteParams, thread_delete),
-    RouteSpec("thread/metadata/update", p.ThreadMetadataUpdateParams, metadata_update),
-)

@@ -3,43 +3,29 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
-from app_server.protocol.base import EmptyObject, ParamsModel
-from app_server.protocol.common import ThreadId
+from app_server.context import HandlerContext
+from app_server.protocol.base import EmptyObject
+from app_server.protocol.thread_requests import ThreadShellCommandParams
 from app_server.store import new_uuid7
 from app_server.threads.state import TurnState
 from app_server.threads.user_shell import UserShellRunner
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
-__all__ = ["ROUTES", "ThreadShellCommandParams"]
+__all__ = ["ThreadShellCommandParams", "shell_command"]
 
 
-class ThreadShellCommandParams(ParamsModel):
-    METHOD: ClassVar[str] = "thread/shellCommand"
-
-    thread_id: ThreadId
-    command: str
-    timeout_ms: int | None = None
-
-
-async def shell_command(session: Session, params: ThreadShellCommandParams) -> EmptyObject:
-    app = app_of(session)
+async def shell_command(ctx: HandlerContext, params: ThreadShellCommandParams) -> EmptyObject:
+    services = ctx.services
     if not params.command.strip():
         raise InvalidParams("command must not be empty")
     if params.timeout_ms is not None and params.timeout_ms < 0:
         raise InvalidParams("timeoutMs must be non-negative")
-    thread = app.threads.get_loaded(params.thread_id)
+    thread = services.threads.get_loaded(params.thread_id)
     if thread.active is not None:
         raise InvalidRequest(f"thread {thread.id} already has an active turn")
-    app.threads.subscribe(thread, session)
+    services.threads.subscribe(thread, ctx.session)
     turn = TurnState(new_uuid7(), inputs=[])
     runner = UserShellRunner(command=params.command, timeout_ms=params.timeout_ms, thread=thread, turn=turn,
-                             services=await app.turn_services(thread, session))
-    session.after_response(thread.start_turn(turn, runner, app.spawn))
+                             services=await services.turn_services(thread, ctx.session))
+    ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
     return EmptyObject()
-
-
-ROUTES = (RouteSpec("thread/shellCommand", ThreadShellCommandParams, shell_command),)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import thread_history as p
 from app_server.protocol.base import EmptyObject
 from app_server.store import parse_thread_id
@@ -11,19 +10,21 @@ from app_server.threads import history
 from app_server.tools.unified_exec import UnifiedExec
 from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["terminals_clean", "terminals_list", "terminals_terminate"]
 
 
-async def _sessions(session: Session, thread_id: str) -> UnifiedExec | None:
-    threads = app_of(session).threads
+async def _sessions(ctx: HandlerContext, thread_id: str) -> UnifiedExec | None:
+    threads = ctx.services.threads
     thread_id = parse_thread_id(thread_id)
     await history.require_thread(threads, thread_id)
     loaded = threads.loaded.get(thread_id)
     return None if loaded is None else loaded.services.exec_sessions
 
 
-async def terminals_list(session: Session, params: p.BackgroundTerminalsListParams) -> p.BackgroundTerminalsListResponse:
-    sessions = await _sessions(session, params.thread_id)
+async def terminals_list(
+    ctx: HandlerContext, params: p.BackgroundTerminalsListParams
+) -> p.BackgroundTerminalsListResponse:
+    sessions = await _sessions(ctx, params.thread_id)
     data = []
     for running in sessions.running() if sessions is not None else []:
         item_id, command, cwd = running.label or ("", "", "")
@@ -41,28 +42,18 @@ async def terminals_list(session: Session, params: p.BackgroundTerminalsListPara
                                              next_cursor=str(start + size) if more else None)
 
 
-async def terminals_clean(session: Session, params: p.BackgroundTerminalsCleanParams) -> EmptyObject:
-    sessions = await _sessions(session, params.thread_id)
+async def terminals_clean(ctx: HandlerContext, params: p.BackgroundTerminalsCleanParams) -> EmptyObject:
+    sessions = await _sessions(ctx, params.thread_id)
     if sessions is not None:
         await sessions.close_all()
     return EmptyObject()
 
 
 async def terminals_terminate(
-    session: Session, params: p.BackgroundTerminalsTerminateParams
+    ctx: HandlerContext, params: p.BackgroundTerminalsTerminateParams
 ) -> p.BackgroundTerminalsTerminateResponse:
     if not params.process_id.isdigit():
         raise InvalidRequest("invalid background terminal process id: invalid digit found in string")
-    sessions = await _sessions(session, params.thread_id)
+    sessions = await _sessions(ctx, params.thread_id)
     terminated = sessions is not None and await sessions.terminate(int(params.process_id))
     return p.BackgroundTerminalsTerminateResponse(terminated=terminated)
-
-
-ROUTES = (
-    RouteSpec("thread/backgroundTerminals/list", p.BackgroundTerminalsListParams, terminals_list,
-              experimental=True),
-    RouteSpec("thread/backgroundTerminals/clean", p.BackgroundTerminalsCleanParams, terminals_clean,
-              experimental=True),
-    RouteSpec("thread/backgroundTerminals/terminate", p.BackgroundTerminalsTerminateParams, terminals_terminate,
-              experimental=True),
-)

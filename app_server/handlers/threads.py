@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from app_server.connection import Session
+from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
-from app_server.handlers.table import RouteSpec, app_of
 from app_server.protocol import notices
 from app_server.protocol import threads as p
 from app_server.protocol.codex_0171 import ThreadListParams0171, speaks_0171
@@ -35,7 +34,10 @@ from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 if TYPE_CHECKING:
     pass
 
-__all__ = ["ROUTES"]
+__all__ = [
+    "archive", "loaded_list", "name_set", "thread_fork", "thread_list", "thread_read", "thread_resume",
+    "thread_start", "turns_list", "unarchive", "unsubscribe",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -93,13 +95,13 @@ def _turns_page(thread_id: str, ordered: list[JsonObj], cursor: str | None, limi
     }
 
 
-async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj:
-    app = app_of(session)
-    threads = app.threads
-    settings = apply_thread_overrides(app.thread_defaults(params.config), params)
-    app.check_model(settings.model_provider)
+async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> JsonObj:
+    services = ctx.services
+    threads = services.threads
+    settings = apply_thread_overrides(services.thread_defaults(params.config), params)
+    services.check_model(settings.model_provider)
     ThreadSkills.parse_roots(params.selected_capability_roots)  # reject bad roots before creating
-    thread = await threads.start(session, settings, ephemeral=bool(params.ephemeral),
+    thread = await threads.start(ctx.session, settings, ephemeral=bool(params.ephemeral),
                                  thread_source=params.thread_source)
     apply_start_params(thread, params.environments, params.config)
     await thread.services.skills.select_roots(thread, params.selected_capability_roots)
@@ -108,40 +110,41 @@ async def thread_start(session: Session, params: p.ThreadStartParams) -> JsonObj
         response["serviceTier"] = "default"  # Codex's answer to an explicit null
 
     # what the config this thread was just built from draws (deprecated keys, ignored settings)
-    config_notices = thread_config_notices(app.config.raw, app.config.warnings, thread.id)
+    config_notices = thread_config_notices(services.config.raw, services.config.warnings, thread.id)
 
     async def started() -> None:
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
         for notice in config_notices:
-            await notices.send(session, notice)
+            await notices.send(ctx.session, notice)
 
-    session.after_response(started)
+    ctx.session.after_response(started)
     return response
 
 
-async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonObj:
-    app = app_of(session)
-    threads = app.threads
+async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> JsonObj:
+    services = ctx.services
+    threads = services.threads
     # Like Codex, joining a loaded thread needs no config; loading one reads config.toml again.
     cold = params.thread_id not in threads.loaded
-    defaults = app.thread_defaults(params.config, reload=cold)
+    defaults = services.thread_defaults(params.config, reload=cold)
     with _rollout_errors():
-        thread = await threads.resume(session, params.thread_id, defaults,
+        thread = await threads.resume(ctx.session, params.thread_id, defaults,
                                       lambda s: apply_thread_overrides(s, params))
     response = history.resume_fields(threads.settings_response(thread, include_turns=not params.exclude_turns),
                                       thread.id, threads.turns_wire(thread), thread.settings)
     if not params.exclude_turns:
-        await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
+        await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
     if cold:  # loading the thread: its config's notices, then its status, before the answer (as Codex)
-        for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id):
-            await notices.send(session, notice)
+        for notice in thread_config_notices(services.config.raw, services.config.warnings, thread.id):
+            await notices.send(ctx.session, notice)
         await thread.emit(notices.thread_status_changed(thread.id, thread.status()))
-    goal = await asyncio.to_thread(app.thread_state.goal, thread.id)
+    goal = await asyncio.to_thread(services.thread_state.goal, thread.id)
 
     async def after() -> None:
         usage = thread.token_usage_wire()
         if cold and usage is not None:  # a client joining a loaded thread gets neither status nor usage
-            await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
+            usage_notice = notices.token_usage_updated(thread.id, _last_turn_id(thread), usage)
+            await notices.send(ctx.session, usage_notice)
         # Codex tells every subscriber the goal state either way, the joining client included.
         if goal is None:
             await thread.emit(notices.thread_goal_cleared(thread.id))
@@ -150,38 +153,39 @@ async def thread_resume(session: Session, params: p.ThreadResumeParams) -> JsonO
         active = thread.active
         if active is not None:  # a client that joins may answer open approvals
             for pending in list(active.open_requests.values()):
-                pending.offer(session)
+                pending.offer(ctx.session)
 
-    session.after_response(after)
+    ctx.session.after_response(after)
     return response
 
 
-async def thread_fork(session: Session, params: p.ThreadForkParams) -> JsonObj:
-    app = app_of(session)
-    threads = app.threads
-    defaults = app.thread_defaults(params.config)
+async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> JsonObj:
+    services = ctx.services
+    threads = services.threads
+    defaults = services.thread_defaults(params.config)
     with _rollout_errors():
-        thread = await threads.fork(session, params.thread_id, defaults, ephemeral=params.ephemeral,
+        thread = await threads.fork(ctx.session, params.thread_id, defaults, ephemeral=params.ephemeral,
                                     overrides=lambda s: apply_thread_overrides(s, params))
     response = threads.settings_response(thread, include_turns=not params.exclude_turns)
     if not params.exclude_turns:
-        await notices.send(session, notices.deprecation_notice(history.HYDRATION_RESUME))
-    for notice in thread_config_notices(app.config.raw, app.config.warnings, thread.id):
-        await notices.send(session, notice)
+        await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
+    for notice in thread_config_notices(services.config.raw, services.config.warnings, thread.id):
+        await notices.send(ctx.session, notice)
 
     async def after() -> None:
         usage = thread.token_usage_wire()
         if usage is not None and not params.exclude_turns:  # as Codex: a fork without its turns gets none
-            await notices.send(session, notices.token_usage_updated(thread.id, _last_turn_id(thread), usage))
+            usage_notice = notices.token_usage_updated(thread.id, _last_turn_id(thread), usage)
+            await notices.send(ctx.session, usage_notice)
         await thread.emit(notices.thread_started(threads.thread_wire(thread)))
 
-    session.after_response(after)
+    ctx.session.after_response(after)
     return response
 
 
-async def thread_read(session: Session, params: p.ThreadReadParams) -> JsonObj:
-    app = app_of(session)
-    threads = app.threads
+async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> JsonObj:
+    services = ctx.services
+    threads = services.threads
     loaded = threads.loaded.get(params.thread_id)
     if loaded is not None:
         wire = threads.thread_wire(loaded, include_turns=params.include_turns)
@@ -192,19 +196,19 @@ async def thread_read(session: Session, params: p.ThreadReadParams) -> JsonObj:
         wire = stored.thread(include_turns=params.include_turns)
         last = stored.last_turn_id
     # Codex: a thread with no turn yet, or an ephemeral one, has no read state (and none is stored for it).
-    state = None if last is None else await asyncio.to_thread(app.thread_state.read_state, wire["id"],
+    state = None if last is None else await asyncio.to_thread(services.thread_state.read_state, wire["id"],
                                                                default_turn=last)
     if params.include_turns:
-        await notices.send(session, notices.deprecation_notice(history.HYDRATION_READ))
+        await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_READ))
     return {"thread": wire, "readState": state}
 
 
-async def thread_list(session: Session, params: ThreadListParams0171) -> JsonObj:
-    app = app_of(session)
-    threads = app.threads
+async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> JsonObj:
+    services = ctx.services
+    threads = services.threads
     cwd = params.cwd
     if params.sort_key == "section_position":
-        return await section_listing(threads, app.thread_state, params.section_id)
+        return await section_listing(threads, services.thread_state, params.section_id)
     try:
         page = await asyncio.to_thread(
             threads.store.list_threads, cursor=params.cursor, limit=params.limit,
@@ -212,7 +216,7 @@ async def thread_list(session: Session, params: ThreadListParams0171) -> JsonObj
             archived=bool(params.archived), cwd=cwd, search_term=params.search_term,
             source_kinds=params.source_kinds, model_providers=params.model_providers,
             excluded_ids=params.excluded_thread_ids,
-            included_ids=params.included_thread_ids if speaks_0171(session.client_version) else None,
+            included_ids=params.included_thread_ids if speaks_0171(ctx.session.client_version) else None,
         )
     except InvalidCursorError:
         raise InvalidRequest(f"invalid cursor: {params.cursor}") from None  # Codex's wording
@@ -222,17 +226,17 @@ async def thread_list(session: Session, params: ThreadListParams0171) -> JsonObj
         if live is not None and not live.turns and live.active is None:
             continue  # Codex lists a thread only once it has a user message
         data.append(threads.listed_wire(wire))
-    read_states = await asyncio.to_thread(app.thread_state.read_states, {t["id"]: None for t in data})
+    read_states = await asyncio.to_thread(services.thread_state.read_states, {t["id"]: None for t in data})
     return {"data": data, "readStates": read_states, "nextCursor": page.next_cursor,
             "backwardsCursor": page.backwards_cursor}
 
 
-async def loaded_list(session: Session, params: p.ThreadLoadedListParams) -> p.ThreadLoadedListResponse:
-    return p.ThreadLoadedListResponse(data=list(app_of(session).threads.loaded), next_cursor=None)
+async def loaded_list(ctx: HandlerContext, params: p.ThreadLoadedListParams) -> p.ThreadLoadedListResponse:
+    return p.ThreadLoadedListResponse(data=list(ctx.services.threads.loaded), next_cursor=None)
 
 
-async def turns_list(session: Session, params: p.ThreadTurnsListParams) -> JsonObj:
-    threads = app_of(session).threads
+async def turns_list(ctx: HandlerContext, params: p.ThreadTurnsListParams) -> JsonObj:
+    threads = ctx.services.threads
     loaded = threads.loaded.get(params.thread_id)
     if loaded is not None and loaded.ephemeral:  # Codex keeps no history to page (the TUI asks for title threads)
         raise InvalidRequest("ephemeral threads do not support thread/turns/list")
@@ -257,8 +261,8 @@ async def turns_list(session: Session, params: p.ThreadTurnsListParams) -> JsonO
     return _turns_page(params.thread_id, data, params.cursor, params.limit or history.DEFAULT_TURNS_PAGE)
 
 
-async def name_set(session: Session, params: p.ThreadSetNameParams) -> p.ThreadSetNameResponse:
-    threads = app_of(session).threads
+async def name_set(ctx: HandlerContext, params: p.ThreadSetNameParams) -> p.ThreadSetNameResponse:
+    threads = ctx.services.threads
     loaded = threads.loaded.get(params.thread_id)
     try:
         if loaded is not None:
@@ -271,12 +275,12 @@ async def name_set(session: Session, params: p.ThreadSetNameParams) -> p.ThreadS
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
 
     note = notices.thread_name_updated(params.thread_id, params.name)
-    session.after_response(lambda: announce(session, params.thread_id, note))
+    ctx.session.after_response(lambda: announce(ctx, params.thread_id, note))
     return p.ThreadSetNameResponse()
 
 
-async def archive(session: Session, params: p.ThreadArchiveParams) -> p.ThreadArchiveResponse:
-    threads = app_of(session).threads
+async def archive(ctx: HandlerContext, params: p.ThreadArchiveParams) -> p.ThreadArchiveResponse:
+    threads = ctx.services.threads
     loaded = threads.loaded.get(params.thread_id)
     if loaded is not None:  # Codex archives a busy thread by interrupting its turn
         await loaded.interrupt_and_wait(timeout=10.0)
@@ -288,44 +292,31 @@ async def archive(session: Session, params: p.ThreadArchiveParams) -> p.ThreadAr
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
     except ThreadArchivedStateError as exc:
         raise InvalidRequest(str(exc)) from None
-    session.after_response(lambda: announce(session, params.thread_id, notices.thread_archived(params.thread_id)))
+    notice = notices.thread_archived(params.thread_id)
+    ctx.session.after_response(lambda: announce(ctx, params.thread_id, notice))
     return p.ThreadArchiveResponse()
 
 
-async def unarchive(session: Session, params: p.ThreadUnarchiveParams) -> JsonObj:
-    threads = app_of(session).threads
+async def unarchive(ctx: HandlerContext, params: p.ThreadUnarchiveParams) -> JsonObj:
+    threads = ctx.services.threads
     try:
         wire = await asyncio.to_thread(threads.store.unarchive, params.thread_id)
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {params.thread_id}") from None
     except ThreadArchivedStateError as exc:
         raise InvalidRequest(str(exc)) from None
-    session.after_response(lambda: announce(session, params.thread_id, notices.thread_unarchived(params.thread_id)))
+    notice = notices.thread_unarchived(params.thread_id)
+    ctx.session.after_response(lambda: announce(ctx, params.thread_id, notice))
     return {"thread": wire}
 
 
-async def unsubscribe(session: Session, params: p.ThreadUnsubscribeParams) -> p.ThreadUnsubscribeResponse:
-    threads = app_of(session).threads
+async def unsubscribe(ctx: HandlerContext, params: p.ThreadUnsubscribeParams) -> p.ThreadUnsubscribeResponse:
+    threads = ctx.services.threads
     parse_thread_id(params.thread_id)  # a malformed id is an error, as in Codex, not "notLoaded"
     loaded: ThreadRuntime | None = threads.loaded.get(params.thread_id)
     if loaded is None:
         return p.ThreadUnsubscribeResponse(status="notLoaded")
-    if session not in loaded.subscribers:
+    if ctx.session not in loaded.subscribers:
         return p.ThreadUnsubscribeResponse(status="notSubscribed")
-    loaded.subscribers.discard(session)
+    loaded.subscribers.discard(ctx.session)
     return p.ThreadUnsubscribeResponse(status="unsubscribed")
-
-
-ROUTES = (
-    RouteSpec("thread/start", p.ThreadStartParams, thread_start, probe_experimental=True),
-    RouteSpec("thread/resume", p.ThreadResumeParams, thread_resume, probe_experimental=True),
-    RouteSpec("thread/fork", p.ThreadForkParams, thread_fork, probe_experimental=True),
-    RouteSpec("thread/read", p.ThreadReadParams, thread_read),
-    RouteSpec("thread/list", ThreadListParams0171, thread_list, probe_experimental=True),
-    RouteSpec("thread/loaded/list", p.ThreadLoadedListParams, loaded_list),
-    RouteSpec("thread/turns/list", p.ThreadTurnsListParams, turns_list),
-    RouteSpec("thread/name/set", p.ThreadSetNameParams, name_set),
-    RouteSpec("thread/archive", p.ThreadArchiveParams, archive),
-    RouteSpec("thread/unarchive", p.ThreadUnarchiveParams, unarchive),
-    RouteSpec("thread/unsubscribe", p.ThreadUnsubscribeParams, unsubscribe),
-)

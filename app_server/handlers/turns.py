@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from app_server.connection import Session
-from app_server.handlers.table import RouteSpec, app_of
+from app_server.context import HandlerContext
 from app_server.protocol import turns as p
 from app_server.protocol.base import to_wire
 from app_server.store import new_uuid7
@@ -15,7 +14,7 @@ from app_server.threads.state import TurnState
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
-__all__ = ["ROUTES"]
+__all__ = ["turn_interrupt", "turn_start", "turn_steer"]
 
 
 #: Codex refuses a turn/start or turn/steer whose text inputs hold more characters than this.
@@ -43,12 +42,12 @@ def _accepted(turn: TurnState) -> JsonObj:
     return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
 
 
-async def turn_start(session: Session, params: p.TurnStartParams) -> JsonObj:
-    app = app_of(session)
-    thread = app.threads.get_loaded(params.thread_id)
+async def turn_start(ctx: HandlerContext, params: p.TurnStartParams) -> JsonObj:
+    services = ctx.services
+    thread = services.threads.get_loaded(params.thread_id)
     inputs = _inputs(params)
     _check_input_size(inputs)
-    app.threads.subscribe(thread, session)
+    services.threads.subscribe(thread, ctx.session)
     active = thread.active
     if active is not None:
         # Codex merges a start during an active turn into that turn (same id), like a steer.
@@ -59,13 +58,13 @@ async def turn_start(session: Session, params: p.TurnStartParams) -> JsonObj:
     turn = TurnState(new_uuid7(), inputs=inputs)
     turn.client_message_id = params.client_user_message_id  # the user message item's clientId, as Codex
     turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None
-    runner = TurnRunner(thread=thread, turn=turn, services=await app.turn_services(thread, session))
-    session.after_response(thread.start_turn(turn, runner, app.spawn))
+    runner = TurnRunner(thread=thread, turn=turn, services=await services.turn_services(thread, ctx.session))
+    ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
     return _accepted(turn)
 
 
-async def turn_steer(session: Session, params: p.TurnSteerParams) -> p.TurnSteerResponse:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def turn_steer(ctx: HandlerContext, params: p.TurnSteerParams) -> p.TurnSteerResponse:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     inputs = _inputs(params)
     _check_input_size(inputs)
     active = thread.active
@@ -77,8 +76,8 @@ async def turn_steer(session: Session, params: p.TurnSteerParams) -> p.TurnSteer
     return p.TurnSteerResponse(turn_id=active.id)
 
 
-async def turn_interrupt(session: Session, params: p.TurnInterruptParams) -> p.TurnInterruptResponse:
-    thread = app_of(session).threads.get_loaded(params.thread_id)
+async def turn_interrupt(ctx: HandlerContext, params: p.TurnInterruptParams) -> p.TurnInterruptResponse:
+    thread = ctx.services.threads.get_loaded(params.thread_id)
     active = thread.active
     if active is None or active.id != params.turn_id:
         raise InvalidRequest("no active turn to interrupt")
@@ -86,12 +85,5 @@ async def turn_interrupt(session: Session, params: p.TurnInterruptParams) -> p.T
     async def interrupt() -> None:  # after the response, as Codex orders it
         thread.interrupt()
 
-    session.after_response(interrupt)
+    ctx.session.after_response(interrupt)
     return p.TurnInterruptResponse()
-
-
-ROUTES = (
-    RouteSpec("turn/start", p.TurnStartParams, turn_start, probe_experimental=True),
-    RouteSpec("turn/steer", p.TurnSteerParams, turn_steer),
-    RouteSpec("turn/interrupt", p.TurnInterruptParams, turn_interrupt),
-)

@@ -2,10 +2,11 @@
 
 Modules: `base` (WireModel, markers, to_wire, error text), `common` (ids, enums, policies, errors,
 usage), `items` (UserInput / ThreadItem unions), `threads`, `turns`, `initialize`, `server_info`,
-`notifications`, `approvals`, `methods` (request table, experimental gate), `method_names`,
-`schema_export`; the response models of the other methods sit in `responses_*` by family (files and
-commands, threads, config, plugins, accounts, the rest), and `responses.RESPONSE_MODELS` maps every served
-method to its response model. This package imports nothing else from app_server.
+`notifications`, `approvals`, `thread_requests`, `methods` (experimental gate), `declarations` and
+`method_table` (one declaration per served method), `method_names` (Codex's method lists), `schema_export`;
+the response models of the other methods sit in `responses_*` by family (files and commands, threads,
+config, plugins, accounts, the rest), and `responses.RESPONSE_MODELS` maps every served method to its model.
+This package imports nothing else from app_server at run time (the method table names handlers by string).
 
 The package itself imports nothing: building every model costs most of a second, and start-up needs
 only a few of them, so each name below is resolved from its module on first use (PEP 562).
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     )
     from .items import THREAD_ITEM_VARIANTS, USER_INPUT_VARIANTS, ThreadItem, UserInput
     from .method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS, UNKNOWN_METHOD_VARIANTS
-    from .methods import METHODS, MethodSpec, experimental_fields_present
+    from .methods import experimental_fields_present
     from .notifications import EXPERIMENTAL_NOTIFICATIONS, NOTIFICATIONS, notification_envelope
     from .responses import RESPONSE_MODELS
 
@@ -51,8 +52,6 @@ _HOME = {
     "CODEX_CLIENT_METHODS": "method_names",
     "EXPERIMENTAL_METHODS": "method_names",
     "UNKNOWN_METHOD_VARIANTS": "method_names",
-    "METHODS": "methods",
-    "MethodSpec": "methods",
     "experimental_fields_present": "methods",
     "EXPERIMENTAL_NOTIFICATIONS": "notifications",
     "NOTIFICATIONS": "notifications",
@@ -64,14 +63,12 @@ __all__ = [
     "CODEX_CLIENT_METHODS",
     "EXPERIMENTAL_METHODS",
     "EXPERIMENTAL_NOTIFICATIONS",
-    "METHODS",
     "NOTIFICATIONS",
     "RESPONSE_MODELS",
     "SERVER_REQUESTS",
     "THREAD_ITEM_VARIANTS",
     "UNKNOWN_METHOD_VARIANTS",
     "USER_INPUT_VARIANTS",
-    "MethodSpec",
     "OmittingWireModel",
     "ParamsModel",
     "ThreadItem",

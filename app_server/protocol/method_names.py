@@ -1,5 +1,11 @@
 """Method-name tables of Codex 0.169.0 (facts taken from its generated schema and error text).
 
+These are facts about Codex, not declarations of ours: what pycodex serves is declared once per method in
+``app_server/protocol/method_table.py``. The router uses these lists only for names it does not serve, to
+answer a Codex method we lack the way Codex's gates would (-32600 before ``initialize`` or without the
+capability, then -32601) rather than as an unknown variant; a test checks that a served method's declared
+stability agrees with ``EXPERIMENTAL_METHODS``.
+
 `CODEX_CLIENT_METHODS`: every ClientRequest method, experimental included, in schema order.
 `UNKNOWN_METHOD_VARIANTS`: the list Codex prints after "unknown variant `x`, expected one of" (the
 client methods plus three legacy v1 names, in serde order).

@@ -1,99 +1,21 @@
-"""The client-request table pycodex serves, and the experimental-API gate on params.
+"""The experimental-API gate on params, and the client notifications Codex accepts.
 
-`METHODS[name]` gives the params model, the response model and whether the method itself is
-experimental. `experimental_fields_present` finds the first experimental field a request uses, with
-the descriptor Codex puts in front of "requires experimentalApi capability".
+Which methods pycodex serves, with their params and result models, is declared once per method in
+``app_server/protocol/method_table.py`` (see ``app_server/protocol/declarations.py``); this module only
+inspects a params model. ``experimental_fields_present`` finds the first experimental field a request uses,
+with the descriptor Codex puts in front of "requires experimentalApi capability".
 """
 
 from __future__ import annotations
 
-from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel
 
-from .base import Experimental, ExperimentalVariant, ParamsModel, WireModel
-from .initialize import InitializeParams, InitializeResponse
-from .method_names import EXPERIMENTAL_METHODS
-from .server_info import (
-    ConfigReadParams,
-    ConfigReadResponse,
-    GetAccountParams,
-    GetAccountResponse,
-    ModelListParams,
-    ModelListResponse,
-    SkillsListParams,
-    SkillsListResponse,
-)
-from .threads import (
-    ThreadArchiveParams,
-    ThreadArchiveResponse,
-    ThreadForkParams,
-    ThreadForkResponse,
-    ThreadListParams,
-    ThreadListResponse,
-    ThreadLoadedListParams,
-    ThreadLoadedListResponse,
-    ThreadReadParams,
-    ThreadReadResponse,
-    ThreadResumeParams,
-    ThreadResumeResponse,
-    ThreadSetNameParams,
-    ThreadSetNameResponse,
-    ThreadStartParams,
-    ThreadStartResponse,
-    ThreadTurnsListParams,
-    ThreadTurnsListResponse,
-    ThreadUnarchiveParams,
-    ThreadUnarchiveResponse,
-    ThreadUnsubscribeParams,
-    ThreadUnsubscribeResponse,
-)
-from .turns import (
-    TurnInterruptParams,
-    TurnInterruptResponse,
-    TurnStartParams,
-    TurnStartResponse,
-    TurnSteerParams,
-    TurnSteerResponse,
-)
+from .base import Experimental, ExperimentalVariant
 
+__all__ = ["CLIENT_NOTIFICATIONS", "experimental_field_names", "experimental_fields_present"]
 
-class MethodSpec(NamedTuple):
-    params: type[ParamsModel]
-    response: type[WireModel]
-    experimental: bool
-
-
-def _spec(params: type[ParamsModel], response: type[WireModel]) -> tuple[str, MethodSpec]:
-    return params.METHOD, MethodSpec(params, response, params.METHOD in EXPERIMENTAL_METHODS)
-
-
-METHODS: MappingProxyType[str, MethodSpec] = MappingProxyType(
-    dict(
-        [
-            _spec(InitializeParams, InitializeResponse),
-            _spec(ThreadStartParams, ThreadStartResponse),
-            _spec(ThreadResumeParams, ThreadResumeResponse),
-            _spec(ThreadForkParams, ThreadForkResponse),
-            _spec(ThreadListParams, ThreadListResponse),
-            _spec(ThreadReadParams, ThreadReadResponse),
-            _spec(ThreadArchiveParams, ThreadArchiveResponse),
-            _spec(ThreadUnarchiveParams, ThreadUnarchiveResponse),
-            _spec(ThreadSetNameParams, ThreadSetNameResponse),
-            _spec(ThreadLoadedListParams, ThreadLoadedListResponse),
-            _spec(ThreadUnsubscribeParams, ThreadUnsubscribeResponse),
-            _spec(ThreadTurnsListParams, ThreadTurnsListResponse),
-            _spec(TurnStartParams, TurnStartResponse),
-            _spec(TurnInterruptParams, TurnInterruptResponse),
-            _spec(TurnSteerParams, TurnSteerResponse),
-            _spec(SkillsListParams, SkillsListResponse),
-            _spec(ConfigReadParams, ConfigReadResponse),
-            _spec(ModelListParams, ModelListResponse),
-            _spec(GetAccountParams, GetAccountResponse),
-        ]
-    )
-)
 
 # Client notifications Codex accepts (anything else is dropped silently).
 CLIENT_NOTIFICATIONS: tuple[str, ...] = ("initialized",)
@@ -134,18 +56,3 @@ def experimental_field_names(params_model_cls: type[BaseModel]) -> tuple[str, ..
         for name, field in params_model_cls.model_fields.items()
         if any(isinstance(m, Experimental) for m in field.metadata)
     )
-
-
-def response_model(method: str) -> type[WireModel]:
-    """The response model of a served method (KeyError for methods we do not serve)."""
-    return METHODS[method].response
-
-
-__all__ = [
-    "CLIENT_NOTIFICATIONS",
-    "METHODS",
-    "MethodSpec",
-    "experimental_field_names",
-    "experimental_fields_present",
-    "response_model",
-]

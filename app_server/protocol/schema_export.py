@@ -8,12 +8,12 @@ holding every model and union under `definitions` (SDKs read `v2/TurnStartParams
 properties a server supports). Experimental fields carry `"x-experimental": true` and are left out unless
 `experimental=True`, and so are experimental methods (like Codex's `--experimental`).
 
-The served methods come from the handler families' ``ROUTES`` tables, imported here only (never at
-app-server start-up, which loads a family on first use). A method's response model is exported where its
-handler is annotated to return a pydantic model, or where the protocol table ``METHODS`` names one; handlers
-that assemble their answer as a plain dict (or answer later through ``Deferred``) have no response model and
-none is made up for them, so those methods appear in ``ClientRequest`` with their params only. Params
-definitions carry pycodex's model names, which differ from Codex's where one model serves several methods
+The served methods come from the one declaration table (``app_server/protocol/method_table.py``), in its
+order; resolving a declaration's params and result models imports the protocol modules that define them, and
+no handler (a version-tolerant model a handler validates with, ``accepts``, is not exported). A method whose
+declaration has no result model (its handler still assembles a plain dict, or answers later through
+``Deferred``) appears in ``ClientRequest`` with its params only; none is made up for it. Params definitions
+carry pycodex's model names, which differ from Codex's where one model serves several methods
 (``FsPathParams`` for `fs/readFile`, `fs/getMetadata`...). Our server requires ``params`` whenever a method
 has a params model, so ``params`` is required there even where Codex accepts it absent.
 ``ServerNotification`` and ``ServerRequest`` list only the messages with a pydantic model (``NOTIFICATIONS``,
@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-import typing
 from collections.abc import Iterable, Sequence
-from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -34,11 +32,11 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .approvals import SERVER_REQUESTS
-from .methods import METHODS
+from .method_table import DECLARATIONS
 from .notifications import EXPERIMENTAL_NOTIFICATIONS, NOTIFICATIONS
 
 if TYPE_CHECKING:
-    from app_server.handlers.table import RouteSpec
+    from .declarations import MethodDecl
 
 BUNDLE_NAME = "codex_app_server_protocol.v2.schemas.json"
 _DRAFT = "http://json-schema.org/draft-07/schema#"
@@ -61,31 +59,16 @@ class ServedMethod(NamedTuple):
     experimental: bool
 
 
-def _routes() -> list[RouteSpec]:
-    # Imported on demand: loading every family builds the whole protocol surface, which only this
-    # command needs (app-server start-up loads a family when one of its methods is first requested).
-    from app_server.handlers import FAMILIES
-
-    routes: list[RouteSpec] = []
-    for family in FAMILIES:
-        routes.extend(import_module(f"app_server.handlers.{family}").ROUTES)
-    return routes
-
-
-def _response_model(route: RouteSpec) -> type[BaseModel] | None:
-    returned = typing.get_type_hints(route.handler).get("return")
-    if isinstance(returned, type) and issubclass(returned, BaseModel):
-        return returned
-    spec = METHODS.get(route.method)
-    return spec.response if spec is not None else None
-
-
-def served_methods(experimental: bool = True) -> list[ServedMethod]:
-    """Every client request the handler families serve, in ``FAMILIES`` order; experimental ones on request."""
+def served_methods(
+    experimental: bool = True, declarations: Iterable[MethodDecl] | None = None
+) -> list[ServedMethod]:
+    """Every declared client method, in declaration order; experimental ones on request."""
+    if declarations is None:
+        declarations = DECLARATIONS
     return [
-        ServedMethod(route.method, route.params, _response_model(route), route.experimental)
-        for route in _routes()
-        if experimental or not route.experimental
+        ServedMethod(decl.name, decl.params_model(), decl.result_model(), decl.experimental)
+        for decl in declarations
+        if experimental or not decl.experimental
     ]
 
 
@@ -105,13 +88,7 @@ def exported_models(
 ) -> list[type[BaseModel]]:
     """Every top-level model we export, deduplicated, in a stable order."""
     served = served_methods(experimental) if methods is None else methods
-    names = {m.method for m in served}
     seen: dict[str, type[BaseModel]] = {}
-    # METHODS first: its params models are the plain ones (a route may serve a version-tolerant subclass).
-    for name, spec in METHODS.items():
-        if name in names:
-            _add(seen, spec.params)
-            _add(seen, spec.response)
     for method in served:
         for model in (method.params, method.response):
             if model is not None:

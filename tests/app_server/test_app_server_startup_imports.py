@@ -2,17 +2,15 @@
 ``python -X importtime``: before its initialize answer is written it has imported neither pydantic nor
 asyncio nor the server (app_server/startup.py answers first); by the time it exits after that one request
 it has still imported neither the protocol models of other methods nor the libraries only websockets,
-HTTP models, JWT auth or MCP need. Also: the lazily declared handler families match the handler modules'
-route tables."""
+HTTP models, JWT auth or MCP need. (That every declared method resolves to its family's handler is checked
+in tests/app_server/test_method_declarations.py.)"""
 
 from __future__ import annotations
 
 import json
 import subprocess
-from importlib import import_module
 from pathlib import Path
 
-from app_server.handlers import FAMILIES
 from tests.support.appserver_process import app_server_env, default_argv
 
 #: What start-up must not pay for: every other method's wire models, and the heavy optional libraries.
@@ -72,9 +70,3 @@ def test_a_first_thread_without_mcp_servers_does_not_load_the_mcp_sdk(tmp_path: 
     names = {name for line in lines if (name := _module(line))}
     assert "app_server.mcp.params" in names  # the thread's MCP service was built (without the SDK)
     assert sorted(name for name in names if name.split(".")[0] == "mcp") == []
-
-
-def test_families_match_the_handler_modules_routes() -> None:
-    for family, methods in FAMILIES.items():
-        routes = import_module(f"app_server.handlers.{family}").ROUTES
-        assert tuple(route.method for route in routes) == methods, family

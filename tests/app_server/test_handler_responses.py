@@ -1,7 +1,8 @@
 """Handlers called directly, in memory: the responses they assemble as dicts equal their models' dumps.
 
-Handlers are module-level functions of ``(session, params)``, so a stand-in session with the handler-facing
-API is enough; the real AppServer state (store, threads, config) sits behind it in a temporary CODEX_HOME.
+Handlers are module-level functions of ``(ctx, params)``, so a context holding a stand-in session with the
+handler-facing API is enough; the real AppServer (store, threads, config) is its services, in a temporary
+CODEX_HOME.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from app_server.app import AppServer
+from app_server.context import HandlerContext
 from app_server.handlers import config, info, models, threads, turns
 from app_server.protocol import server_info as si
 from app_server.protocol import threads as tp
@@ -26,8 +28,7 @@ from app_server.protocol.codex_0171 import ThreadListParams0171
 class StandInSession:
     """The handler-facing ``Session`` API, recording what a handler sends and defers."""
 
-    def __init__(self, app: AppServer) -> None:
-        self.app = app
+    def __init__(self) -> None:
         self.id = 1
         self.client_name = "tests"
         self.client_version = "1.0"
@@ -67,31 +68,32 @@ def test_dict_responses_equal_their_model_dumps(tmp_path: Path, monkeypatch: pyt
 
     async def body() -> None:
         app = AppServer(codex_home=tmp_path / "home")
-        session: Any = StandInSession(app)
+        session: Any = StandInSession()
+        ctx = HandlerContext(session, app)
         try:
-            start = await threads.thread_start(session, tp.ThreadStartParams.model_validate({"cwd": str(tmp_path)}))
+            start = await threads.thread_start(ctx, tp.ThreadStartParams.model_validate({"cwd": str(tmp_path)}))
             pinned(tp.ThreadStartResponse, start)
             thread_id = start["thread"]["id"]
-            accepted = await turns.turn_start(session, up.TurnStartParams.model_validate(
+            accepted = await turns.turn_start(ctx, up.TurnStartParams.model_validate(
                 {"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]}))
             pinned(up.TurnStartResponse, accepted)
             assert accepted["turn"]["status"] == "inProgress"
-            steer = await turns.turn_steer(session, up.TurnSteerParams.model_validate(
+            steer = await turns.turn_steer(ctx, up.TurnSteerParams.model_validate(
                 {"threadId": thread_id, "expectedTurnId": accepted["turn"]["id"],
                  "input": [{"type": "text", "text": "more"}]}))
             assert steer == up.TurnSteerResponse(turn_id=accepted["turn"]["id"])
-            read = await threads.thread_read(session, tp.ThreadReadParams.model_validate(
+            read = await threads.thread_read(ctx, tp.ThreadReadParams.model_validate(
                 {"threadId": thread_id, "includeTurns": True}))
             pinned(tp.ThreadReadResponse, read)
-            listed = await threads.turns_list(session, tp.ThreadTurnsListParams.model_validate({"threadId": thread_id}))
+            listed = await threads.turns_list(ctx, tp.ThreadTurnsListParams.model_validate({"threadId": thread_id}))
             pinned(tp.ThreadTurnsListResponse, listed)
-            pinned(tp.ThreadListResponse, await threads.thread_list(session, ThreadListParams0171.model_validate({})))
-            resume = await threads.thread_resume(session, tp.ThreadResumeParams.model_validate({"threadId": thread_id}))
+            pinned(tp.ThreadListResponse, await threads.thread_list(ctx, ThreadListParams0171.model_validate({})))
+            resume = await threads.thread_resume(ctx, tp.ThreadResumeParams.model_validate({"threadId": thread_id}))
             pinned(tp.ThreadResumeResponse, resume)
-            pinned(si.ModelListResponse, await models.list_models(session, si.ModelListParams.model_validate({})))
-            pinned(si.GetAccountResponse, await info.account_read(session, si.GetAccountParams.model_validate({})))
-            pinned(si.ConfigReadResponse, await config.config_read(session, si.ConfigReadParams.model_validate({})))
-            layered = await config.config_read(session, si.ConfigReadParams.model_validate({"includeLayers": True}))
+            pinned(si.ModelListResponse, await models.list_models(ctx, si.ModelListParams.model_validate({})))
+            pinned(si.GetAccountResponse, await info.account_read(ctx, si.GetAccountParams.model_validate({})))
+            pinned(si.ConfigReadResponse, await config.config_read(ctx, si.ConfigReadParams.model_validate({})))
+            layered = await config.config_read(ctx, si.ConfigReadParams.model_validate({"includeLayers": True}))
             pinned(si.ConfigReadResponse, layered)
         finally:
             await app.shutdown()

@@ -14,7 +14,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonschema  # type: ignore[import-untyped]
 import pytest
@@ -24,7 +24,6 @@ from app_server.protocol import (
     CODEX_CLIENT_METHODS,
     EXPERIMENTAL_METHODS,
     EXPERIMENTAL_NOTIFICATIONS,
-    METHODS,
     NOTIFICATIONS,
     SERVER_REQUESTS,
     UNKNOWN_METHOD_VARIANTS,
@@ -61,6 +60,7 @@ from app_server.protocol.items import (
     UserInput,
     UserMessageItem,
 )
+from app_server.protocol.method_table import DECLARATIONS
 from app_server.protocol.methods import experimental_field_names
 from app_server.protocol.notifications import (
     ItemCompletedNotification,
@@ -98,6 +98,34 @@ APP_SERVER_TRANSCRIPTS = [
     "instructions_probe.jsonl",
     "client_openai_codex.jsonl",
 ]
+
+#: The required subset of the served methods (the original twenty, less ``initialized``): their declarations'
+#: params and result models, by method, as the transcript checks below use them.
+REQUIRED_METHODS = (
+    "initialize", "thread/start", "thread/resume", "thread/fork", "thread/list", "thread/read",
+    "thread/archive", "thread/unarchive", "thread/name/set", "thread/loaded/list", "thread/unsubscribe",
+    "thread/turns/list", "turn/start", "turn/interrupt", "turn/steer", "skills/list", "config/read",
+    "model/list", "account/read",
+)
+
+
+class _Spec(NamedTuple):
+    params: type[BaseModel]
+    response: type[BaseModel]
+    experimental: bool
+
+
+def _required_specs() -> dict[str, _Spec]:
+    found: dict[str, _Spec] = {}
+    for decl in DECLARATIONS:
+        params, result = decl.params_model(), decl.result_model()
+        if decl.name in REQUIRED_METHODS and params is not None and result is not None:
+            found[decl.name] = _Spec(params, result, decl.experimental)
+    return found
+
+
+METHODS = _required_specs()
+
 
 # ---- helpers ----------------------------------------------------------------------------------
 
@@ -656,7 +684,8 @@ def test_method_table_serves_the_required_subset_none_of_it_experimental() -> No
         "model/list",
         "account/read",
     }
-    assert set(METHODS) == required
+    assert set(REQUIRED_METHODS) == required
+    assert set(METHODS) == required  # each declared with both its params and its result model
     assert not any(spec.experimental for spec in METHODS.values())
     assert all(spec.params.METHOD == name for name, spec in METHODS.items())
     assert set(METHODS) <= set(CODEX_CLIENT_METHODS)

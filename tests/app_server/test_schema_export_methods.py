@@ -1,7 +1,7 @@
 """`generate-json-schema` covers every method pycodex serves, in Codex's `ClientRequest` shape.
 
-The served methods are the handler families' ``ROUTES``; Codex's side is the recorded schema snapshot in
-tests/data/schema (what `codex app-server generate-json-schema [--experimental]` wrote).
+The served methods are the declarations of app_server/protocol/method_table.py; Codex's side is the recorded
+schema snapshot in tests/data/schema (what `codex app-server generate-json-schema [--experimental]` wrote).
 """
 
 from __future__ import annotations
@@ -9,17 +9,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import typing
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-from pydantic import BaseModel
 
-from app_server.handlers import FAMILIES
-from app_server.handlers.table import RouteSpec
+from app_server.protocol.method_table import DECLARATIONS
 from app_server.protocol.schema_export import (
     BUNDLE_NAME,
     exported_models,
@@ -29,10 +25,6 @@ from app_server.protocol.schema_export import (
 from tests.support.schema import snapshot_bundle
 
 UNIONS = ("ClientRequest", "ServerNotification", "ServerRequest")
-
-
-def _routes() -> list[RouteSpec]:
-    return [route for family in FAMILIES for route in import_module(f"app_server.handlers.{family}").ROUTES]
 
 
 def _variants(union: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -62,15 +54,14 @@ def _load(path: Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize("flavour", ["stable", "experimental"])
 def test_client_request_lists_exactly_the_served_methods(exports: dict[str, Path], flavour: str) -> None:
-    routes = _routes()
-    expected = [r.method for r in routes if flavour == "experimental" or not r.experimental]
+    expected = [d.name for d in DECLARATIONS if flavour == "experimental" or not d.experimental]
     document = _load(exports[flavour] / "ClientRequest.json")
     assert [v["properties"]["method"]["enum"][0] for v in document["oneOf"]] == expected
     bundle = _load(exports[flavour] / BUNDLE_NAME)
     assert bundle["definitions"]["ClientRequest"]["oneOf"] == document["oneOf"]
-    by_method = {r.method: r for r in routes}
+    by_method = {d.name: d for d in DECLARATIONS}
     for method, variant in _variants(document).items():
-        params = by_method[method].params
+        params = by_method[method].params_model()
         assert variant["required"] == (["id", "method", "params"] if params else ["id", "method"]), method
         assert _params_ref(variant) == (params.__name__ if params else None), method
         assert variant["properties"]["id"] == {"$ref": "#/definitions/RequestId"}
@@ -105,18 +96,17 @@ def _refs(node: Any) -> list[str]:
     return own + [ref for value in node.values() for ref in _refs(value)]
 
 
-def test_every_params_and_pydantic_response_model_is_a_definition_and_a_v2_file(exports: dict[str, Path]) -> None:
+def test_every_params_and_pydantic_response_model_is_a_definition_and_a_v2_file(
+    exports: dict[str, Path]
+) -> None:
     bundle = _load(exports["experimental"] / BUNDLE_NAME)["definitions"]
-    routes = _routes()
     responses = 0
-    for route in routes:
-        models = [route.params] if route.params else []
-        returned = typing.get_type_hints(route.handler).get("return")
-        if isinstance(returned, type) and issubclass(returned, BaseModel):
-            models.append(returned)
-            responses += 1
+    for decl in DECLARATIONS:
+        params, result = decl.params_model(), decl.result_model()
+        models = [model for model in (params, result) if model is not None]
+        responses += result is not None
         for model in models:
-            assert model.__name__ in bundle, (route.method, model.__name__)
+            assert model.__name__ in bundle, (decl.name, model.__name__)
             assert (exports["experimental"] / "v2" / f"{model.__name__}.json").is_file(), model.__name__
     assert responses >= 30
     stable_files = {p.stem for p in (exports["stable"] / "v2").glob("*.json")}

@@ -1,9 +1,11 @@
 """The product packages' import graph has no cycles and no upward edges between layers.
 
-The graph is read with `ast` (nothing is imported). Imports under ``if TYPE_CHECKING:`` are not edges: they
-never run. ``from pkg import name`` is an edge to the module that defines ``name`` when ``pkg/__init__.py``
-re-exports it (or to the submodule ``pkg.name``), so a package's public surface does not hide what a module
-really depends on.
+The graph is read with `ast` (nothing is imported). Imports under ``if TYPE_CHECKING:`` never run, so they are
+not edges for the layer rules; they are edges for the cycle check all the same (``type_edges``): a circle of
+annotations is still two modules that cannot be understood, or moved, one without the other.
+``from pkg import name`` is an edge to the module that defines ``name`` when ``pkg/__init__.py`` re-exports it
+(or to the submodule ``pkg.name``), so a package's public surface does not hide what a module really
+depends on.
 
 Layers, lowest first: ``pycodex`` core (jsonrpc, transport, logging, signals) <- ``exec_client`` <-
 ``exec_server`` / ``relay``; ``app_server`` -> ``exec_client`` -> core. The executor and the relay see
@@ -15,7 +17,7 @@ imports no product package.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -89,6 +91,14 @@ def _runtime_imports(nodes: Iterable[ast.AST]) -> Iterator[ast.Import | ast.Impo
         yield from _runtime_imports(ast.iter_child_nodes(node))
 
 
+def _all_imports(nodes: Iterable[ast.AST]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement, those under ``if TYPE_CHECKING:`` included."""
+    for node in nodes:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        yield from _all_imports(ast.iter_child_nodes(node))
+
+
 @cache
 def _tree(name: str) -> ast.Module:
     return ast.parse(modules()[name].path.read_text(encoding="utf-8"))
@@ -134,12 +144,13 @@ def _resolve_from(source: str, name: str) -> str | None:
     return _owner(source)
 
 
-@cache
-def edges() -> dict[str, frozenset[str]]:
+def _graph(
+    imports: Callable[[Iterable[ast.AST]], Iterator[ast.Import | ast.ImportFrom]]
+) -> dict[str, frozenset[str]]:
     graph: dict[str, frozenset[str]] = {}
     for name, module in modules().items():
         targets: set[str | None] = set()
-        for node in _runtime_imports([_tree(name)]):
+        for node in imports([_tree(name)]):
             if isinstance(node, ast.Import):
                 targets.update(_owner(alias.name) for alias in node.names)
             else:
@@ -147,6 +158,18 @@ def edges() -> dict[str, frozenset[str]]:
                 targets.update(_resolve_from(source, alias.name) for alias in node.names)
         graph[name] = frozenset(t for t in targets if t is not None and t != name)
     return graph
+
+
+@cache
+def edges() -> dict[str, frozenset[str]]:
+    """Runtime import edges (what the layer rules and the runtime cycle check see)."""
+    return _graph(_runtime_imports)
+
+
+@cache
+def type_edges() -> dict[str, frozenset[str]]:
+    """Every import edge, ``if TYPE_CHECKING:`` ones included (what the type-level cycle check sees)."""
+    return _graph(_all_imports)
 
 
 def layer(name: str) -> str:
@@ -226,8 +249,9 @@ def test_the_graph_sees_real_edges_and_skips_type_checking_ones() -> None:
     graph = edges()
     assert "pycodex.jsonrpc.errors" in graph["exec_client.wire.errors"]
     assert "app_server.main" in graph["pycodex.cli"]  # imports inside functions count
-    # handlers name AppServer only for annotations, under TYPE_CHECKING
-    assert "app_server.app" not in graph["app_server.handlers.turns"]
+    # the handler context names its services for annotations only, under TYPE_CHECKING
+    assert "app_server.threads.manager" not in graph["app_server.context"]
+    assert "app_server.threads.manager" in type_edges()["app_server.context"]
     # `from app_server.model import errors` is an edge to the submodule, not to the package
     assert "app_server.model.errors" in graph["app_server.model.client"]
     assert "app_server.model" not in graph["app_server.model.client"]
@@ -253,6 +277,18 @@ def f():
     assert found == ["a", "b", "c", "d", "g"]
 
 
+def test_the_type_level_reader_sees_type_checking_imports_too() -> None:
+    source = """
+import a
+if TYPE_CHECKING:
+    from hidden import Contract
+def f():
+    import b
+"""
+    found = [alias.name for node in _all_imports([ast.parse(source)]) for alias in node.names]
+    assert found == ["a", "Contract", "b"]
+
+
 def test_cycle_detection_finds_a_cycle_and_only_the_cycle() -> None:
     graph = {"a": frozenset({"b"}), "b": frozenset({"c"}), "c": frozenset({"a"}), "d": frozenset({"a"})}
     assert cycles(graph) == [["a", "b", "c"]]
@@ -264,6 +300,25 @@ def test_cycle_detection_finds_a_cycle_and_only_the_cycle() -> None:
 
 def test_there_are_no_import_cycles() -> None:
     assert cycles(edges()) == []
+
+
+def test_there_are_no_type_level_import_cycles() -> None:
+    """Imports under ``if TYPE_CHECKING:`` count too: a contract two modules share lives in a leaf module."""
+    assert cycles(type_edges()) == []
+
+
+def test_handlers_and_their_contracts_never_name_the_server() -> None:
+    """Handlers get a HandlerContext: nothing under handlers/, nor the contracts, imports app_server.app."""
+    graph = type_edges()
+    contracts = (
+        "app_server.context", "app_server.session", "app_server.surface_state",
+        "app_server.protocol.declarations", "app_server.protocol.method_table", "app_server.router",
+    )
+    importers = sorted(
+        name for name, targets in graph.items()
+        if (name.startswith("app_server.handlers") or name in contracts) and "app_server.app" in targets
+    )
+    assert importers == []
 
 
 def test_no_layer_imports_upward_beyond_the_known_violations() -> None:
