@@ -238,8 +238,9 @@ async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> p.Th
     threads = services.threads
     cwd = params.cwd
     if params.sort_key == "section_position":
-        return p.ThreadListResponse.model_validate(
-            await section_listing(threads, services.thread_state, params.section_id))
+        listing = await section_listing(threads, services.thread_state, params.section_id)
+        return p.ThreadListResponse(data=listing["data"], read_states=listing["readStates"],
+                                    next_cursor=listing["nextCursor"], backwards_cursor=listing["backwardsCursor"])
     try:
         page = await asyncio.to_thread(
             threads.store.list_threads, cursor=params.cursor, limit=params.limit,
