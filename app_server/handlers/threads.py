@@ -42,7 +42,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_SettingsResponse = TypeVar("_SettingsResponse", bound=p.ThreadStartResponse | p.ThreadResumeResponse)
+_Started = TypeVar("_Started", bound=p.ThreadStartResponse)  # thread/start's response or thread/fork's
 
 
 @contextmanager
@@ -100,22 +100,20 @@ def _turns_page(
     )
 
 
-def _settings_response(
-    model: type[_SettingsResponse], threads: ThreadManager, thread: ThreadRuntime, *, include_turns: bool,
-    **extra: object,
-) -> _SettingsResponse:
-    """What thread/start, thread/resume and thread/fork answer: the thread and its effective settings
-    (``extra``: the fields only ``model`` has, or a value that differs from the thread's)."""
+def _started(
+    model: type[_Started], threads: ThreadManager, thread: ThreadRuntime, *, include_turns: bool,
+    service_tier: str | None,
+) -> _Started:
+    """What thread/start and thread/fork answer (``model`` is either's response): the thread and its
+    effective settings."""
     s = thread.settings
-    fields: dict[str, object] = {
-        "thread": threads.thread_wire(thread, include_turns=include_turns), "model": s.model,
-        "model_provider": s.model_provider, "service_tier": s.service_tier, "disabled_plugin_ids": [],
-        "cwd": str(s.cwd), "runtime_workspace_roots": [str(s.cwd)], "instruction_sources": [],
-        "approval_policy": s.approval_policy, "approvals_reviewer": s.approvals_reviewer,
-        "sandbox": sandbox_policy_wire(s), "active_permission_profile": None, "reasoning_effort": s.effort,
-        "multi_agent_mode": "explicitRequestOnly",
-    }
-    return model(**(fields | extra))
+    return model(
+        thread=threads.thread_wire(thread, include_turns=include_turns), model=s.model,
+        model_provider=s.model_provider, service_tier=service_tier, disabled_plugin_ids=[], cwd=str(s.cwd),
+        runtime_workspace_roots=[str(s.cwd)], instruction_sources=[], approval_policy=s.approval_policy,
+        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s), active_permission_profile=None,
+        reasoning_effort=s.effort, multi_agent_mode="explicitRequestOnly",
+    )
 
 
 async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> p.ThreadStartResponse:
@@ -129,8 +127,8 @@ async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> p.Th
     apply_start_params(thread, params.environments, params.config)
     await thread.services.skills.select_roots(thread, params.selected_capability_roots)
     explicit_null = params.service_tier is None and "service_tier" in params.model_fields_set
-    tier = {"service_tier": "default"} if explicit_null else {}  # Codex's answer to an explicit null
-    response = _settings_response(p.ThreadStartResponse, threads, thread, include_turns=False, **tier)
+    tier = "default" if explicit_null else thread.settings.service_tier  # Codex's answer to an explicit null
+    response = _started(p.ThreadStartResponse, threads, thread, include_turns=False, service_tier=tier)
 
     # what the config this thread was just built from draws (deprecated keys, ignored settings)
     config_notices = thread_config_notices(services.config.raw, services.config.warnings, thread.id)
@@ -155,12 +153,16 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> p.
                                       lambda s: apply_thread_overrides(s, params))
     s = thread.settings
     cursors = history.resume_fields({}, thread.id, threads.turns_wire(thread), s)
-    response = _settings_response(
-        p.ThreadResumeResponse, threads, thread, include_turns=not params.exclude_turns,
+    response = p.ThreadResumeResponse(
+        thread=threads.thread_wire(thread, include_turns=not params.exclude_turns), model=s.model,
+        model_provider=s.model_provider, service_tier=s.service_tier, disabled_plugin_ids=[], cwd=str(s.cwd),
+        runtime_workspace_roots=[str(s.cwd)], instruction_sources=[], approval_policy=s.approval_policy,
+        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s), active_permission_profile=None,
+        reasoning_effort=s.effort,
         collaboration_mode={"mode": "default", "settings": {
             "model": s.model, "reasoning_effort": s.effort, "developer_instructions": s.developer_instructions}},
-        initial_turns_page=None, turns_backwards_cursor=cursors["turnsBackwardsCursor"],
-        items_backwards_cursor=cursors["itemsBackwardsCursor"],
+        multi_agent_mode="explicitRequestOnly", initial_turns_page=None,
+        turns_backwards_cursor=cursors["turnsBackwardsCursor"], items_backwards_cursor=cursors["itemsBackwardsCursor"],
     )
     if not params.exclude_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
@@ -196,7 +198,8 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> p.Thre
     with _rollout_errors():
         thread = await threads.fork(ctx.session, params.thread_id, defaults, ephemeral=params.ephemeral,
                                     overrides=lambda s: apply_thread_overrides(s, params))
-    response = _settings_response(p.ThreadForkResponse, threads, thread, include_turns=not params.exclude_turns)
+    response = _started(p.ThreadForkResponse, threads, thread, include_turns=not params.exclude_turns,
+                        service_tier=thread.settings.service_tier)
     if not params.exclude_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
     for notice in thread_config_notices(services.config.raw, services.config.warnings, thread.id):
