@@ -56,7 +56,9 @@ __all__ = [
     "model_scripted",
     "prewarm",
     "prewarm_modules",
+    "protocol_base",
     "protocol_methods",
+    "pydantic_models",
     "search_fuzzy",
     "server_app",
     "skills_bundled",
@@ -175,8 +177,11 @@ def _prewarm_only(name: str, reason: str) -> None:
 
 # -- after the answer: start-up, once `initialize` is written ------------------------------------------------
 if TYPE_CHECKING:
+    import pydantic as pydantic_models
+
     from app_server import app as server_app
     from app_server.model import scripted as model_scripted
+    from app_server.protocol import base as protocol_base
     from pycodex import logging_setup
     from pycodex.trace import recorder as trace_recorder
     from pycodex.transport import stdio as transport_stdio
@@ -191,6 +196,9 @@ else:
                                      "websockets, only for a ws:// listener")
     model_scripted = LazyModule("app_server.model.scripted", AFTER_ANSWER,
                                 "the scripted model: its script is checked at start-up when it is the provider")
+    # Handler families turn their results into wire JSON with these; the method table itself needs neither.
+    protocol_base = LazyModule("app_server.protocol.base", AFTER_ANSWER, "to_wire, for a family's answers")
+    pydantic_models = LazyModule("pydantic", AFTER_ANSWER, "BaseModel, to tell a model result from a dict")
     ws_auth = LazyModule("pycodex.transport.ws_auth", ON_FIRST_USE, "JWT/token auth, only for a ws:// listener")
 
 # -- after the handshake: what a first thread and turn import (the prewarm) ----------------------------------

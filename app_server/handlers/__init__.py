@@ -13,11 +13,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from app_server.context import HandlerContext
-from app_server.loading import protocol_methods
-from app_server.protocol.base import to_wire
+from app_server.loading import protocol_base, protocol_methods, pydantic_models
 from app_server.protocol.method_table import DECLARATIONS
 
 if TYPE_CHECKING:
@@ -69,7 +66,7 @@ def _probe(model: type[Any]) -> Callable[[Any], str | None]:
 def _wire(handler: Handler, services: Services) -> Callable[[Session, Any], Awaitable[JsonObj | Deferred]]:
     async def call(session: Session, params: Any) -> JsonObj | Deferred:
         result = await handler(HandlerContext(session, services), params)
-        return to_wire(result) if isinstance(result, BaseModel) else result
+        return protocol_base.to_wire(result) if isinstance(result, pydantic_models.BaseModel) else result
 
     call.__name__ = getattr(handler, "__name__", "handler")
     return call
