@@ -26,11 +26,41 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("app_server/main.py", "logging"): "stdlib, but not imported before the initialize answer",
 }
 
+#: Outside app_server, the imports inside functions per file, and why they stay there.
+OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
+    "pycodex/cli.py": ("the subcommand table: each subcommand imports its own product when it is chosen, so "
+                       "`pycodex --version` and `pycodex app-server` pay for no other (tests/pycodex/test_cli_imports.py)",
+                       frozenset({
+                           "pycodex.transport.ws_auth", "exec_server.cli", "relay.cli", "pycodex.trace.cli",
+                           "pycodex.debug.threads", "pycodex.debug.config_show", "pycodex.mcp_cli.manage",
+                           "pycodex.mcp_cli.server", "app_server.model.mock_server", "argparse", "pycodex.signals",
+                           "app_server.main", "pycodex.compat_command", "pycodex.exec_cli.args",
+                           "pycodex.logging_setup", "pycodex.exec_cli.run", "app_server.protocol.schema_export",
+                           "asyncio", "pycodex.demo", "pycodex.debug.doctor", "app_server.app",
+                       })),
+    "pycodex/trace/cli.py": ("each `pycodex trace` verb loads its own reader or renderer (rich only for `show`)",
+                             frozenset({"pycodex.trace.timeline", "pycodex.trace.replay", "pycodex.trace.html",
+                                        "rich.console", "pycodex.trace.show"})),
+    "pycodex/debug/doctor.py": ("websockets only when the doctor probes a ws:// server",
+                                frozenset({"asyncio", "websockets.asyncio.client"})),
+    "pycodex/exec_cli/run.py": ("`pycodex exec` builds an in-process server only once its arguments parsed",
+                                frozenset({"app_server.app", "pycodex.exec_cli.inproc"})),
+    "pycodex/signals.py": ("asyncio only when a loop's signals are wired; the initialize fast path imports this "
+                           "module before the answer", frozenset({"asyncio"})),
+    "pycodex/transport/ws_auth.py": ("PyJWT (and cryptography) only when a JWT is checked", frozenset({"jwt"})),
+    "exec_client/environment.py": ("the wire models only once a remote environment answers",
+                                   frozenset({"exec_client.wire"})),
+    "exec_client/local_environment.py": ("the wire's chunk size only once a local process is read "
+                                         "(prewarmed: loading.py's after-handshake group)",
+                                         frozenset({"exec_client.wire.protocol"})),
+    "exec_server/heap.py": ("ctypes only when the heap is trimmed", frozenset({"ctypes"})),
+}
 
-def _local_imports() -> set[tuple[str, str]]:
-    """(file, imported module) for every import statement inside a function body in app_server."""
+
+def _local_imports(package: str = "app_server") -> set[tuple[str, str]]:
+    """(file, imported module) for every import statement inside a function body in ``package``."""
     found: set[tuple[str, str]] = set()
-    for path in sorted((REPO_ROOT / "app_server").rglob("*.py")):
+    for path in sorted((REPO_ROOT / package).rglob("*.py")):
         rel = path.relative_to(REPO_ROOT).as_posix()
         for func in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -47,6 +77,14 @@ def test_no_import_inside_a_function_but_the_listed_ones() -> None:
     assert _local_imports() == set(LOCAL_IMPORTS), (
         "defer a module by declaring a LazyModule in app_server/loading.py, or list the import here with why"
     )
+
+
+def test_the_other_packages_keep_only_their_listed_local_imports() -> None:
+    found: dict[str, set[str]] = {}
+    for package in ("pycodex", "exec_client", "exec_server", "relay", "agent_api"):
+        for rel, module in _local_imports(package):
+            found.setdefault(rel, set()).add(module)
+    assert found == {rel: set(modules) for rel, (_why, modules) in OTHER_LOCAL_IMPORTS.items()}
 
 
 def test_every_deferred_module_exists_and_is_declared_once() -> None:
