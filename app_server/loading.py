@@ -92,6 +92,7 @@ BEFORE_ANSWER: Final = frozenset({
 
 #: What it has imported besides once the server is built and has served that ``initialize``: the server,
 #: config, stores, the method table and the ``initialize`` family (no other family, no turn machinery).
+#: Measured with no API key, so the provider is the built-in scripted one and its script is checked.
 AT_STARTUP: Final = frozenset({
     "app_server.app", "app_server.config", "app_server.config.errors", "app_server.config.loader",
     "app_server.config.mcp_servers", "app_server.config.providers", "app_server.config.schema",
