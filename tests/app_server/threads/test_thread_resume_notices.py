@@ -37,6 +37,12 @@ async def test_joining_a_loaded_thread(
     try:
         await second.initialize(name="second")
         tid = await thread_with_a_turn(first, workspace)
+        # The thread's lifecycle reaches every connection: let the second see the turn's end (the idle status)
+        # before it joins, or that broadcast, still on its way, lands inside the join's sequence.
+        await second.wait_notification(
+            "thread/status/changed",
+            lambda p: p["threadId"] == tid and p["status"]["type"] == "idle", timeout=20,
+        )
 
         # joining the loaded thread: the answer, then the goal state, which its first subscriber sees too
         joined = await _after(second, {"id": 90, "method": "thread/resume",
