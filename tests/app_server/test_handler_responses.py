@@ -59,6 +59,9 @@ class StandInSession:
 
 def pinned(model: type[BaseModel], result: Any) -> None:
     # Same keys and values; key order is the handler's (thread/resume's differs from the model's field order).
+    if isinstance(result, BaseModel):  # a handler that returns its model: the declared one, dumped as the wire
+        assert type(result) is model, (type(result).__name__, model.__name__)
+        result = to_wire(result)
     assert isinstance(result, dict)
     assert to_wire(model.model_validate(result)) == result, model.__name__
 
