@@ -102,6 +102,7 @@ def _needs_account(what: str, result: type[R]) -> Callable[[HandlerContext, Any]
         raise InvalidRequest(f"codex account authentication required {what}")
 
     handler.__name__ = "needs_account"
+    handler.__annotations__["return"] = result  # what the declaration test reads: this method's model
     return handler
 
 
