@@ -12,7 +12,6 @@ import logging
 import os
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from functools import cached_property
-from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -25,16 +24,36 @@ from app_server.environments import (
     ThreadEnvironment,
     choose_environment,
 )
+from app_server.handlers import register_all
+from app_server.loading import (
+    mcp_service,
+    model_clients,
+    model_scripted,
+    prewarm,
+    skills_bundled,
+    skills_catalog,
+    store_thread_state,
+    threads_skills_glue,
+    threads_tool_policy,
+    tools_router,
+    tools_specs,
+    tools_unified_exec,
+    turn_notify,
+)
+from app_server.model.auth import stored_api_key
+from app_server.model.script import ScriptError
 from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.router import Router
 from app_server.session import Session
 from app_server.startup import StartupError, default_codex_home, user_agent
 from app_server.store import ThreadStore
+from app_server.surface_state import SurfaceState
 from app_server.threads.manager import ThreadManager
 from app_server.threads.services import ClientIdentity, ThreadServices, TurnServices
 from app_server.threads.state import ThreadRuntime, ThreadSettings
 from app_server.tools.sandbox import landlock_abi
+from app_server.tools.shell_snapshot import DEFAULT_SHELL, ShellSnapshot, capture_login_env
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
@@ -117,8 +136,6 @@ class AppServer:
         self.store = ThreadStore(codex_home, fsync=self.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, services=self.thread_services, connections=self._connections)
         self._skill_root_markers = self.config.project_root_markers
-        from app_server.surface_state import SurfaceState
-
         self.surface = SurfaceState(codex_home)
         # Every initialized connection, for notifications that belong to no one thread's subscribers.
         self._sessions: set[Session] = set()
@@ -127,39 +144,29 @@ class AppServer:
         self._mcp: McpService | None = None
         # fuzzyFileSearch sessions per connection id (handlers/search.py drops them on close)
         self.fuzzy_sessions: dict[int, FuzzySessions] = {}
-        from app_server.handlers import register_all
-
         if declarations is None:
             register_all(self.router, self)
         else:
             register_all(self.router, self, declarations)
 
-    # Turn-only machinery (model clients, skills, tools) is imported and built on first use: serving
-    # `initialize` must not pay for it.
+    # Turn-only machinery (model clients, skills, tools) is built on first use and imported with the prewarm
+    # (app_server/loading.py says what loads when): serving `initialize` must not pay for it.
     @cached_property
     def models(self) -> ModelClients:
         """The model clients; built on first use."""
-        from app_server.model.auth import stored_api_key
-        from app_server.model.clients import ModelClients
-
-        return ModelClients(lambda: self.config.model_providers, self.environ,
-                            lambda: stored_api_key(self.codex_home))
+        return model_clients.ModelClients(lambda: self.config.model_providers, self.environ,
+                                          lambda: stored_api_key(self.codex_home))
 
     @cached_property
     def skills_catalog(self) -> SkillsCatalog:
         """The skills catalog; pycodex's system skills are copied into CODEX_HOME just before it first lists."""
-        from app_server.skills import SkillsCatalog
-        from app_server.skills.bundled import install_system_skills
-
-        install_system_skills(self.codex_home)
-        return SkillsCatalog(self.codex_home, self._skill_root_markers)
+        skills_bundled.install_system_skills(self.codex_home)
+        return skills_catalog.SkillsCatalog(self.codex_home, self._skill_root_markers)
 
     @cached_property
     def thread_state(self) -> ThreadStateDb:
         """Read states, goals and sections (thread_state.sqlite), opened on first use."""
-        from app_server.store.thread_state import ThreadStateDb
-
-        return ThreadStateDb(self.codex_home)
+        return store_thread_state.ThreadStateDb(self.codex_home)
 
     # -- connections and tasks ---------------------------------------------------------------------
     def connection(self, outbox: Outbox, *, early_answer: bytes | None = None) -> AppConnection:
@@ -185,9 +192,7 @@ class AppServer:
     def mcp(self) -> McpService:
         """Every thread's MCP servers; built on first use, so start-up does not load the MCP SDK."""
         if self._mcp is None:
-            from app_server.mcp.service import McpService
-
-            self._mcp = McpService(lambda: self.config.mcp_servers, self._broadcast)
+            self._mcp = mcp_service.McpService(lambda: self.config.mcp_servers, self._broadcast)
         return self._mcp
 
     def _broadcast(self, method: str, params: JsonObj) -> None:
@@ -208,12 +213,11 @@ class AppServer:
         while it is idle (and begin the login-shell capture its first thread will want): `initialize`
         stays fast and the first turn does not pay for the imports."""
         if self._prewarm is None:
-            self._prewarm = self.spawn(asyncio.to_thread(_import_turn_machinery), name="prewarm")
+            self._prewarm = self.spawn(asyncio.to_thread(prewarm, _prewarm_failed), name="prewarm")
             if self.environments.choice.kind == "local":
-                from app_server.tools.shell_snapshot import DEFAULT_SHELL, capture_login_env
-
                 cwd = self.working_dir()
-                self._login_env_ahead = (cwd, self.spawn(capture_login_env(DEFAULT_SHELL, cwd), name="login-env"))
+                capture = capture_login_env(DEFAULT_SHELL, cwd)
+                self._login_env_ahead = (cwd, self.spawn(capture, name="login-env"))
 
     async def turn_machinery(self) -> None:
         """Wait until the prewarm has imported the turn machinery: a thread is handed out ready to run
@@ -257,11 +261,8 @@ class AppServer:
         provider = self.config.provider
         if self.config.load_error is not None or not provider.is_scripted:
             return []
-        from app_server.model.script import ScriptError
-        from app_server.model.scripted import resolve_script
-
         try:
-            resolve_script(provider, self.environ)
+            model_scripted.resolve_script(provider, self.environ)
         except ScriptError as exc:
             return [ConfigWarning(summary=SCRIPT_UNUSABLE, details=str(exc))]
         return []
@@ -323,8 +324,6 @@ class AppServer:
         scripted one, its script loads. Raises InvalidRequest naming the cause (and the script file)."""
         if provider_id not in self.config.model_providers:
             raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: Model provider `{provider_id}` not found")
-        from app_server.model.script import ScriptError
-
         try:
             self.models.client(provider_id)
         except ScriptError as exc:
@@ -334,10 +333,6 @@ class AppServer:
     async def thread_services(self, thread_id: str, settings: ThreadSettings) -> ThreadServices:
         """A thread's environment (connected if it can be), skills and exec sessions."""
         await self.turn_machinery()
-        from app_server.threads.skills_glue import ThreadSkills
-        from app_server.tools.shell_snapshot import DEFAULT_SHELL, ShellSnapshot
-        from app_server.tools.unified_exec import UnifiedExec
-
         snapshot = None
         if self.environments.choice.kind == "local":
             snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread_id}.sh")
@@ -350,18 +345,13 @@ class AppServer:
             task.add_done_callback(self._tasks.discard)
         environment = ThreadEnvironment(self.environments, snapshot=snapshot)
         await environment.refresh()
-        return ThreadServices(environment=environment, skills=ThreadSkills(self.skills_catalog),
-                              exec_sessions=UnifiedExec(),
+        return ThreadServices(environment=environment, skills=threads_skills_glue.ThreadSkills(self.skills_catalog),
+                              exec_sessions=tools_unified_exec.UnifiedExec(),
                               mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy),
                               read_states=self.thread_state)
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
-        from app_server.notify import TurnNotifier
-        from app_server.threads.tool_policy import tools_for
-        from app_server.tools.router import route_tool_call
-        from app_server.tools.specs import tool_specs
-
         skills = thread.services.skills
         await skills.refresh(thread)
         name = session.client_name or "pycodex"
@@ -376,34 +366,16 @@ class AppServer:
             return tuple(manager.tool_specs())
 
         return TurnServices(
-            model=self.models, run_tool=route_tool_call,
-            tool_specs=tools_for(thread, (*tool_specs(), *skills.tools())),
+            model=self.models, run_tool=tools_router.route_tool_call,
+            tool_specs=threads_tool_policy.tools_for(thread, (*tools_specs.tool_specs(), *skills.tools())),
             late_tool_specs=mcp_tools,
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,
-            on_turn_completed=TurnNotifier(self.config.notify, lambda wait: self.spawn(wait, name="notify"))
+            on_turn_completed=turn_notify.TurnNotifier(self.config.notify, lambda wait: self.spawn(wait, name="notify"))
             if self.config.notify else None,
         )
 
 
-#: What a first thread and turn import: handler families, their wire models, the model client and the tools.
-TURN_MACHINERY = (
-    "app_server.handlers.threads", "app_server.handlers.turns", "app_server.handlers.info",
-    "app_server.protocol.methods", "app_server.protocol.notifications", "app_server.model.clients",
-    "app_server.model.client", "app_server.model.scripted", "app_server.skills", "app_server.threads.runner",
-    "app_server.threads.skills_glue", "app_server.tools.exec_tool", "app_server.tools.specs",
-    "app_server.tools.unified_exec", "app_server.tools.shell_snapshot", "app_server.tools.router",
-    "app_server.threads.tool_policy", "app_server.mcp.service",
-    # A local exec's output pump reads the wire's chunk size, and the sandbox context is built per command;
-    # httpx picks its anyio backend on the first request.
-    "exec_client.wire.protocol", "exec_client.wire.sandbox_context", "anyio._backends._asyncio",
-    "anyio._core._sockets",
-)
 
-
-def _import_turn_machinery() -> None:
-    for name in TURN_MACHINERY:
-        try:
-            import_module(name)
-        except Exception:  # the turn that needs it reports the failure properly
-            logger.exception("prewarming %s failed", name)
+def _prewarm_failed(name: str) -> None:
+    logger.exception("prewarming %s failed", name)

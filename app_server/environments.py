@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app_server.loading import exec_client_client, exec_client_remote
 from app_server.threads.prompt import EnvironmentStatus
 from app_server.tools.processes import EnvironmentSpawner
 from app_server.tools.sandbox import Sandbox, make_sandbox
@@ -138,20 +139,16 @@ class EnvironmentHub:
             return self._spawner, None
 
     async def _connect(self) -> ExecServerEnvironment:
-        from exec_client.client import ExecServerClient
-
         if self.choice.kind == "websocket":
             assert self.choice.url is not None
-            client = await ExecServerClient.connect_websocket(self.choice.url, connect_timeout=CONNECT_TIMEOUT_S)
+            client = await exec_client_client.ExecServerClient.connect_websocket(self.choice.url, connect_timeout=CONNECT_TIMEOUT_S)
             await client.initialize(CLIENT_NAME)
             return ExecServerEnvironment(client)
-        from exec_client.remote import NoiseRemoteConfig, RemoteEnvironmentConnector
-
         if self._connector is None:
-            config = NoiseRemoteConfig.from_env(self._env)
+            config = exec_client_remote.NoiseRemoteConfig.from_env(self._env)
             if config is None:
                 raise EnvironmentsConfigError("the Noise relay environment variables are incomplete")
-            self._connector = RemoteEnvironmentConnector(config)
+            self._connector = exec_client_remote.RemoteEnvironmentConnector(config)
         remote_client = await self._connector.open_client(CLIENT_NAME)
         return ExecServerEnvironment(remote_client)
 

@@ -13,8 +13,16 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from app_server.loading import (
+    logging_setup,
+    server_app,
+    trace_recorder,
+    transport_stdio,
+    transport_websocket,
+    ws_auth,
+)
 from app_server.startup import EarlyStart, StartupError, answer_early, default_codex_home, read_opening
-from pycodex.signals import Terminated, TermLatch
+from pycodex.signals import Terminated, TermLatch, stop_on_signals
 from pycodex.trace import trace_path
 
 if TYPE_CHECKING:  # imported once a stdio client's initialize is answered (see app_server/startup.py)
@@ -66,11 +74,9 @@ def run_app_server(
             with term.interrupting():  # only while nothing has been answered
                 pending = read_opening(sys.stdin.fileno())
             early = answer_early(pending, sys.stdout.fileno(), default_codex_home(), os.environ)
-        import asyncio
+        import asyncio  # stdlib, but not before the answer
 
-        from pycodex.logging_setup import configure_logging
-
-        configure_logging()  # here too: `pycodex app-server` without flags comes straight from cli.main
+        logging_setup.configure_logging()  # here too: `pycodex app-server` without flags comes straight from cli.main
         code = asyncio.run(_serve(endpoint, auth, config_overrides, strict_config, trace_file, early, term))
     except StartupError as exc:
         print(f"Error: {exc}", file=sys.stderr)
@@ -88,13 +94,11 @@ def _listener_auth(endpoint: tuple[str, int] | None, ws_auth_args: argparse.Name
     """The WebSocket auth the flags ask for (checked even on stdio, as always); StartupError if unusable."""
     if ws_auth_args is None and endpoint is None:
         return None
-    from pycodex.transport.ws_auth import WsAuthConfigError, check_listener_auth, ws_auth_from_args
-
     try:
-        auth = ws_auth_from_args(ws_auth_args) if ws_auth_args is not None else None
+        auth = ws_auth.ws_auth_from_args(ws_auth_args) if ws_auth_args is not None else None
         if endpoint is not None:
-            check_listener_auth(*endpoint, auth)
-    except WsAuthConfigError as exc:
+            ws_auth.check_listener_auth(*endpoint, auth)
+    except ws_auth.WsAuthConfigError as exc:
         raise StartupError(str(exc)) from None
     return auth
 
@@ -137,10 +141,8 @@ def _parse_listen(listen: str) -> tuple[str, int] | None:
         return None
     if not listen.startswith("ws://"):
         raise ListenError(f"unsupported --listen URL `{listen}`; expected `stdio://` or `ws://IP:PORT`")
-    from pycodex.transport.websocket import parse_ws_listen  # websockets only for a ws:// listener
-
     try:
-        return parse_ws_listen(listen)
+        return transport_websocket.parse_ws_listen(listen)
     except ValueError as exc:
         raise ListenError(str(exc)) from None
 
@@ -149,12 +151,10 @@ async def _serve(
     endpoint: tuple[str, int] | None, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool,
     trace: Path | None, early: EarlyStart, latch: TermLatch,
 ) -> int:
-    from pycodex.trace.recorder import TraceFileError, server_header, tracing
-
     try:
-        with tracing(trace, header=server_header(default_codex_home(), config_overrides)):
+        with trace_recorder.tracing(trace, header=trace_recorder.server_header(default_codex_home(), config_overrides)):
             return await _serve_traced(endpoint, auth, config_overrides, strict_config, early, latch)
-    except TraceFileError as exc:
+    except trace_recorder.TraceFileError as exc:
         raise StartupError(str(exc)) from None
 
 
@@ -162,16 +162,13 @@ async def _serve_traced(
     endpoint: tuple[str, int] | None, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool,
     early: EarlyStart, latch: TermLatch,
 ) -> int:
-    import asyncio
+    import asyncio  # stdlib, but not before the answer
     import logging
-
-    from app_server.app import AppServer
-    from pycodex.signals import stop_on_signals
-    from pycodex.transport.stdio import serve_stdio
 
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)
-    app = AppServer(codex_home=default_codex_home(), config_overrides=config_overrides, strict_config=strict_config)
+    app = server_app.AppServer(codex_home=default_codex_home(), config_overrides=config_overrides,
+                               strict_config=strict_config)
     # SIGTERM first interrupts running turns while clients can still hear turn/completed, then stops
     # the transport; SIGINT keeps its default (Codex dies of it too). One that came during start-up counts.
     term = stop_on_signals([signal.SIGTERM])
@@ -188,7 +185,7 @@ async def _serve_traced(
     watcher = loop.create_task(on_term(), name="sigterm")
     try:
         if endpoint is None:
-            await serve_stdio(lambda outbox: app.connection(outbox, early_answer=early.answered), stop=stop,
+            await transport_stdio.serve_stdio(lambda outbox: app.connection(outbox, early_answer=early.answered), stop=stop,
                               pending=early.pending)
         else:
             await _serve_ws(app, endpoint, auth, stop)
@@ -199,8 +196,6 @@ async def _serve_traced(
 
 
 async def _serve_ws(app: AppServer, endpoint: tuple[str, int], auth: WsAuth, stop: asyncio.Event) -> None:
-    from pycodex.transport.websocket import serve_websocket
-
     host, port = endpoint
 
     def announce(server: object) -> None:
@@ -209,7 +204,7 @@ async def _serve_ws(app: AppServer, endpoint: tuple[str, int], auth: WsAuth, sto
             print(f"app-server listening on ws://{addr[0]}:{addr[1]}", file=sys.stderr, flush=True)
 
     try:
-        await serve_websocket(app.connection, host, port, auth=auth, on_listening=announce, stop=stop)
+        await transport_websocket.serve_websocket(app.connection, host, port, auth=auth, on_listening=announce, stop=stop)
     except OSError as exc:  # bind failures: address in use, address not on this host, permission
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise StartupError(f"cannot listen on {host}:{port}: {reason}") from None

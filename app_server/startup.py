@@ -55,6 +55,7 @@ class EarlyStart(NamedTuple):
 
 
 def default_codex_home() -> Path:
+    """``$CODEX_HOME``, else ``~/.pycodex``, as an absolute path."""
     raw = os.environ.get("CODEX_HOME")
     home = Path(raw) if raw else Path.home() / ".pycodex"
     return home.absolute()

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from app_server.context import HandlerContext
+from app_server.loading import protocol_base, protocol_methods, pydantic_models
 from app_server.protocol.method_table import DECLARATIONS
 
 if TYPE_CHECKING:
@@ -59,19 +60,13 @@ def _loader(router: Router, services: Services, decls: Sequence[MethodDecl]) -> 
 
 def _probe(model: type[Any]) -> Callable[[Any], str | None]:
     # The experimental-field gate reads the params model's markers; imported with the first probed family.
-    from app_server.protocol.methods import experimental_fields_present
-
-    return lambda raw: experimental_fields_present(model, raw)
+    return lambda raw: protocol_methods.experimental_fields_present(model, raw)
 
 
 def _wire(handler: Handler, services: Services) -> Callable[[Session, Any], Awaitable[JsonObj | Deferred]]:
-    from pydantic import BaseModel
-
-    from app_server.protocol.base import to_wire
-
     async def call(session: Session, params: Any) -> JsonObj | Deferred:
         result = await handler(HandlerContext(session, services), params)
-        return to_wire(result) if isinstance(result, BaseModel) else result
+        return protocol_base.to_wire(result) if isinstance(result, pydantic_models.BaseModel) else result
 
     call.__name__ = getattr(handler, "__name__", "handler")
     return call

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from app_server.config.effective import effective_config, read_layers
 from app_server.config.errors import unknown_keys_warning
 from app_server.context import HandlerContext
+from app_server.loading import config_write
 from app_server.protocol import notices
 from app_server.protocol import responses_config as rc
 from app_server.protocol import server_info as p
@@ -34,7 +35,7 @@ async def config_read(ctx: HandlerContext, params: p.ConfigReadParams) -> p.Conf
 async def _write(
     ctx: HandlerContext, edits: list[ConfigEdit], *, file_path: str | None, expected_version: str | None
 ) -> rc.ConfigWriteResponse:
-    from app_server.config.write import write_values
+    write_values = config_write.write_values
 
     services = ctx.services
     loaded = services.config
@@ -56,7 +57,7 @@ async def _write(
 
 
 async def value_write(ctx: HandlerContext, params: s.ConfigValueWriteParams) -> rc.ConfigWriteResponse:
-    from app_server.config.write import edits_from_params
+    edits_from_params = config_write.edits_from_params
 
     edit = {"keyPath": params.key_path, "value": params.value, "mergeStrategy": params.merge_strategy}
     return await _write(ctx, edits_from_params([edit]), file_path=params.file_path,
@@ -64,7 +65,7 @@ async def value_write(ctx: HandlerContext, params: s.ConfigValueWriteParams) -> 
 
 
 async def batch_write(ctx: HandlerContext, params: s.ConfigBatchWriteParams) -> rc.ConfigWriteResponse:
-    from app_server.config.write import edits_from_params
+    edits_from_params = config_write.edits_from_params
 
     raw = [{"keyPath": e.key_path, "value": e.value, "mergeStrategy": e.merge_strategy} for e in params.edits]
     result = await _write(ctx, edits_from_params(raw), file_path=params.file_path,

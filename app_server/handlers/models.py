@@ -8,6 +8,7 @@ import asyncio
 from app_server.config.effective import read_layers
 from app_server.config.loader import plain_table
 from app_server.context import HandlerContext
+from app_server.loading import config_write, model_provider_write
 from app_server.model.catalog import catalog, model_list, model_provider_capabilities, model_provider_list
 from app_server.protocol import responses_config as rc
 from app_server.protocol import server_info as p
@@ -39,8 +40,8 @@ async def read_capabilities(ctx: HandlerContext, params: None) -> rc.ModelProvid
 async def write_provider(
     ctx: HandlerContext, params: s.ModelProviderConfigWriteParams
 ) -> rc.ModelProviderConfigWriteResponse:
-    from app_server.config.write import write_values
-    from app_server.model.provider_write import gateway_edits
+    write_values = config_write.write_values
+    gateway_edits = model_provider_write.gateway_edits
 
     services = ctx.services
     layers = services.config.layers
@@ -59,7 +60,8 @@ async def set_default_provider(
     ctx: HandlerContext, params: s.ModelProviderDefaultSetParams
 ) -> rc.ConfigWriteResponse:
     """Codex 0.171's modelProvider/default/set: `model_provider = <id>` in config.toml."""
-    from app_server.config.write import ConfigEdit, ConfigWriteError, write_values
+    ConfigEdit, ConfigWriteError, write_values = (
+        config_write.ConfigEdit, config_write.ConfigWriteError, config_write.write_values)
 
     services = ctx.services
     loaded = services.config

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from app_server.context import HandlerContext
 from app_server.protocol import notices
+from app_server.protocol.responses_threads import ReviewStartResponse
 from app_server.protocol.thread_requests import (
     BaseBranch,
     Commit,
@@ -121,7 +122,7 @@ class ReviewRunner(TurnRunner):
         await super()._end(outcome, error)
 
 
-async def review_start(ctx: HandlerContext, params: ReviewStartParams) -> JsonObj:
+async def review_start(ctx: HandlerContext, params: ReviewStartParams) -> ReviewStartResponse:
     services = ctx.services
     check_target(params.target)
     thread = services.threads.get_loaded(params.thread_id)
@@ -138,4 +139,4 @@ async def review_start(ctx: HandlerContext, params: ReviewStartParams) -> JsonOb
              "content": it.user_input_to_content([{"type": "text", "text": hint}]),
              "startedAtMs": None, "completedAtMs": None}
     accepted = dict(turn.wire(view="notLoaded"), rootTurnId=None, items=[shown], startedAt=None)
-    return {"turn": accepted, "reviewThreadId": thread.id}
+    return ReviewStartResponse(turn=accepted, review_thread_id=thread.id)

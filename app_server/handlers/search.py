@@ -9,9 +9,11 @@ import threading
 from typing import TYPE_CHECKING
 
 from app_server.context import HandlerContext
+from app_server.loading import search_fuzzy
 from app_server.protocol import notices
 from app_server.protocol import responses_fs as rf
 from app_server.protocol import settings as s
+from app_server.protocol.base import to_wire
 from app_server.session import Deferred
 from pycodex.json_types import JsonObj
 
@@ -23,7 +25,7 @@ __all__ = ["search", "session_start", "session_stop", "session_update"]
 
 def _sessions(ctx: HandlerContext) -> FuzzySessions:
     """This connection's sessions (created on first use, forgotten when the connection closes)."""
-    from app_server.search.fuzzy import FuzzySessions
+    FuzzySessions = search_fuzzy.FuzzySessions
 
     per_connection = ctx.services.fuzzy_sessions
     found = per_connection.get(ctx.session.id)
@@ -37,8 +39,7 @@ async def search(ctx: HandlerContext, params: s.FuzzyFileSearchParams) -> Deferr
     """Answered when the search ends, the connection serving other requests meanwhile (as Codex). A later
     search with the same `cancellationToken` (on this connection) cancels this one, which then answers
     with no files, as Codex does."""
-    from app_server.protocol.base import to_wire
-    from app_server.search.fuzzy import fuzzy_file_search
+    fuzzy_file_search = search_fuzzy.fuzzy_file_search
 
     token = params.cancellation_token
     sessions = _sessions(ctx)
@@ -63,10 +64,8 @@ async def session_start(
     return rf.FuzzyFileSearchSessionStartResponse()
 
 
-async def session_update(
-    ctx: HandlerContext, params: s.FuzzySessionUpdateParams
-) -> rf.FuzzyFileSearchSessionUpdateResponse:
-    from app_server.search.fuzzy import UPDATED
+async def session_update(ctx: HandlerContext, params: s.FuzzySessionUpdateParams) -> JsonObj:
+    UPDATED = search_fuzzy.UPDATED
 
     notes = await asyncio.to_thread(_sessions(ctx).update, params.session_id, params.query)
 

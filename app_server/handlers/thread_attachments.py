@@ -12,6 +12,12 @@ from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject
+from app_server.protocol.responses_threads import (
+    ThreadAttachmentAddResponse,
+    ThreadAttachmentListResponse,
+    ThreadAttachmentOwner,
+    ThreadAttachmentOwnerListResponse,
+)
 from app_server.protocol.thread_requests import (
     ThreadAttachmentAddParams,
     ThreadAttachmentListParams,
@@ -21,12 +27,11 @@ from app_server.protocol.thread_requests import (
 from app_server.store import parse_thread_id
 from app_server.store.layout import find_rollout_file, is_archived_path
 from app_server.threads import history
-from pycodex.json_types import JsonObj
 
 __all__ = ["attachment_add", "attachment_list", "attachment_owner_list", "attachment_remove"]
 
 
-async def attachment_add(ctx: HandlerContext, params: ThreadAttachmentAddParams) -> JsonObj:
+async def attachment_add(ctx: HandlerContext, params: ThreadAttachmentAddParams) -> ThreadAttachmentAddResponse:
     services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     await history.require_thread(services.threads, thread_id)
@@ -37,13 +42,15 @@ async def attachment_add(ctx: HandlerContext, params: ThreadAttachmentAddParams)
         note = notices.thread_attachment_updated(thread_id, params.attachment_type, params.identity_key,
                                                  attachment["id"], "created")
         ctx.session.after_response(lambda: announce(ctx, thread_id, note))
-    return {"outcome": "created" if created else "existing", "attachment": attachment}
+    return ThreadAttachmentAddResponse(outcome="created" if created else "existing", attachment=attachment)
 
 
-async def attachment_list(ctx: HandlerContext, params: ThreadAttachmentListParams) -> JsonObj:
+async def attachment_list(
+    ctx: HandlerContext, params: ThreadAttachmentListParams
+) -> ThreadAttachmentListResponse:
     thread_id = parse_thread_id(params.thread_id)
     data = await asyncio.to_thread(ctx.services.thread_state.attachments, thread_id)
-    return {"data": data, "nextCursor": None}
+    return ThreadAttachmentListResponse(data=data, next_cursor=None)
 
 
 async def attachment_remove(ctx: HandlerContext, params: ThreadAttachmentRemoveParams) -> EmptyObject:
@@ -57,7 +64,9 @@ async def attachment_remove(ctx: HandlerContext, params: ThreadAttachmentRemoveP
     return EmptyObject()
 
 
-async def attachment_owner_list(ctx: HandlerContext, params: ThreadAttachmentOwnerListParams) -> JsonObj:
+async def attachment_owner_list(
+    ctx: HandlerContext, params: ThreadAttachmentOwnerListParams
+) -> ThreadAttachmentOwnerListResponse:
     services = ctx.services
     owners = await asyncio.to_thread(
         services.thread_state.attachment_owners, params.attachment_type, params.identity_key
@@ -69,6 +78,6 @@ async def attachment_owner_list(ctx: HandlerContext, params: ThreadAttachmentOwn
         return path is not None and is_archived_path(home, path)
 
     flags = await asyncio.to_thread(lambda: [archived(t) for t in owners])
-    data = [{"threadId": t, "archived": a} for t, a in zip(owners, flags, strict=True)
+    data = [ThreadAttachmentOwner(thread_id=t, archived=a) for t, a in zip(owners, flags, strict=True)
             if params.archived is None or params.archived == a]
-    return {"data": data, "nextCursor": None}
+    return ThreadAttachmentOwnerListResponse(data=data, next_cursor=None)

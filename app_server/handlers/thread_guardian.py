@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -22,7 +21,7 @@ from app_server.protocol import thread_controls as p
 from app_server.protocol.base import EmptyObject
 from app_server.threads.prompt import message_item
 from app_server.tools.router import MCP_NAMESPACE_PREFIX
-from pycodex.json_types import JsonObj
+from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc.errors import InvalidRequest
 from pycodex.jsonrpc.serde import codex_error_message, describe_json_value
 
@@ -36,7 +35,7 @@ _REVIEWABLE_TOOLS = frozenset({"exec_command", "apply_patch", "request_permissio
 _NUMBER = re.compile(r"(?:integer|floating point) `[^`]*`")
 
 
-def parse_event(raw: Any) -> p.GuardianAssessmentEvent:
+def parse_event(raw: JsonValue) -> p.GuardianAssessmentEvent:
     """The event as serde reads Codex's core type, errors in Codex's words."""
     if not isinstance(raw, dict):
         shown = _NUMBER.sub("number", describe_json_value(raw))

@@ -10,7 +10,6 @@ from app_server.protocol import thread_history as p
 from app_server.store import parse_thread_id
 from app_server.store.thread_state import ReadStateConflict
 from app_server.threads import history
-from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["items_list", "items_read", "read_state_update"]
@@ -23,17 +22,20 @@ async def items_list(ctx: HandlerContext, params: p.ThreadItemsListParams) -> p.
         raise history.items_unavailable()
     page = history.items_page(thread_id, history.entries(turns), turn_id=params.turn_id or None,
                               cursor=params.cursor, limit=params.limit, descending=params.sort_direction == "desc")
-    return p.ThreadItemsListResponse.model_validate(page)
+    return p.ThreadItemsListResponse(data=page["data"], next_cursor=page["nextCursor"],
+                                     backwards_cursor=page["backwardsCursor"])
 
 
 async def items_read(ctx: HandlerContext, params: p.ThreadItemsReadParams) -> p.ThreadItemsReadResponse:
     thread_id = parse_thread_id(params.thread_id)
     turns, _ = await history.thread_turns(ctx.services.threads, thread_id)
     data = history.read_items(history.entries(turns), params.turn_id, params.item_ids)
-    return p.ThreadItemsReadResponse.model_validate({"data": data})
+    return p.ThreadItemsReadResponse(data=data)
 
 
-async def read_state_update(ctx: HandlerContext, params: p.ThreadReadStateUpdateParams) -> JsonObj:
+async def read_state_update(
+    ctx: HandlerContext, params: p.ThreadReadStateUpdateParams
+) -> p.ThreadReadStateUpdateResponse:
     services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     await history.thread_turns(services.threads, thread_id)  # an unknown thread is an error, not a new row
@@ -47,4 +49,4 @@ async def read_state_update(ctx: HandlerContext, params: p.ThreadReadStateUpdate
     loaded = services.threads.loaded.get(thread_id)
     if loaded is not None:
         ctx.session.after_response(lambda: loaded.emit(note))
-    return {"readState": state}
+    return p.ThreadReadStateUpdateResponse(read_state=state)

@@ -9,6 +9,7 @@ import asyncio
 from app_server.context import HandlerContext
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
+from app_server.protocol.responses_threads import MemoryStatusResponse, ThreadMemoryReadResponse
 from app_server.protocol.thread_requests import MemoryStatusParams
 from app_server.store import parse_thread_id
 from app_server.threads import history
@@ -28,16 +29,16 @@ async def memory_mode_set(ctx: HandlerContext, params: p.ThreadMemoryModeSetPara
     return EmptyObject()
 
 
-async def memory_read(ctx: HandlerContext, params: p.ThreadMemoryReadParams) -> dict[str, str | None]:
+async def memory_read(ctx: HandlerContext, params: p.ThreadMemoryReadParams) -> ThreadMemoryReadResponse:
     services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     await history.require_thread(services.threads, thread_id)
-    return {"summary": None}
+    return ThreadMemoryReadResponse(summary=None)
 
 
-async def memory_status(ctx: HandlerContext, params: MemoryStatusParams) -> dict[str, int | bool]:
+async def memory_status(ctx: HandlerContext, params: MemoryStatusParams) -> MemoryStatusResponse:
     """No memories are consolidated; Codex with none reports the (empty) v2 store as ready."""
-    return {"v2ConsolidatedThreads": 0, "v2Ready": True}
+    return MemoryStatusResponse(v2_consolidated_threads=0, v2_ready=True)
 
 
 async def memory_reset(ctx: HandlerContext, params: None) -> EmptyObject:

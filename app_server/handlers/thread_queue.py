@@ -14,6 +14,13 @@ from app_server.handlers.announce import announce
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, to_wire
 from app_server.protocol.items import UserInput
+from app_server.protocol.responses_threads import (
+    ThreadQueueAddResponse,
+    ThreadQueueDeleteResponse,
+    ThreadQueueListResponse,
+    ThreadQueueStartResponse,
+    ThreadQueueUpdateResponse,
+)
 from app_server.protocol.thread_requests import (
     ThreadQueueAddParams,
     ThreadQueueDeleteParams,
@@ -84,7 +91,7 @@ def _arm(ctx: HandlerContext, thread: ThreadRuntime) -> None:
     thread.idle_hook = next_submission
 
 
-async def queue_add(ctx: HandlerContext, params: ThreadQueueAddParams) -> JsonObj:
+async def queue_add(ctx: HandlerContext, params: ThreadQueueAddParams) -> ThreadQueueAddResponse:
     services = ctx.services
     thread = services.threads.get_loaded(params.thread_id)
     services.threads.subscribe(thread, ctx.session)
@@ -97,15 +104,15 @@ async def queue_add(ctx: HandlerContext, params: ThreadQueueAddParams) -> JsonOb
         _, launch = await _start(ctx, thread, entry)
         await _changed(ctx, thread)
         ctx.session.after_response(launch)
-    return {"queuedSubmission": dict(entry)}
+    return ThreadQueueAddResponse(queued_submission=entry)
 
 
-async def queue_list(ctx: HandlerContext, params: ThreadQueueListParams) -> JsonObj:
+async def queue_list(ctx: HandlerContext, params: ThreadQueueListParams) -> ThreadQueueListResponse:
     thread = ctx.services.threads.get_loaded(params.thread_id)
-    return {"data": [dict(e) for e in thread.queued], "nextCursor": None}
+    return ThreadQueueListResponse(data=list(thread.queued), next_cursor=None)
 
 
-async def queue_update(ctx: HandlerContext, params: ThreadQueueUpdateParams) -> JsonObj:
+async def queue_update(ctx: HandlerContext, params: ThreadQueueUpdateParams) -> ThreadQueueUpdateResponse:
     thread = ctx.services.threads.get_loaded(params.thread_id)
     inputs = _inputs(params.input)  # Codex checks the input before it looks the submission up
     entry = _find(thread, params.queued_submission_id)
@@ -113,18 +120,18 @@ async def queue_update(ctx: HandlerContext, params: ThreadQueueUpdateParams) -> 
     if params.responsesapi_client_metadata:  # non-empty replaces; omitted or empty keeps
         entry["responsesapiClientMetadata"] = params.responsesapi_client_metadata
     await _changed(ctx, thread)
-    return {"queuedSubmission": dict(entry)}
+    return ThreadQueueUpdateResponse(queued_submission=entry)
 
 
-async def queue_delete(ctx: HandlerContext, params: ThreadQueueDeleteParams) -> JsonObj:
+async def queue_delete(ctx: HandlerContext, params: ThreadQueueDeleteParams) -> ThreadQueueDeleteResponse:
     thread = ctx.services.threads.get_loaded(params.thread_id)
     try:
         entry = _find(thread, params.queued_submission_id)
     except InvalidRequest:
-        return {"deleted": False}
+        return ThreadQueueDeleteResponse(deleted=False)
     thread.queued.remove(entry)
     await _changed(ctx, thread)
-    return {"deleted": True}
+    return ThreadQueueDeleteResponse(deleted=True)
 
 
 async def queue_reorder(ctx: HandlerContext, params: ThreadQueueReorderParams) -> EmptyObject:
@@ -138,7 +145,7 @@ async def queue_reorder(ctx: HandlerContext, params: ThreadQueueReorderParams) -
     return EmptyObject()
 
 
-async def queue_start(ctx: HandlerContext, params: ThreadQueueStartParams) -> JsonObj:
+async def queue_start(ctx: HandlerContext, params: ThreadQueueStartParams) -> ThreadQueueStartResponse:
     thread = ctx.services.threads.get_loaded(params.thread_id)
     if not thread.queued:
         raise InvalidRequest("queue is empty")
@@ -149,4 +156,4 @@ async def queue_start(ctx: HandlerContext, params: ThreadQueueStartParams) -> Js
     turn, launch = await _start(ctx, thread, entry)
     await _changed(ctx, thread)
     ctx.session.after_response(launch)
-    return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
+    return ThreadQueueStartResponse(turn=dict(turn.wire(view="notLoaded"), startedAt=None))

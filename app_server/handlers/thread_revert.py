@@ -11,11 +11,11 @@ import asyncio
 
 from app_server.context import HandlerContext
 from app_server.protocol import notices
+from app_server.protocol.responses_threads import ThreadRevertResponse
 from app_server.protocol.thread_requests import ThreadRevertParams
 from app_server.store.reconstruct import history_before_turn
 from app_server.store.records import read_records
 from app_server.threads.history import resume_fields
-from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["ThreadRevertParams", "revert"]
@@ -24,7 +24,7 @@ __all__ = ["ThreadRevertParams", "revert"]
 INTERRUPT_TIMEOUT_S = 10.0
 
 
-async def revert(ctx: HandlerContext, params: ThreadRevertParams) -> JsonObj:
+async def revert(ctx: HandlerContext, params: ThreadRevertParams) -> ThreadRevertResponse:
     services = ctx.services
     thread = services.threads.get_loaded(params.thread_id)
     await thread.interrupt_and_wait(INTERRUPT_TIMEOUT_S)
@@ -49,6 +49,6 @@ async def revert(ctx: HandlerContext, params: ThreadRevertParams) -> JsonObj:
         await thread.emit(notices.thread_reverted(thread.id))
 
     ctx.session.after_response(announce)
-    return {"thread": services.threads.thread_wire(thread, include_turns=False),
-            "turnsBackwardsCursor": cursors["turnsBackwardsCursor"],
-            "itemsBackwardsCursor": cursors["itemsBackwardsCursor"]}
+    return ThreadRevertResponse(thread=services.threads.thread_wire(thread, include_turns=False),
+                                turns_backwards_cursor=cursors["turnsBackwardsCursor"],
+                                items_backwards_cursor=cursors["itemsBackwardsCursor"])

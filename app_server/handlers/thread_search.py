@@ -8,12 +8,13 @@ finished: it is acknowledged (``{}``, idempotent as in Codex) and the finished s
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
 
 from app_server.context import HandlerContext
 from app_server.protocol import notices
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
+from app_server.protocol.responses_threads import ThreadSearchOccurrencesResponse, ThreadSearchResponse
 from app_server.session import Session
 from app_server.store import parse_thread_id
 from app_server.threads import history, search
@@ -41,7 +42,7 @@ def _check(method: str, session: Session, params: p.ThreadSearchParams) -> str:
 
 
 async def _search(ctx: HandlerContext, params: p.ThreadSearchParams, term: str,
-                  on_match: Any = None) -> list[JsonObj]:
+                  on_match: Callable[[JsonObj], None] | None = None) -> list[JsonObj]:
     threads = ctx.services.threads
     found = await asyncio.to_thread(
         search.search_threads, threads.store, term, archived=bool(params.archived),
@@ -55,12 +56,18 @@ def _listed(ctx: HandlerContext, results: list[JsonObj]) -> list[JsonObj]:
     return [dict(result, thread=threads.listed_wire(result["thread"])) for result in results]
 
 
-async def thread_search(ctx: HandlerContext, params: p.ThreadSearchParams) -> JsonObj:
+def _page(results: list[JsonObj], params: p.ThreadSearchParams) -> ThreadSearchResponse:
+    page = search.page(results, params.cursor, params.limit)
+    return ThreadSearchResponse(data=page["data"], next_cursor=page["nextCursor"],
+                                backwards_cursor=page["backwardsCursor"])
+
+
+async def thread_search(ctx: HandlerContext, params: p.ThreadSearchParams) -> ThreadSearchResponse:
     term = _check("thread/search", ctx.session, params)
-    return search.page(await _search(ctx, params, term), params.cursor, params.limit)
+    return _page(await _search(ctx, params, term), params)
 
 
-async def thread_search_stream(ctx: HandlerContext, params: p.ThreadSearchParams) -> JsonObj:
+async def thread_search_stream(ctx: HandlerContext, params: p.ThreadSearchParams) -> ThreadSearchResponse:
     """Partial batches while scanning (at most one batch per PARTIAL_BATCH matches, first page only), then the
     final page as the response."""
     term = _check("thread/search/stream", ctx.session, params)
@@ -86,7 +93,7 @@ async def thread_search_stream(ctx: HandlerContext, params: p.ThreadSearchParams
         await asyncio.gather(*sent)
     if pending and not params.cursor:
         await send_partial(pending)
-    return search.page(results, params.cursor, params.limit)
+    return _page(results, params)
 
 
 async def search_cancel(ctx: HandlerContext, params: p.ThreadSearchCancelParams) -> EmptyObject:
@@ -95,7 +102,9 @@ async def search_cancel(ctx: HandlerContext, params: p.ThreadSearchCancelParams)
     return EmptyObject()
 
 
-async def occurrences(ctx: HandlerContext, params: p.ThreadSearchOccurrencesParams) -> JsonObj:
+async def occurrences(
+    ctx: HandlerContext, params: p.ThreadSearchOccurrencesParams
+) -> ThreadSearchOccurrencesResponse:
     thread_id = parse_thread_id(params.thread_id)
     term = params.search_term.strip()
     if not term:
@@ -105,4 +114,4 @@ async def occurrences(ctx: HandlerContext, params: p.ThreadSearchOccurrencesPara
     turns, _ = await history.thread_turns(ctx.services.threads, thread_id)
     found = search.occurrences(thread_id, turns, term)
     page = search.page(found, params.cursor, params.limit)
-    return {"data": page["data"], "nextCursor": page["nextCursor"]}
+    return ThreadSearchOccurrencesResponse(data=page["data"], next_cursor=page["nextCursor"])

@@ -32,14 +32,13 @@ async def section_list(ctx: HandlerContext, params: p.ThreadSectionListParams) -
     size = params.limit or len(sections) or 1
     page = sections[start : start + size]
     more = start + size < len(sections)
-    return p.ThreadSectionListResponse.model_validate(
-        {"data": page, "nextCursor": str(start + size) if more else None})
+    return p.ThreadSectionListResponse(data=page, next_cursor=str(start + size) if more else None)
 
 
 async def section_create(ctx: HandlerContext, params: p.ThreadSectionCreateParams) -> p.ThreadSectionResponse:
     appearance = params.appearance.model_dump(by_alias=True) if params.appearance else None
     section = await asyncio.to_thread(ctx.services.thread_state.create_section, params.name, appearance)
-    return p.ThreadSectionResponse.model_validate({"section": section})
+    return p.ThreadSectionResponse(section=section)
 
 
 async def section_update(ctx: HandlerContext, params: p.ThreadSectionUpdateParams) -> p.ThreadSectionResponse:
@@ -50,7 +49,7 @@ async def section_update(ctx: HandlerContext, params: p.ThreadSectionUpdateParam
             appearance_given="appearance" in params.model_fields_set)
     except SectionNotFound as exc:
         raise InvalidParams(str(exc)) from None
-    return p.ThreadSectionResponse.model_validate({"section": section})
+    return p.ThreadSectionResponse(section=section)
 
 
 async def section_delete(ctx: HandlerContext, params: p.ThreadSectionDeleteParams) -> EmptyObject:

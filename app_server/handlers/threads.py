@@ -7,7 +7,7 @@ import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
@@ -23,6 +23,7 @@ from app_server.store import (
 )
 from app_server.threads import history
 from app_server.threads.config_notices import thread_config_notices
+from app_server.threads.manager import sandbox_policy_wire
 from app_server.threads.overrides import apply_thread_overrides
 from app_server.threads.sections import section_listing
 from app_server.threads.skills_glue import ThreadSkills
@@ -32,7 +33,7 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
 if TYPE_CHECKING:
-    pass
+    from app_server.threads.manager import ThreadManager
 
 __all__ = [
     "archive", "loaded_list", "name_set", "thread_fork", "thread_list", "thread_read", "thread_resume",
@@ -40,6 +41,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_Started = TypeVar("_Started", bound=p.ThreadStartResponse)  # thread/start's response or thread/fork's
 
 
 @contextmanager
@@ -71,7 +74,9 @@ def _turn_cursor(thread_id: str, turn_id: str, *, include_anchor: bool) -> str:
                        "scope": {"kind": "turns"}}, separators=(",", ":"))
 
 
-def _turns_page(thread_id: str, ordered: list[JsonObj], cursor: str | None, limit: int | None) -> JsonObj:
+def _turns_page(
+    thread_id: str, ordered: list[JsonObj], cursor: str | None, limit: int | None
+) -> p.ThreadTurnsListResponse:
     """One page of ``ordered`` turns. Like Codex's, a cursor names an anchor turn: ``nextCursor`` continues
     after the page's last turn, ``backwardsCursor`` starts at its first (use it with the other direction)."""
     start = 0
@@ -88,14 +93,30 @@ def _turns_page(thread_id: str, ordered: list[JsonObj], cursor: str | None, limi
     size = limit or len(ordered) or 1
     page = ordered[start : start + size]
     more = start + size < len(ordered)
-    return {
-        "data": page,
-        "nextCursor": _turn_cursor(thread_id, page[-1]["id"], include_anchor=False) if page and more else None,
-        "backwardsCursor": _turn_cursor(thread_id, page[0]["id"], include_anchor=True) if page else None,
-    }
+    return p.ThreadTurnsListResponse(
+        data=page,
+        next_cursor=_turn_cursor(thread_id, page[-1]["id"], include_anchor=False) if page and more else None,
+        backwards_cursor=_turn_cursor(thread_id, page[0]["id"], include_anchor=True) if page else None,
+    )
 
 
-async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> JsonObj:
+def _started(
+    model: type[_Started], threads: ThreadManager, thread: ThreadRuntime, *, include_turns: bool,
+    service_tier: str | None,
+) -> _Started:
+    """What thread/start and thread/fork answer (``model`` is either's response): the thread and its
+    effective settings."""
+    s = thread.settings
+    return model(
+        thread=threads.thread_wire(thread, include_turns=include_turns), model=s.model,
+        model_provider=s.model_provider, service_tier=service_tier, disabled_plugin_ids=[], cwd=str(s.cwd),
+        runtime_workspace_roots=[str(s.cwd)], instruction_sources=[], approval_policy=s.approval_policy,
+        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s), active_permission_profile=None,
+        reasoning_effort=s.effort, multi_agent_mode="explicitRequestOnly",
+    )
+
+
+async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> p.ThreadStartResponse:
     services = ctx.services
     threads = services.threads
     settings = apply_thread_overrides(services.thread_defaults(params.config), params)
@@ -105,9 +126,9 @@ async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> Json
                                  thread_source=params.thread_source)
     apply_start_params(thread, params.environments, params.config)
     await thread.services.skills.select_roots(thread, params.selected_capability_roots)
-    response = threads.settings_response(thread, include_turns=False)
-    if params.service_tier is None and "service_tier" in params.model_fields_set:
-        response["serviceTier"] = "default"  # Codex's answer to an explicit null
+    explicit_null = params.service_tier is None and "service_tier" in params.model_fields_set
+    tier = "default" if explicit_null else thread.settings.service_tier  # Codex's answer to an explicit null
+    response = _started(p.ThreadStartResponse, threads, thread, include_turns=False, service_tier=tier)
 
     # what the config this thread was just built from draws (deprecated keys, ignored settings)
     config_notices = thread_config_notices(services.config.raw, services.config.warnings, thread.id)
@@ -121,7 +142,7 @@ async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> Json
     return response
 
 
-async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> JsonObj:
+async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> p.ThreadResumeResponse:
     services = ctx.services
     threads = services.threads
     # Like Codex, joining a loaded thread needs no config; loading one reads config.toml again.
@@ -130,8 +151,19 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> Js
     with _rollout_errors():
         thread = await threads.resume(ctx.session, params.thread_id, defaults,
                                       lambda s: apply_thread_overrides(s, params))
-    response = history.resume_fields(threads.settings_response(thread, include_turns=not params.exclude_turns),
-                                      thread.id, threads.turns_wire(thread), thread.settings)
+    s = thread.settings
+    cursors = history.resume_fields({}, thread.id, threads.turns_wire(thread), s)
+    response = p.ThreadResumeResponse(
+        thread=threads.thread_wire(thread, include_turns=not params.exclude_turns), model=s.model,
+        model_provider=s.model_provider, service_tier=s.service_tier, disabled_plugin_ids=[], cwd=str(s.cwd),
+        runtime_workspace_roots=[str(s.cwd)], instruction_sources=[], approval_policy=s.approval_policy,
+        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s), active_permission_profile=None,
+        reasoning_effort=s.effort,
+        collaboration_mode={"mode": "default", "settings": {
+            "model": s.model, "reasoning_effort": s.effort, "developer_instructions": s.developer_instructions}},
+        multi_agent_mode="explicitRequestOnly", initial_turns_page=None,
+        turns_backwards_cursor=cursors["turnsBackwardsCursor"], items_backwards_cursor=cursors["itemsBackwardsCursor"],
+    )
     if not params.exclude_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
     if cold:  # loading the thread: its config's notices, then its status, before the answer (as Codex)
@@ -159,14 +191,15 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> Js
     return response
 
 
-async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> JsonObj:
+async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> p.ThreadForkResponse:
     services = ctx.services
     threads = services.threads
     defaults = services.thread_defaults(params.config)
     with _rollout_errors():
         thread = await threads.fork(ctx.session, params.thread_id, defaults, ephemeral=params.ephemeral,
                                     overrides=lambda s: apply_thread_overrides(s, params))
-    response = threads.settings_response(thread, include_turns=not params.exclude_turns)
+    response = _started(p.ThreadForkResponse, threads, thread, include_turns=not params.exclude_turns,
+                        service_tier=thread.settings.service_tier)
     if not params.exclude_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
     for notice in thread_config_notices(services.config.raw, services.config.warnings, thread.id):
@@ -183,7 +216,7 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> JsonOb
     return response
 
 
-async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> JsonObj:
+async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> p.ThreadReadResponse:
     services = ctx.services
     threads = services.threads
     loaded = threads.loaded.get(params.thread_id)
@@ -200,15 +233,17 @@ async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> JsonOb
                                                                default_turn=last)
     if params.include_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_READ))
-    return {"thread": wire, "readState": state}
+    return p.ThreadReadResponse(thread=wire, read_state=state)
 
 
-async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> JsonObj:
+async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> p.ThreadListResponse:
     services = ctx.services
     threads = services.threads
     cwd = params.cwd
     if params.sort_key == "section_position":
-        return await section_listing(threads, services.thread_state, params.section_id)
+        listing = await section_listing(threads, services.thread_state, params.section_id)
+        return p.ThreadListResponse(data=listing["data"], read_states=listing["readStates"],
+                                    next_cursor=listing["nextCursor"], backwards_cursor=listing["backwardsCursor"])
     try:
         page = await asyncio.to_thread(
             threads.store.list_threads, cursor=params.cursor, limit=params.limit,
@@ -227,15 +262,15 @@ async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> Json
             continue  # Codex lists a thread only once it has a user message
         data.append(threads.listed_wire(wire))
     read_states = await asyncio.to_thread(services.thread_state.read_states, {t["id"]: None for t in data})
-    return {"data": data, "readStates": read_states, "nextCursor": page.next_cursor,
-            "backwardsCursor": page.backwards_cursor}
+    return p.ThreadListResponse(data=data, read_states=read_states, next_cursor=page.next_cursor,
+                                backwards_cursor=page.backwards_cursor)
 
 
 async def loaded_list(ctx: HandlerContext, params: p.ThreadLoadedListParams) -> p.ThreadLoadedListResponse:
     return p.ThreadLoadedListResponse(data=list(ctx.services.threads.loaded), next_cursor=None)
 
 
-async def turns_list(ctx: HandlerContext, params: p.ThreadTurnsListParams) -> JsonObj:
+async def turns_list(ctx: HandlerContext, params: p.ThreadTurnsListParams) -> p.ThreadTurnsListResponse:
     threads = ctx.services.threads
     loaded = threads.loaded.get(params.thread_id)
     if loaded is not None and loaded.ephemeral:  # Codex keeps no history to page (the TUI asks for title threads)
@@ -297,7 +332,7 @@ async def archive(ctx: HandlerContext, params: p.ThreadArchiveParams) -> p.Threa
     return p.ThreadArchiveResponse()
 
 
-async def unarchive(ctx: HandlerContext, params: p.ThreadUnarchiveParams) -> JsonObj:
+async def unarchive(ctx: HandlerContext, params: p.ThreadUnarchiveParams) -> p.ThreadUnarchiveResponse:
     threads = ctx.services.threads
     try:
         wire = await asyncio.to_thread(threads.store.unarchive, params.thread_id)
@@ -307,7 +342,7 @@ async def unarchive(ctx: HandlerContext, params: p.ThreadUnarchiveParams) -> Jso
         raise InvalidRequest(str(exc)) from None
     notice = notices.thread_unarchived(params.thread_id)
     ctx.session.after_response(lambda: announce(ctx, params.thread_id, notice))
-    return {"thread": wire}
+    return p.ThreadUnarchiveResponse(thread=wire)
 
 
 async def unsubscribe(ctx: HandlerContext, params: p.ThreadUnsubscribeParams) -> p.ThreadUnsubscribeResponse:

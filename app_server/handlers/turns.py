@@ -37,12 +37,12 @@ def _check_input_size(inputs: list[JsonObj]) -> None:
         )
 
 
-def _accepted(turn: TurnState) -> JsonObj:
+def _accepted(turn: TurnState) -> p.TurnStartResponse:
     # The response shows the turn as accepted: in progress, no start time yet.
-    return {"turn": dict(turn.wire(view="notLoaded"), startedAt=None)}
+    return p.TurnStartResponse(turn=dict(turn.wire(view="notLoaded"), startedAt=None))
 
 
-async def turn_start(ctx: HandlerContext, params: p.TurnStartParams) -> JsonObj:
+async def turn_start(ctx: HandlerContext, params: p.TurnStartParams) -> p.TurnStartResponse:
     services = ctx.services
     thread = services.threads.get_loaded(params.thread_id)
     inputs = _inputs(params)

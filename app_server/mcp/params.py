@@ -44,6 +44,8 @@ class _Params(BaseModel):
 
 
 class ListMcpServerStatusParams(_Params):
+    """Params of ``mcpServerStatus/list``: a page of the configured MCP servers and their state."""
+
     cursor: str | None = None
     detail: Literal["full", "toolsAndAuthOnly"] | None = None
     limit: int | None = Field(default=None, ge=0)
@@ -52,6 +54,8 @@ class ListMcpServerStatusParams(_Params):
 
 
 class McpServerToolCallParams(_Params):
+    """Params of ``mcpServer/tool/call``: call one tool of a thread's MCP server."""
+
     threadId: str
     server: str
     tool: str
@@ -60,6 +64,8 @@ class McpServerToolCallParams(_Params):
 
 
 class McpResourceReadParams(_Params):
+    """Params of ``mcpServer/resource/read``: read one resource of an MCP server."""
+
     server: str
     uri: str
     threadId: str | None = None
@@ -70,6 +76,8 @@ class McpResourceReadParams(_Params):
 
 
 class McpServerOauthLoginParams(_Params):
+    """Params of ``mcpServer/oauth/login``: start the OAuth login of an MCP server."""
+
     name: str
     threadId: str | None = None
     scopes: list[str] | None = None
@@ -89,6 +97,8 @@ class McpServerEventStreamStartParams(_Params):
 
 
 class McpServerEventStreamStopParams(_Params):
+    """Params of ``mcpServer/event/stream/stop``: end an event subscription."""
+
     subscriptionId: str | None = None
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig
+from app_server.loading import mcp_client, mcp_manager, mcp_wire
 from app_server.mcp.params import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -81,18 +82,15 @@ class McpService:
         manager = self._threads.get(thread_id)
         servers = self._servers()
         if manager is None and servers:
-            from app_server.mcp.manager import McpConnectionManager
-            from app_server.mcp.wire import STATUS_METHOD, startup_status_params
-
             policy = self._open[thread_id]
 
             def report(name: str, state: str, error: str | None) -> None:
-                self._notify(STATUS_METHOD, startup_status_params(name, state, error, thread_id))
+                self._notify(mcp_wire.STATUS_METHOD, mcp_wire.startup_status_params(name, state, error, thread_id))
 
             def elicitation_answer() -> Literal["decline", "cancel"]:
                 return "decline" if policy is not None and policy() == "never" else "cancel"
 
-            manager = McpConnectionManager(servers, env=self._env, on_status=report,
+            manager = mcp_manager.McpConnectionManager(servers, env=self._env, on_status=report,
                                            elicitation_answer=elicitation_answer)
             self._threads[thread_id] = manager
             manager.start()
@@ -135,8 +133,6 @@ class McpService:
     async def _manager_for(self, thread_id: str | None, only: str | None = None) -> AsyncIterator[McpConnectionManager]:
         """The thread's manager, or a temporary one (all servers, or just `only`) for a thread-less request (and
         an empty one for a thread with no servers)."""
-        from app_server.mcp.manager import McpConnectionManager
-
         servers = self._servers()
         if thread_id is not None:
             manager = self._threads.get(thread_id)
@@ -148,7 +144,7 @@ class McpService:
             servers = {}
         if only is not None:
             servers = {name: conf for name, conf in servers.items() if name == only}
-        temporary = McpConnectionManager(servers, env=self._env)
+        temporary = mcp_manager.McpConnectionManager(servers, env=self._env)
         try:
             temporary.start()
             yield temporary
@@ -157,9 +153,6 @@ class McpService:
 
     async def list_status(self, params: ListMcpServerStatusParams) -> JsonObj:
         """``mcpServerStatus/list``: each server's status, tools and resources, one page."""
-        from app_server.mcp.client import McpCallError
-        from app_server.mcp.wire import page, server_status
-
         async with self._manager_for(params.threadId, params.serverName) as manager:
             await manager.wait_ready()
             entries = []
@@ -170,20 +163,17 @@ class McpService:
                 if params.detail != "toolsAndAuthOnly" and snapshot.state == "ready":
                     try:
                         resources = await manager.list_resources(snapshot.name)
-                    except McpCallError:
+                    except mcp_client.McpCallError:
                         resources = []  # a server without resources support still lists its tools
-                entries.append(server_status(snapshot, resources, detail=params.detail,
+                entries.append(mcp_wire.server_status(snapshot, resources, detail=params.detail,
                                              thread_runtime=params.threadId is not None))
         try:
-            return page(entries, params.cursor, params.limit)
+            return mcp_wire.page(entries, params.cursor, params.limit)
         except ValueError as exc:
             raise McpRequestError(INVALID_PARAMS, str(exc)) from None
 
     async def tool_call(self, params: McpServerToolCallParams) -> JsonObj:
         """``mcpServer/tool/call``: call one tool of a thread's server and answer with its result."""
-        from app_server.mcp.client import McpCallError
-        from app_server.mcp.wire import tool_call_response
-
         async with self._manager_for(params.threadId) as manager:
             arguments = params.arguments
             if arguments is not None and not isinstance(arguments, dict):
@@ -191,21 +181,18 @@ class McpService:
             try:
                 result = await manager.call_tool(params.server, params.tool, arguments,
                                                   meta=params.meta if isinstance(params.meta, dict) else None)
-            except McpCallError as exc:
+            except mcp_client.McpCallError as exc:
                 raise McpRequestError(INTERNAL_ERROR, str(exc)) from None
-            return tool_call_response(result)
+            return mcp_wire.tool_call_response(result)
 
     async def resource_read(self, params: McpResourceReadParams) -> JsonObj:
         """``mcpServer/resource/read``: read one resource of a thread's server."""
-        from app_server.mcp.client import McpCallError
-        from app_server.mcp.wire import resource_read_response
-
         async with self._manager_for(params.threadId, params.server) as manager:
             try:
                 result = await manager.read_resource(params.server, params.uri)
-            except McpCallError as exc:
+            except mcp_client.McpCallError as exc:
                 raise McpRequestError(INTERNAL_ERROR, str(exc)) from None
-            return resource_read_response(result)
+            return mcp_wire.resource_read_response(result)
 
     async def oauth_login(self, params: McpServerOauthLoginParams) -> JsonObj:
         """`mcpServer/oauth/login`: Codex's refusals for unknown and stdio servers; HTTP OAuth is not

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from app_server.loading import model_client, model_scripted
 from pycodex.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
@@ -46,12 +47,9 @@ class ModelStreamer(Protocol):
 
 def create_model_client(provider: ProviderConfig, env: Mapping[str, str] | None = None) -> ModelStreamer:
     """The scripted provider for `scripted`, the HTTP Responses client for anything else."""
-    from app_server.model.client import ModelClient
-    from app_server.model.scripted import ScriptedModelClient
-
     if provider.is_scripted:
-        return ScriptedModelClient.from_provider(provider, env)
-    return ModelClient(provider, env=env)
+        return model_scripted.ScriptedModelClient.from_provider(provider, env)
+    return model_client.ModelClient(provider, env=env)
 
 
 __all__ = [

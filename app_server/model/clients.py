@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
+from app_server.loading import model_client, model_scripted
 from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
 from app_server.model.events import ResponseEvent
 from app_server.model.provider import ProviderConfig, RequestContext
@@ -77,9 +78,5 @@ def _new_client(
     provider: ProviderConfig, env: Mapping[str, str] | None, stored_key: Callable[[], str | None] | None
 ) -> Client:
     if provider.is_scripted:
-        from app_server.model.scripted import ScriptedModelClient
-
-        return ScriptedModelClient.from_provider(provider, env)
-    from app_server.model.client import ModelClient
-
-    return ModelClient(provider, env=env, stored_key=stored_key)
+        return model_scripted.ScriptedModelClient.from_provider(provider, env)
+    return model_client.ModelClient(provider, env=env, stored_key=stored_key)

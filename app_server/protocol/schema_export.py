@@ -26,10 +26,12 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
+
+from pycodex.json_types import JsonObj, JsonValue
 
 from .approvals import SERVER_REQUESTS
 from .method_table import DECLARATIONS
@@ -101,10 +103,10 @@ def exported_models(
     return list(seen.values())
 
 
-def _single_schema(model: type[BaseModel]) -> dict[str, Any]:
+def _single_schema(model: type[BaseModel]) -> JsonObj:
     schema = model.model_json_schema(by_alias=True, ref_template=_REF_TEMPLATE)
     defs = schema.pop("$defs", None)
-    out: dict[str, Any] = {"$schema": _DRAFT, **schema}
+    out: JsonObj = {"$schema": _DRAFT, **schema}
     if defs:
         out["definitions"] = defs
     return out
@@ -116,9 +118,9 @@ def _title(method: str) -> str:
     return camel[:1].upper() + camel[1:]
 
 
-def _variant(method: str, params: type[BaseModel] | None, kind: str, with_id: bool) -> dict[str, Any]:
+def _variant(method: str, params: type[BaseModel] | None, kind: str, with_id: bool) -> JsonObj:
     title = f"{_title(method)}{kind}"
-    properties: dict[str, Any] = {"id": {"$ref": _REF_TEMPLATE.format(model="RequestId")}} if with_id else {}
+    properties: JsonObj = {"id": {"$ref": _REF_TEMPLATE.format(model="RequestId")}} if with_id else {}
     properties["method"] = {"enum": [method], "title": f"{title}Method", "type": "string"}
     properties["params"] = (
         {"$ref": _REF_TEMPLATE.format(model=params.__name__)} if params is not None else {"type": "null"}
@@ -129,11 +131,11 @@ def _variant(method: str, params: type[BaseModel] | None, kind: str, with_id: bo
     return {"properties": properties, "required": required, "title": title, "type": "object"}
 
 
-def _union(name: str, variants: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def _union(name: str, variants: Iterable[JsonObj]) -> JsonObj:
     return {"description": _UNION_DESCRIPTIONS[name], "oneOf": list(variants), "title": name}
 
 
-def union_schemas(methods: Sequence[ServedMethod], experimental: bool = True) -> dict[str, dict[str, Any]]:
+def union_schemas(methods: Sequence[ServedMethod], experimental: bool = True) -> dict[str, JsonObj]:
     """The message unions (without `definitions`) plus `RequestId`, keyed by definition name."""
     return {
         "RequestId": {"anyOf": [{"type": "string"}, {"format": "int64", "type": "integer"}]},
@@ -151,15 +153,15 @@ def union_schemas(methods: Sequence[ServedMethod], experimental: bool = True) ->
     }
 
 
-def _definitions(models: Sequence[type[BaseModel]]) -> dict[str, Any]:
+def _definitions(models: Sequence[type[BaseModel]]) -> JsonObj:
     _, top = models_json_schema(
         [(m, "validation") for m in models], by_alias=True, ref_template=_REF_TEMPLATE
     )
-    definitions: dict[str, Any] = top.get("$defs", {})
+    definitions: JsonObj = top.get("$defs", {})
     return definitions
 
 
-def bundle_schema(methods: Sequence[ServedMethod] | None = None, experimental: bool = True) -> dict[str, Any]:
+def bundle_schema(methods: Sequence[ServedMethod] | None = None, experimental: bool = True) -> JsonObj:
     """One document with every exported model and union (and all they reference) under `definitions`."""
     served = served_methods(experimental) if methods is None else methods
     return {
@@ -174,19 +176,19 @@ def bundle_schema(methods: Sequence[ServedMethod] | None = None, experimental: b
     }
 
 
-def _union_documents(bundle: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _union_documents(bundle: JsonObj) -> dict[str, JsonObj]:
     """`ClientRequest.json` etc.: each union with the definitions it reaches, like Codex's top-level files."""
-    definitions: dict[str, Any] = bundle["definitions"]
-    documents: dict[str, dict[str, Any]] = {}
+    definitions: JsonObj = bundle["definitions"]
+    documents: dict[str, JsonObj] = {}
     for name in ("ClientRequest", "ServerNotification", "ServerRequest"):
         reached = _reachable(definitions, definitions[name])
         documents[name] = {"$schema": _DRAFT, **definitions[name], "definitions": reached}
     return documents
 
 
-def _reachable(definitions: dict[str, Any], root: Any) -> dict[str, Any]:
+def _reachable(definitions: JsonObj, root: JsonValue) -> JsonObj:
     prefix = _REF_TEMPLATE.format(model="")
-    found: dict[str, Any] = {}
+    found: JsonObj = {}
     pending = [root]
     while pending:
         node = pending.pop()
@@ -203,7 +205,7 @@ def _reachable(definitions: dict[str, Any], root: Any) -> dict[str, Any]:
     return dict(sorted(found.items()))
 
 
-def _strip_experimental(node: Any) -> Any:
+def _strip_experimental(node: JsonValue) -> JsonValue:
     """Remove properties marked `x-experimental` everywhere in a schema document."""
     if isinstance(node, list):
         return [_strip_experimental(item) for item in node]
@@ -219,7 +221,7 @@ def _strip_experimental(node: Any) -> Any:
     return out
 
 
-def _require_tags(node: Any) -> Any:
+def _require_tags(node: JsonValue) -> JsonValue:
     """Mark single-value properties (union tags such as ``type``) required, as serde's tags are.
 
     Our models give tags a default so that building a response needs no boilerplate; without this the
@@ -243,7 +245,7 @@ def _require_tags(node: Any) -> Any:
     return out
 
 
-def _write(path: Path, document: dict[str, Any]) -> Path:
+def _write(path: Path, document: JsonObj) -> Path:
     path.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     return path
 
@@ -253,7 +255,7 @@ def write_json_schema(out_dir: Path, experimental: bool = False) -> list[Path]:
     v2 = out_dir / "v2"
     v2.mkdir(parents=True, exist_ok=True)
 
-    def finish(document: dict[str, Any]) -> dict[str, Any]:
+    def finish(document: JsonObj) -> JsonObj:
         document = _require_tags(document)
         return document if experimental else _strip_experimental(document)
 

@@ -52,6 +52,8 @@ __all__ = [
 # -- thread memory ---------------------------------------------------------------------------------------
 
 class MemoryStatusParams(ParamsModel):
+    """Params of ``memory/status`` (experimental): the memory consolidation status."""
+
     METHOD: ClassVar[str] = "memory/status"
 
     min_consolidated_threads: OptionalU32 = None
@@ -60,6 +62,8 @@ class MemoryStatusParams(ParamsModel):
 # -- thread compact --------------------------------------------------------------------------------------
 
 class ThreadCompactStartParams(ParamsModel):
+    """Params of ``thread/compact/start``: compact a thread's history now."""
+
     METHOD: ClassVar[str] = "thread/compact/start"
 
     thread_id: ThreadId
@@ -68,6 +72,8 @@ class ThreadCompactStartParams(ParamsModel):
 # -- thread shell ----------------------------------------------------------------------------------------
 
 class ThreadShellCommandParams(ParamsModel):
+    """Params of ``thread/shellCommand``: a user shell command run in the thread (a ``userShell`` item)."""
+
     METHOD: ClassVar[str] = "thread/shellCommand"
 
     thread_id: ThreadId
@@ -78,6 +84,8 @@ class ThreadShellCommandParams(ParamsModel):
 # -- thread settings -------------------------------------------------------------------------------------
 
 class ThreadSettingsUpdateParams(ParamsModel):
+    """Params of ``thread/settings/update`` (experimental): a thread's new sticky settings."""
+
     METHOD: ClassVar[str] = "thread/settings/update"
 
     thread_id: ThreadId
@@ -100,6 +108,8 @@ class ThreadSettingsUpdateParams(ParamsModel):
 # -- thread revert ---------------------------------------------------------------------------------------
 
 class ThreadRevertParams(ParamsModel):
+    """Params of ``thread/revert``: drop the turns from ``beforeTurnId`` on."""
+
     METHOD: ClassVar[str] = "thread/revert"
 
     thread_id: ThreadId
@@ -109,6 +119,8 @@ class ThreadRevertParams(ParamsModel):
 # -- thread queue ----------------------------------------------------------------------------------------
 
 class ThreadQueueAddParams(ParamsModel):
+    """Params of ``thread/queue/add``: queue a user message for after the running turn."""
+
     METHOD: ClassVar[str] = "thread/queue/add"
 
     thread_id: ThreadId
@@ -118,6 +130,8 @@ class ThreadQueueAddParams(ParamsModel):
 
 
 class ThreadQueueListParams(ParamsModel):
+    """Params of ``thread/queue/list``: a page of the thread's queued submissions."""
+
     METHOD: ClassVar[str] = "thread/queue/list"
 
     thread_id: ThreadId
@@ -126,6 +140,8 @@ class ThreadQueueListParams(ParamsModel):
 
 
 class ThreadQueueUpdateParams(ParamsModel):
+    """Params of ``thread/queue/update``: replace a queued submission's input."""
+
     METHOD: ClassVar[str] = "thread/queue/update"
 
     thread_id: ThreadId
@@ -135,6 +151,8 @@ class ThreadQueueUpdateParams(ParamsModel):
 
 
 class ThreadQueueDeleteParams(ParamsModel):
+    """Params of ``thread/queue/delete``: remove one queued submission."""
+
     METHOD: ClassVar[str] = "thread/queue/delete"
 
     thread_id: ThreadId
@@ -142,6 +160,8 @@ class ThreadQueueDeleteParams(ParamsModel):
 
 
 class ThreadQueueReorderParams(ParamsModel):
+    """Params of ``thread/queue/reorder``: the queued submissions in their new order."""
+
     METHOD: ClassVar[str] = "thread/queue/reorder"
 
     thread_id: ThreadId
@@ -149,6 +169,8 @@ class ThreadQueueReorderParams(ParamsModel):
 
 
 class ThreadQueueStartParams(ParamsModel):
+    """Params of ``thread/queue/start``: start the next (or the named) queued submission as a turn."""
+
     METHOD: ClassVar[str] = "thread/queue/start"
 
     thread_id: ThreadId
@@ -158,6 +180,8 @@ class ThreadQueueStartParams(ParamsModel):
 # -- thread attachments ----------------------------------------------------------------------------------
 
 class ThreadAttachmentAddParams(ParamsModel):
+    """Params of ``thread/attachment/add``: attach a typed payload to a thread under an identity key."""
+
     METHOD: ClassVar[str] = "thread/attachment/add"
 
     thread_id: ThreadId
@@ -167,6 +191,8 @@ class ThreadAttachmentAddParams(ParamsModel):
 
 
 class ThreadAttachmentListParams(ParamsModel):
+    """Params of ``thread/attachment/list``: a page of a thread's attachments."""
+
     METHOD: ClassVar[str] = "thread/attachment/list"
 
     thread_id: ThreadId
@@ -175,6 +201,8 @@ class ThreadAttachmentListParams(ParamsModel):
 
 
 class ThreadAttachmentRemoveParams(ParamsModel):
+    """Params of ``thread/attachment/remove``: remove one attachment by type and identity key."""
+
     METHOD: ClassVar[str] = "thread/attachment/remove"
 
     thread_id: ThreadId
@@ -183,6 +211,8 @@ class ThreadAttachmentRemoveParams(ParamsModel):
 
 
 class ThreadAttachmentOwnerListParams(ParamsModel):
+    """Params of ``thread/attachmentOwner/list``: the threads that hold an attachment."""
+
     METHOD: ClassVar[str] = "thread/attachmentOwner/list"
 
     attachment_type: str
@@ -195,21 +225,29 @@ class ThreadAttachmentOwnerListParams(ParamsModel):
 # -- review ----------------------------------------------------------------------------------------------
 
 class UncommittedChanges(WireModel):
+    """Review target: the working tree's uncommitted changes."""
+
     type: Literal["uncommittedChanges"]
 
 
 class BaseBranch(WireModel):
+    """Review target: the changes against a base branch."""
+
     type: Literal["baseBranch"]
     branch: str
 
 
 class Commit(WireModel):
+    """Review target: one commit."""
+
     type: Literal["commit"]
     sha: str
     title: str | None = None
 
 
 class Custom(WireModel):
+    """Review target: free-form review instructions."""
+
     type: Literal["custom"]
     instructions: str
 
@@ -218,6 +256,8 @@ ReviewTarget = Annotated[UncommittedChanges | BaseBranch | Commit | Custom, Fiel
 
 
 class ReviewStartParams(ParamsModel):
+    """Params of ``review/start``: review a target in the thread (``inline`` only, as 0.169)."""
+
     METHOD: ClassVar[str] = "review/start"
 
     thread_id: ThreadId

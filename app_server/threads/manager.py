@@ -114,26 +114,6 @@ class ThreadManager:
             turns.append(active.wire(view="full"))
         return turns
 
-    def settings_response(self, thread: ThreadRuntime, *, include_turns: bool) -> JsonObj:
-        """What thread/start, thread/resume and thread/fork answer: the thread and its effective settings."""
-        s = thread.settings
-        return {
-            "thread": self.thread_wire(thread, include_turns=include_turns),
-            "model": s.model,
-            "modelProvider": s.model_provider,
-            "serviceTier": s.service_tier,
-            "disabledPluginIds": [],
-            "cwd": str(s.cwd),
-            "runtimeWorkspaceRoots": [str(s.cwd)],
-            "instructionSources": [],
-            "approvalPolicy": s.approval_policy,
-            "approvalsReviewer": s.approvals_reviewer,
-            "sandbox": sandbox_policy_wire(s),
-            "activePermissionProfile": None,
-            "reasoningEffort": s.effort,
-            "multiAgentMode": "explicitRequestOnly",
-        }
-
     # -- lookup ----------------------------------------------------------------------------------
     def get_loaded(self, thread_id: str) -> ThreadRuntime:
         """The loaded thread ``thread_id``; InvalidRequest for a malformed id or a thread not loaded."""

@@ -14,6 +14,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from app_server.connection import ConnectionClosedError
 from app_server.protocol import notices
 from pycodex.json_types import JsonObj, JsonValue
 
@@ -50,8 +51,6 @@ class PendingRequest:
         self._tasks.append(asyncio.get_running_loop().create_task(self._ask(session)))
 
     async def _ask(self, session: Subscriber) -> None:
-        from app_server.connection import ConnectionClosedError
-
         remaining = max(self._deadline - asyncio.get_running_loop().time(), 0.001)
         # session.request takes its id synchronously before its first await, so this is that id.
         self._asked[session] = session.next_request_id()

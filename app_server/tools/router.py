@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app_server.loading import tools_mcp_tool
 from app_server.tools.exec_tool import handle_tool_call
 
 if TYPE_CHECKING:
@@ -24,9 +25,7 @@ async def route_tool_call(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
     """Run one tool call: an MCP tool if its namespace names one, else exec_command, write_stdin or skills."""
     mcp = ctx.thread.services.mcp
     if mcp is not None and not call.custom and (call.namespace or "").startswith(MCP_NAMESPACE_PREFIX):
-        from app_server.tools.mcp_tool import handle_mcp_call
-
-        outcome = await handle_mcp_call(ctx, mcp, call)
+        outcome = await tools_mcp_tool.handle_mcp_call(ctx, mcp, call)
         if outcome is not None:
             return outcome
     return await handle_tool_call(ctx, call)

@@ -2,7 +2,8 @@
 ``python -X importtime``: before its initialize answer is written it has imported neither pydantic nor
 asyncio nor the server (app_server/startup.py answers first); by the time it exits after that one request
 it has still imported neither the protocol models of other methods nor the libraries only websockets,
-HTTP models, JWT auth or MCP need. (That every declared method resolves to its family's handler is checked
+HTTP models, JWT auth or MCP need. The product modules of each side are exactly the ones
+``app_server/loading.py`` declares (``BEFORE_ANSWER`` and ``AT_STARTUP``). (That every declared method resolves to its family's handler is checked
 in tests/app_server/test_method_declarations.py.)"""
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ import json
 import subprocess
 from pathlib import Path
 
+from app_server.loading import AT_STARTUP, BEFORE_ANSWER
 from tests.support.appserver_process import app_server_env, default_argv
+
+#: The product's top-level packages: what the declared start-up sets are made of.
+PRODUCT = frozenset({"app_server", "pycodex", "exec_client", "exec_server", "relay", "agent_api"})
 
 #: What start-up must not pay for: every other method's wire models, and the heavy optional libraries.
 NOT_AT_STARTUP = (
@@ -45,6 +50,14 @@ def _run_importtime(tmp_path: Path, *more: dict[str, object]) -> list[str]:
     return proc.stdout.splitlines()
 
 
+def _product(names: set[str]) -> set[str]:
+    return {name for name in names if name.split(".")[0] in PRODUCT}
+
+
+def _differs(seen: set[str], declared: frozenset[str]) -> str:
+    return f"imported but not declared: {sorted(seen - declared)}; declared but not imported: {sorted(declared - seen)}"
+
+
 def test_stdio_initialize_is_answered_before_the_server_is_imported(tmp_path: Path) -> None:
     lines = _run_importtime(tmp_path)
     answer_at = next(i for i, line in enumerate(lines) if line.startswith('{"id":1,'))
@@ -54,6 +67,7 @@ def test_stdio_initialize_is_answered_before_the_server_is_imported(tmp_path: Pa
     assert "app_server.startup" in before and "pydantic" in after  # the probe sees both sides of the answer
     early = sorted(n for n in before if any(n == p or n.startswith(f"{p}.") for p in NOT_BEFORE_ANSWER))
     assert early == []
+    assert _product(before) == BEFORE_ANSWER, _differs(_product(before), BEFORE_ANSWER)
 
 
 def test_stdio_initialize_imports_only_what_it_needs(tmp_path: Path) -> None:
@@ -62,6 +76,8 @@ def test_stdio_initialize_imports_only_what_it_needs(tmp_path: Path) -> None:
     assert "app_server.protocol.initialize" in names  # the replayed request went through the real handler
     assert sorted(name for name in NOT_AT_STARTUP if name in names) == []
     assert sorted(name for name in names if name.split(".")[0] in HEAVY_LIBRARIES) == []
+    at_startup = _product(names) - BEFORE_ANSWER
+    assert at_startup == AT_STARTUP, _differs(at_startup, AT_STARTUP)
 
 
 def test_a_first_thread_without_mcp_servers_does_not_load_the_mcp_sdk(tmp_path: Path) -> None:

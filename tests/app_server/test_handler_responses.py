@@ -1,4 +1,4 @@
-"""Handlers called directly, in memory: the responses they assemble as dicts equal their models' dumps.
+"""Handlers called directly, in memory: each answers with its result model, or a dict equal to that model's dump.
 
 Handlers are module-level functions of ``(ctx, params)``, so a context holding a stand-in session with the
 handler-facing API is enough; the real AppServer (store, threads, config) is its services, in a temporary
@@ -58,10 +58,10 @@ class StandInSession:
 
 
 def pinned(model: type[BaseModel], result: Any) -> None:
-    # Same keys and values; key order is the handler's (thread/resume's differs from the model's field order).
-    if isinstance(result, BaseModel):  # a handler that returns its model: the declared one, dumped as the wire
+    if isinstance(result, BaseModel):  # a handler that returns its model: the declared one
         assert type(result) is model, (type(result).__name__, model.__name__)
-        result = to_wire(result)
+        return
+    # Same keys and values; key order is the handler's.
     assert isinstance(result, dict)
     assert to_wire(model.model_validate(result)) == result, model.__name__
 
@@ -76,15 +76,15 @@ def test_dict_responses_equal_their_model_dumps(tmp_path: Path, monkeypatch: pyt
         try:
             start = await threads.thread_start(ctx, tp.ThreadStartParams.model_validate({"cwd": str(tmp_path)}))
             pinned(tp.ThreadStartResponse, start)
-            thread_id = start["thread"]["id"]
+            thread_id = start.thread.id
             accepted = await turns.turn_start(ctx, up.TurnStartParams.model_validate(
                 {"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]}))
             pinned(up.TurnStartResponse, accepted)
-            assert accepted["turn"]["status"] == "inProgress"
+            assert accepted.turn.status == "inProgress"
             steer = await turns.turn_steer(ctx, up.TurnSteerParams.model_validate(
-                {"threadId": thread_id, "expectedTurnId": accepted["turn"]["id"],
+                {"threadId": thread_id, "expectedTurnId": accepted.turn.id,
                  "input": [{"type": "text", "text": "more"}]}))
-            assert steer == up.TurnSteerResponse(turn_id=accepted["turn"]["id"])
+            assert steer == up.TurnSteerResponse(turn_id=accepted.turn.id)
             read = await threads.thread_read(ctx, tp.ThreadReadParams.model_validate(
                 {"threadId": thread_id, "includeTurns": True}))
             pinned(tp.ThreadReadResponse, read)

@@ -2,9 +2,8 @@
 
 The services (threads, tools, store, model, MCP, config, search, skills, environments) are where the
 handlers and the runner call in; a docstring is the contract a reader gets without reading the body.
-Left to the changes that own them: ``threads/items.py`` (the item builders, which move to the typed item
-union), ``store/records.py`` (the rollout record format) and ``mcp/params.py``, whose params models are in
-the exported schema, where a class docstring would become a description Codex's schema does not have.
+``threads/items.py`` (the item builders) and ``store/records.py`` (the rollout records) are held to the same
+rule by tests/pycodex/test_item_docstrings.py, beside the item views.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ COVERED = (
     "app_server/notify.py",
     "app_server/truncation.py",
 )
-ELSEWHERE = ("app_server/threads/items.py", "app_server/store/records.py", "app_server/mcp/params.py")
+ELSEWHERE = ("app_server/threads/items.py", "app_server/store/records.py")
 
 
 @pytest.mark.parametrize("package", COVERED)

@@ -1,0 +1,160 @@
+"""app_server/loading.py is the one place that says what loads when, and it tells the truth.
+
+- No import statement runs inside a function in ``app_server`` except the few listed here, each with its
+  reason; everything else deferred is a ``LazyModule`` declared in loading.py with its group.
+- The groups agree with the start-up sets (which tests/app_server/test_app_server_startup_imports.py pins
+  against a real ``pycodex app-server``): what is deferred is not loaded at start-up, and what is said to
+  load after the answer is.
+- The prewarm group is what a first turn needs: once it has run, a first thread and turn import nothing
+  more from ``app_server`` (checked in a fresh interpreter on the in-memory harness).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from app_server import loading
+from tests.support.paths import REPO_ROOT
+
+#: The imports inside functions that stay, (file, module) -> why. Each must still occur.
+LOCAL_IMPORTS: dict[tuple[str, str], str] = {
+    ("app_server/main.py", "asyncio"): "stdlib, but the initialize answer is written before the event loop exists",
+    ("app_server/main.py", "logging"): "stdlib, but not imported before the initialize answer",
+}
+
+#: Outside app_server, the imports inside functions per file, and why they stay there.
+OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
+    "pycodex/cli.py": ("the subcommand table: each subcommand imports its own product when it is chosen, so "
+                       "`pycodex --version` and `pycodex app-server` pay for no other (tests/pycodex/test_cli_imports.py)",
+                       frozenset({
+                           "pycodex.transport.ws_auth", "exec_server.cli", "relay.cli", "pycodex.trace.cli",
+                           "pycodex.debug.threads", "pycodex.debug.config_show", "pycodex.mcp_cli.manage",
+                           "pycodex.mcp_cli.server", "app_server.model.mock_server", "argparse", "pycodex.signals",
+                           "app_server.main", "pycodex.compat_command", "pycodex.exec_cli.args",
+                           "pycodex.logging_setup", "pycodex.exec_cli.run", "app_server.protocol.schema_export",
+                           "asyncio", "pycodex.demo", "pycodex.debug.doctor", "app_server.app",
+                       })),
+    "pycodex/trace/cli.py": ("each `pycodex trace` verb loads its own reader or renderer (rich only for `show`)",
+                             frozenset({"pycodex.trace.timeline", "pycodex.trace.replay", "pycodex.trace.html",
+                                        "rich.console", "pycodex.trace.show"})),
+    "pycodex/debug/doctor.py": ("websockets only when the doctor probes a ws:// server",
+                                frozenset({"asyncio", "websockets.asyncio.client"})),
+    "pycodex/exec_cli/run.py": ("`pycodex exec` builds an in-process server only once its arguments parsed",
+                                frozenset({"app_server.app", "pycodex.exec_cli.inproc"})),
+    "pycodex/signals.py": ("asyncio only when a loop's signals are wired; the initialize fast path imports this "
+                           "module before the answer", frozenset({"asyncio"})),
+    "pycodex/transport/ws_auth.py": ("PyJWT (and cryptography) only when a JWT is checked", frozenset({"jwt"})),
+    "exec_client/environment.py": ("the wire models only once a remote environment answers",
+                                   frozenset({"exec_client.wire"})),
+    "exec_client/local_environment.py": ("the wire's chunk size only once a local process is read "
+                                         "(prewarmed: loading.py's after-handshake group)",
+                                         frozenset({"exec_client.wire.protocol"})),
+    "exec_server/heap.py": ("ctypes only when the heap is trimmed", frozenset({"ctypes"})),
+}
+
+
+def _local_imports(package: str = "app_server") -> set[tuple[str, str]]:
+    """(file, imported module) for every import statement inside a function body in ``package``."""
+    found: set[tuple[str, str]] = set()
+    for path in sorted((REPO_ROOT / package).rglob("*.py")):
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        for func in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(func):
+                if isinstance(node, ast.Import):
+                    found.update((rel, alias.name) for alias in node.names)
+                elif isinstance(node, ast.ImportFrom):
+                    found.add((rel, "." * node.level + (node.module or "")))
+    return found
+
+
+def test_no_import_inside_a_function_but_the_listed_ones() -> None:
+    assert _local_imports() == set(LOCAL_IMPORTS), (
+        "defer a module by declaring a LazyModule in app_server/loading.py, or list the import here with why"
+    )
+
+
+def test_the_other_packages_keep_only_their_listed_local_imports() -> None:
+    found: dict[str, set[str]] = {}
+    for package in ("pycodex", "exec_client", "exec_server", "relay", "agent_api"):
+        for rel, module in _local_imports(package):
+            found.setdefault(rel, set()).add(module)
+    assert found == {rel: set(modules) for rel, (_why, modules) in OTHER_LOCAL_IMPORTS.items()}
+
+
+def test_every_deferred_module_exists_and_is_declared_once() -> None:
+    names = [module.name for module in loading.declared()]
+    assert len(names) == len(set(names))
+    for name in names:
+        if name.split(".")[0] in {"app_server", "exec_client", "pycodex"}:
+            path = REPO_ROOT / name.replace(".", "/")
+            assert path.with_suffix(".py").is_file() or path.is_dir(), name
+
+
+def test_the_groups_agree_with_the_start_up_sets() -> None:
+    at_startup = loading.BEFORE_ANSWER | loading.AT_STARTUP
+    assert loading.BEFORE_ANSWER.isdisjoint(loading.AT_STARTUP)
+    after_answer = {m.name for m in loading.declared(loading.AFTER_ANSWER) if m.name.split('.')[0] == 'app_server'}
+    assert after_answer <= loading.AT_STARTUP, sorted(after_answer - loading.AT_STARTUP)
+    later = {m.name for m in (*loading.declared(loading.AFTER_HANDSHAKE), *loading.declared(loading.ON_FIRST_USE))}
+    assert sorted(later & at_startup) == [], "declared deferred but loaded at start-up"
+    assert "app_server.loading" in loading.BEFORE_ANSWER  # it is itself stdlib-only and loaded by main
+
+
+def test_the_prewarm_list_is_the_after_handshake_group() -> None:
+    group = loading.declared(loading.AFTER_HANDSHAKE)
+    assert loading.prewarm_modules() == tuple(m.name for m in group)
+    assert {"app_server.handlers.threads", "app_server.handlers.turns", "app_server.model.clients"} <= set(
+        loading.prewarm_modules()
+    )
+
+
+def test_a_lazy_module_imports_on_first_attribute_read() -> None:
+    lazy = loading.LazyModule("json.tool", loading.ON_FIRST_USE, "a test")
+    try:
+        assert lazy.main is sys.modules["json.tool"].main
+        assert "json.tool" in repr(lazy)
+    finally:
+        loading._DECLARED.remove(lazy)
+
+
+FIRST_TURN = """
+import asyncio, json, sys, tempfile
+from pathlib import Path
+
+from tests.support.appserver_memory import MemoryAppServerClient
+
+
+async def main() -> None:
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "home").mkdir()
+    client = await MemoryAppServerClient.spawn(None, codex_home=tmp / "home", cwd=tmp)
+    await client.initialize()
+    await client.app.turn_machinery()  # what thread/start waits for anyway
+    before = set(sys.modules)
+    thread_id = (await client.call("thread/start", {"cwd": str(tmp)}))["thread"]["id"]
+    await client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]})
+    done = await client.wait_notification("turn/completed", timeout=30)
+    new = sorted(name for name in set(sys.modules) - before if name.split(".")[0] == "app_server")
+    await client.close()
+    print(json.dumps({"status": done["params"]["turn"]["status"], "new": new}))
+
+
+asyncio.run(main())
+"""
+
+
+def test_after_the_prewarm_a_first_turn_imports_nothing_more_from_app_server(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", FIRST_TURN], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT), "PYCODEX_LOG": "error"},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.splitlines()[-1])
+    assert result["status"] == "completed"
+    assert result["new"] == [], "add these to the after-handshake group in app_server/loading.py"
