@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app_server.context import HandlerContext
+from app_server.protocol import responses_fs as rf
 from app_server.protocol import surface as p
+from app_server.protocol.base import to_wire
 from app_server.session import Deferred
 from app_server.surface_state import RunningProcess
 from app_server.tools.sandbox import make_sandbox
@@ -236,9 +238,11 @@ async def command_exec(ctx: HandlerContext, params: p.CommandExecParams) -> Defe
         finally:
             conn.commands.pop(key, None)
         streamed = emit is not None
-        return {"exitCode": code,
-                "stdout": "" if streamed else capture.data["stdout"].decode("utf-8", "replace"),
-                "stderr": "" if streamed else capture.data["stderr"].decode("utf-8", "replace")}
+        return to_wire(rf.CommandExecResponse(
+            exit_code=code,
+            stdout="" if streamed else capture.data["stdout"].decode("utf-8", "replace"),
+            stderr="" if streamed else capture.data["stderr"].decode("utf-8", "replace"),
+        ))
 
     return Deferred(finish())
 
@@ -250,27 +254,27 @@ def _command(ctx: HandlerContext, process_id: str) -> RunningProcess:
     return running
 
 
-async def command_write(ctx: HandlerContext, params: p.CommandExecWriteParams) -> JsonObj:
+async def command_write(ctx: HandlerContext, params: p.CommandExecWriteParams) -> rf.CommandExecWriteResponse:
     _check_write(params.delta_base64, params.close_stdin, "command/exec/write")
     await _write(_command(ctx, params.process_id), params.delta_base64, params.close_stdin,
                  "command/exec/write")
-    return {}
+    return rf.CommandExecWriteResponse()
 
 
-async def command_terminate(ctx: HandlerContext, params: p.CommandExecTerminateParams) -> JsonObj:
+async def command_terminate(ctx: HandlerContext, params: p.CommandExecTerminateParams) -> rf.CommandExecTerminateResponse:
     _command(ctx, params.process_id).spawned.signal_group(signal.SIGKILL)
-    return {}
+    return rf.CommandExecTerminateResponse()
 
 
-async def command_resize(ctx: HandlerContext, params: p.CommandExecResizeParams) -> JsonObj:
+async def command_resize(ctx: HandlerContext, params: p.CommandExecResizeParams) -> rf.CommandExecResizeResponse:
     _resize(_command(ctx, params.process_id), params.size.rows, params.size.cols)
-    return {}
+    return rf.CommandExecResizeResponse()
 
 
 # -- process/spawn -----------------------------------------------------------------------------
 
 
-async def process_spawn(ctx: HandlerContext, params: p.ProcessSpawnParams) -> JsonObj:
+async def process_spawn(ctx: HandlerContext, params: p.ProcessSpawnParams) -> rf.ProcessSpawnResponse:
     cwd = Path(params.cwd)
     if not cwd.is_absolute():
         raise InvalidRequest("Invalid request: AbsolutePathBuf deserialized without a base path")
@@ -306,7 +310,7 @@ async def process_spawn(ctx: HandlerContext, params: p.ProcessSpawnParams) -> Js
                 "stderr": out["stderr"], "stderrCapReached": capture.capped["stderr"]})
 
     running.task = ctx.services.spawn(watch(), name=f"process {handle}")
-    return {}
+    return rf.ProcessSpawnResponse()
 
 
 def _process(ctx: HandlerContext, handle: str) -> RunningProcess:
@@ -316,18 +320,18 @@ def _process(ctx: HandlerContext, handle: str) -> RunningProcess:
     return running
 
 
-async def process_write(ctx: HandlerContext, params: p.ProcessWriteStdinParams) -> JsonObj:
+async def process_write(ctx: HandlerContext, params: p.ProcessWriteStdinParams) -> rf.ProcessWriteStdinResponse:
     _check_write(params.delta_base64, params.close_stdin, "process/writeStdin")
     await _write(_process(ctx, params.process_handle), params.delta_base64, params.close_stdin,
                  "process/writeStdin")
-    return {}
+    return rf.ProcessWriteStdinResponse()
 
 
-async def process_kill(ctx: HandlerContext, params: p.ProcessKillParams) -> JsonObj:
+async def process_kill(ctx: HandlerContext, params: p.ProcessKillParams) -> rf.ProcessKillResponse:
     _process(ctx, params.process_handle).spawned.signal_group(signal.SIGKILL)
-    return {}
+    return rf.ProcessKillResponse()
 
 
-async def process_resize(ctx: HandlerContext, params: p.ProcessResizePtyParams) -> JsonObj:
+async def process_resize(ctx: HandlerContext, params: p.ProcessResizePtyParams) -> rf.ProcessResizePtyResponse:
     _resize(_process(ctx, params.process_handle), params.size.rows, params.size.cols)
-    return {}
+    return rf.ProcessResizePtyResponse()

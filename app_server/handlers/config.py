@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app_server.config.effective import effective_config, read_layers
 from app_server.config.errors import unknown_keys_warning
 from app_server.context import HandlerContext
 from app_server.loading import config_write
 from app_server.protocol import notices
+from app_server.protocol import responses_config as rc
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
-from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:  # config.write pulls in tomlkit (~0.1 s): imported on the first write, not at start-up
     from app_server.config.write import ConfigEdit
@@ -25,15 +25,16 @@ if TYPE_CHECKING:  # config.write pulls in tomlkit (~0.1 s): imported on the fir
 __all__ = ["batch_write", "config_read", "requirements_read", "value_write"]
 
 
-async def config_read(ctx: HandlerContext, params: p.ConfigReadParams) -> JsonObj:
+async def config_read(ctx: HandlerContext, params: p.ConfigReadParams) -> p.ConfigReadResponse:
     loaded = ctx.services.read_config()
     cwd = Path(params.cwd) if params.cwd else None
-    return await asyncio.to_thread(effective_config, loaded, cwd, params.include_layers)
+    effective = await asyncio.to_thread(effective_config, loaded, cwd, params.include_layers)
+    return p.ConfigReadResponse.model_validate(effective)
 
 
 async def _write(
     ctx: HandlerContext, edits: list[ConfigEdit], *, file_path: str | None, expected_version: str | None
-) -> JsonObj:
+) -> rc.ConfigWriteResponse:
     write_values = config_write.write_values
 
     services = ctx.services
@@ -52,10 +53,10 @@ async def _write(
             await notices.send(ctx.session, notices.config_warning(warning.to_params()))
 
         ctx.session.after_response(warn)
-    return outcome.response
+    return rc.ConfigWriteResponse.model_validate(outcome.response)
 
 
-async def value_write(ctx: HandlerContext, params: s.ConfigValueWriteParams) -> JsonObj:
+async def value_write(ctx: HandlerContext, params: s.ConfigValueWriteParams) -> rc.ConfigWriteResponse:
     edits_from_params = config_write.edits_from_params
 
     edit = {"keyPath": params.key_path, "value": params.value, "mergeStrategy": params.merge_strategy}
@@ -63,7 +64,7 @@ async def value_write(ctx: HandlerContext, params: s.ConfigValueWriteParams) -> 
                         expected_version=params.expected_version)
 
 
-async def batch_write(ctx: HandlerContext, params: s.ConfigBatchWriteParams) -> JsonObj:
+async def batch_write(ctx: HandlerContext, params: s.ConfigBatchWriteParams) -> rc.ConfigWriteResponse:
     edits_from_params = config_write.edits_from_params
 
     raw = [{"keyPath": e.key_path, "value": e.value, "mergeStrategy": e.merge_strategy} for e in params.edits]
@@ -76,5 +77,5 @@ async def batch_write(ctx: HandlerContext, params: s.ConfigBatchWriteParams) -> 
     return result
 
 
-async def requirements_read(ctx: HandlerContext, params: Any) -> JsonObj:
-    return {"supportsIndependentSpeedModes": True, "requirements": None}
+async def requirements_read(ctx: HandlerContext, params: None) -> rc.ConfigRequirementsReadResponse:
+    return rc.ConfigRequirementsReadResponse(supports_independent_speed_modes=True, requirements=None)

@@ -12,10 +12,10 @@ import shutil
 from pathlib import Path
 
 from app_server.context import HandlerContext
+from app_server.protocol import responses_config as rc
 from app_server.protocol import surface as p
 from app_server.surface_state import AddedEnvironment
 from exec_client.client import ExecServerClient
-from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
 __all__ = ["environment_add", "environment_info", "environment_status"]
@@ -39,7 +39,7 @@ async def _connect(env: AddedEnvironment, token: str | None, timeout_s: float) -
     env.client, env.error = client, None
 
 
-async def environment_add(ctx: HandlerContext, params: p.EnvironmentAddParams) -> JsonObj:
+async def environment_add(ctx: HandlerContext, params: p.EnvironmentAddParams) -> rc.EnvironmentAddResponse:
     if params.environment_id == LOCAL:
         raise InvalidRequest("exec-server protocol error: environment id `local` is reserved for EnvironmentManager")
     if not params.exec_server_url.startswith(("ws://", "wss://")):
@@ -52,17 +52,17 @@ async def environment_add(ctx: HandlerContext, params: p.EnvironmentAddParams) -
     timeout = (params.connect_timeout_ms or DEFAULT_CONNECT_TIMEOUT_MS) / 1000
     env.attempt = ctx.services.spawn(_connect(env, params.auth_bearer_token, timeout), name="environment/add")
     await asyncio.wait({env.attempt}, timeout=timeout)  # Codex reports the first attempt's outcome
-    return {}
+    return rc.EnvironmentAddResponse()
 
 
-def _local_shell() -> JsonObj:
+def _local_shell() -> rc.EnvironmentShellInfo:
     path = os.environ.get("SHELL") or shutil.which("bash") or "/bin/sh"
-    return {"name": Path(path).name, "path": path}
+    return rc.EnvironmentShellInfo(name=Path(path).name, path=path)
 
 
-async def environment_info(ctx: HandlerContext, params: p.EnvironmentIdParams) -> JsonObj:
+async def environment_info(ctx: HandlerContext, params: p.EnvironmentIdParams) -> rc.EnvironmentInfoResponse:
     if params.environment_id == LOCAL:
-        return {"shell": _local_shell(), "cwd": ctx.services.working_dir().resolve().as_uri()}
+        return rc.EnvironmentInfoResponse(shell=_local_shell(), cwd=ctx.services.working_dir().resolve().as_uri())
     env = ctx.services.surface.environments.get(params.environment_id)
     if env is None:
         raise InvalidRequest(_unknown(params.environment_id))
@@ -72,16 +72,16 @@ async def environment_info(ctx: HandlerContext, params: p.EnvironmentIdParams) -
     raise InternalError(f"failed to get info for environment `{params.environment_id}`: {reason}")
 
 
-async def environment_status(ctx: HandlerContext, params: p.EnvironmentIdParams) -> JsonObj:
+async def environment_status(ctx: HandlerContext, params: p.EnvironmentIdParams) -> rc.EnvironmentStatusResponse:
     if params.environment_id == LOCAL:
-        return {"status": "ready"}
+        return rc.EnvironmentStatusResponse(status="ready")
     env = ctx.services.surface.environments.get(params.environment_id)
     if env is None:
-        return {"status": "unknown", "error": _unknown(params.environment_id)}
+        return rc.EnvironmentStatusResponse(status="unknown", error=_unknown(params.environment_id))
     if env.client is not None and not env.client.closed.is_set():
-        return {"status": "ready"}
+        return rc.EnvironmentStatusResponse(status="ready")
     if env.error is not None:
-        return {"status": "disconnected", "error": env.error}
+        return rc.EnvironmentStatusResponse(status="disconnected", error=env.error)
     if env.client is not None:
-        return {"status": "disconnected", "error": "the exec-server connection closed"}
-    return {"status": "pending"}
+        return rc.EnvironmentStatusResponse(status="disconnected", error="the exec-server connection closed")
+    return rc.EnvironmentStatusResponse(status="pending")

@@ -20,12 +20,12 @@ from typing import TypeVar
 import watchfiles
 
 from app_server.context import HandlerContext
+from app_server.protocol import responses_fs as rf
 from app_server.protocol import surface as p
 from app_server.session import Session
 from exec_client.local_environment import remove_path
 from exec_client.wire.fs_paths import denial_error, entry_path, policy_for, real_path
 from exec_client.wire.fs_policy import Need, PolicyDenied
-from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
 from pycodex.platform.spawn import os_error_text
 
@@ -70,66 +70,67 @@ async def _run(work: Callable[[], T]) -> T:
         raise _os_error(exc) from None
 
 
-async def read_file(ctx: HandlerContext, params: p.FsPathParams) -> JsonObj:
+async def read_file(ctx: HandlerContext, params: p.FsPathParams) -> rf.FsReadFileResponse:
     path = _checked(params.path, Need.READ)
     if path.is_dir():
         raise InvalidRequest(f"path `{path}` is not a file")
     data = await _run(path.read_bytes)
-    return {"dataBase64": base64.b64encode(data).decode()}
+    return rf.FsReadFileResponse(data_base64=base64.b64encode(data).decode())
 
 
-async def write_file(ctx: HandlerContext, params: p.FsWriteFileParams) -> JsonObj:
+async def write_file(ctx: HandlerContext, params: p.FsWriteFileParams) -> rf.FsWriteFileResponse:
     try:
         data = base64.b64decode(params.data_base64, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise InvalidRequest(f"fs/writeFile requires valid base64 dataBase64: {exc}") from None
     path = _checked(params.path, Need.WRITE)
     await _run(lambda: path.write_bytes(data))
-    return {}
+    return rf.FsWriteFileResponse()
 
 
-async def create_directory(ctx: HandlerContext, params: p.FsCreateDirectoryParams) -> JsonObj:
+async def create_directory(ctx: HandlerContext, params: p.FsCreateDirectoryParams) -> rf.FsCreateDirectoryResponse:
     path = _checked(params.path, Need.WRITE)
     recursive = params.recursive is not False  # Codex defaults to creating parents
     await _run(lambda: path.mkdir(parents=recursive, exist_ok=recursive))
-    return {}
+    return rf.FsCreateDirectoryResponse()
 
 
-async def get_metadata(ctx: HandlerContext, params: p.FsPathParams) -> JsonObj:
+async def get_metadata(ctx: HandlerContext, params: p.FsPathParams) -> rf.FsGetMetadataResponse:
     path = _checked(params.path, Need.READ)
     link = Path(entry_path(_abs(params.path)))
 
-    def work() -> JsonObj:
+    def work() -> rf.FsGetMetadataResponse:
         st = path.stat()
-        return {
-            "isDirectory": path.is_dir(), "isFile": path.is_file(), "isSymlink": link.is_symlink(),
-            "createdAtMs": int(getattr(st, "st_birthtime", 0) * 1000), "modifiedAtMs": int(st.st_mtime * 1000),
-        }
+        return rf.FsGetMetadataResponse(
+            is_directory=path.is_dir(), is_file=path.is_file(), is_symlink=link.is_symlink(),
+            created_at_ms=int(getattr(st, "st_birthtime", 0) * 1000), modified_at_ms=int(st.st_mtime * 1000),
+        )
 
     return await _run(work)
 
 
-async def read_directory(ctx: HandlerContext, params: p.FsPathParams) -> JsonObj:
+async def read_directory(ctx: HandlerContext, params: p.FsPathParams) -> rf.FsReadDirectoryResponse:
     path = _checked(params.path, Need.READ)
 
-    def work() -> list[JsonObj]:
+    def work() -> list[rf.FsReadDirectoryEntry]:
         with os.scandir(path) as it:
-            entries = [{"fileName": e.name, "isDirectory": e.is_dir(), "isFile": e.is_file()} for e in it]
-        return sorted(entries, key=lambda e: str(e["fileName"]))
+            entries = [rf.FsReadDirectoryEntry(file_name=e.name, is_directory=e.is_dir(), is_file=e.is_file())
+                       for e in it]
+        return sorted(entries, key=lambda e: e.file_name)
 
-    return {"entries": await _run(work)}
+    return rf.FsReadDirectoryResponse(entries=await _run(work))
 
 
-async def remove(ctx: HandlerContext, params: p.FsRemoveParams) -> JsonObj:
+async def remove(ctx: HandlerContext, params: p.FsRemoveParams) -> rf.FsRemoveResponse:
     recursive = params.recursive is not False
     path = _checked(params.path, Need.WRITE, entry=True, tree=recursive)
 
     force = params.force is not False  # Codex defaults force to true: a missing path is fine
     await _run(lambda: remove_path(path, recursive=recursive, force=force))
-    return {}
+    return rf.FsRemoveResponse()
 
 
-async def copy(ctx: HandlerContext, params: p.FsCopyParams) -> JsonObj:
+async def copy(ctx: HandlerContext, params: p.FsCopyParams) -> rf.FsCopyResponse:
     source = _checked(params.source_path, Need.READ, tree=params.recursive)
     dest = _checked(params.destination_path, Need.WRITE)
 
@@ -147,16 +148,16 @@ async def copy(ctx: HandlerContext, params: p.FsCopyParams) -> JsonObj:
         raise InvalidRequest("fs/copy requires recursive: true when sourcePath is a directory") from None
     except OSError as exc:
         raise _os_error(exc) from None
-    return {}
+    return rf.FsCopyResponse()
 
 
-async def watch(ctx: HandlerContext, params: p.FsWatchParams) -> JsonObj:
+async def watch(ctx: HandlerContext, params: p.FsWatchParams) -> rf.FsWatchResponse:
     path = _checked(params.path, Need.READ)
     conn = ctx.services.surface.conn(ctx.session)
     if params.watch_id in conn.watches:
         raise InvalidRequest(f"watchId already exists: {params.watch_id}")
     conn.watches[params.watch_id] = asyncio.create_task(_watch_loop(ctx.session, params.watch_id, path))
-    return {"path": str(path)}
+    return rf.FsWatchResponse(path=str(path))
 
 
 async def _watch_loop(session: Session, watch_id: str, path: Path) -> None:
@@ -175,8 +176,8 @@ async def _watch_loop(session: Session, watch_id: str, path: Path) -> None:
         logger.info("fs/watch %s on %s stopped: %s", watch_id, path, exc)
 
 
-async def unwatch(ctx: HandlerContext, params: p.FsUnwatchParams) -> JsonObj:
+async def unwatch(ctx: HandlerContext, params: p.FsUnwatchParams) -> rf.FsUnwatchResponse:
     task = ctx.services.surface.conn(ctx.session).watches.pop(params.watch_id, None)
     if task is not None:
         task.cancel()
-    return {}
+    return rf.FsUnwatchResponse()

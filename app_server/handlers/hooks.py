@@ -13,9 +13,9 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from app_server.context import HandlerContext
+from app_server.protocol import responses_config as rc
 from app_server.protocol import surface as p
 from pycodex.json_types import JsonObj
 
@@ -31,7 +31,7 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _hooks_of(table: Any, path: Path, order: int) -> tuple[list[JsonObj], int]:
+def _hooks_of(table: object, path: Path, order: int) -> tuple[list[JsonObj], int]:
     """The command hooks of one ``{Event: [groups]}`` table; unknown events and handlers are skipped."""
     found: list[JsonObj] = []
     if not isinstance(table, dict):
@@ -62,11 +62,11 @@ def _hooks_of(table: Any, path: Path, order: int) -> tuple[list[JsonObj], int]:
     return found, order
 
 
-def list_hooks(codex_home: Path, cwd: str) -> JsonObj:
+def list_hooks(codex_home: Path, cwd: str) -> rc.HooksListEntry:
     """One hooks/list entry for ``cwd``."""
     hooks: list[JsonObj] = []
     warnings: list[str] = []
-    errors: list[JsonObj] = []
+    errors: list[rc.HookErrorInfo] = []
     json_path, toml_path = codex_home / "hooks.json", codex_home / "config.toml"
     sources: list[Path] = []
     order = 0
@@ -77,12 +77,12 @@ def list_hooks(codex_home: Path, cwd: str) -> JsonObj:
             hooks += found
             sources.append(json_path)
         except (OSError, ValueError) as exc:
-            errors.append({"path": str(json_path), "message": f"failed to parse hooks: {exc}"})
+            errors.append(rc.HookErrorInfo(path=str(json_path), message=f"failed to parse hooks: {exc}"))
     if toml_path.is_file():
         try:
             table = tomllib.loads(toml_path.read_text(encoding="utf-8")).get("hooks")
         except (OSError, tomllib.TOMLDecodeError) as exc:
-            errors.append({"path": str(toml_path), "message": f"failed to parse hooks: {exc}"})
+            errors.append(rc.HookErrorInfo(path=str(toml_path), message=f"failed to parse hooks: {exc}"))
             table = None
         if isinstance(table, dict) and table:
             found, order = _hooks_of(table, toml_path, order)
@@ -91,9 +91,10 @@ def list_hooks(codex_home: Path, cwd: str) -> JsonObj:
     if len(sources) == 2:
         warnings.append(f"loading hooks from both {json_path} and {toml_path}; "
                         "prefer a single representation for this layer")
-    return {"cwd": cwd, "hooks": hooks, "warnings": warnings, "errors": errors}
+    return rc.HooksListEntry(cwd=cwd, hooks=hooks, warnings=warnings, errors=errors)
 
 
-async def hooks_list(ctx: HandlerContext, params: p.HooksListParams) -> JsonObj:
+async def hooks_list(ctx: HandlerContext, params: p.HooksListParams) -> rc.HooksListResponse:
     home = ctx.services.codex_home
-    return {"data": [list_hooks(home, cwd) for cwd in params.cwds or [str(ctx.services.working_dir())]]}
+    cwds = params.cwds or [str(ctx.services.working_dir())]
+    return rc.HooksListResponse(data=[list_hooks(home, cwd) for cwd in cwds])

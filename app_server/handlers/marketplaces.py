@@ -16,6 +16,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from app_server.protocol import responses_plugins as rp
 from app_server.skills.frontmatter import parse_skill_header
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
@@ -135,20 +136,21 @@ class Store:
             raise InvalidRequest(f"marketplace `{name}` is not configured or installed")
         self._drop_section(f"marketplaces.{_toml_key(name)}")
 
-    def marketplaces(self) -> tuple[list[Marketplace], list[JsonObj]]:
-        found, errors = [], []
+    def marketplaces(self) -> tuple[list[Marketplace], list[rp.MarketplaceLoadErrorInfo]]:
+        found: list[Marketplace] = []
+        errors: list[rp.MarketplaceLoadErrorInfo] = []
         for root in self.sources().values():
             try:
                 found.append(load_marketplace(manifest_in(Path(root))))
             except InvalidRequest as exc:
-                errors.append({"marketplacePath": root, "message": exc.message})
+                errors.append(rp.MarketplaceLoadErrorInfo(marketplace_path=root, message=exc.message))
         return found, errors
 
     # -- plugins -----------------------------------------------------------------------------
     def installed_dir(self, market: str, plugin: str) -> Path:
         return self.home / "plugins/cache" / market / plugin
 
-    def summary(self, market: Marketplace, entry: JsonObj) -> JsonObj:
+    def summary(self, market: Marketplace, entry: JsonObj) -> rp.PluginSummary:
         name = str(entry["name"])
         plugin_id = f"{name}@{market.name}"
         folder = market.plugin_dir(entry)
@@ -156,31 +158,37 @@ class Store:
         installed = self.installed_dir(market.name, name).is_dir()
         spec = self._table("plugins").get(plugin_id)
         enabled = installed and (not isinstance(spec, dict) or spec.get("enabled", True) is not False)
-        return {
-            "id": plugin_id, "remotePluginId": None, "version": None, "localVersion": meta.get("version"),
-            "name": name, "shareContext": None, "source": {"type": "local", "path": str(folder)},
-            "installed": installed, "installedAt": None, "enabled": enabled, "installPolicy": "AVAILABLE",
-            "installPolicySource": None, "mustShowInstallationInterstitial": None, "authPolicy": "ON_INSTALL",
-            "availability": "AVAILABLE", "disabledReason": None, "eligiblePlanTypes": None, "interface": None,
-            "keywords": [str(k) for k in meta.get("keywords") or []],
-        }
+        local_version = meta.get("version")
+        keywords = meta.get("keywords")
+        return rp.PluginSummary(
+            id=plugin_id, remote_plugin_id=None, version=None,
+            local_version=local_version if isinstance(local_version, str) else None,
+            name=name, share_context=None, source={"type": "local", "path": str(folder)},
+            installed=installed, installed_at=None, enabled=enabled, install_policy="AVAILABLE",
+            install_policy_source=None, must_show_installation_interstitial=None, auth_policy="ON_INSTALL",
+            availability="AVAILABLE", disabled_reason=None, eligible_plan_types=None, interface=None,
+            keywords=[str(k) for k in keywords] if isinstance(keywords, list) else [],
+        )
 
-    def detail(self, market: Marketplace, entry: JsonObj) -> JsonObj:
+    def detail(self, market: Marketplace, entry: JsonObj) -> rp.PluginDetail:
         folder = market.plugin_dir(entry)
-        skills = []
+        skills: list[rp.SkillSummary] = []
         for path in sorted(folder.glob("skills/*/SKILL.md")):
             try:
                 header = parse_skill_header(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
-            skills.append({"name": f"{entry['name']}:{header.name}", "description": header.description,
-                           "shortDescription": None, "interface": None, "path": str(path), "enabled": True})
-        return {
-            "marketplaceName": market.name, "marketplacePath": str(market.manifest),
-            "summary": self.summary(market, entry), "shareUrl": None,
-            "description": _plugin_meta(folder).get("description"), "skills": skills, "onboardingSkill": None,
-            "hooks": [], "apps": [], "appTemplates": [], "mcpServers": [], "scheduledTasks": None,
-        }
+            skills.append(rp.SkillSummary(
+                name=f"{entry['name']}:{header.name}", description=header.description, short_description=None,
+                interface=None, path=str(path), enabled=True,
+            ))
+        description = _plugin_meta(folder).get("description")
+        return rp.PluginDetail(
+            marketplace_name=market.name, marketplace_path=str(market.manifest),
+            summary=self.summary(market, entry), share_url=None,
+            description=description if isinstance(description, str) else None, skills=skills,
+            onboarding_skill=None, hooks=[], apps=[], app_templates=[], mcp_servers=[], scheduled_tasks=None,
+        )
 
     def install(self, market: Marketplace, entry: JsonObj) -> None:
         folder = market.plugin_dir(entry)

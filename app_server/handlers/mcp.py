@@ -23,6 +23,7 @@ from app_server.mcp.params import (
     McpServerToolCallParams,
     missing_field,
 )
+from app_server.protocol import responses_config as rc
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest, RpcError
 
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 P = TypeVar("P")
+R = TypeVar("R", bound=BaseModel)
 
 
 def _check_thread(ctx: HandlerContext, thread_id: str | None) -> str | None:
@@ -41,17 +43,20 @@ def _check_thread(ctx: HandlerContext, thread_id: str | None) -> str | None:
     return ctx.services.threads.get_loaded(thread_id).id
 
 
-async def _answer(call: Callable[[P], Awaitable[JsonObj]], params: P) -> JsonObj:
+async def _answer(call: Callable[[P], Awaitable[JsonObj]], params: P, model: type[R]) -> R:
     try:
-        return await call(params)
+        answer = await call(params)
     except McpRequestError as exc:
         raise RpcError(exc.message, code=exc.code) from None
+    return model.model_validate(answer)
 
 
-async def status_list(ctx: HandlerContext, params: ListMcpServerStatusParams | None) -> JsonObj:
+async def status_list(
+    ctx: HandlerContext, params: ListMcpServerStatusParams | None
+) -> rc.ListMcpServerStatusResponse:
     params = params or ListMcpServerStatusParams()
     params = params.model_copy(update={"threadId": _check_thread(ctx, params.threadId)})
-    return await _answer(ctx.services.mcp.list_status, params)
+    return await _answer(ctx.services.mcp.list_status, params, rc.ListMcpServerStatusResponse)
 
 
 class _ToolCallParams(McpServerToolCallParams):
@@ -60,28 +65,29 @@ class _ToolCallParams(McpServerToolCallParams):
     threadId: str | None = None  # type: ignore[assignment]
 
 
-async def tool_call(ctx: HandlerContext, params: _ToolCallParams) -> JsonObj:
+async def tool_call(ctx: HandlerContext, params: _ToolCallParams) -> rc.McpServerToolCallResponse:
     if params.threadId is None:
         raise InvalidRequest("Invalid request: missing field `threadId`")
     checked = McpServerToolCallParams.model_validate(
         {**params.model_dump(by_alias=True), "threadId": _check_thread(ctx, params.threadId)})
-    return await _answer(ctx.services.mcp.tool_call, checked)
+    return await _answer(ctx.services.mcp.tool_call, checked, rc.McpServerToolCallResponse)
 
 
-async def resource_read(ctx: HandlerContext, params: McpResourceReadParams) -> JsonObj:
+async def resource_read(ctx: HandlerContext, params: McpResourceReadParams) -> rc.McpResourceReadResponse:
     params = params.model_copy(update={"threadId": _check_thread(ctx, params.threadId)})
-    return await _answer(ctx.services.mcp.resource_read, params)
+    return await _answer(ctx.services.mcp.resource_read, params, rc.McpResourceReadResponse)
 
 
-async def reload(ctx: HandlerContext, params: None) -> JsonObj:
+async def reload(ctx: HandlerContext, params: None) -> rc.McpServerRefreshResponse:
     """Re-read config.toml, then every loaded thread reconciles its servers with it."""
     services = ctx.services
     services.reload_config()
-    return await services.mcp.reload()
+    await services.mcp.reload()
+    return rc.McpServerRefreshResponse()
 
 
-async def oauth_login(ctx: HandlerContext, params: McpServerOauthLoginParams) -> JsonObj:
-    return await _answer(ctx.services.mcp.oauth_login, params)
+async def oauth_login(ctx: HandlerContext, params: McpServerOauthLoginParams) -> rc.McpServerOauthLoginResponse:
+    return await _answer(ctx.services.mcp.oauth_login, params, rc.McpServerOauthLoginResponse)
 
 
 HOSTED_ONLY = "MCP event subscriptions are only supported for hosted apps"
@@ -93,14 +99,18 @@ def _require(params: BaseModel, fields: tuple[str, ...]) -> None:
         raise InvalidRequest(f"Invalid request: missing field `{missing}`")
 
 
-async def event_stream_start(ctx: HandlerContext, params: McpServerEventStreamStartParams) -> JsonObj:
+async def event_stream_start(
+    ctx: HandlerContext, params: McpServerEventStreamStartParams
+) -> rc.McpServerEventStreamStartResponse:
     """Codex 0.169 serves event streams for hosted apps only; any configured server (and any thread id,
     known or not) gets this refusal."""
     _require(params, ("threadId", "server", "name", "arguments", "subscriptionId"))
     raise InvalidRequest(HOSTED_ONLY)
 
 
-async def event_stream_stop(ctx: HandlerContext, params: McpServerEventStreamStopParams) -> JsonObj:
+async def event_stream_stop(
+    ctx: HandlerContext, params: McpServerEventStreamStopParams
+) -> rc.McpServerEventStreamStopResponse:
     """Nothing is ever subscribed, so stopping any id succeeds, as in Codex 0.169."""
     _require(params, ("subscriptionId",))
-    return {}
+    return rc.McpServerEventStreamStopResponse()

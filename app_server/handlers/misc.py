@@ -12,14 +12,15 @@ import socket
 import time
 import uuid
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from app_server.context import HandlerContext
 from app_server.handlers.features_0169 import BETA_TEXTS, FEATURES
+from app_server.protocol import responses_misc as rm
 from app_server.protocol import surface as p
 from pycodex import __version__
-from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, InvalidRequest
 from pycodex.platform.spawn import os_error_text
 
@@ -35,47 +36,57 @@ UNAVAILABLE = "User verification is not available in this build or account."
 NEEDS_CHATGPT = "remote control requires ChatGPT authentication"
 PAIRING_DISABLED = "remote control pairing requires remote control to be enabled"
 
-
-async def collaboration_modes(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
-    return {"data": [
-        {"name": "Plan", "mode": "plan", "model": None, "reasoning_effort": "medium"},
-        {"name": "Default", "mode": "default", "model": None, "reasoning_effort": None},
-    ]}
+T = TypeVar("T")
 
 
-def _page(rows: list[JsonObj], params: p.PageParams) -> JsonObj:
-    """One page of ``rows`` as Codex pages its local lists: the cursor is the index of the next row."""
+async def collaboration_modes(ctx: HandlerContext, params: p.AnyParams) -> rm.CollaborationModeListResponse:
+    return rm.CollaborationModeListResponse(data=[
+        rm.CollaborationModeMask(name="Plan", mode="plan", model=None, reasoning_effort="medium"),
+        rm.CollaborationModeMask(name="Default", mode="default", model=None, reasoning_effort=None),
+    ])
+
+
+def _page(rows: Sequence[T], params: p.PageParams) -> tuple[list[T], str | None]:
+    """One page of ``rows`` as Codex pages its local lists (the rows and the next cursor, the index of the
+    next row)."""
     start = 0
     if params.cursor is not None:
         if not params.cursor.isdigit():
             raise InvalidRequest(f"invalid cursor: {params.cursor}")
         start = int(params.cursor)
     end = len(rows) if params.limit is None else min(len(rows), start + params.limit)
-    return {"data": rows[start:end], "nextCursor": str(end) if end < len(rows) else None}
+    return list(rows[start:end]), str(end) if end < len(rows) else None
 
 
-async def feature_list(ctx: HandlerContext, params: p.PageParams) -> JsonObj:
+async def feature_list(ctx: HandlerContext, params: p.PageParams) -> rm.ExperimentalFeatureListResponse:
     overrides = ctx.services.surface.feature_overrides
     data = []
     for name, stage, default in FEATURES:
         display, description = BETA_TEXTS.get(name, (None, None))
-        data.append({"name": name, "stage": stage, "displayName": display, "description": description,
-                     "announcement": "" if stage == "beta" else None,
-                     "enabled": overrides.get(name, default), "defaultEnabled": default})
-    return _page(data, params)
+        data.append(rm.ExperimentalFeature(
+            name=name, stage=stage, display_name=display, description=description,
+            announcement="" if stage == "beta" else None,
+            enabled=overrides.get(name, default), default_enabled=default,
+        ))
+    page, next_cursor = _page(data, params)
+    return rm.ExperimentalFeatureListResponse(data=page, next_cursor=next_cursor)
 
 
-async def feature_enablement_set(ctx: HandlerContext, params: p.FeatureEnablementSetParams) -> JsonObj:
+async def feature_enablement_set(
+    ctx: HandlerContext, params: p.FeatureEnablementSetParams
+) -> rm.ExperimentalFeatureEnablementSetResponse:
     # Only beta features can be toggled at runtime; other names are ignored, as in Codex.
     beta = {name for name, stage, _ in FEATURES if stage == "beta"}
     applied = {name: on for name, on in params.enablement.items() if name in beta}
     ctx.services.surface.feature_overrides.update(applied)
-    return {"enablement": applied}
+    return rm.ExperimentalFeatureEnablementSetResponse(enablement=applied)
 
 
-async def permission_profiles(ctx: HandlerContext, params: p.PageParams) -> JsonObj:
+async def permission_profiles(ctx: HandlerContext, params: p.PageParams) -> rm.PermissionProfileListResponse:
     ids = (":read-only", ":workspace", ":danger-full-access")
-    return _page([{"id": i, "description": None, "allowed": True} for i in ids], params)
+    profiles = [rm.PermissionProfileSummary(id=i, description=None, allowed=True) for i in ids]
+    page, next_cursor = _page(profiles, params)
+    return rm.PermissionProfileListResponse(data=page, next_cursor=next_cursor)
 
 
 def _uuid7() -> str:
@@ -85,7 +96,7 @@ def _uuid7() -> str:
     return str(uuid.UUID(int=raw))
 
 
-async def feedback_save(ctx: HandlerContext, params: p.FeedbackSaveParams) -> JsonObj:
+async def feedback_save(ctx: HandlerContext, params: p.FeedbackSaveParams) -> rm.FeedbackSaveResponse:
     target = Path(params.save_path)
     if not target.is_absolute():
         raise InvalidRequest("feedback savePath must be an absolute host path")
@@ -100,48 +111,54 @@ async def feedback_save(ctx: HandlerContext, params: p.FeedbackSaveParams) -> Js
         raise InternalError("failed to save feedback: feedback save path already exists") from None
     except OSError as exc:
         raise InternalError(f"failed to save feedback: {os_error_text(exc)}") from None
-    return {"savedPath": str(target), "threadId": thread_id, "promptHash": None}
+    return rm.FeedbackSaveResponse(saved_path=str(target), thread_id=thread_id, prompt_hash=None)
 
 
-async def feedback_upload(ctx: HandlerContext, params: p.FeedbackParams) -> JsonObj:
+async def feedback_upload(ctx: HandlerContext, params: p.FeedbackParams) -> rm.FeedbackUploadResponse:
     raise InternalError("failed to upload feedback: pycodex has no feedback endpoint configured; "
                         "use feedback/save to write a local bundle")
 
 
-async def external_detect(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
-    return {"items": [], "connectors": []}
+async def external_detect(ctx: HandlerContext, params: p.AnyParams) -> rm.ExternalAgentConfigDetectResponse:
+    return rm.ExternalAgentConfigDetectResponse(items=[], connectors=[])
 
 
-async def external_import(ctx: HandlerContext, params: p.ExternalImportParams) -> JsonObj:
+async def external_import(
+    ctx: HandlerContext, params: p.ExternalImportParams
+) -> rm.ExternalAgentConfigImportResponse:
     if params.migration_items:
         raise InvalidRequest("pycodex cannot import external agent configuration items")
-    return {"importId": str(uuid.uuid4())}
+    return rm.ExternalAgentConfigImportResponse(import_id=str(uuid.uuid4()))
 
 
-async def external_record(ctx: HandlerContext, params: p.ExternalRecordHistoryParams) -> JsonObj:
+async def external_record(
+    ctx: HandlerContext, params: p.ExternalRecordHistoryParams
+) -> rm.ExternalAgentConfigImportHistoryRecordResponse:
     import_id = str(uuid.uuid4())
     ctx.services.surface.import_histories.append({
         "importId": import_id, "providerId": params.provider_id, "completedAtMs": time.time_ns() // 10**6,
         "successes": [], "failures": []})
-    return {"importId": import_id}
+    return rm.ExternalAgentConfigImportHistoryRecordResponse(import_id=import_id)
 
 
-async def external_histories(ctx: HandlerContext, params: Any) -> JsonObj:
-    return {"data": list(ctx.services.surface.import_histories), "connectors": []}
+async def external_histories(ctx: HandlerContext, params: None) -> rm.ExternalAgentConfigImportHistoriesReadResponse:
+    histories = [rm.ExternalAgentConfigImportHistory.model_validate(h)
+                 for h in ctx.services.surface.import_histories]
+    return rm.ExternalAgentConfigImportHistoriesReadResponse(data=histories, connectors=[])
 
 
-async def windows_setup(ctx: HandlerContext, params: p.WindowsSandboxSetupParams) -> JsonObj:
+async def windows_setup(ctx: HandlerContext, params: p.WindowsSandboxSetupParams) -> rm.WindowsSandboxSetupStartResponse:
     async def completed() -> None:
         await ctx.session.notify("windowsSandbox/setupCompleted", {
             "mode": params.mode, "success": False,
             "error": "legacy Windows sandbox setup is only supported on Windows"})
 
     ctx.session.after_response(completed)
-    return {"started": True}
+    return rm.WindowsSandboxSetupStartResponse(started=True)
 
 
-async def windows_readiness(ctx: HandlerContext, params: Any) -> JsonObj:
-    return {"status": "notConfigured"}
+async def windows_readiness(ctx: HandlerContext, params: None) -> rm.WindowsSandboxReadinessResponse:
+    return rm.WindowsSandboxReadinessResponse(status="notConfigured")
 
 
 def _rss() -> int | None:
@@ -152,25 +169,31 @@ def _rss() -> int | None:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
-async def diagnostics(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
-    return {"process": {"id": os.getpid(), "residentMemoryBytes": _rss(), "physicalFootprintBytes": None},
-            "gauges": [{"name": "app.requests.in_flight", "value": 1},
-                       {"name": "app.requests.queued", "value": 0}]}
+async def diagnostics(ctx: HandlerContext, params: p.AnyParams) -> rm.ServerDiagnosticsResponse:
+    return rm.ServerDiagnosticsResponse(
+        process=rm.ServerDiagnosticsProcess(id=os.getpid(), resident_memory_bytes=_rss(), physical_footprint_bytes=None),
+        gauges=[rm.ServerDiagnosticsGauge(name="app.requests.in_flight", value=1),
+                rm.ServerDiagnosticsGauge(name="app.requests.queued", value=0)],
+    )
 
 
 def _unavailable() -> InternalError:
     return InternalError(UNAVAILABLE, data={"type": "unavailable", "reason": "providerUnavailable"})
 
 
-async def verification_status(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
-    return {"credentialId": None, "unavailableReason": "providerUnavailable", "unavailableMessage": UNAVAILABLE}
+async def verification_status(ctx: HandlerContext, params: p.AnyParams) -> rm.UserVerificationStatusResponse:
+    return rm.UserVerificationStatusResponse(credential_id=None, unavailable_reason="providerUnavailable",
+                                             unavailable_message=UNAVAILABLE)
 
 
-async def verification_unavailable(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
+async def verification_unavailable(
+    ctx: HandlerContext, params: p.AnyParams
+) -> rm.UserVerificationEnrollResponse | rm.UserVerificationDeleteResponse:
+    """userVerification/enroll and userVerification/delete: both refused."""
     raise _unavailable()
 
 
-async def verification_verify(ctx: HandlerContext, params: p.VerifyParams) -> JsonObj:
+async def verification_verify(ctx: HandlerContext, params: p.VerifyParams) -> rm.UserVerificationVerifyResponse:
     try:
         challenge = base64.urlsafe_b64decode(params.challenge + "=" * (-len(params.challenge) % 4))
     except (binascii.Error, ValueError):
@@ -181,8 +204,8 @@ async def verification_verify(ctx: HandlerContext, params: p.VerifyParams) -> Js
     raise _unavailable()
 
 
-async def verification_cancel(ctx: HandlerContext, params: p.VerifyCancelParams) -> JsonObj:
-    return {}
+async def verification_cancel(ctx: HandlerContext, params: p.VerifyCancelParams) -> rm.UserVerificationCancelResponse:
+    return rm.UserVerificationCancelResponse()
 
 
 def _installation_id(home: Path) -> str:
@@ -200,24 +223,30 @@ def _installation_id(home: Path) -> str:
         return value
 
 
-async def remote_status(ctx: HandlerContext, params: Any) -> JsonObj:
-    return {"status": "disabled", "serverName": socket.gethostname(),
-            "installationId": _installation_id(ctx.services.codex_home), "environmentId": None}
+async def remote_status(ctx: HandlerContext, params: None) -> rm.RemoteControlStatusReadResponse:
+    return rm.RemoteControlStatusReadResponse(
+        status="disabled", server_name=socket.gethostname(),
+        installation_id=_installation_id(ctx.services.codex_home), environment_id=None,
+    )
 
 
-async def remote_needs_chatgpt(ctx: HandlerContext, params: Any) -> JsonObj:
+async def remote_needs_chatgpt(
+    ctx: HandlerContext, params: Any  # none for enable/disable, a model for the client methods
+) -> (rm.RemoteControlEnableResponse | rm.RemoteControlDisableResponse | rm.RemoteControlClientsListResponse
+      | rm.RemoteControlClientsRevokeResponse):
+    """remoteControl/enable, /disable, /client/list and /client/revoke: refused without a ChatGPT login."""
     raise InvalidRequest(NEEDS_CHATGPT)
 
 
-async def pairing_start(ctx: HandlerContext, params: p.AnyParams) -> JsonObj:
+async def pairing_start(ctx: HandlerContext, params: p.AnyParams) -> rm.RemoteControlPairingStartResponse:
     raise InvalidRequest(PAIRING_DISABLED)
 
 
-async def pairing_status(ctx: HandlerContext, params: p.PairingStatusParams) -> JsonObj:
+async def pairing_status(ctx: HandlerContext, params: p.PairingStatusParams) -> rm.RemoteControlPairingStatusResponse:
     if params.pairing_code is None and params.manual_pairing_code is None:
         raise InvalidRequest("remoteControl/pairing/status requires pairingCode or manualPairingCode")
     raise InvalidRequest(PAIRING_DISABLED)
 
 
-async def mock_method(ctx: HandlerContext, params: p.MockParams) -> JsonObj:
-    return {"echoed": params.value}
+async def mock_method(ctx: HandlerContext, params: p.MockParams) -> rm.MockExperimentalMethodResponse:
+    return rm.MockExperimentalMethodResponse(echoed=params.value)

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from app_server.context import HandlerContext
 from app_server.loading import search_fuzzy
 from app_server.protocol import notices
+from app_server.protocol import responses_fs as rf
 from app_server.protocol import settings as s
+from app_server.protocol.base import to_wire
 from app_server.session import Deferred
 from pycodex.json_types import JsonObj
 
@@ -49,13 +51,17 @@ async def search(ctx: HandlerContext, params: s.FuzzyFileSearchParams) -> Deferr
         finally:
             if token is not None:
                 sessions.end_search(token, flag)
-        return {"files": [] if flag.is_set() else files}
+        found = [] if flag.is_set() else [rf.FuzzyFileSearchResult.model_validate(f) for f in files]
+        return to_wire(rf.FuzzyFileSearchResponse(files=found))
 
     return Deferred(run())
 
 
-async def session_start(ctx: HandlerContext, params: s.FuzzySessionStartParams) -> JsonObj:
-    return _sessions(ctx).start(params.session_id, params.roots)
+async def session_start(
+    ctx: HandlerContext, params: s.FuzzySessionStartParams
+) -> rf.FuzzyFileSearchSessionStartResponse:
+    _sessions(ctx).start(params.session_id, params.roots)
+    return rf.FuzzyFileSearchSessionStartResponse()
 
 
 async def session_update(ctx: HandlerContext, params: s.FuzzySessionUpdateParams) -> JsonObj:
@@ -70,8 +76,11 @@ async def session_update(ctx: HandlerContext, params: s.FuzzySessionUpdateParams
             await notices.send(ctx.session, notice)
 
     ctx.session.after_response(send_results)
-    return {}
+    return rf.FuzzyFileSearchSessionUpdateResponse()
 
 
-async def session_stop(ctx: HandlerContext, params: s.FuzzySessionStopParams) -> JsonObj:
-    return _sessions(ctx).stop(params.session_id)
+async def session_stop(
+    ctx: HandlerContext, params: s.FuzzySessionStopParams
+) -> rf.FuzzyFileSearchSessionStopResponse:
+    _sessions(ctx).stop(params.session_id)
+    return rf.FuzzyFileSearchSessionStopResponse()
