@@ -64,7 +64,9 @@ async def session_start(
     return rf.FuzzyFileSearchSessionStartResponse()
 
 
-async def session_update(ctx: HandlerContext, params: s.FuzzySessionUpdateParams) -> JsonObj:
+async def session_update(
+    ctx: HandlerContext, params: s.FuzzySessionUpdateParams
+) -> rf.FuzzyFileSearchSessionUpdateResponse:
     UPDATED = search_fuzzy.UPDATED
 
     notes = await asyncio.to_thread(_sessions(ctx).update, params.session_id, params.query)
