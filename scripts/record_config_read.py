@@ -324,15 +324,33 @@ def record_model_list(codex_bin: Path, tmp: Path) -> Json:
     return {"cases": cases}
 
 
-def record_fuzzy(codex_bin: Path, tmp: Path) -> Json:
+def _fuzzy_requests(root: Path, tmp: Path) -> list[Request]:
+    return [*(("fuzzyFileSearch", {"query": q, "roots": [str(root)]}) for q in FUZZY_QUERIES),
+            ("fuzzyFileSearch", {"query": "main", "roots": []}),
+            ("fuzzyFileSearch", {"query": "main", "roots": [str(tmp / "missing")]})]
+
+
+def record_fuzzy_searches(codex_bin: Path, tmp: Path) -> Json:
+    """The one-shot `fuzzyFileSearch` answers only: deterministic, so a test may compare them live."""
     root, home = tmp / "tree", tmp / "home-fuzzy"
     home.mkdir()
     write_tree(root, FUZZY_TREE)
-    requests: list[Request] = [("fuzzyFileSearch", {"query": q, "roots": [str(root)]}) for q in FUZZY_QUERIES]
-    requests += [("fuzzyFileSearch", {"query": "main", "roots": []}),
-                 ("fuzzyFileSearch", {"query": "main", "roots": [str(tmp / "missing")]})]
     with codex(codex_bin, home) as client:
-        searches = _exchange(client, requests)
+        searches = _exchange(client, _fuzzy_requests(root, tmp))
+    return normalise({"tree": FUZZY_TREE, "searches": searches}, {"$ROOT": root, "$MISSING": tmp / "missing"})
+
+
+def record_fuzzy(codex_bin: Path, tmp: Path) -> Json:
+    """The one-shot searches and a whole session flow, for the recorded fixture.
+
+    The session part is recorder-only: Codex 0.169 sends `sessionCompleted` from its walker thread,
+    and on a loaded machine it was once not seen within 30 s, so no test waits on it live.
+    """
+    root, home = tmp / "tree", tmp / "home-fuzzy"
+    home.mkdir()
+    write_tree(root, FUZZY_TREE)
+    with codex(codex_bin, home) as client:
+        searches = _exchange(client, _fuzzy_requests(root, tmp))
         session: list[Json] = []
         for method, params in [
             ("fuzzyFileSearch/sessionStart", {"sessionId": "s1", "roots": [str(root)]}),

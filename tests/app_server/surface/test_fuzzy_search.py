@@ -138,7 +138,7 @@ def test_results_are_capped_at_fifty_and_ordered(tmp_path: Path) -> None:
 
 @pytest.mark.codex
 def test_recorded_answers_match_the_live_binary(codex_bin: Path, tmp_path: Path) -> None:
-    from scripts.record_config_read import record_fuzzy
+    from scripts.record_config_read import record_fuzzy_searches
 
-    live = record_fuzzy(codex_bin, tmp_path.resolve())
+    live = record_fuzzy_searches(codex_bin, tmp_path.resolve())
     assert live["searches"] == RECORDED["searches"]
