@@ -36,7 +36,6 @@ from app_server.loading import (
     threads_skills_glue,
     threads_tool_policy,
     tools_router,
-    tools_specs,
     tools_unified_exec,
     turn_notify,
 )
@@ -367,7 +366,7 @@ class AppServer:
 
         return TurnServices(
             model=self.models, run_tool=tools_router.route_tool_call,
-            tool_specs=threads_tool_policy.tools_for(thread, (*tools_specs.tool_specs(), *skills.tools())),
+            tool_specs=threads_tool_policy.tools_for(thread, self.config.raw, skills.tools()),
             late_tool_specs=mcp_tools,
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,

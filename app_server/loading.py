@@ -68,7 +68,6 @@ __all__ = [
     "threads_tool_policy",
     "tools_mcp_tool",
     "tools_router",
-    "tools_specs",
     "tools_unified_exec",
     "trace_recorder",
     "transport_stdio",
@@ -225,7 +224,6 @@ if TYPE_CHECKING:
     from app_server.threads import skills_glue as threads_skills_glue
     from app_server.threads import tool_policy as threads_tool_policy
     from app_server.tools import router as tools_router
-    from app_server.tools import specs as tools_specs
     from app_server.tools import unified_exec as tools_unified_exec
 else:
     protocol_methods = LazyModule("app_server.protocol.methods", AFTER_HANDSHAKE,
@@ -241,7 +239,6 @@ else:
     threads_tool_policy = LazyModule("app_server.threads.tool_policy", AFTER_HANDSHAKE, "which tools a turn gets")
     tools_unified_exec = LazyModule("app_server.tools.unified_exec", AFTER_HANDSHAKE, "a thread's exec sessions")
     tools_router = LazyModule("app_server.tools.router", AFTER_HANDSHAKE, "tool-call routing")
-    tools_specs = LazyModule("app_server.tools.specs", AFTER_HANDSHAKE, "the tool specs a turn sends")
 
 # -- on first use: what only some sessions need -------------------------------------------------------------
 if TYPE_CHECKING:

@@ -202,8 +202,9 @@ class ThreadRuntime:
         self.codex_home: Path | None = None
         self.window_number = 0
         self.lock = asyncio.Lock()
-        #: thread/start turned the shell tool off (``features.shell_tool = false``): no command tools.
-        self.shell_tool_enabled = True
+        #: thread/start's ``config`` overrides: its tool switches (``features.*``, ``web_search``) apply on top
+        #: of config.toml's (``tools.toolset``).
+        self.tool_config: JsonObj = {}
         #: thread/queue/*: user submissions waiting for the thread to be idle, in order.
         self.queued: list[JsonObj] = []
         #: Run after a turn ends with the thread idle (the queue starts its next submission).

@@ -1,45 +1,36 @@
-"""Which tools a thread offers the model, from how it was started.
+"""Which tools a thread offers the model, from how it was started and the model it runs.
 
 Codex gives a thread started with ``environments: []`` no environment and no tools at all (the TUI's title
-threads use that: a structured answer, no commands), and a thread whose config switches the shell tool off no
-command tools. Such a thread must not offer exec_command: the model would call it and the turn would fail.
+threads use that: a structured answer, no commands). Otherwise the model's catalog metadata and the config
+switches choose the set (``tools.toolset``); thread/start's ``config`` overrides config.toml's switches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from app_server.threads.state import ThreadRuntime
-from pycodex.json_types import JsonObj
+from app_server.tools.toolset import choose_tools, offered_specs, switches_from_config
+from pycodex.json_types import JsonObj, JsonValue
 
 __all__ = ["apply_start_params", "tools_for"]
-
-EXEC_TOOLS = frozenset({"exec_command", "write_stdin"})
-
-
-def _feature_off(config: JsonObj | None, name: str) -> bool:
-    if not config:
-        return False
-    if config.get(f"features.{name}") is False:
-        return True
-    features = config.get("features")
-    return isinstance(features, dict) and features.get(name) is False
 
 
 def apply_start_params(
     thread: ThreadRuntime, environments: Sequence[object] | None, config: JsonObj | None
 ) -> None:
-    """Record what thread/start asked for: no environment (``[]``) and/or no shell tool."""
+    """Record what thread/start asked for: no environment (``[]``) and its config's tool switches."""
     if environments is not None and not environments:
         thread.services.environment.disable()
-    if _feature_off(config, "shell_tool"):
-        thread.shell_tool_enabled = False
+    if config:
+        thread.tool_config = dict(config)
 
 
-def tools_for(thread: ThreadRuntime, tools: Sequence[JsonObj]) -> tuple[JsonObj, ...]:
-    """The tools offered to the model: none without an environment, no command tools without the shell."""
+def tools_for(
+    thread: ThreadRuntime, config: Mapping[str, JsonValue] | None, extra: Sequence[JsonObj] = ()
+) -> tuple[JsonObj, ...]:
+    """The tools offered to the model of ``thread``: none without an environment, else its toolset + ``extra``."""
     if thread.services.environment.disabled:
         return ()
-    if not thread.shell_tool_enabled:
-        return tuple(t for t in tools if t.get("name") not in EXEC_TOOLS)
-    return tuple(tools)
+    switches = switches_from_config(config, thread.tool_config)
+    return (*offered_specs(choose_tools(thread.settings.model, switches)), *extra)
