@@ -1,4 +1,4 @@
-"""``python -m bench [app|exec|relay|agent|search|trace|all]``: run the benchmarks, print pycodex/Codex ratios."""
+"""``python -m bench [app|exec|relay|agent|search|trace|tools|all]``: run the benchmarks, print pycodex/Codex ratios."""
 
 from __future__ import annotations
 
@@ -47,6 +47,10 @@ async def _main(which: str) -> None:
             print("\nrelay benchmarks: not available yet")
         else:
             await run_relay()
+    if which in ("tools", "all"):
+        from bench.tools_bench import run as run_tools
+
+        await run_tools()
     if which in ("agent", "all"):
         from bench.agent_api_bench import run as run_agent
 
@@ -63,8 +67,8 @@ async def _main(which: str) -> None:
 
 def main() -> int:
     which = sys.argv[1] if len(sys.argv) > 1 else "all"
-    if which not in ("app", "exec", "relay", "agent", "search", "trace", "all"):
-        print("usage: python -m bench [app|exec|relay|agent|search|trace|all]", file=sys.stderr)
+    if which not in ("app", "exec", "relay", "agent", "search", "trace", "tools", "all"):
+        print("usage: python -m bench [app|exec|relay|agent|search|trace|tools|all]", file=sys.stderr)
         return 2
     asyncio.run(_main(which))
     return 0
