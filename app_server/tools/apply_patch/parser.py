@@ -73,13 +73,15 @@ class UpdateChunk:
     """One ``@@`` chunk: ``old_lines`` (context and ``-``) are replaced by ``new_lines`` (context and ``+``).
 
     ``change_context`` is the ``@@ context`` line sought first; ``is_end_of_file`` anchors ``old_lines``
-    at the end of the file (``*** End of File``).
+    at the end of the file (``*** End of File``). ``context_of`` says, for each new line, which old line
+    it repeats (a context line: the file's own line is kept, as Codex keeps it), or -1 for an added line.
     """
 
     change_context: str | None
     old_lines: tuple[str, ...]
     new_lines: tuple[str, ...]
     is_end_of_file: bool = False
+    context_of: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,7 @@ def _parse_chunk(lines: list[str], pos: int, line_number: int, first_chunk: bool
         raise _invalid_hunk(_EMPTY_CHUNK, line_number + 1)
     old: list[str] = []
     new: list[str] = []
+    context_of: list[int] = []
     eof = False
     parsed = 0
     for j in range(start, len(lines)):
@@ -219,13 +222,12 @@ def _parse_chunk(lines: list[str], pos: int, line_number: int, first_chunk: bool
             eof = True
             parsed += 1
             break
-        if line == "":
-            old.append("")
-            new.append("")
-        elif line[0] == " ":
+        if line == "" or line[0] == " ":
+            context_of.append(len(old))
             old.append(line[1:])
             new.append(line[1:])
         elif line[0] == "+":
+            context_of.append(-1)
             new.append(line[1:])
         elif line[0] == "-":
             old.append(line[1:])
@@ -238,5 +240,11 @@ def _parse_chunk(lines: list[str], pos: int, line_number: int, first_chunk: bool
                 )
             break
         parsed += 1
-    chunk = UpdateChunk(change_context=context, old_lines=tuple(old), new_lines=tuple(new), is_end_of_file=eof)
+    chunk = UpdateChunk(
+        change_context=context,
+        old_lines=tuple(old),
+        new_lines=tuple(new),
+        is_end_of_file=eof,
+        context_of=tuple(context_of),
+    )
     return chunk, parsed + (start - pos)
