@@ -35,6 +35,8 @@ CONTEXT_MARKER = "@@ "
 EMPTY_CONTEXT_MARKER = "@@"
 _HEREDOC_OPENERS = ("<<EOF", "<<'EOF'", '<<"EOF"')
 _EMPTY_CHUNK = "Update hunk does not contain any lines"
+# What ends an update hunk's chunks (as written, not trimmed); any other line must be a chunk.
+_NEXT_HUNK = (ADD_FILE, DELETE_FILE, UPDATE_FILE, END_PATCH)
 
 
 class PatchError(Exception):
@@ -112,6 +114,11 @@ def parse_patch(text: str) -> Patch:
     line_number = 2
     pos = 0
     while pos < len(body):
+        if body[pos].strip() == END_PATCH:
+            # An early end marker ends the patch; only blank lines may follow it.
+            if any(line.strip() for line in body[pos + 1 :]):
+                raise _invalid_patch("The last line of the patch must be '*** End Patch'")
+            break
         hunk, used = _parse_hunk(body, pos, line_number)
         hunks.append(hunk)
         line_number += used
@@ -183,7 +190,7 @@ def _parse_update(lines: list[str], pos: int, line_number: int, path: str) -> tu
         if not line.strip():
             i += 1
             continue
-        if line.startswith("*"):
+        if line.startswith(_NEXT_HUNK):
             break
         chunk, used = _parse_chunk(lines, i, line_number + (i - pos), not chunks)
         chunks.append(chunk)
