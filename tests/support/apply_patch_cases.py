@@ -396,14 +396,14 @@ SCENARIOS: list[Scenario] = [
         {"dir/foo.txt": "f\n"},
         _p("*** Update File: dir", "@@", "-f", "+g"),
         {"dir/foo.txt": "f\n"},
-        error="Failed to read file to update {root}/dir: Is a directory (os error 21)",
+        error="Failed to read file to update {root}/dir: path `{root}/dir` is not a file",
     ),
     Scenario(
         "delete_directory_fails",
         {"dir/foo.txt": "f\n"},
         _p("*** Delete File: dir"),
         {"dir/foo.txt": "f\n"},
-        error="Failed to read {root}/dir: Is a directory (os error 21)",
+        error="Failed to read {root}/dir: path `{root}/dir` is not a file",
         differential=False,
     ),
     Scenario(

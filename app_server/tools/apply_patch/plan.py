@@ -62,8 +62,13 @@ class PatchFs(Protocol):
         ...
 
 
-def os_error_text(exc: OSError) -> str:
-    """An OSError as Rust's io::Error prints it: ``No such file or directory (os error 2)``."""
+def os_error_text(exc: OSError, path: Path | None = None) -> str:
+    """An OSError as Codex prints it: ``No such file or directory (os error 2)``.
+
+    Reading a directory is Codex's own refusal, ``path `P` is not a file``.
+    """
+    if isinstance(exc, IsADirectoryError) and path is not None:
+        return f"path `{path}` is not a file"
     if exc.errno is not None:
         return f"{os.strerror(exc.errno)} (os error {exc.errno})"
     return str(exc)
@@ -108,14 +113,14 @@ async def plan_changes(patch: Patch, cwd: Path, read_text: ReadText) -> list[Fil
             try:
                 old = await overlay.read(path)
             except OSError as exc:
-                raise PatchError(f"Failed to read {path}: {os_error_text(exc)}") from exc
+                raise PatchError(f"Failed to read {path}: {os_error_text(exc, path)}") from exc
             changes.append(FileChange(str(path), "delete", None, old, None, old, hunk.path))
             overlay.set(path, None)
             continue
         try:
             old = await overlay.read(path)
         except OSError as exc:
-            raise PatchError(f"Failed to read file to update {path}: {os_error_text(exc)}") from exc
+            raise PatchError(f"Failed to read file to update {path}: {os_error_text(exc, path)}") from exc
         new, diff = derive_update(old, path, hunk.chunks)
         move = _resolve(cwd, hunk.move_path) if hunk.move_path is not None else None
         changes.append(
