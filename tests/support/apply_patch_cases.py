@@ -385,6 +385,13 @@ SCENARIOS: list[Scenario] = [
         error="invalid patch: The first line of the patch must be '*** Begin Patch'",
     ),
     Scenario(
+        "blank_patch_text",
+        {},
+        "  \n",
+        {},
+        error="invalid patch: The last line of the patch must be '*** End Patch'",
+    ),
+    Scenario(
         "empty_patch",
         {"k.txt": "k\n"},
         "*** Begin Patch\n*** End Patch\n",

@@ -141,7 +141,7 @@ def _boundaries_strict(lines: list[str]) -> tuple[list[str], list[str]]:
     last = lines[-1].strip() if lines else None
     if first == BEGIN_PATCH and last == END_PATCH:
         return lines, lines[1 : len(lines) - 1]
-    if first != BEGIN_PATCH:
+    if first is not None and first != BEGIN_PATCH:
         raise _invalid_patch("The first line of the patch must be '*** Begin Patch'")
     raise _invalid_patch("The last line of the patch must be '*** End Patch'")
 
