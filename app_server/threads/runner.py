@@ -27,7 +27,7 @@ from app_server.threads.prompt import ContextInputs, developer_message, initial_
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
 from app_server.threads.services import TurnServices
 from app_server.threads.state import MODEL_CONTEXT_WINDOW, Subscriber, ThreadRuntime, TurnState
-from app_server.tools.images import load_user_content
+from app_server.tools.images import load_user_content, model_input
 from pycodex.json_types import JsonObj
 from pycodex.log_context import bind_turn
 
@@ -268,7 +268,7 @@ class TurnRunner:
         body: JsonObj = {
             "model": settings.model,
             "stream": True,
-            "input": thread.history,
+            "input": model_input(thread.history, settings.model),
             "tools": [*self.services.tool_specs, *self._late_tools],
             "tool_choice": "auto",
             "parallel_tool_calls": True,

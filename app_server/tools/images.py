@@ -9,7 +9,10 @@ are no image keeps the wrapper around ``image content omitted because it could n
 ``view_image`` answers with a ``function_call_output`` whose output is a content list holding the one
 ``input_image``, after an ``imageView`` item (id = the call id, the absolute path) started and completed.
 
-The ``detail`` is the model's: ``original`` for a model with catalog metadata, ``high`` otherwise.
+The ``detail`` is the model's: ``original`` for a model with catalog metadata, ``high`` otherwise. A model
+whose catalog ``inputModalities`` lack ``image`` gets, in each request, ``image content omitted because you
+do not support image input`` in place of every image (the history keeps them), as Codex normalises its
+prompt.
 
 Known gaps (pycodex has no image codec; Pillow is not a dependency): PNG and JPEG bytes go out as they are,
 as Codex sends them for ``original``; Codex re-encodes other formats (GIF, WebP, BMP) as PNG, pycodex sends
@@ -23,9 +26,11 @@ import asyncio
 import base64
 import binascii
 import json
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app_server.model.catalog import catalog
 from app_server.protocol import notices
 from app_server.protocol.base import to_wire
 from app_server.protocol.items import ImageViewItem
@@ -40,15 +45,20 @@ if TYPE_CHECKING:
     from app_server.tools.contracts import ToolContext
 
 __all__ = [
+    "NOT_SUPPORTED",
     "OMITTED",
     "image_detail",
     "image_mime",
     "load_user_content",
+    "model_input",
+    "supports_images",
     "view_image",
 ]
 
 #: The text that stands for an image whose bytes could not be processed.
 OMITTED = "image content omitted because it could not be processed"
+#: What replaces each image sent to a model whose catalog `inputModalities` lack "image".
+NOT_SUPPORTED = "image content omitted because you do not support image input"
 UNSUPPORTED = "unable to process image: invalid or unsupported image data"
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -73,6 +83,37 @@ def image_mime(data: bytes) -> str | None:
 def image_detail(model: str) -> str:
     """The ``detail`` Codex gives ``model``'s images: ``original`` with catalog metadata, else ``high``."""
     return "original" if has_model_metadata(model) else "high"
+
+
+@cache
+def supports_images(model: str) -> bool:
+    """Whether ``model`` takes images: its catalog entry's ``inputModalities`` (a model outside the catalog
+    gets Codex's fallback metadata, which takes them)."""
+    for entry in catalog().models:
+        if model.startswith(str(entry.get("model") or "\0")):
+            modalities = entry.get("inputModalities")
+            return not isinstance(modalities, list) or "image" in modalities
+    return True
+
+
+def _strip_parts(parts: list[JsonObj]) -> list[JsonObj]:
+    return [_text(NOT_SUPPORTED) if isinstance(p, dict) and p.get("type") == "input_image" else p for p in parts]
+
+
+def model_input(history: list[JsonObj], model: str) -> list[JsonObj]:
+    """The request's ``input``: the history, with every image (in messages and tool output lists) replaced
+    by Codex's text when ``model`` takes no images. The history itself keeps the images."""
+    if supports_images(model):
+        return history
+    out: list[JsonObj] = []
+    for item in history:
+        if item.get("type") == "message" and isinstance(item.get("content"), list):
+            item = dict(item, content=_strip_parts(item["content"]))
+        elif item.get("type") in ("function_call_output", "custom_tool_call_output") \
+                and isinstance(item.get("output"), list):
+            item = dict(item, output=_strip_parts(item["output"]))
+        out.append(item)
+    return out
 
 
 def _data_url(data: bytes, mime: str) -> str:
