@@ -26,7 +26,11 @@ def _inputs(params: p.TurnStartParams | p.TurnSteerParams) -> list[JsonObj]:
 
 
 def _check_input_size(inputs: list[JsonObj]) -> None:
-    """Refuse oversized text the way Codex does (characters are code points, summed over text parts)."""
+    """Refuse oversized text the way Codex does (characters are code points, summed over text parts), and
+    remote image URLs (only inline data URLs reach the model)."""
+    for part in inputs:
+        if part.get("type") == "image" and str(part.get("url", "")).lower().startswith(("http://", "https://")):
+            raise InvalidRequest("remote image URLs are not supported; use an inline data URL instead")
     actual = sum(
         len(part["text"]) for part in inputs if part.get("type") == "text" and isinstance(part.get("text"), str)
     )

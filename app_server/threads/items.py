@@ -113,13 +113,18 @@ def review_mode(item_id: str, *, entered: bool, review: str, started_at_ms: int)
 
 
 def user_input_to_content(inputs: list[JsonObj]) -> list[JsonObj]:
-    """Echo turn input into userMessage content (snake_case ``text_elements``, as Codex does)."""
+    """Echo turn input into userMessage content as Codex does (snake_case ``text_elements``, images
+    with ``detail``)."""
     content: list[JsonObj] = []
     for part in inputs:
         if part.get("type") == "text":
             content.append(
                 {"type": "text", "text": part.get("text", ""), "text_elements": part.get("text_elements") or []}
             )
+        elif part.get("type") == "localImage":  # Codex's order, `detail` first and null when not given
+            content.append({"type": "localImage", "detail": part.get("detail"), "path": part.get("path")})
+        elif part.get("type") == "image" and "url" in part:
+            content.append({"type": "image", "url": part["url"], "detail": part.get("detail")})
         else:
             content.append(dict(part))
     return content

@@ -27,6 +27,7 @@ from app_server.threads.prompt import ContextInputs, developer_message, initial_
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
 from app_server.threads.services import TurnServices
 from app_server.threads.state import MODEL_CONTEXT_WINDOW, Subscriber, ThreadRuntime, TurnState
+from app_server.tools.images import load_user_content, model_input
 from pycodex.json_types import JsonObj
 from pycodex.log_context import bind_turn
 
@@ -227,7 +228,10 @@ class TurnRunner:
         if not thread.preview:
             thread.preview = " ".join(it.user_input_texts(inputs))[:200]
         await thread.emit(notices.item_started(item, thread.id, turn.id))
-        await self._record_history([user_message_item(it.user_input_texts(inputs) or [""])])
+        content = await load_user_content(inputs, cwd=thread.settings.cwd, model=thread.settings.model)
+        message = user_message_item([""])
+        message["content"] = content or message["content"]
+        await self._record_history([message])
         # Skills named by the input ride along as extra user messages.
         injected = thread.services.skills.injections(inputs)
         await self._record_history([user_message_item([text]) for text in injected])
@@ -264,7 +268,7 @@ class TurnRunner:
         body: JsonObj = {
             "model": settings.model,
             "stream": True,
-            "input": thread.history,
+            "input": model_input(thread.history, settings.model),
             "tools": [*self.services.tool_specs, *self._late_tools],
             "tool_choice": "auto",
             "parallel_tool_calls": True,

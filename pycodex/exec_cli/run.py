@@ -222,8 +222,9 @@ class _Run:
         return str(named[0]["id"])
 
     def _inputs(self) -> list[JsonObj]:
-        inputs: list[JsonObj] = [{"type": "text", "text": self.prompt, "text_elements": []}]
-        inputs += [{"type": "localImage", "path": str((self.cwd / p).absolute())} for p in self.args.images]
+        # as Codex: the images first, each path as given (the thread's cwd is ours, so it resolves alike)
+        inputs: list[JsonObj] = [{"type": "localImage", "path": str(p)} for p in self.args.images]
+        inputs.append({"type": "text", "text": self.prompt, "text_elements": []})
         return inputs
 
     async def _follow(self, client: InProcessClient, thread_id: str, turn_id: str) -> None:
