@@ -365,7 +365,9 @@ class AppServer:
             return tuple(manager.tool_specs())
 
         return TurnServices(
-            model=self.models, run_tool=tools_router.route_tool_call,
+            model=self.models,
+            run_tool=tools_router.tool_router(
+                ask_user=threads_tool_policy.default_mode_asks_user(thread, self.config.raw)),
             tool_specs=threads_tool_policy.tools_for(thread, self.config.raw, skills.tools()),
             late_tool_specs=mcp_tools,
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),

@@ -11,6 +11,8 @@ response. A response is a list of output items, or `{"output": [...], "usage": {
     {"type": "function_call", "name": "exec_command", "arguments": {...} | "json", "call_id": "...",
      "namespace": "..."}                                   namespace optional (a namespace tool's function)
     {"type": "custom_tool_call", "name": "apply_patch", "input": "...", "call_id": "..."}
+    {"type": "web_search_call", "action": {"type": "search", "query": "..."}, "status": "completed"}
+                                                           a hosted web search (added without its action)
 Faults (each ends the response; items before it are still streamed):
     {"type": "failed", "code": "server_error", "message": "..."}     as `response.failed`
     {"type": "http_error", "status": 500, "body": "..." | {...}}      as that HTTP answer (only first)
@@ -32,7 +34,7 @@ from pathlib import Path
 from app_server.model.events import ResponseEvent, Usage, event_from_json, parse_usage
 from pycodex.json_types import JsonObj
 
-ITEM_TYPES = ("message", "reasoning", "function_call", "custom_tool_call")
+ITEM_TYPES = ("message", "reasoning", "function_call", "custom_tool_call", "web_search_call")
 FAULT_TYPES = ("failed", "http_error", "truncate", "stall")
 DEFAULT_USAGE = Usage(input_tokens=10, output_tokens=5, total_tokens=15)
 
@@ -202,6 +204,11 @@ def _item_events(spec: JsonObj, index: int, item_id: str, call_id: str) -> list[
         }
         if isinstance(spec.get("namespace"), str):  # a namespace tool's function (skills, mcp__<server>)
             done["namespace"] = spec["namespace"]
+    elif kind == "web_search_call":  # the API announces the search before it knows the action
+        done = {"type": "web_search_call", "id": item_id, "status": str(spec.get("status", "completed"))}
+        if isinstance(spec.get("action"), dict):
+            done["action"] = spec["action"]
+        added = {"type": "web_search_call", "id": item_id, "status": "in_progress"}
     else:  # custom_tool_call
         done = added = {
             "type": "custom_tool_call",

@@ -110,6 +110,48 @@ class FileChangeRequestApprovalResponse(WireModel):
     decision: FileChangeApprovalDecision
 
 
+class ToolRequestUserInputOption(WireModel):
+    """EXPERIMENTAL. One selectable option of a request_user_input question."""
+
+    label: str
+    description: str
+
+
+class ToolRequestUserInputQuestion(WireModel):
+    """EXPERIMENTAL. One request_user_input question and its options (Codex sets ``isOther`` on each)."""
+
+    id: str
+    header: str
+    question: str
+    is_other: bool = False
+    is_secret: bool = False
+    options: list[ToolRequestUserInputOption] | None = None
+
+
+class ToolRequestUserInputParams(WireModel):
+    """EXPERIMENTAL. The params of ``item/tool/requestUserInput``: the model's questions for the user."""
+
+    thread_id: ThreadId
+    turn_id: TurnId
+    item_id: ItemId
+    questions: list[ToolRequestUserInputQuestion]
+    is_blocking: bool
+    #: Deprecated in Codex (``isBlocking`` decides); sent as null.
+    auto_resolution_ms: int | None = None
+
+
+class ToolRequestUserInputAnswer(WireModel):
+    """EXPERIMENTAL. The user's answers to one question."""
+
+    answers: list[str]
+
+
+class ToolRequestUserInputResponse(WireModel):
+    """EXPERIMENTAL. The client's answer to ``item/tool/requestUserInput``: answers by question id."""
+
+    answers: dict[str, ToolRequestUserInputAnswer]
+
+
 SERVER_REQUESTS: MappingProxyType[str, tuple[type[WireModel], type[WireModel]]] = MappingProxyType(
     {
         "item/commandExecution/requestApproval": (
@@ -120,5 +162,6 @@ SERVER_REQUESTS: MappingProxyType[str, tuple[type[WireModel], type[WireModel]]] 
             FileChangeRequestApprovalParams,
             FileChangeRequestApprovalResponse,
         ),
+        "item/tool/requestUserInput": (ToolRequestUserInputParams, ToolRequestUserInputResponse),
     }
 )

@@ -13,6 +13,7 @@ from app_server.model import events as ev
 from app_server.protocol import notices
 from app_server.protocol.notices import Notice
 from app_server.threads import items as it
+from app_server.threads.web_search import WEB_SEARCH_CALL, web_search_item
 from pycodex.json_types import JsonObj
 
 __all__ = ["Completed", "Emit", "HistoryAppend", "ItemDone", "SampleMapper", "ToolCall"]
@@ -122,6 +123,9 @@ class SampleMapper:
         if isinstance(item, ev.ReasoningItem):
             key = self._key(item.id)
             return self._start(it.reasoning(key, started_at_ms=it.now_ms()))
+        if isinstance(item, ev.OtherItem) and item.type == WEB_SEARCH_CALL:
+            self.produced_output = True
+            return self._start(web_search_item(self._key(item.id), None, started_at_ms=it.now_ms()))
         return []
 
     def _text_delta(self, event: ev.OutputTextDelta) -> list[Action]:
@@ -206,4 +210,17 @@ class SampleMapper:
             return actions
         if isinstance(item, ev.OtherItem):
             actions.append(HistoryAppend(item.raw))
+            if item.type == WEB_SEARCH_CALL:
+                actions += self._web_search_done(item)
         return actions
+
+    def _web_search_done(self, item: ev.OtherItem) -> list[Action]:
+        """Complete the ``webSearch`` item of a finished hosted search (started here if never announced)."""
+        self.produced_output = True
+        key = item.id or ""
+        actions: list[Action] = []
+        if key not in self._open:
+            key = self._key(item.id)
+            actions += self._start(web_search_item(key, None, started_at_ms=it.now_ms()))
+        done = web_search_item(key, item.raw, started_at_ms=self._open[key].item["startedAtMs"])
+        return actions + self._finish(key, query=done["query"], action=done["action"])

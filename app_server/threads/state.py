@@ -289,7 +289,9 @@ class ThreadRuntime:
         """The v2 ThreadStatus: active (perhaps awaiting approval), systemError after failing, or idle."""
         active = self.active
         if active is not None:
-            flags = ["waitingOnApproval"] if active.open_requests else []
+            asks = {p.method == "item/tool/requestUserInput" for p in active.open_requests.values()}
+            flags = [flag for flag, on in (("waitingOnApproval", False in asks), ("waitingOnUserInput", True in asks))
+                     if on]
             return {"type": "active", "activeFlags": flags}
         if self.system_error:
             return {"type": "systemError"}

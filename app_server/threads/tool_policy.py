@@ -13,7 +13,7 @@ from app_server.threads.state import ThreadRuntime
 from app_server.tools.toolset import choose_tools, offered_specs, switches_from_config
 from pycodex.json_types import JsonObj, JsonValue
 
-__all__ = ["apply_start_params", "tools_for"]
+__all__ = ["apply_start_params", "default_mode_asks_user", "tools_for"]
 
 
 def apply_start_params(
@@ -34,3 +34,10 @@ def tools_for(
         return ()
     switches = switches_from_config(config, thread.tool_config)
     return (*offered_specs(choose_tools(thread.settings.model, switches)), *extra)
+
+
+def default_mode_asks_user(thread: ThreadRuntime, config: Mapping[str, JsonValue] | None) -> bool:
+    """Whether request_user_input may ask in Default mode: ``[features] default_mode_request_user_input``
+    (off by default, as in Codex; the one collaboration mode pycodex runs is Default)."""
+    features = switches_from_config(config, thread.tool_config).features
+    return features.get("default_mode_request_user_input", False)

@@ -1,8 +1,8 @@
 """The turn's tool router: which tool module answers a model call.
 
 MCP calls (a function in an `mcp__<server>` namespace of the thread's servers) go to ``mcp_tool``, imported
-on the first such call so that a server without MCP use never loads the MCP SDK; everything else goes to
-``exec_tool``.
+on the first such call so that a server without MCP use never loads the MCP SDK; ``request_user_input`` to
+``user_input``; everything else goes to ``exec_tool``.
 """
 
 from __future__ import annotations
@@ -12,18 +12,30 @@ from typing import TYPE_CHECKING
 from app_server.loading import tools_mcp_tool
 from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.images import view_image
+from app_server.tools.user_input import handle_request_user_input
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
-    from app_server.tools.contracts import ToolContext, ToolOutcome
+    from app_server.tools.contracts import ToolContext, ToolOutcome, ToolRouter
 
-__all__ = ["MCP_NAMESPACE_PREFIX", "route_tool_call"]
+__all__ = ["MCP_NAMESPACE_PREFIX", "route_tool_call", "tool_router"]
 
 MCP_NAMESPACE_PREFIX = "mcp__"  # app_server.mcp.tools.NAMESPACE_PREFIX, without importing the SDK
 
 
-async def route_tool_call(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
+def tool_router(*, ask_user: bool) -> ToolRouter:
+    """The router of one turn; ``ask_user``: whether request_user_input may ask (its collaboration mode)."""
+
+    async def route(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
+        return await route_tool_call(ctx, call, ask_user=ask_user)
+
+    return route
+
+
+async def route_tool_call(ctx: ToolContext, call: ToolCall, *, ask_user: bool = False) -> ToolOutcome:
     """Run one tool call: an MCP tool if its namespace names one, else exec_command, write_stdin or skills."""
+    if call.name == "request_user_input" and not call.namespace and not call.custom:
+        return await handle_request_user_input(ctx, call, allowed=ask_user)
     mcp = ctx.thread.services.mcp
     if mcp is not None and not call.custom and (call.namespace or "").startswith(MCP_NAMESPACE_PREFIX):
         outcome = await tools_mcp_tool.handle_mcp_call(ctx, mcp, call)
