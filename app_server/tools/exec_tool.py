@@ -108,6 +108,9 @@ async def _exec_command(ctx: ToolContext, call: ToolCall, args: JsonObj) -> str 
     cwd = Path(settings.cwd)
     if isinstance(workdir, str) and workdir:
         cwd = cwd / workdir
+    intercepted = await _intercept_patch(ctx, call, cmd, cwd)
+    if intercepted is not None:
+        return intercepted
     shell = args.get("shell") if isinstance(args.get("shell"), str) else "/bin/bash"
     login = args.get("login") is not False
     argv = [str(shell), "-lc" if login else "-c", cmd]
@@ -180,6 +183,21 @@ async def _exec_command(ctx: ToolContext, call: ToolCall, args: JsonObj) -> str 
                        name=f"exec-item-{call.call_id}")
     return format_exec_output(output=result.output, wall_time_s=result.wall_time_s, exit_code=result.exit_code,
                               session_id=result.session_id, max_output_tokens=_int_arg(args, "max_output_tokens"))
+
+
+async def _intercept_patch(ctx: ToolContext, call: ToolCall, cmd: str, cwd: Path) -> str | ToolOutcome | None:
+    """Run an ``apply_patch`` heredoc as a patch (a fileChange item), as Codex intercepts it; None otherwise."""
+    from app_server.tools.apply_patch import extract_heredoc_patch
+    from app_server.tools.patch_tool import run_patch  # patch_tool imports this module
+
+    found = extract_heredoc_patch(cmd)
+    if found is None:
+        return None
+    patch_text, heredoc_dir = found
+    result = await run_patch(ctx, call.call_id, patch_text, cwd / heredoc_dir if heredoc_dir else cwd)
+    # Codex wraps a successful intercepted patch's output in exec_command's own header (no chunk id).
+    text = f"Wall time: 0.0000 seconds\nOutput:\n{result.text}" if result.applied else result.text
+    return ToolOutcome(_output(call, text), end_turn=True) if result.end_turn else text
 
 
 async def _complete_command(

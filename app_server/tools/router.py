@@ -1,8 +1,8 @@
 """The turn's tool router: which tool module answers a model call.
 
 MCP calls (a function in an `mcp__<server>` namespace of the thread's servers) go to ``mcp_tool``, imported
-on the first such call so that a server without MCP use never loads the MCP SDK; everything else goes to
-``exec_tool``.
+on the first such call so that a server without MCP use never loads the MCP SDK; ``apply_patch`` (freeform or
+function form) goes to ``patch_tool``; everything else goes to ``exec_tool``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from app_server.loading import tools_mcp_tool
 from app_server.tools.exec_tool import handle_tool_call
+from app_server.tools.patch_tool import handle_apply_patch
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
@@ -28,4 +29,6 @@ async def route_tool_call(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
         outcome = await tools_mcp_tool.handle_mcp_call(ctx, mcp, call)
         if outcome is not None:
             return outcome
+    if call.name == "apply_patch" and not call.namespace:
+        return await handle_apply_patch(ctx, call)
     return await handle_tool_call(ctx, call)
