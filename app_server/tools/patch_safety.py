@@ -3,7 +3,7 @@
 A patch is *constrained* when every path it writes (each added, deleted or updated file and each move
 destination) is writable under the sandbox: anything under ``danger-full-access``; nothing under
 ``read-only``; under ``workspace-write`` a path beneath the cwd, a configured writable root, ``/tmp`` or
-``$TMPDIR``, but not beneath a protected ``.git``, ``.codex`` or ``.agents`` directory of one of those
+``$TMPDIR``, but never beneath a protected ``.git``, ``.codex`` or ``.agents`` directory of any of those
 roots. Paths are normalised lexically (``..`` resolved without touching the filesystem).
 
 Then, by approval policy: ``untrusted`` always asks; a constrained patch (or any patch under
@@ -19,7 +19,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PROTECTED_NAMES", "READ_ONLY_REASON", "OUTSIDE_PROJECT_REASON", "Safety", "assess_patch", "writable_roots"]
+__all__ = [
+    "OUTSIDE_PROJECT_REASON", "PROTECTED_NAMES", "READ_ONLY_REASON", "Safety", "assess_patch", "is_writable",
+    "writable_roots",
+]
 
 READ_ONLY_REASON = "writing is blocked by read-only sandbox; rejected by user approval settings"
 OUTSIDE_PROJECT_REASON = "writing outside of the project; rejected by user approval settings"
@@ -52,17 +55,17 @@ def writable_roots(sandbox_mode: str, cwd: Path, extra_roots: Sequence[str]) -> 
 
 
 def is_writable(path: Path, roots: list[Path] | None) -> bool:
-    """Whether the sandbox lets a patch write ``path`` (absolute)."""
+    """Whether the sandbox lets a patch write ``path`` (absolute).
+
+    A protected directory of any root wins over every root containing it (the more specific entry), so
+    ``CWD/.git`` stays read-only even when ``/tmp`` holds the cwd.
+    """
     if roots is None:
         return True
     path = _normalise(path)
-    for root in roots:
-        if path.is_relative_to(root):
-            rel = path.relative_to(root).parts
-            if rel and rel[0] in PROTECTED_NAMES:
-                continue
-            return True
-    return False
+    if any(path.is_relative_to(root / name) for root in roots for name in PROTECTED_NAMES):
+        return False
+    return any(path.is_relative_to(root) for root in roots)
 
 
 def assess_patch(

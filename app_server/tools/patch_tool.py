@@ -30,7 +30,15 @@ from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
 from app_server.tools import approvals
-from app_server.tools.apply_patch import FileChange, PatchError, apply_changes, parse_patch, plan_changes
+from app_server.tools.apply_patch import (
+    VERIFICATION_FAILED_PREFIX,
+    FileChange,
+    PatchError,
+    apply_changes,
+    os_error_text,
+    parse_patch,
+    plan_changes,
+)
 from app_server.tools.contracts import ToolOutcome
 from app_server.tools.exec_tool import APPROVAL_TIMEOUT_S, NO_ENVIRONMENT
 from app_server.tools.patch_fs import EnvironmentPatchFs
@@ -82,9 +90,10 @@ async def handle_apply_patch(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
             args = json.loads(call.arguments or "{}")
         except ValueError as exc:
             return ToolOutcome(_output(call, f"failed to parse function arguments: {exc}"))
-        patch_text = args.get("input") if isinstance(args, dict) else None
-        if not isinstance(patch_text, str):
+        given = args.get("input") if isinstance(args, dict) else None
+        if not isinstance(given, str):
             return ToolOutcome(_output(call, "failed to parse function arguments: missing field `input`"))
+        patch_text = given
     result = await run_patch(ctx, call.call_id, patch_text, Path(ctx.thread.settings.cwd))
     return ToolOutcome(_output(call, result.text), end_turn=result.end_turn)
 
@@ -92,19 +101,13 @@ async def handle_apply_patch(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
 def _wire_change(change: FileChange) -> JsonObj:
     kind: JsonObj = {"type": change.kind}
     if change.kind == "update":
-        kind["move_path"] = str(change.move_path) if change.move_path is not None else None
-    if change.kind == "add":
-        diff = change.new_text or ""
-    elif change.kind == "delete":
-        diff = change.old_text or ""
-    else:
-        diff = change.unified_diff
-    return {"path": str(change.path), "kind": kind, "diff": diff}
+        kind["move_path"] = change.move_path
+    return {"path": change.path, "kind": kind, "diff": change.unified_diff}
 
 
 def file_change_item(item_id: str, changes: list[FileChange], *, started_at_ms: int) -> JsonObj:
     """A started (``inProgress``) ``fileChange`` item, its changes in path order as Codex lists them."""
-    ordered = sorted(changes, key=lambda c: str(c.path))
+    ordered = sorted(changes, key=lambda c: c.path)
     return {"type": "fileChange", "id": item_id, "changes": [_wire_change(c) for c in ordered],
             "status": "inProgress", "startedAtMs": started_at_ms, "completedAtMs": None}
 
@@ -130,7 +133,9 @@ async def run_patch(ctx: ToolContext, item_id: str, patch_text: str, cwd: Path) 
     try:
         changes = await plan_changes(parse_patch(patch_text), cwd, fs.read_text)
     except PatchError as exc:
-        return PatchResult(f"apply_patch verification failed: {exc.message}")
+        return PatchResult(f"{VERIFICATION_FAILED_PREFIX}{exc.message}")
+    if not changes:
+        return PatchResult("patch rejected: empty patch")
     settings = thread.settings
     targets = _targets(changes)
     approved = _SESSION_APPROVED.setdefault(thread, set())
@@ -157,7 +162,7 @@ async def run_patch(ctx: ToolContext, item_id: str, patch_text: str, cwd: Path) 
     try:
         summary = await apply_changes(changes, fs)
     except (PatchError, OSError) as exc:
-        message = exc.message if isinstance(exc, PatchError) else str(exc)
+        message = exc.message if isinstance(exc, PatchError) else os_error_text(exc)
         await ctx.complete_item(dict(item, status="failed", completedAtMs=it.now_ms()))
         return PatchResult(_exec_style(1, time.monotonic() - t0, message if message.endswith("\n")
                                        else message + "\n"))
@@ -172,7 +177,7 @@ async def _announce_diff(ctx: ToolContext, changes: list[FileChange], cwd: Path)
         tracker = _TURN_DIFFS[ctx.turn] = TurnDiffTracker(cwd)
     tracker.track(
         TrackedChange(Path(c.path), c.kind, Path(c.move_path) if c.move_path is not None else None,
-                      c.old_text if c.kind != "add" or c.old_text else None, c.new_text)
+                      c.old_text, c.new_text)
         for c in changes
     )
     diff = tracker.unified_diff()
