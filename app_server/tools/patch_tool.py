@@ -151,11 +151,10 @@ async def run_patch(ctx: ToolContext, item_id: str, patch_text: str, cwd: Path) 
     await thread.emit(notices.item_started(item, thread.id, turn.id))
     if verdict == "ask":
         decision = await _ask(ctx, item)
+        if decision.kind == "cancel":  # Codex 0.169 ends the turn leaving the item open (no item/completed)
+            return PatchResult(DECLINED_OUTPUT, end_turn=True)
         if not decision.runs:
             await ctx.complete_item(dict(item, status="declined", completedAtMs=it.now_ms()))
-            if decision.kind == "cancel":
-                return PatchResult(DECLINED_OUTPUT, end_turn=True)
-            await thread.emit_status()
             return PatchResult(DECLINED_OUTPUT)
         if decision.kind == "acceptForSession":
             approved.update(targets)
@@ -182,7 +181,9 @@ async def _announce_diff(ctx: ToolContext, changes: list[FileChange], cwd: Path)
     )
     diff = tracker.unified_diff()
     if diff is not None:
-        await ctx.thread.emit(notices.turn_diff_updated(ctx.thread.id, ctx.turn.id, diff))
+        # Codex 0.169 sends each update twice (its core and its app-server layer both report the diff).
+        for _ in range(2):
+            await ctx.thread.emit(notices.turn_diff_updated(ctx.thread.id, ctx.turn.id, diff))
 
 
 async def _ask(ctx: ToolContext, item: JsonObj) -> approvals.Decision:
@@ -209,6 +210,5 @@ async def _ask(ctx: ToolContext, item: JsonObj) -> approvals.Decision:
         decision = approvals.Decision("decline")
     turn.open_requests.pop(key, None)
     await pending.close(thread.id)
-    if decision.runs:
-        await thread.emit_status()
+    await thread.emit_status()  # no longer waiting on approval, whatever the answer
     return decision
