@@ -39,8 +39,8 @@ from app_server.tools.apply_patch import (
     parse_patch,
     plan_changes,
 )
+from app_server.tools.approvals import APPROVAL_TIMEOUT_S, NO_ENVIRONMENT
 from app_server.tools.contracts import ToolOutcome
-from app_server.tools.exec_tool import APPROVAL_TIMEOUT_S, NO_ENVIRONMENT
 from app_server.tools.patch_fs import EnvironmentPatchFs
 from app_server.tools.patch_safety import assess_patch
 from app_server.tools.pending import PendingRequest
