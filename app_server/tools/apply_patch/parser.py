@@ -35,6 +35,8 @@ CONTEXT_MARKER = "@@ "
 EMPTY_CONTEXT_MARKER = "@@"
 _HEREDOC_OPENERS = ("<<EOF", "<<'EOF'", '<<"EOF"')
 _EMPTY_CHUNK = "Update hunk does not contain any lines"
+# What ends an update hunk's chunks (as written, not trimmed); any other line must be a chunk.
+_NEXT_HUNK = (ADD_FILE, DELETE_FILE, UPDATE_FILE, END_PATCH)
 
 
 class PatchError(Exception):
@@ -73,13 +75,15 @@ class UpdateChunk:
     """One ``@@`` chunk: ``old_lines`` (context and ``-``) are replaced by ``new_lines`` (context and ``+``).
 
     ``change_context`` is the ``@@ context`` line sought first; ``is_end_of_file`` anchors ``old_lines``
-    at the end of the file (``*** End of File``).
+    at the end of the file (``*** End of File``). ``context_of`` says, for each new line, which old line
+    it repeats (a context line: the file's own line is kept, as Codex keeps it), or -1 for an added line.
     """
 
     change_context: str | None
     old_lines: tuple[str, ...]
     new_lines: tuple[str, ...]
     is_end_of_file: bool = False
+    context_of: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,11 @@ def parse_patch(text: str) -> Patch:
     line_number = 2
     pos = 0
     while pos < len(body):
+        if body[pos].strip() == END_PATCH:
+            # An early end marker ends the patch; only blank lines may follow it.
+            if any(line.strip() for line in body[pos + 1 :]):
+                raise _invalid_patch("The last line of the patch must be '*** End Patch'")
+            break
         hunk, used = _parse_hunk(body, pos, line_number)
         hunks.append(hunk)
         line_number += used
@@ -132,7 +141,7 @@ def _boundaries_strict(lines: list[str]) -> tuple[list[str], list[str]]:
     last = lines[-1].strip() if lines else None
     if first == BEGIN_PATCH and last == END_PATCH:
         return lines, lines[1 : len(lines) - 1]
-    if first != BEGIN_PATCH:
+    if first is not None and first != BEGIN_PATCH:
         raise _invalid_patch("The first line of the patch must be '*** Begin Patch'")
     raise _invalid_patch("The last line of the patch must be '*** End Patch'")
 
@@ -181,7 +190,7 @@ def _parse_update(lines: list[str], pos: int, line_number: int, path: str) -> tu
         if not line.strip():
             i += 1
             continue
-        if line.startswith("*"):
+        if line.startswith(_NEXT_HUNK):
             break
         chunk, used = _parse_chunk(lines, i, line_number + (i - pos), not chunks)
         chunks.append(chunk)
@@ -209,6 +218,7 @@ def _parse_chunk(lines: list[str], pos: int, line_number: int, first_chunk: bool
         raise _invalid_hunk(_EMPTY_CHUNK, line_number + 1)
     old: list[str] = []
     new: list[str] = []
+    context_of: list[int] = []
     eof = False
     parsed = 0
     for j in range(start, len(lines)):
@@ -219,13 +229,12 @@ def _parse_chunk(lines: list[str], pos: int, line_number: int, first_chunk: bool
             eof = True
             parsed += 1
             break
-        if line == "":
-            old.append("")
-            new.append("")
-        elif line[0] == " ":
+        if line == "" or line[0] == " ":
+            context_of.append(len(old))
             old.append(line[1:])
             new.append(line[1:])
         elif line[0] == "+":
+            context_of.append(-1)
             new.append(line[1:])
         elif line[0] == "-":
             old.append(line[1:])
@@ -238,5 +247,11 @@ def _parse_chunk(lines: list[str], pos: int, line_number: int, first_chunk: bool
                 )
             break
         parsed += 1
-    chunk = UpdateChunk(change_context=context, old_lines=tuple(old), new_lines=tuple(new), is_end_of_file=eof)
+    chunk = UpdateChunk(
+        change_context=context,
+        old_lines=tuple(old),
+        new_lines=tuple(new),
+        is_end_of_file=eof,
+        context_of=tuple(context_of),
+    )
     return chunk, parsed + (start - pos)

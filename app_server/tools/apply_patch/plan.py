@@ -62,8 +62,13 @@ class PatchFs(Protocol):
         ...
 
 
-def os_error_text(exc: OSError) -> str:
-    """An OSError as Rust's io::Error prints it: ``No such file or directory (os error 2)``."""
+def os_error_text(exc: OSError, path: Path | None = None) -> str:
+    """An OSError as Codex prints it: ``No such file or directory (os error 2)``.
+
+    Reading a directory is Codex's own refusal, ``path `P` is not a file``.
+    """
+    if isinstance(exc, IsADirectoryError) and path is not None:
+        return f"path `{path}` is not a file"
     if exc.errno is not None:
         return f"{os.strerror(exc.errno)} (os error {exc.errno})"
     return str(exc)
@@ -108,14 +113,14 @@ async def plan_changes(patch: Patch, cwd: Path, read_text: ReadText) -> list[Fil
             try:
                 old = await overlay.read(path)
             except OSError as exc:
-                raise PatchError(f"Failed to read {path}: {os_error_text(exc)}") from exc
+                raise PatchError(f"Failed to read {path}: {os_error_text(exc, path)}") from exc
             changes.append(FileChange(str(path), "delete", None, old, None, old, hunk.path))
             overlay.set(path, None)
             continue
         try:
             old = await overlay.read(path)
         except OSError as exc:
-            raise PatchError(f"Failed to read file to update {path}: {os_error_text(exc)}") from exc
+            raise PatchError(f"Failed to read file to update {path}: {os_error_text(exc, path)}") from exc
         new, diff = derive_update(old, path, hunk.chunks)
         move = _resolve(cwd, hunk.move_path) if hunk.move_path is not None else None
         changes.append(
@@ -161,8 +166,7 @@ def compute_replacements(lines: list[str], path: Path, chunks: list[UpdateChunk]
                 raise PatchError(f"Failed to find context '{chunk.change_context}' in {path}")
             line_index = idx + 1
         if not chunk.old_lines:
-            at = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
-            replacements.append((at, 0, list(chunk.new_lines)))
+            replacements.append((len(lines), 0, list(chunk.new_lines)))
             continue
         pattern: tuple[str, ...] = chunk.old_lines
         new_slice: tuple[str, ...] = chunk.new_lines
@@ -175,10 +179,19 @@ def compute_replacements(lines: list[str], path: Path, chunks: list[UpdateChunk]
         if found is None:
             old = "\n".join(chunk.old_lines)
             raise PatchError(f"Failed to find expected lines in {path}:\n{old}")
-        replacements.append((found, len(pattern), list(new_slice)))
+        replacements.append((found, len(pattern), _segment(chunk, new_slice, found, len(pattern))))
         line_index = found + len(pattern)
     replacements.sort(key=lambda r: r[0])
     return replacements
+
+
+def _segment(chunk: UpdateChunk, new_slice: tuple[str, ...], found: int, matched: int) -> list[str | int]:
+    """The replacement lines: context lines as indexes of the file's matched lines, added lines as text."""
+    segment: list[str | int] = []
+    for k, text in enumerate(new_slice):
+        old_index = chunk.context_of[k] if k < len(chunk.context_of) else -1
+        segment.append(found + old_index if 0 <= old_index < matched else text)
+    return segment
 
 
 async def apply_changes(changes: list[FileChange], fs: PatchFs) -> str:

@@ -1,7 +1,7 @@
 """A file's lines with their own line endings, as Codex 0.169 keeps them through an update.
 
 Each line keeps the ending it had (``\\n``, ``\\r\\n``, or none for an unterminated last line). Lines a
-patch inserts take the file's preferred ending, the ending of its first terminated line (``\\n`` when it
+patch inserts take the file's preferred ending (context lines stay the file's own lines, endings included), the ending of its first terminated line (``\\n`` when it
 has none). After an update every line is terminated, so an update adds a missing final newline.
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 __all__ = ["Region", "Replacement", "SourceFile"]
 
-Replacement = tuple[int, int, list[str]]
+Replacement = tuple[int, int, list[str | int]]
+"""``(start, old_len, segment)``: a segment item is a new line's text, or the index of a line kept as is."""
 Region = tuple[int, int, int, int]
 
 
@@ -58,7 +59,11 @@ class SourceFile:
             if start > pos:
                 self._copy(out, regions, pos, start)
             lo = len(out)
-            out.extend(text + pref for text in segment)
+            for item in segment:
+                if isinstance(item, int):
+                    out.append(self.texts[item] + (self.endings[item] or pref))
+                else:
+                    out.append(item + pref)
             end = max(pos, start + old_len)
             regions.append((start, end, lo, len(out)))
             pos = end
