@@ -47,6 +47,7 @@ __all__ = [
     "thread_unarchived",
     "token_usage_updated",
     "turn_completed",
+    "turn_diff_updated",
     "turn_started",
     "warning",
 ]
@@ -72,6 +73,7 @@ NoticeMethod = Literal[
     "thread/tokenUsage/updated",
     "turn/started",
     "turn/completed",
+    "turn/diff/updated",
     "item/started",
     "item/completed",
     "item/agentMessage/delta",
@@ -211,6 +213,11 @@ def turn_started(thread_id: str, turn: JsonObj) -> Notice:
 def turn_completed(thread_id: str, turn: JsonObj) -> Notice:
     """The `turn/completed` notification."""
     return Notice("turn/completed", {"threadId": thread_id, "turn": turn})
+
+
+def turn_diff_updated(thread_id: str, turn_id: str, diff: str) -> Notice:
+    """The `turn/diff/updated` notification: the turn's aggregated unified diff so far."""
+    return Notice("turn/diff/updated", {"threadId": thread_id, "turnId": turn_id, "diff": diff})
 
 
 def error(error: JsonObj | None, *, will_retry: bool, thread_id: str, turn_id: str) -> Notice:

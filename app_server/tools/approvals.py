@@ -4,6 +4,7 @@ and what each decision means for the command and the turn.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -12,7 +13,9 @@ from dataclasses import dataclass
 from pycodex.json_types import JsonObj
 
 __all__ = [
+    "APPROVAL_TIMEOUT_S",
     "DECLINED_OUTPUT",
+    "NO_ENVIRONMENT",
     "Decision",
     "approval_params",
     "is_known_safe",
@@ -23,6 +26,13 @@ __all__ = [
 #: What the model is told when the user declines (the text Codex uses, so prompts tuned on it work).
 DECLINED_OUTPUT = 'exec_command failed: CreateProcess { message: "Rejected(\\"rejected by user\\")" }'
 CANCELLED_OUTPUT = "aborted by user"
+#: How long a tool waits for the user's answer to an approval (or elicitation) request.
+APPROVAL_TIMEOUT_S = float(os.environ.get("PYCODEX_APPROVAL_TIMEOUT_S", "3600"))
+#: What a tool answers when the thread has no usable execution environment (Codex's text).
+NO_ENVIRONMENT = (
+    "No usable execution environment is available. Wait for an environment to become available before "
+    "using this tool."
+)
 
 _SAFE_PROGRAMS = frozenset(
     {"ls", "cat", "pwd", "head", "tail", "wc", "grep", "rg", "echo", "true", "false", "which", "whoami",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +17,9 @@ from typing import TYPE_CHECKING
 from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
-from app_server.tools import approvals, execpolicy
+from app_server.tools import approvals, execpolicy, patch_tool
+from app_server.tools.apply_patch import extract_heredoc_patch
+from app_server.tools.approvals import APPROVAL_TIMEOUT_S, NO_ENVIRONMENT
 from app_server.tools.contracts import ToolOutcome
 from app_server.tools.output import format_exec_output
 from app_server.tools.pending import PendingRequest
@@ -44,11 +45,6 @@ __all__ = ["NO_ENVIRONMENT", "handle_tool_call"]
 logger = logging.getLogger(__name__)
 
 
-NO_ENVIRONMENT = (
-    "No usable execution environment is available. Wait for an environment to become available before "
-    "using this tool."
-)
-APPROVAL_TIMEOUT_S = float(os.environ.get("PYCODEX_APPROVAL_TIMEOUT_S", "3600"))
 
 
 def _output(call: ToolCall, text: str) -> JsonObj:
@@ -108,6 +104,9 @@ async def _exec_command(ctx: ToolContext, call: ToolCall, args: JsonObj) -> str 
     cwd = Path(settings.cwd)
     if isinstance(workdir, str) and workdir:
         cwd = cwd / workdir
+    intercepted = await _intercept_patch(ctx, call, cmd, cwd)
+    if intercepted is not None:
+        return intercepted
     shell = args.get("shell") if isinstance(args.get("shell"), str) else "/bin/bash"
     login = args.get("login") is not False
     argv = [str(shell), "-lc" if login else "-c", cmd]
@@ -180,6 +179,18 @@ async def _exec_command(ctx: ToolContext, call: ToolCall, args: JsonObj) -> str 
                        name=f"exec-item-{call.call_id}")
     return format_exec_output(output=result.output, wall_time_s=result.wall_time_s, exit_code=result.exit_code,
                               session_id=result.session_id, max_output_tokens=_int_arg(args, "max_output_tokens"))
+
+
+async def _intercept_patch(ctx: ToolContext, call: ToolCall, cmd: str, cwd: Path) -> str | ToolOutcome | None:
+    """Run an ``apply_patch`` heredoc as a patch (a fileChange item), as Codex intercepts it; None otherwise."""
+    found = extract_heredoc_patch(cmd)
+    if found is None:
+        return None
+    patch_text, heredoc_dir = found
+    result = await patch_tool.run_patch(ctx, call.call_id, patch_text, cwd / heredoc_dir if heredoc_dir else cwd)
+    # Codex wraps a successful intercepted patch's output in exec_command's own header (no chunk id).
+    text = f"Wall time: 0.0000 seconds\nOutput:\n{result.text}" if result.applied else result.text
+    return ToolOutcome(_output(call, text), end_turn=True) if result.end_turn else text
 
 
 async def _complete_command(

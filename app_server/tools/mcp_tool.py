@@ -30,8 +30,8 @@ from app_server.mcp.tools import ToolRoute, call_output, error_output, parse_arg
 from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
+from app_server.tools.approvals import APPROVAL_TIMEOUT_S
 from app_server.tools.contracts import ToolOutcome
-from app_server.tools.exec_tool import APPROVAL_TIMEOUT_S
 from app_server.tools.pending import PendingRequest
 from pycodex.json_types import JsonObj
 

@@ -1,8 +1,10 @@
 """The turn's tool router: which tool module answers a model call.
 
 MCP calls (a function in an `mcp__<server>` namespace of the thread's servers) go to ``mcp_tool``, imported
-on the first such call so that a server without MCP use never loads the MCP SDK; ``request_user_input`` to
-``user_input``; everything else goes to ``exec_tool``.
+on the first such call so that a server without MCP use never loads the MCP SDK. The top-level tools each
+have one module: ``apply_patch`` (freeform or function form) ``patch_tool``, ``view_image`` ``images``,
+``request_user_input`` ``user_input``, the goal tools ``goal_tool``; everything else (exec_command,
+write_stdin, skills, and the "unsupported call" answer) goes to ``exec_tool``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from typing import TYPE_CHECKING
 
 from app_server.loading import tools_mcp_tool
 from app_server.tools.exec_tool import handle_tool_call
+from app_server.tools.goal_tool import GOAL_TOOLS, handle_goal_call
 from app_server.tools.images import view_image
+from app_server.tools.patch_tool import handle_apply_patch
 from app_server.tools.user_input import handle_request_user_input
 
 if TYPE_CHECKING:
@@ -33,14 +37,19 @@ def tool_router(*, ask_user: bool) -> ToolRouter:
 
 
 async def route_tool_call(ctx: ToolContext, call: ToolCall, *, ask_user: bool = False) -> ToolOutcome:
-    """Run one tool call: an MCP tool if its namespace names one, else exec_command, write_stdin or skills."""
-    if call.name == "request_user_input" and not call.namespace and not call.custom:
-        return await handle_request_user_input(ctx, call, allowed=ask_user)
+    """Run one tool call with the module that owns its name (see the module docstring)."""
+    if call.name == "apply_patch" and not call.namespace:
+        return await handle_apply_patch(ctx, call)
     mcp = ctx.thread.services.mcp
     if mcp is not None and not call.custom and (call.namespace or "").startswith(MCP_NAMESPACE_PREFIX):
         outcome = await tools_mcp_tool.handle_mcp_call(ctx, mcp, call)
         if outcome is not None:
             return outcome
-    if call.name == "view_image" and call.namespace is None and not call.custom:
-        return await view_image(ctx, call)
+    if not call.custom and not call.namespace:
+        if call.name == "request_user_input":
+            return await handle_request_user_input(ctx, call, allowed=ask_user)
+        if call.name == "view_image":
+            return await view_image(ctx, call)
+        if call.name in GOAL_TOOLS:
+            return await handle_goal_call(ctx, call)
     return await handle_tool_call(ctx, call)

@@ -63,6 +63,7 @@ def _cases() -> list[notices.Notice]:
             notices.token_usage_updated(TID, TURN, _usage()),
             notices.turn_started(TID, _turn_wire(False)),
             notices.turn_completed(TID, _turn_wire(True)),
+            notices.turn_diff_updated(TID, TURN, "diff --git a/x b/x\n"),
             notices.error({"message": "boom", "codexErrorInfo": "other", "additionalDetails": None,
                            "misalignment": None},
                           will_retry=False, thread_id=TID, turn_id=TURN),
