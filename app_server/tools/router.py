@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from app_server.loading import tools_mcp_tool
 from app_server.tools.exec_tool import handle_tool_call
+from app_server.tools.goal_tool import GOAL_TOOLS, handle_goal_call
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
@@ -28,4 +29,6 @@ async def route_tool_call(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
         outcome = await tools_mcp_tool.handle_mcp_call(ctx, mcp, call)
         if outcome is not None:
             return outcome
+    if not call.custom and not call.namespace and call.name in GOAL_TOOLS:
+        return await handle_goal_call(ctx, call)
     return await handle_tool_call(ctx, call)
