@@ -157,7 +157,11 @@ def _mcp_exec(item: JsonObj, new_id: Callable[[], str]) -> JsonObj:
 
 
 def _web_search_exec(item: JsonObj, new_id: Callable[[], str]) -> JsonObj:
-    return {"id": new_id(), "type": "web_search", "query": item.get("query", ""), "action": item.get("action")}
+    # codex exec leaves the action's unset fields out (``{"type":"search","query":"..."}``).
+    action = item.get("action")
+    if isinstance(action, dict):
+        action = {k: v for k, v in action.items() if v is not None}
+    return {"id": new_id(), "type": "web_search", "query": item.get("query", ""), "action": action}
 
 
 # ---- the table -----------------------------------------------------------------------------------

@@ -161,7 +161,8 @@ def test_function_and_custom_tool_calls_become_history_then_tool_calls() -> None
 
 def test_other_items_are_kept_for_history_and_completion_carries_usage() -> None:
     mapper = _mapper()
-    other = ev.OtherItem(type="web_search_call", id="ws_1", raw={"type": "web_search_call", "id": "ws_1"})
+    # (web_search_call has its own item now: tests/app_server/tools/test_web_search.py)
+    other = ev.OtherItem(type="image_generation_call", id="ig_1", raw={"type": "image_generation_call", "id": "ig_1"})
     assert mapper.feed(ev.OutputItemDone(0, other)) == [HistoryAppend(other.raw)]
     usage = ev.Usage(input_tokens=3, output_tokens=2, total_tokens=5)
     assert mapper.feed(ev.ResponseCompleted("resp_1", usage)) == [Completed(usage)]

@@ -54,3 +54,14 @@ def test_actions_and_their_short_texts() -> None:
     for raw, action, query in cases:
         assert web_search_action(raw) == action
         assert web_search_query(action) == query
+
+
+def test_exec_json_view_leaves_unset_action_fields_out() -> None:
+    from pycodex.item_views.table import ITEM_VIEWS
+
+    view = ITEM_VIEWS.view_of("webSearch")
+    assert view.exec_item is not None
+    item = {"type": "webSearch", "id": "ws_1", "query": "q",
+            "action": {"type": "search", "query": "q", "queries": None}}
+    assert view.exec_item(item, lambda: "item_0") == {
+        "id": "item_0", "type": "web_search", "query": "q", "action": {"type": "search", "query": "q"}}
