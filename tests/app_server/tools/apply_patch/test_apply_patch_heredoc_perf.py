@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -52,7 +51,8 @@ def test_refused(cmd: str) -> None:
     assert extract_heredoc_patch(cmd) is None
 
 
-async def test_big_file_many_chunks_is_fast() -> None:
+async def test_a_big_file_with_many_chunks_applies_every_chunk() -> None:
+    # Its speed is measured in bench/tools_bench.py (the patch-turn row), not here.
     lines = [f"line {i:07d} " + "x" * 40 for i in range(100_000)]
     text = "\n".join(lines) + "\n"
     body = ["*** Begin Patch", "*** Update File: big.txt"]
@@ -64,9 +64,7 @@ async def test_big_file_many_chunks_is_fast() -> None:
     async def read(_: Path) -> str:
         return text
 
-    started = time.perf_counter()
     changes = await plan_changes(parse_patch("\n".join(body)), Path("/w"), read)
-    assert time.perf_counter() - started < 5.0
     new = changes[0].new_text or ""
     assert new.count("changed ") == 100
     assert changes[0].unified_diff.count("@@ -") == 100
