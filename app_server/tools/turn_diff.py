@@ -9,11 +9,12 @@ a three-line-context unified diff), paths shown relative to the turn's cwd, file
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from app_server.tools import line_diff
 
 __all__ = ["TrackedChange", "TurnDiffTracker", "git_blob_oid", "unified_diff"]
 
@@ -49,7 +50,7 @@ def _lines(text: str) -> list[str]:
 
 def unified_diff(old: str, new: str, old_header: str, new_header: str) -> str:
     """``old`` -> ``new`` as a unified diff with three lines of context (empty when they are equal)."""
-    return "".join(difflib.unified_diff(_lines(old), _lines(new), old_header, new_header, n=3))
+    return "".join(line_diff.unified_diff(_lines(old), _lines(new), old_header, new_header, n=3))
 
 
 class TurnDiffTracker:
