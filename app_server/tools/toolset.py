@@ -17,6 +17,9 @@ hosted tool reach the web). A thread with no environment gets no tools at all (`
 The other catalog models are run by Codex in "code mode" (their tools arrive in an ``additional_tools``
 input item and are driven through a JavaScript ``exec`` tool). pycodex has no code mode: those models
 get the gpt-5.5 set, with sub-agents when their metadata names a multi-agent version.
+
+Sub-agents and tool_search are chosen as Codex chooses them but not offered until pycodex can run them
+(``NOT_BUILT``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,11 @@ from app_server.threads.model_metadata import has_model_metadata
 from app_server.tools import specs, specs_agent, specs_collab
 from pycodex.json_types import JsonObj, JsonValue
 
-__all__ = ["ToolChoice", "choose_tools", "offered_specs", "switches_from_config"]
+__all__ = ["NOT_BUILT", "ToolChoice", "choose_tools", "offered_specs", "switches_from_config"]
+
+#: Tools Codex offers that pycodex cannot run yet: they are left out rather than offered and refused (a model
+#: would call them and fail). The differential test names exactly these as the difference from Codex.
+NOT_BUILT = frozenset({"multi_agent_v1", "tool_search"})
 
 WebSearchMode = Literal["disabled", "cached", "live"]
 
@@ -125,11 +132,11 @@ def offered_specs(choice: ToolChoice) -> list[JsonObj]:
         out.append(specs_agent.APPLY_PATCH_FUNCTION)
     if choice.view_image:
         out.append(specs_agent.VIEW_IMAGE)
-    if choice.multi_agent:
+    if choice.multi_agent and "multi_agent_v1" not in NOT_BUILT:
         out.append(specs_collab.MULTI_AGENT_V1)
     if choice.goals:
         out += [specs_agent.GET_GOAL, specs_agent.CREATE_GOAL, specs_agent.UPDATE_GOAL]
-    if choice.tool_search:
+    if choice.tool_search and "tool_search" not in NOT_BUILT:
         out.append(specs_agent.TOOL_SEARCH)
     if choice.web_search != "disabled":
         out.append(specs_agent.web_search(live=choice.web_search == "live", content_types=choice.web_search_images))

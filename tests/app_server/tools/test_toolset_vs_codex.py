@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app_server.tools.toolset import choose_tools, offered_specs, switches_from_config
+from app_server.tools.toolset import NOT_BUILT, choose_tools, offered_specs, switches_from_config
 from scripts.capture_tool_specs import CASES, _strip
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "tools" / "codex_0169_tools.json"
@@ -31,7 +31,9 @@ def _ours(case: dict[str, Any]) -> list[Any]:
 
 @pytest.mark.parametrize("case", [c for c in RECORDED if c["name"] not in CODE_MODE], ids=lambda c: c["name"])
 def test_offered_tools_match_codex(case: dict[str, Any]) -> None:
-    assert _ours(case) == case["tools"]
+    # Codex's tools minus the ones pycodex leaves out until it can run them (toolset.NOT_BUILT).
+    assert _ours(case) == [t for t in case["tools"] if (t.get("name") or t["type"]) not in NOT_BUILT]
+
 
 
 def test_the_recording_covers_a_catalog_model_a_dated_slug_and_an_unknown_one() -> None:
