@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app_server.protocol import notices
-from app_server.store import new_uuid7
 from app_server.threads import items as it
 from app_server.tools import approvals, execpolicy, patch_tool
 from app_server.tools.apply_patch import extract_heredoc_patch
 from app_server.tools.approvals import APPROVAL_TIMEOUT_S, NO_ENVIRONMENT
+from app_server.tools.call_output import call_output
 from app_server.tools.contracts import ToolOutcome
 from app_server.tools.output import format_exec_output
-from app_server.tools.pending import PendingRequest
+from app_server.tools.pending import PendingRequest, askable_clients
 from app_server.tools.processes import SpawnError
 from app_server.tools.unified_exec import (
     DEFAULT_EXEC_YIELD_MS,
@@ -47,18 +47,11 @@ logger = logging.getLogger(__name__)
 
 
 
-def _output(call: ToolCall, text: str) -> JsonObj:
-    # Codex gives outputs their own ids (fco_/ctco_ + a UUIDv7); the model API accepts them as history.
-    if call.custom:
-        return {"type": "custom_tool_call_output", "id": f"ctco_{new_uuid7()}", "call_id": call.call_id,
-                "output": text}
-    return {"type": "function_call_output", "id": f"fco_{new_uuid7()}", "call_id": call.call_id, "output": text}
-
 
 async def handle_tool_call(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
     """Run one model tool call; the outcome is the output item the runner records."""
     result = await _run(ctx, call)
-    return result if isinstance(result, ToolOutcome) else ToolOutcome(_output(call, result))
+    return result if isinstance(result, ToolOutcome) else ToolOutcome(call_output(call, result))
 
 
 async def _run(ctx: ToolContext, call: ToolCall) -> str | ToolOutcome:
@@ -126,7 +119,7 @@ async def _exec_command(ctx: ToolContext, call: ToolCall, args: JsonObj) -> str 
             declined = dict(item, status="declined", completedAtMs=it.now_ms())
             await ctx.complete_item(declined)
             if decision.kind == "cancel":
-                return ToolOutcome(_output(call, f"Wall time: 0.1 seconds\n{approvals.CANCELLED_OUTPUT}"),
+                return ToolOutcome(call_output(call, f"Wall time: 0.1 seconds\n{approvals.CANCELLED_OUTPUT}"),
                                    end_turn=True)
             await thread.emit_status()
             return approvals.DECLINED_OUTPUT
@@ -190,7 +183,7 @@ async def _intercept_patch(ctx: ToolContext, call: ToolCall, cmd: str, cwd: Path
     result = await patch_tool.run_patch(ctx, call.call_id, patch_text, cwd / heredoc_dir if heredoc_dir else cwd)
     # Codex wraps a successful intercepted patch's output in exec_command's own header (no chunk id).
     text = f"Wall time: 0.0000 seconds\nOutput:\n{result.text}" if result.applied else result.text
-    return ToolOutcome(_output(call, text), end_turn=True) if result.end_turn else text
+    return ToolOutcome(call_output(call, text), end_turn=True) if result.end_turn else text
 
 
 async def _complete_command(
@@ -260,8 +253,7 @@ async def _ask(ctx: ToolContext, item: JsonObj, argv: list[str], cmd: str, args:
         prefix_rule=args.get("prefix_rule") if isinstance(args.get("prefix_rule"), list) else None,
     )
     pending = PendingRequest("item/commandExecution/requestApproval", params, timeout=APPROVAL_TIMEOUT_S)
-    askable = [origin] if origin is not None and not origin.closed.is_set() else []
-    askable += [s for s in thread.subscribers if s is not origin and not s.closed.is_set()]
+    askable = askable_clients(origin, thread.subscribers)
     if not askable:
         return approvals.Decision("decline")
     key = id(pending)

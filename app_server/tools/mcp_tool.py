@@ -32,7 +32,7 @@ from app_server.store import new_uuid7
 from app_server.threads import items as it
 from app_server.tools.approvals import APPROVAL_TIMEOUT_S
 from app_server.tools.contracts import ToolOutcome
-from app_server.tools.pending import PendingRequest
+from app_server.tools.pending import PendingRequest, askable_clients
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
@@ -125,8 +125,7 @@ async def _ask(ctx: ToolContext, route: ToolRoute, tool: Tool, arguments: JsonOb
     thread, turn, origin = ctx.thread, ctx.turn, ctx.origin
     params = approval_request_params(thread.id, turn.id, route.server, tool, arguments, mode)
     pending = PendingRequest(ELICITATION_METHOD, params, timeout=APPROVAL_TIMEOUT_S)
-    askable = [origin] if origin is not None and not origin.closed.is_set() else []
-    askable += [s for s in thread.subscribers if s is not origin and not s.closed.is_set()]
+    askable = askable_clients(origin, thread.subscribers)
     if not askable:
         return Answer.DECLINE
     key = id(pending)

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app_server.protocol import notices
-from app_server.store import new_uuid7
 from app_server.threads import items as it
 from app_server.tools import approvals
 from app_server.tools.apply_patch import (
@@ -40,10 +39,11 @@ from app_server.tools.apply_patch import (
     plan_changes,
 )
 from app_server.tools.approvals import APPROVAL_TIMEOUT_S, NO_ENVIRONMENT
+from app_server.tools.call_output import call_output
 from app_server.tools.contracts import ToolOutcome
 from app_server.tools.patch_fs import EnvironmentPatchFs
 from app_server.tools.patch_safety import assess_patch
-from app_server.tools.pending import PendingRequest
+from app_server.tools.pending import PendingRequest, askable_clients
 from app_server.tools.turn_diff import TrackedChange, TurnDiffTracker
 from pycodex.json_types import JsonObj
 
@@ -74,12 +74,6 @@ class PatchResult:
     end_turn: bool = False
 
 
-def _output(call: ToolCall, text: str) -> JsonObj:
-    if call.custom:
-        return {"type": "custom_tool_call_output", "id": f"ctco_{new_uuid7()}", "call_id": call.call_id,
-                "output": text}
-    return {"type": "function_call_output", "id": f"fco_{new_uuid7()}", "call_id": call.call_id, "output": text}
-
 
 async def handle_apply_patch(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
     """Run the model's ``apply_patch`` call (freeform, or the function form with an ``input`` string)."""
@@ -89,13 +83,13 @@ async def handle_apply_patch(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
         try:
             args = json.loads(call.arguments or "{}")
         except ValueError as exc:
-            return ToolOutcome(_output(call, f"failed to parse function arguments: {exc}"))
+            return ToolOutcome(call_output(call, f"failed to parse function arguments: {exc}"))
         given = args.get("input") if isinstance(args, dict) else None
         if not isinstance(given, str):
-            return ToolOutcome(_output(call, "failed to parse function arguments: missing field `input`"))
+            return ToolOutcome(call_output(call, "failed to parse function arguments: missing field `input`"))
         patch_text = given
     result = await run_patch(ctx, call.call_id, patch_text, Path(ctx.thread.settings.cwd))
-    return ToolOutcome(_output(call, result.text), end_turn=result.end_turn)
+    return ToolOutcome(call_output(call, result.text), end_turn=result.end_turn)
 
 
 def _wire_change(change: FileChange) -> JsonObj:
@@ -192,8 +186,7 @@ async def _ask(ctx: ToolContext, item: JsonObj) -> approvals.Decision:
     params: JsonObj = {"threadId": thread.id, "turnId": turn.id, "itemId": item["id"],
                        "startedAtMs": item["startedAtMs"], "reason": None, "grantRoot": None}
     pending = PendingRequest(APPROVAL_METHOD, params, timeout=APPROVAL_TIMEOUT_S)
-    askable = [origin] if origin is not None and not origin.closed.is_set() else []
-    askable += [s for s in thread.subscribers if s is not origin and not s.closed.is_set()]
+    askable = askable_clients(origin, thread.subscribers)
     if not askable:
         return approvals.Decision("decline")
     key = id(pending)

@@ -19,9 +19,11 @@ from app_server.protocol import notices
 from pycodex.json_types import JsonObj, JsonValue
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from app_server.threads.contracts import Subscriber
 
-__all__ = ["PendingRequest"]
+__all__ = ["PendingRequest", "askable_clients"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,3 +85,10 @@ class PendingRequest:
         for session, request_id in self._asked.items():
             if request_id >= 0:
                 await notices.send(session, notices.server_request_resolved(thread_id, request_id))
+
+
+def askable_clients(origin: Subscriber | None, subscribers: Iterable[Subscriber]) -> list[Subscriber]:
+    """Who a turn's question goes to: the client that started the turn first, then the thread's other live
+    subscribers (an empty list: nobody can answer, and each tool says what that means for its call)."""
+    askable = [origin] if origin is not None and not origin.closed.is_set() else []
+    return askable + [s for s in subscribers if s is not origin and not s.closed.is_set()]

@@ -35,7 +35,7 @@ from app_server.protocol.approvals import (
 from app_server.protocol.base import to_wire
 from app_server.store import new_uuid7
 from app_server.tools.contracts import ToolOutcome
-from app_server.tools.pending import PendingRequest
+from app_server.tools.pending import PendingRequest, askable_clients
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
@@ -96,8 +96,7 @@ async def handle_request_user_input(ctx: ToolContext, call: ToolCall, *, allowed
     thread, turn, origin = ctx.thread, ctx.turn, ctx.origin
     params = ToolRequestUserInputParams(thread_id=thread.id, turn_id=turn.id, item_id=call.call_id,
                                         questions=questions, is_blocking=False)
-    askable = [origin] if origin is not None and not origin.closed.is_set() else []
-    askable += [s for s in thread.subscribers if s is not origin and not s.closed.is_set()]
+    askable = askable_clients(origin, thread.subscribers)
     if not askable:
         return _output(call, CANCELLED)
     pending = PendingRequest(METHOD, to_wire(params), timeout=TIMEOUT_S)
