@@ -9,6 +9,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +130,19 @@ def temp_dirs() -> tuple[tempfile.TemporaryDirectory[str], Path, Path]:
     home, work = Path(tmp.name, "home"), Path(tmp.name, "work")
     work.mkdir()
     return tmp, home, work
+
+
+async def timed_turns(driver: Driver, thread: str, inputs: list[Any], turns: int,
+                      timeout: float = 120.0) -> list[float]:
+    """Seconds from turn/start to turn/completed for each of ``turns`` turns with ``inputs``, one after another."""
+    samples = []
+    for _ in range(turns):
+        done = driver.expect("turn/completed")
+        t0 = time.perf_counter()
+        await driver.call("turn/start", {"threadId": thread, "input": inputs})
+        await asyncio.wait_for(done, timeout)
+        samples.append(time.perf_counter() - t0)
+    return samples
 
 
 def median(values: list[float]) -> float:

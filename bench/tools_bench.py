@@ -7,11 +7,9 @@ gets; turns alternate between a patch and its inverse so that each applies to th
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import struct
-import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from bench.harness import (
     print_table,
     start_fake_model,
     temp_dirs,
+    timed_turns,
     write_config,
 )
 
@@ -74,13 +73,7 @@ async def patch_turn(impl: Impl) -> tuple[float, float]:
         driver = await Driver.spawn(impl, home, work)
         try:
             thread = (await driver.call("thread/start", {"cwd": str(work)}))["thread"]["id"]
-            samples = []
-            for _ in range(PATCH_TURNS):
-                done = driver.expect("turn/completed")
-                t0 = time.perf_counter()
-                await driver.call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "go"}]})
-                await asyncio.wait_for(done, 120)
-                samples.append(time.perf_counter() - t0)
+            samples = await timed_turns(driver, thread, [{"type": "text", "text": "go"}], PATCH_TURNS)
             first = LINES // HUNKS // 2
             if _line(first, "patched-") not in (work / "big.txt").read_text():
                 raise AssertionError(f"{impl.name} did not apply the patch")
@@ -113,14 +106,8 @@ async def image_turn(impl: Impl) -> tuple[float, float]:
         driver = await Driver.spawn(impl, home, work)
         try:
             thread = (await driver.call("thread/start", {"cwd": str(work)}))["thread"]["id"]
-            samples = []
-            for _ in range(IMAGE_TURNS):
-                done = driver.expect("turn/completed")
-                t0 = time.perf_counter()
-                await driver.call("turn/start", {"threadId": thread, "input": [
-                    {"type": "text", "text": "what is this?"}, {"type": "localImage", "path": str(image)}]})
-                await asyncio.wait_for(done, 120)
-                samples.append(time.perf_counter() - t0)
+            inputs = [{"type": "text", "text": "what is this?"}, {"type": "localImage", "path": str(image)}]
+            samples = await timed_turns(driver, thread, inputs, IMAGE_TURNS)
             sent = json.dumps(model.requests()[-1]["body"]["input"])
             if "data:image/png;base64," not in sent:
                 raise AssertionError(f"{impl.name} did not send the image to the model")
