@@ -8,18 +8,27 @@ with a ``warning`` notification (observed on the binary).
 
 from __future__ import annotations
 
-from app_server.model.catalog import catalog
+from collections.abc import Mapping
 
-__all__ = ["fallback_metadata_warning", "has_model_metadata"]
+from app_server.model.catalog import catalog
+from pycodex.json_types import JsonValue
+
+__all__ = ["catalog_entry", "fallback_metadata_warning", "has_model_metadata"]
+
+
+def catalog_entry(slug: str) -> Mapping[str, JsonValue] | None:
+    """The catalog entry whose model prefixes ``slug`` (or ``namespace/slug``), or None without metadata."""
+    namespace, _, rest = slug.partition("/")
+    for candidate in (slug, rest if namespace else ""):
+        for entry in catalog().models:
+            if candidate and candidate.startswith(str(entry["model"])):
+                return entry
+    return None
 
 
 def has_model_metadata(slug: str) -> bool:
     """Whether the catalog knows ``slug`` (or ``namespace/slug``) by one of its model prefixes."""
-    known = tuple(str(entry["model"]) for entry in catalog().models)
-    if slug.startswith(known):
-        return True
-    namespace, _, rest = slug.partition("/")
-    return bool(namespace) and rest.startswith(known)
+    return catalog_entry(slug) is not None
 
 
 def fallback_metadata_warning(slug: str) -> str | None:

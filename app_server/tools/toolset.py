@@ -28,8 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from app_server.model.catalog import catalog
-from app_server.threads.model_metadata import has_model_metadata
+from app_server.threads.model_metadata import catalog_entry
 from app_server.tools import specs, specs_agent, specs_collab
 from pycodex.json_types import JsonObj, JsonValue
 
@@ -71,15 +70,6 @@ class Switches:
         return self.features.get(name, True)
 
 
-def _catalog_entry(slug: str) -> Mapping[str, JsonValue] | None:
-    namespace, _, rest = slug.partition("/")
-    for candidate in (slug, rest if namespace else ""):
-        for entry in catalog().models:
-            if candidate and candidate.startswith(str(entry["model"])):
-                return entry
-    return None
-
-
 def switches_from_config(*layers: Mapping[str, JsonValue] | None) -> Switches:
     """The switches from config layers, later ones winning (``features.x`` dotted keys count too)."""
     features: dict[str, bool] = {}
@@ -100,7 +90,7 @@ def switches_from_config(*layers: Mapping[str, JsonValue] | None) -> Switches:
 
 def choose_tools(slug: str, switches: Switches) -> ToolChoice:
     """The tool set for ``slug`` under ``switches``."""
-    entry = _catalog_entry(slug) if has_model_metadata(slug) else None
+    entry = catalog_entry(slug)
     if entry is None:
         base = ToolChoice(apply_patch=None, multi_agent=True, tool_search=False, web_search_images=False)
     else:
