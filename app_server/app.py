@@ -25,20 +25,8 @@ from app_server.environments import (
     choose_environment,
 )
 from app_server.handlers import register_all
-from app_server.loading import (
-    mcp_service,
-    model_clients,
-    model_scripted,
-    prewarm,
-    skills_bundled,
-    skills_catalog,
-    store_thread_state,
-    threads_skills_glue,
-    threads_tool_policy,
-    tools_router,
-    tools_unified_exec,
-    turn_notify,
-)
+from app_server.lazy import LazyModule
+from app_server.loading import prewarm
 from app_server.model.auth import stored_api_key
 from app_server.model.script import ScriptError
 from app_server.protocol import notices
@@ -58,12 +46,35 @@ from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
 
 if TYPE_CHECKING:
+    import app_server.skills as skills_catalog
+    from app_server import notify as turn_notify
+    from app_server.mcp import service as mcp_service
     from app_server.mcp.service import McpService
+    from app_server.model import clients as model_clients
+    from app_server.model import scripted as model_scripted
     from app_server.model.clients import ModelClients
     from app_server.protocol.declarations import MethodDecl
     from app_server.search.fuzzy import FuzzySessions
     from app_server.skills import SkillsCatalog
+    from app_server.skills import bundled as skills_bundled
+    from app_server.store import thread_state as store_thread_state
     from app_server.store.thread_state import ThreadStateDb
+    from app_server.threads import skills_glue as threads_skills_glue
+    from app_server.threads import tool_policy as threads_tool_policy
+    from app_server.tools import router as tools_router
+    from app_server.tools import unified_exec as tools_unified_exec
+else:
+    mcp_service = LazyModule("app_server.mcp.service")
+    model_clients = LazyModule("app_server.model.clients")
+    model_scripted = LazyModule("app_server.model.scripted")
+    skills_bundled = LazyModule("app_server.skills.bundled")
+    skills_catalog = LazyModule("app_server.skills")
+    store_thread_state = LazyModule("app_server.store.thread_state")
+    threads_skills_glue = LazyModule("app_server.threads.skills_glue")
+    threads_tool_policy = LazyModule("app_server.threads.tool_policy")
+    tools_router = LazyModule("app_server.tools.router")
+    tools_unified_exec = LazyModule("app_server.tools.unified_exec")
+    turn_notify = LazyModule("app_server.notify")
 
 __all__ = ["AppServer", "StartupError", "default_codex_home"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app_server.loading import exec_client_client, exec_client_remote
+from app_server.lazy import LazyModule
 from app_server.threads.prompt import EnvironmentStatus
 from app_server.tools.processes import EnvironmentSpawner
 from app_server.tools.sandbox import Sandbox, make_sandbox
@@ -30,7 +30,12 @@ from exec_client.local_environment import LocalEnvironment
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
+    from exec_client import client as exec_client_client
+    from exec_client import remote as exec_client_remote
     from exec_client.remote import RemoteEnvironmentConnector
+else:
+    exec_client_client = LazyModule("exec_client.client")
+    exec_client_remote = LazyModule("exec_client.remote")
 
 __all__ = ["EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "ThreadEnvironment", "choose_environment"]
 

@@ -13,14 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from app_server.loading import (
-    logging_setup,
-    server_app,
-    trace_recorder,
-    transport_stdio,
-    transport_websocket,
-    ws_auth,
-)
+from app_server.lazy import LazyModule
 from app_server.startup import EarlyStart, StartupError, answer_early, default_codex_home, read_opening
 from pycodex.signals import Terminated, TermLatch, stop_on_signals
 from pycodex.trace import trace_path
@@ -30,8 +23,21 @@ if TYPE_CHECKING:  # imported once a stdio client's initialize is answered (see 
     import asyncio
     from pathlib import Path
 
+    from app_server import app as server_app
     from app_server.app import AppServer
+    from pycodex import logging_setup
+    from pycodex.trace import recorder as trace_recorder
+    from pycodex.transport import stdio as transport_stdio
+    from pycodex.transport import websocket as transport_websocket
+    from pycodex.transport import ws_auth
     from pycodex.transport.ws_auth import WsAuth
+else:
+    logging_setup = LazyModule("pycodex.logging_setup")
+    server_app = LazyModule("app_server.app")
+    trace_recorder = LazyModule("pycodex.trace.recorder")
+    transport_stdio = LazyModule("pycodex.transport.stdio")
+    transport_websocket = LazyModule("pycodex.transport.websocket")
+    ws_auth = LazyModule("pycodex.transport.ws_auth")
 
 __all__ = ["run_app_server"]
 

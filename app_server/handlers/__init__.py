@@ -14,15 +14,23 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from app_server.context import HandlerContext
-from app_server.loading import protocol_base, protocol_methods, pydantic_models
+from app_server.lazy import LazyModule
 from app_server.protocol.method_table import DECLARATIONS
 
 if TYPE_CHECKING:
+    import pydantic as pydantic_models
+
     from app_server.context import Services
+    from app_server.protocol import base as protocol_base
+    from app_server.protocol import methods as protocol_methods
     from app_server.protocol.declarations import Handler, MethodDecl
     from app_server.router import Router
     from app_server.session import Deferred, Session
     from pycodex.json_types import JsonObj
+else:
+    protocol_base = LazyModule("app_server.protocol.base")
+    protocol_methods = LazyModule("app_server.protocol.methods")
+    pydantic_models = LazyModule("pydantic")
 
 __all__ = ["register_all"]
 

@@ -13,14 +13,17 @@ from typing import TYPE_CHECKING
 from app_server.config.effective import effective_config, read_layers
 from app_server.config.errors import unknown_keys_warning
 from app_server.context import HandlerContext
-from app_server.loading import config_write
+from app_server.lazy import LazyModule
 from app_server.protocol import notices
 from app_server.protocol import responses_config as rc
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
 
 if TYPE_CHECKING:  # config.write pulls in tomlkit (~0.1 s): imported on the first write, not at start-up
+    from app_server.config import write as config_write
     from app_server.config.write import ConfigEdit
+else:
+    config_write = LazyModule("app_server.config.write")
 
 __all__ = ["batch_write", "config_read", "requirements_read", "value_write"]
 

@@ -4,16 +4,24 @@ merged config table; writes go to config.toml through app_server.config.write.""
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from app_server.config.effective import read_layers
 from app_server.config.loader import plain_table
 from app_server.context import HandlerContext
-from app_server.loading import config_write, model_provider_write
+from app_server.lazy import LazyModule
 from app_server.model.catalog import catalog, model_list, model_provider_capabilities, model_provider_list
 from app_server.protocol import responses_config as rc
 from app_server.protocol import server_info as p
 from app_server.protocol import settings as s
 from pycodex.json_types import JsonObj
+
+if TYPE_CHECKING:
+    from app_server.config import write as config_write
+    from app_server.model import provider_write as model_provider_write
+else:
+    config_write = LazyModule("app_server.config.write")
+    model_provider_write = LazyModule("app_server.model.provider_write")
 
 __all__ = ["list_models", "list_providers", "read_capabilities", "set_default_provider", "write_provider"]
 

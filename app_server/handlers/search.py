@@ -9,7 +9,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from app_server.context import HandlerContext
-from app_server.loading import search_fuzzy
+from app_server.lazy import LazyModule
 from app_server.protocol import notices
 from app_server.protocol import responses_fs as rf
 from app_server.protocol import settings as s
@@ -18,7 +18,10 @@ from app_server.session import Deferred
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
+    from app_server.search import fuzzy as search_fuzzy
     from app_server.search.fuzzy import FuzzySessions
+else:
+    search_fuzzy = LazyModule("app_server.search.fuzzy")
 
 __all__ = ["search", "session_start", "session_stop", "session_update"]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig
-from app_server.loading import mcp_client, mcp_manager, mcp_wire
+from app_server.lazy import LazyModule
 from app_server.mcp.params import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -35,8 +35,15 @@ from app_server.mcp.params import (
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
+    from app_server.mcp import client as mcp_client
+    from app_server.mcp import manager as mcp_manager
+    from app_server.mcp import wire as mcp_wire
     from app_server.mcp.manager import McpConnectionManager
     from app_server.mcp.tools import ToolRoute
+else:
+    mcp_client = LazyModule("app_server.mcp.client")
+    mcp_manager = LazyModule("app_server.mcp.manager")
+    mcp_wire = LazyModule("app_server.mcp.wire")
 
 Notify = Callable[[str, JsonObj], None]
 Policy = Callable[[], str | None] | None

@@ -8,16 +8,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from app_server.loading import model_client, model_scripted
+from app_server.lazy import LazyModule
 from pycodex.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
+    from app_server.model import client as model_client
+    from app_server.model import scripted as model_scripted
     from app_server.model.client import ModelClient
     from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
     from app_server.model.events import ResponseEvent
     from app_server.model.provider import SCRIPTED_PROVIDER_ID, ProviderConfig, RequestContext, turn_metadata
     from app_server.model.retry import RetryCallback
     from app_server.model.scripted import ScriptedModelClient
+else:
+    model_client = LazyModule("app_server.model.client")
+    model_scripted = LazyModule("app_server.model.scripted")
 
 #: Exported name -> its submodule, resolved on first use: the HTTP client (httpx) is not needed until a
 #: turn samples the model, and config loading only needs `provider`.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
-from app_server.loading import model_client, model_scripted
+from app_server.lazy import LazyModule
 from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
 from app_server.model.events import ResponseEvent
 from app_server.model.provider import ProviderConfig, RequestContext
@@ -18,8 +18,13 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
 if TYPE_CHECKING:  # the HTTP client (httpx) is imported when the first turn needs a model
+    from app_server.model import client as model_client
+    from app_server.model import scripted as model_scripted
     from app_server.model.client import ModelClient
     from app_server.model.scripted import ScriptedModelClient
+else:
+    model_client = LazyModule("app_server.model.client")
+    model_scripted = LazyModule("app_server.model.scripted")
 
 __all__ = ["ModelClients"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app_server.loading import tools_mcp_tool
+from app_server.lazy import LazyModule
 from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.goal_tool import GOAL_TOOLS, handle_goal_call
 from app_server.tools.images import view_image
@@ -20,7 +20,10 @@ from app_server.tools.user_input import handle_request_user_input
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
+    from app_server.tools import mcp_tool as tools_mcp_tool
     from app_server.tools.contracts import ToolContext, ToolOutcome, ToolRouter
+else:
+    tools_mcp_tool = LazyModule("app_server.tools.mcp_tool")
 
 __all__ = ["MCP_NAMESPACE_PREFIX", "route_tool_call", "tool_router"]
 

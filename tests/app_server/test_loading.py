@@ -1,7 +1,8 @@
 """app_server/loading.py is the one place that says what loads when, and it tells the truth.
 
 - No import statement runs inside a function in ``app_server`` except the few listed here, each with its
-  reason; everything else deferred is a ``LazyModule`` declared in loading.py with its group.
+  reason; everything else deferred is a ``LazyModule`` handle whose module loading.py declares with its group,
+  next to the ``TYPE_CHECKING`` import of that same module.
 - The groups agree with the start-up sets (which tests/app_server/test_app_server_startup_imports.py pins
   against a real ``pycodex app-server``): what is deferred is not loaded at start-up, and what is said to
   load after the answer is.
@@ -18,6 +19,7 @@ import sys
 from pathlib import Path
 
 from app_server import loading
+from app_server.lazy import LazyModule
 from tests.support.paths import REPO_ROOT
 
 #: The imports inside functions that stay, (file, module) -> why. Each must still occur.
@@ -75,7 +77,8 @@ def _local_imports(package: str = "app_server") -> set[tuple[str, str]]:
 
 def test_no_import_inside_a_function_but_the_listed_ones() -> None:
     assert _local_imports() == set(LOCAL_IMPORTS), (
-        "defer a module by declaring a LazyModule in app_server/loading.py, or list the import here with why"
+        "defer a module with a LazyModule handle (app_server/lazy.py) declared in app_server/loading.py, or list the import "
+        "here with why"
     )
 
 
@@ -87,9 +90,42 @@ def test_the_other_packages_keep_only_their_listed_local_imports() -> None:
     assert found == {rel: set(modules) for rel, (_why, modules) in OTHER_LOCAL_IMPORTS.items()}
 
 
-def test_every_deferred_module_exists_and_is_declared_once() -> None:
-    names = [module.name for module in loading.declared()]
-    assert len(names) == len(set(names))
+def _handles() -> list[tuple[str, str, str, str | None]]:
+    """(file, handle, module it loads, module its TYPE_CHECKING import names) for every LazyModule handle."""
+    found: list[tuple[str, str, str, str | None]] = []
+    for path in sorted((REPO_ROOT / "app_server").rglob("*.py")):
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                continue
+            typed: dict[str, str] = {}
+            for st in node.body:
+                if isinstance(st, ast.Import):
+                    typed.update({a.asname or a.name: a.name for a in st.names})
+                elif isinstance(st, ast.ImportFrom):
+                    typed.update({a.asname or a.name: f"{st.module}.{a.name}" for a in st.names})
+            for st in node.orelse:
+                if (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+                        and isinstance(st.value.func, ast.Name) and st.value.func.id == "LazyModule"):
+                    handle = st.targets[0]
+                    first = st.value.args[0]
+                    assert isinstance(handle, ast.Name) and isinstance(first, ast.Constant), rel
+                    found.append((rel, handle.id, str(first.value), typed.get(handle.id)))
+    return found
+
+
+def test_every_handle_is_declared_and_typed_as_the_module_it_loads() -> None:
+    handles = _handles()
+    assert len(handles) >= 20  # the scan sees the handles (a broken scan must not pass vacuously)
+    for rel, handle, module, typed in handles:
+        assert module in loading.DEFERRED, f"{rel}: {handle} loads {module}, which app_server/loading.py does not declare"
+        assert typed == module, f"{rel}: {handle} is typed as {typed} but loads {module}"
+    groups = {loading.DEFERRED[module].group for _rel, _handle, module, _typed in handles}
+    assert groups == {loading.AFTER_ANSWER, loading.AFTER_HANDSHAKE, loading.ON_FIRST_USE}
+
+
+def test_every_deferred_module_exists() -> None:
+    names = loading.declared()
     for name in names:
         if name.split(".")[0] in {"app_server", "exec_client", "pycodex"}:
             path = REPO_ROOT / name.replace(".", "/")
@@ -99,28 +135,25 @@ def test_every_deferred_module_exists_and_is_declared_once() -> None:
 def test_the_groups_agree_with_the_start_up_sets() -> None:
     at_startup = loading.BEFORE_ANSWER | loading.AT_STARTUP
     assert loading.BEFORE_ANSWER.isdisjoint(loading.AT_STARTUP)
-    after_answer = {m.name for m in loading.declared(loading.AFTER_ANSWER) if m.name.split('.')[0] == 'app_server'}
+    after_answer = {m for m in loading.declared(loading.AFTER_ANSWER) if m.split(".")[0] == "app_server"}
     assert after_answer <= loading.AT_STARTUP, sorted(after_answer - loading.AT_STARTUP)
-    later = {m.name for m in (*loading.declared(loading.AFTER_HANDSHAKE), *loading.declared(loading.ON_FIRST_USE))}
+    later = {*loading.declared(loading.AFTER_HANDSHAKE), *loading.declared(loading.ON_FIRST_USE)}
     assert sorted(later & at_startup) == [], "declared deferred but loaded at start-up"
-    assert "app_server.loading" in loading.BEFORE_ANSWER  # it is itself stdlib-only and loaded by main
+    assert "app_server.lazy" in loading.BEFORE_ANSWER  # stdlib-only, and main declares its handles with it
 
 
 def test_the_prewarm_list_is_the_after_handshake_group() -> None:
-    group = loading.declared(loading.AFTER_HANDSHAKE)
-    assert loading.prewarm_modules() == tuple(m.name for m in group)
+    group = tuple(name for name, d in loading.DEFERRED.items() if d.group == loading.AFTER_HANDSHAKE)
+    assert loading.prewarm_modules() == group
     assert {"app_server.handlers.threads", "app_server.handlers.turns", "app_server.model.clients"} <= set(
         loading.prewarm_modules()
     )
 
 
 def test_a_lazy_module_imports_on_first_attribute_read() -> None:
-    lazy = loading.LazyModule("json.tool", loading.ON_FIRST_USE, "a test")
-    try:
-        assert lazy.main is sys.modules["json.tool"].main
-        assert "json.tool" in repr(lazy)
-    finally:
-        loading._DECLARED.remove(lazy)
+    lazy = LazyModule("json.tool")
+    assert lazy.main is sys.modules["json.tool"].main
+    assert "json.tool" in repr(lazy)
 
 
 FIRST_TURN = """

@@ -135,29 +135,21 @@ def _reexports(package: str) -> dict[str, str]:
     return found
 
 
-# app_server/loading.py declares each deferred module as `name = LazyModule("dotted.module", ...)`.
-LOADING = "app_server.loading"
-
-
+# A deferred module is a handle, `name = LazyModule("dotted.module")` (app_server/lazy.py), beside the
+# TYPE_CHECKING import of that module: using it is a runtime edge to that module, imported on first use.
 @cache
-def _deferred() -> dict[str, str]:
-    """The deferred modules app_server/loading.py declares: the name code imports -> the module it stands for.
-    Importing one is an edge to that module (it is that module, imported on first use), not to loading.py;
-    so loading.py's own TYPE_CHECKING imports of them are not edges either (they only repeat the mapping)."""
-    found: dict[str, str] = {}
-    for node in ast.walk(_tree(LOADING)):
-        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Name) and node.value.func.id == "LazyModule"
-                and isinstance(target := node.targets[0], ast.Name)
-                and isinstance(first := node.value.args[0], ast.Constant) and isinstance(first.value, str)):
-            found[target.id] = first.value
-    return found
+def _lazy_targets(name: str) -> frozenset[str]:
+    """The modules ``name`` holds LazyModule handles for."""
+    found: set[str | None] = set()
+    for node in ast.walk(_tree(name)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "LazyModule"
+                and node.args and isinstance(first := node.args[0], ast.Constant) and isinstance(first.value, str)):
+            found.add(_owner(first.value))
+    return frozenset(t for t in found if t is not None)
 
 
 def _resolve_from(source: str, name: str) -> str | None:
     known = modules()
-    if source == LOADING and name in _deferred():
-        return _owner(_deferred()[name])
     if f"{source}.{name}" in known:
         return f"{source}.{name}"
     if source in known and known[source].is_package and name in _reexports(source):
@@ -177,8 +169,7 @@ def _graph(
             else:
                 source = _absolute(module, node)
                 targets.update(_resolve_from(source, alias.name) for alias in node.names)
-        if name == LOADING:
-            targets -= {_owner(target) for target in _deferred().values()}
+        targets |= _lazy_targets(name)
         graph[name] = frozenset(t for t in targets if t is not None and t != name)
     return graph
 
@@ -322,9 +313,11 @@ def test_cycle_detection_finds_a_cycle_and_only_the_cycle() -> None:
 
 
 def test_a_deferred_module_is_an_edge_to_that_module() -> None:
-    assert _deferred()["mcp_manager"] == "app_server.mcp.manager"
-    assert "app_server.mcp.manager" in edges()["app_server.mcp.service"]
-    assert LOADING not in type_edges()["app_server.mcp.service"]
+    assert "app_server.mcp.manager" in _lazy_targets("app_server.mcp.service")
+    assert "app_server.mcp.manager" in edges()["app_server.mcp.service"]  # a runtime edge, though imported late
+    # loading.py only says when modules load: it imports none of them, at any level.
+    assert type_edges()["app_server.loading"] == frozenset()
+    assert "app_server.loading" not in type_edges()["app_server.mcp.service"]
 
 
 def test_there_are_no_import_cycles() -> None:
