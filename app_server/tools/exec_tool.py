@@ -18,11 +18,11 @@ from app_server.protocol import notices
 from app_server.threads import items as it
 from app_server.tools import approvals, execpolicy, patch_tool
 from app_server.tools.apply_patch import extract_heredoc_patch
-from app_server.tools.approvals import APPROVAL_TIMEOUT_S, NO_ENVIRONMENT
+from app_server.tools.approvals import NO_ENVIRONMENT
+from app_server.tools.ask import NoAnswer, ask_clients
 from app_server.tools.call_output import call_output
 from app_server.tools.contracts import ToolOutcome
 from app_server.tools.output import format_exec_output
-from app_server.tools.pending import PendingRequest, askable_clients
 from app_server.tools.processes import SpawnError
 from app_server.tools.unified_exec import (
     DEFAULT_EXEC_YIELD_MS,
@@ -244,7 +244,7 @@ async def _write_stdin(ctx: ToolContext, args: JsonObj) -> str:
 
 async def _ask(ctx: ToolContext, item: JsonObj, argv: list[str], cmd: str, args: JsonObj) -> approvals.Decision:
     """Send the approval request and wait for the user's decision."""
-    thread, turn, origin = ctx.thread, ctx.turn, ctx.origin
+    thread, turn = ctx.thread, ctx.turn
     params = approvals.approval_params(
         thread_id=thread.id, turn_id=turn.id, item_id=item["id"], started_at_ms=item["startedAtMs"],
         environment_id=thread.services.environment.id, reason=args.get("justification") if isinstance(
@@ -252,27 +252,17 @@ async def _ask(ctx: ToolContext, item: JsonObj, argv: list[str], cmd: str, args:
         command=item["command"], argv=argv, cwd=item["cwd"], user_cmd=cmd,
         prefix_rule=args.get("prefix_rule") if isinstance(args.get("prefix_rule"), list) else None,
     )
-    pending = PendingRequest("item/commandExecution/requestApproval", params, timeout=APPROVAL_TIMEOUT_S)
-    askable = askable_clients(origin, thread.subscribers)
-    if not askable:
-        return approvals.Decision("decline")
-    key = id(pending)
-    turn.open_requests[key] = pending
-    await thread.emit_status()
-    await thread.emit(notices.item_started(item, thread.id, turn.id))
-    for session in askable:
-        pending.offer(session)
+
+    async def started() -> None:
+        await thread.emit(notices.item_started(item, thread.id, turn.id))
+
     try:
-        decision = approvals.parse_decision(await pending.wait())
-    except asyncio.CancelledError:
-        # On interrupt the request stays open: the runner resolves it after turn/completed, the order
-        # Codex uses.
-        raise
-    except Exception as exc:  # timeout, or an error answer
-        logger.info("approval request for %s ended without a decision: %s", item["id"], exc)
-        decision = approvals.Decision("decline")
-    turn.open_requests.pop(key, None)
-    await pending.close(thread.id)
+        decision = await ask_clients(ctx, "item/commandExecution/requestApproval", params, approvals.parse_decision,
+                                     before_offer=started)
+    except NoAnswer as exc:
+        if not exc.nobody:
+            logger.info("approval request for %s ended without a decision: %s", item["id"], exc.cause)
+        return approvals.Decision("decline")
     if decision.runs:
         await thread.emit_status()
     return decision

@@ -30,9 +30,8 @@ from app_server.mcp.tools import ToolRoute, call_output, error_output, parse_arg
 from app_server.protocol import notices
 from app_server.store import new_uuid7
 from app_server.threads import items as it
-from app_server.tools.approvals import APPROVAL_TIMEOUT_S
+from app_server.tools.ask import NoAnswer, ask_clients
 from app_server.tools.contracts import ToolOutcome
-from app_server.tools.pending import PendingRequest, askable_clients
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
@@ -122,26 +121,15 @@ async def _call(
 async def _ask(ctx: ToolContext, route: ToolRoute, tool: Tool, arguments: JsonObj | None,
                mode: ApprovalMode) -> Answer:
     """Ask the turn's client (then the thread's other clients) whether the call may run; no answer declines."""
-    thread, turn, origin = ctx.thread, ctx.turn, ctx.origin
+    thread, turn = ctx.thread, ctx.turn
     params = approval_request_params(thread.id, turn.id, route.server, tool, arguments, mode)
-    pending = PendingRequest(ELICITATION_METHOD, params, timeout=APPROVAL_TIMEOUT_S)
-    askable = askable_clients(origin, thread.subscribers)
-    if not askable:
-        return Answer.DECLINE
-    key = id(pending)
-    turn.open_requests[key] = pending
-    await thread.emit_status()
-    for session in askable:
-        pending.offer(session)
     try:
-        answer = parse_approval_response(await pending.wait(), mode)
-    except asyncio.CancelledError:
-        raise  # interrupted: the runner resolves the open request after turn/completed
-    except Exception as exc:  # a timeout or an error answer fails closed
-        logger.info("MCP approval for %s/%s ended without a decision: %s", route.server, route.tool, exc)
+        answer = await ask_clients(ctx, ELICITATION_METHOD, params, lambda result: parse_approval_response(result, mode))
+    except NoAnswer as exc:
+        if exc.nobody:
+            return Answer.DECLINE
+        logger.info("MCP approval for %s/%s ended without a decision: %s", route.server, route.tool, exc.cause)
         answer = Answer.DECLINE
-    turn.open_requests.pop(key, None)
-    await pending.close(thread.id)
     await thread.emit_status()
     return answer
 

@@ -17,7 +17,6 @@ The model is told ``Exit code: 0\\nWall time: N seconds\\nOutput:\\nSuccess. Upd
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -38,12 +37,12 @@ from app_server.tools.apply_patch import (
     parse_patch,
     plan_changes,
 )
-from app_server.tools.approvals import APPROVAL_TIMEOUT_S, NO_ENVIRONMENT
+from app_server.tools.approvals import NO_ENVIRONMENT
+from app_server.tools.ask import NoAnswer, ask_clients
 from app_server.tools.call_output import call_output
 from app_server.tools.contracts import ToolOutcome
 from app_server.tools.patch_fs import EnvironmentPatchFs
 from app_server.tools.patch_safety import assess_patch
-from app_server.tools.pending import PendingRequest, askable_clients
 from app_server.tools.turn_diff import TrackedChange, TurnDiffTracker
 from pycodex.json_types import JsonObj
 
@@ -182,26 +181,15 @@ async def _announce_diff(ctx: ToolContext, changes: list[FileChange], cwd: Path)
 
 async def _ask(ctx: ToolContext, item: JsonObj) -> approvals.Decision:
     """Send ``item/fileChange/requestApproval`` and wait for the user's decision (decline if nobody can)."""
-    thread, turn, origin = ctx.thread, ctx.turn, ctx.origin
+    thread, turn = ctx.thread, ctx.turn
     params: JsonObj = {"threadId": thread.id, "turnId": turn.id, "itemId": item["id"],
                        "startedAtMs": item["startedAtMs"], "reason": None, "grantRoot": None}
-    pending = PendingRequest(APPROVAL_METHOD, params, timeout=APPROVAL_TIMEOUT_S)
-    askable = askable_clients(origin, thread.subscribers)
-    if not askable:
-        return approvals.Decision("decline")
-    key = id(pending)
-    turn.open_requests[key] = pending
-    await thread.emit_status()
-    for session in askable:
-        pending.offer(session)
     try:
-        decision = approvals.parse_decision(await pending.wait())
-    except asyncio.CancelledError:
-        raise  # the runner resolves the open request after turn/completed, as for commands
-    except Exception as exc:  # timeout, or an error answer
-        logger.info("patch approval for %s ended without a decision: %s", item["id"], exc)
+        decision = await ask_clients(ctx, APPROVAL_METHOD, params, approvals.parse_decision)
+    except NoAnswer as exc:
+        if exc.nobody:
+            return approvals.Decision("decline")
+        logger.info("patch approval for %s ended without a decision: %s", item["id"], exc.cause)
         decision = approvals.Decision("decline")
-    turn.open_requests.pop(key, None)
-    await pending.close(thread.id)
     await thread.emit_status()  # no longer waiting on approval, whatever the answer
     return decision

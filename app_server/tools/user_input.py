@@ -19,10 +19,8 @@ With no client to ask, pycodex answers ``request_user_input was cancelled before
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import os
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -34,8 +32,8 @@ from app_server.protocol.approvals import (
 )
 from app_server.protocol.base import to_wire
 from app_server.store import new_uuid7
+from app_server.tools.ask import NoAnswer, ask_clients
 from app_server.tools.contracts import ToolOutcome
-from app_server.tools.pending import PendingRequest, askable_clients
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
@@ -51,7 +49,6 @@ UNAVAILABLE_DEFAULT = "request_user_input is unavailable in Default mode"
 MISSING_OPTIONS = "request_user_input requires non-empty options for every question"
 CANCELLED = "request_user_input was cancelled before receiving a response"
 NO_ANSWERS = '{"answers":{}}'
-TIMEOUT_S = float(os.environ.get("PYCODEX_APPROVAL_TIMEOUT_S", "3600"))
 
 
 def _output(call: ToolCall, text: str) -> ToolOutcome:
@@ -93,25 +90,15 @@ async def handle_request_user_input(ctx: ToolContext, call: ToolCall, *, allowed
     questions = _questions(call.arguments)
     if isinstance(questions, str):
         return _output(call, questions)
-    thread, turn, origin = ctx.thread, ctx.turn, ctx.origin
+    thread, turn = ctx.thread, ctx.turn
     params = ToolRequestUserInputParams(thread_id=thread.id, turn_id=turn.id, item_id=call.call_id,
                                         questions=questions, is_blocking=False)
-    askable = askable_clients(origin, thread.subscribers)
-    if not askable:
-        return _output(call, CANCELLED)
-    pending = PendingRequest(METHOD, to_wire(params), timeout=TIMEOUT_S)
-    key = id(pending)
-    turn.open_requests[key] = pending
-    await thread.emit_status()
-    for session in askable:
-        pending.offer(session)
     try:
-        text = _answer_text(await pending.wait())
-    except asyncio.CancelledError:  # interrupted: the runner resolves the request after turn/completed
-        raise
-    except Exception as exc:  # a timeout or an error answer: no answers, as Codex tells the model
-        logger.info("request_user_input %s ended without an answer: %s", call.call_id, exc)
+        text = await ask_clients(ctx, METHOD, to_wire(params), _answer_text)
+    except NoAnswer as exc:
+        if exc.nobody:
+            return _output(call, CANCELLED)
+        # a timeout or an error answer: no answers, as Codex tells the model
+        logger.info("request_user_input %s ended without an answer: %s", call.call_id, exc.cause)
         text = NO_ANSWERS
-    turn.open_requests.pop(key, None)
-    await pending.close(thread.id)
     return _output(call, text)

@@ -256,7 +256,9 @@ async def test_a_turn_matches_codex(policy: str, answer: str | None, app_server,
         table, marker = _stdio_table()
         _configure(home, model.url, table, approval_policy=policy)
         client = await app_server(argv=argv, codex_home=home)
-        thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+        # A cold process's first thread imports the turn machinery and starts the MCP server: bounded by the
+        # server's startup timeout (30 s), not by the default 10 s of a request.
+        thread_id = (await client.call("thread/start", {"cwd": str(workspace)}, timeout=60))["thread"]["id"]
         await _ready(client, thread_id)
         questions = await _turn_answering(client, thread_id, answer)
         seen[label] = (*_normalized(client, model), questions)
