@@ -30,13 +30,12 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app_server.model.catalog import catalog
 from app_server.protocol import notices
 from app_server.protocol.base import to_wire
 from app_server.protocol.items import ImageViewItem
 from app_server.store import new_uuid7
 from app_server.threads import items as it
-from app_server.threads.model_metadata import has_model_metadata
+from app_server.threads.model_metadata import catalog_entry, has_model_metadata
 from app_server.tools.contracts import ToolOutcome
 from pycodex.json_types import JsonObj
 
@@ -89,11 +88,9 @@ def image_detail(model: str) -> str:
 def supports_images(model: str) -> bool:
     """Whether ``model`` takes images: its catalog entry's ``inputModalities`` (a model outside the catalog
     gets Codex's fallback metadata, which takes them)."""
-    for entry in catalog().models:
-        if model.startswith(str(entry.get("model") or "\0")):
-            modalities = entry.get("inputModalities")
-            return not isinstance(modalities, list) or "image" in modalities
-    return True
+    entry = catalog_entry(model)
+    modalities = None if entry is None else entry.get("inputModalities")
+    return not isinstance(modalities, list) or "image" in modalities
 
 
 def _strip_parts(parts: list[JsonObj]) -> list[JsonObj]:

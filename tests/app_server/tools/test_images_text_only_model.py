@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from app_server.model.catalog import Catalog, catalog
+from app_server.threads import model_metadata
 from app_server.tools import images
 from tests.support.fake_model import message, model_config
 from tests.support.images import data_url, png
@@ -21,7 +22,7 @@ from tests.support.images import data_url, png
 def text_only_catalog(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     real = catalog()
     entry = {**real.models[0], "id": "text-only-1", "model": "text-only-1", "inputModalities": ["text"]}
-    monkeypatch.setattr(images, "catalog", lambda: Catalog(real.default_model, (entry, *real.models)))
+    monkeypatch.setattr(model_metadata, "catalog", lambda: Catalog(real.default_model, (entry, *real.models)))
     images.supports_images.cache_clear()
     yield
     images.supports_images.cache_clear()
