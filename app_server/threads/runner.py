@@ -371,3 +371,7 @@ class TurnRunner:
         await asyncio.to_thread(thread.writer.token_usage, self.turn.id, wire)
         await thread.emit(notices.token_usage_updated(thread.id, self.turn.id, wire))
         await thread.emit(notices.rate_limits_updated())
+        # Codex reports the turn's diff again after each model response once a patch has changed files.
+        diff = None if self.turn.diff is None else self.turn.diff.unified_diff()
+        if diff is not None:
+            await thread.emit(notices.turn_diff_updated(thread.id, self.turn.id, diff))

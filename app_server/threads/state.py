@@ -27,6 +27,7 @@ from pycodex.json_types import JsonObj
 if TYPE_CHECKING:
     from app_server.store import RolloutWriter
     from app_server.tools.pending import PendingRequest
+    from app_server.tools.turn_diff import TurnDiffTracker
 
 __all__ = [
     "Spawn", "Subscriber", "ThreadRuntime", "ThreadServices", "ThreadSettings", "TurnDriver", "TurnState",
@@ -97,6 +98,8 @@ class TurnState:
         self.input_arrived = asyncio.Event()
         #: Server requests (approvals, ``PendingRequest``) still open; the turn's end resolves them.
         self.open_requests: dict[int, PendingRequest] = {}
+        #: The files this turn's patches changed, for ``turn/diff/updated`` (None until the first patch).
+        self.diff: TurnDiffTracker | None = None
         self.output_schema: JsonObj | None = None
         #: The client's id for the opening user message (``clientId`` of its item), e.g. a queued submission's.
         self.client_message_id: str | None = None
@@ -198,6 +201,8 @@ class ThreadRuntime:
         self.approved_commands: set[str] = set()
         #: argv prefixes the user allowed with acceptWithExecpolicyAmendment (also kept in the rules file).
         self.approved_prefixes: list[tuple[str, ...]] = []
+        #: Files whose patches the user accepted for the session (acceptForSession on a file change).
+        self.approved_files: set[Path] = set()
         #: Where persisted approval rules live (set by the manager; None keeps them in memory only).
         self.codex_home: Path | None = None
         self.window_number = 0

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from app_server.threads.contracts import Subscriber, ThreadServices, ThreadSettings
     from app_server.threads.sampling import ToolCall
     from app_server.tools.pending import PendingRequest
+    from app_server.tools.turn_diff import TurnDiffTracker
 
 __all__ = ["ToolContext", "ToolOutcome", "ToolRouter", "ToolThread", "ToolTurn"]
 
@@ -68,6 +69,10 @@ class ToolThread(Protocol):
     def approved_prefixes(self) -> list[tuple[str, ...]]:
         """argv prefixes the user allowed (acceptWithExecpolicyAmendment)."""
 
+    @property
+    def approved_files(self) -> set[Path]:
+        """Files whose patches the user accepted for the session."""
+
     async def emit(self, notice: Notice) -> None:
         """Send ``notice`` to the thread's subscribers."""
 
@@ -93,6 +98,10 @@ class ToolTurn(Protocol):
     @property
     def open_requests(self) -> dict[int, PendingRequest]:
         """Server requests (approvals) still open; the turn's end resolves them."""
+
+    #: The files this turn's patches changed (None until the first patch); the tool sets it, the runner
+    #: reports it after each model response.
+    diff: TurnDiffTracker | None
 
 
 class ToolContext(Protocol):

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,7 +47,7 @@ from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
-    from app_server.tools.contracts import ToolContext, ToolThread, ToolTurn
+    from app_server.tools.contracts import ToolContext
 
 __all__ = ["DECLINED_OUTPUT", "PatchResult", "handle_apply_patch", "run_patch"]
 
@@ -57,11 +56,6 @@ logger = logging.getLogger(__name__)
 #: What the model is told when the user declines a patch (Codex's text).
 DECLINED_OUTPUT = "patch rejected by user"
 APPROVAL_METHOD = "item/fileChange/requestApproval"
-
-# Per-thread files the user approved for the session, and per-turn diff trackers: kept beside the runtime
-# objects (weakly, so they go with them) rather than in the thread state the tools must not depend on.
-_SESSION_APPROVED: weakref.WeakKeyDictionary[ToolThread, set[Path]] = weakref.WeakKeyDictionary()
-_TURN_DIFFS: weakref.WeakKeyDictionary[ToolTurn, TurnDiffTracker] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +125,7 @@ async def run_patch(ctx: ToolContext, item_id: str, patch_text: str, cwd: Path) 
         return PatchResult("patch rejected: empty patch")
     settings = thread.settings
     targets = _targets(changes)
-    approved = _SESSION_APPROVED.setdefault(thread, set())
+    approved = thread.approved_files
     if targets and all(t in approved for t in targets):
         verdict = "auto"
     else:
@@ -164,19 +158,17 @@ async def run_patch(ctx: ToolContext, item_id: str, patch_text: str, cwd: Path) 
 
 
 async def _announce_diff(ctx: ToolContext, changes: list[FileChange], cwd: Path) -> None:
-    tracker = _TURN_DIFFS.get(ctx.turn)
+    tracker = ctx.turn.diff
     if tracker is None:
-        tracker = _TURN_DIFFS[ctx.turn] = TurnDiffTracker(cwd)
+        tracker = ctx.turn.diff = TurnDiffTracker(cwd)
     tracker.track(
         TrackedChange(Path(c.path), c.kind, Path(c.move_path) if c.move_path is not None else None,
                       c.old_text, c.new_text)
         for c in changes
     )
     diff = tracker.unified_diff()
-    if diff is not None:
-        # Codex 0.169 sends each update twice (its core and its app-server layer both report the diff).
-        for _ in range(2):
-            await ctx.thread.emit(notices.turn_diff_updated(ctx.thread.id, ctx.turn.id, diff))
+    if diff is not None:  # and again after the model's response (the runner), as Codex 0.169 does
+        await ctx.thread.emit(notices.turn_diff_updated(ctx.thread.id, ctx.turn.id, diff))
 
 
 async def _ask(ctx: ToolContext, item: JsonObj) -> approvals.Decision:

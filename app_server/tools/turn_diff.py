@@ -61,9 +61,13 @@ class TurnDiffTracker:
         self._baseline: dict[Path, str] = {}
         self._current: dict[Path, str] = {}
         self._origin: dict[Path, Path] = {}  # current path of a moved file -> where it was at baseline
+        # The rendered diff since the last change: it is reported after every model response of the turn,
+        # and rendering a large file's diff again would cost as much as the first time.
+        self._rendered: tuple[str | None] | None = None
 
     def track(self, changes: Iterable[TrackedChange]) -> None:
         """Record the changes of one successfully applied patch, in patch order."""
+        self._rendered = None
         for change in changes:
             if change.kind == "add":
                 self._add(change.path, change.new_text or "", change.old_text)
@@ -116,6 +120,11 @@ class TurnDiffTracker:
 
     def unified_diff(self) -> str | None:
         """The turn's diff so far, or None when the files are back to their baselines."""
+        if self._rendered is None:
+            self._rendered = (self._render_all(),)
+        return self._rendered[0]
+
+    def _render_all(self) -> str | None:
         renames = self._renames()
         destinations = set(renames.values())
         paths = sorted(set(self._baseline) | set(self._current), key=self.display)

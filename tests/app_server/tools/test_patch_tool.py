@@ -100,9 +100,10 @@ async def test_add_update_delete_and_move_apply_with_items_and_the_turn_diff(
     assert completed[1]["changes"][0]["kind"] == {"type": "update", "move_path": str(workspace / "sub/moved.txt")}
 
     sent = [m["params"] for m in client.notifications("turn/diff/updated")]
-    assert [d["turnId"] for d in sent] == [turn["id"]] * 4
-    # Codex 0.169 sends each update twice; the second patch's diff aggregates the first's.
-    assert sent[0] == sent[1] and sent[2] == sent[3]
+    assert [d["turnId"] for d in sent] == [turn["id"]] * 5
+    # Codex 0.169 sends the diff after each patch and again after each model response from the first patch
+    # on (test_patch_turn_vs_codex.py); the second patch's diff aggregates the first's.
+    assert sent[0] == sent[1] and sent[2] == sent[3] == sent[4]
     diffs = [sent[0], sent[2]]
     zero = "0" * 40
     old_a, new_a, bye, hello = _oid("one\ntwo\n"), _oid("uno\ntwo\n"), _oid("bye\n"), _oid("hello\n")
