@@ -30,6 +30,7 @@ from app_server.protocol.thread_requests import (
     ThreadQueueUpdateParams,
 )
 from app_server.store import new_uuid7
+from app_server.threads.idle_hooks import QUEUE_RANK, add_idle_hook
 from app_server.threads.runner import TurnRunner
 from app_server.threads.state import ThreadRuntime, TurnState
 from pycodex.json_types import JsonObj
@@ -88,7 +89,7 @@ def _arm(ctx: HandlerContext, thread: ThreadRuntime) -> None:
             await _changed(ctx, thread)
             await launch()
 
-    thread.idle_hook = next_submission
+    add_idle_hook(thread, "queue", QUEUE_RANK, next_submission)  # before goal continuation, as in Codex
 
 
 async def queue_add(ctx: HandlerContext, params: ThreadQueueAddParams) -> ThreadQueueAddResponse:
