@@ -231,3 +231,24 @@ async def test_a_failed_turn_blocks_the_goal(
     user_turn = await run_turn(client, thread_id, "hi", timeout=20)
     assert _turn_ids(client, "turn/started") == [failed["id"], user_turn["id"]]
     assert len(model.requests()) == 2
+
+
+async def test_a_goal_the_model_creates_in_a_user_turn_continues_after_it(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model, client, thread_id = await _start(app_server, fake_model, codex_home, workspace, [
+        {"output": [_call("c1", "create_goal", objective="tidy the docs")]},
+        {"output": [message("goal set")]},
+        {"output": [_call("u1", "update_goal", status="complete")]},  # the continuation turn
+        {"output": [message("done")]},
+    ])
+    user_turn = await run_turn(client, thread_id, "set yourself a goal", timeout=20)
+    cont = (await client.wait_notification(
+        "turn/completed", lambda p: p["turn"]["id"] != user_turn["id"], timeout=20))["params"]["turn"]
+    assert _turn_ids(client, "turn/started") == [user_turn["id"], cont["id"]]
+    assert "userMessage" not in [m["params"]["item"]["type"] for m in client.notifications("item/completed")
+                                 if m["params"]["turnId"] == cont["id"]]
+    requests = [r["body"] for r in model.requests()]
+    assert len(requests) == 4 and len(_continuations(requests[2])) == 1
+    assert requests[2]["input"][-1] == _continuations(requests[2])[0]
+    assert (await client.call("thread/goal/get", {"threadId": thread_id}))["goal"]["status"] == "complete"
