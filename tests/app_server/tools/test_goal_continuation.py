@@ -252,3 +252,27 @@ async def test_a_goal_the_model_creates_in_a_user_turn_continues_after_it(
     assert len(requests) == 4 and len(_continuations(requests[2])) == 1
     assert requests[2]["input"][-1] == _continuations(requests[2])[0]
     assert (await client.call("thread/goal/get", {"threadId": thread_id}))["goal"]["status"] == "complete"
+
+
+async def test_queued_user_input_goes_before_the_next_continuation(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model, client, thread_id, turn_id = await _hold_first_turn(app_server, fake_model, codex_home, workspace, [
+        {"output": [message("continuation one done")]},
+        {"output": [message("queued answer")]},                            # the queued submission's turn
+        {"output": [_call("u1", "update_goal", status="complete")]},       # then the loop resumes
+        {"output": [message("done")]},
+    ])
+    await client.call("thread/queue/add", {"threadId": thread_id, "clientUserMessageId": "q1",
+                                           "input": [{"type": "text", "text": "queued hi"}]})
+    (workspace / "go").write_text("")
+    await client.wait_notification("turn/completed", lambda p: p["turn"]["id"] == turn_id, timeout=20)
+    queued = (await client.wait_notification("turn/completed", timeout=20))["params"]["turn"]
+    resumed = (await client.wait_notification("turn/completed", timeout=20))["params"]["turn"]
+    assert _turn_ids(client, "turn/started") == [turn_id, queued["id"], resumed["id"]]
+    user_items = [m["params"]["item"] for m in client.notifications("item/completed")
+                  if m["params"]["item"]["type"] == "userMessage"]
+    assert [m["content"][0]["text"] for m in user_items] == ["queued hi"]
+    requests = [r["body"] for r in model.requests()]
+    assert len(requests) == 5 and len(_continuations(requests[2])) == 1 and len(_continuations(requests[3])) == 2
+    assert (await client.call("thread/goal/get", {"threadId": thread_id}))["goal"]["status"] == "complete"
