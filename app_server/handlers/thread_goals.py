@@ -23,10 +23,19 @@ from pycodex.jsonrpc.errors import InvalidRequest
 __all__ = ["goal_clear", "goal_get", "goal_set"]
 
 
+async def _require_goal_thread(ctx: HandlerContext, thread_id: str) -> None:
+    """The thread exists and keeps goals: an ephemeral one does not (Codex's words, for get, set and clear)."""
+    threads = ctx.services.threads
+    await history.require_thread(threads, thread_id)
+    loaded = threads.loaded.get(thread_id)
+    if loaded is not None and loaded.ephemeral:
+        raise InvalidRequest(f"ephemeral thread does not support goals: {thread_id}")
+
+
 async def goal_get(ctx: HandlerContext, params: p.ThreadGoalGetParams) -> p.ThreadGoalGetResponse:
     services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(services.threads, thread_id)
+    await _require_goal_thread(ctx, thread_id)
     goal = await asyncio.to_thread(services.thread_state.goal, thread_id)
     return p.ThreadGoalGetResponse(goal=None if goal is None else p.ThreadGoal.model_validate(goal.wire()))
 
@@ -34,7 +43,7 @@ async def goal_get(ctx: HandlerContext, params: p.ThreadGoalGetParams) -> p.Thre
 async def goal_set(ctx: HandlerContext, params: p.ThreadGoalSetParams) -> p.ThreadGoalSetResponse:
     services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(services.threads, thread_id)
+    await _require_goal_thread(ctx, thread_id)
     try:
         goal = await asyncio.to_thread(
             services.thread_state.set_goal, thread_id, objective=params.objective, status=params.status,
@@ -59,7 +68,7 @@ async def goal_set(ctx: HandlerContext, params: p.ThreadGoalSetParams) -> p.Thre
 async def goal_clear(ctx: HandlerContext, params: p.ThreadGoalClearParams) -> p.ThreadGoalClearResponse:
     services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    await history.require_thread(services.threads, thread_id)
+    await _require_goal_thread(ctx, thread_id)
     cleared = await asyncio.to_thread(services.thread_state.clear_goal, thread_id)
     if cleared:
         ctx.session.after_response(lambda: announce(ctx, thread_id, notices.thread_goal_cleared(thread_id)))

@@ -276,3 +276,18 @@ async def test_queued_user_input_goes_before_the_next_continuation(
     requests = [r["body"] for r in model.requests()]
     assert len(requests) == 5 and len(_continuations(requests[2])) == 1 and len(_continuations(requests[3])) == 2
     assert (await client.call("thread/goal/get", {"threadId": thread_id}))["goal"]["status"] == "complete"
+
+
+async def test_an_ephemeral_thread_refuses_goals(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model([{"output": [message("never asked")]}])
+    model_config(codex_home, model.url)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace), "ephemeral": True}))["thread"]["id"]
+    refused = {"code": -32600, "message": f"ephemeral thread does not support goals: {thread_id}"}
+    for method, params in (("thread/goal/set", {"objective": "x"}), ("thread/goal/get", {}),
+                           ("thread/goal/clear", {}), ("thread/goal/set", {"status": "paused"})):
+        answer = await client.request(method, {"threadId": thread_id, **params})
+        assert answer["error"] == refused, method
+    assert client.notifications("thread/goal/updated") == [] and model.requests() == []
