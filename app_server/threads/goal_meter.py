@@ -11,6 +11,8 @@ an active goal (``goal_loop.status_after_error``).
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 import time
 
 from app_server.protocol import notices
@@ -21,6 +23,8 @@ from app_server.threads.state import ThreadRuntime
 from pycodex.json_types import JsonObj
 
 __all__ = ["GoalMeter"]
+
+logger = logging.getLogger(__name__)
 
 #: The same goal as before: a new objective or a goal created again starts counting afresh.
 _Identity = tuple[int, str]
@@ -47,7 +51,11 @@ class GoalMeter:
     async def start(self) -> None:
         """Begin counting from here if the thread has a goal to count toward."""
         store = self._store()
-        goal = None if store is None else await asyncio.to_thread(store.goal, self._thread.id)
+        try:
+            goal = None if store is None else await asyncio.to_thread(store.goal, self._thread.id)
+        except sqlite3.Error:
+            logger.exception("could not read the goal of thread %s", self._thread.id)
+            goal = None
         self._restart(goal)
 
     def _restart(self, goal: Goal | None) -> None:
@@ -62,7 +70,15 @@ class GoalMeter:
         return seconds
 
     async def _account(self) -> tuple[Goal | None, Goal | None]:
-        """Add what was spent since the last count; (the goal as it is now, the goal before the count)."""
+        """Add what was spent since the last count; (the goal as it is now, the goal before the count).
+        A database error costs the count, never the turn."""
+        try:
+            return await self._count()
+        except sqlite3.Error:
+            logger.exception("could not count turn %s toward the goal of thread %s", self._turn_id, self._thread.id)
+            return None, None
+
+    async def _count(self) -> tuple[Goal | None, Goal | None]:
         store = self._store()
         if store is None:
             return None, None
