@@ -145,6 +145,23 @@ async def test_the_token_budget_stops_continuation_with_budget_limited(
         (user_turn["id"], "budgetLimited", 180)]
 
 
+async def test_a_turn_that_ends_over_budget_starts_no_continuation_and_gets_no_wrap_up_note(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model, client, thread_id = await _start(app_server, fake_model, codex_home, workspace, [
+        {"output": [message("a big step")], "usage": _usage(100, 20)},
+        {"output": [message("over budget")]},
+    ])
+    await _set_goal(client, thread_id, objective="tidy the docs", tokenBudget=50)
+    cont = (await client.wait_notification("turn/completed", timeout=20))["params"]["turn"]
+    user_turn = await run_turn(client, thread_id, "and now?", timeout=20)
+    assert _turn_ids(client, "turn/started") == [cont["id"], user_turn["id"]]
+    requests = [r["body"] for r in model.requests()]
+    assert len(requests) == 2
+    assert _goal_messages(requests[1], "The thread's active goal has used up its token budget.") == []
+    assert _goal_updates(client)[:2] == [(None, "active", 0), (cont["id"], "budgetLimited", 120)]
+
+
 async def _hold_first_turn(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path,
                            after: list[Any]) -> tuple[Any, Any, str, str]:
     """A thread whose first continuation turn runs a command that waits for the file ``go``."""
