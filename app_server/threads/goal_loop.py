@@ -9,6 +9,8 @@ Facts from the 0.169 binary (a goal set on an idle thread, driven against the fa
   first. A turn that was interrupted starts none (the goal stays active; the next completed turn resumes
   the loop), and a failed one stops the goal: ``blocked``, or ``usageLimited`` on a usage-limit error;
   an overloaded server leaves it active (Codex retries minutes later; pycodex waits for the next turn).
+  There is no brake on turns that only talk: a continuation answered with text alone is followed by another,
+  until the goal is complete, over budget, stopped by the client or blocked by an error.
 * A continuation turn is an ordinary ``turn/started`` ... ``turn/completed`` with no ``userMessage`` item:
   its input is a hidden user message wrapped in ``<codex_internal_context source="goal">``.
 * Tokens count as non-cached input plus output, added while the goal is ``active`` or ``budgetLimited``;

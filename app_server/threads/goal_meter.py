@@ -6,6 +6,9 @@ Tokens count only for a goal that was ``active`` or ``budgetLimited`` when the p
 the turn started): spending before a goal exists or while it is paused counts for nothing, and the
 response that completes a goal (the model's update_goal) still counts toward it. A turn that fails stops
 an active goal (``goal_loop.status_after_error``).
+
+Seconds are counted while a turn runs. Codex's goal clock also runs between turns while the goal stays
+active (an idle gap after an interrupt counts there, not here).
 """
 
 from __future__ import annotations
