@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
+from app_server.handlers.goal_continuation import arm_goal_loop
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject, to_wire
 from app_server.protocol.items import UserInput
@@ -30,6 +31,7 @@ from app_server.protocol.thread_requests import (
     ThreadQueueUpdateParams,
 )
 from app_server.store import new_uuid7
+from app_server.threads.idle_hooks import QUEUE_RANK, add_idle_hook
 from app_server.threads.runner import TurnRunner
 from app_server.threads.state import ThreadRuntime, TurnState
 from pycodex.json_types import JsonObj
@@ -77,6 +79,7 @@ async def _start(ctx: HandlerContext, thread: ThreadRuntime, entry: JsonObj) -> 
     turn = TurnState(new_uuid7(), inputs=entry["input"])
     turn.client_message_id = entry["clientUserMessageId"]
     runner = TurnRunner(thread=thread, turn=turn, services=await services.turn_services(thread, ctx.session))
+    arm_goal_loop(ctx, thread)  # as turn/start: a goal still active when the turn ends continues
     return turn, thread.start_turn(turn, runner, services.spawn)
 
 
@@ -88,7 +91,7 @@ def _arm(ctx: HandlerContext, thread: ThreadRuntime) -> None:
             await _changed(ctx, thread)
             await launch()
 
-    thread.idle_hook = next_submission
+    add_idle_hook(thread, "queue", QUEUE_RANK, next_submission)  # before goal continuation, as in Codex
 
 
 async def queue_add(ctx: HandlerContext, params: ThreadQueueAddParams) -> ThreadQueueAddResponse:

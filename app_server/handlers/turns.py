@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from app_server.context import HandlerContext
+from app_server.handlers.goal_continuation import arm_goal_loop
 from app_server.protocol import turns as p
 from app_server.protocol.base import to_wire
 from app_server.store import new_uuid7
@@ -63,6 +64,7 @@ async def turn_start(ctx: HandlerContext, params: p.TurnStartParams) -> p.TurnSt
     turn.client_message_id = params.client_user_message_id  # the user message item's clientId, as Codex
     turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None
     runner = TurnRunner(thread=thread, turn=turn, services=await services.turn_services(thread, ctx.session))
+    arm_goal_loop(ctx, thread)  # a goal active when this turn ends (the model's create_goal too) continues
     ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
     return _accepted(turn)
 

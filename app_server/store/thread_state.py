@@ -235,12 +235,47 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
                 goal = Goal(thread_id, old.objective, status or old.status,
                             token_budget if budget_given else old.token_budget, old.tokens_used,
                             old.time_used_seconds, old.created_at, now)
-            self._conn.execute(
-                "INSERT OR REPLACE INTO goals VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (goal.thread_id, goal.objective, goal.status, goal.token_budget, goal.tokens_used,
-                 goal.time_used_seconds, goal.created_at, goal.updated_at),
-            )
+            if goal.status == "active" and goal.token_budget is not None and goal.tokens_used >= goal.token_budget:
+                goal.status = "budgetLimited"  # as Codex: an active goal never sits at or over its budget
+            self._write_goal(goal)
         return goal
+
+    def account_goal(self, thread_id: str, *, tokens: int, seconds: int, statuses: tuple[str, ...]) -> Goal | None:
+        """Add usage to the goal if its status is one of ``statuses``; an active goal whose tokens reach its
+        budget becomes ``budgetLimited``. None when there is no such goal or nothing to add."""
+        if tokens <= 0 and seconds <= 0:
+            return None
+        with self._lock:
+            row = self._conn.execute("SELECT * FROM goals WHERE thread_id = ?", (thread_id,)).fetchone()
+            goal = None if row is None else Goal(*row)
+            if goal is None or goal.status not in statuses:
+                return None
+            goal.tokens_used += max(tokens, 0)
+            goal.time_used_seconds += max(seconds, 0)
+            goal.updated_at = int(time.time())
+            if goal.status == "active" and goal.token_budget is not None and goal.tokens_used >= goal.token_budget:
+                goal.status = "budgetLimited"
+            self._write_goal(goal)
+        return goal
+
+    def stop_goal(self, thread_id: str, status: str, *, only_from: tuple[str, ...]) -> Goal | None:
+        """Move the goal to ``status`` if its status is one of ``only_from`` (a turn error blocks an active
+        goal); None when there is no such goal."""
+        with self._lock:
+            row = self._conn.execute("SELECT * FROM goals WHERE thread_id = ?", (thread_id,)).fetchone()
+            goal = None if row is None else Goal(*row)
+            if goal is None or goal.status not in only_from:
+                return None
+            goal.status, goal.updated_at = status, int(time.time())
+            self._write_goal(goal)
+        return goal
+
+    def _write_goal(self, goal: Goal) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO goals VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (goal.thread_id, goal.objective, goal.status, goal.token_budget, goal.tokens_used,
+             goal.time_used_seconds, goal.created_at, goal.updated_at),
+        )
 
     def clear_goal(self, thread_id: str) -> bool:
         """Remove the thread's goal; False when it had none."""

@@ -21,6 +21,7 @@ from app_server.notify import turn_complete_payload
 from app_server.protocol import notices
 from app_server.store import new_uuid7, persisted_item
 from app_server.threads import items as it
+from app_server.threads.goal_meter import GoalMeter
 from app_server.threads.lifecycle import TurnEvent, TurnStatus
 from app_server.threads.model_metadata import fallback_metadata_warning
 from app_server.threads.prompt import ContextInputs, developer_message, initial_context, user_message_item
@@ -97,6 +98,8 @@ class TurnRunner:
         self._consume_task: asyncio.Task[bool] | None = None
         self._restart = False
         self._late_tools: tuple[JsonObj, ...] = ()
+        #: Counts the turn's tokens and time toward the thread's goal (``threads.goal_meter``).
+        self._goal = GoalMeter(thread, turn.id)
 
     @property
     def origin(self) -> Subscriber | None:
@@ -116,12 +119,13 @@ class TurnRunner:
                 await thread.emit(notices.warning(thread.id, fallback))
             await thread.emit_status()
             await thread.emit(notices.turn_started(thread.id, turn.wire(view="notLoaded")))
+            await self._goal.start()
             if not thread.history:
                 await self._record_history(self._initial_context())
             else:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
-            await self._user_input(turn.inputs, client_id=turn.client_message_id)
+            await self.opening_input()
             if self.services.late_tool_specs is not None:
                 self._late_tools = await self.services.late_tool_specs()
             while True:
@@ -149,6 +153,11 @@ class TurnRunner:
 
     async def _end(self, outcome: TurnEvent, error: JsonObj | None) -> None:
         thread, turn = self.thread, self.turn
+        try:
+            goal_goes_on = await self._goal.turn_ended(outcome, error)
+        except Exception:
+            logger.exception("could not count turn %s toward the thread's goal", turn.id)
+            goal_goes_on = False
         if outcome is TurnEvent.ABORT:
             now = time.monotonic()
             aborted = [  # what Codex tells the model about a call cut short by the interrupt
@@ -171,7 +180,9 @@ class TurnRunner:
             await thread.emit(notices.error(error, will_retry=False, thread_id=thread.id, turn_id=turn.id))
         elif self.reports_read_state:
             read_states = thread.services.read_states
-            if not thread.ephemeral:  # a throwaway thread has no read state to report (Codex sends none)
+            # A throwaway thread has no read state to report, and a turn its goal continues from leaves the
+            # thread's read state alone (Codex sends neither).
+            if not thread.ephemeral and not goal_goes_on:
                 if read_states is not None:
                     read_state = await asyncio.to_thread(read_states.turn_completed, thread.id, turn.id)
                 else:
@@ -194,6 +205,10 @@ class TurnRunner:
             await pending.close(thread.id)
 
     # -- inputs and history ----------------------------------------------------------------------
+    async def opening_input(self) -> None:
+        """Record the input the turn opens with: the user's message (a goal continuation hides its own)."""
+        await self._user_input(self.turn.inputs, client_id=self.turn.client_message_id)
+
     async def _record_history(self, entries: list[JsonObj]) -> None:
         if not entries:
             return
@@ -348,6 +363,7 @@ class TurnRunner:
                             raise TurnCancelled()
                     elif isinstance(action, Completed):
                         await self._usage(action.usage)
+                        await self._record_history(await self._goal.response_done(mid_work=called_tools))
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:

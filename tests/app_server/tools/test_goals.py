@@ -46,15 +46,19 @@ async def test_goal_tools_create_get_refuse_and_complete(
     assert created["goal"]["objective"] == "ship it" and created["goal"]["status"] == "active"
     assert created["goal"]["tokenBudget"] == 5000 and created["remainingTokens"] == 5000
     assert outs["c3"] == ALREADY_HAS_GOAL
+    # Each response after the one that created the goal counts (the fake's default usage: 10 in + 5 out);
+    # update_goal runs before its own response's usage is known, which then counts toward the completed goal.
     done = json.loads(outs["c4"])
-    assert done["goal"]["status"] == "complete" and done["remainingTokens"] == 5000
-    assert done["completionBudgetReport"] == "Goal achieved. Report final budget usage to the user: tokens used: 0 of 5000."
+    assert done["goal"]["status"] == "complete" and done["remainingTokens"] == 4985
+    assert done["completionBudgetReport"] == "Goal achieved. Report final budget usage to the user: tokens used: 15 of 5000."
 
     updates = [m["params"] for m in client.notifications("thread/goal/updated")]
-    assert [u["goal"]["status"] for u in updates] == ["active", "complete"]
+    assert [(u["goal"]["status"], u["goal"]["tokensUsed"]) for u in updates] == [
+        ("active", 0), ("active", 15), ("complete", 15), ("complete", 30)]
     assert all(u["turnId"] == final["id"] and u["threadId"] == thread_id for u in updates)
     got = await client.call("thread/goal/get", {"threadId": thread_id})
     assert got["goal"]["status"] == "complete" and got["goal"]["objective"] == "ship it"
+    assert got["goal"]["tokensUsed"] == 30  # as Codex 0.169: the closing "done" response does not count
 
 
 async def test_update_goal_without_a_goal_is_refused(
