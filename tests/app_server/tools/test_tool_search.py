@@ -1,0 +1,182 @@
+"""tool_search against Codex 0.169's recording (tests/data/tools/codex_0169_tool_search.json, written by
+scripts/capture_tool_search.py): a gpt-5.5 thread's MCP tools are deferred behind it, the model finds one and
+calls it, and every recorded no-match and bad-argument case gets Codex's answer (an empty ``tools`` list)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app_server.mcp.manager import McpConnectionManager
+from app_server.tools.tool_search import DEFAULT_LIMIT, Bm25Index, DeferredTool, search_output, tokens
+from app_server.tools.toolset import NOT_BUILT
+from tests.support.mcp_servers import CALC_SERVER, stdio_calc
+from tests.support.paths import DATA
+
+RECORDED = json.loads((DATA / "tools" / "codex_0169_tool_search.json").read_text())
+CASES = {case["name"]: case for case in RECORDED["cases"]}
+CALC_NAMESPACE = json.loads((DATA / "mcp" / "codex_0169_calc.json").read_text())["namespace_tool"]
+#: Codex adds these when MCP servers are configured; pycodex does not offer MCP resource tools to the model yet.
+MCP_RESOURCE_TOOLS = {"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"}
+WALL = re.compile(r"^Wall time: [0-9.]+ seconds")
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _reply(resp_id: str, item: dict[str, Any]) -> dict[str, Any]:
+    usage = {"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2}
+    return {"events": [
+        {"type": "response.created", "response": {"id": resp_id}},
+        {"type": "response.output_item.added", "output_index": 0, "item": item},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": {"id": resp_id, "usage": usage}},
+    ]}
+
+
+def _search(arguments: Any) -> dict[str, Any]:
+    return _reply("resp_search", {"type": "tool_search_call", "id": "tsc_1", "call_id": "call_search",
+                                  "execution": "client", "status": "completed", "arguments": arguments})
+
+
+ADD = _reply("resp_add", {"type": "function_call", "id": "fc_add", "call_id": "call_add", "namespace": "mcp__calc",
+                          "name": "add", "arguments": json.dumps({"a": 2, "b": 3}), "status": "completed"})
+DONE = {"output": [{"type": "message", "text": "done"}]}
+
+
+def _config(codex_home: Path, url: str, model: str) -> None:
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        f'model = "{model}"\napproval_policy = "never"\nsandbox_mode = "read-only"\n'
+        'model_provider = "mock"\n[model_providers.mock]\nname = "mock"\n'
+        f'base_url = "{url}"\nwire_api = "responses"\nrequest_max_retries = 0\nstream_max_retries = 0\n'
+        f'[mcp_servers.calc]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(CALC_SERVER))}, "stdio"]\n'
+        'required = true\n[mcp_servers.calc.tools.add]\napproval_mode = "approve"\n')
+
+
+def _normal(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Items from the tool_search_call on, with what differs run to run (output ids, wall times) blanked."""
+    start = next(i for i, item in enumerate(items) if item.get("type") == "tool_search_call")
+    out = []
+    for item in items[start:]:
+        item = dict(item)
+        if str(item.get("id", "")).startswith(("tso_", "fco_")):
+            item["id"] = item["id"][:4] + "ID"
+        if isinstance(item.get("output"), str):
+            item["output"] = WALL.sub("Wall time: T seconds", item["output"])
+        out.append(item)
+    return out
+
+
+def _names(body: dict[str, Any]) -> list[str]:
+    return [t.get("name") or t["type"] for t in body.get("tools", [])]
+
+
+async def _turn(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path, script: list[Any],
+                model: str = "gpt-5.5") -> tuple[Any, Any]:
+    fake = await fake_model(script)
+    _config(codex_home, fake.url, model)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    await client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "find a tool"}]})
+    await client.wait_notification("turn/completed", timeout=60)
+    return fake, client
+
+
+# -- the search itself, on the real calc server's tools ---------------------------------------------------------
+
+
+@pytest.fixture
+async def deferred() -> AsyncIterator[list[DeferredTool]]:
+    config, _ = stdio_calc()
+    manager = McpConnectionManager({"calc": config})
+    manager.start()
+    await manager.wait_ready()
+    try:
+        yield [DeferredTool(spec, text) for spec, text in manager.deferred_tools()]
+    finally:
+        await manager.shutdown()
+
+
+def _functions(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    assert all(t["type"] == "namespace" and t["name"] == "mcp__calc" for t in tools)
+    return {f["name"]: f for t in tools for f in t["tools"]}
+
+
+async def test_every_recorded_search_gets_codex_answer(deferred: list[DeferredTool]) -> None:
+    for name, case in CASES.items():
+        recorded = case["input_after_search"][1]
+        ours = search_output("call_search", deferred, json.dumps(case["arguments"]))
+        assert {**ours, "id": ours["id"][:4] + "ID"} | {"tools": None} == recorded | {"tools": None}, name
+        assert len(ours["tools"]) == len(recorded["tools"]) <= 1, name  # one server: one namespace
+        if name in ("found", "limit 2"):
+            # Codex orders equal scores unstably ("slow" and "fail" tie), so ranks are compared as sets.
+            assert _functions(ours["tools"]) == _functions(recorded["tools"]), name
+        if name == "default limit":  # a term every calc tool has: all five, each spec exactly as Codex's
+            assert _functions(ours["tools"]) == _functions(recorded["tools"])
+            assert len(_functions(ours["tools"])) == 5 < DEFAULT_LIMIT
+        if name in ("no match", "empty query", "limit 0", "no query", "query not a string", "arguments a string"):
+            assert ours["tools"] == [] == recorded["tools"], name
+
+
+async def test_the_namespace_of_several_matches_is_one_spec_in_rank_order(deferred: list[DeferredTool]) -> None:
+    ours = search_output("c", deferred, json.dumps({"query": "calc echo", "limit": 3}))["tools"]
+    assert [t["name"] for t in ours] == ["mcp__calc"]  # three hits of one server: one namespace
+    functions = ours[0]["tools"]
+    assert len(functions) == 3 and functions[0]["name"] == "echo"  # the one matching both terms ranks first
+    assert all(f["defer_loading"] is True for f in functions)
+
+
+def test_bm25_ranks_by_the_rarer_and_denser_terms() -> None:
+    index = Bm25Index(["calendar create event", "calendar list events", "mail send message to someone else"])
+    assert index.search("create an event", 8) == [0, 1]
+    assert index.search("calendar", 1) in ([0], [1])
+    assert index.search("nothing like it", 8) == []
+    assert tokens("Adding the Integers, mcp__calc__add") == ["add", "integer", "mcp__calc__add"]
+
+
+# -- a gpt-5.5 thread end to end ---------------------------------------------------------------------------------
+
+
+async def test_gpt55_defers_mcp_tools_then_finds_and_calls_one(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    case = CASES["found"]
+    fake, client = await _turn(app_server, fake_model, codex_home, workspace,
+                               [_search(case["arguments"]), ADD, DONE])
+    bodies = [r["body"] for r in fake.requests()]
+    assert len(bodies) == case["requests"] == 3
+    codex_first = [n for n in case["first_tools"] if n not in NOT_BUILT | MCP_RESOURCE_TOOLS]
+    assert _names(bodies[0]) == codex_first
+    assert "tool_search" in codex_first and "mcp__calc" not in codex_first  # deferred, as Codex defers it
+    assert [_names(b) for b in bodies[1:]] == [codex_first] * 2  # a found tool does not join `tools`
+    assert _normal(bodies[-1]["input"]) == _normal(case["input_after_search"])  # the add call really ran
+    items = [[n["method"], n["params"]["item"]["type"]] for n in client.notifications()
+             if n["method"] in ("item/started", "item/completed")]
+    assert items == RECORDED["app_server_items"]  # nothing is shown for the search itself
+
+
+@pytest.mark.parametrize("name", ["no match", "arguments a string"])
+async def test_no_match_and_bad_arguments_answer_an_empty_list(
+    name: str, app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    case = CASES[name]
+    fake, _ = await _turn(app_server, fake_model, codex_home, workspace, [_search(case["arguments"]), DONE])
+    bodies = [r["body"] for r in fake.requests()]
+    assert len(bodies) == case["requests"] == 2
+    assert _normal(bodies[-1]["input"]) == _normal(case["input_after_search"])
+
+
+async def test_a_model_without_tool_search_gets_the_mcp_namespace(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    fake, _ = await _turn(app_server, fake_model, codex_home, workspace, [DONE], model="mock-model")
+    tools = fake.requests()[0]["body"]["tools"]
+    assert "tool_search" not in _names({"tools": tools})
+    assert [t for t in tools if t.get("name") == "mcp__calc"] == [CALC_NAMESPACE]
