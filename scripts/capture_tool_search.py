@@ -42,6 +42,7 @@ CASES: list[tuple[str, Any, bool]] = [
     ("no query", {"limit": 3}, False),
     ("query not a string", {"query": 5}, False),
     ("arguments a string", "add integers", False),
+    ("sub-agents", {"query": "spawn agent"}, False),
 ]
 
 
@@ -108,6 +109,14 @@ def _tool_names(body: dict[str, Any]) -> list[str]:
     return [t.get("name") or t["type"] for t in body.get("tools", [])]
 
 
+def _own_tools_only(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Found tools with the texts of Codex's own namespaces (not the calc server's) reduced to names."""
+    return [spec if spec.get("name") == "mcp__calc" else
+            {"type": spec.get("type"), "name": spec.get("name"),
+             "tools": [{"type": t.get("type"), "name": t.get("name")} for t in spec.get("tools", [])]}
+            for spec in tools]
+
+
 def _after_search(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The input items from the tool_search_call on, server-made ids replaced by their prefix."""
     items = body["input"]
@@ -117,6 +126,8 @@ def _after_search(body: dict[str, Any]) -> list[dict[str, Any]]:
         item = dict(item)
         if isinstance(item.get("id"), str) and item["id"].startswith(("tso_", "fco_")):
             item["id"] = item["id"][:4] + "ID"
+        if item.get("type") == "tool_search_output":
+            item["tools"] = _own_tools_only(item.get("tools", []))
         out.append(item)
     return out
 

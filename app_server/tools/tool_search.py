@@ -181,7 +181,9 @@ def search_output(call_id: str, tools: Sequence[DeferredTool], arguments: str) -
 
 
 def deferred_tools(ctx: ToolContext) -> list[DeferredTool]:
-    """What the thread holds back from ``tools``: its ready MCP servers' tools (none without MCP)."""
+    """What the thread holds back from ``tools``: its ready MCP servers' tools (none without MCP). Codex
+    defers its ``multi_agent_v1`` namespace here too (recorded: "spawn agent" finds it); that source joins
+    once sub-agents are built (``toolset.NOT_BUILT``)."""
     mcp = ctx.thread.services.mcp
     manager = mcp.manager if mcp is not None else None
     if manager is None:

@@ -4,7 +4,8 @@ Codex 0.169 decides the set per slug (tests/data/tools/codex_0169_tools.json, on
 case):
 
 * a slug with catalog metadata of the ``gpt-5.5`` family gets apply_patch as a freeform (grammar) tool,
-  tool_search, and web_search with text and image results, and no sub-agent tools;
+  tool_search, and web_search with text and image results, and no sub-agent tools in ``tools`` (Codex
+  defers ``multi_agent_v1`` behind tool_search, tests/data/tools/codex_0169_tool_search.json);
 * a slug without metadata (fallback) gets no apply_patch (edits go through the shell, where an
   ``apply_patch`` heredoc is intercepted), no tool_search, the ``multi_agent_v1`` namespace and a plain
   web_search;

@@ -114,6 +114,11 @@ async def test_every_recorded_search_gets_codex_answer(deferred: list[DeferredTo
         recorded = case["input_after_search"][1]
         ours = search_output("call_search", deferred, json.dumps(case["arguments"]))
         assert {**ours, "id": ours["id"][:4] + "ID"} | {"tools": None} == recorded | {"tools": None}, name
+        if name == "sub-agents":
+            # Codex defers its sub-agent namespace behind tool_search too; pycodex has none yet (NOT_BUILT).
+            assert [t["name"] for t in recorded["tools"]] == ["multi_agent_v1"] and "multi_agent_v1" in NOT_BUILT
+            assert ours["tools"] == []
+            continue
         assert len(ours["tools"]) == len(recorded["tools"]) <= 1, name  # one server: one namespace
         if name in ("found", "limit 2"):
             # Codex orders equal scores unstably ("slow" and "fail" tie), so ranks are compared as sets.
