@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from app_server.mcp.manager import McpConnectionManager
+from app_server.model import events as ev
+from app_server.threads.sampling import HistoryAppend, SampleMapper, ToolCall
 from app_server.tools.tool_search import DEFAULT_LIMIT, Bm25Index, DeferredTool, search_output, tokens
 from app_server.tools.toolset import NOT_BUILT
 from tests.support.mcp_servers import CALC_SERVER, stdio_calc
@@ -145,6 +147,16 @@ def test_bm25_ranks_by_the_rarer_and_denser_terms() -> None:
     assert index.search("calendar", 1) in ([0], [1])
     assert index.search("nothing like it", 8) == []
     assert tokens("Adding the Integers, mcp__calc__add") == ["add", "integer", "mcp__calc__add"]
+
+
+def test_a_client_search_call_is_kept_in_history_and_run_a_hosted_one_only_kept() -> None:
+    raw = {"type": "tool_search_call", "id": "tsc_1", "call_id": "call_search", "execution": "client",
+           "status": "completed", "arguments": {"query": "add", "limit": 2}}
+    actions = SampleMapper("t", "u").feed(ev.OutputItemDone(0, ev.parse_item(raw)))
+    assert actions == [HistoryAppend(raw), ToolCall("call_search", "tool_search", '{"query": "add", "limit": 2}',
+                                                    tool_search=True)]
+    hosted = {**raw, "execution": "server"}
+    assert SampleMapper("t", "u").feed(ev.OutputItemDone(0, ev.parse_item(hosted))) == [HistoryAppend(hosted)]
 
 
 # -- a gpt-5.5 thread end to end ---------------------------------------------------------------------------------
