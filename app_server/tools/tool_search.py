@@ -17,7 +17,10 @@ recorded from the binary (tests/data/tools/codex_0169_tool_search.json, scripts/
   as no match: ``tools: []`` with status ``completed``. Codex has error texts for some of these but the
   output item carries no text, so the model never sees them;
 * the client sees nothing of a search: no thread item, no notification (the MCP call that follows is an
-  ordinary ``mcpToolCall`` item).
+  ordinary ``mcpToolCall`` item);
+* the model is told which namespaces are deferred: a ``<tools>`` part ends the thread's first developer
+  context message, naming the namespaces of the servers ready by then (the turn waits for them first, as for
+  its tool list), and a later turn gets a developer message when that list changed (``tools_section``).
 
 Ranking is Okapi BM25 (k1 1.2, b 0.75) over each tool's search text (``mcp.tools.search_text``: names,
 server, title, description, parameter names), as Codex ranks with the ``bm25`` crate; only tools sharing
@@ -45,20 +48,25 @@ from app_server.tools.contracts import ToolOutcome
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
+    from app_server.mcp.service import ThreadMcp
     from app_server.threads.sampling import ToolCall
     from app_server.tools.contracts import ToolContext
 
 __all__ = [
     "DEFAULT_LIMIT",
+    "TOOLS_TAG",
     "Bm25Index",
     "DeferredTool",
     "deferred_tools",
     "handle_tool_search",
     "search_output",
     "tokens",
+    "tools_section",
 ]
 
 DEFAULT_LIMIT = 8
+#: The tag of the developer part naming the deferred namespaces (as Codex tags it).
+TOOLS_TAG = "<tools>"
 _K1 = 1.2
 _B = 0.75
 
@@ -180,17 +188,31 @@ def search_output(call_id: str, tools: Sequence[DeferredTool], arguments: str) -
             "status": "completed", "execution": "client", "tools": found}
 
 
-def deferred_tools(ctx: ToolContext) -> list[DeferredTool]:
-    """What the thread holds back from ``tools``: its ready MCP servers' tools (none without MCP). Codex
+def deferred_tools(mcp: ThreadMcp | None) -> list[DeferredTool]:
+    """What a thread with MCP servers ``mcp`` holds back from ``tools``: the ready servers' tools. Codex
     defers its ``multi_agent_v1`` namespace here too (recorded: "spawn agent" finds it); that source joins
     once sub-agents are built (``toolset.NOT_BUILT``)."""
-    mcp = ctx.thread.services.mcp
     manager = mcp.manager if mcp is not None else None
     if manager is None:
         return []
     return [DeferredTool(spec, text) for spec, text in manager.deferred_tools()]
 
 
+def tools_section(mcp: ThreadMcp | None, *, previously: str | None) -> str | None:
+    """The ``<tools>`` developer text naming the deferred namespaces, when the model should get it now:
+    the first time there are any, and again whenever the list differs from ``previously`` (the last one
+    it got). Codex opens the thread's developer context with such a part and later tells what was added or
+    removed; pycodex re-sends the whole list. The prose is pycodex's own."""
+    namespaces = sorted({str(tool.spec.get("name")) for tool in deferred_tools(mcp)})
+    if not namespaces and previously is None:
+        return None
+    body = ("Tool namespaces held back from the tool list (tool_search finds their tools):\n"
+            + "\n".join(f"- {name}" for name in namespaces)) if namespaces else \
+        "No tool namespaces are held back from the tool list now."
+    text = f"{TOOLS_TAG}\n{body}\n</tools>"
+    return None if text == previously else text
+
+
 async def handle_tool_search(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
     """Answer a ``tool_search_call`` with the deferred tools that match it (no thread item, as Codex)."""
-    return ToolOutcome(search_output(call.call_id, deferred_tools(ctx), call.arguments))
+    return ToolOutcome(search_output(call.call_id, deferred_tools(ctx.thread.services.mcp), call.arguments))

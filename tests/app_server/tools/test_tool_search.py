@@ -77,6 +77,13 @@ def _normal(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _deferred_namespaces(body: dict[str, Any]) -> list[list[str]]:
+    """Per ``<tools>`` developer part of the request, the namespaces it lists (as the recorder reads them)."""
+    texts = [part["text"] for item in body["input"] if item.get("role") == "developer"
+             for part in item.get("content", []) if part.get("text", "").startswith("<tools>")]
+    return [[line[2:].split(":")[0] for line in text.splitlines() if line.startswith("- ")] for text in texts]
+
+
 def _names(body: dict[str, Any]) -> list[str]:
     return [t.get("name") or t["type"] for t in body.get("tools", [])]
 
@@ -176,10 +183,38 @@ async def test_gpt55_defers_mcp_tools_then_finds_and_calls_one(
     assert _names(bodies[0]) == codex_first
     assert "tool_search" in codex_first and "mcp__calc" not in codex_first  # deferred, as Codex defers it
     assert [_names(b) for b in bodies[1:]] == [codex_first] * 2  # a found tool does not join `tools`
+    # The developer context names the deferred namespaces (the same part in every request of the turn).
+    told = [[name for name in names if name not in lacking] for names in case["deferred_namespaces"]]
+    assert "mcp__calc" in told[0] and [_deferred_namespaces(b) for b in bodies] == [told] * 3
     assert _normal(bodies[-1]["input"]) == _normal(case["input_after_search"])  # the add call really ran
     items = [[n["method"], n["params"]["item"]["type"]] for n in client.notifications()
              if n["method"] in ("item/started", "item/completed")]
     assert items == RECORDED["app_server_items"]  # nothing is shown for the search itself
+
+
+async def test_the_model_is_told_when_the_deferred_namespaces_change(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    fake = await fake_model([DONE, DONE, DONE])
+    _config(codex_home, fake.url, "gpt-5.5")
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+
+    async def turn() -> list[list[str]]:
+        await client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]})
+        await client.wait_notification("turn/completed", lambda p: p["threadId"] == thread_id, timeout=60)
+        return _deferred_namespaces(fake.requests()[-1]["body"])
+
+    first = await turn()
+    assert first and first[-1][0] == "mcp__calc"
+    config = (codex_home / "config.toml").read_text()
+    calc2 = config[config.index("[mcp_servers.calc]"):].replace("[mcp_servers.calc]", "[mcp_servers.calc2]", 1)
+    (codex_home / "config.toml").write_text(config + calc2.replace("[mcp_servers.calc.", "[mcp_servers.calc2."))
+    await client.call("config/mcpServer/reload")
+    second = await turn()
+    assert second[: len(first)] == first and len(second) == len(first) + 1  # one more part, the change
+    assert "mcp__calc2" in second[-1]
+    assert await turn() == second  # nothing changed: nothing more said
 
 
 @pytest.mark.parametrize("name", ["no match", "arguments a string"])
