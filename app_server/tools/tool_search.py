@@ -12,8 +12,8 @@ recorded from the binary (tests/data/tools/codex_0169_tool_search.json, scripts/
   server, in rank order, each function marked ``defer_loading: true``;
 * matched tools never join later requests' ``tools``: they live in that history item, and the model calls
   them as ordinary namespaced function calls, which run as MCP calls do (``tools.mcp_tool``);
-* ``limit`` defaults to 8; a query that matches nothing, and every bad argument (no query, a blank one, a
-  non-string, ``limit`` 0 or not a whole number, arguments that are not an object), get the same answer
+* ``limit`` defaults to 8 (also when it is null); a query that matches nothing, and every bad argument (no query, a blank one, a
+  non-string, ``limit`` 0, negative or a float, arguments that are not an object), get the same answer
   as no match: ``tools: []`` with status ``completed``. Codex has error texts for some of these but the
   output item carries no text, so the model never sees them;
 * the client sees nothing of a search: no thread item, no notification (the MCP call that follows is an
@@ -169,9 +169,7 @@ def _parse(arguments: str) -> tuple[str, int] | None:
         return None
     if limit is None:
         limit = DEFAULT_LIMIT
-    if isinstance(limit, float) and limit.is_integer():
-        limit = int(limit)
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:  # 2.0 too (recorded)
         return None
     return query.strip(), limit
 

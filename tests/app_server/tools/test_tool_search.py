@@ -130,14 +130,22 @@ async def test_every_recorded_search_gets_codex_answer(deferred: list[DeferredTo
             assert ours["tools"] == []
             continue
         assert len(ours["tools"]) == len(recorded["tools"]) <= 1, name  # one server: one namespace
-        if name in ("found", "limit 2"):
-            # Codex orders equal scores unstably ("slow" and "fail" tie), so ranks are compared as sets.
-            assert _functions(ours["tools"]) == _functions(recorded["tools"]), name
-        if name == "default limit":  # a term every calc tool has: all five, each spec exactly as Codex's
-            assert _functions(ours["tools"]) == _functions(recorded["tools"])
-            assert len(_functions(ours["tools"])) == 5 < DEFAULT_LIMIT
-        if name in ("no match", "empty query", "limit 0", "no query", "query not a string", "arguments a string"):
-            assert ours["tools"] == [] == recorded["tools"], name
+        # The same tools, each spec exactly as Codex's; as sets, because Codex orders equal scores unstably
+        # ("slow" and "fail" tie). No match and every bad argument: nothing, as Codex.
+        assert _functions(ours["tools"]) == _functions(recorded["tools"]), name
+    assert {n: len(_functions(c["input_after_search"][1]["tools"])) for n, c in CASES.items() if n != "sub-agents"} \
+        == {"found": 1, "default limit": 5, "limit 2": 2, "limit null": 5, "no match": 0, "empty query": 0,
+            "limit 0": 0, "limit 2.0": 0, "limit -1": 0, "no query": 0, "query not a string": 0,
+            "arguments a string": 0}
+
+
+def test_without_a_limit_at_most_eight_tools_come_back() -> None:
+    # Codex's TOOL_SEARCH_DEFAULT_LIMIT is 8 (the recording has five tools only, all found)
+    tools = [DeferredTool({"type": "namespace", "name": "mcp__cal", "tools": [{"type": "function", "name": f"t{i}"}]},
+                          f"calendar event number {i}") for i in range(10)]
+    found = search_output("c", tools, json.dumps({"query": "calendar"}))["tools"]
+    assert DEFAULT_LIMIT == 8 and len(found[0]["tools"]) == 8
+    assert len(search_output("c", tools, json.dumps({"query": "calendar", "limit": 9}))["tools"][0]["tools"]) == 9
 
 
 async def test_the_namespace_of_several_matches_is_one_spec_in_rank_order(deferred: list[DeferredTool]) -> None:
