@@ -373,6 +373,8 @@ class AppServer:
             if manager is None or thread.services.environment.disabled:  # a thread with no tools gets none
                 return ()
             await manager.wait_for_turn(grace_s)
+            if threads_tool_policy.defers_mcp_tools(thread, self.config.raw):  # found through tool_search
+                return ()
             return tuple(manager.tool_specs())
 
         return TurnServices(

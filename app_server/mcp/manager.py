@@ -17,7 +17,7 @@ from mcp.types import CallToolResult, ReadResourceResult, Resource, Tool
 
 from app_server.config.mcp_servers import McpServerConfig
 from app_server.mcp.client import ConnectionState, ElicitationAnswer, McpCallError, McpConnection, process_env
-from app_server.mcp.tools import ToolRoutes, namespace_spec
+from app_server.mcp.tools import ToolRoutes, deferred_spec, namespace_spec, search_text
 from pycodex.json_types import JsonObj
 
 StatusCallback = Callable[[str, str, str | None], None]
@@ -163,6 +163,13 @@ class McpConnectionManager:
         """The `namespace` tools to add to a Responses request, one per ready server with tools."""
         specs = [namespace_spec(server, tools) for server, tools in self.tool_catalog().items()]
         return [spec for spec in specs if spec is not None]
+
+    def deferred_tools(self) -> list[tuple[JsonObj, str]]:
+        """The ready servers' tools as tool_search holds them while they are deferred: (one-function
+        namespace spec, search text) per tool, by server and tool name."""
+        return [(deferred_spec(server, tool), search_text(server, tool))
+                for server, tools in sorted(self.tool_catalog().items())
+                for tool in sorted(tools, key=lambda t: t.name)]
 
     def routes(self) -> ToolRoutes:
         """The model-visible tools of the ready servers, by (namespace, name)."""

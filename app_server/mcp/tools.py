@@ -92,6 +92,27 @@ def namespace_spec(server: str, tools: Iterable[Tool]) -> JsonObj | None:
             "tools": functions}
 
 
+def deferred_spec(server: str, tool: Tool) -> JsonObj:
+    """One tool as tool_search hands it out while MCP tools are deferred: a one-function namespace (results of
+    one server are merged later), the function marked ``defer_loading`` (recorded in
+    tests/data/tools/codex_0169_tool_search.json)."""
+    name = namespace_for(server)
+    return {"type": "namespace", "name": name, "description": f"Tools in the {name} namespace.",
+            "tools": [{**function_spec(tool), "defer_loading": True}]}
+
+
+def search_text(server: str, tool: Tool) -> str:
+    """The words tool_search matches one MCP tool by, Codex's fields in Codex's order: the flat name
+    (``mcp__<server>__<tool>``), the model-facing and the server's tool name, the server name, the title,
+    the description and the input schema's property names (sorted)."""
+    name = sanitize_name(tool.name)
+    properties = tool.inputSchema.get("properties")
+    keys = sorted(properties) if isinstance(properties, Mapping) else []
+    parts = [f"{namespace_for(server)}__{name}", name, tool.name, server, tool.title or "", tool.description or "",
+             *keys]
+    return " ".join(part.strip() for part in parts if part.strip())
+
+
 @dataclass(frozen=True)
 class ToolRoute:
     """Which server and MCP tool a model call names."""

@@ -1,8 +1,9 @@
 """What the model is sent: the initial context of a thread and the per-turn user message.
 
 Layout (app_server.md §8): a developer message with the base instructions; a developer message with
-the developer instructions, the skills list and the permissions text; a user message with AGENTS.md and
-the environment context; then the user's own message. All prose here is pycodex's own.
+the developer instructions, the skills list, the permissions text and the namespaces deferred behind
+tool_search; a user message with AGENTS.md and the environment context; then the user's own message. All
+prose here is pycodex's own.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ class ContextInputs:
     project_root_markers: tuple[str, ...] = (".git",)
     project_doc_max_bytes: int = DEFAULT_PROJECT_DOC_MAX_BYTES
     timezone: str | None = None
+    #: The ``<tools>`` part naming the namespaces deferred behind tool_search (``tools.tool_search``).
+    tools_section: str | None = None
 
 
 _APPROVAL_TEXT = {
@@ -184,6 +187,8 @@ def initial_context(ctx: ContextInputs) -> list[JsonObj]:
         dev_parts.append(ctx.developer_instructions)
     dev_parts.extend(ctx.skills_sections)
     dev_parts.append(permissions_text(ctx))
+    if ctx.tools_section:
+        dev_parts.append(ctx.tools_section)
     items.append(developer_message(dev_parts))
     user_parts = []
     doc = agents_md(ctx)

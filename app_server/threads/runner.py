@@ -29,6 +29,7 @@ from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone
 from app_server.threads.services import TurnServices
 from app_server.threads.state import MODEL_CONTEXT_WINDOW, Subscriber, ThreadRuntime, TurnState
 from app_server.tools.images import load_user_content, model_input
+from app_server.tools.tool_search import TOOLS_TAG, tools_section
 from pycodex.json_types import JsonObj
 from pycodex.log_context import bind_turn
 
@@ -120,14 +121,14 @@ class TurnRunner:
             await thread.emit_status()
             await thread.emit(notices.turn_started(thread.id, turn.wire(view="notLoaded")))
             await self._goal.start()
+            if self.services.late_tool_specs is not None:  # before the context: it names deferred MCP tools
+                self._late_tools = await self.services.late_tool_specs()
             if not thread.history:
                 await self._record_history(self._initial_context())
             else:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
             await self.opening_input()
-            if self.services.late_tool_specs is not None:
-                self._late_tools = await self.services.late_tool_specs()
             while True:
                 follow_up = await self._sample()
                 if turn.pending_inputs:
@@ -234,7 +235,14 @@ class TurnRunner:
             current = next((t for t in fresh if t.startswith(tag)), None)
             if current is not None and current != _last_part(self.thread.history, tag, self.thread.context_seen):
                 updates.append(make([current]))
-        return updates
+        tools = self._tools_section(_last_part(self.thread.history, TOOLS_TAG, self.thread.context_seen))
+        return [*updates, developer_message([tools])] if tools is not None else updates
+
+    def _tools_section(self, previously: str | None) -> str | None:
+        """The ``<tools>`` part to send now, when the model is offered tool_search (see ``tools.tool_search``)."""
+        if not any(spec.get("type") == "tool_search" for spec in self.services.tool_specs):
+            return None
+        return tools_section(self.thread.services.mcp, previously=previously)
 
     async def _user_input(self, inputs: list[JsonObj], *, client_id: str | None = None) -> None:
         thread, turn = self.thread, self.turn
@@ -269,7 +277,7 @@ class TurnRunner:
             cwd=s.cwd, sandbox_mode=s.sandbox_mode, approval_policy=s.approval_policy,
             writable_roots=list(s.writable_roots), base_instructions=s.base_instructions,
             developer_instructions=s.developer_instructions,
-            project_root_markers=self.services.project_root_markers,
+            project_root_markers=self.services.project_root_markers, tools_section=self._tools_section(None),
         ))
 
     # -- one model request -------------------------------------------------------------------------

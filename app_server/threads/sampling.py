@@ -7,6 +7,7 @@ and the response's usage.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from app_server.model import events as ev
@@ -49,6 +50,8 @@ class ToolCall:
     arguments: str
     namespace: str | None = None
     custom: bool = False
+    #: A client-executed ``tool_search_call`` (``arguments``: its arguments object as JSON text).
+    tool_search: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +215,10 @@ class SampleMapper:
             actions.append(HistoryAppend(item.raw))
             if item.type == WEB_SEARCH_CALL:
                 actions += self._web_search_done(item)
+            elif item.type == "tool_search_call" and item.raw.get("execution") == "client":
+                self.produced_output = True
+                actions.append(ToolCall(str(item.raw.get("call_id") or ""), "tool_search",
+                                        json.dumps(item.raw.get("arguments")), tool_search=True))
         return actions
 
     def _web_search_done(self, item: ev.OtherItem) -> list[Action]:

@@ -13,7 +13,7 @@ from app_server.threads.state import ThreadRuntime
 from app_server.tools.toolset import choose_tools, offered_specs, switches_from_config
 from pycodex.json_types import JsonObj, JsonValue
 
-__all__ = ["apply_start_params", "default_mode_asks_user", "tools_for"]
+__all__ = ["apply_start_params", "default_mode_asks_user", "defers_mcp_tools", "tools_for"]
 
 
 def apply_start_params(
@@ -34,6 +34,11 @@ def tools_for(
         return ()
     switches = switches_from_config(config, thread.tool_config)
     return (*offered_specs(choose_tools(thread.settings.model, switches)), *extra)
+
+
+def defers_mcp_tools(thread: ThreadRuntime, config: Mapping[str, JsonValue] | None) -> bool:
+    """Whether the MCP tools of ``thread`` stay out of ``tools``, found through tool_search instead."""
+    return choose_tools(thread.settings.model, switches_from_config(config, thread.tool_config)).tool_search
 
 
 def default_mode_asks_user(thread: ThreadRuntime, config: Mapping[str, JsonValue] | None) -> bool:

@@ -4,7 +4,8 @@ MCP calls (a function in an `mcp__<server>` namespace of the thread's servers) g
 on the first such call so that a server without MCP use never loads the MCP SDK. The top-level tools each
 have one module: ``apply_patch`` (freeform or function form) ``patch_tool``, ``view_image`` ``images``,
 ``request_user_input`` ``user_input``, the goal tools ``goal_tool``; everything else (exec_command,
-write_stdin, skills, and the "unsupported call" answer) goes to ``exec_tool``.
+write_stdin, skills, and the "unsupported call" answer) goes to ``exec_tool``. A ``tool_search_call`` goes
+to ``tool_search``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.goal_tool import GOAL_TOOLS, handle_goal_call
 from app_server.tools.images import view_image
 from app_server.tools.patch_tool import handle_apply_patch
+from app_server.tools.tool_search import handle_tool_search
 from app_server.tools.user_input import handle_request_user_input
 
 if TYPE_CHECKING:
@@ -41,6 +43,8 @@ def tool_router(*, ask_user: bool) -> ToolRouter:
 
 async def route_tool_call(ctx: ToolContext, call: ToolCall, *, ask_user: bool = False) -> ToolOutcome:
     """Run one tool call with the module that owns its name (see the module docstring)."""
+    if call.tool_search:
+        return await handle_tool_search(ctx, call)
     if call.name == "apply_patch" and not call.namespace:
         return await handle_apply_patch(ctx, call)
     mcp = ctx.thread.services.mcp

@@ -4,7 +4,8 @@ Codex 0.169 decides the set per slug (tests/data/tools/codex_0169_tools.json, on
 case):
 
 * a slug with catalog metadata of the ``gpt-5.5`` family gets apply_patch as a freeform (grammar) tool,
-  tool_search, and web_search with text and image results, and no sub-agent tools;
+  tool_search, and web_search with text and image results, and no sub-agent tools in ``tools`` (Codex
+  defers ``multi_agent_v1`` behind tool_search, tests/data/tools/codex_0169_tool_search.json);
 * a slug without metadata (fallback) gets no apply_patch (edits go through the shell, where an
   ``apply_patch`` heredoc is intercepted), no tool_search, the ``multi_agent_v1`` namespace and a plain
   web_search;
@@ -18,8 +19,9 @@ The other catalog models are run by Codex in "code mode" (their tools arrive in 
 input item and are driven through a JavaScript ``exec`` tool). pycodex has no code mode: those models
 get the gpt-5.5 set, with sub-agents when their metadata names a multi-agent version.
 
-Sub-agents and tool_search are chosen as Codex chooses them but not offered until pycodex can run them
-(``NOT_BUILT``).
+Sub-agents are chosen as Codex chooses them but not offered until pycodex can run them (``NOT_BUILT``).
+tool_search is offered (``tools.tool_search``); the MCP tools it defers leave ``tools``
+(``threads.tool_policy``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ __all__ = ["NOT_BUILT", "ToolChoice", "choose_tools", "offered_specs", "switches
 
 #: Tools Codex offers that pycodex cannot run yet: they are left out rather than offered and refused (a model
 #: would call them and fail). The differential test names exactly these as the difference from Codex.
-NOT_BUILT = frozenset({"multi_agent_v1", "tool_search"})
+NOT_BUILT = frozenset({"multi_agent_v1"})
 
 WebSearchMode = Literal["disabled", "cached", "live"]
 
