@@ -27,7 +27,7 @@ from tests.support.images import decode, fixture
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "images" / "codex_0169_images.json"
 MODELS = ("mock-model", "gpt-5.5")
-#: (file name, Pillow format or "corrupt", width, height)
+#: (file name, Pillow format, "corrupt" or "giant", width, height)
 RECIPES: list[tuple[str, str, int, int]] = [
     ("big.png", "PNG", 4000, 3000),
     ("wide.png", "PNG", 3000, 600),

@@ -159,7 +159,7 @@ def _url_part(url: str, detail: str) -> JsonObj:
     """An ``image`` input: a ``data:`` URL of base64 image bytes, prepared; any other URL as given."""
     if not url:
         return _text(OMITTED)
-    if not url[:5].lower() == "data:":
+    if url[:5].lower() != "data:":
         return _input_image(url, detail)
     head, sep, payload = url.partition(",")
     if not sep or "base64" not in (p.lower() for p in head.split(";")):
