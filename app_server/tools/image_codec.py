@@ -138,6 +138,13 @@ def _metadata(image: Any) -> dict[str, Any]:
     return out
 
 
+def _eight_bit(image: pil.Image) -> pil.Image:
+    """``image`` with 16-bit grey scaled to 8 bits, as Codex's RGBA8 conversion does (Pillow's own clips)."""
+    if image.mode.startswith("I;16"):
+        return image.convert("I").point(lambda v: v / 256).convert("L")
+    return image
+
+
 def _encode(image: Any, mime: str, metadata: dict[str, Any]) -> bytes:
     out = io.BytesIO()
     if mime == "image/jpeg":
@@ -172,13 +179,13 @@ def prepare(data: bytes, source_mime: str | None, detail: str | None, *,
                 return Prepared(data, source_mime, width, height)
             metadata = _metadata(image)
             out_mime = source_mime if source_mime in _KEPT else "image/png"
-            frame: pil.Image = image
+            frame: pil.Image = _eight_bit(image)
             if target != (width, height):
                 # Resize in a mode that keeps alpha and that every filter supports (palettes do not).
                 mode = "RGBA"
                 if out_mime == "image/jpeg":
-                    mode = image.mode if image.mode in ("L", "RGB") else "RGB"
-                frame = image.convert(mode).resize(target, pil.Resampling.BILINEAR)
+                    mode = frame.mode if frame.mode in ("L", "RGB") else "RGB"
+                frame = frame.convert(mode).resize(target, pil.Resampling.BILINEAR)
             return Prepared(_encode(frame, out_mime, metadata), out_mime, *target)
     except UnprocessableImage:
         raise

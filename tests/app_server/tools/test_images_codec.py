@@ -9,6 +9,7 @@ for a few files, end to end on the in-memory harness (a localImage input and a `
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import sys
 from functools import cache
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image, ImageStat
 
 from app_server.tools import image_codec as codec
 from app_server.tools.images import OMITTED, TOO_LARGE, UNSUPPORTED, image_mime
@@ -192,3 +194,14 @@ async def test_a_big_png_reaches_the_model_as_codex_sends_it(app_server: Any, fa
         seen[label] = [(d["mime"], d["width"], d["height"]) for d in map(decode, urls)]
         await client.close()
     assert seen["pycodex"] == seen["codex"] == [("image/png", 1824, 1368)] * 2
+
+
+def test_a_resized_16_bit_grey_png_keeps_its_tones() -> None:
+    # Codex converts to RGBA8 by scaling 16-bit samples; Pillow's own conversion would clip them to white.
+    grey = Image.linear_gradient("L").resize((3000, 1000)).convert("I").point(lambda v: v * 256).convert("I;16")
+    out = io.BytesIO()
+    grey.save(out, format="PNG")
+    image = codec.prepare(out.getvalue(), "image/png", "high")
+    assert (image.mime, image.width, image.height) == ("image/png", 2048, 683)
+    with Image.open(io.BytesIO(image.data)) as sent:
+        assert 100 < ImageStat.Stat(sent.convert("L")).mean[0] < 156
