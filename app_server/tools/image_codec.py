@@ -13,9 +13,9 @@ Facts (Codex's prompt-image preparation, checked against the 0.169 binary, tests
   EXIF data are carried over.
 * Bounds: input whose base64 form exceeds 1 GiB is too large (:class:`ImageTooLarge`). ``view_image``
   decodes under the image crate's default allocation limit, 512 MiB of pixels (:data:`MAX_DECODED_BYTES`,
-  estimated here from the header's size and mode before any pixel is decoded); a user's image has no such limit in Codex
-  (a 12000x12000 RGBA PNG is sent, shrunk). pycodex bounds it by Pillow's decompression-bomb guard
-  instead (about 179 million pixels: the same bound as 512 MiB for RGB, looser for RGBA, stricter for
+  estimated here from the header's size and mode before any pixel is decoded); a user's image has no such
+  limit in Codex (a 12000x12000 RGBA PNG is sent, shrunk). pycodex bounds it by Pillow's decompression-bomb
+  guard instead (about 179 million pixels: the same bound as 512 MiB for RGB, looser for RGBA, stricter for
   grey or palette images), failing closed as an undecodable image; past half of it Pillow only warns.
 
 Pillow is imported on first use (a ``LazyModule`` handle, ``app_server/loading.py``): start-up never loads it.
