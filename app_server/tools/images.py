@@ -1,23 +1,28 @@
 """Images for the model as Codex 0.169 sends them: user image inputs and the ``view_image`` tool.
 
 A ``localImage`` input becomes three parts of the user message, ``<image name=[Image #N] path="P">``, the
-``input_image`` (a ``data:`` URL of the file's bytes) and ``</image>``; an ``image`` input becomes its
-``input_image`` alone, the URL as given. N counts the turn's image inputs of both kinds. A local image that
-cannot be read becomes one text part (``Codex could not read the local image at `P`: ...``); one whose bytes
-are no image keeps the wrapper around ``image content omitted because it could not be processed``.
+``input_image`` (a ``data:`` URL of the prepared image) and ``</image>``; an ``image`` input becomes its
+``input_image`` alone, a ``data:`` URL prepared the same way, any other URL as given. N counts the turn's
+image inputs of both kinds. A local image that cannot be read becomes one text part (``Codex could not read
+the local image at `P`: ...``); one that cannot be decoded keeps the wrapper around ``image content omitted
+because it could not be processed`` (``... exceeded the supported size limit ...`` for one over Codex's
+size guard).
 
 ``view_image`` answers with a ``function_call_output`` whose output is a content list holding the one
 ``input_image``, after an ``imageView`` item (id = the call id, the absolute path) started and completed.
 
-The ``detail`` is the model's: ``original`` for a model with catalog metadata, ``high`` otherwise. A model
-whose catalog ``inputModalities`` lack ``image`` gets, in each request, ``image content omitted because you
-do not support image input`` in place of every image (the history keeps them), as Codex normalises its
-prompt.
+The ``detail`` is the model's: ``original`` for a model with catalog metadata, ``high`` otherwise. Each
+image is prepared for it by ``app_server/tools/image_codec.py`` (off the event loop): decoded, shrunk to
+the detail's budget, re-encoded where Codex re-encodes (GIF always becomes PNG; BMP and other formats are
+refused). A model whose catalog ``inputModalities`` lack ``image`` gets, in each request, ``image content
+omitted because you do not support image input`` in place of every image (the history keeps them), as
+Codex normalises its prompt.
 
-Known gaps (pycodex has no image codec; Pillow is not a dependency): PNG and JPEG bytes go out as they are,
-as Codex sends them for ``original``; Codex re-encodes other formats (GIF, WebP, BMP) as PNG, pycodex sends
-them as they are under their own MIME type; Codex shrinks images beyond 2048x768 for ``high`` models,
-pycodex sends them whole. An image is recognised by its magic bytes, not decoded.
+Known gaps: Codex prepares images as it builds each request and caches the results (32 entries, by content
+digest); pycodex prepares each once, as it enters the history, with no cache (the wire is the same). A
+resized or re-encoded image has Codex's size and MIME type, not its exact bytes (another encoder). Remote
+(non-``data:``) image URLs are passed on as given. ``view_image`` of an input over the size guard answers
+the undecodable-image text (not checked against Codex).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app_server.lazy import LazyModule
 from app_server.protocol import notices
 from app_server.protocol.base import to_wire
 from app_server.protocol.items import ImageViewItem
@@ -41,7 +47,10 @@ from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
+    from app_server.tools import image_codec as codec
     from app_server.tools.contracts import ToolContext
+else:
+    codec = LazyModule("app_server.tools.image_codec")
 
 __all__ = [
     "NOT_SUPPORTED",
@@ -58,6 +67,9 @@ __all__ = [
 OMITTED = "image content omitted because it could not be processed"
 #: What replaces each image sent to a model whose catalog `inputModalities` lack "image".
 NOT_SUPPORTED = "image content omitted because you do not support image input"
+#: The text that stands for a user image over Codex's size guard.
+TOO_LARGE = "image content omitted because it exceeded the supported size limit; use a smaller image"
+#: ``view_image``'s answer for a file that is no image it can send.
 UNSUPPORTED = "unable to process image: invalid or unsupported image data"
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
@@ -132,27 +144,45 @@ def _os_error(exc: OSError) -> str:
     return f"{exc.strerror} (os error {exc.errno})"
 
 
-def _data_url_ok(url: str) -> bool:
-    """Whether a ``data:`` URL holds base64 image bytes (any other URL is passed on unchecked)."""
-    if not url.startswith("data:"):
-        return True
-    head, sep, payload = url.partition(",")
-    if not sep or not head.endswith(";base64"):
-        return False
+def _prepared_part(data: bytes, detail: str, max_decoded: int | None = None) -> JsonObj:
+    """``data`` prepared for the model as an ``input_image``, or the text that stands for it."""
     try:
-        return image_mime(base64.b64decode(payload, validate=True)) is not None
+        image = codec.prepare(data, image_mime(data), detail, max_decoded=max_decoded)
+    except codec.ImageTooLarge:
+        return _text(TOO_LARGE)
+    except codec.UnprocessableImage:
+        return _text(OMITTED)
+    return _input_image(_data_url(image.data, image.mime), detail)
+
+
+def _url_part(url: str, detail: str) -> JsonObj:
+    """An ``image`` input: a ``data:`` URL of base64 image bytes, prepared; any other URL as given."""
+    if not url:
+        return _text(OMITTED)
+    if url[:5].lower() != "data:":
+        return _input_image(url, detail)
+    head, sep, payload = url.partition(",")
+    if not sep or "base64" not in (p.lower() for p in head.split(";")):
+        return _text(OMITTED)
+    if len(payload) > codec.MAX_BASE64_BYTES:
+        return _text(TOO_LARGE)
+    try:
+        data = base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError):
-        return False
+        return _text(OMITTED)
+    return _prepared_part(data, detail)
 
 
 def _local_parts(path: str, cwd: Path, number: int, detail: str) -> list[JsonObj]:
+    file = cwd / path
     try:
-        data = (cwd / path).read_bytes()
+        # A file over the size guard is never read whole: its size says enough.
+        middle = _text(TOO_LARGE) if codec.too_large(file.stat().st_size) else None
+        data = b"" if middle else file.read_bytes()
     except OSError as exc:
         return [_text(f"Codex could not read the local image at `{path}`: {_os_error(exc)}")]
-    mime = image_mime(data)
-    middle = _input_image(_data_url(data, mime), detail) if mime else _text(OMITTED)
-    return [_text(f'<image name=[Image #{number}] path="{path}">'), middle, _text("</image>")]
+    return [_text(f'<image name=[Image #{number}] path="{path}">'), middle or _prepared_part(data, detail),
+            _text("</image>")]
 
 
 def _user_content(inputs: list[JsonObj], cwd: Path, detail: str) -> list[JsonObj]:
@@ -167,8 +197,7 @@ def _user_content(inputs: list[JsonObj], cwd: Path, detail: str) -> list[JsonObj
             content += _local_parts(str(part.get("path", "")), cwd, number, detail)
         elif kind == "image":
             number += 1
-            url = str(part.get("url") or "")
-            content.append(_input_image(url, detail) if url and _data_url_ok(url) else _text(OMITTED))
+            content.append(_url_part(str(part.get("url") or ""), detail))
         elif kind == "mention":
             content.append(_text(f"[mention {part.get('name')}: {part.get('path')}]"))
     return content
@@ -218,12 +247,12 @@ async def view_image(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
     data = await _read(ctx, path)
     if isinstance(data, str):
         return ToolOutcome(_output(call, data))
-    mime = image_mime(data)
-    if mime is None:
+    detail = image_detail(thread.settings.model)
+    part = await asyncio.to_thread(_prepared_part, data, detail, codec.MAX_DECODED_BYTES)
+    if part["type"] != "input_image":
         return ToolOutcome(_output(call, UNSUPPORTED))
     started = it.now_ms()
     item = to_wire(ImageViewItem(id=call.call_id, path=str(path), started_at_ms=started))
     await thread.emit(notices.item_started(item, thread.id, turn.id))
     await ctx.complete_item(dict(item, completedAtMs=it.now_ms()))
-    detail = image_detail(thread.settings.model)
-    return ToolOutcome(_output(call, [_input_image(_data_url(data, mime), detail)]))
+    return ToolOutcome(_output(call, [part]))

@@ -1,6 +1,6 @@
 """Image inputs reach the model as Codex 0.169 sends them (shapes recorded from the real binary).
 
-A localImage becomes `<image name=[Image #N] path="P">`, an `input_image` data URL of the file's bytes and
+A localImage becomes `<image name=[Image #N] path="P">`, an `input_image` data URL of the prepared image and
 `</image>`; an image URL its `input_image` alone; N counts both kinds. Unreadable and non-image files become
 Codex's texts; a remote URL refuses the turn. The userMessage item echoes the inputs as Codex shows them.
 """
