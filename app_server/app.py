@@ -369,6 +369,7 @@ class AppServer:
             run_tool=tools_router.tool_router(
                 ask_user=threads_tool_policy.default_mode_asks_user(thread, self.config.raw)),
             tool_specs=threads_tool_policy.tools_for(thread, self.config.raw, skills.tools()),
+            additional_tools=threads_tool_policy.code_mode_item_for(thread, self.config.raw),
             late_tool_specs=mcp_tools,
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,

@@ -249,7 +249,8 @@ class TurnRunner:
 
     def _initial_context(self) -> list[JsonObj]:
         thread, s = self.thread, self.thread.settings
-        return initial_context(ContextInputs(
+        extra = self.services.additional_tools  # code mode: Codex's leading additional_tools item
+        return ([extra] if extra is not None else []) + initial_context(ContextInputs(
             environment=thread.services.environment.status(), skills_sections=thread.services.skills.sections(),
             cwd=s.cwd, sandbox_mode=s.sandbox_mode, approval_policy=s.approval_policy,
             writable_roots=list(s.writable_roots), base_instructions=s.base_instructions,
@@ -279,6 +280,9 @@ class TurnRunner:
             "client_metadata": {"session_id": thread.id, "thread_id": thread.id, "turn_id": turn.id,
                                 "root_turn_id": turn.id},
         }
+        if self.services.additional_tools is not None:  # code mode: the tools ride in the input
+            del body["tools"]
+            body["parallel_tool_calls"] = False
         if turn.output_schema is not None:
             body["text"] = {"format": {"type": "json_schema", "strict": True, "schema": turn.output_schema,
                                        "name": "codex_output_schema"}}

@@ -1,0 +1,164 @@
+"""The ``additional_tools`` input item a code-mode model gets instead of a ``tools`` list.
+
+Codex 0.169 drives every catalog model whose metadata has ``tool_mode = "code_mode_only"`` (all of them
+but ``gpt-5.5``, read from the binary's bundled model metadata) in code mode: the request has no
+``tools`` key, and the first input item is::
+
+    {"type": "additional_tools", "id": "at_<uuid7>", "role": "developer",
+     "tools": [{"type": "namespace", "name": "functions", "description": "", "tools": [...]}, ...]}
+
+The ``functions`` namespace holds the freeform ``exec`` tool (a Lark grammar: an optional
+``// @exec: {...}`` pragma line, then the JavaScript source), ``wait`` and ``request_user_input``. The
+other tools (exec_command, apply_patch, ...) are not offered directly: scripts call them as
+``tools.<name>(...)``, and exec's description declares them in TypeScript.
+
+Held back until pycodex can run them (``HELD_BACK``): ``request_user_input_async``, the ``clock``
+namespace (``sleep``, and the nested ``clock__curr_time``) and the ``collaboration`` namespace (sub-agents),
+which Codex adds for models with ``multiAgentVersion`` v2; and the nested MCP resource tools and
+``multi_agent_v1__*`` tools.
+"""
+
+from __future__ import annotations
+
+import json
+
+from app_server.store import new_uuid7
+from app_server.tools import specs, specs_agent
+from pycodex.json_types import JsonObj, JsonValue
+
+__all__ = [
+    "CODE_MODE_OFF",
+    "EXEC_GRAMMAR",
+    "HELD_BACK",
+    "NESTED_HELD_BACK",
+    "additional_tools_item",
+    "nested_specs",
+    "ts_declaration",
+]
+
+#: Catalog models whose metadata has no ``tool_mode`` (every other catalog model is ``code_mode_only``).
+CODE_MODE_OFF = frozenset({"gpt-5.5"})
+
+#: Top-level code-mode tools and namespaces Codex offers that pycodex leaves out until it can run them.
+HELD_BACK = frozenset({"request_user_input_async", "clock", "collaboration"})
+#: Nested tools (``tools.<name>`` in a script) Codex offers that pycodex leaves out likewise.
+NESTED_HELD_BACK = frozenset({"list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource",
+                              "clock__curr_time"})
+
+#: The exec input language: an optional pragma line, then the source (the same language as Codex's).
+EXEC_GRAMMAR = r"""
+start: pragma_source | plain_source
+pragma_source: PRAGMA_LINE NEWLINE SOURCE
+plain_source: SOURCE
+
+PRAGMA_LINE: /[ \t]*\/\/ @exec:[^\r\n]*/
+NEWLINE: /\r?\n/
+SOURCE: /[\s\S]+/
+"""
+
+_EXEC_HELP = """\
+Run JavaScript that calls the tools below and reports back. The input is raw JavaScript source (no JSON \
+wrapping, no markdown fences), evaluated as an ES module in a fresh sandboxed context: top-level `await` \
+works; `import`, `require`, `process`, `console`, the file system and the network do not.
+An optional first line `// @exec: {"yield_time_ms": N, "max_output_tokens": N}` sets how long exec waits \
+before handing back a still-running script (default 30000 ms; continue it with `wait`) and the token \
+budget of the result (default 10000).
+
+Globals:
+- `tools.<name>(input)`: call a tool (listed below); returns a promise of its result. Function tools take \
+an object, freeform tools a string. A failing call rejects with the tool's error.
+- `text(value)`: add a text item to the result (non-strings go through `JSON.stringify`).
+- `image(urlOrItem)`: add an image item (a `data:` URL, or an object with `image_url`).
+- `store(key, value)` / `load(key)`: keep a JSON value for later exec calls of this thread.
+- `notify(value)`: send a text to the model at once, as an extra output of this call.
+- `yield_control()`: hand the output so far back now; the script keeps running (see `wait`).
+- `exit()`: end the script successfully right away.
+- `setTimeout(fn, ms)` / `clearTimeout(id)`: timers; they do not keep the script alive.
+- `ALL_TOOLS`: `{name, description}` of every tool below.
+When the module finishes, the script ends and promises still pending are dropped."""
+
+_WAIT = {
+    "type": "function",
+    "name": "wait",
+    "description": "Continue a running exec script (one whose exec result said `Script running with cell ID "
+    "N`): returns the output it produced since, or its final result. `terminate: true` stops it.",
+    "strict": False,
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "cell_id": {"type": "string", "description": "The cell ID exec reported."},
+            "max_tokens": {"type": "number", "description": "Token budget of this result (default 10000)."},
+            "terminate": {"type": "boolean", "description": "Stop the script instead of waiting for it."},
+            "yield_time_ms": {"type": "number", "description": "How long to wait for it, in ms (default 10000)."},
+        },
+        "required": ["cell_id"],
+        "additionalProperties": False,
+    },
+}
+
+
+def nested_specs(*, shell: bool, view_image: bool, goals: bool) -> list[JsonObj]:
+    """The tools a script may call, sorted by name as Codex lists them."""
+    out: list[JsonObj] = [specs_agent.APPLY_PATCH_FREEFORM]
+    if shell:
+        out += specs.tool_specs()
+    if view_image:
+        out.append(specs_agent.VIEW_IMAGE)
+    if goals:
+        out += [specs_agent.GET_GOAL, specs_agent.CREATE_GOAL, specs_agent.UPDATE_GOAL]
+    return sorted(out, key=lambda spec: str(spec["name"]))
+
+
+def _ts_type(schema: JsonValue) -> str:
+    if not isinstance(schema, dict):
+        return "unknown"
+    if isinstance(schema.get("enum"), list):
+        return " | ".join(json.dumps(v) for v in schema["enum"])
+    kind = schema.get("type")
+    if kind == "string":
+        return "string"
+    if kind in ("number", "integer"):
+        return "number"
+    if kind == "boolean":
+        return "boolean"
+    if kind == "array":
+        return f"Array<{_ts_type(schema.get('items'))}>"
+    if kind == "object":
+        props = schema.get("properties")
+        if not isinstance(props, dict) or not props:
+            return "{}"
+        required = schema.get("required") or []
+        fields = [f"{k}{'' if k in required else '?'}: {_ts_type(v)};" for k, v in props.items()]
+        return "{ " + " ".join(fields) + " }"
+    return "unknown"
+
+
+def ts_declaration(spec: JsonObj) -> str:
+    """How a script sees tool ``spec``: a TypeScript declaration of ``tools.<name>``."""
+    arg = "input: string" if spec["type"] == "custom" else f"args: {_ts_type(spec.get('parameters'))}"
+    return f"declare const tools: {{ {spec['name']}({arg}): Promise<unknown>; }};"
+
+
+def nested_description(spec: JsonObj) -> str:
+    """A nested tool's description as ``ALL_TOOLS`` and exec's description show it."""
+    return f"{spec['description']}\n\n```ts\n{ts_declaration(spec)}\n```"
+
+
+def exec_spec(nested: list[JsonObj]) -> JsonObj:
+    """The freeform ``exec`` tool, its description declaring the ``nested`` tools."""
+    sections = [f"### `{spec['name']}`\n{nested_description(spec)}" for spec in nested]
+    return {
+        "type": "custom",
+        "name": "exec",
+        "description": "\n\n".join([_EXEC_HELP, *sections]),
+        "format": {"type": "grammar", "syntax": "lark", "definition": EXEC_GRAMMAR},
+    }
+
+
+def additional_tools_item(nested: list[JsonObj], *, request_user_input: bool = True) -> JsonObj:
+    """The ``additional_tools`` input item (with a fresh ``at_`` id) for a script toolset of ``nested``."""
+    functions: list[JsonValue] = [exec_spec(nested), _WAIT]
+    if request_user_input:
+        functions.append(specs_agent.REQUEST_USER_INPUT)
+    namespace: JsonObj = {"type": "namespace", "name": "functions", "description": "", "tools": functions}
+    return {"type": "additional_tools", "id": f"at_{new_uuid7()}", "role": "developer", "tools": [namespace]}
