@@ -367,7 +367,8 @@ class AppServer:
         return TurnServices(
             model=self.models,
             run_tool=tools_router.tool_router(
-                ask_user=threads_tool_policy.default_mode_asks_user(thread, self.config.raw)),
+                ask_user=threads_tool_policy.default_mode_asks_user(thread, self.config.raw),
+                code_mode_tools=threads_tool_policy.code_mode_tools_for(thread, self.config.raw)),
             tool_specs=threads_tool_policy.tools_for(thread, self.config.raw, skills.tools()),
             additional_tools=threads_tool_policy.code_mode_item_for(thread, self.config.raw),
             late_tool_specs=mcp_tools,

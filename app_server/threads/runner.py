@@ -346,7 +346,7 @@ class TurnRunner:
                         shell = action.namespace is None and action.name in SHELL_FAMILY
                         self._unanswered[action.call_id] = (time.monotonic(), shell)
                         outcome = await self.services.run_tool(self, action)
-                        await self._record_history([outcome.output])
+                        await self._record_history([outcome.output, *outcome.extra])
                         self._unanswered.pop(action.call_id, None)
                         if outcome.end_turn:
                             raise TurnCancelled()

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from app_server.threads.state import ThreadRuntime
+from app_server.tools.code_mode.specs import nested_specs
 from app_server.tools.toolset import choose_tools, code_mode_item, offered_specs, switches_from_config
 from pycodex.json_types import JsonObj, JsonValue
 
-__all__ = ["apply_start_params", "code_mode_item_for", "default_mode_asks_user", "tools_for"]
+__all__ = ["apply_start_params", "code_mode_item_for", "code_mode_tools_for", "default_mode_asks_user", "tools_for"]
 
 
 def apply_start_params(
@@ -44,6 +45,16 @@ def code_mode_item_for(thread: ThreadRuntime, config: Mapping[str, JsonValue] | 
     if thread.services.environment.disabled:
         return None
     return code_mode_item(choose_tools(thread.settings.model, switches_from_config(config, thread.tool_config)))
+
+
+def code_mode_tools_for(thread: ThreadRuntime, config: Mapping[str, JsonValue] | None) -> list[JsonObj] | None:
+    """The tools a code-mode thread's exec scripts may call (None when the thread is not in code mode)."""
+    if thread.services.environment.disabled:
+        return None
+    choice = choose_tools(thread.settings.model, switches_from_config(config, thread.tool_config))
+    if not choice.code_mode:
+        return None
+    return nested_specs(shell=choice.shell, view_image=choice.view_image, goals=choice.goals)
 
 
 def default_mode_asks_user(thread: ThreadRuntime, config: Mapping[str, JsonValue] | None) -> bool:

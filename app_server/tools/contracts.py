@@ -31,6 +31,8 @@ class ToolOutcome:
     output: JsonObj
     #: The user cancelled from an approval prompt: after recording ``output`` the turn ends as interrupted.
     end_turn: bool = False
+    #: More items answering the same call, recorded after ``output`` (code mode's ``notify`` texts).
+    extra: tuple[JsonObj, ...] = ()
 
 
 class ToolThread(Protocol):

@@ -4,19 +4,25 @@ MCP calls (a function in an `mcp__<server>` namespace of the thread's servers) g
 on the first such call so that a server without MCP use never loads the MCP SDK. The top-level tools each
 have one module: ``apply_patch`` (freeform or function form) ``patch_tool``, ``view_image`` ``images``,
 ``request_user_input`` ``user_input``, the goal tools ``goal_tool``; everything else (exec_command,
-write_stdin, skills, and the "unsupported call" answer) goes to ``exec_tool``.
+write_stdin, skills, and the "unsupported call" answer) goes to ``exec_tool``. In code mode the model's
+``exec`` and ``wait`` go to ``code_mode.handler``, whose scripts' nested calls come back through here; the
+``functions`` namespace of code mode is the top level.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from app_server.loading import tools_mcp_tool
+from app_server.tools.code_mode.handler import handle_code_mode_call
 from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.goal_tool import GOAL_TOOLS, handle_goal_call
 from app_server.tools.images import view_image
 from app_server.tools.patch_tool import handle_apply_patch
 from app_server.tools.user_input import handle_request_user_input
+from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
@@ -27,10 +33,19 @@ __all__ = ["MCP_NAMESPACE_PREFIX", "route_tool_call", "tool_router"]
 MCP_NAMESPACE_PREFIX = "mcp__"  # app_server.mcp.tools.NAMESPACE_PREFIX, without importing the SDK
 
 
-def tool_router(*, ask_user: bool) -> ToolRouter:
-    """The router of one turn; ``ask_user``: whether request_user_input may ask (its collaboration mode)."""
+def tool_router(*, ask_user: bool, code_mode_tools: Sequence[JsonObj] | None = None) -> ToolRouter:
+    """The router of one turn; ``ask_user``: whether request_user_input may ask (its collaboration mode);
+    ``code_mode_tools``: in code mode, the tools exec scripts may call (None: no code mode)."""
 
     async def route(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
+        if call.namespace == "functions":  # code mode's top-level namespace
+            call = dataclasses.replace(call, namespace=None)
+        if code_mode_tools is not None and ((call.custom and call.name == "exec")
+                                            or (not call.custom and call.name == "wait" and not call.namespace)):
+            return await handle_code_mode_call(ctx, call, nested, list(code_mode_tools))
+        return await route_tool_call(ctx, call, ask_user=ask_user)
+
+    async def nested(ctx: ToolContext, call: ToolCall) -> ToolOutcome:  # a script's call: never exec or wait
         return await route_tool_call(ctx, call, ask_user=ask_user)
 
     return route
