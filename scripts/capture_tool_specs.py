@@ -36,6 +36,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("gpt-6.1-sol", "gpt-6.1-sol", []),
     ("gpt-5.6-luna", "gpt-5.6-luna", []),
     ("gpt-6-luna", "gpt-6-luna", []),
+    ("gpt-5.6-sol", "gpt-5.6-sol", []),
     ("gpt-5.5 read-only", "gpt-5.5", ['sandbox_mode = "read-only"']),
     ("gpt-5.5 on-request", "gpt-5.5", ['approval_policy = "on-request"']),
     ("gpt-5.5 no goals", "gpt-5.5", ["[features]", "goals = false"]),

@@ -6,7 +6,10 @@ with its cell ID, and ``wait`` (default 10000 ms) continues it or, with ``termin
 nested ``tools.<name>(...)`` call becomes a ``ToolCall`` for the turn's router (``route``), so it is
 approved, sandboxed and shown to the client exactly as the direct call would be.
 
-An interrupted turn kills the cell it was waiting on. Error texts are Codex 0.169's.
+An interrupted turn kills the cell it was waiting on. A cell that yielded lives on (until ``wait`` ends it,
+the thread unloads or ``cells.CELL_MAX_S`` passes), but its nested calls run only while a turn that called
+exec or wait on it is running: each such call attaches its own turn. Error texts are Codex 0.169's
+except where a comment says otherwise.
 """
 
 from __future__ import annotations
@@ -81,10 +84,13 @@ def _bridge(ctx: ToolContext, route: Route, prefix: str, nested: list[JsonObj], 
         spec = by_name.get(name)
         if spec is None:
             raise NestedToolError(f"tool `{name}` is not available in exec")
+        if ctx.turn.ended:  # its approvals and items would belong to a finished turn
+            raise NestedToolError(f"tool `{name}` cannot run: the turn that started this call has ended; "
+                                  "use wait in the current turn to continue the script")
         call_id = f"{prefix}-{next(numbers)}"
         if spec["type"] == "custom":
             if not isinstance(value, str):
-                raise NestedToolError(f"tool `{name}` expects a string input")
+                raise NestedToolError(f"tool `{name}` expects a string input")  # pycodex's text
             tool_call = ToolCall(call_id, name, value, custom=True)
         else:
             if not isinstance(value, dict):

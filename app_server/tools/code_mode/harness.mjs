@@ -115,7 +115,8 @@ let bridge = null;
 const hostTimers = new Map();
 
 async function run(start) {
-  const context = vm.createContext({}, { codeGeneration: { strings: false, wasm: false } });
+  // A null-prototype sandbox: a host-realm object there would hand the script the host's Object and Function.
+  const context = vm.createContext(Object.create(null), { codeGeneration: { strings: false, wasm: false } });
   const make = vm.runInContext(BOOTSTRAP, context);
   bridge = make(
     (line) => { out.write(String(line) + "\n"); },

@@ -12,10 +12,18 @@ The ``functions`` namespace holds the freeform ``exec`` tool (a Lark grammar: an
 other tools (exec_command, apply_patch, ...) are not offered directly: scripts call them as
 ``tools.<name>(...)``, and exec's description declares them in TypeScript.
 
-Held back until pycodex can run them (``HELD_BACK``): ``request_user_input_async``, the ``clock``
-namespace (``sleep``, and the nested ``clock__curr_time``) and the ``collaboration`` namespace (sub-agents),
-which Codex adds for models with ``multiAgentVersion`` v2; and the nested MCP resource tools and
-``multi_agent_v1__*`` tools.
+Held back until pycodex can run them (``HELD_BACK``, ``NESTED_HELD_BACK``), with what makes Codex add them
+(its bundled metadata, observed per model in the recording):
+
+* ``collaboration`` (sub-agents: spawn_agent, wait_agent, ...), for ``multi_agent_version`` v2 models;
+* ``request_user_input_async`` and the ``clock`` namespace (``sleep``, which ends early when input is
+  steered into the turn, and the nested ``clock__curr_time``), for models whose
+  ``experimental_supported_tools`` are ``send_user_message_async`` and ``clock`` (the gpt-6 family);
+* the nested MCP resource tools (list_mcp_resources, list_mcp_resource_templates, read_mcp_resource),
+  for every code-mode model, and the nested ``multi_agent_v1__*`` tools of v1 models, which Codex lists in
+  ``ALL_TOOLS`` but not in exec's description.
+
+Skill tools and MCP server tools, which Codex would nest in exec as well, are held back too.
 """
 
 from __future__ import annotations

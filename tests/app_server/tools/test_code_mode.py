@@ -196,3 +196,54 @@ async def test_without_node_exec_fails_closed(
     model, _, _ = await _run(app_server, fake_model, codex_home, workspace, [_exec("call_n", "text(1)")])
     assert _texts(_outputs(model)["call_n"][0]) == [
         _header("failed"), "Script error:\nexec cannot run scripts here: Node.js (`node`) was not found on PATH"]
+
+
+async def test_a_script_cannot_reach_the_host(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    attempts = ["globalThis.constructor.constructor('return process')()", "text.constructor('return 1')()",
+                "tools.constructor.constructor('return 1')()", "eval('1')"]
+    source = "".join(f"try {{ {a}; text('reached'); }} catch (e) {{ text(e.name); }}\n" for a in attempts)
+    source += "text([typeof process, typeof require, typeof console, typeof fetch].join(','));"
+    model, _, _ = await _run(app_server, fake_model, codex_home, workspace, [_exec("call_h", source)])
+    texts = _texts(_outputs(model)["call_h"][0])
+    assert texts == [_header("completed"), *["EvalError"] * len(attempts), "undefined,undefined,undefined,undefined"]
+
+
+async def test_request_user_input_is_the_functions_namespace_tool(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    args = {"questions": [{"id": "pick", "header": "Pick", "question": "Which?",
+                           "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}]}]}
+    ask = {"type": "function_call", "name": "request_user_input", "namespace": "functions", "call_id": "call_u",
+           "arguments": json.dumps(args)}
+    model = await fake_model([{"output": [ask]}, {"output": [message("done")]}])
+    model_config(codex_home, model.url, extra="[features]\ndefault_mode_request_user_input = true\n")
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace), "model": MODEL}))["thread"]["id"]
+    await client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "go"}]})
+    request = await client.wait_server_request("item/tool/requestUserInput", timeout=30)
+    assert request["params"]["questions"][0]["id"] == "pick"
+    await client.respond(request["id"], {"answers": {"pick": {"answers": ["B"]}}})
+    await client.wait_notification("turn/completed", timeout=30)
+    assert _outputs(model)["call_u"] == ['{"answers":{"pick":{"answers":["B"]}}}']
+
+
+async def test_an_interrupted_turn_ends_its_script(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    source = "await tools.exec_command({cmd: 'echo started'}); await new Promise(() => {});"
+    model = await fake_model([{"output": [_exec("call_i", source)]}, {"output": [_wait("call_w", cell_id="1")]},
+                              {"output": [message("done")]}])
+    model_config(codex_home, model.url)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace), "model": MODEL}))["thread"]["id"]
+    turn = (await client.call("turn/start", {"threadId": thread_id,
+                                             "input": [{"type": "text", "text": "go"}]}))["turn"]
+    await client.wait_notification("item/completed", lambda p: p["item"]["type"] == "commandExecution", timeout=30)
+    await client.call("turn/interrupt", {"threadId": thread_id, "turnId": turn["id"]})
+    done = await client.wait_notification("turn/completed", timeout=30)
+    assert done["params"]["turn"]["status"] == "interrupted"
+    await client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "again"}]})
+    await client.wait_notification("turn/completed", lambda p: p["turn"]["id"] != turn["id"], timeout=30)
+    assert _texts(_outputs(model)["call_w"][0]) == [_header("failed"), "Script error:\nexec cell 1 not found"]
