@@ -27,6 +27,7 @@ from app_server.threads.prompt import ContextInputs, developer_message, initial_
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
 from app_server.threads.services import TurnServices
 from app_server.threads.state import MODEL_CONTEXT_WINDOW, Subscriber, ThreadRuntime, TurnState
+from app_server.tools.code_mode.specs import request_input
 from app_server.tools.images import load_user_content, model_input
 from pycodex.json_types import JsonObj
 from pycodex.log_context import bind_turn
@@ -269,7 +270,7 @@ class TurnRunner:
         body: JsonObj = {
             "model": settings.model,
             "stream": True,
-            "input": model_input(thread.history, settings.model),
+            "input": request_input(model_input(thread.history, settings.model), self.services.additional_tools),
             "tools": [*self.services.tool_specs, *self._late_tools],
             "tool_choice": "auto",
             "parallel_tool_calls": True,

@@ -41,6 +41,7 @@ __all__ = [
     "NESTED_HELD_BACK",
     "additional_tools_item",
     "nested_specs",
+    "request_input",
     "ts_declaration",
 ]
 
@@ -170,3 +171,20 @@ def additional_tools_item(nested: list[JsonObj], *, request_user_input: bool = T
         functions.append(specs_agent.REQUEST_USER_INPUT)
     namespace: JsonObj = {"type": "namespace", "name": "functions", "description": "", "tools": functions}
     return {"type": "additional_tools", "id": f"at_{new_uuid7()}", "role": "developer", "tools": [namespace]}
+
+
+def request_input(history: list[JsonObj], item: JsonObj | None) -> list[JsonObj]:
+    """The request's ``input`` from ``history`` when the model's tools are ``item`` (None: direct tools).
+
+    A new code-mode thread records the item first in its history. A thread whose model was switched
+    mid-way (Codex's behaviour there is not recorded; this is pycodex's choice) still gets exactly the
+    tools of its current model: the item is put first when the history lacks one, and dropped for a model
+    with direct tools.
+    """
+    if item is None:
+        if any(entry.get("type") == "additional_tools" for entry in history):
+            return [entry for entry in history if entry.get("type") != "additional_tools"]
+        return history
+    if any(entry.get("type") == "additional_tools" for entry in history):
+        return history
+    return [item, *history]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_model import message, model_config
+from tests.support.fake_model import message, model_config, run_turn
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="code mode runs scripts on node")
 
@@ -247,3 +247,18 @@ async def test_an_interrupted_turn_ends_its_script(
     await client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "again"}]})
     await client.wait_notification("turn/completed", lambda p: p["turn"]["id"] != turn["id"], timeout=30)
     assert _texts(_outputs(model)["call_w"][0]) == [_header("failed"), "Script error:\nexec cell 1 not found"]
+
+
+async def test_a_model_switch_gives_each_request_its_own_model_s_tools(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
+    model_config(codex_home, model.url)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    for slug in ["mock-model", MODEL, "mock-model"]:
+        await run_turn(client, thread_id, slug, timeout=30, model=slug)
+    bodies = [r["body"] for r in model.requests()]
+    kinds = [[i["type"] for i in b["input"]].count("additional_tools") for b in bodies]
+    assert kinds == [0, 1, 0] and bodies[1]["input"][0]["type"] == "additional_tools"
+    assert ["tools" in b for b in bodies] == [True, False, True]
