@@ -2,7 +2,8 @@
 
 A cell is one exec call's script. ``harness.mjs`` evaluates it in a fresh vm context (no process, require,
 console, imports), under Node's permission model (no file system access beyond the harness, no child
-processes, workers or addons) in its own process group. Each line the harness writes is an event: output
+processes, workers or addons) in its own process group. Unlike Codex's bare V8 isolate, that context refuses
+code generation from strings (``eval``, ``Function``): the host here is Node, which a script must not reach. Each line the harness writes is an event: output
 items, stored values, a tool call (answered by the cell's ``bridge``), a yield request, the end.
 
 Cells belong to a thread (``CodeCells``, one per loaded thread): IDs count up from 1 per thread, values a

@@ -1,7 +1,10 @@
 """Code mode end to end: the request a code-mode model gets, and scripts sent to exec that call tools.
 
 The model (tests/support/fake_model.py) sends ``exec`` custom calls with JavaScript; the scripts run in
-``node`` and their nested tool calls go through the turn's router. Texts are Codex 0.169's.
+``node`` and their nested tool calls go through the turn's router. Texts are Codex 0.169's: these tests
+pass against the reference binary too (PYCODEX_TEST_TARGET=codex), but for the missing node and the
+host-escape ones (pycodex's own rules).
+Commands run with ``login: false`` so that no login-shell noise reaches their output.
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ async def test_the_request_carries_the_additional_tools_item_and_no_tools(
 async def test_a_script_runs_a_command_and_returns_text(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
-    source = ("const r = await tools.exec_command({cmd: 'echo hello'});\n"
+    source = ("const r = await tools.exec_command({cmd: 'echo hello', login: false});\n"
               "text(r.output.trim()); text(r.exit_code); text(typeof r.wall_time_seconds); text({a: [1]});")
     model, client, _ = await _run(app_server, fake_model, codex_home, workspace, [_exec("call_x", source)])
     [output] = _outputs(model)["call_x"]
@@ -96,7 +99,7 @@ async def test_a_script_edits_files_with_apply_patch(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
     patch = "*** Begin Patch\\n*** Add File: made.txt\\n+made by a script\\n*** End Patch\\n"
-    source = f"await tools.apply_patch('{patch}'); text((await tools.exec_command({{cmd: 'cat made.txt'}})).output)"
+    source = f"await tools.apply_patch('{patch}'); text((await tools.exec_command({{cmd: 'cat made.txt', login: false}})).output)"
     model, _, _ = await _run(app_server, fake_model, codex_home, workspace, [_exec("call_p", source)])
     assert (workspace / "made.txt").read_text() == "made by a script\n"
     assert _texts(_outputs(model)["call_p"][0]) == [_header("completed"), "made by a script\n"]
@@ -190,8 +193,11 @@ async def test_a_nested_command_asks_for_approval_like_a_direct_one(
 
 
 async def test_without_node_exec_fails_closed(
-    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch,
+    app_server_argv: list[str] | None,
 ) -> None:
+    if app_server_argv is not None:
+        pytest.skip("pycodex's own failure: Codex embeds its JavaScript engine")
     monkeypatch.setenv("PATH", str(workspace / "no-such-bin"))
     model, _, _ = await _run(app_server, fake_model, codex_home, workspace, [_exec("call_n", "text(1)")])
     assert _texts(_outputs(model)["call_n"][0]) == [
@@ -199,15 +205,20 @@ async def test_without_node_exec_fails_closed(
 
 
 async def test_a_script_cannot_reach_the_host(
-    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path, app_server_argv: list[str] | None
 ) -> None:
+    # pycodex's own rule: its host is Node, so code generation from strings (eval, Function) is off; Codex's
+    # bare V8 isolate has no host to reach and allows both.
+    if app_server_argv is not None:
+        pytest.skip("pycodex's own sandbox rule: Codex's isolate allows eval")
     attempts = ["globalThis.constructor.constructor('return process')()", "text.constructor('return 1')()",
                 "tools.constructor.constructor('return 1')()", "eval('1')"]
     source = "".join(f"try {{ {a}; text('reached'); }} catch (e) {{ text(e.name); }}\n" for a in attempts)
     source += "text([typeof process, typeof require, typeof console, typeof fetch].join(','));"
     model, _, _ = await _run(app_server, fake_model, codex_home, workspace, [_exec("call_h", source)])
     texts = _texts(_outputs(model)["call_h"][0])
-    assert texts == [_header("completed"), *["EvalError"] * len(attempts), "undefined,undefined,undefined,undefined"]
+    assert texts[0] == _header("completed") and texts[-1] == "undefined,undefined,undefined,undefined"
+    assert len(texts) == len(attempts) + 2 and "reached" not in texts  # each attempt threw (which error varies)
 
 
 async def test_request_user_input_is_the_functions_namespace_tool(
