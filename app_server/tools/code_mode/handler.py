@@ -15,10 +15,10 @@ except where a comment says otherwise.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import re
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -76,9 +76,8 @@ def parse_pragma(text: str) -> tuple[dict[str, int], str]:
     return settings, text[match.end():]
 
 
-def _bridge(ctx: ToolContext, route: Route, prefix: str, nested: list[JsonObj], cancelled: list[bool]) -> NestedCall:
+def _bridge(ctx: ToolContext, route: Route, nested: list[JsonObj], cancelled: list[bool]) -> NestedCall:
     by_name = {str(spec["name"]): spec for spec in nested}
-    numbers = itertools.count(1)
 
     async def call(name: str, value: JsonValue) -> JsonValue:
         spec = by_name.get(name)
@@ -87,7 +86,7 @@ def _bridge(ctx: ToolContext, route: Route, prefix: str, nested: list[JsonObj], 
         if ctx.turn.ended:  # its approvals and items would belong to a finished turn
             raise NestedToolError(f"tool `{name}` cannot run: the turn that started this call has ended; "
                                   "use wait in the current turn to continue the script")
-        call_id = f"{prefix}-{next(numbers)}"
+        call_id = f"exec-{uuid.uuid4()}"  # Codex's id of a nested call (and so of its item)
         if spec["type"] == "custom":
             if not isinstance(value, str):
                 raise NestedToolError(f"tool `{name}` expects a string input")  # pycodex's text
@@ -137,7 +136,7 @@ async def handle_exec(ctx: ToolContext, call: ToolCall, route: Route, nested: li
     cancelled: list[bool] = []
     tools = [{"name": spec["name"], "description": nested_description(spec)} for spec in nested]
     try:
-        cell = await cells.start(source, tools, _bridge(ctx, route, call.call_id, nested, cancelled))
+        cell = await cells.start(source, tools, _bridge(ctx, route, nested, cancelled))
     except CodeModeUnavailable as exc:
         return _outcome(call, failed_result(str(exc)), [])
     return await _report(cells, cell, call, settings.get("yield_time_ms", DEFAULT_EXEC_YIELD_MS),
@@ -157,7 +156,7 @@ async def handle_wait(ctx: ToolContext, call: ToolCall, route: Route, nested: li
     if cell is None:
         return _outcome(call, failed_result(f"exec cell {args['cell_id']} not found"), [])
     cancelled: list[bool] = []
-    cell.bridge = _bridge(ctx, route, call.call_id, nested, cancelled)
+    cell.bridge = _bridge(ctx, route, nested, cancelled)
     if args.get("terminate") is True:
         await cell.terminate()
         return await _report(cells, cell, call, 0, DEFAULT_MAX_TOKENS, cancelled)

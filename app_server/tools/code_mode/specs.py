@@ -142,10 +142,18 @@ def _ts_type(schema: JsonValue) -> str:
     return "unknown"
 
 
+_EXEC_RESULT = ("{ chunk_id?: string; exit_code?: number; original_token_count?: number; output: string; "
+                "session_id?: number; wall_time_seconds: number; }")
+#: What the nested tools resolve to, where it is more than ``unknown`` (``results.nested_result``).
+_RESULTS = {"exec_command": _EXEC_RESULT, "write_stdin": _EXEC_RESULT, "view_image": "{ image_url: string; }",
+            "apply_patch": "string"}
+
+
 def ts_declaration(spec: JsonObj) -> str:
     """How a script sees tool ``spec``: a TypeScript declaration of ``tools.<name>``."""
     arg = "input: string" if spec["type"] == "custom" else f"args: {_ts_type(spec.get('parameters'))}"
-    return f"declare const tools: {{ {spec['name']}({arg}): Promise<unknown>; }};"
+    result = _RESULTS.get(str(spec["name"]), "unknown")
+    return f"declare const tools: {{ {spec['name']}({arg}): Promise<{result}>; }};"
 
 
 def nested_description(spec: JsonObj) -> str:

@@ -93,6 +93,7 @@ async def test_a_script_runs_a_command_and_returns_text(
     commands = [n["params"]["item"] for n in client.notifications("item/completed")
                 if n["params"]["item"]["type"] == "commandExecution"]
     assert [c["status"] for c in commands] == ["completed"] and "echo hello" in commands[0]["command"]
+    assert re.fullmatch(r"exec-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", commands[0]["id"])  # Codex's form
 
 
 async def test_a_script_edits_files_with_apply_patch(

@@ -47,3 +47,5 @@ def test_a_script_sees_each_tool_as_a_typescript_declaration() -> None:
     assert declared.startswith("declare const tools: { exec_command(args: { cmd: string; justification?: string;")
     assert 'sandbox_permissions?: "use_default" | "require_escalated";' in declared
     assert "prefix_rule?: Array<string>;" in declared
+    assert declared.endswith("Promise<{ chunk_id?: string; exit_code?: number; original_token_count?: number; "
+                             "output: string; session_id?: number; wall_time_seconds: number; }>; };")
