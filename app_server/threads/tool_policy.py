@@ -54,7 +54,7 @@ def code_mode_tools_for(thread: ThreadRuntime, config: Mapping[str, JsonValue] |
     choice = choose_tools(thread.settings.model, switches_from_config(config, thread.tool_config))
     if not choice.code_mode:
         return None
-    return nested_specs(shell=choice.shell, view_image=choice.view_image, goals=choice.goals)
+    return nested_specs(shell=choice.shell, view_image=choice.view_image, goals=choice.goals, clock=choice.clock)
 
 
 def default_mode_asks_user(thread: ThreadRuntime, config: Mapping[str, JsonValue] | None) -> bool:

@@ -5,7 +5,7 @@ on the first such call so that a server without MCP use never loads the MCP SDK.
 have one module: ``apply_patch`` (freeform or function form) ``patch_tool``, ``view_image`` ``images``,
 ``request_user_input`` ``user_input``, the goal tools ``goal_tool``; everything else (exec_command,
 write_stdin, skills, and the "unsupported call" answer) goes to ``exec_tool``. In code mode the model's
-``exec`` and ``wait`` go to ``code_mode.handler``, whose scripts' nested calls come back through here; the
+``exec``, ``wait`` and ``clock.sleep`` go to ``code_mode.handler``, whose scripts' nested calls come back through here; the
 ``functions`` namespace of code mode is the top level.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from app_server.loading import tools_mcp_tool
-from app_server.tools.code_mode.handler import handle_code_mode_call
+from app_server.tools.code_mode.handler import handle_code_mode_call, is_code_mode_call
 from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.goal_tool import GOAL_TOOLS, handle_goal_call
 from app_server.tools.images import view_image
@@ -40,8 +40,7 @@ def tool_router(*, ask_user: bool, code_mode_tools: Sequence[JsonObj] | None = N
     async def route(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
         if call.namespace == "functions":  # code mode's top-level namespace
             call = dataclasses.replace(call, namespace=None)
-        if code_mode_tools is not None and ((call.custom and call.name == "exec")
-                                            or (not call.custom and call.name == "wait" and not call.namespace)):
+        if code_mode_tools is not None and is_code_mode_call(call, list(code_mode_tools)):
             return await handle_code_mode_call(ctx, call, nested, list(code_mode_tools))
         return await route_tool_call(ctx, call, ask_user=ask_user)
 

@@ -59,6 +59,8 @@ class ToolChoice:
     web_search_images: bool = False
     #: Code mode: no ``tools``; an ``additional_tools`` input item (``code_mode_item``) instead.
     code_mode: bool = False
+    #: Code mode's ``clock`` namespace (models whose Codex metadata lists the clock tools).
+    clock: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,7 @@ def choose_tools(slug: str, switches: Switches) -> ToolChoice:
         web_search=switches.web_search,
         web_search_images=base.web_search_images,
         code_mode=entry is not None and str(entry["model"]) not in code_mode_specs.CODE_MODE_OFF,
+        clock="clock" in code_mode_specs.EXPERIMENTAL_TOOLS.get(str(entry["model"]) if entry else "", ()),
     )
 
 
@@ -117,8 +120,10 @@ def code_mode_item(choice: ToolChoice) -> JsonObj | None:
     """The ``additional_tools`` input item of a code-mode ``choice`` (None for a direct tool set)."""
     if not choice.code_mode:
         return None
-    nested = code_mode_specs.nested_specs(shell=choice.shell, view_image=choice.view_image, goals=choice.goals)
-    return code_mode_specs.additional_tools_item(nested, request_user_input=choice.request_user_input)
+    nested = code_mode_specs.nested_specs(shell=choice.shell, view_image=choice.view_image, goals=choice.goals,
+                                          clock=choice.clock)
+    return code_mode_specs.additional_tools_item(nested, request_user_input=choice.request_user_input,
+                                                 clock=choice.clock)
 
 
 def offered_specs(choice: ToolChoice) -> list[JsonObj]:

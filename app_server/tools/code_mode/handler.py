@@ -26,15 +26,17 @@ from app_server.store import new_uuid7
 from app_server.threads.sampling import ToolCall
 from app_server.tools.call_output import call_output
 from app_server.tools.code_mode.cells import Cell, CodeCells, CodeModeUnavailable, NestedCall, NestedToolError
+from app_server.tools.code_mode.clock import current_time, handle_sleep
 from app_server.tools.code_mode.results import cell_result, failed_result, nested_result
-from app_server.tools.code_mode.specs import nested_description
+from app_server.tools.code_mode.specs import CURR_TIME, nested_description
 from app_server.tools.contracts import ToolOutcome
 from pycodex.json_types import JsonObj, JsonValue
 
 if TYPE_CHECKING:
     from app_server.tools.contracts import ToolContext
 
-__all__ = ["DEFAULT_EXEC_YIELD_MS", "DEFAULT_WAIT_YIELD_MS", "handle_code_mode_call", "parse_pragma"]
+__all__ = ["DEFAULT_EXEC_YIELD_MS", "DEFAULT_WAIT_YIELD_MS", "handle_code_mode_call", "is_code_mode_call",
+           "parse_pragma"]
 
 DEFAULT_EXEC_YIELD_MS = 30_000
 DEFAULT_WAIT_YIELD_MS = 10_000
@@ -83,6 +85,8 @@ def _bridge(ctx: ToolContext, route: Route, nested: list[JsonObj], cancelled: li
         spec = by_name.get(name)
         if spec is None:
             raise NestedToolError(f"tool `{name}` is not available in exec")
+        if name == CURR_TIME["name"]:  # answered here: no tool module owns it
+            return current_time()
         if ctx.turn.ended:  # its approvals and items would belong to a finished turn
             raise NestedToolError(f"tool `{name}` cannot run: the turn that started this call has ended; "
                                   "use wait in the current turn to continue the script")
@@ -166,9 +170,20 @@ async def handle_wait(ctx: ToolContext, call: ToolCall, route: Route, nested: li
                          int(max_tokens) if isinstance(max_tokens, int | float) else DEFAULT_MAX_TOKENS, cancelled)
 
 
+def is_code_mode_call(call: ToolCall, nested: list[JsonObj]) -> bool:
+    """Whether ``call`` (its ``functions`` namespace already dropped) is code mode's: exec, wait, clock.sleep."""
+    if call.custom:
+        return call.name == "exec" and not call.namespace
+    if call.namespace == "clock":
+        return call.name == "sleep" and any(spec["name"] == CURR_TIME["name"] for spec in nested)
+    return call.name == "wait" and not call.namespace
+
+
 async def handle_code_mode_call(ctx: ToolContext, call: ToolCall, route: Route,
                                 nested: list[JsonObj]) -> ToolOutcome:
-    """Answer an ``exec`` (freeform) or ``wait`` call; ``nested`` are the tools scripts may call."""
+    """Answer an ``exec`` (freeform), ``wait`` or ``clock.sleep`` call; ``nested``: the tools scripts may call."""
     if call.name == "exec":
         return await handle_exec(ctx, call, route, nested)
+    if call.name == "sleep":
+        return await handle_sleep(ctx, call)
     return await handle_wait(ctx, call, route, nested)

@@ -7,6 +7,9 @@ but ``gpt-5.5``, read from the binary's bundled model metadata) in code mode: th
     {"type": "additional_tools", "id": "at_<uuid7>", "role": "developer",
      "tools": [{"type": "namespace", "name": "functions", "description": "", "tools": [...]}, ...]}
 
+Models whose ``experimental_supported_tools`` name ``clock`` (the gpt-6 family, ``EXPERIMENTAL_TOOLS``) get a
+``clock`` namespace too (``sleep``; scripts also get ``clock__curr_time``: ``code_mode.clock``).
+
 The ``functions`` namespace holds the freeform ``exec`` tool (a Lark grammar: an optional
 ``// @exec: {...}`` pragma line, then the JavaScript source), ``wait`` and ``request_user_input``. The
 other tools (exec_command, apply_patch, ...) are not offered directly: scripts call them as
@@ -16,9 +19,8 @@ Held back until pycodex can run them (``HELD_BACK``, ``NESTED_HELD_BACK``), with
 (its bundled metadata, observed per model in the recording):
 
 * ``collaboration`` (sub-agents: spawn_agent, wait_agent, ...), for ``multi_agent_version`` v2 models;
-* ``request_user_input_async`` and the ``clock`` namespace (``sleep``, which ends early when input is
-  steered into the turn, and the nested ``clock__curr_time``), for models whose
-  ``experimental_supported_tools`` are ``send_user_message_async`` and ``clock`` (the gpt-6 family);
+* ``request_user_input_async``, for models whose ``experimental_supported_tools`` name
+  ``send_user_message_async`` (the gpt-6 family);
 * the nested MCP resource tools (list_mcp_resources, list_mcp_resource_templates, read_mcp_resource),
   for every code-mode model, and the nested ``multi_agent_v1__*`` tools of v1 models, which Codex lists in
   ``ALL_TOOLS`` but not in exec's description.
@@ -35,8 +37,11 @@ from app_server.tools import specs, specs_agent
 from pycodex.json_types import JsonObj, JsonValue
 
 __all__ = [
+    "CLOCK",
     "CODE_MODE_OFF",
+    "CURR_TIME",
     "EXEC_GRAMMAR",
+    "EXPERIMENTAL_TOOLS",
     "HELD_BACK",
     "NESTED_HELD_BACK",
     "additional_tools_item",
@@ -49,10 +54,13 @@ __all__ = [
 CODE_MODE_OFF = frozenset({"gpt-5.5"})
 
 #: Top-level code-mode tools and namespaces Codex offers that pycodex leaves out until it can run them.
-HELD_BACK = frozenset({"request_user_input_async", "clock", "collaboration"})
+HELD_BACK = frozenset({"request_user_input_async", "collaboration"})
 #: Nested tools (``tools.<name>`` in a script) Codex offers that pycodex leaves out likewise.
-NESTED_HELD_BACK = frozenset({"list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource",
-                              "clock__curr_time"})
+NESTED_HELD_BACK = frozenset({"list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource"})
+
+#: Codex's bundled ``experimental_supported_tools`` per catalog model (the others have none).
+EXPERIMENTAL_TOOLS = {model: frozenset({"send_user_message_async", "clock"})
+                      for model in ("gpt-6-astra", "gpt-6.1-sol", "gpt-6.1-terra", "gpt-6-sol", "gpt-6-luna")}
 
 #: The exec input language: an optional pragma line, then the source (the same language as Codex's).
 EXEC_GRAMMAR = r"""
@@ -106,8 +114,36 @@ _WAIT = {
 }
 
 
-def nested_specs(*, shell: bool, view_image: bool, goals: bool) -> list[JsonObj]:
-    """The tools a script may call, sorted by name as Codex lists them."""
+_SLEEP: JsonObj = {
+    "type": "function",
+    "name": "sleep",
+    "description": "Wait for a while (up to 12 hours) and report how long the wait took. Input steered into the "
+    "turn ends the wait early.",
+    "strict": False,
+    "parameters": {
+        "type": "object",
+        "properties": {"duration_ms": {"type": "number", "description": "How long to wait, in ms (1 to 43200000)."}},
+        "required": ["duration_ms"],
+        "additionalProperties": False,
+    },
+}
+
+#: The ``clock`` namespace (its tools run in ``code_mode.clock``).
+CLOCK: JsonObj = {"type": "namespace", "name": "clock", "description": "Waiting and telling the time.",
+                  "tools": [_SLEEP]}
+
+#: The nested clock tool (a script's ``tools.clock__curr_time({})``).
+CURR_TIME: JsonObj = {
+    "type": "function",
+    "name": "clock__curr_time",
+    "description": "The current time in UTC, as `YYYY-MM-DD HH:MM:SS UTC`.",
+    "strict": False,
+    "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
+}
+
+
+def nested_specs(*, shell: bool, view_image: bool, goals: bool, clock: bool = False) -> list[JsonObj]:
+    """The tools a script may call: the top-level ones sorted by name, then the namespaced ones (as Codex)."""
     out: list[JsonObj] = [specs_agent.APPLY_PATCH_FREEFORM]
     if shell:
         out += specs.tool_specs()
@@ -115,7 +151,7 @@ def nested_specs(*, shell: bool, view_image: bool, goals: bool) -> list[JsonObj]
         out.append(specs_agent.VIEW_IMAGE)
     if goals:
         out += [specs_agent.GET_GOAL, specs_agent.CREATE_GOAL, specs_agent.UPDATE_GOAL]
-    return sorted(out, key=lambda spec: str(spec["name"]))
+    return sorted(out, key=lambda spec: str(spec["name"])) + ([CURR_TIME] if clock else [])
 
 
 def _ts_type(schema: JsonValue) -> str:
@@ -146,7 +182,7 @@ _EXEC_RESULT = ("{ chunk_id?: string; exit_code?: number; original_token_count?:
                 "session_id?: number; wall_time_seconds: number; }")
 #: What the nested tools resolve to, where it is more than ``unknown`` (``results.nested_result``).
 _RESULTS = {"exec_command": _EXEC_RESULT, "write_stdin": _EXEC_RESULT, "view_image": "{ image_url: string; }",
-            "apply_patch": "string"}
+            "apply_patch": "string", "clock__curr_time": "{ current_time: string; }"}
 
 
 def ts_declaration(spec: JsonObj) -> str:
@@ -172,13 +208,16 @@ def exec_spec(nested: list[JsonObj]) -> JsonObj:
     }
 
 
-def additional_tools_item(nested: list[JsonObj], *, request_user_input: bool = True) -> JsonObj:
+def additional_tools_item(nested: list[JsonObj], *, request_user_input: bool = True,
+                          clock: bool = False) -> JsonObj:
     """The ``additional_tools`` input item (with a fresh ``at_`` id) for a script toolset of ``nested``."""
     functions: list[JsonValue] = [exec_spec(nested), _WAIT]
     if request_user_input:
         functions.append(specs_agent.REQUEST_USER_INPUT)
-    namespace: JsonObj = {"type": "namespace", "name": "functions", "description": "", "tools": functions}
-    return {"type": "additional_tools", "id": f"at_{new_uuid7()}", "role": "developer", "tools": [namespace]}
+    namespaces: list[JsonValue] = [{"type": "namespace", "name": "functions", "description": "", "tools": functions}]
+    if clock:
+        namespaces.append(CLOCK)
+    return {"type": "additional_tools", "id": f"at_{new_uuid7()}", "role": "developer", "tools": namespaces}
 
 
 def request_input(history: list[JsonObj], item: JsonObj | None) -> list[JsonObj]:

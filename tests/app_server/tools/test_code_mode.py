@@ -274,3 +274,25 @@ async def test_a_model_switch_gives_each_request_its_own_model_s_tools(
     kinds = [[i["type"] for i in b["input"]].count("additional_tools") for b in bodies]
     assert kinds == [0, 1, 0] and bodies[1]["input"][0]["type"] == "additional_tools"
     assert ["tools" in b for b in bodies] == [True, False, True]
+
+
+async def test_the_clock_sleeps_and_tells_the_time(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    def sleep(call_id: str, duration: int) -> dict[str, Any]:
+        return {"type": "function_call", "name": "sleep", "namespace": "clock", "call_id": call_id,
+                "arguments": json.dumps({"duration_ms": duration})}
+
+    model = await fake_model([{"output": [sleep("call_1", 5)]}, {"output": [sleep("call_0", 0)]},
+                              {"output": [_exec("call_t", "text(await tools.clock__curr_time({}))")]},
+                              {"output": [message("done")]}])
+    model_config(codex_home, model.url)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace), "model": "gpt-6-luna"}))["thread"]["id"]
+    await run_turn(client, thread_id, "go", timeout=30)
+    out = _outputs(model)
+    assert re.fullmatch(r"Wall time: \d+\.\d{4} seconds\nSleep completed\.", out["call_1"][0])
+    assert out["call_0"] == ["duration_ms must be between 1 and 43200000"]
+    texts = _texts(out["call_t"][0])
+    assert texts[0] == _header("completed")
+    assert re.fullmatch(r'\{"current_time":"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"\}', texts[1])
