@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.support.fake_model import message, model_config, run_turn
+from tests.support.images import png
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="code mode runs scripts on node")
 
@@ -296,3 +297,26 @@ async def test_the_clock_sleeps_and_tells_the_time(
     texts = _texts(out["call_t"][0])
     assert texts[0] == _header("completed")
     assert re.fullmatch(r'\{"current_time":"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"\}', texts[1])
+
+
+async def test_a_script_drives_a_running_command_and_views_an_image(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    (workspace / "dot.png").write_bytes(png(2, 2))
+    source = (
+        "const e = await tools.exec_command({cmd: 'read x; echo got $x', tty: true, yield_time_ms: 250, login: false});\n"
+        "text(typeof e.session_id); text(e.exit_code);\n"
+        "const r = await tools.write_stdin({session_id: e.session_id, chars: 'hi\\n', yield_time_ms: 5000});\n"
+        "text(r.output.trim()); text(r.exit_code);\n"
+        "const v = await tools.view_image({path: 'dot.png'}); text(v.image_url.slice(0, 5)); image(v);\n"
+        "try { await tools.view_image({path: 'missing.png'}); } catch (err) { text(typeof err); }"
+    )
+    # No sandbox: Codex's own sandbox helper is not installed here, and pty commands need it.
+    model, _, _ = await _run(app_server, fake_model, codex_home, workspace, [_exec("call_v", source)],
+                             sandbox_mode="danger-full-access")
+    [output] = _outputs(model)["call_v"]
+    texts = _texts([p for p in output if p["type"] == "input_text"])
+    assert texts[:3] == [_header("completed"), "number", "undefined"] and texts[3].endswith("got hi")
+    assert texts[4:] == ["0", "data:", "string"]
+    images = [p for p in output if p["type"] == "input_image"]
+    assert len(images) == 1 and images[0]["image_url"].startswith("data:")
