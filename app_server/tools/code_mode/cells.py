@@ -36,6 +36,11 @@ logger = logging.getLogger(__name__)
 CELL_MAX_S = 3600.0
 #: V8 heap cap of one cell, in MiB.
 HEAP_MB = 512
+#: Output a cell holds between two looks; more is dropped (and counted): the model sees at most
+#: ``max_output_tokens`` of it anyway.
+HELD_BYTES = 1 << 20
+#: The longest line the harness may write (one ``text()`` or tool call).
+LINE_BYTES = 1 << 24
 _STDERR_TAIL = 2000
 
 
@@ -78,6 +83,8 @@ class Cell:
         self._proc = proc
         self._stored = stored
         self._items: list[JsonObj] = []
+        self._held = 0
+        self._dropped = 0
         self._notices: list[str] = []
         self._wake = asyncio.Event()
         self._yielded = False
@@ -115,6 +122,10 @@ class Cell:
         self._wake.clear()
         self._yielded = False
         items, self._items = self._items, []
+        if self._dropped:  # pycodex's own text: Codex's limit here is not recorded
+            items.append({"type": "input_text", "text": f"[{self._dropped} more output items were dropped: "
+                          f"a script keeps at most {HELD_BYTES} bytes of output between two results]"})
+        self._held = self._dropped = 0
         notices, self._notices = self._notices, []
         if not self._done:
             return CellOutput("running", items, notices=notices)
@@ -123,12 +134,14 @@ class Cell:
         return CellOutput("failed" if self._error is not None else "completed", items, self._error, notices)
 
     async def terminate(self) -> None:
-        """Stop the script (its process group is killed) and wait until its reader has finished."""
+        """Stop the script (its process group is killed) and wait until its process and pipes are gone."""
         if not self._done:
             self._terminated = True
         self._kill()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(self._reader)
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._err_reader), 5)
 
     def _finish(self, error: str | None) -> None:
         if not self._done:
@@ -164,21 +177,35 @@ class Cell:
                     self._on_event(event)
                 if self._done:
                     break
+        except ValueError:  # a line longer than the stream's limit
+            self._finish(f"a single script output exceeded {LINE_BYTES} bytes")
         finally:
+            self._kill()
             if not self._done:
-                await self._err_reader
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._err_reader, 5)
                 detail = self._stderr.decode("utf-8", "replace").strip()
                 self._finish(f"the JavaScript runtime exited unexpectedly{': ' + detail if detail else ''}")
-            self._kill()
             with contextlib.suppress(ProcessLookupError):
                 await self._proc.wait()
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
+
+    def _hold(self, item: JsonObj, size: int) -> None:
+        if self._held + size > HELD_BYTES:
+            self._dropped += 1
+            return
+        self._held += size
+        self._items.append(item)
 
     def _on_event(self, event: JsonObj) -> None:
         kind = event.get("t")
         if kind == "text":
-            self._items.append({"type": "input_text", "text": str(event.get("text", ""))})
+            text = str(event.get("text", ""))
+            self._hold({"type": "input_text", "text": text}, len(text))
         elif kind == "image":
-            self._items.append({"type": "input_image", "image_url": str(event.get("image_url", ""))})
+            url = str(event.get("image_url", ""))
+            self._hold({"type": "input_image", "image_url": url}, len(url))
         elif kind == "notify":
             self._notices.append(str(event.get("text", "")))
         elif kind == "store":
@@ -231,7 +258,7 @@ class CodeCells:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *_node_argv(node), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=1 << 24,
+                stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=LINE_BYTES,
             )
         except OSError as exc:
             raise CodeModeUnavailable(f"exec cannot run scripts here: starting `{node}` failed: {exc}") from exc

@@ -15,11 +15,12 @@ const out = process.stdout;
 const exitProcess = (code) => process.exit(code);
 let finished = false;
 
+// Writes to a full pipe are queued, and exiting would drop them: exit once the end line is flushed.
+// After the end nothing more is sent (a script goes on running after exit() until the flush).
 function finish(error) {
   if (finished) return;
   finished = true;
-  out.write(JSON.stringify({ t: "done", error: error ?? null }) + "\n");
-  exitProcess(0);
+  out.write(JSON.stringify({ t: "done", error: error ?? null }) + "\n", () => exitProcess(0));
 }
 
 const BOOTSTRAP = `(function (hostSend, hostTimer, hostClear, hostExit, toolsJson, storedJson) {
@@ -119,7 +120,7 @@ async function run(start) {
   const context = vm.createContext(Object.create(null), { codeGeneration: { strings: false, wasm: false } });
   const make = vm.runInContext(BOOTSTRAP, context);
   bridge = make(
-    (line) => { out.write(String(line) + "\n"); },
+    (line) => { if (!finished) out.write(String(line) + "\n"); },
     (id, ms) => { hostTimers.set(id, setTimeout(() => { hostTimers.delete(id); bridge.fire(id); }, ms)); },
     (id) => { clearTimeout(hostTimers.get(id)); hostTimers.delete(id); },
     () => finish(null),
