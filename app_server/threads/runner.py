@@ -118,7 +118,8 @@ class TurnRunner:
             await thread.emit_status()
             await thread.emit(notices.turn_started(thread.id, turn.wire(view="notLoaded")))
             if not thread.history:
-                await self._record_history(self._initial_context())
+                extra = self.services.additional_tools  # code mode: Codex's leading additional_tools item
+                await self._record_history([*([extra] if extra is not None else []), *self._initial_context()])
             else:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
@@ -250,8 +251,7 @@ class TurnRunner:
 
     def _initial_context(self) -> list[JsonObj]:
         thread, s = self.thread, self.thread.settings
-        extra = self.services.additional_tools  # code mode: Codex's leading additional_tools item
-        return ([extra] if extra is not None else []) + initial_context(ContextInputs(
+        return initial_context(ContextInputs(
             environment=thread.services.environment.status(), skills_sections=thread.services.skills.sections(),
             cwd=s.cwd, sandbox_mode=s.sandbox_mode, approval_policy=s.approval_policy,
             writable_roots=list(s.writable_roots), base_instructions=s.base_instructions,

@@ -320,3 +320,22 @@ async def test_a_script_drives_a_running_command_and_views_an_image(
     assert texts[4:] == ["0", "data:", "string"]
     images = [p for p in output if p["type"] == "input_image"]
     assert len(images) == 1 and images[0]["image_url"].startswith("data:")
+
+
+async def test_after_compaction_the_tools_still_come_first(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model([{"output": [message("first")]}, {"output": [message("SUMMARY")]},
+                              {"output": [message("after")]}])
+    model_config(codex_home, model.url)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace), "model": MODEL}))["thread"]["id"]
+    first = await run_turn(client, thread_id, "one", timeout=30)
+    await client.call("thread/compact/start", {"threadId": thread_id})
+    await client.wait_notification("turn/completed", lambda p: p["turn"]["id"] != first["id"], timeout=30)
+    await run_turn(client, thread_id, "two", timeout=30)
+    inputs = [r["body"]["input"] for r in model.requests()]
+    assert len(inputs) == 3
+    for sent in (inputs[0], inputs[2]):
+        assert [i["type"] for i in sent].count("additional_tools") == 1 and sent[0]["type"] == "additional_tools"
+        assert sent[1]["type"] == "message" and sent[1]["role"] == "developer"  # then the base instructions
