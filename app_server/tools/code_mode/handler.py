@@ -116,8 +116,8 @@ def _outcome(call: ToolCall, output: JsonValue, notices: list[str], *, end_turn:
 
 
 async def _report(cells: CodeCells, cell: Cell, call: ToolCall, yield_ms: int, max_tokens: int,
-                  cancelled: list[bool]) -> ToolOutcome:
-    started = time.monotonic()
+                  cancelled: list[bool], started: float) -> ToolOutcome:
+    """Wait for ``cell`` as the call asks and answer the call; ``started``: when the call began (monotonic)."""
     try:
         out = await cell.next_output(min(yield_ms, MAX_YIELD_MS) / 1000)
     except asyncio.CancelledError:  # the turn was interrupted: nothing will wait for this cell any more
@@ -136,6 +136,7 @@ async def handle_exec(ctx: ToolContext, call: ToolCall, route: Route, nested: li
         settings, source = parse_pragma(call.arguments)
     except PragmaError as exc:
         return ToolOutcome(call_output(call, str(exc)))
+    started = time.monotonic()  # the wall time includes starting the runtime, as Codex's does
     cells = ctx.thread.services.code_cells
     cancelled: list[bool] = []
     tools = [{"name": spec["name"], "description": nested_description(spec)} for spec in nested]
@@ -144,7 +145,7 @@ async def handle_exec(ctx: ToolContext, call: ToolCall, route: Route, nested: li
     except CodeModeUnavailable as exc:
         return _outcome(call, failed_result(str(exc)), [])
     return await _report(cells, cell, call, settings.get("yield_time_ms", DEFAULT_EXEC_YIELD_MS),
-                         settings.get("max_output_tokens", DEFAULT_MAX_TOKENS), cancelled)
+                         settings.get("max_output_tokens", DEFAULT_MAX_TOKENS), cancelled, started)
 
 
 async def handle_wait(ctx: ToolContext, call: ToolCall, route: Route, nested: list[JsonObj]) -> ToolOutcome:
@@ -155,6 +156,7 @@ async def handle_wait(ctx: ToolContext, call: ToolCall, route: Route, nested: li
         return ToolOutcome(call_output(call, f"failed to parse function arguments: {exc}"))
     if not isinstance(args, dict) or not isinstance(args.get("cell_id"), str | int):
         return ToolOutcome(call_output(call, "failed to parse function arguments: missing field `cell_id`"))
+    started = time.monotonic()
     cells = ctx.thread.services.code_cells
     cell = cells.get(str(args["cell_id"]))
     if cell is None:
@@ -163,11 +165,11 @@ async def handle_wait(ctx: ToolContext, call: ToolCall, route: Route, nested: li
     cell.bridge = _bridge(ctx, route, nested, cancelled)
     if args.get("terminate") is True:
         await cell.terminate()
-        return await _report(cells, cell, call, 0, DEFAULT_MAX_TOKENS, cancelled)
-    yield_ms = args.get("yield_time_ms", DEFAULT_WAIT_YIELD_MS)
-    max_tokens = args.get("max_tokens", DEFAULT_MAX_TOKENS)
-    return await _report(cells, cell, call, int(yield_ms) if isinstance(yield_ms, int | float) else DEFAULT_WAIT_YIELD_MS,
-                         int(max_tokens) if isinstance(max_tokens, int | float) else DEFAULT_MAX_TOKENS, cancelled)
+        return await _report(cells, cell, call, 0, DEFAULT_MAX_TOKENS, cancelled, started)
+    yield_ms, max_tokens = args.get("yield_time_ms"), args.get("max_tokens")
+    return await _report(
+        cells, cell, call, int(yield_ms) if isinstance(yield_ms, int | float) else DEFAULT_WAIT_YIELD_MS,
+        int(max_tokens) if isinstance(max_tokens, int | float) else DEFAULT_MAX_TOKENS, cancelled, started)
 
 
 def is_code_mode_call(call: ToolCall, nested: list[JsonObj]) -> bool:
