@@ -113,6 +113,7 @@ def test_the_recording_keeps_no_codex_prose_and_every_tool_of_ours_is_described(
 def test_the_recording_matches_the_live_binary(codex_bin: Path) -> None:
     from scripts.capture_tool_specs import _capture
 
-    for name in ("gpt-5.5", "mock-model"):
+    for name in ("gpt-5.5", "mock-model", "gpt-5.6-luna"):
         case = next(c for c in RECORDED if c["name"] == name)
-        assert _capture(str(codex_bin), case["model"], case["config"])["tools"] == case["tools"]
+        live = _capture(str(codex_bin), case["model"], case["config"])
+        assert (live["tools"], live["additional_tools_specs"]) == (case["tools"], case["additional_tools_specs"])
