@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING
 from app_server.store import new_uuid7
 from app_server.threads.sampling import ToolCall
 from app_server.tools.call_output import call_output
+from app_server.tools.code_mode.ask_async import handle_ask_async
 from app_server.tools.code_mode.cells import Cell, CodeCells, CodeModeUnavailable, NestedCall, NestedToolError
 from app_server.tools.code_mode.clock import current_time, handle_sleep
 from app_server.tools.code_mode.results import cell_result, failed_result, nested_result
-from app_server.tools.code_mode.specs import CURR_TIME, nested_description
+from app_server.tools.code_mode.specs import ASK_ASYNC, CURR_TIME, CodeModeTools, nested_description
 from app_server.tools.contracts import ToolOutcome
 from pycodex.json_types import JsonObj, JsonValue
 
@@ -172,20 +173,22 @@ async def handle_wait(ctx: ToolContext, call: ToolCall, route: Route, nested: li
         int(max_tokens) if isinstance(max_tokens, int | float) else DEFAULT_MAX_TOKENS, cancelled, started)
 
 
-def is_code_mode_call(call: ToolCall, nested: list[JsonObj]) -> bool:
-    """Whether ``call`` (its ``functions`` namespace already dropped) is code mode's: exec, wait, clock.sleep."""
+def is_code_mode_call(call: ToolCall, tools: CodeModeTools) -> bool:
+    """Whether ``call`` (its ``functions`` namespace already dropped) is one ``handle_code_mode_call`` answers."""
     if call.custom:
-        return call.name == "exec" and not call.namespace
+        return call.name == "exec" and not call.namespace and tools.offers("functions", "exec")
     if call.namespace == "clock":
-        return call.name == "sleep" and any(spec["name"] == CURR_TIME["name"] for spec in nested)
-    return call.name == "wait" and not call.namespace
+        return call.name == "sleep" and tools.offers("clock", "sleep")
+    return not call.namespace and call.name in ("wait", ASK_ASYNC["name"]) and tools.offers("functions", call.name)
 
 
-async def handle_code_mode_call(ctx: ToolContext, call: ToolCall, route: Route,
-                                nested: list[JsonObj]) -> ToolOutcome:
-    """Answer an ``exec`` (freeform), ``wait`` or ``clock.sleep`` call; ``nested``: the tools scripts may call."""
+async def handle_code_mode_call(ctx: ToolContext, call: ToolCall, route: Route, tools: CodeModeTools) -> ToolOutcome:
+    """Answer ``exec``, ``wait``, ``request_user_input_async`` or ``clock.sleep``; nested calls go to ``route``."""
+    nested = list(tools.nested)
     if call.name == "exec":
         return await handle_exec(ctx, call, route, nested)
     if call.name == "sleep":
         return await handle_sleep(ctx, call)
+    if call.name == ASK_ASYNC["name"]:
+        return await handle_ask_async(ctx, call)
     return await handle_wait(ctx, call, route, nested)

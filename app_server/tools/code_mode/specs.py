@@ -7,8 +7,9 @@ but ``gpt-5.5``, read from the binary's bundled model metadata) in code mode: th
     {"type": "additional_tools", "id": "at_<uuid7>", "role": "developer",
      "tools": [{"type": "namespace", "name": "functions", "description": "", "tools": [...]}, ...]}
 
-Models whose ``experimental_supported_tools`` name ``clock`` (the gpt-6 family, ``EXPERIMENTAL_TOOLS``) get a
-``clock`` namespace too (``sleep``; scripts also get ``clock__curr_time``: ``code_mode.clock``).
+Models whose ``experimental_supported_tools`` (``EXPERIMENTAL_TOOLS``: the gpt-6 family) name ``clock`` get a
+``clock`` namespace too (``sleep``; scripts also get ``clock__curr_time``: ``code_mode.clock``), and those
+naming ``send_user_message_async`` get ``request_user_input_async`` in ``functions`` (``code_mode.ask_async``).
 
 The ``functions`` namespace holds the freeform ``exec`` tool (a Lark grammar: an optional
 ``// @exec: {...}`` pragma line, then the JavaScript source), ``wait`` and ``request_user_input``. The
@@ -19,8 +20,6 @@ Held back until pycodex can run them (``HELD_BACK``, ``NESTED_HELD_BACK``), with
 (its bundled metadata, observed per model in the recording):
 
 * ``collaboration`` (sub-agents: spawn_agent, wait_agent, ...), for ``multi_agent_version`` v2 models;
-* ``request_user_input_async``, for models whose ``experimental_supported_tools`` name
-  ``send_user_message_async`` (the gpt-6 family);
 * the nested MCP resource tools (list_mcp_resources, list_mcp_resource_templates, read_mcp_resource),
   for every code-mode model, and the nested ``multi_agent_v1__*`` tools of v1 models, which Codex lists in
   ``ALL_TOOLS`` but not in exec's description.
@@ -31,12 +30,14 @@ Skill tools and MCP server tools, which Codex would nest in exec as well, are he
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from app_server.store import new_uuid7
 from app_server.tools import specs, specs_agent
 from pycodex.json_types import JsonObj, JsonValue
 
 __all__ = [
+    "ASK_ASYNC",
     "CLOCK",
     "CODE_MODE_OFF",
     "CURR_TIME",
@@ -44,6 +45,7 @@ __all__ = [
     "EXPERIMENTAL_TOOLS",
     "HELD_BACK",
     "NESTED_HELD_BACK",
+    "CodeModeTools",
     "additional_tools_item",
     "nested_specs",
     "request_input",
@@ -54,7 +56,7 @@ __all__ = [
 CODE_MODE_OFF = frozenset({"gpt-5.5"})
 
 #: Top-level code-mode tools and namespaces Codex offers that pycodex leaves out until it can run them.
-HELD_BACK = frozenset({"request_user_input_async", "collaboration"})
+HELD_BACK = frozenset({"collaboration"})
 #: Nested tools (``tools.<name>`` in a script) Codex offers that pycodex leaves out likewise.
 NESTED_HELD_BACK = frozenset({"list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource"})
 
@@ -208,12 +210,56 @@ def exec_spec(nested: list[JsonObj]) -> JsonObj:
     }
 
 
-def additional_tools_item(nested: list[JsonObj], *, request_user_input: bool = True,
-                          clock: bool = False) -> JsonObj:
+_ASK_QUESTION: JsonObj = {
+    "type": "object",
+    "properties": {
+        "options": {"type": "array", "description": "Suggested answers, the recommended one first; the user may "
+                    "also answer in their own words. Leave out for a free-text question.",
+                    "items": {"type": "string"}, "minItems": 1},
+        "title": {"type": "string", "description": "The whole question, with the context needed to answer it."},
+    },
+    "required": ["title"],
+    "additionalProperties": False,
+}
+
+#: Ask without waiting: the questions are shown, the call returns at once, an answer comes as user input.
+ASK_ASYNC: JsonObj = {
+    "type": "function",
+    "name": "request_user_input_async",
+    "description": "Ask the user questions while you keep working: this returns at once, and the user's answer, "
+    "if any, arrives later as a new user message. Only for information, preferences or approval you lack.",
+    "strict": False,
+    "parameters": {
+        "type": "object",
+        "properties": {"questions": {"type": "array", "description": "The questions, shown together in this order.",
+                                     "items": _ASK_QUESTION, "minItems": 1}},
+        "required": ["questions"],
+        "additionalProperties": False,
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CodeModeTools:
+    """A code-mode model's tools: the ``additional_tools`` item it is sent, and what its scripts may call."""
+
+    item: JsonObj
+    nested: tuple[JsonObj, ...]
+
+    def offers(self, namespace: str, name: str) -> bool:
+        """Whether the item offers tool ``name`` in ``namespace`` (``functions`` for the top level)."""
+        return any(ns.get("name") == namespace and any(t.get("name") == name for t in ns.get("tools", []))
+                   for ns in self.item["tools"])
+
+
+def additional_tools_item(nested: list[JsonObj], *, request_user_input: bool = True, clock: bool = False,
+                          ask_async: bool = False) -> JsonObj:
     """The ``additional_tools`` input item (with a fresh ``at_`` id) for a script toolset of ``nested``."""
     functions: list[JsonValue] = [exec_spec(nested), _WAIT]
     if request_user_input:
         functions.append(specs_agent.REQUEST_USER_INPUT)
+    if ask_async:
+        functions.append(ASK_ASYNC)
     namespaces: list[JsonValue] = [{"type": "namespace", "name": "functions", "description": "", "tools": functions}]
     if clock:
         namespaces.append(CLOCK)

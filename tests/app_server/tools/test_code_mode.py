@@ -339,3 +339,22 @@ async def test_after_compaction_the_tools_still_come_first(
     for sent in (inputs[0], inputs[2]):
         assert [i["type"] for i in sent].count("additional_tools") == 1 and sent[0]["type"] == "additional_tools"
         assert sent[1]["type"] == "message" and sent[1]["role"] == "developer"  # then the base instructions
+
+
+async def test_an_async_question_is_shown_and_accepted_at_once(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    questions = [{"title": "Pick one?", "options": ["A", "B"]}, {"title": "Why?"}]
+    ask = {"type": "function_call", "name": "request_user_input_async", "namespace": "functions",
+           "call_id": "call_q", "arguments": json.dumps({"questions": questions})}
+    model = await fake_model([{"output": [ask]}, {"output": [message("done")]}])
+    model_config(codex_home, model.url)
+    client = await app_server()
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace), "model": "gpt-6-luna"}))["thread"]["id"]
+    await run_turn(client, thread_id, "go", timeout=30)
+    assert _outputs(model)["call_q"] == ['{"accepted":true}']
+    [item] = [n["params"]["item"] for n in client.notifications("item/completed") if n["params"]["item"]["id"] == "call_q"]
+    assert (item["type"], item["text"], item["phase"], item["delivery"]) == (
+        "agentMessage", "Pick one?\n- A\n- B\n\nWhy?", "final_answer", "async")
+    assert item["questions"] == [{"title": "Pick one?", "options": ["A", "B"]}, {"title": "Why?", "options": None}]
+    assert not client.server_requests  # nothing waits for the answer

@@ -19,7 +19,7 @@ from app_server.tools.code_mode.specs import HELD_BACK, NESTED_HELD_BACK
 from app_server.tools.toolset import (
     NOT_BUILT,
     choose_tools,
-    code_mode_item,
+    code_mode_tools,
     offered_specs,
     switches_from_config,
 )
@@ -64,8 +64,10 @@ def test_code_mode_item_matches_codex(case: dict[str, Any]) -> None:
     # No `tools`, and the additional_tools item's namespaces and tools equal Codex's minus what is held back.
     choice = _choice(case)
     assert choice.code_mode and offered_specs(choice) == [] and case["tools"] == []
-    item = code_mode_item(choice)
-    assert item is not None and item["type"] == "additional_tools" and item["role"] == "developer"
+    tools = code_mode_tools(choice)
+    assert tools is not None
+    item = tools.item
+    assert item["type"] == "additional_tools" and item["role"] == "developer"
     assert item["id"].startswith("at_") and case["additional_tools_index"] == [0]
     [recorded] = case["additional_tools_specs"]
     assert _strip(item["tools"]) == _without_held_back(recorded)
@@ -73,9 +75,9 @@ def test_code_mode_item_matches_codex(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", [c for c in RECORDED if c["name"] in CODE_MODE], ids=lambda c: c["name"])
 def test_code_mode_scripts_get_codex_nested_tools(case: dict[str, Any]) -> None:
-    item = code_mode_item(_choice(case))
-    assert item is not None
-    exec_spec = next(t for ns in item["tools"] for t in ns["tools"] if t["name"] == "exec")
+    tools = code_mode_tools(_choice(case))
+    assert tools is not None
+    exec_spec = next(t for ns in tools.item["tools"] for t in ns["tools"] if t["name"] == "exec")
     ours = re.findall(r"^### `([^`]+)`$", exec_spec["description"], re.M)
     [recorded] = case["exec_nested_tools"]
     assert ours == [name for name in recorded if name not in NESTED_HELD_BACK]
@@ -91,7 +93,7 @@ def test_what_is_held_back_is_exactly_what_codex_offers_beyond_ours() -> None:
 def test_direct_models_get_no_code_mode_item() -> None:
     for case in RECORDED:
         if case["name"] not in CODE_MODE:
-            assert code_mode_item(_choice(case)) is None
+            assert code_mode_tools(_choice(case)) is None
 
 
 def _description_texts(value: Any, *, in_properties: bool = False) -> list[str]:
