@@ -377,11 +377,13 @@ class AppServer:
                 return ()
             return tuple(manager.tool_specs())
 
+        code_mode = threads_tool_policy.code_mode_for(thread, self.config.raw)
         return TurnServices(
             model=self.models,
             run_tool=tools_router.tool_router(
-                ask_user=threads_tool_policy.default_mode_asks_user(thread, self.config.raw)),
+                ask_user=threads_tool_policy.default_mode_asks_user(thread, self.config.raw), code_mode=code_mode),
             tool_specs=threads_tool_policy.tools_for(thread, self.config.raw, skills.tools()),
+            additional_tools=code_mode.item if code_mode is not None else None,
             late_tool_specs=mcp_tools,
             client=ClientIdentity(originator=name, user_agent=user_agent(name, session.client_version or "")),
             project_root_markers=self.config.project_root_markers, origin=session,

@@ -3,7 +3,9 @@
 Runs `codex exec --json` once per case against fixtures/fake_responses_server.py (the model answers
 "done") and keeps the first `/v1/responses` request's `tools`, with descriptions dropped: names, types
 and parameter shapes are facts of the wire, the descriptions are Codex's prose. Models that Codex drives
-in code mode get their tools inside an `additional_tools` input item; that item's tool names are kept too.
+in code mode get their tools inside an `additional_tools` input item; that item's tool names are kept, its
+whole shape without descriptions (`additional_tools_specs`), where it sits in `input`, and the names of
+the nested tools exec's description declares (its `### name` headings: names only, no prose).
 Writes tests/data/tools/codex_0169_tools.json.
 
     python scripts/capture_tool_specs.py PATH/TO/codex
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,6 +34,9 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("gpt-5.5-dated", "gpt-5.5-2026-01-01", []),
     ("mock-model", "mock-model", []),
     ("gpt-6.1-sol", "gpt-6.1-sol", []),
+    ("gpt-5.6-luna", "gpt-5.6-luna", []),
+    ("gpt-6-luna", "gpt-6-luna", []),
+    ("gpt-5.6-sol", "gpt-5.6-sol", []),
     ("gpt-5.5 read-only", "gpt-5.5", ['sandbox_mode = "read-only"']),
     ("gpt-5.5 on-request", "gpt-5.5", ['approval_policy = "on-request"']),
     ("gpt-5.5 no goals", "gpt-5.5", ["[features]", "goals = false"]),
@@ -92,7 +98,13 @@ def _capture(codex: str, slug: str, extra: list[str]) -> dict[str, Any]:
         "tools": _strip(body.get("tools", [])),
         "additional_tools": [[t["name"], [(s.get("type"), s.get("name")) for s in t.get("tools", [])]]
                              for item in extra_tools for t in item.get("tools", [])],
+        "additional_tools_specs": [_strip(item["tools"]) for item in extra_tools],
+        "additional_tools_index": [i for i, item in enumerate(body["input"]) if item.get("type") == "additional_tools"],
+        "exec_nested_tools": [re.findall(r"^### `([^`]+)`$", t.get("description", ""), re.M)
+                              for item in extra_tools for ns in item.get("tools", [])
+                              for t in ns.get("tools", []) if t.get("name") == "exec"],
         "request_keys": sorted(body),
+        "parallel_tool_calls": body.get("parallel_tool_calls"),
     }
 
 

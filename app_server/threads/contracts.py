@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from app_server.tools.code_mode.cells import CodeCells
 from pycodex.json_types import JsonObj, JsonValue
 
 if TYPE_CHECKING:
@@ -94,3 +95,5 @@ class ThreadServices:
     mcp: ThreadMcp | None = None
     #: Read states, goals and sections (thread_state.sqlite); None where nothing persists them (unit tests).
     read_states: ThreadStateDb | None = None
+    #: Code mode's exec cells (scripts still running, values they stored); killed when the thread unloads.
+    code_cells: CodeCells = field(default_factory=CodeCells)

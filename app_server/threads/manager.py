@@ -246,6 +246,7 @@ class ThreadManager:
         """Close a loaded thread (thread/archive, thread/delete); its subscribers are told it is notLoaded."""
         self.loaded.pop(thread.id, None)
         await thread.services.exec_sessions.close_all()
+        await thread.services.code_cells.close_all()
         if thread.services.mcp is not None:
             await thread.services.mcp.close()
         await asyncio.to_thread(self.store.close_writer, thread.id)
@@ -262,4 +263,5 @@ class ThreadManager:
         """Close every loaded thread's exec sessions, then the store (the process is stopping)."""
         for thread in list(self.loaded.values()):
             await thread.services.exec_sessions.close_all()
+            await thread.services.code_cells.close_all()
         await asyncio.to_thread(self.store.close)

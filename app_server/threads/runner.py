@@ -28,6 +28,7 @@ from app_server.threads.prompt import ContextInputs, developer_message, initial_
 from app_server.threads.sampling import Completed, Emit, HistoryAppend, ItemDone, SampleMapper, ToolCall
 from app_server.threads.services import TurnServices
 from app_server.threads.state import MODEL_CONTEXT_WINDOW, Subscriber, ThreadRuntime, TurnState
+from app_server.tools.code_mode.specs import request_input
 from app_server.tools.images import load_user_content, model_input
 from app_server.tools.tool_search import TOOLS_TAG, tools_section
 from pycodex.json_types import JsonObj
@@ -124,7 +125,8 @@ class TurnRunner:
             if self.services.late_tool_specs is not None:  # before the context: it names deferred MCP tools
                 self._late_tools = await self.services.late_tool_specs()
             if not thread.history:
-                await self._record_history(self._initial_context())
+                extra = self.services.additional_tools  # code mode: Codex's leading additional_tools item
+                await self._record_history([*([extra] if extra is not None else []), *self._initial_context()])
             else:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
@@ -291,7 +293,7 @@ class TurnRunner:
         body: JsonObj = {
             "model": settings.model,
             "stream": True,
-            "input": model_input(thread.history, settings.model),
+            "input": request_input(model_input(thread.history, settings.model), self.services.additional_tools),
             "tools": [*self.services.tool_specs, *self._late_tools],
             "tool_choice": "auto",
             "parallel_tool_calls": True,
@@ -302,6 +304,9 @@ class TurnRunner:
             "client_metadata": {"session_id": thread.id, "thread_id": thread.id, "turn_id": turn.id,
                                 "root_turn_id": turn.id},
         }
+        if self.services.additional_tools is not None:  # code mode: the tools ride in the input
+            del body["tools"]
+            body["parallel_tool_calls"] = False
         if turn.output_schema is not None:
             body["text"] = {"format": {"type": "json_schema", "strict": True, "schema": turn.output_schema,
                                        "name": "codex_output_schema"}}
@@ -365,7 +370,7 @@ class TurnRunner:
                         shell = action.namespace is None and action.name in SHELL_FAMILY
                         self._unanswered[action.call_id] = (time.monotonic(), shell)
                         outcome = await self.services.run_tool(self, action)
-                        await self._record_history([outcome.output])
+                        await self._record_history([outcome.output, *outcome.extra])
                         self._unanswered.pop(action.call_id, None)
                         if outcome.end_turn:
                             raise TurnCancelled()

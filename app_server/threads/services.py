@@ -71,3 +71,6 @@ class TurnServices:
     late_tool_specs: Callable[[], Awaitable[tuple[JsonObj, ...]]] | None = None
     #: Told about each completed turn the user sent input to (config `notify`, app_server/notify.py).
     on_turn_completed: Callable[[JsonObj], Awaitable[None]] | None = None
+    #: Code mode (``tools.code_mode``): the ``additional_tools`` item that opens the history; the request
+    #: then has no ``tools``.
+    additional_tools: JsonObj | None = None

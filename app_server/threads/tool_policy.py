@@ -3,6 +3,8 @@
 Codex gives a thread started with ``environments: []`` no environment and no tools at all (the TUI's title
 threads use that: a structured answer, no commands). Otherwise the model's catalog metadata and the config
 switches choose the set (``tools.toolset``); thread/start's ``config`` overrides config.toml's switches.
+A code-mode model gets no ``tools`` but an ``additional_tools`` input item (``code_mode_for``); its
+skill and MCP tools are held back there (scripts cannot call them yet).
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from app_server.threads.state import ThreadRuntime
-from app_server.tools.toolset import choose_tools, offered_specs, switches_from_config
+from app_server.tools.code_mode.specs import CodeModeTools
+from app_server.tools.toolset import choose_tools, code_mode_tools, offered_specs, switches_from_config
 from pycodex.json_types import JsonObj, JsonValue
 
-__all__ = ["apply_start_params", "default_mode_asks_user", "defers_mcp_tools", "tools_for"]
+__all__ = ["apply_start_params", "code_mode_for", "default_mode_asks_user", "defers_mcp_tools", "tools_for"]
 
 
 def apply_start_params(
@@ -33,7 +36,15 @@ def tools_for(
     if thread.services.environment.disabled:
         return ()
     switches = switches_from_config(config, thread.tool_config)
-    return (*offered_specs(choose_tools(thread.settings.model, switches)), *extra)
+    choice = choose_tools(thread.settings.model, switches)
+    return () if choice.code_mode else (*offered_specs(choice), *extra)
+
+
+def code_mode_for(thread: ThreadRuntime, config: Mapping[str, JsonValue] | None) -> CodeModeTools | None:
+    """A code-mode thread's ``additional_tools`` item and script tools (None otherwise, or without an environment)."""
+    if thread.services.environment.disabled:
+        return None
+    return code_mode_tools(choose_tools(thread.settings.model, switches_from_config(config, thread.tool_config)))
 
 
 def defers_mcp_tools(thread: ThreadRuntime, config: Mapping[str, JsonValue] | None) -> bool:

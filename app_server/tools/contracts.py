@@ -9,6 +9,7 @@ them where the runner hands itself to a tool.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -32,6 +33,8 @@ class ToolOutcome:
     output: JsonObj
     #: The user cancelled from an approval prompt: after recording ``output`` the turn ends as interrupted.
     end_turn: bool = False
+    #: More items answering the same call, recorded after ``output`` (code mode's ``notify`` texts).
+    extra: tuple[JsonObj, ...] = ()
 
 
 class ToolThread(Protocol):
@@ -98,6 +101,14 @@ class ToolTurn(Protocol):
     @property
     def open_requests(self) -> dict[int, PendingRequest]:
         """Server requests (approvals) still open; the turn's end resolves them."""
+
+    @property
+    def pending_inputs(self) -> list[list[JsonObj]]:
+        """Input steered into the turn that the model has not been sent yet."""
+
+    @property
+    def input_arrived(self) -> asyncio.Event:
+        """Set when input is steered into the turn (code mode's ``sleep`` ends on it)."""
 
     #: The files this turn's patches changed (None until the first patch); the tool sets it, the runner
     #: reports it after each model response.

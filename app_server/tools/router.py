@@ -5,14 +5,18 @@ on the first such call so that a server without MCP use never loads the MCP SDK.
 have one module: ``apply_patch`` (freeform or function form) ``patch_tool``, ``view_image`` ``images``,
 ``request_user_input`` ``user_input``, the goal tools ``goal_tool``; everything else (exec_command,
 write_stdin, skills, and the "unsupported call" answer) goes to ``exec_tool``. A ``tool_search_call`` goes
-to ``tool_search``.
+to ``tool_search``. In code mode the model's ``exec``, ``wait``, ``request_user_input_async`` and
+``clock.sleep`` go to ``code_mode.handler``, whose scripts' nested calls come back through here; the
+``functions`` namespace of code mode is the top level.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from app_server.lazy import LazyModule
+from app_server.tools.code_mode.handler import handle_code_mode_call, is_code_mode_call
 from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.goal_tool import GOAL_TOOLS, handle_goal_call
 from app_server.tools.images import view_image
@@ -23,6 +27,7 @@ from app_server.tools.user_input import handle_request_user_input
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
     from app_server.tools import mcp_tool as tools_mcp_tool
+    from app_server.tools.code_mode.specs import CodeModeTools
     from app_server.tools.contracts import ToolContext, ToolOutcome, ToolRouter
 else:
     tools_mcp_tool = LazyModule("app_server.tools.mcp_tool")
@@ -32,10 +37,18 @@ __all__ = ["MCP_NAMESPACE_PREFIX", "route_tool_call", "tool_router"]
 MCP_NAMESPACE_PREFIX = "mcp__"  # app_server.mcp.tools.NAMESPACE_PREFIX, without importing the SDK
 
 
-def tool_router(*, ask_user: bool) -> ToolRouter:
-    """The router of one turn; ``ask_user``: whether request_user_input may ask (its collaboration mode)."""
+def tool_router(*, ask_user: bool, code_mode: CodeModeTools | None = None) -> ToolRouter:
+    """The router of one turn; ``ask_user``: whether request_user_input may ask (its collaboration mode);
+    ``code_mode``: a code-mode model's tools (None: direct tools)."""
 
     async def route(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
+        if call.namespace == "functions":  # code mode's top-level namespace
+            call = dataclasses.replace(call, namespace=None)
+        if code_mode is not None and is_code_mode_call(call, code_mode):
+            return await handle_code_mode_call(ctx, call, nested, code_mode)
+        return await route_tool_call(ctx, call, ask_user=ask_user)
+
+    async def nested(ctx: ToolContext, call: ToolCall) -> ToolOutcome:  # a script's call: never exec or wait
         return await route_tool_call(ctx, call, ask_user=ask_user)
 
     return route

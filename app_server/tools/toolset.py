@@ -15,9 +15,9 @@ Switches, with Codex's keys: ``[features] shell_tool``, ``view_image``, ``goals`
 on by default), and ``web_search = "disabled" | "cached" | "live"`` (cached by default; live lets the
 hosted tool reach the web). A thread with no environment gets no tools at all (``threads.tool_policy``).
 
-The other catalog models are run by Codex in "code mode" (their tools arrive in an ``additional_tools``
-input item and are driven through a JavaScript ``exec`` tool). pycodex has no code mode: those models
-get the gpt-5.5 set, with sub-agents when their metadata names a multi-agent version.
+The other catalog models run in "code mode" (``tools.code_mode``): the request has no ``tools``, their
+tools arrive in an ``additional_tools`` input item (``code_mode_tools``) and scripts sent to the JavaScript
+``exec`` tool call them.
 
 Sub-agents are chosen as Codex chooses them but not offered until pycodex can run them (``NOT_BUILT``).
 tool_search is offered (``tools.tool_search``); the MCP tools it defers leave ``tools``
@@ -32,9 +32,10 @@ from typing import Literal
 
 from app_server.threads.model_metadata import catalog_entry
 from app_server.tools import specs, specs_agent, specs_collab
+from app_server.tools.code_mode import specs as code_mode_specs
 from pycodex.json_types import JsonObj, JsonValue
 
-__all__ = ["NOT_BUILT", "ToolChoice", "choose_tools", "offered_specs", "switches_from_config"]
+__all__ = ["NOT_BUILT", "ToolChoice", "choose_tools", "code_mode_tools", "offered_specs", "switches_from_config"]
 
 #: Tools Codex offers that pycodex cannot run yet: they are left out rather than offered and refused (a model
 #: would call them and fail). The differential test names exactly these as the difference from Codex.
@@ -58,6 +59,10 @@ class ToolChoice:
     web_search: WebSearchMode = "cached"
     #: Whether the hosted web search may return images as well as text (catalog models).
     web_search_images: bool = False
+    #: Code mode: no ``tools``; an ``additional_tools`` input item (``code_mode_tools``) instead.
+    code_mode: bool = False
+    #: Code mode's ``clock`` namespace and ``request_user_input_async`` (Codex's experimental_supported_tools).
+    experimental: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,12 +113,28 @@ def choose_tools(slug: str, switches: Switches) -> ToolChoice:
         tool_search=base.tool_search,
         web_search=switches.web_search,
         web_search_images=base.web_search_images,
+        code_mode=entry is not None and str(entry["model"]) not in code_mode_specs.CODE_MODE_OFF,
+        experimental=code_mode_specs.EXPERIMENTAL_TOOLS.get(str(entry["model"]) if entry else "", frozenset()),
     )
 
 
+def code_mode_tools(choice: ToolChoice) -> code_mode_specs.CodeModeTools | None:
+    """The ``additional_tools`` item and script tools of a code-mode ``choice`` (None for a direct tool set)."""
+    if not choice.code_mode:
+        return None
+    clock = "clock" in choice.experimental
+    nested = code_mode_specs.nested_specs(shell=choice.shell, view_image=choice.view_image, goals=choice.goals,
+                                          clock=clock)
+    item = code_mode_specs.additional_tools_item(nested, request_user_input=choice.request_user_input, clock=clock,
+                                                 ask_async="send_user_message_async" in choice.experimental)
+    return code_mode_specs.CodeModeTools(item, tuple(nested))
+
+
 def offered_specs(choice: ToolChoice) -> list[JsonObj]:
-    """The specs of ``choice``, in the order Codex sends them."""
+    """The specs of ``choice``, in the order Codex sends them (none in code mode: see ``code_mode_tools``)."""
     out: list[JsonObj] = []
+    if choice.code_mode:
+        return out
     if choice.shell:
         out += specs.tool_specs()
     if choice.request_user_input:

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 from pycodex.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
-    from .appserver import OMIT, AppServerClient, Arrival, JsonObj, ProtocolViolation, ValidatingClient
+    from pycodex.json_types import JsonObj
+
+    from .appserver import OMIT, AppServerClient, Arrival, ProtocolViolation, ValidatingClient
     from .appserver_process import ServerProcess, app_server_env, default_argv, free_port, write_codex_config
     from .appserver_ws import WsAppServerClient
     from .schema import SchemaPair, SchemaValidator, find_codex_bin, generate_schema, load_schema_pair

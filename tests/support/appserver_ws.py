@@ -10,7 +10,9 @@ from pathlib import Path
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from .appserver import JsonObj, ValidatingClient
+from pycodex.json_types import JsonObj
+
+from .appserver import ValidatingClient
 from .appserver_process import ServerProcess, app_server_env, default_argv, free_port
 from .schema import SchemaPair
 
