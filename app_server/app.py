@@ -33,6 +33,7 @@ from app_server.loading import (
     skills_bundled,
     skills_catalog,
     store_thread_state,
+    threads_agents,
     threads_skills_glue,
     threads_tool_policy,
     tools_router,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from app_server.search.fuzzy import FuzzySessions
     from app_server.skills import SkillsCatalog
     from app_server.store.thread_state import ThreadStateDb
+    from app_server.threads.agents import AgentControl
 
 __all__ = ["AppServer", "StartupError", "default_codex_home"]
 
@@ -161,6 +163,12 @@ class AppServer:
         """The skills catalog; pycodex's system skills are copied into CODEX_HOME just before it first lists."""
         skills_bundled.install_system_skills(self.codex_home)
         return skills_catalog.SkillsCatalog(self.codex_home, self._skill_root_markers)
+
+    @cached_property
+    def agents(self) -> AgentControl:
+        """The server's sub-agents (the multi_agent_v1 tools), built for the first thread."""
+        return threads_agents.AgentControl(self.threads, turn_services=self.turn_services, spawn=self.spawn,
+                                           config=lambda: self.config.raw)
 
     @cached_property
     def thread_state(self) -> ThreadStateDb:
@@ -347,7 +355,7 @@ class AppServer:
         return ThreadServices(environment=environment, skills=threads_skills_glue.ThreadSkills(self.skills_catalog),
                               exec_sessions=tools_unified_exec.UnifiedExec(),
                               mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy),
-                              read_states=self.thread_state)
+                              read_states=self.thread_state, agents=self.agents)
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""

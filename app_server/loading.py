@@ -64,6 +64,7 @@ __all__ = [
     "skills_bundled",
     "skills_catalog",
     "store_thread_state",
+    "threads_agents",
     "threads_skills_glue",
     "threads_tool_policy",
     "tools_mcp_tool",
@@ -221,6 +222,7 @@ if TYPE_CHECKING:
     from app_server.protocol import methods as protocol_methods
     from app_server.skills import bundled as skills_bundled
     from app_server.store import thread_state as store_thread_state
+    from app_server.threads import agents as threads_agents
     from app_server.threads import skills_glue as threads_skills_glue
     from app_server.threads import tool_policy as threads_tool_policy
     from app_server.tools import router as tools_router
@@ -236,6 +238,7 @@ else:
                                     "read states and goals (sqlite), opened for the first thread")
     mcp_service = LazyModule("app_server.mcp.service", AFTER_HANDSHAKE, "a thread's MCP servers (no SDK)")
     threads_skills_glue = LazyModule("app_server.threads.skills_glue", AFTER_HANDSHAKE, "a thread's skills")
+    threads_agents = LazyModule("app_server.threads.agents", AFTER_HANDSHAKE, "the server's sub-agents")
     threads_tool_policy = LazyModule("app_server.threads.tool_policy", AFTER_HANDSHAKE, "which tools a turn gets")
     tools_unified_exec = LazyModule("app_server.tools.unified_exec", AFTER_HANDSHAKE, "a thread's exec sessions")
     tools_router = LazyModule("app_server.tools.router", AFTER_HANDSHAKE, "tool-call routing")

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from app_server.environments import ThreadEnvironment
     from app_server.mcp.service import ThreadMcp
     from app_server.store.thread_state import ThreadStateDb
+    from app_server.threads.agent_contracts import SubAgents
     from app_server.threads.skills_glue import ThreadSkills
     from app_server.tools.unified_exec import UnifiedExec
 
@@ -94,3 +95,5 @@ class ThreadServices:
     mcp: ThreadMcp | None = None
     #: Read states, goals and sections (thread_state.sqlite); None where nothing persists them (unit tests).
     read_states: ThreadStateDb | None = None
+    #: The server's sub-agents (the multi_agent_v1 tools); None where none can be spawned (unit tests).
+    agents: SubAgents | None = None

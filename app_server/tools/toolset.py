@@ -18,8 +18,7 @@ The other catalog models are run by Codex in "code mode" (their tools arrive in 
 input item and are driven through a JavaScript ``exec`` tool). pycodex has no code mode: those models
 get the gpt-5.5 set, with sub-agents when their metadata names a multi-agent version.
 
-Sub-agents and tool_search are chosen as Codex chooses them but not offered until pycodex can run them
-(``NOT_BUILT``).
+tool_search is chosen as Codex chooses it but not offered until pycodex can run it (``NOT_BUILT``).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ __all__ = ["NOT_BUILT", "ToolChoice", "choose_tools", "offered_specs", "switches
 
 #: Tools Codex offers that pycodex cannot run yet: they are left out rather than offered and refused (a model
 #: would call them and fail). The differential test names exactly these as the difference from Codex.
-NOT_BUILT = frozenset({"multi_agent_v1", "tool_search"})
+NOT_BUILT = frozenset({"tool_search"})
 
 WebSearchMode = Literal["disabled", "cached", "live"]
 

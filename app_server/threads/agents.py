@@ -1,0 +1,239 @@
+"""The server's sub-agents: child threads that a thread's model spawned with the ``multi_agent_v1`` tools.
+
+One ``AgentControl`` per app-server (``AppServer.agents``), handed to every thread in
+``ThreadServices.agents``. A child is a real thread of the same server: created through the
+``ThreadManager`` (stored like any other, its ``source`` ``{"subAgent": {"thread_spawn": ...}}`` with the
+parent's id and its depth, ``parentThreadId`` and ``agentNickname`` set), announced with
+``thread/started`` to the parent's subscribers, who also see its turns. Its turns run like a client's
+turns (``TurnRunner``, spawned through the server so shutdown cancels them).
+
+A child's status is read from its thread: running while a turn is active, else what its last turn ended
+as (completed with its last agent message, interrupted, errored), ``shutdown`` once closed. Limits are
+Codex's: ``[agents] max_threads`` open children per root thread (closed ones do not count), and
+``max_depth`` (a child at the limit is not offered the sub-agent tools; spawning deeper is refused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+
+from app_server.protocol import notices
+from app_server.session import Session
+from app_server.store import new_uuid7
+from app_server.threads.agent_contracts import (
+    AgentLimits,
+    AgentStatus,
+    CollabError,
+    SpawnedAgent,
+    SpawnRequest,
+)
+from app_server.threads.lifecycle import TurnStatus
+from app_server.threads.manager import ThreadManager
+from app_server.threads.runner import TurnRunner
+from app_server.threads.services import TurnServices
+from app_server.threads.state import Spawn, ThreadRuntime, TurnState
+from pycodex.json_types import JsonObj, JsonValue
+
+__all__ = ["AgentControl"]
+
+logger = logging.getLogger(__name__)
+
+#: How long close_agent and an interrupting send_input wait for the child's turn to end.
+STOP_TIMEOUT_S = 5.0
+
+#: Nicknames handed out in turn (Codex picks random names; ours are predictable, and unique while they last).
+NICKNAMES = ("Ada", "Babbage", "Curie", "Darwin", "Euler", "Faraday", "Gauss", "Hopper", "Italo", "Joule",
+             "Kepler", "Lovelace", "Maxwell", "Noether", "Ohm", "Pascal")
+
+
+@dataclass(slots=True)
+class _Agent:
+    """One spawned child: where it hangs in the tree, and its latest turn (None before it has one)."""
+
+    thread_id: str
+    parent_id: str
+    root_id: str
+    depth: int
+    nickname: str
+    turn: TurnState | None = None
+    closed: bool = False
+
+
+class AgentControl:
+    """Every sub-agent of this server (see the module docstring); satisfies ``agent_contracts.SubAgents``.
+
+    ``turn_services`` builds a child turn's services for a connection (``AppServer.turn_services``),
+    ``spawn`` starts a server-owned task, ``config`` is the current raw config (its ``[agents]`` table).
+    """
+
+    def __init__(self, threads: ThreadManager, *,
+                 turn_services: Callable[[ThreadRuntime, Session], Awaitable[TurnServices]],
+                 spawn: Spawn, config: Callable[[], Mapping[str, JsonValue]]) -> None:
+        self._threads = threads
+        self._turn_services = turn_services
+        self._spawn = spawn
+        self._config = config
+        self._agents: dict[str, _Agent] = {}
+        self._spawned = 0
+
+    # -- lookups ---------------------------------------------------------------------------------
+    def limits(self) -> AgentLimits:
+        """The ``[agents]`` limits in force now."""
+        return AgentLimits.from_config(self._config())
+
+    def depth(self, thread_id: str) -> int:
+        """How deep ``thread_id`` sits under its root (0 for a thread no agent spawned)."""
+        agent = self._agents.get(thread_id)
+        return agent.depth if agent is not None else 0
+
+    def nickname(self, thread_id: str) -> str | None:
+        """The nickname of sub-agent ``thread_id``."""
+        agent = self._agents.get(thread_id)
+        return agent.nickname if agent is not None else None
+
+    def status(self, thread_id: str) -> AgentStatus:
+        """What ``thread_id`` is doing now, read from its thread."""
+        agent = self._agents.get(thread_id)
+        thread = self._threads.loaded.get(thread_id)
+        if agent is None or thread is None:
+            return AgentStatus("not_found")
+        if agent.closed:
+            return AgentStatus("shutdown")
+        if thread.active is not None:
+            return AgentStatus("running")
+        turn = agent.turn
+        if turn is None:
+            return AgentStatus("pending_init")
+        if turn.status is TurnStatus.COMPLETED:
+            last = turn.last_agent_message
+            return AgentStatus("completed", str(last["text"]) if last is not None else None)
+        if turn.status is TurnStatus.INTERRUPTED:
+            return AgentStatus("interrupted")
+        error = turn.error or {}
+        return AgentStatus("errored", str(error.get("message") or "turn failed"))
+
+    def _open(self, target: str) -> tuple[_Agent, ThreadRuntime]:
+        agent = self._agents.get(target)
+        thread = self._threads.loaded.get(target)
+        if agent is None or thread is None:
+            raise CollabError(f"agent with id {target} not found")
+        if agent.closed:
+            raise CollabError(f"agent with id {target} is closed")
+        return agent, thread
+
+    # -- operations ------------------------------------------------------------------------------
+    async def spawn(self, request: SpawnRequest) -> SpawnedAgent:
+        """Create the child thread of ``request.parent_id`` and start its first turn with the inputs."""
+        parent = self._threads.loaded.get(request.parent_id)
+        if parent is None:
+            raise CollabError("collab manager unavailable")
+        limits = self.limits()
+        parent_agent = self._agents.get(parent.id)
+        root_id = parent_agent.root_id if parent_agent is not None else parent.id
+        depth = (parent_agent.depth if parent_agent is not None else 0) + 1
+        open_children = sum(1 for a in self._agents.values() if a.root_id == root_id and not a.closed)
+        if open_children >= limits.max_threads:
+            raise CollabError(f"collab spawn failed: agent thread limit reached (max {limits.max_threads})")
+        session = _a_session(parent)
+        if session is None:
+            raise CollabError("collab manager unavailable")
+        settings = replace(parent.settings, writable_roots=list(parent.settings.writable_roots))
+        if request.model is not None:
+            settings.model = request.model
+        if request.reasoning_effort is not None:
+            settings.effort = request.reasoning_effort
+        nickname = NICKNAMES[self._spawned % len(NICKNAMES)]
+        self._spawned += 1
+        source: JsonObj = {"subAgent": {"thread_spawn": {
+            "parent_thread_id": parent.id, "depth": depth, "agent_path": None, "agent_nickname": nickname,
+            "agent_role": None}}}
+        child = await self._threads.start(session, settings, ephemeral=parent.ephemeral, thread_source=None,
+                                          meta={"source": source, "parentThreadId": parent.id,
+                                                "agentNickname": nickname, "agentRole": None,
+                                                "originator": parent.meta.get("originator")})
+        for subscriber in parent.subscribers:
+            self._threads.subscribe(child, subscriber)
+        child.tool_config = dict(parent.tool_config)
+        if depth >= limits.max_depth:  # as Codex: a child at the depth limit gets no sub-agent tools
+            child.tool_config["features.multi_agent"] = False
+        if request.fork_context and parent.history:
+            child.history.extend(parent.history)
+            await asyncio.to_thread(child.writer.response_items, list(parent.history))
+        agent = _Agent(child.id, parent.id, root_id, depth, nickname)
+        self._agents[child.id] = agent
+        await child.emit(notices.thread_started(self._threads.thread_wire(child)))
+        await self._start_turn(agent, child, request.inputs, session)
+        return SpawnedAgent(child.id, nickname, settings.model, settings.effort, self.status(child.id))
+
+    async def _start_turn(self, agent: _Agent, thread: ThreadRuntime, inputs: list[JsonObj],
+                          session: Session) -> None:
+        turn = TurnState(new_uuid7(), inputs=inputs)
+        runner = TurnRunner(thread=thread, turn=turn, services=await self._turn_services(thread, session))
+        agent.turn = turn
+        await thread.start_turn(turn, runner, self._spawn)()
+
+    async def send_input(self, target: str, inputs: list[JsonObj], *, interrupt: bool) -> str:
+        """Steer ``target``'s running turn with ``inputs``, or start a new turn (after interrupting the
+        running one with ``interrupt``)."""
+        agent, thread = self._open(target)
+        if interrupt and thread.active is not None:
+            await thread.interrupt_and_wait(STOP_TIMEOUT_S)
+        if thread.active is not None:
+            thread.steer(inputs)
+        else:
+            parent = self._threads.loaded.get(agent.parent_id)
+            session = _a_session(thread) or (_a_session(parent) if parent is not None else None)
+            if session is None:
+                raise CollabError("collab manager unavailable")
+            await self._start_turn(agent, thread, inputs, session)
+        return new_uuid7()
+
+    async def wait(self, targets: list[str], timeout_s: float) -> dict[str, AgentStatus]:
+        """The final statuses among ``targets`` as soon as one is final (all that are then), {} on timeout."""
+        final = {t: s for t in targets if (s := self.status(t)).final}
+        if final:
+            return final
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            tasks = {task for t in targets if (agent := self._agents.get(t)) is not None
+                     and agent.turn is not None and (task := agent.turn.task) is not None and not task.done()}
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return {}
+            if tasks:
+                await asyncio.wait(tasks, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            else:  # a turn accepted but not launched yet: look again shortly (bounded by the deadline)
+                await asyncio.sleep(min(0.01, left))
+            final = {t: s for t in targets if (s := self.status(t)).final}
+            if final:
+                return final
+
+    async def close(self, target: str) -> AgentStatus:
+        """Interrupt ``target``'s running turn and mark it closed; returns its status before."""
+        agent, thread = self._open(target)
+        previous = self.status(target)
+        if thread.active is not None:
+            await thread.interrupt_and_wait(STOP_TIMEOUT_S)
+        agent.closed = True
+        return previous
+
+    async def resume(self, target: str) -> AgentStatus:
+        """Reopen closed ``target`` (it counts against ``max_threads`` again); returns its status."""
+        agent = self._agents.get(target)
+        if agent is None or target not in self._threads.loaded:
+            raise CollabError(f"agent with id {target} not found")
+        if agent.closed:
+            limits = self.limits()
+            open_children = sum(1 for a in self._agents.values() if a.root_id == agent.root_id and not a.closed)
+            if open_children >= limits.max_threads:
+                raise CollabError(f"collab spawn failed: agent thread limit reached (max {limits.max_threads})")
+            agent.closed = False
+        return self.status(target)
+
+
+def _a_session(thread: ThreadRuntime) -> Session | None:
+    """A live connection subscribed to ``thread``: a child's turns introduce themselves as its client."""
+    return next((s for s in thread.subscribers if isinstance(s, Session) and not s.closed.is_set()), None)
