@@ -3,14 +3,17 @@
 One ``AgentControl`` per app-server (``AppServer.agents``), handed to every thread in
 ``ThreadServices.agents``. A child is a real thread of the same server: created through the
 ``ThreadManager`` (stored like any other, its ``source`` ``{"subAgent": {"thread_spawn": ...}}`` with the
-parent's id and its depth, ``parentThreadId`` and ``agentNickname`` set), announced with
-``thread/started`` to the parent's subscribers, who also see its turns. Its turns run like a client's
-turns (``TurnRunner``, spawned through the server so shutdown cancels them).
+parent's id and its depth, ``parentThreadId``, ``agentNickname``, threadSource ``subagent`` and the root's
+``sessionId``). As in Codex 0.169 it is not announced with ``thread/started``: the parent's subscribers
+get its ``thread/status/changed`` (idle) and then see its turns. Its turns run like a client's turns
+(``TurnRunner``, spawned through the server so shutdown cancels them) but keep no read state.
 
-A child's status is read from its thread: running while a turn is active, else what its last turn ended
-as (completed with its last agent message, interrupted, errored), ``shutdown`` once closed. Limits are
-Codex's: ``[agents] max_threads`` open children per root thread (closed ones do not count), and
-``max_depth`` (a child at the limit is not offered the sub-agent tools; spawning deeper is refused).
+A child's status is read from its thread: ``pending_init`` until its first turn starts, running while a
+turn is active, else what its last turn ended as (completed with its last agent message, interrupted,
+errored). close_agent unloads the child (``notLoaded``; it is then ``not_found``), resume_agent loads it
+again (``pending_init`` until it gets input). Limits are Codex's: ``[agents] max_threads`` open children
+per root thread (closed ones do not count), and ``max_depth`` (a child at the limit is not offered the
+sub-agent tools; spawning deeper is refused).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
-from app_server.protocol import notices
 from app_server.session import Session
 from app_server.store import new_uuid7
 from app_server.threads.agent_contracts import (
@@ -100,8 +102,6 @@ class AgentControl:
         thread = self._threads.loaded.get(thread_id)
         if agent is None or thread is None:
             return AgentStatus("not_found")
-        if agent.closed:
-            return AgentStatus("shutdown")
         if thread.active is not None:
             return AgentStatus("running")
         turn = agent.turn
@@ -118,10 +118,8 @@ class AgentControl:
     def _open(self, target: str) -> tuple[_Agent, ThreadRuntime]:
         agent = self._agents.get(target)
         thread = self._threads.loaded.get(target)
-        if agent is None or thread is None:
+        if agent is None or thread is None or agent.closed:
             raise CollabError(f"agent with id {target} not found")
-        if agent.closed:
-            raise CollabError(f"agent with id {target} is closed")
         return agent, thread
 
     # -- operations ------------------------------------------------------------------------------
@@ -150,28 +148,35 @@ class AgentControl:
         source: JsonObj = {"subAgent": {"thread_spawn": {
             "parent_thread_id": parent.id, "depth": depth, "agent_path": None, "agent_nickname": nickname,
             "agent_role": None}}}
-        child = await self._threads.start(session, settings, ephemeral=parent.ephemeral, thread_source=None,
-                                          meta={"source": source, "parentThreadId": parent.id,
-                                                "agentNickname": nickname, "agentRole": None,
-                                                "originator": parent.meta.get("originator")})
-        for subscriber in parent.subscribers:
-            self._threads.subscribe(child, subscriber)
-        child.tool_config = dict(parent.tool_config)
-        if depth >= limits.max_depth:  # as Codex: a child at the depth limit gets no sub-agent tools
-            child.tool_config["features.multi_agent"] = False
+        child = await self._threads.start(
+            session, settings, ephemeral=parent.ephemeral, thread_source="subagent",
+            meta={"source": source, "parentThreadId": parent.id, "agentNickname": nickname, "agentRole": None,
+                  "originator": parent.meta.get("originator"), "sessionId": parent.meta.get("sessionId", parent.id)})
+        agent = _Agent(child.id, parent.id, root_id, depth, nickname)
+        self._agents[child.id] = agent
+        self._adopt(agent, child, parent)
         if request.fork_context and parent.history:
             child.history.extend(parent.history)
             await asyncio.to_thread(child.writer.response_items, list(parent.history))
-        agent = _Agent(child.id, parent.id, root_id, depth, nickname)
-        self._agents[child.id] = agent
-        await child.emit(notices.thread_started(self._threads.thread_wire(child)))
+        await child.emit_status()
+        status = self.status(child.id)  # what Codex reports: the child before its turn starts
         await self._start_turn(agent, child, request.inputs, session)
-        return SpawnedAgent(child.id, nickname, settings.model, settings.effort, self.status(child.id))
+        return SpawnedAgent(child.id, nickname, settings.model, settings.effort, status)
+
+    def _adopt(self, agent: _Agent, child: ThreadRuntime, parent: ThreadRuntime) -> None:
+        """Let the parent's subscribers see ``child``, and take the sub-agent tools from a child at the
+        depth limit (as Codex)."""
+        for subscriber in parent.subscribers:
+            self._threads.subscribe(child, subscriber)
+        child.tool_config = dict(parent.tool_config)
+        if agent.depth >= self.limits().max_depth:
+            child.tool_config["features.multi_agent"] = False
 
     async def _start_turn(self, agent: _Agent, thread: ThreadRuntime, inputs: list[JsonObj],
                           session: Session) -> None:
         turn = TurnState(new_uuid7(), inputs=inputs)
         runner = TurnRunner(thread=thread, turn=turn, services=await self._turn_services(thread, session))
+        runner.reports_read_state = False  # Codex keeps no read state for a sub-agent's thread
         agent.turn = turn
         await thread.start_turn(turn, runner, self._spawn)()
 
@@ -212,25 +217,34 @@ class AgentControl:
                 return final
 
     async def close(self, target: str) -> AgentStatus:
-        """Interrupt ``target``'s running turn and mark it closed; returns its status before."""
+        """Interrupt ``target``'s running turn and unload its thread; returns its status before."""
         agent, thread = self._open(target)
         previous = self.status(target)
         if thread.active is not None:
             await thread.interrupt_and_wait(STOP_TIMEOUT_S)
         agent.closed = True
+        await self._threads.unload(thread)
         return previous
 
     async def resume(self, target: str) -> AgentStatus:
-        """Reopen closed ``target`` (it counts against ``max_threads`` again); returns its status."""
+        """Load closed ``target`` again (it counts against ``max_threads`` again); returns its status."""
         agent = self._agents.get(target)
-        if agent is None or target not in self._threads.loaded:
+        parent = self._threads.loaded.get(agent.parent_id) if agent is not None else None
+        if agent is None or parent is None:
             raise CollabError(f"agent with id {target} not found")
-        if agent.closed:
-            limits = self.limits()
-            open_children = sum(1 for a in self._agents.values() if a.root_id == agent.root_id and not a.closed)
-            if open_children >= limits.max_threads:
-                raise CollabError(f"collab spawn failed: agent thread limit reached (max {limits.max_threads})")
-            agent.closed = False
+        if not agent.closed:
+            return self.status(target)
+        limits = self.limits()
+        open_children = sum(1 for a in self._agents.values() if a.root_id == agent.root_id and not a.closed)
+        if open_children >= limits.max_threads:
+            raise CollabError(f"collab spawn failed: agent thread limit reached (max {limits.max_threads})")
+        session = _a_session(parent)
+        if session is None:
+            raise CollabError("collab manager unavailable")
+        child = await self._threads.resume(session, target, replace(parent.settings), lambda settings: settings)
+        agent.closed, agent.turn = False, None
+        self._adopt(agent, child, parent)
+        await child.emit_status()
         return self.status(target)
 
 

@@ -73,11 +73,33 @@ def _required_str(args: JsonObj, name: str) -> str:
 
 
 def _agent_id(target: str) -> str:
-    """The thread id ``target`` names (Codex refuses anything that is not a thread id)."""
+    """The thread id ``target`` names; anything else is refused with the parse error as Codex words it
+    (the Rust uuid error's debug form)."""
     try:
-        return str(uuid.UUID(target.strip()))
-    except ValueError as exc:
-        raise _BadArgs(f"invalid agent id {target}: {exc}") from None
+        return str(uuid.UUID(target))
+    except ValueError:
+        raise _BadArgs(f"invalid agent id {target}: Error({_uuid_error(target)})") from None
+
+
+def _uuid_error(text: str) -> str:
+    for index, char in enumerate(text):
+        if char not in _UUID_CHARS:
+            return f"ParseChar {{ character: {char!r}, index: {index + 1} }}"
+    groups = text.split("-")
+    if len(groups) == 1:
+        return f"SimpleLength {{ len: {len(text)} }}"
+    if len(groups) != len(_GROUP_LENGTHS):
+        return f"GroupCount {{ count: {len(groups)} }}"
+    index = 0
+    for group, (part, want) in enumerate(zip(groups, _GROUP_LENGTHS, strict=True)):
+        if len(part) != want:
+            return f"GroupLength {{ group: {group}, len: {len(part)}, index: {index + 1} }}"
+        index += len(part) + 1
+    return "InvalidLength"
+
+
+_UUID_CHARS = frozenset("0123456789abcdefABCDEF-")
+_GROUP_LENGTHS = (8, 4, 4, 4, 12)
 
 
 def _input_item(item: object) -> JsonObj:
@@ -177,14 +199,18 @@ async def _spawn(ctx: ToolContext, call: ToolCall, agents: SubAgents, args: Json
 async def _send_input(ctx: ToolContext, call: ToolCall, agents: SubAgents, args: JsonObj) -> str:
     target = _agent_id(_required_str(args, "target"))
     inputs = _collab_input(args)
+    interrupt = args.get("interrupt") is True
+    if interrupt and agents.status(target).kind == "not_found":  # Codex: its interrupt fails before any item
+        return f"agent with id {target} not found"
     item = _Call(ctx, call, "sendInput", [target], prompt=_preview(inputs))
     await item.begin()
+    before = agents.status(target)  # what Codex reports: the agent before the input reaches it
     try:
-        submission = await agents.send_input(target, inputs, interrupt=args.get("interrupt") is True)
+        submission = await agents.send_input(target, inputs, interrupt=interrupt)
     except CollabError as exc:
         await item.end({target: agents.status(target)}, failed=True)
         return str(exc)
-    await item.end({target: agents.status(target)})
+    await item.end({target: before})
     return _compact({"submission_id": submission})
 
 

@@ -92,13 +92,21 @@ async def test_a_sub_agent_runs_a_command_and_reports_back(
     assert wait_started["receiverThreadIds"] == [child]
     assert wait_done["agentsStates"] == {child: {"status": "completed", "message": f"child saw: {DONE}"}}
 
-    # The child is a real thread, marked as the parent's sub-agent, announced, and its command really ran.
-    started = [m["params"]["thread"] for m in client.notifications("thread/started")]
-    assert child in [t["id"] for t in started]
+    assert spawn_done["agentsStates"] == {child: {"status": "pendingInit", "message": None}}
+
+    # The child is a real thread, marked as the parent's sub-agent; as in Codex it is announced by its status
+    # (no thread/started), and its command really ran.
+    assert [m["params"]["thread"]["id"] for m in client.notifications("thread/started")] == [parent]
+    statuses = [m["params"]["status"] for m in client.notifications("thread/status/changed")
+                if m["params"]["threadId"] == child]
+    assert statuses[0] == {"type": "idle"} and statuses[-1] == {"type": "idle"}
     read = (await client.call("thread/read", {"threadId": child}))["thread"]
     spawn_source = read["source"]["subAgent"]["thread_spawn"]
     assert spawn_source["parent_thread_id"] == parent and spawn_source["depth"] == 1
-    assert read["parentThreadId"] == parent and read["agentNickname"] == spawned["nickname"]
+    assert spawn_source["agent_nickname"] == spawned["nickname"] == read["agentNickname"]
+    assert read["parentThreadId"] == parent and read["sessionId"] == parent and read["threadSource"] == "subagent"
+    listed = (await client.call("thread/list", {"sourceKinds": ["subAgentThreadSpawn"]}))["data"]
+    assert [t["id"] for t in listed] == [child]
     ran = [m["params"]["item"] for m in client.notifications("item/completed")
            if m["params"]["threadId"] == child and m["params"]["item"]["type"] == "commandExecution"]
     assert len(ran) == 1 and DONE in ran[0]["aggregatedOutput"]
