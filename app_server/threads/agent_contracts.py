@@ -80,6 +80,10 @@ class AgentLimits:
             max_depth=depth if isinstance(depth, int) and depth >= 0 else DEFAULT_MAX_DEPTH,
         )
 
+    def allows_spawn_from(self, depth: int) -> bool:
+        """Whether a thread at ``depth`` may spawn (as Codex: else it is not even offered the tools)."""
+        return depth + 1 <= self.max_depth
+
 
 @dataclass(frozen=True, slots=True)
 class SpawnRequest:

@@ -12,8 +12,8 @@ A child's status is read from its thread: ``pending_init`` until its first turn 
 turn is active, else what its last turn ended as (completed with its last agent message, interrupted,
 errored). close_agent unloads the child (``notLoaded``; it is then ``not_found``), resume_agent loads it
 again (``pending_init`` until it gets input). Limits are Codex's: ``[agents] max_threads`` open children
-per root thread (closed ones do not count), and ``max_depth`` (a child at the limit is not offered the
-sub-agent tools; spawning deeper is refused).
+per root thread (closed ones do not count), and ``max_depth`` (a thread at the limit is not offered the
+sub-agent tools: ``threads.tool_policy``).
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ logger = logging.getLogger(__name__)
 
 #: How long close_agent and an interrupting send_input wait for the child's turn to end.
 STOP_TIMEOUT_S = 5.0
+
+#: What the model is told when ``max_threads`` children are open (Codex 0.169 names no number).
+LIMIT_REACHED = "collab spawn failed: agent thread limit reached"
 
 #: Nicknames handed out in turn (Codex picks random names; ours are predictable, and unique while they last).
 NICKNAMES = ("Ada", "Babbage", "Curie", "Darwin", "Euler", "Faraday", "Gauss", "Hopper", "Italo", "Joule",
@@ -134,7 +137,7 @@ class AgentControl:
         depth = (parent_agent.depth if parent_agent is not None else 0) + 1
         open_children = sum(1 for a in self._agents.values() if a.root_id == root_id and not a.closed)
         if open_children >= limits.max_threads:
-            raise CollabError(f"collab spawn failed: agent thread limit reached (max {limits.max_threads})")
+            raise CollabError(f"{LIMIT_REACHED}")
         session = _a_session(parent)
         if session is None:
             raise CollabError("collab manager unavailable")
@@ -154,7 +157,7 @@ class AgentControl:
                   "originator": parent.meta.get("originator"), "sessionId": parent.meta.get("sessionId", parent.id)})
         agent = _Agent(child.id, parent.id, root_id, depth, nickname)
         self._agents[child.id] = agent
-        self._adopt(agent, child, parent)
+        self._adopt(child, parent)
         if request.fork_context and parent.history:
             child.history.extend(parent.history)
             await asyncio.to_thread(child.writer.response_items, list(parent.history))
@@ -163,14 +166,11 @@ class AgentControl:
         await self._start_turn(agent, child, request.inputs, session)
         return SpawnedAgent(child.id, nickname, settings.model, settings.effort, status)
 
-    def _adopt(self, agent: _Agent, child: ThreadRuntime, parent: ThreadRuntime) -> None:
-        """Let the parent's subscribers see ``child``, and take the sub-agent tools from a child at the
-        depth limit (as Codex)."""
+    def _adopt(self, child: ThreadRuntime, parent: ThreadRuntime) -> None:
+        """Let the parent's subscribers see ``child``; it inherits the parent's tool switches."""
         for subscriber in parent.subscribers:
             self._threads.subscribe(child, subscriber)
         child.tool_config = dict(parent.tool_config)
-        if agent.depth >= self.limits().max_depth:
-            child.tool_config["features.multi_agent"] = False
 
     async def _start_turn(self, agent: _Agent, thread: ThreadRuntime, inputs: list[JsonObj],
                           session: Session) -> None:
@@ -237,13 +237,13 @@ class AgentControl:
         limits = self.limits()
         open_children = sum(1 for a in self._agents.values() if a.root_id == agent.root_id and not a.closed)
         if open_children >= limits.max_threads:
-            raise CollabError(f"collab spawn failed: agent thread limit reached (max {limits.max_threads})")
+            raise CollabError(f"{LIMIT_REACHED}")
         session = _a_session(parent)
         if session is None:
             raise CollabError("collab manager unavailable")
         child = await self._threads.resume(session, target, replace(parent.settings), lambda settings: settings)
         agent.closed, agent.turn = False, None
-        self._adopt(agent, child, parent)
+        self._adopt(child, parent)
         await child.emit_status()
         return self.status(target)
 

@@ -8,7 +8,8 @@ tell the model what Codex 0.169 tells it: compact JSON (``{"agent_id", "nickname
 collab events: ``failed`` when the reported agent errored or is unknown, the agents' states by thread id.
 
 wait_agent's ``timeout_ms`` defaults to 30 s and is clamped to [10 s, 1 h], as in Codex; a non-positive
-one is refused.
+one is refused. A thread at the ``[agents] max_depth`` limit is not offered these tools, and a call of one
+is answered as Codex answers a tool it does not know.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ __all__ = ["COLLAB_TOOLS", "handle_collab_call"]
 
 COLLAB_TOOLS = frozenset({"spawn_agent", "send_input", "wait_agent", "close_agent", "resume_agent"})
 
-DEPTH_LIMIT = "Agent depth limit reached. Solve the task yourself."
 UNAVAILABLE = "collab manager unavailable"
 MIN_WAIT_TIMEOUT_MS = 10_000
 DEFAULT_WAIT_TIMEOUT_MS = 30_000
@@ -180,8 +180,6 @@ async def _spawn(ctx: ToolContext, call: ToolCall, agents: SubAgents, args: Json
     model, effort = args.get("model"), args.get("reasoning_effort")
     model = model if isinstance(model, str) and model.strip() else None
     effort = effort if isinstance(effort, str) and effort.strip() else None
-    if agents.depth(ctx.thread.id) + 1 > agents.limits().max_depth:
-        return DEPTH_LIMIT
     item = _Call(ctx, call, "spawnAgent", [], prompt=_preview(inputs), model=model or "",
                  effort=effort or DEFAULT_EFFORT)
     await item.begin()
@@ -255,8 +253,6 @@ async def _close(ctx: ToolContext, call: ToolCall, agents: SubAgents, args: Json
 
 async def _resume(ctx: ToolContext, call: ToolCall, agents: SubAgents, args: JsonObj) -> str:
     target = _agent_id(_required_str(args, "id"))
-    if agents.depth(ctx.thread.id) + 1 > agents.limits().max_depth:
-        return DEPTH_LIMIT
     item = _Call(ctx, call, "resumeAgent", [target])
     await item.begin()
     try:
@@ -280,6 +276,9 @@ async def handle_collab_call(ctx: ToolContext, call: ToolCall) -> ToolOutcome:
         return ToolOutcome(call_output(call, f"unsupported collab tool {call.name}"))
     if agents is None:
         return ToolOutcome(call_output(call, UNAVAILABLE))
+    if not agents.limits().allows_spawn_from(agents.depth(ctx.thread.id)):
+        # Beyond [agents] max_depth Codex registers none of these tools: the call is an unknown one.
+        return ToolOutcome(call_output(call, f"unsupported call: {call.namespace}{call.name}"))
     try:
         text = await handler(ctx, call, agents, _args(call))
     except _BadArgs as exc:

@@ -1,0 +1,117 @@
+"""Sub-agents against the reference binary: the same scripted scenarios run on pycodex and on
+`codex app-server` (mock-model, fixtures/fake_responses_server.py), and what the client and the model see
+must match: the tools' outputs, the collabAgentToolCall items on the parent, and the child thread's
+notifications (ids normalized; nicknames differ: Codex draws them at random)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.app_server.tools.test_collab_agents import (
+    AGENT_ID,
+    CHILD,
+    PARENT,
+    collab,
+    outputs,
+    parent_says,
+)
+from tests.support.fake_model import exec_call, message, model_config, run_turn
+
+pytestmark = pytest.mark.codex
+
+UNKNOWN = "01a23780-8497-7003-88d9-923b173a19ab"
+ID = {"ID": AGENT_ID}
+
+#: A child that runs a command and answers twice; the parent talks to it, closes and resumes it, and asks
+#: about an agent that does not exist.
+LIFECYCLE: list[Any] = [
+    parent_says(collab("spawn", "spawn_agent", message=f"{CHILD}: print the answer")),
+    parent_says(collab("wait", "wait_agent", targets=["{{ID}}"], timeout_ms=30000), fill=ID),
+    parent_says(collab("send", "send_input", target="{{ID}}", message="more please"), fill=ID),
+    parent_says(collab("wait2", "wait_agent", targets=["{{ID}}"]), fill=ID),
+    parent_says(collab("close", "close_agent", target="{{ID}}"), fill=ID),
+    parent_says(collab("send2", "send_input", target="{{ID}}", message="again"), fill=ID),
+    parent_says(collab("resume", "resume_agent", id="{{ID}}"), fill=ID),
+    parent_says(collab("bad", "send_input", target=UNKNOWN, message="x")),
+    parent_says(collab("bad2", "wait_agent", targets=[UNKNOWN])),
+    parent_says(collab("bad3", "close_agent", target="nope")),
+    parent_says(collab("bad4", "wait_agent", targets=[])),
+    parent_says(collab("bad5", "spawn_agent")),
+    parent_says(collab("bad6", "spawn_agent", message="x", items=[{"type": "text", "text": "y"}])),
+    parent_says(collab("bad7", "wait_agent", targets=["{{ID}}"], timeout_ms=0), fill=ID),
+    parent_says(message("parent done")),
+    {"when": CHILD, "output": [exec_call("child_cmd", "echo $((6*7))-done")]},
+    {"when": CHILD, "output": [message("child saw: {{OUT}}")], "fill": {"OUT": r"(\d+-done)"}},
+    {"when": CHILD, "output": [message("second answer")]},
+]
+
+#: One child allowed: the second spawn is refused.
+LIMITED: list[Any] = [
+    parent_says(collab("one", "spawn_agent", message=f"{CHILD} one")),
+    parent_says(collab("two", "spawn_agent", message=f"{CHILD} two")),
+    parent_says(collab("wait", "wait_agent", targets=["{{ID}}"]), fill=ID),
+    parent_says(message("parent done")),
+    {"when": f"{CHILD} one", "output": [message("one done")]},
+]
+
+#: Depth 0: the root may not spawn at all.
+TOO_DEEP: list[Any] = [
+    parent_says(collab("deep", "spawn_agent", message=f"{CHILD} deep")),
+    parent_says(message("parent done")),
+]
+
+
+async def _run(app_server: Any, fake_model: Any, root: Path, script: list[Any], extra: str,
+               argv: list[str] | None) -> dict[str, Any]:
+    home, cwd = root / "home", root / "workspace"
+    cwd.mkdir(parents=True)
+    model = await fake_model(script)
+    model_config(home, model.url, extra=extra)
+    client = await (app_server(codex_home=home, cwd=cwd) if argv is None
+                    else app_server(codex_home=home, cwd=cwd, argv=argv))
+    parent = (await client.call("thread/start", {"cwd": str(cwd)}))["thread"]["id"]
+    final = await run_turn(client, parent, PARENT, timeout=60)
+    outs = outputs(model)
+    children = [json.loads(outs[c])["agent_id"] for c in ("spawn", "one") if c in outs]
+    names = {parent: "PARENT", **{c: f"CHILD{i}" for i, c in enumerate(children)}}
+
+    def norm(value: Any) -> Any:
+        text = json.dumps(value)
+        for real, name in names.items():
+            text = text.replace(real, name)
+        return json.loads(text)
+
+    items = [(m["method"], {k: v for k, v in m["params"]["item"].items() if k not in ("startedAtMs", "completedAtMs")})
+             for m in client.notifications() if m["method"] in ("item/started", "item/completed")
+             and m["params"]["item"]["type"] == "collabAgentToolCall"]
+    child_seen = [(m["method"], (m["params"].get("item") or {}).get("type"), m["params"].get("status"))
+                  for m in client.notifications() if m["params"].get("threadId") in children
+                  and not m["method"].endswith("/outputDelta") and m["method"] != "warning"]
+    texts = {k: re.sub(r'"submission_id":"[^"]+"', '"submission_id":"SUB"', v) for k, v in outs.items()
+             if k != "child_cmd"}
+    for key in ("spawn", "one"):  # the nickname is Codex's random draw
+        if key in texts:
+            texts[key] = json.dumps(dict(json.loads(texts[key]), nickname="NICK"))
+    return norm({"status": final["status"], "outputs": texts, "items": items, "child": child_seen,
+                 "started": [m["params"]["thread"]["id"] for m in client.notifications("thread/started")]})
+
+
+@pytest.mark.parametrize(("script", "extra"), [
+    pytest.param(LIFECYCLE, "", id="lifecycle"),
+    pytest.param(LIMITED, "[agents]\nmax_threads = 1", id="max_threads"),
+    pytest.param(TOO_DEEP, "[agents]\nmax_depth = 0", id="max_depth"),
+])
+async def test_collab_matches_codex(app_server: Any, fake_model: Any, codex_bin: Path, tmp_path: Path,
+                                    script: list[Any], extra: str) -> None:
+    ours = await _run(app_server, fake_model, tmp_path / "ours", script, extra, None)
+    theirs = await _run(app_server, fake_model, tmp_path / "codex", script, extra, [str(codex_bin), "app-server"])
+    assert ours["outputs"] == theirs["outputs"]
+    assert ours["items"] == theirs["items"]
+    assert ours["child"] == theirs["child"]
+    assert ours["started"] == theirs["started"] == ["PARENT"]
+    assert ours["status"] == theirs["status"] == "completed"
