@@ -31,6 +31,48 @@ def parent_says(*items: Any, fill: dict[str, str] | None = None) -> dict[str, An
     return reply
 
 
+UNKNOWN = "01a23780-8497-7003-88d9-923b173a19ab"
+ID = {"ID": AGENT_ID}
+
+#: A child that runs a command and answers twice; the parent talks to it, closes and resumes it, and asks
+#: about an agent that does not exist.
+LIFECYCLE: list[Any] = [
+    parent_says(collab("spawn", "spawn_agent", message=f"{CHILD}: print the answer")),
+    parent_says(collab("wait", "wait_agent", targets=["{{ID}}"], timeout_ms=30000), fill=ID),
+    parent_says(collab("send", "send_input", target="{{ID}}", message="more please"), fill=ID),
+    parent_says(collab("wait2", "wait_agent", targets=["{{ID}}"]), fill=ID),
+    parent_says(collab("close", "close_agent", target="{{ID}}"), fill=ID),
+    parent_says(collab("send2", "send_input", target="{{ID}}", message="again"), fill=ID),
+    parent_says(collab("resume", "resume_agent", id="{{ID}}"), fill=ID),
+    parent_says(collab("bad", "send_input", target=UNKNOWN, message="x")),
+    parent_says(collab("bad2", "wait_agent", targets=[UNKNOWN])),
+    parent_says(collab("bad3", "close_agent", target="nope")),
+    parent_says(collab("bad4", "wait_agent", targets=[])),
+    parent_says(collab("bad5", "spawn_agent")),
+    parent_says(collab("bad6", "spawn_agent", message="x", items=[{"type": "text", "text": "y"}])),
+    parent_says(collab("bad7", "wait_agent", targets=["{{ID}}"], timeout_ms=0), fill=ID),
+    parent_says(message("parent done")),
+    {"when": CHILD, "output": [exec_call("child_cmd", "echo $((6*7))-done")]},
+    {"when": CHILD, "output": [message("child saw: {{OUT}}")], "fill": {"OUT": r"(\d+-done)"}},
+    {"when": CHILD, "output": [message("second answer")]},
+]
+
+#: One child allowed: the second spawn is refused.
+LIMITED: list[Any] = [
+    parent_says(collab("one", "spawn_agent", message=f"{CHILD} one")),
+    parent_says(collab("two", "spawn_agent", message=f"{CHILD} two")),
+    parent_says(collab("wait", "wait_agent", targets=["{{ID}}"]), fill=ID),
+    parent_says(message("parent done")),
+    {"when": f"{CHILD} one", "output": [message("one done")]},
+]
+
+#: Depth 0: the root may not spawn at all.
+TOO_DEEP: list[Any] = [
+    parent_says(collab("deep", "spawn_agent", message=f"{CHILD} deep")),
+    parent_says(message("parent done")),
+]
+
+
 def outputs(model: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     for req in model.requests():
@@ -121,3 +163,127 @@ async def test_a_sub_agent_runs_a_command_and_reports_back(
                       and PARENT not in user_texts(r)]
     assert child_requests and all("multi_agent_v1" not in n for n in child_requests)
     assert "multi_agent_v1" in namespaces[0]
+
+
+async def test_talking_to_an_idle_child_closing_and_resuming_it_and_refusals(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, LIFECYCLE)
+    assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
+    outs = outputs(model)
+    child = json.loads(outs["spawn"])["agent_id"]
+    assert set(json.loads(outs["send"])) == {"submission_id"}
+    # send_input to the idle child started its second turn; the next wait gets that turn's answer.
+    assert json.loads(outs["wait2"]) == {"status": {child: {"completed": "second answer"}}, "timed_out": False}
+    assert json.loads(outs["close"]) == {"previous_status": {"completed": "second answer"}}
+    assert outs["send2"] == f"agent with id {child} not found"  # a closed child is unloaded
+    assert json.loads(outs["resume"]) == {"status": "pending_init"}
+    assert outs["bad"] == f"agent with id {UNKNOWN} not found"
+    assert json.loads(outs["bad2"]) == {"status": {UNKNOWN: "not_found"}, "timed_out": False}
+    assert outs["bad3"] == "invalid agent id nope: Error(ParseChar { character: 'n', index: 1 })"
+    assert outs["bad4"] == "agent ids must be non-empty"
+    assert outs["bad5"] == "Provide one of: message or items"
+    assert outs["bad6"] == "Provide either message or items, but not both"
+    assert outs["bad7"] == "timeout_ms must be greater than zero"
+
+    done = {i["id"]: i for phase, i in collab_items(client, parent) if phase == "completed"}
+    assert done["send"]["tool"] == "sendInput" and done["send"]["prompt"] == "more please"
+    assert done["send"]["agentsStates"] == {child: {"status": "completed", "message": f"child saw: {DONE}"}}
+    assert done["close"]["tool"] == "closeAgent" and done["close"]["status"] == "completed"
+    assert (done["send2"]["status"], done["send2"]["agentsStates"]) == ("failed", {child: {"status": "notFound",
+                                                                                           "message": None}})
+    assert done["resume"]["tool"] == "resumeAgent" and done["resume"]["status"] == "completed"
+    assert done["bad"]["status"] == done["bad2"]["status"] == "failed"
+    assert not {"bad3", "bad4", "bad5", "bad6", "bad7"} & set(done)  # refused before any item
+    child_statuses = [m["params"]["status"]["type"] for m in client.notifications("thread/status/changed")
+                      if m["params"]["threadId"] == child]
+    assert child_statuses[-2:] == ["notLoaded", "idle"]  # closed (unloaded), then resumed (loaded again)
+    loaded = (await client.call("thread/loaded/list", {}))["data"]
+    assert child in loaded
+
+
+async def test_the_count_limit_refuses_a_second_child(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, LIMITED,
+                                        extra="[agents]\nmax_threads = 1")
+    assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
+    outs = outputs(model)
+    child = json.loads(outs["one"])["agent_id"]
+    assert outs["two"] == "collab spawn failed: agent thread limit reached"
+    assert json.loads(outs["wait"]) == {"status": {child: {"completed": "one done"}}, "timed_out": False}
+    refused = [i for phase, i in collab_items(client, parent) if i["id"] == "two"]
+    assert [(i["status"], i["receiverThreadIds"], i["agentsStates"]) for i in refused] == [
+        ("inProgress", [], {}), ("failed", [], {})]
+
+
+async def test_the_depth_limit_offers_no_agent_tools(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, TOO_DEEP,
+                                        extra="[agents]\nmax_depth = 0")
+    assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
+    assert all("multi_agent_v1" not in {t.get("name") for t in r["body"]["tools"]} for r in model.requests())
+    assert outputs(model)["deep"] == "unsupported call: multi_agent_v1spawn_agent"
+    assert collab_items(client, parent) == []
+
+
+async def test_send_input_steers_a_running_child(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    # The child's first answer streams slowly, so the parent's input arrives while it runs.
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, [
+        parent_says(collab("spawn", "spawn_agent", message=f"{CHILD} slow")),
+        parent_says(collab("send", "send_input", target="{{ID}}", message="STEERED"), fill=ID),
+        parent_says(collab("wait", "wait_agent", targets=["{{ID}}"]), fill=ID),
+        parent_says(message("parent done")),
+        {"when": CHILD, "output": [message("first")], "delay_ms": 150},
+        {"when": "STEERED", "output": [message("steered answer")]},
+    ])
+    assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
+    outs = outputs(model)
+    child = json.loads(outs["spawn"])["agent_id"]
+    assert json.loads(outs["wait"]) == {"status": {child: {"completed": "steered answer"}}, "timed_out": False}
+    send = [i for phase, i in collab_items(client, parent) if phase == "completed" and i["id"] == "send"]
+    assert send[0]["agentsStates"] == {child: {"status": "running", "message": None}}
+    turns = [m["params"]["turn"] for m in client.notifications("turn/completed") if m["params"]["threadId"] == child]
+    assert len(turns) == 1  # the input joined the running turn rather than starting another
+
+
+async def test_interrupting_input_and_closing_a_running_child(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, [
+        parent_says(collab("spawn", "spawn_agent", message=f"{CHILD} stuck")),
+        parent_says(collab("send", "send_input", target="{{ID}}", message="NEW-TASK", interrupt=True), fill=ID),
+        parent_says(collab("close", "close_agent", target="{{ID}}"), fill=ID),
+        parent_says(message("parent done")),
+        {"when": CHILD, "output": [{"type": "stall", "seconds": 30}]},
+        {"when": "NEW-TASK", "output": [{"type": "stall", "seconds": 30}]},
+    ])
+    assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
+    outs = outputs(model)
+    child = json.loads(outs["spawn"])["agent_id"]
+    assert set(json.loads(outs["send"])) == {"submission_id"}
+    assert json.loads(outs["close"]) == {"previous_status": "running"}
+    turns = [m["params"]["turn"]["status"] for m in client.notifications("turn/completed")
+             if m["params"]["threadId"] == child]
+    assert turns == ["interrupted", "interrupted"]  # the interrupted first turn, then the closed second one
+    assert any(m["params"] == {"threadId": child, "status": {"type": "notLoaded"}}
+               for m in client.notifications("thread/status/changed"))
+
+
+async def test_shutdown_cancels_a_running_child(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, [
+        parent_says(collab("spawn", "spawn_agent", message=f"{CHILD} stuck")),
+        parent_says(message("parent done")),
+        {"when": CHILD, "output": [{"type": "stall", "seconds": 30}]},
+    ])
+    assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
+    child = client.app.threads.loaded[json.loads(outputs(model)["spawn"])["agent_id"]]
+    task = child.active.task
+    assert task is not None and not task.done()
+    await client.close()
+    assert task.done() and child.active is None and child.turns[-1]["status"] == "interrupted"

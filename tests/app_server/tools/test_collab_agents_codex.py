@@ -12,59 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.app_server.tools.test_collab_agents import (
-    AGENT_ID,
-    CHILD,
-    PARENT,
-    collab,
-    outputs,
-    parent_says,
-)
-from tests.support.fake_model import exec_call, message, model_config, run_turn
+from tests.app_server.tools.test_collab_agents import LIFECYCLE, LIMITED, PARENT, TOO_DEEP, outputs
+from tests.support.fake_model import model_config, run_turn
 
 pytestmark = pytest.mark.codex
-
-UNKNOWN = "01a23780-8497-7003-88d9-923b173a19ab"
-ID = {"ID": AGENT_ID}
-
-#: A child that runs a command and answers twice; the parent talks to it, closes and resumes it, and asks
-#: about an agent that does not exist.
-LIFECYCLE: list[Any] = [
-    parent_says(collab("spawn", "spawn_agent", message=f"{CHILD}: print the answer")),
-    parent_says(collab("wait", "wait_agent", targets=["{{ID}}"], timeout_ms=30000), fill=ID),
-    parent_says(collab("send", "send_input", target="{{ID}}", message="more please"), fill=ID),
-    parent_says(collab("wait2", "wait_agent", targets=["{{ID}}"]), fill=ID),
-    parent_says(collab("close", "close_agent", target="{{ID}}"), fill=ID),
-    parent_says(collab("send2", "send_input", target="{{ID}}", message="again"), fill=ID),
-    parent_says(collab("resume", "resume_agent", id="{{ID}}"), fill=ID),
-    parent_says(collab("bad", "send_input", target=UNKNOWN, message="x")),
-    parent_says(collab("bad2", "wait_agent", targets=[UNKNOWN])),
-    parent_says(collab("bad3", "close_agent", target="nope")),
-    parent_says(collab("bad4", "wait_agent", targets=[])),
-    parent_says(collab("bad5", "spawn_agent")),
-    parent_says(collab("bad6", "spawn_agent", message="x", items=[{"type": "text", "text": "y"}])),
-    parent_says(collab("bad7", "wait_agent", targets=["{{ID}}"], timeout_ms=0), fill=ID),
-    parent_says(message("parent done")),
-    {"when": CHILD, "output": [exec_call("child_cmd", "echo $((6*7))-done")]},
-    {"when": CHILD, "output": [message("child saw: {{OUT}}")], "fill": {"OUT": r"(\d+-done)"}},
-    {"when": CHILD, "output": [message("second answer")]},
-]
-
-#: One child allowed: the second spawn is refused.
-LIMITED: list[Any] = [
-    parent_says(collab("one", "spawn_agent", message=f"{CHILD} one")),
-    parent_says(collab("two", "spawn_agent", message=f"{CHILD} two")),
-    parent_says(collab("wait", "wait_agent", targets=["{{ID}}"]), fill=ID),
-    parent_says(message("parent done")),
-    {"when": f"{CHILD} one", "output": [message("one done")]},
-]
-
-#: Depth 0: the root may not spawn at all.
-TOO_DEEP: list[Any] = [
-    parent_says(collab("deep", "spawn_agent", message=f"{CHILD} deep")),
-    parent_says(message("parent done")),
-]
-
 
 async def _run(app_server: Any, fake_model: Any, root: Path, script: list[Any], extra: str,
                argv: list[str] | None) -> dict[str, Any]:
