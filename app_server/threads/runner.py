@@ -275,8 +275,8 @@ class TurnRunner:
             "reasoning": reasoning,
             "store": False,
             "include": ["reasoning.encrypted_content"],
-            "prompt_cache_key": thread.id,
-            "client_metadata": {"session_id": thread.id, "thread_id": thread.id, "turn_id": turn.id,
+            "prompt_cache_key": self._session_id,
+            "client_metadata": {"session_id": self._session_id, "thread_id": thread.id, "turn_id": turn.id,
                                 "root_turn_id": turn.id},
         }
         if turn.output_schema is not None:
@@ -287,12 +287,19 @@ class TurnRunner:
     def _request_context(self) -> RequestContext:
         thread, turn, client = self.thread, self.turn, self.services.client
         metadata = {
-            "session_id": thread.id, "thread_id": thread.id, "turn_id": turn.id, "window_id": f"{thread.id}:0",
+            "session_id": self._session_id, "thread_id": thread.id, "turn_id": turn.id, "window_id": f"{thread.id}:0",
             "request_kind": "turn", "history_initialization": thread.history_initialization,
             "sandbox_mode": thread.settings.sandbox_mode, "model": thread.settings.model,
         }
+        spawned = isinstance(thread.meta.get("source"), dict) and thread.meta.get("parentThreadId")
         return RequestContext(thread_id=thread.id, turn_id=turn.id, originator=client.originator,
-                              user_agent=client.user_agent, turn_metadata=metadata)
+                              user_agent=client.user_agent, turn_metadata=metadata, session_id=self._session_id,
+                              subagent_parent=str(spawned) if spawned else None)
+
+    @property
+    def _session_id(self) -> str:
+        """The session of the thread: a sub-agent shares its root thread's (prompt cache, session-id)."""
+        return str(self.thread.meta.get("sessionId") or self.thread.id)
 
     async def _on_retry(self, notice: RetryNotice) -> None:
         await self.thread.emit(notices.error(notice.payload.to_wire(), will_retry=True, thread_id=self.thread.id,

@@ -163,6 +163,13 @@ async def test_a_sub_agent_runs_a_command_and_reports_back(
                       and PARENT not in user_texts(r)]
     assert child_requests and all("multi_agent_v1" not in n for n in child_requests)
     assert "multi_agent_v1" in namespaces[0]
+    # The child's requests say they come from a spawned agent of the parent's session, as Codex's do.
+    first_child = next(r for r in requests if CHILD in user_texts(r) and PARENT not in user_texts(r))
+    assert first_child["body"]["prompt_cache_key"] == parent
+    headers = first_child["headers"]
+    assert (headers["session-id"], headers["thread-id"], headers["x-codex-parent-thread-id"],
+            headers["x-openai-subagent"]) == (parent, child, parent, "collab_spawn")
+    assert "x-openai-subagent" not in requests[0]["headers"]
 
 
 async def test_talking_to_an_idle_child_closing_and_resuming_it_and_refusals(
