@@ -87,13 +87,14 @@ class AgentLimits:
 
 @dataclass(frozen=True, slots=True)
 class SpawnRequest:
-    """What spawn_agent asks for: the child's first input (v2 UserInput dicts) and its model overrides."""
+    """What spawn_agent asks for: the child's first input (v2 UserInput dicts) and its model overrides;
+    ``fork_call_id``: the spawn call whose parent history the child starts with (fork_context)."""
 
     parent_id: str
     inputs: list[JsonObj]
     model: str | None = None
     reasoning_effort: str | None = None
-    fork_context: bool = False
+    fork_call_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,9 +19,10 @@ sub-agent tools: ``threads.tool_policy``).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from app_server.session import Session
 from app_server.store import new_uuid7
@@ -34,6 +35,7 @@ from app_server.threads.agent_contracts import (
 )
 from app_server.threads.lifecycle import TurnStatus
 from app_server.threads.manager import ThreadManager
+from app_server.threads.prompt import user_message_item
 from app_server.threads.runner import TurnRunner
 from app_server.threads.services import TurnServices
 from app_server.threads.state import Spawn, ThreadRuntime, TurnState
@@ -65,6 +67,10 @@ class _Agent:
     nickname: str
     turn: TurnState | None = None
     closed: bool = False
+    #: Set once the child has settled: a turn of it ended (not by an interrupt of ours) or it was closed.
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    #: An interrupt of ours (send_input with interrupt, close) is under way: that turn's end is no news.
+    quiet: bool = False
 
 
 class AgentControl:
@@ -158,13 +164,33 @@ class AgentControl:
         agent = _Agent(child.id, parent.id, root_id, depth, nickname)
         self._agents[child.id] = agent
         self._adopt(child, parent)
-        if request.fork_context and parent.history:
-            child.history.extend(parent.history)
-            await asyncio.to_thread(child.writer.response_items, list(parent.history))
+        forked = _history_before(parent.history, request.fork_call_id) if request.fork_call_id else []
+        if forked:
+            child.history.extend(forked)
+            await asyncio.to_thread(child.writer.response_items, forked)
         await child.emit_status()
         status = self.status(child.id)  # what Codex reports: the child before its turn starts
         await self._start_turn(agent, child, request.inputs, session)
+        self._spawn(self._notify_parent(agent), name=f"agent-watch-{child.id}")
         return SpawnedAgent(child.id, nickname, settings.model, settings.effort, status)
+
+    async def _notify_parent(self, agent: _Agent) -> None:
+        """Once the child first settles, tell the parent's model how (Codex's ``<subagent_notification>``:
+        into the parent's running turn before its next request, or straight into its history while it is
+        idle). Turns cut short by our own interrupts do not count; a closed child reports ``shutdown``."""
+        await agent.settled.wait()  # a server task: shutdown cancels it
+        parent = self._threads.loaded.get(agent.parent_id)
+        status = AgentStatus("shutdown") if agent.closed else self.status(agent.thread_id)
+        if parent is None:
+            return
+        payload = json.dumps({"agent_path": agent.thread_id, "status": status.model_json()},
+                             separators=(",", ":"))
+        entry = user_message_item([f"<subagent_notification>\n{payload}\n</subagent_notification>"])
+        if parent.active is not None:
+            parent.pending_context.append(entry)
+        else:
+            parent.history.append(entry)
+            await asyncio.to_thread(parent.writer.response_items, [entry])
 
     def _adopt(self, child: ThreadRuntime, parent: ThreadRuntime) -> None:
         """Let the parent's subscribers see ``child``; it inherits the parent's tool switches."""
@@ -179,13 +205,15 @@ class AgentControl:
         runner.reports_read_state = False  # Codex keeps no read state for a sub-agent's thread
         agent.turn = turn
         await thread.start_turn(turn, runner, self._spawn)()
+        if turn.task is not None:
+            turn.task.add_done_callback(lambda _: None if agent.quiet else agent.settled.set())
 
     async def send_input(self, target: str, inputs: list[JsonObj], *, interrupt: bool) -> str:
         """Steer ``target``'s running turn with ``inputs``, or start a new turn (after interrupting the
         running one with ``interrupt``)."""
         agent, thread = self._open(target)
         if interrupt and thread.active is not None:
-            await thread.interrupt_and_wait(STOP_TIMEOUT_S)
+            await self._interrupt(agent, thread)
         if thread.active is not None:
             thread.steer(inputs)
         else:
@@ -195,6 +223,15 @@ class AgentControl:
                 raise CollabError("collab manager unavailable")
             await self._start_turn(agent, thread, inputs, session)
         return new_uuid7()
+
+    @staticmethod
+    async def _interrupt(agent: _Agent, thread: ThreadRuntime) -> None:
+        """Stop the child's running turn (bounded); its end does not count as the child settling."""
+        agent.quiet = True
+        try:
+            await thread.interrupt_and_wait(STOP_TIMEOUT_S)
+        finally:
+            agent.quiet = False
 
     async def wait(self, targets: list[str], timeout_s: float) -> dict[str, AgentStatus]:
         """The final statuses among ``targets`` as soon as one is final (all that are then), {} on timeout."""
@@ -221,8 +258,9 @@ class AgentControl:
         agent, thread = self._open(target)
         previous = self.status(target)
         if thread.active is not None:
-            await thread.interrupt_and_wait(STOP_TIMEOUT_S)
+            await self._interrupt(agent, thread)
         agent.closed = True
+        agent.settled.set()
         await self._threads.unload(thread)
         return previous
 
@@ -246,6 +284,14 @@ class AgentControl:
         self._adopt(child, parent)
         await child.emit_status()
         return self.status(target)
+
+
+def _history_before(history: list[JsonObj], call_id: str) -> list[JsonObj]:
+    """The parent's history up to the spawn call (as Codex forks it: the call itself has no output yet)."""
+    for index, entry in enumerate(history):
+        if entry.get("type") == "function_call" and entry.get("call_id") == call_id:
+            return list(history[:index])
+    return list(history)
 
 
 def _a_session(thread: ThreadRuntime) -> Session | None:

@@ -121,11 +121,14 @@ class TurnRunner:
             else:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
+            await self._pending_context()
             await self._user_input(turn.inputs, client_id=turn.client_message_id)
             if self.services.late_tool_specs is not None:
                 self._late_tools = await self.services.late_tool_specs()
             while True:
                 follow_up = await self._sample()
+                if await self._pending_context():
+                    follow_up = True
                 if turn.pending_inputs:
                     for inputs, client_id in zip(turn.pending_inputs, turn.pending_client_ids, strict=True):
                         await self._user_input(inputs, client_id=client_id)
@@ -194,6 +197,13 @@ class TurnRunner:
             await pending.close(thread.id)
 
     # -- inputs and history ----------------------------------------------------------------------
+    async def _pending_context(self) -> bool:
+        """Record the model-only messages that arrived for this turn (a sub-agent's completion notice),
+        so the next request sees them; True when there were any."""
+        entries, self.thread.pending_context = self.thread.pending_context, []
+        await self._record_history(entries)
+        return bool(entries)
+
     async def _record_history(self, entries: list[JsonObj]) -> None:
         if not entries:
             return

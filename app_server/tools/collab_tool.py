@@ -18,11 +18,13 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Literal
 
+from app_server.model.catalog import catalog
 from app_server.protocol import notices
 from app_server.protocol.base import to_wire
 from app_server.protocol.items import CollabAgentToolCallItem
 from app_server.threads import items as it
 from app_server.threads.agent_contracts import AgentStatus, CollabError, SpawnRequest
+from app_server.threads.model_metadata import catalog_entry
 from app_server.tools.call_output import call_output
 from app_server.tools.contracts import ToolOutcome
 from pycodex.json_types import JsonObj, JsonValue
@@ -184,14 +186,40 @@ async def _spawn(ctx: ToolContext, call: ToolCall, agents: SubAgents, args: Json
                  effort=effort or DEFAULT_EFFORT)
     await item.begin()
     try:
-        spawned = await agents.spawn(SpawnRequest(ctx.thread.id, inputs, model, effort,
-                                                  fork_context=args.get("fork_context") is True))
+        effort = _child_effort(ctx.thread.settings.model, model, effort)
+    except _BadArgs as exc:  # Codex refuses after announcing the call and never completes its item
+        return str(exc)
+    fork = call.call_id if args.get("fork_context") is True else None
+    try:
+        spawned = await agents.spawn(SpawnRequest(ctx.thread.id, inputs, model, effort, fork_call_id=fork))
     except CollabError as exc:
         await item.end({}, failed=True)
         return str(exc)
     await item.end({spawned.thread_id: spawned.status}, receivers=[spawned.thread_id], model=spawned.model,
                    reasoning_effort=spawned.reasoning_effort or effort or DEFAULT_EFFORT)
     return _compact({"agent_id": spawned.thread_id, "nickname": spawned.nickname})
+
+
+def _child_effort(parent_model: str, model: str | None, effort: str | None) -> str | None:
+    """The child's reasoning effort, checked as Codex checks it: a requested model must be a catalog model
+    (it then runs at its default effort unless one is asked for), a requested effort one its model
+    supports (a slug without metadata supports none). None: the parent's effort."""
+    entries = {str(e["model"]): e for e in catalog().models}
+    if model is not None and model not in entries:
+        available = ", ".join(list(entries)[:5])  # Codex names the catalog's first five
+        raise _BadArgs(f"Unknown model `{model}` for spawn_agent. Available models: {available}")
+    slug = model or parent_model
+    entry = entries.get(model) if model is not None else catalog_entry(parent_model)
+    if effort is None:
+        default = entry.get("defaultReasoningEffort") if entry is not None and model is not None else None
+        return str(default) if isinstance(default, str) else None
+    levels = entry.get("supportedReasoningEfforts") if entry is not None else None
+    supported = [str(level.get("reasoningEffort")) for level in levels if isinstance(level, dict)] \
+        if isinstance(levels, list) else []
+    if effort not in supported:
+        raise _BadArgs(f"Reasoning effort `{effort}` is not supported for model `{slug}`. "
+                       f"Supported reasoning efforts: {', '.join(supported)}")
+    return effort
 
 
 async def _send_input(ctx: ToolContext, call: ToolCall, agents: SubAgents, args: JsonObj) -> str:

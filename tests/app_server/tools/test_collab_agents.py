@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.fake_model import exec_call, message, model_config, run_turn
 
 PARENT = "PARENT-TASK"
@@ -73,6 +75,32 @@ TOO_DEEP: list[Any] = [
 ]
 
 
+def _id_of(call_id: str) -> str:
+    """A fill pattern for the agent id that spawn call ``call_id`` returned."""
+    return rf'"{call_id}"[^}}]{{0,40}}?agent_id\W+([0-9a-f-]{{36}})'
+
+
+#: spawn_agent's options: a forked child (it starts with the parent's conversation), model and effort
+#: overrides (a catalog model; an unknown one, an effort the model lacks: refused), structured items.
+SPAWN_OPTIONS: list[Any] = [
+    {"when": f"{CHILD} forked", "output": [message("fork ok")]},
+    parent_says(collab("fork", "spawn_agent", message=f"{CHILD} forked", fork_context=True)),
+    parent_says(collab("m1", "spawn_agent", message=f"{CHILD} model", model="gpt-5.5", reasoning_effort="high")),
+    parent_says(collab("m2", "spawn_agent", message=f"{CHILD} unknown", model="nope")),
+    parent_says(collab("m3", "spawn_agent", message=f"{CHILD} effort", reasoning_effort="ultra")),
+    parent_says(collab("m4", "spawn_agent", message=f"{CHILD} default effort", model="gpt-5.5")),
+    parent_says(collab("m5", "spawn_agent", items=[{"type": "text", "text": f"{CHILD} items"},
+                                                   {"type": "image", "image_url": "data:image/png;base64,iVBORw0KGgo="}])),
+    # Then it waits for each child in turn, so all have answered before it finishes.
+    *(parent_says(collab(f"w{n}", "wait_agent", targets=["{{ID}}"]), fill={"ID": _id_of(n)})
+      for n in ("fork", "m1", "m4", "m5")),
+    parent_says(message("parent done")),
+    {"when": f"{CHILD} model", "output": [message("model ok")]},
+    {"when": f"{CHILD} default effort", "output": [message("default ok")]},
+    {"when": f"{CHILD} items", "output": [message("items ok")]},
+]
+
+
 def outputs(model: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     for req in model.requests():
@@ -85,6 +113,19 @@ def outputs(model: Any) -> dict[str, str]:
 def user_texts(request: dict[str, Any]) -> str:
     return "\n".join(part.get("text", "") for item in request["body"]["input"] if item.get("role") == "user"
                      for part in item.get("content", []))
+
+
+def notices_seen(model: Any) -> list[str]:
+    """The sub-agent completion notices in the parent's last request, in order."""
+    last = [r for r in model.requests() if PARENT in user_texts(r)][-1]
+    return [part["text"] for item in last["body"]["input"] if item.get("role") == "user"
+            for part in item["content"] if part["text"].startswith("<subagent_notification>")]
+
+
+def notice(child: str, status: Any) -> str:
+    """Codex's completion notice of ``child`` in ``status`` (its model form)."""
+    payload = json.dumps({"agent_path": child, "status": status}, separators=(",", ":"))
+    return f"<subagent_notification>\n{payload}\n</subagent_notification>"
 
 
 def collab_items(client: Any, thread_id: str) -> list[tuple[str, dict[str, Any]]]:
@@ -158,6 +199,10 @@ async def test_a_sub_agent_runs_a_command_and_reports_back(
     last_parent = [r for r in requests if PARENT in user_texts(r)][-1]
     assert any(i.get("call_id") == "wait" and DONE in i["output"] for i in last_parent["body"]["input"]
                if i.get("type") == "function_call_output")
+    # ... followed by Codex's notice of the child's first answer, after the wait's output.
+    kinds = [i.get("call_id") or i["content"][0]["text"][:23] for i in last_parent["body"]["input"][-2:]]
+    assert kinds == ["wait", "<subagent_notification>"]
+    assert notices_seen(model) == [notice(child, {"completed": f"child saw: {DONE}"})]
     namespaces = [{t.get("name") for t in r["body"]["tools"]} for r in requests]
     child_requests = [n for n, r in zip(namespaces, requests, strict=True) if CHILD in user_texts(r)
                       and PARENT not in user_texts(r)]
@@ -207,6 +252,8 @@ async def test_talking_to_an_idle_child_closing_and_resuming_it_and_refusals(
     assert child_statuses[-2:] == ["notLoaded", "idle"]  # closed (unloaded), then resumed (loaded again)
     loaded = (await client.call("thread/loaded/list", {}))["data"]
     assert child in loaded
+    # Only the first turn's end is announced to the parent's model (the one spawn_agent started).
+    assert notices_seen(model) == [notice(child, {"completed": f"child saw: {DONE}"})]
 
 
 async def test_the_count_limit_refuses_a_second_child(
@@ -238,13 +285,13 @@ async def test_the_depth_limit_offers_no_agent_tools(
 async def test_send_input_steers_a_running_child(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
 ) -> None:
-    # The child's first answer streams slowly, so the parent's input arrives while it runs.
+    # The child's first request hangs without output; the parent's input (sent a moment later) restarts it.
     model, client, parent = await start(app_server, fake_model, codex_home, workspace, [
         parent_says(collab("spawn", "spawn_agent", message=f"{CHILD} slow")),
-        parent_says(collab("send", "send_input", target="{{ID}}", message="STEERED"), fill=ID),
+        {**parent_says(collab("send", "send_input", target="{{ID}}", message="STEERED"), fill=ID), "delay_ms": 100},
         parent_says(collab("wait", "wait_agent", targets=["{{ID}}"]), fill=ID),
         parent_says(message("parent done")),
-        {"when": CHILD, "output": [message("first")], "delay_ms": 150},
+        {"when": CHILD, "output": [{"type": "stall", "seconds": 30}]},
         {"when": "STEERED", "output": [message("steered answer")]},
     ])
     assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
@@ -278,11 +325,15 @@ async def test_interrupting_input_and_closing_a_running_child(
     assert turns == ["interrupted", "interrupted"]  # the interrupted first turn, then the closed second one
     assert any(m["params"] == {"threadId": child, "status": {"type": "notLoaded"}}
                for m in client.notifications("thread/status/changed"))
+    # The interrupt was ours, so only the close is announced, as Codex does.
+    assert notices_seen(model) == [notice(child, "shutdown")]
 
 
 async def test_shutdown_cancels_a_running_child(
-    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path, app_server_argv: list[str] | None
 ) -> None:
+    if app_server_argv is not None:
+        pytest.skip("looks inside pycodex's server")
     model, client, parent = await start(app_server, fake_model, codex_home, workspace, [
         parent_says(collab("spawn", "spawn_agent", message=f"{CHILD} stuck")),
         parent_says(message("parent done")),
@@ -294,3 +345,31 @@ async def test_shutdown_cancels_a_running_child(
     assert task is not None and not task.done()
     await client.close()
     assert task.done() and child.active is None and child.turns[-1]["status"] == "interrupted"
+
+
+async def test_spawn_options_fork_model_effort_and_items(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, SPAWN_OPTIONS)
+    assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
+    outs = outputs(model)
+    assert outs["m2"] == ("Unknown model `nope` for spawn_agent. Available models: gpt-6.1-sol, gpt-6-astra, "
+                          "gpt-6-sol, gpt-6-luna, gpt-5.6-sol")
+    assert outs["m3"] == "Reasoning effort `ultra` is not supported for model `mock-model`. Supported reasoning efforts: "
+    items = collab_items(client, parent)
+    # Codex announces a refused spawn and never completes its item.
+    assert [(phase, i["id"]) for phase, i in items if i["id"] in ("m2", "m3")] == [("started", "m2"), ("started", "m3")]
+    done = {i["id"]: i for phase, i in items if phase == "completed"}
+    assert (done["m1"]["model"], done["m1"]["reasoningEffort"]) == ("gpt-5.5", "high")
+    assert (done["m4"]["model"], done["m4"]["reasoningEffort"]) == ("gpt-5.5", "medium")  # the model's default
+    assert done["m5"]["prompt"] == f"{CHILD} items\n[image]"
+    requests = model.requests()
+    by_task = {t: next(r["body"] for r in requests if f"{CHILD} {t}" in user_texts(r))
+               for t in ("model", "default effort")}
+    assert (by_task["model"]["model"], by_task["model"]["reasoning"]) == ("gpt-5.5", {"effort": "high",
+                                                                                       "summary": "auto"})
+    assert by_task["default effort"]["reasoning"]["effort"] == "medium"
+    # The forked child starts with the parent's conversation up to the spawn call (not the call itself).
+    forked = next(r["body"] for r in requests if f"{CHILD} forked" in user_texts(r))
+    tail = [(i["type"], i.get("role"), i.get("content", [{}])[0].get("text")) for i in forked["input"][3:]]
+    assert tail == [("message", "user", PARENT), ("message", "user", f"{CHILD} forked")]
