@@ -68,6 +68,14 @@ LIMITED: list[Any] = [
     {"when": f"{CHILD} one", "output": [message("one done")]},
 ]
 
+#: A child that never answers: the wait (asking for 1 ms, clamped to Codex's 10 s minimum) times out.
+TIMES_OUT: list[Any] = [
+    parent_says(collab("spawn", "spawn_agent", message=f"{CHILD} stuck")),
+    parent_says(collab("wait", "wait_agent", targets=["{{ID}}"], timeout_ms=1), fill=ID),
+    parent_says(message("parent done")),
+    {"when": CHILD, "output": [{"type": "stall", "seconds": 30}]},
+]
+
 #: Depth 0: the root may not spawn at all.
 TOO_DEEP: list[Any] = [
     parent_says(collab("deep", "spawn_agent", message=f"{CHILD} deep")),
@@ -183,13 +191,15 @@ async def test_a_sub_agent_runs_a_command_and_reports_back(
     statuses = [m["params"]["status"] for m in client.notifications("thread/status/changed")
                 if m["params"]["threadId"] == child]
     assert statuses[0] == {"type": "idle"} and statuses[-1] == {"type": "idle"}
-    read = (await client.call("thread/read", {"threadId": child}))["thread"]
+    answer = await client.call("thread/read", {"threadId": child})
+    read = answer["thread"]
+    assert answer["readState"] is None  # Codex keeps no read state for a sub-agent
     spawn_source = read["source"]["subAgent"]["thread_spawn"]
     assert spawn_source["parent_thread_id"] == parent and spawn_source["depth"] == 1
     assert spawn_source["agent_nickname"] == spawned["nickname"] == read["agentNickname"]
     assert read["parentThreadId"] == parent and read["sessionId"] == parent and read["threadSource"] == "subagent"
-    listed = (await client.call("thread/list", {"sourceKinds": ["subAgentThreadSpawn"]}))["data"]
-    assert [t["id"] for t in listed] == [child]
+    listed = await client.call("thread/list", {"sourceKinds": ["subAgentThreadSpawn"]})
+    assert [t["id"] for t in listed["data"]] == [child] and listed["readStates"] == {}
     ran = [m["params"]["item"] for m in client.notifications("item/completed")
            if m["params"]["threadId"] == child and m["params"]["item"]["type"] == "commandExecution"]
     assert len(ran) == 1 and DONE in ran[0]["aggregatedOutput"]
@@ -254,6 +264,14 @@ async def test_talking_to_an_idle_child_closing_and_resuming_it_and_refusals(
     assert child in loaded
     # Only the first turn's end is announced to the parent's model (the one spawn_agent started).
     assert notices_seen(model) == [notice(child, {"completed": f"child saw: {DONE}"})]
+
+
+async def test_a_wait_that_times_out(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path) -> None:
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, TIMES_OUT)
+    assert (await run_turn(client, parent, PARENT, timeout=40))["status"] == "completed"
+    assert json.loads(outputs(model)["wait"]) == {"status": {}, "timed_out": True}  # after the 10 s minimum
+    done = [i for phase, i in collab_items(client, parent) if phase == "completed" and i["id"] == "wait"]
+    assert [(i["status"], i["receiverThreadIds"], i["agentsStates"]) for i in done] == [("completed", [], {})]
 
 
 async def test_the_count_limit_refuses_a_second_child(

@@ -17,6 +17,7 @@ from tests.app_server.tools.test_collab_agents import (
     LIMITED,
     PARENT,
     SPAWN_OPTIONS,
+    TIMES_OUT,
     TOO_DEEP,
     outputs,
     user_texts,
@@ -71,6 +72,7 @@ async def _run(app_server: Any, fake_model: Any, root: Path, script: list[Any], 
     pytest.param(LIMITED, "[agents]\nmax_threads = 1", id="max_threads"),
     pytest.param(TOO_DEEP, "[agents]\nmax_depth = 0", id="max_depth"),
     pytest.param(SPAWN_OPTIONS, "[agents]\nmax_threads = 10", id="spawn_options"),
+    pytest.param(TIMES_OUT, "", id="wait_timeout"),
 ])
 async def test_collab_matches_codex(app_server: Any, fake_model: Any, codex_bin: Path, tmp_path: Path,
                                     script: list[Any], extra: str) -> None:
