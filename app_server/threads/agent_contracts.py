@@ -117,9 +117,6 @@ class SubAgents(Protocol):
     def depth(self, thread_id: str) -> int:
         """How deep ``thread_id`` sits under its root thread (0 for a thread no agent spawned)."""
 
-    def nickname(self, thread_id: str) -> str | None:
-        """The nickname given to sub-agent ``thread_id`` (None for other threads)."""
-
     def status(self, thread_id: str) -> AgentStatus:
         """The current status of ``thread_id`` (``not_found`` for a thread that is no sub-agent here)."""
 

@@ -11,7 +11,9 @@ get its ``thread/status/changed`` (idle) and then see its turns. Its turns run l
 A child's status is read from its thread: ``pending_init`` until its first turn starts, running while a
 turn is active, else what its last turn ended as (completed with its last agent message, interrupted,
 errored). close_agent unloads the child (``notLoaded``; it is then ``not_found``), resume_agent loads it
-again (``pending_init`` until it gets input). Limits are Codex's: ``[agents] max_threads`` open children
+again (``pending_init`` until it gets input). When a child first settles (its first turn ends, other than
+by an interrupt of ours, or it is closed), the parent's model is told with Codex's
+``<subagent_notification>`` message (no item: it is context, not a user message). Limits are Codex's: ``[agents] max_threads`` open children
 per root thread (closed ones do not count), and ``max_depth`` (a thread at the limit is not offered the
 sub-agent tools: ``threads.tool_policy``).
 """
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -42,8 +43,6 @@ from app_server.threads.state import Spawn, ThreadRuntime, TurnState
 from pycodex.json_types import JsonObj, JsonValue
 
 __all__ = ["AgentControl"]
-
-logger = logging.getLogger(__name__)
 
 #: How long close_agent and an interrupting send_input wait for the child's turn to end.
 STOP_TIMEOUT_S = 5.0
@@ -100,11 +99,6 @@ class AgentControl:
         agent = self._agents.get(thread_id)
         return agent.depth if agent is not None else 0
 
-    def nickname(self, thread_id: str) -> str | None:
-        """The nickname of sub-agent ``thread_id``."""
-        agent = self._agents.get(thread_id)
-        return agent.nickname if agent is not None else None
-
     def status(self, thread_id: str) -> AgentStatus:
         """What ``thread_id`` is doing now, read from its thread."""
         agent = self._agents.get(thread_id)
@@ -124,6 +118,10 @@ class AgentControl:
         error = turn.error or {}
         return AgentStatus("errored", str(error.get("message") or "turn failed"))
 
+    def _open_children(self, root_id: str) -> int:
+        """How many sub-agents under root ``root_id`` are open (they count against ``max_threads``)."""
+        return sum(1 for a in self._agents.values() if a.root_id == root_id and not a.closed)
+
     def _open(self, target: str) -> tuple[_Agent, ThreadRuntime]:
         agent = self._agents.get(target)
         thread = self._threads.loaded.get(target)
@@ -141,9 +139,8 @@ class AgentControl:
         parent_agent = self._agents.get(parent.id)
         root_id = parent_agent.root_id if parent_agent is not None else parent.id
         depth = (parent_agent.depth if parent_agent is not None else 0) + 1
-        open_children = sum(1 for a in self._agents.values() if a.root_id == root_id and not a.closed)
-        if open_children >= limits.max_threads:
-            raise CollabError(f"{LIMIT_REACHED}")
+        if self._open_children(root_id) >= limits.max_threads:
+            raise CollabError(LIMIT_REACHED)
         session = _a_session(parent)
         if session is None:
             raise CollabError("collab manager unavailable")
@@ -272,10 +269,8 @@ class AgentControl:
             raise CollabError(f"agent with id {target} not found")
         if not agent.closed:
             return self.status(target)
-        limits = self.limits()
-        open_children = sum(1 for a in self._agents.values() if a.root_id == agent.root_id and not a.closed)
-        if open_children >= limits.max_threads:
-            raise CollabError(f"{LIMIT_REACHED}")
+        if self._open_children(agent.root_id) >= self.limits().max_threads:
+            raise CollabError(LIMIT_REACHED)
         session = _a_session(parent)
         if session is None:
             raise CollabError("collab manager unavailable")

@@ -34,9 +34,7 @@ if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
     from app_server.tools.contracts import ToolContext
 
-__all__ = ["COLLAB_TOOLS", "handle_collab_call"]
-
-COLLAB_TOOLS = frozenset({"spawn_agent", "send_input", "wait_agent", "close_agent", "resume_agent"})
+__all__ = ["handle_collab_call"]
 
 UNAVAILABLE = "collab manager unavailable"
 MIN_WAIT_TIMEOUT_MS = 10_000
@@ -163,18 +161,17 @@ class _Call:
         await thread.emit(notices.item_started(to_wire(self.item), thread.id, self.ctx.turn.id))
 
     async def end(self, states: dict[str, AgentStatus], *, failed: bool | None = None,
-                  receivers: list[str] | None = None, **fields: str | None) -> None:
-        """Complete the item with the agents' ``states`` (failed when one of them failed, or as told)."""
+                  receivers: list[str] | None = None, model: str | None = None, effort: str | None = None) -> None:
+        """Complete the item with the agents' ``states`` (failed when one of them failed, or as told);
+        ``receivers``, ``model`` and ``effort`` replace what the item started with."""
         failed = any(s.failed for s in states.values()) if failed is None else failed
         wire = dict(to_wire(self.item), status="failed" if failed else "completed",
                     agentsStates={k: s.state_wire() for k, s in states.items()}, completedAtMs=it.now_ms())
         if receivers is not None:
             wire["receiverThreadIds"] = receivers
-        wire.update({_CAMEL_FIELDS[k]: v for k, v in fields.items()})
+        if model is not None:
+            wire.update(model=model, reasoningEffort=effort)
         await self.ctx.complete_item(wire)
-
-
-_CAMEL_FIELDS = {"model": "model", "reasoning_effort": "reasoningEffort"}
 
 
 async def _spawn(ctx: ToolContext, call: ToolCall, agents: SubAgents, args: JsonObj) -> str:
@@ -196,7 +193,7 @@ async def _spawn(ctx: ToolContext, call: ToolCall, agents: SubAgents, args: Json
         await item.end({}, failed=True)
         return str(exc)
     await item.end({spawned.thread_id: spawned.status}, receivers=[spawned.thread_id], model=spawned.model,
-                   reasoning_effort=spawned.reasoning_effort or effort or DEFAULT_EFFORT)
+                   effort=spawned.reasoning_effort or effort or DEFAULT_EFFORT)
     return _compact({"agent_id": spawned.thread_id, "nickname": spawned.nickname})
 
 
