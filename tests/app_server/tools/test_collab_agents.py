@@ -76,6 +76,14 @@ TIMES_OUT: list[Any] = [
     {"when": CHILD, "output": [{"type": "stall", "seconds": 30}]},
 ]
 
+#: A child whose model request fails: it errors, and the wait reports the error.
+ERRORS: list[Any] = [
+    parent_says(collab("spawn", "spawn_agent", message=f"{CHILD} failing")),
+    parent_says(collab("wait", "wait_agent", targets=["{{ID}}"]), fill=ID),
+    parent_says(message("parent done")),
+    {"when": CHILD, "status": 400, "body": {"error": {"message": "bad child request", "type": "invalid_request_error"}}},
+]
+
 #: Depth 0: the root may not spawn at all.
 TOO_DEEP: list[Any] = [
     parent_says(collab("deep", "spawn_agent", message=f"{CHILD} deep")),
@@ -391,3 +399,15 @@ async def test_spawn_options_fork_model_effort_and_items(
     forked = next(r["body"] for r in requests if f"{CHILD} forked" in user_texts(r))
     tail = [(i["type"], i.get("role"), i.get("content", [{}])[0].get("text")) for i in forked["input"][3:]]
     assert tail == [("message", "user", PARENT), ("message", "user", f"{CHILD} forked")]
+
+
+async def test_a_child_that_errors(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path) -> None:
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, ERRORS)
+    assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
+    waited = json.loads(outputs(model)["wait"])
+    [(child, status)] = waited["status"].items()
+    assert set(status) == {"errored"} and "bad child request" in status["errored"] and not waited["timed_out"]
+    done = [i for phase, i in collab_items(client, parent) if phase == "completed" and i["id"] == "wait"]
+    assert done[0]["status"] == "failed"  # an errored agent fails the wait item, as in Codex
+    assert done[0]["agentsStates"] == {child: {"status": "errored", "message": status["errored"]}}
+    assert notices_seen(model) == [notice(child, status)]

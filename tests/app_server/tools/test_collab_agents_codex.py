@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.app_server.tools.test_collab_agents import (
+    ERRORS,
     LIFECYCLE,
     LIMITED,
     PARENT,
@@ -73,6 +74,7 @@ async def _run(app_server: Any, fake_model: Any, root: Path, script: list[Any], 
     pytest.param(TOO_DEEP, "[agents]\nmax_depth = 0", id="max_depth"),
     pytest.param(SPAWN_OPTIONS, "[agents]\nmax_threads = 10", id="spawn_options"),
     pytest.param(TIMES_OUT, "", id="wait_timeout"),
+    pytest.param(ERRORS, "", id="child_errors"),
 ])
 async def test_collab_matches_codex(app_server: Any, fake_model: Any, codex_bin: Path, tmp_path: Path,
                                     script: list[Any], extra: str) -> None:
