@@ -235,8 +235,8 @@ async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> p.Thre
         wire = stored.thread(include_turns=params.include_turns)
         last = stored.last_turn_id
     # Codex: a thread with no turn yet, an ephemeral one or a sub-agent has no read state (none is stored).
-    state = None if last is None or _sub_agent(wire) else await asyncio.to_thread(services.thread_state.read_state, wire["id"],
-                                                               default_turn=last)
+    state = None if last is None or _sub_agent(wire) else await asyncio.to_thread(
+        services.thread_state.read_state, wire["id"], default_turn=last)
     if params.include_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_READ))
     return p.ThreadReadResponse(thread=wire, read_state=state)

@@ -13,8 +13,9 @@ turn is active, else what its last turn ended as (completed with its last agent 
 errored). close_agent unloads the child (``notLoaded``; it is then ``not_found``), resume_agent loads it
 again (``pending_init`` until it gets input). When a child first settles (its first turn ends, other than
 by an interrupt of ours, or it is closed), the parent's model is told with Codex's
-``<subagent_notification>`` message (no item: it is context, not a user message). Limits are Codex's: ``[agents] max_threads`` open children
-per root thread (closed ones do not count), and ``max_depth`` (a thread at the limit is not offered the
+``<subagent_notification>`` message (no item: it is context, not a user message).
+
+Limits are Codex's: ``[agents] max_threads`` open children per root thread (closed ones do not count), and ``max_depth`` (a thread at the limit is not offered the
 sub-agent tools: ``threads.tool_policy``).
 """
 
@@ -157,7 +158,8 @@ class AgentControl:
         child = await self._threads.start(
             session, settings, ephemeral=parent.ephemeral, thread_source="subagent",
             meta={"source": source, "parentThreadId": parent.id, "agentNickname": nickname, "agentRole": None,
-                  "originator": parent.meta.get("originator"), "sessionId": parent.meta.get("sessionId", parent.id)})
+                  "originator": parent.meta.get("originator"),
+                  "sessionId": parent.meta.get("sessionId", parent.id)})
         agent = _Agent(child.id, parent.id, root_id, depth, nickname)
         self._agents[child.id] = agent
         self._adopt(child, parent)

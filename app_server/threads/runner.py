@@ -297,7 +297,8 @@ class TurnRunner:
     def _request_context(self) -> RequestContext:
         thread, turn, client = self.thread, self.turn, self.services.client
         metadata = {
-            "session_id": self._session_id, "thread_id": thread.id, "turn_id": turn.id, "window_id": f"{thread.id}:0",
+            "session_id": self._session_id, "thread_id": thread.id, "turn_id": turn.id,
+            "window_id": f"{thread.id}:0",
             "request_kind": "turn", "history_initialization": thread.history_initialization,
             "sandbox_mode": thread.settings.sandbox_mode, "model": thread.settings.model,
         }

@@ -34,7 +34,8 @@ def tools_for(
         return ()
     agents = thread.services.agents  # a thread at the [agents] max_depth limit may not spawn (Codex: no tools)
     too_deep = agents is not None and not agents.limits().allows_spawn_from(agents.depth(thread.id))
-    switches = switches_from_config(config, thread.tool_config, {"features.multi_agent": False} if too_deep else None)
+    switches = switches_from_config(config, thread.tool_config,
+                                    {"features.multi_agent": False} if too_deep else None)
     return (*offered_specs(choose_tools(thread.settings.model, switches)), *extra)
 
 

@@ -31,7 +31,8 @@ def test_when_routes_each_request_to_its_threads_next_reply() -> None:
 def test_fill_copies_from_the_request_and_an_unrouted_script_keeps_its_order() -> None:
     script = Script([{"output": [{"type": "function_call", "name": "f", "arguments": '{"id": "{{ID}}"}'}],
                       "fill": {"ID": r"agent_id\W+([0-9a-f-]{36})"}}])
-    body = {"input": [{"type": "function_call_output", "output": '{"agent_id":"0190b2c8-0000-7000-8000-000000000001"}'}]}
+    output = '{"agent_id":"0190b2c8-0000-7000-8000-000000000001"}'
+    body = {"input": [{"type": "function_call_output", "output": output}]}
     assert script.take(body) == (0, 0)
     (call,) = script.answer(0, body).items
     assert call["arguments"] == '{"id": "0190b2c8-0000-7000-8000-000000000001"}'

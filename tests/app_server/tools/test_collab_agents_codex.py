@@ -48,7 +48,8 @@ async def _run(app_server: Any, fake_model: Any, root: Path, script: list[Any], 
             text = text.replace(real, name)
         return json.loads(text)
 
-    items = [(m["method"], {k: v for k, v in m["params"]["item"].items() if k not in ("startedAtMs", "completedAtMs")})
+    stamps = ("startedAtMs", "completedAtMs")
+    items = [(m["method"], {k: v for k, v in m["params"]["item"].items() if k not in stamps})
              for m in client.notifications() if m["method"] in ("item/started", "item/completed")
              and m["params"]["item"]["type"] == "collabAgentToolCall"]
     child_seen = {c: [(m["method"], (m["params"].get("item") or {}).get("type"), m["params"].get("status"))
