@@ -213,15 +213,31 @@ class AgentControl:
         agent, thread = self._open(target)
         if interrupt and thread.active is not None:
             await self._interrupt(agent, thread)
+        parent = self._threads.loaded.get(agent.parent_id)
+        session = _a_session(thread) or (_a_session(parent) if parent is not None else None)
+        if session is None:
+            raise CollabError("collab manager unavailable")
+        running = thread.active
+        if running is None:
+            await self._start_turn(agent, thread, inputs, session)
+        else:
+            thread.steer(inputs)
+            if running.task is not None:
+                running.task.add_done_callback(
+                    lambda _: self._spawn(self._unread(agent, thread, running, inputs, session),
+                                          name=f"agent-input-{thread.id}"))
+        return new_uuid7()
+
+    async def _unread(self, agent: _Agent, thread: ThreadRuntime, turn: TurnState, inputs: list[JsonObj],
+                      session: Session) -> None:
+        """Input steered into a turn that was already ending is still pending when it ends: give it a turn
+        of its own rather than lose it."""
+        if agent.closed or not any(pending is inputs for pending in turn.pending_inputs):
+            return
         if thread.active is not None:
             thread.steer(inputs)
         else:
-            parent = self._threads.loaded.get(agent.parent_id)
-            session = _a_session(thread) or (_a_session(parent) if parent is not None else None)
-            if session is None:
-                raise CollabError("collab manager unavailable")
             await self._start_turn(agent, thread, inputs, session)
-        return new_uuid7()
 
     @staticmethod
     async def _interrupt(agent: _Agent, thread: ThreadRuntime) -> None:

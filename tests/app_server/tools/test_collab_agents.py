@@ -417,3 +417,27 @@ async def test_a_child_that_errors(app_server: Any, fake_model: Any, codex_home:
     assert done[0]["status"] == "failed"  # an errored agent fails the wait item, as in Codex
     assert done[0]["agentsStates"] == {child: {"status": "errored", "message": status["errored"]}}
     assert notices_seen(model) == [notice(child, status)]
+
+
+async def test_input_steered_into_an_ending_turn_gets_a_turn_of_its_own(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path, app_server_argv: list[str] | None
+) -> None:
+    if app_server_argv is not None:
+        pytest.skip("drives pycodex's registry directly to hit the race")
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, [
+        parent_says(collab("spawn", "spawn_agent", message=f"{CHILD} stuck")),
+        parent_says(message("parent done")),
+        {"when": CHILD, "output": [{"type": "stall", "seconds": 30}]},
+        {"when": "LATE-INPUT", "output": [message("late answer")]},
+    ])
+    assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
+    child = json.loads(outputs(model)["spawn"])["agent_id"]
+    thread = client.app.threads.loaded[child]
+    thread.interrupt()  # the turn is ending (interrupting) when the input arrives: it will not read it
+    await client.app.agents.send_input(child, [{"type": "text", "text": "LATE-INPUT", "text_elements": []}],
+                                       interrupt=False)
+    done = await client.wait_notification(
+        "turn/completed", lambda p: p["threadId"] == child and p["turn"]["status"] == "completed", timeout=15)
+    assert done["params"]["turn"]["status"] == "completed"
+    assert client.app.agents.status(child).message == "late answer"
+    assert "LATE-INPUT" in user_texts(model.requests()[-1])
