@@ -53,6 +53,8 @@ LIFECYCLE: list[Any] = [
     parent_says(collab("bad5", "spawn_agent")),
     parent_says(collab("bad6", "spawn_agent", message="x", items=[{"type": "text", "text": "y"}])),
     parent_says(collab("bad7", "wait_agent", targets=["{{ID}}"], timeout_ms=0), fill=ID),
+    parent_says(collab("bad8", "resume_agent", id=UNKNOWN)),
+    parent_says(collab("bad9", "close_agent", target=UNKNOWN)),
     parent_says(message("parent done")),
     {"when": CHILD, "output": [exec_call("child_cmd", "echo $((6*7))-done")]},
     {"when": CHILD, "output": [message("child saw: {{OUT}}")], "fill": {"OUT": r"(\d+-done)"}},
@@ -257,6 +259,7 @@ async def test_talking_to_an_idle_child_closing_and_resuming_it_and_refusals(
     assert outs["bad5"] == "Provide one of: message or items"
     assert outs["bad6"] == "Provide either message or items, but not both"
     assert outs["bad7"] == "timeout_ms must be greater than zero"
+    assert outs["bad8"] == outs["bad9"] == f"agent with id {UNKNOWN} not found"
 
     done = {i["id"]: i for phase, i in collab_items(client, parent) if phase == "completed"}
     assert done["send"]["tool"] == "sendInput" and done["send"]["prompt"] == "more please"
@@ -265,7 +268,7 @@ async def test_talking_to_an_idle_child_closing_and_resuming_it_and_refusals(
     assert (done["send2"]["status"], done["send2"]["agentsStates"]) == ("failed", {child: {"status": "notFound",
                                                                                            "message": None}})
     assert done["resume"]["tool"] == "resumeAgent" and done["resume"]["status"] == "completed"
-    assert done["bad"]["status"] == done["bad2"]["status"] == "failed"
+    assert {done[k]["status"] for k in ("bad", "bad2", "bad8", "bad9")} == {"failed"}
     assert not {"bad3", "bad4", "bad5", "bad6", "bad7"} & set(done)  # refused before any item
     child_statuses = [m["params"]["status"]["type"] for m in client.notifications("thread/status/changed")
                       if m["params"]["threadId"] == child]
