@@ -42,6 +42,7 @@ from app_server.threads.runner import TurnRunner
 from app_server.threads.services import TurnServices
 from app_server.threads.state import Spawn, ThreadRuntime, TurnState
 from pycodex.json_types import JsonObj, JsonValue
+from pycodex.jsonrpc.errors import InvalidRequest
 
 __all__ = ["AgentControl"]
 
@@ -280,8 +281,9 @@ class AgentControl:
         return previous
 
     async def resume(self, target: str) -> AgentStatus:
-        """Load closed ``target`` again (it counts against ``max_threads`` again); returns its status."""
-        agent = self._agents.get(target)
+        """Load closed ``target`` again (it counts against ``max_threads`` again); returns its status. A
+        sub-agent this server did not spawn (before a restart) is found in the store by its source."""
+        agent = self._agents.get(target) or await self._stored_agent(target)
         parent = self._threads.loaded.get(agent.parent_id) if agent is not None else None
         if agent is None or parent is None:
             raise CollabError(f"agent with id {target} not found")
@@ -297,6 +299,27 @@ class AgentControl:
         self._adopt(child, parent)
         await child.emit_status()
         return self.status(target)
+
+
+    async def _stored_agent(self, thread_id: str) -> _Agent | None:
+        """The stored sub-agent ``thread_id`` (its source names its parent and depth), registered closed."""
+        try:
+            stored = await self._threads.read_stored(thread_id)
+        except InvalidRequest:
+            return None
+        source = stored.meta.get("source")
+        spawn = source.get("subAgent") if isinstance(source, dict) else None
+        spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+        if not isinstance(spawn, dict) or not isinstance(spawn.get("parent_thread_id"), str):
+            return None
+        parent_id = str(spawn["parent_thread_id"])
+        parent_agent = self._agents.get(parent_id)
+        depth = spawn.get("depth")
+        agent = _Agent(thread_id, parent_id, parent_agent.root_id if parent_agent is not None else parent_id,
+                       depth if isinstance(depth, int) else 1, str(stored.meta.get("agentNickname") or ""),
+                       closed=True)
+        self._agents[thread_id] = agent
+        return agent
 
 
 def _history_before(history: list[JsonObj], call_id: str) -> list[JsonObj]:

@@ -444,3 +444,34 @@ async def test_input_steered_into_an_ending_turn_gets_a_turn_of_its_own(
     assert done["params"]["turn"]["status"] == "completed"
     assert client.app.agents.status(child).message == "late answer"
     assert "LATE-INPUT" in user_texts(model.requests()[-1])
+
+
+async def test_resume_agent_finds_a_child_after_a_restart(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path, app_server_argv: list[str] | None
+) -> None:
+    if app_server_argv is not None:
+        pytest.skip("restarts pycodex's in-memory server")
+    model, client, parent = await start(app_server, fake_model, codex_home, workspace, [
+        parent_says(collab("spawn", "spawn_agent", message=f"{CHILD} remember")),
+        parent_says(collab("wait", "wait_agent", targets=["{{ID}}"]), fill=ID),
+        parent_says(message("parent done")),
+        {"when": CHILD, "output": [message("first life")]},
+        parent_says(collab("resume", "resume_agent", id="{{ID}}"), fill=ID),
+        parent_says(collab("send", "send_input", target="{{ID}}", message="AGAIN"), fill=ID),
+        parent_says(collab("wait2", "wait_agent", targets=["{{ID}}"]), fill=ID),
+        parent_says(message("parent done again")),
+        {"when": "AGAIN", "output": [message("second life")]},
+    ])
+    assert (await run_turn(client, parent, PARENT, timeout=30))["status"] == "completed"
+    child = json.loads(outputs(model)["spawn"])["agent_id"]
+    await client.close()
+
+    again = await app_server()  # a new server on the same CODEX_HOME: it spawned no agents itself
+    await again.call("thread/resume", {"threadId": parent})
+    assert (await run_turn(again, parent, "go on", timeout=30))["status"] == "completed"
+    outs = outputs(model)
+    assert json.loads(outs["resume"]) == {"status": "pending_init"}
+    assert json.loads(outs["wait2"]) == {"status": {child: {"completed": "second life"}}, "timed_out": False}
+    # The resumed child kept its history: its new request carries its first turn.
+    last_child = [r for r in model.requests() if "AGAIN" in user_texts(r)][-1]
+    assert f"{CHILD} remember" in user_texts(last_child)
