@@ -59,8 +59,10 @@ if TYPE_CHECKING:
     from app_server.skills import bundled as skills_bundled
     from app_server.store import thread_state as store_thread_state
     from app_server.store.thread_state import ThreadStateDb
+    from app_server.threads import agents as threads_agents
     from app_server.threads import skills_glue as threads_skills_glue
     from app_server.threads import tool_policy as threads_tool_policy
+    from app_server.threads.agents import AgentControl
     from app_server.tools import router as tools_router
     from app_server.tools import unified_exec as tools_unified_exec
 else:
@@ -70,6 +72,7 @@ else:
     skills_bundled = LazyModule("app_server.skills.bundled")
     skills_catalog = LazyModule("app_server.skills")
     store_thread_state = LazyModule("app_server.store.thread_state")
+    threads_agents = LazyModule("app_server.threads.agents")
     threads_skills_glue = LazyModule("app_server.threads.skills_glue")
     threads_tool_policy = LazyModule("app_server.threads.tool_policy")
     tools_router = LazyModule("app_server.tools.router")
@@ -172,6 +175,12 @@ class AppServer:
         """The skills catalog; pycodex's system skills are copied into CODEX_HOME just before it first lists."""
         skills_bundled.install_system_skills(self.codex_home)
         return skills_catalog.SkillsCatalog(self.codex_home, self._skill_root_markers)
+
+    @cached_property
+    def agents(self) -> AgentControl:
+        """The server's sub-agents (the multi_agent_v1 tools), built for the first thread."""
+        return threads_agents.AgentControl(self.threads, turn_services=self.turn_services, spawn=self.spawn,
+                                           config=lambda: self.config.raw)
 
     @cached_property
     def thread_state(self) -> ThreadStateDb:
@@ -358,7 +367,7 @@ class AppServer:
         return ThreadServices(environment=environment, skills=threads_skills_glue.ThreadSkills(self.skills_catalog),
                               exec_sessions=tools_unified_exec.UnifiedExec(),
                               mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy),
-                              read_states=self.thread_state)
+                              read_states=self.thread_state, agents=self.agents)
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""

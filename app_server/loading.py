@@ -128,6 +128,7 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'app_server.store.thread_state': Deferred(AFTER_HANDSHAKE, 'read states and goals (sqlite), opened for the first thread'),
     'app_server.mcp.service': Deferred(AFTER_HANDSHAKE, "a thread's MCP servers (no SDK)"),
     'app_server.threads.skills_glue': Deferred(AFTER_HANDSHAKE, "a thread's skills"),
+    'app_server.threads.agents': Deferred(AFTER_HANDSHAKE, "the server's sub-agents"),
     'app_server.threads.tool_policy': Deferred(AFTER_HANDSHAKE, 'which tools a turn gets'),
     'app_server.tools.unified_exec': Deferred(AFTER_HANDSHAKE, "a thread's exec sessions"),
     'app_server.tools.router': Deferred(AFTER_HANDSHAKE, 'tool-call routing'),

@@ -216,6 +216,12 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> p.Thre
     return response
 
 
+def _sub_agent(wire: JsonObj) -> bool:
+    """Whether the thread was spawned by another thread's model (multi_agent_v1)."""
+    source = wire.get("source")
+    return isinstance(source, dict) and "subAgent" in source
+
+
 async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> p.ThreadReadResponse:
     services = ctx.services
     threads = services.threads
@@ -228,9 +234,9 @@ async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> p.Thre
             stored = await threads.read_stored(params.thread_id)
         wire = stored.thread(include_turns=params.include_turns)
         last = stored.last_turn_id
-    # Codex: a thread with no turn yet, or an ephemeral one, has no read state (and none is stored for it).
-    state = None if last is None else await asyncio.to_thread(services.thread_state.read_state, wire["id"],
-                                                               default_turn=last)
+    # Codex: a thread with no turn yet, an ephemeral one or a sub-agent has no read state (none is stored).
+    state = None if last is None or _sub_agent(wire) else await asyncio.to_thread(
+        services.thread_state.read_state, wire["id"], default_turn=last)
     if params.include_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_READ))
     return p.ThreadReadResponse(thread=wire, read_state=state)
@@ -261,7 +267,8 @@ async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> p.Th
         if live is not None and not live.turns and live.active is None:
             continue  # Codex lists a thread only once it has a user message
         data.append(threads.listed_wire(wire))
-    read_states = await asyncio.to_thread(services.thread_state.read_states, {t["id"]: None for t in data})
+    read_states = await asyncio.to_thread(services.thread_state.read_states,
+                                          {t["id"]: None for t in data if not _sub_agent(t)})
     return p.ThreadListResponse(data=data, read_states=read_states, next_cursor=page.next_cursor,
                                 backwards_cursor=page.backwards_cursor)
 

@@ -27,6 +27,12 @@ Each POST consumes the next response, whatever thread it comes from. A response 
 * `{"events": [...], ...}`: a 200 `text/event-stream` reply of raw Responses events
   (`{"type": "response.created", ...}`), sent as given.
 
+Routing, for several threads sharing one script (a parent and its sub-agents): a response with
+`"when": "TEXT"` answers only a request with a user message containing TEXT; a request takes the first
+unused response it qualifies for (one without `when` qualifies for all). `"fill": {"NAME": "REGEX"}`
+replaces each `{{NAME}}` in the response's output with the first group of REGEX searched in the request
+body's JSON text (e.g. an id a tool returned earlier).
+
 Knobs for streamed replies: `delay_ms` (before every event), `truncate_after` (send that many events,
 then close the connection), `stall_after` (send that many events, then hold the connection open for
 `stall_s` seconds, default 30, or until shutdown), `burst` (write the whole stream at once; benchmarks).
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import socket
 import sys
@@ -95,17 +102,49 @@ class Script:
                 self.parsed[index] = parse_output(response, f"script {source}: response {index}")
         self._next = 0
         self._lock = threading.Lock()
+        self._routed = any("when" in r for r in self.responses)
+        self._used: set[int] = set()
 
-    def take(self) -> tuple[int, int | None]:
+    def take(self, body: object = None) -> tuple[int, int | None]:
         """The request's serial and the index of the response that answers it (None: exhausted)."""
         with self._lock:
             serial = self._next
             self._next += 1
+            if self._routed:
+                said = "\n".join(_user_texts(body))
+                for index, response in enumerate(self.responses):
+                    if index not in self._used and str(response.get("when", "")) in said:
+                        self._used.add(index)
+                        return serial, index
+                return serial, None
         if serial < len(self.responses):
             return serial, serial
         if self.repeat_last and self.responses:
             return serial, len(self.responses) - 1
         return serial, None
+
+    def answer(self, index: int, body: object) -> ScriptedResponse:
+        """The parsed response ``index`` for a request with ``body`` (its ``fill`` placeholders filled)."""
+        response = self.responses[index]
+        fill = response.get("fill")
+        if not isinstance(fill, dict):
+            return self.parsed[index]
+        text, source = json.dumps(response.get("output", [])), json.dumps(body)
+        for name, pattern in fill.items():
+            found = re.search(str(pattern), source)
+            if found is not None:
+                text = text.replace("{{" + name + "}}", found.group(1))
+        return parse_output({**response, "output": json.loads(text)}, f"response {index}")
+
+
+def _user_texts(body: object) -> list[str]:
+    """The texts of the user messages in a Responses request body."""
+    items = body.get("input") if isinstance(body, dict) else None
+    texts: list[str] = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("role") == "user" and isinstance(item.get("content"), list):
+            texts += [str(part.get("text")) for part in item["content"] if isinstance(part, dict)]
+    return texts
 
 
 class FakeServer(ThreadingHTTPServer):
@@ -156,7 +195,7 @@ class Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         split = urlsplit(self.path)
         script = self.server.script
-        index, answer = script.take()
+        index, answer = script.take(body)
         response = None if answer is None else script.responses[answer]
         self.server.log_request_record(
             {
@@ -176,7 +215,7 @@ class Handler(BaseHTTPRequestHandler):
         elif "status" in response and response["status"] != 200:
             self._reply(int(response["status"]), response.get("body", ""), response.get("headers", {}))
         elif answer is not None and answer in script.parsed:
-            self._stream_output(response, script.parsed[answer])
+            self._stream_output(response, script.answer(answer, body))
         else:
             self._stream(response, response["events"])
 

@@ -83,6 +83,10 @@ class RequestContext:
     beta_features: str = BETA_FEATURES
     # Serialized into `x-codex-turn-metadata` as compact JSON; keys keep their order.
     turn_metadata: Mapping[str, object] | None = None
+    #: The session the thread belongs to (a sub-agent's is its root thread's; default: the thread itself).
+    session_id: str | None = None
+    #: A sub-agent's parent thread: its requests say they come from a spawned agent, as Codex's do.
+    subagent_parent: str | None = None
 
     @property
     def window_id(self) -> str:
@@ -96,12 +100,15 @@ class RequestContext:
             "content-type": "application/json",
             "originator": self.originator,
             "user-agent": self.user_agent,
-            "session-id": self.thread_id,
+            "session-id": self.session_id or self.thread_id,
             "thread-id": self.thread_id,
             "x-client-request-id": self.thread_id,
             "x-codex-window-id": self.window_id,
             "x-codex-beta-features": self.beta_features,
         }
+        if self.subagent_parent is not None:
+            headers["x-codex-parent-thread-id"] = self.subagent_parent
+            headers["x-openai-subagent"] = "collab_spawn"
         if self.turn_metadata is not None:
             headers["x-codex-turn-metadata"] = json.dumps(
                 dict(self.turn_metadata), separators=(",", ":"), ensure_ascii=False

@@ -211,6 +211,31 @@ class PlanItem(WireModel):
     completed_at_ms: int | None = None
 
 
+class CollabAgentState(WireModel):
+    """A sub-agent's last known status as a collab item reports it (message: its answer or its error)."""
+
+    status: Literal["pendingInit", "running", "interrupted", "completed", "errored", "shutdown", "notFound"]
+    message: str | None = None
+
+
+class CollabAgentToolCallItem(WireModel):
+    """A call of a sub-agent tool (multi_agent_v1): who called, which agents it concerns, their states."""
+
+    type: Literal["collabAgentToolCall"] = "collabAgentToolCall"
+    id: ItemId
+    tool: Literal["spawnAgent", "sendInput", "resumeAgent", "wait", "closeAgent", "sendMessage", "followupTask",
+                  "interruptAgent", "listAgents"]
+    status: Literal["inProgress", "completed", "failed", "interrupted"]
+    sender_thread_id: str
+    receiver_thread_ids: list[str]
+    prompt: str | None = None
+    model: str | None = None
+    reasoning_effort: str | None = None
+    agents_states: dict[str, CollabAgentState] = Field(default_factory=dict)
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
 class ImageViewItem(WireModel):
     """The agent looked at an image file."""
 
@@ -248,6 +273,7 @@ KnownThreadItem: TypeAlias = Annotated[
     | ReasoningItem
     | CommandExecutionItem
     | FileChangeItem
+    | CollabAgentToolCallItem
     | ImageViewItem
     | EnteredReviewModeItem
     | ExitedReviewModeItem
@@ -314,6 +340,7 @@ ThreadItem: TypeAlias = Annotated[
     | Annotated[ReasoningItem, Tag("reasoning")]
     | Annotated[CommandExecutionItem, Tag("commandExecution")]
     | Annotated[FileChangeItem, Tag("fileChange")]
+    | Annotated[CollabAgentToolCallItem, Tag("collabAgentToolCall")]
     | Annotated[ImageViewItem, Tag("imageView")]
     | Annotated[EnteredReviewModeItem, Tag("enteredReviewMode")]
     | Annotated[ExitedReviewModeItem, Tag("exitedReviewMode")]
@@ -331,6 +358,8 @@ __all__ = [
     "AgentMessageItem",
     "AudioUserInput",
     "ByteRange",
+    "CollabAgentState",
+    "CollabAgentToolCallItem",
     "CommandAction",
     "CommandExecutionItem",
     "ContextCompactionItem",

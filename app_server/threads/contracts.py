@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from app_server.environments import ThreadEnvironment
     from app_server.mcp.service import ThreadMcp
     from app_server.store.thread_state import ThreadStateDb
+    from app_server.threads.agent_contracts import SubAgents
     from app_server.threads.skills_glue import ThreadSkills
     from app_server.tools.unified_exec import UnifiedExec
 
@@ -97,3 +98,5 @@ class ThreadServices:
     read_states: ThreadStateDb | None = None
     #: Code mode's exec cells (scripts still running, values they stored); killed when the thread unloads.
     code_cells: CodeCells = field(default_factory=CodeCells)
+    #: The server's sub-agents (the multi_agent_v1 tools); None where none can be spawned (unit tests).
+    agents: SubAgents | None = None

@@ -131,10 +131,11 @@ class ThreadManager:
 
     # -- creation ----------------------------------------------------------------------------------
     async def start(self, session: Subscriber, settings: ThreadSettings, *, ephemeral: bool,
-                    thread_source: str | None) -> ThreadRuntime:
-        """Create and load a new thread with ``settings``; ``session`` is its first subscriber."""
+                    thread_source: str | None, meta: JsonObj | None = None) -> ThreadRuntime:
+        """Create and load a new thread with ``settings``; ``session`` is its first subscriber. ``meta``
+        overrides stored fields (a sub-agent's ``source``, ``parentThreadId``, ``agentNickname``)."""
         thread_id = new_uuid7()
-        meta: JsonObj = {
+        overrides, meta = meta, {
             "id": thread_id, "sessionId": thread_id, "forkedFromId": None, "ephemeral": ephemeral,
             "historyMode": "paginated", "modelProvider": settings.model_provider, "model": settings.model,
             "reasoningEffort": settings.effort, "cwd": str(settings.cwd), "cliVersion": COMPATIBLE_CODEX_VERSION,
@@ -142,6 +143,7 @@ class ThreadManager:
             "name": None, "settings": settings.to_record(),
             "baseInstructions": settings.base_instructions, "developerInstructions": settings.developer_instructions,
         }
+        meta.update(overrides or {})
         writer = await asyncio.to_thread(self.store.create_thread, meta)
         services = await self._services(thread_id, settings)
         thread = ThreadRuntime(thread_id=thread_id, meta=meta, settings=settings, writer=writer, services=services)

@@ -130,9 +130,12 @@ class TurnRunner:
             else:
                 await self._record_history(self._model_switch() + self._context_updates())
             thread.model_seen = thread.settings.model
+            await self._pending_context()
             await self.opening_input()
             while True:
                 follow_up = await self._sample()
+                if await self._pending_context():
+                    follow_up = True
                 if turn.pending_inputs:
                     for inputs, client_id in zip(turn.pending_inputs, turn.pending_client_ids, strict=True):
                         await self._user_input(inputs, client_id=client_id)
@@ -211,6 +214,13 @@ class TurnRunner:
     async def opening_input(self) -> None:
         """Record the input the turn opens with: the user's message (a goal continuation hides its own)."""
         await self._user_input(self.turn.inputs, client_id=self.turn.client_message_id)
+
+    async def _pending_context(self) -> bool:
+        """Record the model-only messages that arrived for this turn (a sub-agent's completion notice),
+        so the next request sees them; True when there were any."""
+        entries, self.thread.pending_context = self.thread.pending_context, []
+        await self._record_history(entries)
+        return bool(entries)
 
     async def _record_history(self, entries: list[JsonObj]) -> None:
         if not entries:
@@ -300,8 +310,8 @@ class TurnRunner:
             "reasoning": reasoning,
             "store": False,
             "include": ["reasoning.encrypted_content"],
-            "prompt_cache_key": thread.id,
-            "client_metadata": {"session_id": thread.id, "thread_id": thread.id, "turn_id": turn.id,
+            "prompt_cache_key": self._session_id,
+            "client_metadata": {"session_id": self._session_id, "thread_id": thread.id, "turn_id": turn.id,
                                 "root_turn_id": turn.id},
         }
         if self.services.additional_tools is not None:  # code mode: the tools ride in the input
@@ -315,12 +325,20 @@ class TurnRunner:
     def _request_context(self) -> RequestContext:
         thread, turn, client = self.thread, self.turn, self.services.client
         metadata = {
-            "session_id": thread.id, "thread_id": thread.id, "turn_id": turn.id, "window_id": f"{thread.id}:0",
+            "session_id": self._session_id, "thread_id": thread.id, "turn_id": turn.id,
+            "window_id": f"{thread.id}:0",
             "request_kind": "turn", "history_initialization": thread.history_initialization,
             "sandbox_mode": thread.settings.sandbox_mode, "model": thread.settings.model,
         }
+        spawned = isinstance(thread.meta.get("source"), dict) and thread.meta.get("parentThreadId")
         return RequestContext(thread_id=thread.id, turn_id=turn.id, originator=client.originator,
-                              user_agent=client.user_agent, turn_metadata=metadata)
+                              user_agent=client.user_agent, turn_metadata=metadata, session_id=self._session_id,
+                              subagent_parent=str(spawned) if spawned else None)
+
+    @property
+    def _session_id(self) -> str:
+        """The session of the thread: a sub-agent shares its root thread's (prompt cache, session-id)."""
+        return str(self.thread.meta.get("sessionId") or self.thread.id)
 
     async def _on_retry(self, notice: RetryNotice) -> None:
         await self.thread.emit(notices.error(notice.payload.to_wire(), will_retry=True, thread_id=self.thread.id,

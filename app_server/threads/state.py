@@ -212,6 +212,8 @@ class ThreadRuntime:
         self.tool_config: JsonObj = {}
         #: thread/queue/*: user submissions waiting for the thread to be idle, in order.
         self.queued: list[JsonObj] = []
+        #: Model-only messages (a sub-agent's completion notice) for the active turn's next request.
+        self.pending_context: list[JsonObj] = []
         #: Run after a turn ends with the thread idle (the queue starts its next submission).
         self.idle_hook: Callable[[], Awaitable[None]] | None = None
         #: thread/increment_elicitation: approvals pending outside the app-server's own requests.

@@ -35,7 +35,10 @@ def tools_for(
     """The tools offered to the model of ``thread``: none without an environment, else its toolset + ``extra``."""
     if thread.services.environment.disabled:
         return ()
-    switches = switches_from_config(config, thread.tool_config)
+    agents = thread.services.agents  # a thread at the [agents] max_depth limit may not spawn (Codex: no tools)
+    too_deep = agents is not None and not agents.limits().allows_spawn_from(agents.depth(thread.id))
+    switches = switches_from_config(config, thread.tool_config,
+                                    {"features.multi_agent": False} if too_deep else None)
     choice = choose_tools(thread.settings.model, switches)
     return () if choice.code_mode else (*offered_specs(choice), *extra)
 

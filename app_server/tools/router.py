@@ -3,7 +3,8 @@
 MCP calls (a function in an `mcp__<server>` namespace of the thread's servers) go to ``mcp_tool``, imported
 on the first such call so that a server without MCP use never loads the MCP SDK. The top-level tools each
 have one module: ``apply_patch`` (freeform or function form) ``patch_tool``, ``view_image`` ``images``,
-``request_user_input`` ``user_input``, the goal tools ``goal_tool``; everything else (exec_command,
+``request_user_input`` ``user_input``, the goal tools ``goal_tool``, the ``multi_agent_v1``
+namespace ``collab_tool``; everything else (exec_command,
 write_stdin, skills, and the "unsupported call" answer) goes to ``exec_tool``. A ``tool_search_call`` goes
 to ``tool_search``. In code mode the model's ``exec``, ``wait``, ``request_user_input_async`` and
 ``clock.sleep`` go to ``code_mode.handler``, whose scripts' nested calls come back through here; the
@@ -17,10 +18,12 @@ from typing import TYPE_CHECKING
 
 from app_server.lazy import LazyModule
 from app_server.tools.code_mode.handler import handle_code_mode_call, is_code_mode_call
+from app_server.tools.collab_tool import handle_collab_call
 from app_server.tools.exec_tool import handle_tool_call
 from app_server.tools.goal_tool import GOAL_TOOLS, handle_goal_call
 from app_server.tools.images import view_image
 from app_server.tools.patch_tool import handle_apply_patch
+from app_server.tools.specs_collab import MULTI_AGENT_NAMESPACE
 from app_server.tools.tool_search import handle_tool_search
 from app_server.tools.user_input import handle_request_user_input
 
@@ -65,6 +68,8 @@ async def route_tool_call(ctx: ToolContext, call: ToolCall, *, ask_user: bool = 
         outcome = await tools_mcp_tool.handle_mcp_call(ctx, mcp, call)
         if outcome is not None:
             return outcome
+    if not call.custom and call.namespace == MULTI_AGENT_NAMESPACE:
+        return await handle_collab_call(ctx, call)
     if not call.custom and not call.namespace:
         if call.name == "request_user_input":
             return await handle_request_user_input(ctx, call, allowed=ask_user)

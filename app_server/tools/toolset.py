@@ -19,9 +19,8 @@ The other catalog models run in "code mode" (``tools.code_mode``): the request h
 tools arrive in an ``additional_tools`` input item (``code_mode_tools``) and scripts sent to the JavaScript
 ``exec`` tool call them.
 
-Sub-agents are chosen as Codex chooses them but not offered until pycodex can run them (``NOT_BUILT``).
-tool_search is offered (``tools.tool_search``); the MCP tools it defers leave ``tools``
-(``threads.tool_policy``).
+Sub-agents (``tools.collab_tool``) and tool_search (``tools.tool_search``) are offered as Codex offers them;
+the MCP tools tool_search defers leave ``tools`` (``threads.tool_policy``).
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ __all__ = ["NOT_BUILT", "ToolChoice", "choose_tools", "code_mode_tools", "offere
 
 #: Tools Codex offers that pycodex cannot run yet: they are left out rather than offered and refused (a model
 #: would call them and fail). The differential test names exactly these as the difference from Codex.
-NOT_BUILT = frozenset({"multi_agent_v1"})
+NOT_BUILT: frozenset[str] = frozenset()
 
 WebSearchMode = Literal["disabled", "cached", "live"]
 

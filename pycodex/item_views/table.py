@@ -206,6 +206,7 @@ ITEM_VIEWS = ItemViewRegistry([
     ItemView("dynamicToolCall", summary=_tool_summary, summary_style="bold blue"),
     ItemView("webSearch", exec_item=_web_search_exec, tool_kind="web_search"),
     # Shown by the fallback in every view, registered so that each variant of the item union has its entry.
+    ItemView("collabAgentToolCall"),
     ItemView("imageView"),
     ItemView("enteredReviewMode"),
     ItemView("exitedReviewMode"),

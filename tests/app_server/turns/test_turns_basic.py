@@ -58,8 +58,8 @@ async def test_two_call_exec_turn_streams_items_in_codex_order(
     body = requests[0]["body"]
     assert body["stream"] is True and body["store"] is False and body["prompt_cache_key"] == thread_id
     assert [t.get("name", t["type"]) for t in body["tools"]] == [  # Codex's set for a slug without metadata
-        "exec_command", "write_stdin", "request_user_input", "view_image", "get_goal", "create_goal",
-        "update_goal", "web_search"]  # and multi_agent_v1 once sub-agents are built (toolset.NOT_BUILT)
+        "exec_command", "write_stdin", "request_user_input", "view_image", "multi_agent_v1", "get_goal",
+        "create_goal", "update_goal", "web_search"]
     roles = [i.get("role") for i in body["input"] if i.get("type") == "message"]
     assert roles[:2] == ["developer", "developer"] and roles[-1] == "user"
     headers = requests[0]["headers"]
