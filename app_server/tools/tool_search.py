@@ -188,8 +188,8 @@ def search_output(call_id: str, tools: Sequence[DeferredTool], arguments: str) -
 
 def deferred_tools(mcp: ThreadMcp | None) -> list[DeferredTool]:
     """What a thread with MCP servers ``mcp`` holds back from ``tools``: the ready servers' tools. Codex
-    defers its ``multi_agent_v1`` namespace here too (recorded: "spawn agent" finds it); that source joins
-    once sub-agents are built (``toolset.NOT_BUILT``)."""
+    defers its ``multi_agent_v1`` namespace here too for the gpt-5.5 family (recorded: "spawn agent" finds
+    it); pycodex does not yet (those models get no sub-agent tools at all)."""
     manager = mcp.manager if mcp is not None else None
     if manager is None:
         return []

@@ -27,6 +27,8 @@ CASES = {case["name"]: case for case in RECORDED["cases"]}
 CALC_NAMESPACE = json.loads((DATA / "mcp" / "codex_0169_calc.json").read_text())["namespace_tool"]
 #: Codex adds these when MCP servers are configured; pycodex does not offer MCP resource tools to the model yet.
 MCP_RESOURCE_TOOLS = {"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"}
+#: Codex defers its sub-agent namespace for gpt-5.5 behind tool_search; pycodex offers gpt-5.5 none yet.
+GPT55_SUB_AGENTS = {"multi_agent_v1"}
 WALL = re.compile(r"^Wall time: [0-9.]+ seconds")
 
 pytestmark = pytest.mark.timeout(90)
@@ -125,8 +127,9 @@ async def test_every_recorded_search_gets_codex_answer(deferred: list[DeferredTo
         ours = search_output("call_search", deferred, json.dumps(case["arguments"]))
         assert {**ours, "id": ours["id"][:4] + "ID"} | {"tools": None} == recorded | {"tools": None}, name
         if name == "sub-agents":
-            # Codex defers its sub-agent namespace behind tool_search too; pycodex has none yet (NOT_BUILT).
-            assert [t["name"] for t in recorded["tools"]] == ["multi_agent_v1"] and "multi_agent_v1" in NOT_BUILT
+            # Codex defers its sub-agent namespace behind tool_search too; pycodex does not offer gpt-5.5 the
+            # sub-agent tools yet, deferred or not (a known gap, named in README and tool_search.deferred_tools).
+            assert [t["name"] for t in recorded["tools"]] == ["multi_agent_v1"]
             assert ours["tools"] == []
             continue
         assert len(ours["tools"]) == len(recorded["tools"]) <= 1, name  # one server: one namespace
@@ -186,7 +189,7 @@ async def test_gpt55_defers_mcp_tools_then_finds_and_calls_one(
     bodies = [r["body"] for r in fake.requests()]
     assert len(bodies) == case["requests"] == 3
     # Against the binary (PYCODEX_TEST_TARGET=codex) the recording holds as it is; pycodex lacks named tools.
-    lacking = NOT_BUILT | MCP_RESOURCE_TOOLS if app_server_argv is None else set()
+    lacking = NOT_BUILT | MCP_RESOURCE_TOOLS | GPT55_SUB_AGENTS if app_server_argv is None else set()
     codex_first = [n for n in case["first_tools"] if n not in lacking]
     assert _names(bodies[0]) == codex_first
     assert "tool_search" in codex_first and "mcp__calc" not in codex_first  # deferred, as Codex defers it
