@@ -74,7 +74,7 @@ async def _run(app_server: Any, fake_model: Any, root: Path, script: list[Any], 
     pytest.param(LIMITED, "[agents]\nmax_threads = 1", id="max_threads"),
     pytest.param(TOO_DEEP, "[agents]\nmax_depth = 0", id="max_depth"),
     pytest.param(SPAWN_OPTIONS, "[agents]\nmax_threads = 10", id="spawn_options"),
-    pytest.param(TIMES_OUT, "", id="wait_timeout"),
+    pytest.param(TIMES_OUT, "", id="wait_timeout", marks=pytest.mark.slow),  # 2 x the 10 s minimum wait
     pytest.param(ERRORS, "", id="child_errors"),
 ])
 async def test_collab_matches_codex(app_server: Any, fake_model: Any, codex_bin: Path, tmp_path: Path,
