@@ -24,7 +24,7 @@ VOLATILE_TEXT = (
     (re.compile(r"<timezone>[^<]*</timezone>"), "<timezone><TZ></timezone>"),
 )
 # Numbers under keys like these are clocks or durations (or process ids): they differ on every run.
-VOLATILE_KEY_RE = re.compile(r"(?i)(time|_at$|at$|_ms$|ms$|duration|elapsed|^pid$|process_id|secs|nanos|byte_offset)")
+VOLATILE_KEY_RE = re.compile(r"(?i)(time|_at$|at$|_ms$|ms$|duration|elapsed|^pid$|process_?id|secs|nanos|byte_offset)")
 #: Strings longer than this are prose (Codex's instructions, developer messages): only their presence is kept.
 LONG_TEXT = 240
 #: sqlx's bookkeeping table in Codex's databases: one row per applied migration.
@@ -34,7 +34,9 @@ MIGRATIONS = "_sqlx_migrations"
 class Normalizer:
     """Replaces the run's ids and paths with placeholders, numbering ids in order of first sight."""
 
-    def __init__(self, paths: dict[str, str]) -> None:
+    def __init__(self, paths: dict[str, str], *, whole: frozenset[str] = frozenset()) -> None:
+        # Strings under the keys in ``whole`` are never cut to a length marker (error messages).
+        self._whole = whole
         # Longest first, so a path inside another is not half replaced.
         self._paths = sorted(paths.items(), key=lambda kv: -len(kv[0]))
         self._ids: dict[str, str] = {}
@@ -71,7 +73,9 @@ class Normalizer:
             if value.isdigit() and VOLATILE_KEY_RE.search(key):
                 return "<NUM>"  # a process id written as a string
             text = self.text(value)
-            return f"<TEXT {len(text) // 100 * 100}+ chars>" if len(text) > LONG_TEXT else text
+            if len(text) > LONG_TEXT and key not in self._whole:
+                return f"<TEXT {len(text) // 100 * 100}+ chars>"
+            return text
         return value
 
 
