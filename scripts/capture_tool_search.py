@@ -49,7 +49,8 @@ CASES: list[tuple[str, Any, bool]] = [
 ]
 
 
-def _reply(resp_id: str, item: dict[str, Any]) -> dict[str, Any]:
+def raw_reply(resp_id: str, item: dict[str, Any]) -> dict[str, Any]:
+    """A raw Responses stream of one output item (the fake model sends it as given)."""
     usage = {"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
              "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2}
     return {"events": [
@@ -60,12 +61,13 @@ def _reply(resp_id: str, item: dict[str, Any]) -> dict[str, Any]:
     ]}
 
 
-def _search(arguments: Any) -> dict[str, Any]:
-    return _reply("resp_search", {"type": "tool_search_call", "id": "tsc_1", "call_id": "call_search",
+def search_reply(arguments: Any) -> dict[str, Any]:
+    """The model's client-executed tool_search call with ``arguments``."""
+    return raw_reply("resp_search", {"type": "tool_search_call", "id": "tsc_1", "call_id": "call_search",
                                   "execution": "client", "status": "completed", "arguments": arguments})
 
 
-ADD = _reply("resp_add", {"type": "function_call", "id": "fc_add", "call_id": "call_add", "namespace": "mcp__calc",
+ADD = raw_reply("resp_add", {"type": "function_call", "id": "fc_add", "call_id": "call_add", "namespace": "mcp__calc",
                           "name": "add", "arguments": json.dumps({"a": 2, "b": 3}), "status": "completed"})
 DONE = {"output": [{"type": "message", "text": "done"}]}
 
@@ -147,7 +149,7 @@ def _exec_case(codex: str, arguments: Any, then_add: bool) -> dict[str, Any]:
         tmp = Path(tmp_name)
         home = tmp / "home"
         home.mkdir()
-        fake = _Fake(tmp, [_search(arguments), *([ADD] if then_add else []), DONE])
+        fake = _Fake(tmp, [search_reply(arguments), *([ADD] if then_add else []), DONE])
         try:
             (home / "config.toml").write_text(_config(fake.port))
             run = subprocess.run([codex, "exec", "--skip-git-repo-check", "--json", "find a tool"], env=_env(home),
@@ -171,7 +173,7 @@ async def _app_server_items(codex: str) -> list[list[str]]:
     """The (method, item type) of every item notification of a turn that searches, then calls add."""
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        fake = _Fake(tmp, [_search({"query": "add integers", "limit": 3}), ADD, DONE])
+        fake = _Fake(tmp, [search_reply({"query": "add integers", "limit": 3}), ADD, DONE])
         try:
             (tmp / "config.toml").write_text(_config(fake.port))
             proc = await asyncio.create_subprocess_exec(

@@ -19,6 +19,7 @@ from app_server.model import events as ev
 from app_server.threads.sampling import HistoryAppend, SampleMapper, ToolCall
 from app_server.tools.tool_search import DEFAULT_LIMIT, Bm25Index, DeferredTool, search_output, tokens
 from app_server.tools.toolset import NOT_BUILT
+from scripts.capture_tool_search import ADD, DONE, raw_reply, search_reply
 from tests.support.mcp_servers import CALC_SERVER, stdio_calc
 from tests.support.paths import DATA
 
@@ -34,25 +35,7 @@ WALL = re.compile(r"^Wall time: [0-9.]+ seconds")
 pytestmark = pytest.mark.timeout(90)
 
 
-def _reply(resp_id: str, item: dict[str, Any]) -> dict[str, Any]:
-    usage = {"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2}
-    return {"events": [
-        {"type": "response.created", "response": {"id": resp_id}},
-        {"type": "response.output_item.added", "output_index": 0, "item": item},
-        {"type": "response.output_item.done", "output_index": 0, "item": item},
-        {"type": "response.completed", "response": {"id": resp_id, "usage": usage}},
-    ]}
-
-
-def _search(arguments: Any) -> dict[str, Any]:
-    return _reply("resp_search", {"type": "tool_search_call", "id": "tsc_1", "call_id": "call_search",
-                                  "execution": "client", "status": "completed", "arguments": arguments})
-
-
-ADD = _reply("resp_add", {"type": "function_call", "id": "fc_add", "call_id": "call_add", "namespace": "mcp__calc",
-                          "name": "add", "arguments": json.dumps({"a": 2, "b": 3}), "status": "completed"})
-DONE = {"output": [{"type": "message", "text": "done"}]}
+_reply, _search = raw_reply, search_reply  # the recorded scenarios' own replies
 
 
 def _config(codex_home: Path, url: str, model: str) -> None:
