@@ -124,6 +124,9 @@ SPAWN_OPTIONS: list[Any] = [
 def outputs(model: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     for req in model.requests():
+        if not isinstance(req["body"], dict):
+            # A child closed while its request was being sent leaves a cut-off body in the fake's log.
+            continue
         for item in req["body"]["input"]:
             if item.get("type") == "function_call_output":
                 out[item["call_id"]] = item["output"]
