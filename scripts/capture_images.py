@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout's root
-from scripts.manifest import record_in_manifest
+from scripts.manifest import write_recording
 from tests.support.images import decode, fixture
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,9 +105,7 @@ def main(codex: str) -> None:
             cases.append({"model": model, "file": name, "format": fmt, "width": width, "height": height,
                           "sha256": hashlib.sha256(source).hexdigest(), **_capture(codex, model, name, source)})
             print(json.dumps(cases[-1])[:400], flush=True)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"codex": "0.169.0", "cases": cases}, indent=1) + "\n")
-    record_in_manifest(OUT)
+    write_recording(OUT, {"codex": "0.169.0", "cases": cases})
     print(f"wrote {OUT}")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout's root
-from scripts.manifest import record_in_manifest
+from scripts.manifest import write_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "mcp" / "codex_0169_calc.json"
@@ -78,10 +78,8 @@ def main(codex: str) -> None:
     namespace = next(t for t in first["tools"] if t.get("name") == "mcp__calc")
     outputs = [item for item in requests[-1]["input"] if item.get("type") == "function_call_output"]
     calls = [item for item in requests[-1]["input"] if item.get("type") == "function_call"]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"codex": "0.169.0", "namespace_tool": namespace, "calls": calls,
-                               "outputs": outputs}, indent=2) + "\n")
-    record_in_manifest(OUT)
+    write_recording(OUT, {"codex": "0.169.0", "namespace_tool": namespace, "calls": calls, "outputs": outputs},
+                    indent=2)
     print(f"wrote {OUT}")
 
 

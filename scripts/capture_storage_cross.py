@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout's root
 from scripts.capture_codex_storage import DATA, ROOT, Client, _config, server_argv
-from scripts.manifest import record_in_manifest
+from scripts.manifest import write_recording
 from scripts.storage_normalize import Normalizer
 
 OUT = DATA / "cross_0169.json"
@@ -110,8 +110,7 @@ def main(codex: str) -> None:
     targets = {"codex": server_argv("codex", codex), "pycodex": server_argv("pycodex", None)}
     pairs = {f"{w}_then_{r}": asyncio.run(_pair(targets[w], targets[r])) for w, r in (("codex", "pycodex"),
                                                                                       ("pycodex", "codex"))}
-    OUT.write_text(json.dumps(pairs, indent=1) + "\n")
-    record_in_manifest(OUT)
+    write_recording(OUT, pairs)
     print(f"wrote {OUT}")
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout's root
-from scripts.manifest import record_in_manifest
+from scripts.manifest import write_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "tools" / "codex_0169_tool_search.json"
@@ -217,9 +217,7 @@ def main(codex: str) -> None:
              for name, arguments, then_add in CASES]
     data = {"codex": "0.169.0", "model": "gpt-5.5", "cases": cases,
             "app_server_items": asyncio.run(_app_server_items(codex))}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(data, indent=1) + "\n")
-    record_in_manifest(OUT)
+    write_recording(OUT, data)
     print(f"wrote {OUT}")
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout's root
-from scripts.manifest import record_in_manifest
+from scripts.manifest import write_recording
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "tools" / "codex_0169_tools.json"
@@ -111,9 +111,7 @@ def _capture(codex: str, slug: str, extra: list[str]) -> dict[str, Any]:
 def main(codex: str) -> None:
     cases = [{"name": name, "model": slug, "config": extra, **_capture(codex, slug, extra)}
              for name, slug, extra in CASES]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"codex": "0.169.0", "cases": cases}, indent=1) + "\n")
-    record_in_manifest(OUT)
+    write_recording(OUT, {"codex": "0.169.0", "cases": cases})
     print(f"wrote {OUT}")
 
 
