@@ -14,7 +14,7 @@ from app_server.protocol import notices
 from app_server.protocol.responses_threads import ThreadRevertResponse
 from app_server.protocol.thread_requests import ThreadRevertParams
 from app_server.store.reconstruct import history_before_turn
-from app_server.store.records import read_records
+from app_server.store.rollout_file import read_records
 from app_server.threads.history import resume_fields
 from pycodex.jsonrpc.errors import InvalidRequest
 

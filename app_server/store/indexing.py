@@ -7,11 +7,11 @@ from pathlib import Path
 
 from pycodex.json_types import JsonObj
 
-from . import records as r
 from .errors import StoreError
 from .index import IndexRow, ThreadIndex, source_kind
 from .layout import iter_rollout_files, thread_id_of
 from .reconstruct import LoadedThread, reconstruct
+from .rollout_file import read_records
 from .thread_shape import THREAD_KEYS
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ def row_from_loaded(loaded: LoadedThread) -> IndexRow:
 def row_from_file(path: Path, archived: bool) -> IndexRow | None:
     """The index row of one rollout file, or None (logged) when it cannot be read or names another thread."""
     try:
-        loaded = reconstruct(r.read_records(path), path=path, archived=archived)
+        loaded = reconstruct(read_records(path), path=path, archived=archived)
     except (OSError, StoreError) as exc:
         log.warning("not indexing rollout %s: %s", path, exc)
         return None

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pycodex.json_types import JsonObj
 
+from . import codex_format as fmt
 from . import records as r
 from .errors import StoreError
 from .thread_shape import build_thread, preview_of
@@ -109,6 +110,11 @@ def _apply(loaded: LoadedThread, builder: _TurnBuilder, rec: r.Record) -> None:
         loaded.history = list(history) if isinstance(history, list) else []
     elif rec.type == r.TURNS_REVERTED:
         builder.drop_from(str(p.get("beforeTurnId")))
+    elif rec.type == fmt.TURNS_ROLLED_BACK:
+        count = p.get("numTurns")
+        builder.drop_last(count if isinstance(count, int) else 0)
+    elif rec.type == fmt.TURN_ERROR:
+        builder.error(p)
     elif rec.type == r.TOKEN_USAGE:
         usage = p.get("tokenUsage")
         if isinstance(usage, dict):
@@ -168,6 +174,7 @@ class _TurnBuilder:
         self._turns: dict[str, JsonObj] = {}
         self._item_pos: dict[tuple[str, str], int] = {}
         self._ended: set[str] = set()
+        self._errors: dict[str, JsonObj] = {}  # Codex's `error` event fails the turn it happened in
 
     def _turn(self, turn_id: str) -> JsonObj:
         turn = self._turns.get(turn_id)
@@ -196,6 +203,9 @@ class _TurnBuilder:
         status = p.get("status")
         turn["status"] = status if status in r.TURN_END_STATUSES else "interrupted"
         turn["error"] = p.get("error")
+        pending = self._errors.pop(turn["id"], None)
+        if pending is not None and turn["status"] == "completed":
+            turn["status"], turn["error"] = "failed", pending
         turn["completedAt"] = p.get("completedAt")
         turn["durationMs"] = p.get("durationMs")
         self._ended.add(turn["id"])
@@ -209,6 +219,23 @@ class _TurnBuilder:
             items.append(item)
         else:
             items[pos] = item
+
+    def error(self, p: JsonObj) -> None:
+        """An error reported in the open turn (Codex writes it before the turn's end)."""
+        open_ids = self.open_ids
+        if open_ids:
+            message = p.get("message")
+            self._errors[open_ids[-1]] = {
+                "message": message if isinstance(message, str) else "turn failed",
+                "codexErrorInfo": None,
+                "additionalDetails": None,
+            }
+
+    def drop_last(self, count: int) -> None:
+        """Forget the last ``count`` turns (Codex's thread/rollback)."""
+        ids = list(self._turns)
+        if count > 0 and ids:
+            self.drop_from(ids[max(0, len(ids) - count)])
 
     def drop_from(self, turn_id: str) -> None:
         """Forget ``turn_id`` and every turn started after it (thread/revert)."""

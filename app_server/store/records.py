@@ -1,24 +1,18 @@
-"""Rollout line format: `{timestamp, ordinal, type, payload}` JSONL records, and a reader that tolerates damage.
+"""The store's logical records: their types, payload shapes and the `Record` they are read into.
 
-Line types are our own, modelled on the reference rollouts (which use session_meta/event_msg/response_item/...).
-Payloads are plain JSON-able dicts; thread items, turns and token usage are stored in v2 wire shape (camelCase),
-response items in Responses API shape, so nothing needs converting on the way back out.
+The store writes and reads these logical records; on disk each is a line in Codex's rollout format
+(`codex_format` translates, `rollout_file` reads and encodes lines). Payloads are plain JSON-able dicts: thread
+items, turns and token usage in v2 wire shape (camelCase), response items in Responses API shape.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Final
 
 from app_server.truncation import truncate_middle_with_marker
 from pycodex.json_types import JsonObj
-
-log = logging.getLogger(__name__)
 
 SESSION_META: Final = "session_meta"  # first line: the thread metadata dict
 TURN_STARTED: Final = "turn_started"  # {turnId, rootTurnId, startedAt}
@@ -79,96 +73,3 @@ def parse_timestamp_ms(value: str) -> int | None:
     except ValueError:
         return None
     return int(dt.timestamp() * 1000)
-
-
-def encode_record(ordinal: int, type_: str, payload: JsonObj, now_ms: int) -> bytes:
-    """One rollout line (ASCII JSON and the newline) for a record written at ``now_ms``."""
-    line = {"timestamp": utc_timestamp(now_ms), "ordinal": ordinal, "type": type_, "payload": payload}
-    # ensure_ascii keeps every line pure ASCII, so a torn write can never split a multi-byte character
-    return (json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
-
-
-def _decode(raw: bytes) -> Record | None:
-    try:
-        obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(obj, dict):
-        return None
-    type_, payload, ordinal = obj.get("type"), obj.get("payload"), obj.get("ordinal")
-    if not isinstance(type_, str) or not isinstance(payload, dict) or not isinstance(ordinal, int):
-        return None
-    timestamp = obj.get("timestamp")
-    return Record(timestamp if isinstance(timestamp, str) else "", ordinal, type_, payload)
-
-
-def read_records(path: Path) -> list[Record]:
-    """All intact records of a rollout, in file order.
-
-    An unterminated last line is a write cut off by a crash (or one still in progress in another process) and
-    is dropped silently. A damaged line in the middle is skipped with a warning: the rest is still the truth.
-    """
-    with path.open("rb") as f:
-        data = f.read()
-    return list(iter_records(data, path))
-
-
-def iter_records(data: bytes, origin: Path | str = "<bytes>") -> Iterator[Record]:
-    """The intact records in rollout bytes ``data``; damaged lines and a torn last line are skipped."""
-    lines = data.split(b"\n")
-    tail = lines.pop()  # b"" when the data ends with a newline, else the torn last line
-    if tail:
-        log.info("ignoring unterminated last line (%d bytes) in %s", len(tail), origin)
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        record = _decode(raw)
-        if record is None:
-            log.warning("skipping damaged rollout line %d in %s", number, origin)
-            continue
-        yield record
-
-
-def head_problem(data: bytes) -> tuple[int | None, str] | None:
-    """Why a rollout's bytes cannot start a thread, as (line number or None, cause); None when line 1 is an
-    intact session_meta record. Damage further down is tolerated (see `iter_records`), not reported here."""
-    if not data.strip():
-        return None, "the file is empty"
-    first, newline, _rest = data.partition(b"\n")
-    if not newline:
-        return 1, "the session_meta record is incomplete (no line end): the write was cut off"
-    try:
-        obj = json.loads(first.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        return 1, f"not valid UTF-8 (byte {exc.start})"
-    except ValueError as exc:
-        return 1, f"not valid JSON ({exc})"
-    record = _decode(first)
-    if record is None:
-        return 1, "not a rollout record (needs `type`, `ordinal` and an object `payload`)"
-    if record.type != SESSION_META:
-        return 1, f"a `{record.type}` record where the session_meta record belongs"
-    if not isinstance(obj["payload"].get("id"), str):
-        return 1, "the session_meta record has no thread id"
-    return None
-
-
-MAX_META_BYTES: Final = 1 << 20
-
-
-def read_session_meta(path: Path, max_bytes: int = MAX_META_BYTES) -> JsonObj | None:
-    """The session_meta payload from the first line, without reading the whole file."""
-    with path.open("rb") as f:
-        first = f.readline(max_bytes)
-    return read_session_meta_bytes(first)
-
-
-def read_session_meta_bytes(data: bytes) -> JsonObj | None:
-    """The session_meta payload of the first line of `data`, if that line is intact."""
-    first, newline, _rest = data.partition(b"\n")
-    if not newline:
-        return None
-    record = _decode(first)
-    if record is None or record.type != SESSION_META:
-        return None
-    return record.payload

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pycodex.json_types import JsonObj
 
-from . import indexing
+from . import indexing, rollout_file
 from . import records as r
 from .errors import RolloutCorruptError, ThreadArchivedStateError, ThreadLockedError, ThreadNotFoundError
 from .ids import new_uuid7, parse_thread_id
@@ -37,6 +37,8 @@ from .thread_shape import build_thread, preview_of, stored_meta
 from .writer import RolloutWriter, now_ms
 
 log = logging.getLogger(__name__)
+
+_MAX_FORK_DEPTH = 16  # a chain of Codex forks is followed this far back
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +205,8 @@ class ThreadStore:
         RolloutCorruptError (a rollout that cannot be read as a thread); neither touches the file."""
         thread_id = parse_thread_id(thread_id)
         path = self._require_rollout(thread_id)
-        return _rebuild(thread_id, path, _read_intact(thread_id, path), is_archived_path(self.codex_home, path))
+        records = self._with_history_base(_read_intact(thread_id, path))
+        return _rebuild(thread_id, path, records, is_archived_path(self.codex_home, path))
 
     def read_thread(self, thread_id: str) -> JsonObj:
         """The Thread dict (no turns, status notLoaded) from the index, without reading the rollout."""
@@ -259,7 +262,7 @@ class ThreadStore:
         thread with forkedFromId set. Returns the new thread's open writer and its reconstruction."""
         source_id = parse_thread_id(source_id)
         source_path = self._require_rollout(source_id)
-        source_records = _read_intact(source_id, source_path)
+        source_records = self._with_history_base(_read_intact(source_id, source_path))
         source = _rebuild(source_id, source_path, source_records, archived=False)
         keep = {k: v for k, v in source.meta.items() if k not in ("id", "sessionId", "createdAtMs")}
         meta = {
@@ -354,6 +357,25 @@ class ThreadStore:
 
     # -- helpers ------------------------------------------------------------------------------------------
 
+    def _with_history_base(self, records: list[r.Record], depth: int = 0) -> list[r.Record]:
+        """A Codex fork's rollout starts where its parent's left off (``history_base``): put the parent's
+        records before ``endOrdinalExclusive`` in front of its own, as if they had been copied."""
+        base = records[0].payload.get("historyBase") if records else None
+        if not isinstance(base, dict) or depth >= _MAX_FORK_DEPTH:
+            return records
+        parent_id, end = base.get("thread_id"), base.get("end_ordinal_exclusive")
+        if not isinstance(parent_id, str) or not isinstance(end, int):
+            return records
+        try:
+            parent_path = self._require_rollout(parent_id)
+            parent = self._with_history_base(_read_intact(parent_id, parent_path), depth + 1)
+        except (ThreadNotFoundError, RolloutCorruptError, OSError) as exc:
+            log.warning("fork %s: its parent's history (%s) cannot be read: %s", records[0].payload.get("id"),
+                        parent_id, exc)  # fmt: skip
+            return records
+        inherited = [rec for rec in parent[1:] if rec.ordinal < end]
+        return [records[0], *inherited, *records[1:]]
+
     def _get_row(self, thread_id: str) -> IndexRow | None:
         try:
             return self._index.get(thread_id)
@@ -369,9 +391,9 @@ class ThreadStore:
 
 
 def _head_error(thread_id: str, path: Path, data: bytes) -> RolloutCorruptError | None:
-    problem = r.head_problem(data)
+    problem = rollout_file.head_problem(data)
     if problem is None:
-        head = r.read_session_meta_bytes(data)
+        head = rollout_file.read_session_meta_bytes(data)
         if head is not None and head.get("id") != thread_id:
             return RolloutCorruptError(thread_id, str(path), f"its session_meta record names thread {head.get('id')}", 1)
         return None
@@ -382,7 +404,7 @@ def _head_error(thread_id: str, path: Path, data: bytes) -> RolloutCorruptError 
 def _check_head(thread_id: str, path: Path) -> None:
     """Raise RolloutCorruptError unless the rollout starts with this thread's session_meta record."""
     with path.open("rb") as f:
-        first = f.readline(r.MAX_META_BYTES)
+        first = f.readline(rollout_file.MAX_META_BYTES)
     error = _head_error(thread_id, path, first)
     if error is not None:
         raise error
@@ -394,7 +416,7 @@ def _read_intact(thread_id: str, path: Path) -> list[r.Record]:
     error = _head_error(thread_id, path, data)
     if error is not None:
         raise error
-    return list(r.iter_records(data, path))
+    return list(rollout_file.iter_records(data, path))
 
 
 def _rebuild(thread_id: str, path: Path, records: list[r.Record], archived: bool) -> LoadedThread:

@@ -22,6 +22,7 @@ from pycodex.json_types import JsonObj
 from . import records as r
 from .errors import ThreadLockedError, WriterClosedError
 from .layout import fsync_dir
+from .rollout_file import encode_line, iter_lines
 
 # (thread_id, record type, payload, now_ms): lets the store keep its index in step with the rollout.
 AppendHook = Callable[[str, str, JsonObj, int], None]
@@ -95,7 +96,7 @@ class RolloutWriter:
             if good_end < len(data):
                 os.ftruncate(fd, good_end)
                 os.fsync(fd)
-            ordinals = [rec.ordinal for rec in r.iter_records(data[:good_end], path)]
+            ordinals = [line.ordinal for line in iter_lines(data[:good_end], path)]
         except BaseException:
             os.close(fd)
             raise
@@ -127,7 +128,7 @@ class RolloutWriter:
             ordinal = self._next_ordinal
             stamp = now_ms()
             if self._fd is not None:
-                _write_all(self._fd, r.encode_record(ordinal, type_, payload, stamp))
+                _write_all(self._fd, encode_line(ordinal, type_, payload, stamp, thread_id=self.thread_id))
                 want_sync = type_ in r.DURABLE_TYPES if durable is None else durable
                 if self._fsync and want_sync:
                     os.fsync(self._fd)

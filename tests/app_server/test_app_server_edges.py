@@ -163,9 +163,11 @@ async def test_sigterm_interrupts_a_running_turn_tells_the_client_and_records_it
     assert "Traceback" not in first.stderr_text
 
     # The end is in the rollout itself (not reconstructed after a crash) ...
-    ends = [rec for rec in _rollout_lines(codex_home, thread_id) if turn["id"] in json.dumps(rec)
-            and "turn_ended" in json.dumps(rec)]
-    assert len(ends) == 1 and "interrupted" in json.dumps(ends[0]), ends
+    # recorded as Codex records an interrupted turn: a turn_aborted event
+    ends = [rec["payload"] for rec in _rollout_lines(codex_home, thread_id) if rec["type"] == "event_msg"
+            and rec["payload"].get("turn_id") == turn["id"]
+            and rec["payload"]["type"] in ("task_complete", "turn_aborted")]
+    assert [(e["type"], e.get("reason")) for e in ends] == [("turn_aborted", "interrupted")], ends
     # ... and a new process resumes the thread with the turn interrupted.
     second: AppServerClient = await app_server()
     resumed = await second.call("thread/resume", {"threadId": thread_id})

@@ -57,7 +57,7 @@ DAMAGE: list[tuple[str, Callable[[bytes], bytes], int | None, str]] = [
     ("first line is not JSON", lambda d: b"{not json\n" + d.partition(b"\n")[2], 1, "not valid JSON"),
     ("first line cut off", lambda d: d[:40], 1, "the session_meta record is incomplete"),
     ("first line is not UTF-8", lambda d: b'{"x":"\xff"}\n' + d, 1, "not valid UTF-8"),
-    ("first line is another record type", lambda d: d.partition(b"\n")[2], 1, "a `turn_started` record"),
+    ("first line is another record type", lambda d: d.partition(b"\n")[2], 1, "a `event_msg` record"),
     (
         "session_meta without an id",
         lambda d: json.dumps({"timestamp": "", "ordinal": 0, "type": "session_meta", "payload": {}}).encode()

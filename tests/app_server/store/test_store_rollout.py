@@ -80,6 +80,12 @@ def test_parse_thread_id_canonicalises_uuids_and_rejects_anything_else() -> None
         parse_thread_id(42)
 
 
+def usage_of(total: int) -> dict[str, int]:
+    """A whole v2 TokenUsageBreakdown (Codex's token_count keeps every field)."""
+    return {"totalTokens": total, "inputTokens": total, "cachedInputTokens": 0, "cacheWriteInputTokens": 0,
+            "outputTokens": 0, "reasoningOutputTokens": 0}
+
+
 def test_create_thread_writes_a_dated_rollout_whose_first_line_is_session_meta(store: ThreadStore) -> None:
     writer = store.create_thread({**META, "baseInstructions": "be brief"})
     assert writer.path is not None
@@ -91,7 +97,10 @@ def test_create_thread_writes_a_dated_rollout_whose_first_line_is_session_meta(s
     assert line["type"] == "session_meta" and line["ordinal"] == 0
     assert line["timestamp"].endswith("Z")
     assert line["payload"]["id"] == writer.thread_id
-    assert line["payload"]["baseInstructions"] == "be brief"
+    # Codex's session_meta: snake_case keys, the instructions as {text}
+    assert line["payload"]["session_id"] == writer.thread_id
+    assert line["payload"]["base_instructions"] == {"text": "be brief"}
+    assert store.load_thread(writer.thread_id).meta["baseInstructions"] == "be brief"
 
 
 def test_a_completed_turn_is_rebuilt_with_items_history_usage_and_preview(store: ThreadStore) -> None:
@@ -114,7 +123,7 @@ def test_a_completed_turn_is_rebuilt_with_items_history_usage_and_preview(store:
     }
     writer.item_completed(turn, command)
     writer.item_completed(turn, agent_item("msg_1", "two files"))
-    usage = {"total": {"totalTokens": 15}, "last": {"totalTokens": 15}, "modelContextWindow": 258400}
+    usage = {"total": usage_of(15), "last": usage_of(15), "modelContextWindow": 258400}
     writer.token_usage(turn, usage)
     writer.turn_ended(turn, "completed", completed_at=101, duration_ms=900)
 
@@ -291,7 +300,7 @@ def test_fork_copies_turns_history_usage_and_name_into_a_new_thread(store: Threa
     )
     source.item_completed(turn, agent_item("msg_0", "reply 0"))
     source.token_usage(
-        turn, {"total": {"totalTokens": 15}, "last": {"totalTokens": 15}, "modelContextWindow": 1}
+        turn, {"total": usage_of(15), "last": usage_of(15), "modelContextWindow": 1}
     )
     source.turn_ended(turn, "completed")
     store.set_name(source.thread_id, "My thread")
@@ -306,8 +315,8 @@ def test_fork_copies_turns_history_usage_and_name_into_a_new_thread(store: Threa
     assert [t["id"] for t in thread["turns"]] == [turn]
     assert fork.history == store.load_thread(source.thread_id).history
     assert fork.token_usage == {
-        "total": {"totalTokens": 15},
-        "last": {"totalTokens": 15},
+        "total": usage_of(15),
+        "last": usage_of(15),
         "modelContextWindow": 1,
     }
 
