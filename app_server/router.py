@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from app_server.store.errors import InvalidCursorError, InvalidThreadIdError
+from app_server.store.errors import InvalidCursorError, InvalidThreadIdError, ThreadLockedError
 from pycodex.jsonrpc import router as rpc
 from pycodex.jsonrpc.errors import InvalidRequest, MethodNotFound, RpcError
 
@@ -124,7 +124,7 @@ class Router(rpc.Router["Session"]):
 
     def boundary(self, method: str, exc: Exception) -> RpcError:
         """Map an exception below the handler to its JSON-RPC error."""
-        if isinstance(exc, InvalidThreadIdError | InvalidCursorError):
+        if isinstance(exc, InvalidThreadIdError | InvalidCursorError | ThreadLockedError):
             # Malformed client input detected below the handler: the client's fault, not ours.
             return InvalidRequest(str(exc))
         return super().boundary(method, exc)

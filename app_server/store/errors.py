@@ -35,10 +35,11 @@ class RolloutCorruptError(StoreError):
 
 
 class ThreadLockedError(StoreError):
-    """Another writer (in this or another process) already appends to the rollout."""
+    """Another writer (this process, another pycodex or Codex) already appends to the rollout. Codex's
+    wording; the router answers it as an invalid request (-32600), as Codex does."""
 
     def __init__(self, thread_id: str) -> None:
-        super().__init__(f"thread {thread_id} is already open for writing by another writer")
+        super().__init__(f"thread {thread_id} already has an active writer")
         self.thread_id = thread_id
 
 

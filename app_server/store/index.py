@@ -24,7 +24,7 @@ from .errors import InvalidCursorError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: rollouts in Codex's format; an older index is rebuilt, which migrates them
 DEFAULT_LIMIT = 25
 MAX_LIMIT = 500
 # Like the reference: with no sourceKinds filter only interactive sessions are listed (not `exec` ones).

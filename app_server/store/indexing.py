@@ -10,6 +10,8 @@ from pycodex.json_types import JsonObj
 from .errors import StoreError
 from .index import IndexRow, ThreadIndex, source_kind
 from .layout import iter_rollout_files, thread_id_of
+from . import session_index
+from .migrate import migrate_if_legacy
 from .reconstruct import LoadedThread, reconstruct
 from .rollout_file import read_records
 from .thread_shape import THREAD_KEYS
@@ -74,10 +76,15 @@ def row_from_file(path: Path, archived: bool) -> IndexRow | None:
 
 
 def rebuild(index: ThreadIndex, codex_home: Path) -> int:
-    """Replace the whole index with what the rollouts say. Returns the number of threads indexed."""
+    """Replace the whole index with what the rollouts say. Returns the number of threads indexed.
+
+    A rollout of a pycodex build before the Codex format is rewritten in it on the way (``migrate``): an
+    index that predates the format is rebuilt, so every old rollout is migrated on the first start."""
     rows: dict[str, IndexRow] = {}
+    names = session_index.read_names(codex_home)
     for path, archived in iter_rollout_files(codex_home):
-        row = row_from_file(path, archived)
+        migrate_if_legacy(codex_home, path)
+        row = _named(row_from_file(path, archived), names)
         if row is not None and row.id not in rows:
             rows[row.id] = row
     index.replace_all(rows.values())
@@ -90,6 +97,7 @@ def reconcile(index: ThreadIndex, codex_home: Path) -> None:
     the file and inserting the row, or the file was moved in by hand) and drop rows whose file is gone."""
     known = index.paths()
     seen: set[str] = set()
+    names: dict[str, str | None] | None = None  # read once, and only when a rollout is new to the index
     for path, archived in iter_rollout_files(codex_home):
         thread_id = thread_id_of(path)
         if thread_id is None or thread_id in seen:
@@ -97,11 +105,20 @@ def reconcile(index: ThreadIndex, codex_home: Path) -> None:
         seen.add(thread_id)
         if known.get(thread_id) == str(path):
             continue
-        row = row_from_file(path, archived)
+        migrate_if_legacy(codex_home, path)
+        if names is None:
+            names = session_index.read_names(codex_home)
+        row = _named(row_from_file(path, archived), names)
         if row is not None:
             index.upsert(row)
     for thread_id in known.keys() - seen:
         index.delete(thread_id)
+
+
+def _named(row: IndexRow | None, names: dict[str, str | None]) -> IndexRow | None:
+    if row is not None and row.id in names:  # Codex renames a thread in session_index.jsonl only
+        row.name = names[row.id]
+    return row
 
 
 def _str(value: object) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pycodex.json_types import JsonObj
 
-from . import indexing, rollout_file
+from . import indexing, rollout_file, session_index
 from . import records as r
 from .errors import RolloutCorruptError, ThreadArchivedStateError, ThreadLockedError, ThreadNotFoundError
 from .ids import new_uuid7, parse_thread_id
@@ -32,9 +32,11 @@ from .layout import (
     live_rollout_path,
     rollout_file_name,
 )
+from .migrate import migrate_if_legacy
 from .reconstruct import LoadedThread, reconstruct
 from .thread_shape import build_thread, preview_of, stored_meta
 from .writer import RolloutWriter, now_ms
+from .writer_lock import WriterLock
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +118,10 @@ class ThreadStore:
         stored = {**stored_meta(meta), "id": thread_id, "createdAtMs": created}
         stored.setdefault("sessionId", thread_id)
         path = live_rollout_path(self.codex_home, rollout_file_name(thread_id, created))
-        writer = RolloutWriter.create(thread_id, path, stored, fsync=self.fsync, hook=self._on_append)
+        lock = WriterLock.acquire(self.codex_home, thread_id)
+        writer = RolloutWriter.create(
+            thread_id, path, stored, fsync=self.fsync, hook=self._on_append, writer_lock=lock
+        )
         self._index_safely(
             lambda: self._index.upsert(indexing.row_from_meta(stored, path=path, created_at_ms=created))
         )
@@ -134,7 +139,9 @@ class ThreadStore:
                 return current
         path = self._require_rollout(thread_id)
         _check_head(thread_id, path)  # never append to a rollout no reader could use
-        writer = RolloutWriter.reopen(thread_id, path, fsync=self.fsync, hook=self._on_append)
+        migrate_if_legacy(self.codex_home, path)  # appends go in Codex's format, so the whole file must be
+        lock = WriterLock.acquire(self.codex_home, thread_id)
+        writer = RolloutWriter.reopen(thread_id, path, fsync=self.fsync, hook=self._on_append, writer_lock=lock)
         with self._lock:
             self._writers[thread_id] = writer
         return writer
@@ -206,7 +213,11 @@ class ThreadStore:
         thread_id = parse_thread_id(thread_id)
         path = self._require_rollout(thread_id)
         records = self._with_history_base(_read_intact(thread_id, path))
-        return _rebuild(thread_id, path, records, is_archived_path(self.codex_home, path))
+        loaded = _rebuild(thread_id, path, records, is_archived_path(self.codex_home, path))
+        names = session_index.read_names(self.codex_home)
+        if thread_id in names:  # Codex renames a thread there only; it is the latest word on the name
+            loaded.name = names[thread_id]
+        return loaded
 
     def read_thread(self, thread_id: str) -> JsonObj:
         """The Thread dict (no turns, status notLoaded) from the index, without reading the rollout."""
@@ -292,10 +303,21 @@ class ThreadStore:
             writer = self._writers.get(thread_id)
         if writer is not None and not writer.closed:
             writer.name_changed(name)
+            session_index.append_name(self.codex_home, thread_id, name, now_ms())
             return
         path = self._require_rollout(thread_id)
         _check_head(thread_id, path)
-        with RolloutWriter.reopen(thread_id, path, fsync=self.fsync, hook=self._on_append) as temporary:
+        # Like Codex, a rename goes to session_index.jsonl even while another program writes the thread.
+        session_index.append_name(self.codex_home, thread_id, name, now_ms())
+        try:
+            lock = WriterLock.acquire(self.codex_home, thread_id)
+        except ThreadLockedError:
+            self._index_safely(lambda: self._index.update(thread_id, name=name))
+            return
+        migrate_if_legacy(self.codex_home, path)
+        with RolloutWriter.reopen(
+            thread_id, path, fsync=self.fsync, hook=self._on_append, writer_lock=lock
+        ) as temporary:
             temporary.name_changed(name)
 
     def archive(self, thread_id: str) -> Path:
@@ -320,7 +342,11 @@ class ThreadStore:
         thread_id = parse_thread_id(thread_id)
         path = self._require_rollout(thread_id)
         self.close_writer(thread_id)
-        path.unlink(missing_ok=True)
+        lock = WriterLock.acquire(self.codex_home, thread_id)  # never delete what another program writes
+        try:
+            path.unlink(missing_ok=True)
+        finally:
+            lock.release()
         self._index_safely(lambda: self._index.delete(thread_id))
 
     def unarchive(self, thread_id: str) -> JsonObj:
@@ -342,6 +368,13 @@ class ThreadStore:
         if target.exists():
             raise ThreadArchivedStateError(f"cannot move rollout of {thread_id}: {target} already exists")
         target.parent.mkdir(parents=True, exist_ok=True)
+        lock = WriterLock.acquire(self.codex_home, thread_id)  # refuses a thread open in Codex, too
+        try:
+            self._move_unlocked(thread_id, source, target)
+        finally:
+            lock.release()
+
+    def _move_unlocked(self, thread_id: str, source: Path, target: Path) -> None:
         fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
         try:
             try:  # a live writer elsewhere would keep appending to the moved file

@@ -23,6 +23,7 @@ from . import records as r
 from .errors import ThreadLockedError, WriterClosedError
 from .layout import fsync_dir
 from .rollout_file import encode_line, iter_lines
+from .writer_lock import WriterLock
 
 # (thread_id, record type, payload, now_ms): lets the store keep its index in step with the rollout.
 AppendHook = Callable[[str, str, JsonObj, int], None]
@@ -45,8 +46,10 @@ class RolloutWriter:
         next_ordinal: int,
         fsync: bool,
         hook: AppendHook | None = None,
+        writer_lock: WriterLock | None = None,
     ) -> None:
         self.thread_id = thread_id
+        self._writer_lock = writer_lock  # the cross-program lock; released on close
         self.path = path
         self._fd = fd
         self._next_ordinal = next_ordinal
@@ -66,11 +69,18 @@ class RolloutWriter:
         *,
         fsync: bool,
         hook: AppendHook | None = None,
+        writer_lock: WriterLock | None = None,
     ) -> RolloutWriter:
-        """Create the file (it must not exist) and write the session_meta line."""
+        """Create the file (it must not exist) and write the session_meta line. The writer owns
+        ``writer_lock`` from here on, also when this raises."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        writer = cls(thread_id, path, fd, next_ordinal=0, fsync=fsync, hook=hook)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        except BaseException:
+            if writer_lock is not None:
+                writer_lock.release()
+            raise
+        writer = cls(thread_id, path, fd, next_ordinal=0, fsync=fsync, hook=hook, writer_lock=writer_lock)
         try:
             _lock_or_raise(fd, thread_id)
             writer.append(r.SESSION_META, meta)
@@ -83,11 +93,22 @@ class RolloutWriter:
 
     @classmethod
     def reopen(
-        cls, thread_id: str, path: Path, *, fsync: bool, hook: AppendHook | None = None
+        cls,
+        thread_id: str,
+        path: Path,
+        *,
+        fsync: bool,
+        hook: AppendHook | None = None,
+        writer_lock: WriterLock | None = None,
     ) -> RolloutWriter:
         """Continue an existing rollout (resume). A torn last line left by a crash is cut off first, so the next
-        record starts on a line of its own."""
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        record starts on a line of its own. The writer owns ``writer_lock`` from here on, also when this raises."""
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        except BaseException:
+            if writer_lock is not None:
+                writer_lock.release()
+            raise
         try:
             _lock_or_raise(fd, thread_id)
             with path.open("rb") as f:
@@ -99,8 +120,11 @@ class RolloutWriter:
             ordinals = [line.ordinal for line in iter_lines(data[:good_end], path)]
         except BaseException:
             os.close(fd)
+            if writer_lock is not None:
+                writer_lock.release()
             raise
-        return cls(thread_id, path, fd, next_ordinal=max(ordinals, default=-1) + 1, fsync=fsync, hook=hook)
+        next_ordinal = max(ordinals, default=-1) + 1
+        return cls(thread_id, path, fd, next_ordinal=next_ordinal, fsync=fsync, hook=hook, writer_lock=writer_lock)
 
     @classmethod
     def ephemeral(cls, thread_id: str) -> RolloutWriter:
@@ -222,6 +246,8 @@ class RolloutWriter:
                 finally:
                     os.close(self._fd)  # releases the flock
                     self._fd = None
+            if self._writer_lock is not None:
+                self._writer_lock.release()
 
     def __enter__(self) -> RolloutWriter:
         return self

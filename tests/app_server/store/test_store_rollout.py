@@ -277,7 +277,7 @@ def test_a_second_writer_of_the_same_thread_is_refused(tmp_path: Path) -> None:
     home = tmp_path / "home"
     with ThreadStore(home, fsync=False) as first, ThreadStore(home, fsync=False) as second:
         writer = first.create_thread(META)
-        with pytest.raises(ThreadLockedError, match="already open for writing"):
+        with pytest.raises(ThreadLockedError, match="already has an active writer"):
             second.open_writer(writer.thread_id)
         first.close_writer(writer.thread_id)
         assert second.open_writer(writer.thread_id).path == writer.path
