@@ -307,8 +307,10 @@ async def name_set(ctx: HandlerContext, params: p.ThreadSetNameParams) -> p.Thre
     threads = ctx.services.threads
     loaded = threads.loaded.get(params.thread_id)
     try:
-        if loaded is not None:
-            await asyncio.to_thread(loaded.writer.name_changed, params.name)
+        if loaded is not None and loaded.writer.ephemeral_thread:
+            loaded.name = params.name
+        elif loaded is not None:  # the store appends through the open writer and tells session_index.jsonl
+            await asyncio.to_thread(threads.store.set_name, params.thread_id, params.name)
             loaded.name = params.name
         else:
             with _rollout_errors():

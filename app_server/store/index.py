@@ -270,6 +270,11 @@ class ThreadIndex:
         with self._lock:
             return dict(self._conn.execute("SELECT id, rollout_path FROM threads").fetchall())
 
+    def names(self) -> dict[str, str]:
+        """Every named thread id -> its name."""
+        with self._lock:
+            return dict(self._conn.execute("SELECT id, name FROM threads WHERE name IS NOT NULL").fetchall())
+
     def list(self, query: ListQuery) -> tuple[list[IndexRow], str | None, str | None]:
         """One page: its rows, the cursor after its last row, and the backwards cursor: its first row as the
         anchor for the opposite direction, so paging back yields the rows before this page (as Codex's does)."""

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pycodex.json_types import JsonObj
 
+from . import session_index
 from .errors import StoreError
 from .index import IndexRow, ThreadIndex, source_kind
 from .layout import iter_rollout_files, thread_id_of
-from . import session_index
 from .migrate import migrate_if_legacy
 from .reconstruct import LoadedThread, reconstruct
 from .rollout_file import read_records

@@ -12,7 +12,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +20,11 @@ from pycodex.json_types import JsonObj
 
 from . import indexing, rollout_file, session_index
 from . import records as r
+from .codex_state import CodexState
 from .errors import RolloutCorruptError, ThreadArchivedStateError, ThreadLockedError, ThreadNotFoundError
 from .ids import new_uuid7, parse_thread_id
 from .index import IndexRow, ListQuery, ThreadIndex
+from .index_sync import IndexSync
 from .layout import (
     INDEX_FILE,
     archived_rollout_path,
@@ -34,7 +36,7 @@ from .layout import (
 )
 from .migrate import migrate_if_legacy
 from .reconstruct import LoadedThread, reconstruct
-from .thread_shape import build_thread, preview_of, stored_meta
+from .thread_shape import build_thread, stored_meta
 from .writer import RolloutWriter, now_ms
 from .writer_lock import WriterLock
 
@@ -65,6 +67,7 @@ class ThreadStore:
         self._reconcile = reconcile
         self._index_lock = threading.Lock()
         self._opened_index: ThreadIndex | None = None
+        self._sync = IndexSync(lambda: self._index, CodexState(self.codex_home))
 
     @property
     def _index(self) -> ThreadIndex:
@@ -81,6 +84,7 @@ class ThreadStore:
                     elif self._reconcile:
                         indexing.reconcile(index, self.codex_home)
                     self._opened_index = index
+                    self._sync.codex.fill_names(index.names())
         return index
 
     # -- lifecycle ----------------------------------------------------------------------------------------
@@ -93,6 +97,7 @@ class ThreadStore:
             writer.close()
         if self._opened_index is not None:
             self._opened_index.close()
+        self._sync.codex.close()
 
     def __enter__(self) -> ThreadStore:
         return self
@@ -122,9 +127,7 @@ class ThreadStore:
         writer = RolloutWriter.create(
             thread_id, path, stored, fsync=self.fsync, hook=self._on_append, writer_lock=lock
         )
-        self._index_safely(
-            lambda: self._index.upsert(indexing.row_from_meta(stored, path=path, created_at_ms=created))
-        )
+        self._sync.created(stored, path, created)
         with self._lock:
             self._writers[thread_id] = writer
         return writer
@@ -154,39 +157,7 @@ class ThreadStore:
             writer.close()
 
     def _on_append(self, thread_id: str, type_: str, payload: JsonObj, at_ms: int) -> None:
-        if type_ == r.ITEM_COMPLETED:
-            item = payload.get("item")
-            preview = preview_of(item) if isinstance(item, dict) else None
-            if preview:
-                self._index_safely(lambda: self._index.set_preview_if_empty(thread_id, preview))
-            self._index_safely(lambda: self._index.touch(thread_id, at_ms))
-        elif type_ in (r.TURN_STARTED, r.TURN_ENDED):
-            self._index_safely(lambda: self._index.touch(thread_id, at_ms))
-        elif type_ == r.THREAD_NAME:
-            name = payload.get("name")
-            self._index_safely(
-                lambda: self._index.update(thread_id, name=name if isinstance(name, str) else None)
-            )
-            self._index_safely(lambda: self._index.touch(thread_id, at_ms))
-        elif type_ == r.THREAD_SETTINGS:
-            settings = payload.get("settings") or {}
-            fields = {
-                column: settings[key]
-                for key, column in (("cwd", "cwd"), ("model", "model"), ("modelProvider", "model_provider"))
-                if isinstance(settings.get(key), str)
-            }
-            if fields:
-                self._index_safely(lambda: self._index.update(thread_id, **fields))
-            if "effort" in settings:  # the Thread's reasoningEffort follows the thread's settings too
-                effort = settings["effort"]
-                self._index_safely(lambda: self._index.update_meta(thread_id, "reasoningEffort", effort))
-
-    def _index_safely(self, update: Callable[[], object]) -> None:
-        # The record is already durable in the rollout; a failed index update is repaired on the next start.
-        try:
-            update()
-        except sqlite3.Error as exc:
-            log.warning("thread index update failed (the rollout is intact): %s", exc)
+        self._sync.appended(thread_id, type_, payload, at_ms)
 
     # -- reading ------------------------------------------------------------------------------------------
 
@@ -200,11 +171,11 @@ class ThreadStore:
         path = find_rollout_file(self.codex_home, thread_id)
         if path is None:
             if row is not None:
-                self._index_safely(lambda: self._index.delete(thread_id))
+                self._sync.safely(lambda index: index.delete(thread_id))
             return None
         fresh = indexing.row_from_file(path, is_archived_path(self.codex_home, path))
         if fresh is not None:
-            self._index_safely(lambda: self._index.upsert(fresh))
+            self._sync.safely(lambda index: index.upsert(fresh))
         return path
 
     def load_thread(self, thread_id: str) -> LoadedThread:
@@ -312,7 +283,7 @@ class ThreadStore:
         try:
             lock = WriterLock.acquire(self.codex_home, thread_id)
         except ThreadLockedError:
-            self._index_safely(lambda: self._index.update(thread_id, name=name))
+            self._sync.named(thread_id, name)
             return
         migrate_if_legacy(self.codex_home, path)
         with RolloutWriter.reopen(
@@ -330,11 +301,7 @@ class ThreadStore:
         self.close_writer(thread_id)
         target = archived_rollout_path(self.codex_home, path.name)
         self._move(thread_id, path, target)
-        self._index_safely(
-            lambda: self._index.update(
-                thread_id, rollout_path=str(target), archived=True, archived_at_ms=now_ms()
-            )
-        )
+        self._sync.moved(thread_id, target, archived_at_ms=now_ms())
         return target
 
     def delete(self, thread_id: str) -> None:
@@ -347,7 +314,7 @@ class ThreadStore:
             path.unlink(missing_ok=True)
         finally:
             lock.release()
-        self._index_safely(lambda: self._index.delete(thread_id))
+        self._sync.deleted(thread_id)
 
     def unarchive(self, thread_id: str) -> JsonObj:
         """Move an archived rollout back to sessions/YYYY/MM/DD and return the Thread dict."""
@@ -357,11 +324,7 @@ class ThreadStore:
             raise ThreadArchivedStateError(f"thread is not archived: {thread_id}")
         target = live_rollout_path(self.codex_home, path.name)
         self._move(thread_id, path, target)
-        self._index_safely(
-            lambda: self._index.update(
-                thread_id, rollout_path=str(target), archived=False, archived_at_ms=None
-            )
-        )
+        self._sync.moved(thread_id, target, archived_at_ms=None)
         return self.read_thread(thread_id)
 
     def _move(self, thread_id: str, source: Path, target: Path) -> None:

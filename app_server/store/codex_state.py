@@ -1,0 +1,167 @@
+"""Keep Codex's own thread index, ``CODEX_HOME/state_5.sqlite`` (table ``threads``), in step with what pycodex
+writes, so Codex lists pycodex's threads with their names, previews, times and archive flags.
+
+Codex finds a rollout it has no row for by itself, but it takes a thread's name (and its other list fields)
+from this table only: a rename written to ``session_index.jsonl`` alone does not show in Codex (checked
+against 0.169, whose own index rebuild loses names the same way). The table is Codex's: pycodex never
+creates the database (its 62 sqlx migrations are Codex's to run), only fills rows when Codex has made it, and
+any failure is logged and ignored: the rollout is the truth and Codex repairs its index from it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Final
+
+from pycodex.json_types import JsonObj
+
+log = logging.getLogger(__name__)
+
+DB_FILE: Final = "state_5.sqlite"
+_BUSY_TIMEOUT_S: Final = 2.0  # Codex holds its write transactions for milliseconds
+#: The columns pycodex fills; the rest keep Codex's defaults.
+_NEEDED: Final = frozenset({"id", "rollout_path", "created_at", "updated_at", "source", "model_provider", "cwd",
+                            "title", "sandbox_policy", "approval_mode", "archived", "archived_at", "cli_version",
+                            "first_user_message", "model", "reasoning_effort", "created_at_ms", "updated_at_ms",
+                            "preview", "recency_at", "recency_at_ms", "history_mode", "name", "originator",
+                            "tokens_used"})  # fmt: skip
+
+
+def permission_profile(sandbox: object, cwd: str) -> JsonObj:
+    """The permission profile Codex 0.169 stores in ``sandbox_policy`` for a sandbox mode (as recorded)."""
+    if sandbox == "danger-full-access":
+        return {"type": "disabled"}
+    entries: list[JsonObj] = [{"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}]
+    if sandbox != "read-only":  # workspace-write, Codex's default
+        entries += [{"path": {"type": "path", "path": cwd}, "access": "write"},
+                    {"path": {"type": "special", "value": {"kind": "slash_tmp"}}, "access": "write"},
+                    {"path": {"type": "special", "value": {"kind": "tmpdir"}}, "access": "write"}]  # fmt: skip
+        entries += [{"path": {"type": "path", "path": f"{cwd}/{name}"}, "access": "read",
+                     "missing_path_behavior": "skip"} for name in (".git", ".agents", ".codex", ".aws")]  # fmt: skip
+    return {"type": "managed", "file_system": {"type": "restricted", "entries": entries}, "network": "restricted"}
+
+
+class CodexState:
+    """Writes to Codex's ``threads`` rows, when Codex's database exists and has the expected columns."""
+
+    def __init__(self, codex_home: Path) -> None:
+        self._path = codex_home / DB_FILE
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._unusable = False
+
+    def close(self) -> None:
+        """Close the connection, if one was opened."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def thread_created(self, meta: JsonObj, *, rollout_path: Path, created_at_ms: int) -> None:
+        """Add the row of a thread pycodex just started (a row Codex already has is left as it is)."""
+        settings = meta.get("settings") if isinstance(meta.get("settings"), dict) else {}
+        assert isinstance(settings, dict)
+        source = meta.get("source")
+        values = {
+            "id": meta["id"],
+            "rollout_path": str(rollout_path),
+            "created_at": created_at_ms // 1000,
+            "updated_at": created_at_ms // 1000,
+            "source": source if isinstance(source, str) else "vscode",
+            "model_provider": meta.get("modelProvider") or "",
+            "cwd": meta.get("cwd") or "",
+            "title": "",
+            "sandbox_policy": json.dumps(permission_profile(settings.get("sandbox"), str(meta.get("cwd") or ""))),
+            "approval_mode": str(settings.get("approvalPolicy") or "on-request"),
+            "cli_version": meta.get("cliVersion") or "",
+            "first_user_message": "",
+            "model": meta.get("model"),
+            "reasoning_effort": meta.get("reasoningEffort"),
+            "created_at_ms": created_at_ms,
+            "updated_at_ms": created_at_ms,
+            "preview": "",
+            "recency_at": created_at_ms // 1000,
+            "recency_at_ms": created_at_ms,
+            "history_mode": meta.get("historyMode") or "paginated",
+            "name": meta.get("name"),
+            "originator": meta.get("originator"),
+        }
+        columns = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        self._run(f"INSERT OR IGNORE INTO threads ({columns}) VALUES ({marks})", tuple(values.values()))
+
+    def first_user_message(self, thread_id: str, text: str) -> None:
+        """The thread's first user message: Codex's title, preview and first_user_message (set once)."""
+        self._run(
+            "UPDATE threads SET title = ?, preview = ?, first_user_message = ? WHERE id = ? AND preview = ''",
+            (text, text, text, thread_id),
+        )
+
+    def touched(self, thread_id: str, at_ms: int) -> None:
+        """The thread changed at ``at_ms``: its updated and recency times move on."""
+        self._run(
+            "UPDATE threads SET updated_at = ?, updated_at_ms = ?, recency_at = ?, recency_at_ms = ? WHERE id = ?",
+            (at_ms // 1000, at_ms, at_ms // 1000, at_ms, thread_id),
+        )
+
+    def named(self, thread_id: str, name: str | None) -> None:
+        """The thread's name (None clears it)."""
+        self._run("UPDATE threads SET name = ? WHERE id = ?", (name, thread_id))
+
+    def fill_names(self, names: dict[str, str]) -> None:
+        """Give Codex's rows without a name the name pycodex knows (threads renamed before Codex's index
+        existed: Codex's own rebuild from the rollouts leaves them unnamed)."""
+        for thread_id, name in names.items():
+            self._run("UPDATE threads SET name = ? WHERE id = ? AND name IS NULL", (name, thread_id))
+
+    def tokens(self, thread_id: str, total: int) -> None:
+        """The thread's total token count."""
+        self._run("UPDATE threads SET tokens_used = ? WHERE id = ?", (total, thread_id))
+
+    def moved(self, thread_id: str, rollout_path: Path, *, archived_at_ms: int | None) -> None:
+        """The rollout was archived (``archived_at_ms`` set) or unarchived to ``rollout_path``."""
+        archived_at = None if archived_at_ms is None else archived_at_ms // 1000
+        self._run(
+            "UPDATE threads SET rollout_path = ?, archived = ?, archived_at = ? WHERE id = ?",
+            (str(rollout_path), int(archived_at_ms is not None), archived_at, thread_id),
+        )
+
+    def deleted(self, thread_id: str) -> None:
+        """The thread is gone."""
+        self._run("DELETE FROM threads WHERE id = ?", (thread_id,))
+
+    def _run(self, sql: str, params: tuple[object, ...]) -> None:
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return
+            try:
+                conn.execute(sql, params)
+            except sqlite3.Error as exc:
+                log.warning("Codex's thread index %s not updated (Codex repairs it from the rollouts): %s",
+                            self._path, exc)  # fmt: skip
+
+    def _connection(self) -> sqlite3.Connection | None:
+        if self._conn is not None or self._unusable:
+            return self._conn
+        if not self._path.exists():
+            return None  # Codex has not run on this CODEX_HOME: it will index the rollouts itself
+        try:
+            conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, isolation_level=None,
+                                   check_same_thread=False)  # fmt: skip
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(threads)")}
+        except sqlite3.Error as exc:
+            log.warning("Codex's thread index %s is unusable: %s", self._path, exc)
+            self._unusable = True
+            return None
+        if not _NEEDED <= columns:
+            log.info("Codex's thread index %s has another schema; leaving it to Codex", self._path)
+            conn.close()
+            self._unusable = True
+            return None
+        self._conn = conn
+        return conn
