@@ -104,6 +104,7 @@ def encode(type_: str, payload: JsonObj, *, thread_id: str) -> tuple[str, JsonOb
             "started_at": payload.get("startedAt"),
             "model_context_window": None,
             "collaboration_mode_kind": "default",
+            **({"pycodex_git_info": payload["gitInfo"]} if "gitInfo" in payload else {}),
         }
     if type_ == r.TURN_ENDED:
         return EVENT_MSG, _encode_turn_end(payload)
@@ -137,6 +138,7 @@ def _encode_turn_end(payload: JsonObj) -> JsonObj:
         "turn_id": turn_id,
         "root_turn_id": payload.get("rootTurnId") or turn_id,
         "last_agent_message": payload.get("lastAgentMessage"),
+        "started_at": payload.get("startedAt"),
         "completed_at": payload.get("completedAt"),
         "duration_ms": payload.get("durationMs"),
     }
@@ -279,8 +281,11 @@ def _model_item(item: JsonObj) -> JsonObj:
 def _decode_event(p: JsonObj) -> tuple[str, JsonObj] | None:
     kind = p.get("type")
     if kind in ("task_started", "turn_started"):
-        return r.TURN_STARTED, {"turnId": p.get("turn_id"), "rootTurnId": p.get("root_turn_id"),
-                                "startedAt": p.get("started_at")}  # fmt: skip
+        started: JsonObj = {"turnId": p.get("turn_id"), "rootTurnId": p.get("root_turn_id"),
+                            "startedAt": p.get("started_at")}  # fmt: skip
+        if isinstance(p.get("pycodex_git_info"), dict):
+            started["gitInfo"] = p["pycodex_git_info"]
+        return r.TURN_STARTED, started
     if kind in ("task_complete", "turn_complete"):
         error = p.get("pycodex_error", p.get("error"))
         failed = isinstance(p.get("error"), dict)

@@ -28,7 +28,7 @@ _NEEDED: Final = frozenset({"id", "rollout_path", "created_at", "updated_at", "s
                             "title", "sandbox_policy", "approval_mode", "archived", "archived_at", "cli_version",
                             "first_user_message", "model", "reasoning_effort", "created_at_ms", "updated_at_ms",
                             "preview", "recency_at", "recency_at_ms", "history_mode", "name", "originator",
-                            "tokens_used"})  # fmt: skip
+                            "tokens_used", "git_sha", "git_branch", "git_origin_url"})  # fmt: skip
 
 
 def permission_profile(sandbox: object, cwd: str) -> JsonObj:
@@ -117,6 +117,68 @@ class CodexState:
         existed: Codex's own rebuild from the rollouts leaves them unnamed)."""
         for thread_id, name in names.items():
             self._run("UPDATE threads SET name = ? WHERE id = ? AND name IS NULL", (name, thread_id))
+
+    def git(self, thread_id: str, git: JsonObj) -> None:
+        """The repository state a turn started in (Codex's git_sha, git_branch, git_origin_url)."""
+        self._run(
+            "UPDATE threads SET git_sha = ?, git_branch = ?, git_origin_url = ? WHERE id = ?",
+            (git.get("sha"), git.get("branch"), git.get("originUrl"), thread_id),
+        )
+
+    def git_info(self, thread_id: str) -> JsonObj | None:
+        """The gitInfo Codex recorded for a thread, or None (no row, no repository, no database)."""
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return None
+            try:
+                row = conn.execute(
+                    "SELECT git_sha, git_branch, git_origin_url FROM threads WHERE id = ?", (thread_id,)
+                ).fetchone()
+            except sqlite3.Error:
+                return None
+        if row is None or all(value is None for value in row):
+            return None
+        return {"sha": row[0], "branch": row[1], "originUrl": row[2]}
+
+    def all_git_info(self) -> dict[str, JsonObj]:
+        """Every thread Codex recorded a repository for -> its gitInfo."""
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return {}
+            try:
+                rows = conn.execute(
+                    "SELECT id, git_sha, git_branch, git_origin_url FROM threads "
+                    "WHERE git_sha IS NOT NULL OR git_branch IS NOT NULL OR git_origin_url IS NOT NULL"
+                ).fetchall()
+            except sqlite3.Error:
+                return {}
+        return {str(r[0]): {"sha": r[1], "branch": r[2], "originUrl": r[3]} for r in rows}
+
+    def receipt(self, thread_id: str) -> tuple[str | None, str] | None:
+        """Codex's read receipt of a thread: (first unread turn or None, revision), or None when it has none."""
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return None
+            try:
+                row = conn.execute(
+                    "SELECT first_unread_turn, revision FROM thread_read_receipts WHERE thread_id = ?", (thread_id,)
+                ).fetchone()
+            except sqlite3.Error:
+                return None
+        return None if row is None else (row[0], str(row[1]))
+
+    def put_receipt(self, thread_id: str, first_unread_turn: str | None, revision: str) -> None:
+        """Record pycodex's read state as Codex's read receipt, so both show the same unread marker."""
+        self._run(
+            "INSERT INTO thread_read_receipts (thread_id, first_unread_turn, revision, last_published_turn) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET first_unread_turn = excluded.first_unread_turn, "
+            "revision = excluded.revision, last_published_turn = COALESCE(excluded.last_published_turn, "
+            "thread_read_receipts.last_published_turn)",
+            (thread_id, first_unread_turn, revision, first_unread_turn),
+        )
 
     def tokens(self, thread_id: str, total: int) -> None:
         """The thread's total token count."""

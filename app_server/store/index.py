@@ -270,6 +270,14 @@ class ThreadIndex:
         with self._lock:
             return dict(self._conn.execute("SELECT id, rollout_path FROM threads").fetchall())
 
+    def without_meta(self, key: str) -> list[str]:
+        """The ids of the rows whose stored Thread fields have no ``key``."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id FROM threads WHERE json_type(meta_json, ?) IS NULL", (f"$.{key}",)
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
     def names(self) -> dict[str, str]:
         """Every named thread id -> its name."""
         with self._lock:

@@ -34,6 +34,21 @@ class IndexSync:
         except sqlite3.Error as exc:
             log.warning("thread index update failed (the rollout is intact): %s", exc)
 
+    def fill_git_info(self, index: ThreadIndex) -> None:
+        """Rows of threads Codex wrote get the gitInfo Codex recorded for them (their rollouts have none)."""
+        missing = index.without_meta("gitInfo")
+        if not missing:
+            return
+        known = self.codex.all_git_info()
+        updates = [(thread_id, known[thread_id]) for thread_id in missing if thread_id in known]
+
+        def fill(target: ThreadIndex) -> None:
+            for thread_id, git in updates:
+                target.update_meta(thread_id, "gitInfo", git)
+
+        if updates:
+            self.safely(fill)
+
     def created(self, stored: JsonObj, path: Path, created_at_ms: int) -> None:
         """A thread's rollout was created with metadata ``stored``."""
         row = indexing.row_from_meta(stored, path=path, created_at_ms=created_at_ms)
@@ -70,6 +85,10 @@ class IndexSync:
                 self.codex.first_user_message(thread_id, preview)
             self._touched(thread_id, at_ms)
         elif type_ in (r.TURN_STARTED, r.TURN_ENDED):
+            git = payload.get("gitInfo")
+            if isinstance(git, dict):
+                self.safely(lambda index: index.update_meta(thread_id, "gitInfo", git))
+                self.codex.git(thread_id, git)
             self._touched(thread_id, at_ms)
         elif type_ == r.THREAD_NAME:
             name = payload.get("name")

@@ -103,6 +103,8 @@ def _apply(loaded: LoadedThread, builder: _TurnBuilder, rec: r.Record) -> None:
                 loaded.preview = preview_of(item) or ""
     elif rec.type == r.TURN_STARTED:
         builder.start(p)
+        if isinstance(p.get("gitInfo"), dict):  # the repository as the latest turn found it
+            loaded.meta = {**loaded.meta, "gitInfo": p["gitInfo"]}
     elif rec.type == r.TURN_ENDED:
         builder.end(p)
     elif rec.type == r.COMPACTED:

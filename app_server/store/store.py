@@ -85,6 +85,7 @@ class ThreadStore:
                         indexing.reconcile(index, self.codex_home)
                     self._opened_index = index
                     self._sync.codex.fill_names(index.names())
+                    self._sync.fill_git_info(index)
         return index
 
     # -- lifecycle ----------------------------------------------------------------------------------------
@@ -188,6 +189,10 @@ class ThreadStore:
         names = session_index.read_names(self.codex_home)
         if thread_id in names:  # Codex renames a thread there only; it is the latest word on the name
             loaded.name = names[thread_id]
+        if "gitInfo" not in loaded.meta:  # a thread Codex wrote: its repository state is in Codex's index
+            git = self._sync.codex.git_info(thread_id)
+            if git is not None:
+                loaded.meta = {**loaded.meta, "gitInfo": git}
         return loaded
 
     def read_thread(self, thread_id: str) -> JsonObj:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pycodex.json_types import JsonObj
 
+from .codex_state import CodexState
 from .thread_attachments import AttachmentsMixin
 from .thread_sections import SectionsMixin
 
@@ -142,11 +143,13 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
 
     def __init__(self, codex_home: Path) -> None:
         super().__init__(_open(codex_home / STATE_FILE), threading.Lock())
+        self._codex = CodexState(codex_home)  # Codex's read receipts: both programs show one unread marker
 
     def close(self) -> None:
         """Close the database connection."""
         with self._lock:
             self._conn.close()
+        self._codex.close()
 
     # -- read state --------------------------------------------------------------------------------------
     def read_state(self, thread_id: str, *, default_turn: str | None = None) -> JsonObj:
@@ -199,7 +202,12 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
         """The stored row, or the default (unread from `default_turn`, else from the start) stored now."""
         row = self._row(thread_id)
         if row is None:
-            row = ("turn" if default_turn else "threadStart", default_turn, str(uuid.uuid4()))
+            receipt = self._codex.receipt(thread_id)  # a thread Codex has shown: its marker, not a new one
+            if receipt is not None:
+                row = ("turn" if receipt[0] else None, receipt[0], receipt[1])
+            else:
+                row = ("turn" if default_turn else "threadStart", default_turn, str(uuid.uuid4()))
+                self._codex.put_receipt(thread_id, default_turn, row[2])
             self._conn.execute("INSERT INTO read_state VALUES (?, ?, ?, ?)", (thread_id, *row))
         return row
 
@@ -211,6 +219,7 @@ class ThreadStateDb(SectionsMixin, AttachmentsMixin):
             "revision = excluded.revision",
             (thread_id, kind, turn, revision),
         )
+        self._codex.put_receipt(thread_id, turn, revision)
         return _state_wire(kind, turn, revision)
 
     # -- goals -------------------------------------------------------------------------------------------

@@ -57,6 +57,9 @@ class RolloutWriter:
         self._hook = hook
         self._lock = threading.Lock()
         self._closed = False
+        # What Codex's turn-end record repeats: each open turn's start time and its last agent message.
+        self._turn_starts: dict[str, object] = {}
+        self._last_agent_text: dict[str, str] = {}
 
     # -- construction -------------------------------------------------------------------------------------
 
@@ -162,13 +165,21 @@ class RolloutWriter:
             return ordinal
 
     def turn_started(
-        self, turn_id: str, *, root_turn_id: str | None = None, started_at: int | None = None
+        self,
+        turn_id: str,
+        *,
+        root_turn_id: str | None = None,
+        started_at: int | None = None,
+        git_info: JsonObj | None = None,
     ) -> int:
-        """Record that a turn started (``started_at`` in seconds; now when not given)."""
+        """Record that a turn started (``started_at`` in seconds; now when not given), with the gitInfo of the
+        thread's folder at that moment when it is in a repository."""
         started = started_at if started_at is not None else now_ms() // 1000
-        return self.append(
-            r.TURN_STARTED, {"turnId": turn_id, "rootTurnId": root_turn_id or turn_id, "startedAt": started}
-        )
+        payload: JsonObj = {"turnId": turn_id, "rootTurnId": root_turn_id or turn_id, "startedAt": started}
+        if git_info is not None:
+            payload["gitInfo"] = git_info
+        self._turn_starts[turn_id] = started
+        return self.append(r.TURN_STARTED, payload)
 
     def turn_ended(
         self,
@@ -190,6 +201,8 @@ class RolloutWriter:
             "error": error,
             "completedAt": completed_at if completed_at is not None else now_ms() // 1000,
             "durationMs": duration_ms,
+            "startedAt": self._turn_starts.pop(turn_id, None),
+            "lastAgentMessage": self._last_agent_text.pop(turn_id, None),
         }
         return self.append(r.TURN_ENDED, payload)
 
@@ -198,6 +211,8 @@ class RolloutWriter:
         Stored in its persisted form (``records.persisted_item``)."""
         if not isinstance(item.get("id"), str) or not isinstance(item.get("type"), str):
             raise ValueError("a thread item needs string 'id' and 'type' fields")
+        if item.get("type") == "agentMessage" and isinstance(item.get("text"), str):
+            self._last_agent_text[turn_id] = item["text"]
         return self.append(r.ITEM_COMPLETED, {"turnId": turn_id, "item": r.persisted_item(item)})
 
     def response_items(self, items: list[JsonObj], *, durable: bool | None = None) -> None:

@@ -76,7 +76,7 @@ class CompactionRunner(TurnRunner):
         bind_turn(thread.id, turn.id)
         outcome, error = TurnEvent.COMPLETE, None
         try:
-            await asyncio.to_thread(thread.writer.turn_started, turn.id, started_at=turn.started_at)
+            await thread.record_turn_start(turn)
             await thread.emit_status()
             await thread.emit(notices.turn_started(thread.id, turn.wire(view="notLoaded")))
             item: JsonObj = {"type": "contextCompaction", "id": new_uuid7(), "startedAtMs": it.now_ms(),

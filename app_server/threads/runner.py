@@ -115,7 +115,7 @@ class TurnRunner:
         bind_turn(thread.id, turn.id)  # every log record of this turn carries both ids
         outcome, error = TurnEvent.COMPLETE, None
         try:
-            await asyncio.to_thread(thread.writer.turn_started, turn.id, started_at=turn.started_at)
+            await thread.record_turn_start(turn)
             fallback = fallback_metadata_warning(thread.settings.model)
             if fallback is not None:  # as Codex: before the thread turns active, on every turn
                 await thread.emit(notices.warning(thread.id, fallback))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from app_server.protocol import notices
 from app_server.protocol.notices import Notice
+from app_server.store.git_info import read_git_info
 from app_server.threads.contracts import Subscriber, ThreadServices, ThreadSettings
 from app_server.threads.lifecycle import TurnEvent, TurnStatus, advance
 from pycodex.json_types import JsonObj
@@ -286,6 +287,18 @@ class ThreadRuntime:
         if self._active is turn:
             self._active, self._driver = None, None
         return status
+
+    async def record_turn_start(self, turn: TurnState) -> None:
+        """Write the turn's start to the rollout with the repository state of the thread's folder (Codex's
+        gitInfo is taken when a turn starts), and keep that gitInfo on the loaded thread."""
+        def write() -> JsonObj | None:
+            git = read_git_info(str(self.settings.cwd))
+            self.writer.turn_started(turn.id, started_at=turn.started_at, git_info=git)
+            return git
+
+        git = await asyncio.to_thread(write)
+        if git is not None:
+            self.meta["gitInfo"] = git
 
     @property
     def ephemeral(self) -> bool:

@@ -48,7 +48,7 @@ class UserShellRunner(TurnRunner):
         bind_turn(thread.id, turn.id)
         outcome = TurnEvent.COMPLETE
         try:
-            await asyncio.to_thread(thread.writer.turn_started, turn.id, started_at=turn.started_at)
+            await thread.record_turn_start(turn)
             await thread.emit_status()
             await thread.emit(notices.turn_started(thread.id, turn.wire(view="notLoaded")))
             await self._run_command()

@@ -1,0 +1,95 @@
+"""A thread's ``gitInfo`` ({sha, branch, originUrl}) for its working folder, read from the ``.git`` files.
+
+Codex records it when a turn starts (``thread/start`` answers null; a read after the first turn has it), and
+so does pycodex. Reading the files rather than spawning ``git`` keeps a turn start free of subprocesses; what
+this does not cover (reftables, exotic layouts) reads as unknown fields, never as an error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Final
+
+from pycodex.json_types import JsonObj
+
+_MAX_DEPTH: Final = 64  # folders walked up looking for .git
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+def read_git_info(cwd: str | None) -> JsonObj | None:
+    """The gitInfo of the repository holding ``cwd``, or None when it is not in one. Honours
+    ``GIT_CEILING_DIRECTORIES`` like git does."""
+    if not cwd:
+        return None
+    git_dir = _find_git_dir(Path(cwd))
+    if git_dir is None:
+        return None
+    head = _read(git_dir / "HEAD")
+    branch: str | None = None
+    sha: str | None = None
+    if head.startswith("ref:"):
+        ref = head[4:].strip()
+        branch = ref.removeprefix("refs/heads/")
+        common = _common_dir(git_dir)
+        sha = _resolve(common, ref) or _resolve(git_dir, ref)
+    elif _SHA.match(head):
+        sha = head
+    return {"sha": sha, "branch": branch, "originUrl": _origin_url(_common_dir(git_dir))}
+
+
+def _find_git_dir(start: Path) -> Path | None:
+    ceilings = {Path(p) for p in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep) if p}
+    folder = start
+    for _ in range(_MAX_DEPTH):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return dot
+        if dot.is_file():  # a worktree or submodule: "gitdir: <path>"
+            text = _read(dot)
+            if text.startswith("gitdir:"):
+                target = Path(text[7:].strip())
+                return target if target.is_absolute() else (folder / target).resolve()
+        if folder.parent == folder or folder.parent in ceilings:
+            return None
+        folder = folder.parent
+    return None
+
+
+def _common_dir(git_dir: Path) -> Path:
+    common = _read(git_dir / "commondir")
+    if not common:
+        return git_dir
+    path = Path(common)
+    return path if path.is_absolute() else (git_dir / path).resolve()
+
+
+def _resolve(git_dir: Path, ref: str) -> str | None:
+    direct = _read(git_dir / ref)
+    if _SHA.match(direct):
+        return direct
+    for line in _read(git_dir / "packed-refs").splitlines():
+        sha, _, name = line.partition(" ")
+        if name == ref and _SHA.match(sha):
+            return sha
+    return None
+
+
+def _origin_url(git_dir: Path) -> str | None:
+    in_origin = False
+    for raw in _read(git_dir / "config").splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            in_origin = line.replace(" ", "").lower() in ('[remote"origin"]',)
+            continue
+        if in_origin and line.split("=", 1)[0].strip().lower() == "url":
+            return line.split("=", 1)[1].strip()
+    return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace").strip()
+    except OSError:
+        return ""
