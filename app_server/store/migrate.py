@@ -4,7 +4,7 @@ pycodex reads such a file as it is (its record types are the store's logical one
 store rewrites it the first time it opens it: every intact record is re-encoded with its ordinal and time,
 the new file replaces the old one atomically (write, fsync, rename), and the original bytes are kept under
 ``CODEX_HOME/pycodex_migrated/`` with the same relative path. A file another writer holds is left alone
-(and still read); a file whose first line is damaged is never touched.
+(and still read); a file with any damaged or incomplete line is never touched.
 """
 
 from __future__ import annotations
@@ -55,11 +55,24 @@ def migrate_if_legacy(codex_home: Path, path: Path) -> Path | None:
         lock.release()
 
 
-def _rewrite(codex_home: Path, path: Path, thread_id: str) -> Path:
+def _damage(data: bytes) -> str | None:
+    """Why the bytes cannot be migrated without losing some of them, or None when every line is intact."""
+    if not data.endswith(b"\n"):
+        return "its last line is incomplete"
+    for number, raw in enumerate(data.split(b"\n")[:-1], start=1):
+        if raw.strip() and parse_line(raw) is None:
+            return f"line {number} is damaged"
+    return None
+
+
+def _rewrite(codex_home: Path, path: Path, thread_id: str) -> Path | None:
     data = path.read_bytes()
-    good_end = data.rfind(b"\n") + 1  # a torn last line is not a record: it is dropped, as on reopen
+    damage = _damage(data)
+    if damage is not None:  # never rewrite what cannot be read whole: pycodex still reads it as it is
+        log.warning("not migrating %s to the Codex format: %s; the file is left as it is", path, damage)
+        return None
     lines = []
-    for rec in iter_records(data[:good_end], path):
+    for rec in iter_records(data, path):
         at_ms = r.parse_timestamp_ms(rec.timestamp) or 0
         lines.append(encode_line(rec.ordinal, rec.type, rec.payload, at_ms, thread_id=thread_id))
     backup = codex_home / BACKUP_DIR / path.relative_to(codex_home)
