@@ -16,7 +16,7 @@ import pytest
 
 from compat_tests.support.artifacts import PairLog
 from compat_tests.support.builds import Build, Pairing, find_build
-from compat_tests.support.matrix import log_dir, pair_id, pairs
+from compat_tests.support.matrix import is_slow, log_dir, pair_id, pairs
 from compat_tests.support.processes import ProcessGroup
 from compat_tests.support.rpc import ScenarioError
 
@@ -34,6 +34,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         params = []
         for app, exec_ in pairs(scenario):
             marks = [pytest.mark.codex] if "codex@" in f"{app} {exec_}".replace("pycodex@", "") else []
+            if is_slow(scenario, app, exec_):
+                marks.append(pytest.mark.slow)
             params.append(pytest.param(app, exec_, marks=marks, id=pair_id(app, exec_)))
         metafunc.parametrize(("app_spec", "exec_spec"), params)
 

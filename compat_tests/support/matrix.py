@@ -6,6 +6,8 @@
 * ``PYCODEX_COMPAT_ALL=1`` or ``PYCODEX_SLOW=1``: the full matrix over :func:`full_builds`.
 * Otherwise the default slice ``.ci/run`` runs: current x {current, codex@0.169.0} both ways over Noise.
 
+Pairs of a scenario in :data:`SLOW_SCENARIOS` outside its default slice are marked ``slow``.
+
 Test ids are ``app=SPEC,exec=SPEC`` so a JUnit report names its pair; :func:`parse_test_id` reads them back.
 """
 
@@ -22,7 +24,9 @@ __all__ = [
     "CODEX_REFERENCE",
     "SCENARIOS",
     "SCENARIO_FILES",
+    "SLOW_SCENARIOS",
     "full_builds",
+    "is_slow",
     "log_dir",
     "pair_id",
     "pairs",
@@ -36,6 +40,7 @@ SCENARIO_FILES = {
     "websocket": "test_websocket_transport.py",
     "stdio": "test_stdio_client.py",
     "drift": "test_protocol_drift.py",
+    "storage": "test_storage_skew.py",
 }
 SCENARIOS = tuple(SCENARIO_FILES)
 _DEFAULT: dict[str, list[tuple[str, str]]] = {
@@ -43,7 +48,11 @@ _DEFAULT: dict[str, list[tuple[str, str]]] = {
     "websocket": [("current", CODEX_REFERENCE)],
     "stdio": [("current", "current")],
     "drift": [("current", CODEX_REFERENCE)],
+    "storage": [("current", "current"), ("current", CODEX_REFERENCE), (CODEX_REFERENCE, "current")],
 }
+#: Scenarios whose pairs take long enough (several app-servers, many turns) that only the default slice is
+#: quick: their other pairs are marked ``slow``.
+SLOW_SCENARIOS = frozenset({"storage"})
 _DRIFT_CHAIN = [
     ("codex@0.168.0", "codex@0.169.0"),
     ("codex@0.169.0", "codex@0.171.0"),
@@ -79,6 +88,11 @@ def pairs(scenario: str, env: Mapping[str, str] | None = None) -> list[tuple[str
             return list(_DRIFT_CHAIN)
         return [(a, e) for a in builds for e in builds]
     return list(_DEFAULT[scenario])
+
+
+def is_slow(scenario: str, app: str, exec_: str) -> bool:
+    """Whether the pair is marked ``slow``: a slow scenario's pair outside its default slice."""
+    return scenario in SLOW_SCENARIOS and (app, exec_) not in _DEFAULT[scenario]
 
 
 def pair_id(app: str, exec_: str) -> str:
