@@ -3,9 +3,9 @@ writes, so Codex lists pycodex's threads with their names, previews, times and a
 
 Codex finds a rollout it has no row for by itself, but it takes a thread's name (and its other list fields)
 from this table only: a rename written to ``session_index.jsonl`` alone does not show in Codex (checked
-against 0.169, whose own index rebuild loses names the same way). The table is Codex's: pycodex never
-creates the database (its 62 sqlx migrations are Codex's to run), only fills rows when Codex has made it, and
-any failure is logged and ignored: the rollout is the truth and Codex repairs its index from it.
+against 0.169, whose own index rebuild loses names the same way). pycodex does not create the database (see
+``_connection``). Any failure is logged and ignored: the rollout is the truth and Codex repairs its index
+from it.
 """
 
 from __future__ import annotations
@@ -211,10 +211,14 @@ class CodexState:
         if self._conn is not None or self._unusable:
             return self._conn
         if not self._path.exists():
-            return None  # Codex has not run on this CODEX_HOME: it will index the rollouts itself
+            # Not made here (unlike the history projection): a state_5 Codex did not make gets Codex's backfill
+            # from the rollouts on its first start, which sets every row anew, so rows written now would not
+            # survive it anyway; Codex lists pycodex's threads from their rollouts then.
+            return None
         try:
             conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, isolation_level=None,
                                    check_same_thread=False)  # fmt: skip
+            conn.execute("PRAGMA synchronous=NORMAL")  # derived data: no fsync per update (WAL keeps it whole)
             columns = {row[1] for row in conn.execute("PRAGMA table_info(threads)")}
         except sqlite3.Error as exc:
             log.warning("Codex's thread index %s is unusable: %s", self._path, exc)

@@ -20,6 +20,7 @@ from pycodex.json_types import JsonObj
 
 from . import indexing, rollout_file, session_index
 from . import records as r
+from .codex_history import CodexHistory
 from .codex_state import CodexState
 from .errors import RolloutCorruptError, ThreadArchivedStateError, ThreadLockedError, ThreadNotFoundError
 from .ids import new_uuid7, parse_thread_id
@@ -68,6 +69,7 @@ class ThreadStore:
         self._index_lock = threading.Lock()
         self._opened_index: ThreadIndex | None = None
         self._sync = IndexSync(lambda: self._index, CodexState(self.codex_home))
+        self._history = CodexHistory(self.codex_home)
 
     @property
     def _index(self) -> ThreadIndex:
@@ -99,6 +101,7 @@ class ThreadStore:
         if self._opened_index is not None:
             self._opened_index.close()
         self._sync.codex.close()
+        self._history.close()
 
     def __enter__(self) -> ThreadStore:
         return self
@@ -157,8 +160,11 @@ class ThreadStore:
         if writer is not None:
             writer.close()
 
-    def _on_append(self, thread_id: str, type_: str, payload: JsonObj, at_ms: int) -> None:
+    def _on_append(
+        self, thread_id: str, type_: str, payload: JsonObj, at_ms: int, line: tuple[int, int, int]
+    ) -> None:
         self._sync.appended(thread_id, type_, payload, at_ms)
+        self._history.appended(thread_id, type_, payload, line)
 
     # -- reading ------------------------------------------------------------------------------------------
 

@@ -25,8 +25,9 @@ from .layout import fsync_dir
 from .rollout_file import encode_line, iter_lines
 from .writer_lock import WriterLock
 
-# (thread_id, record type, payload, now_ms): lets the store keep its index in step with the rollout.
-AppendHook = Callable[[str, str, JsonObj, int], None]
+# (thread_id, record type, payload, now_ms, (ordinal, line start, line end)): lets the store keep its indexes
+# (and Codex's history projection, which names byte offsets) in step with the rollout.
+AppendHook = Callable[[str, str, JsonObj, int, tuple[int, int, int]], None]
 
 
 def now_ms() -> int:
@@ -47,8 +48,10 @@ class RolloutWriter:
         fsync: bool,
         hook: AppendHook | None = None,
         writer_lock: WriterLock | None = None,
+        size: int = 0,
     ) -> None:
         self.thread_id = thread_id
+        self._size = size  # the file's length: where the next line starts
         self._writer_lock = writer_lock  # the cross-program lock; released on close
         self.path = path
         self._fd = fd
@@ -127,7 +130,8 @@ class RolloutWriter:
                 writer_lock.release()
             raise
         next_ordinal = max(ordinals, default=-1) + 1
-        return cls(thread_id, path, fd, next_ordinal=next_ordinal, fsync=fsync, hook=hook, writer_lock=writer_lock)
+        return cls(thread_id, path, fd, next_ordinal=next_ordinal, fsync=fsync, hook=hook, writer_lock=writer_lock,
+                   size=good_end)  # fmt: skip
 
     @classmethod
     def ephemeral(cls, thread_id: str) -> RolloutWriter:
@@ -154,14 +158,17 @@ class RolloutWriter:
                 raise WriterClosedError(f"rollout writer for thread {self.thread_id} is closed")
             ordinal = self._next_ordinal
             stamp = now_ms()
+            start = self._size
             if self._fd is not None:
-                _write_all(self._fd, encode_line(ordinal, type_, payload, stamp, thread_id=self.thread_id))
+                line = encode_line(ordinal, type_, payload, stamp, thread_id=self.thread_id)
+                _write_all(self._fd, line)
+                self._size += len(line)
                 want_sync = type_ in r.DURABLE_TYPES if durable is None else durable
                 if self._fsync and want_sync:
                     os.fsync(self._fd)
             self._next_ordinal = ordinal + 1
             if self._hook is not None and self._fd is not None:
-                self._hook(self.thread_id, type_, payload, stamp)
+                self._hook(self.thread_id, type_, payload, stamp, (ordinal, start, self._size))
             return ordinal
 
     def turn_started(

@@ -1,0 +1,157 @@
+"""Keep Codex's history projection, ``CODEX_HOME/thread_history_1.sqlite``, in step with pycodex's appends.
+
+Codex serves thread/read, thread/turns/list and thread/items/list of a thread it has not loaded from this
+projection, and catches it up from the rollout only when it loads (resumes) the thread: a turn pycodex
+appended would stay invisible to an editor reading through Codex until then (checked against 0.169). So
+pycodex projects what it appends, as Codex does, row for row (recorded from the binary):
+
+* ``thread_turns``: one row per turn, keyed by the ordinal of its start line, with the byte offset where
+  that line starts; the end line's ordinal and the byte offset where it ends; status, times, error and the
+  ids of the first user and the final agent item;
+* ``thread_items``: one row per completed item (ordinal of its item_completed line, its v2 JSON without the
+  times, which have their own columns);
+* ``thread_history_projection_state``: the byte offset and ordinal the projection has reached.
+
+It projects a thread only while the projection is exactly where pycodex's append starts (a thread pycodex
+created, or one Codex projected to the end): anything else is left for Codex to catch up itself. As with
+``codex_state``, a missing database is made as Codex would (``codex_schema``); a failure is logged, never
+raised.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Final
+
+from pycodex.json_types import JsonObj
+
+from . import records as r
+from .codex_schema import ensure_database
+
+log = logging.getLogger(__name__)
+
+DB_FILE: Final = "thread_history_1.sqlite"
+_BUSY_TIMEOUT_S: Final = 2.0
+_TABLES: Final = ("thread_turns", "thread_items", "thread_history_projection_state")
+
+
+class CodexHistory:
+    """Projects appended records into Codex's history database, when Codex has made it."""
+
+    def __init__(self, codex_home: Path) -> None:
+        self._path = codex_home / DB_FILE
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._unusable = False
+
+    def close(self) -> None:
+        """Close the connection, if one was opened."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def appended(self, thread_id: str, type_: str, payload: JsonObj, line: tuple[int, int, int]) -> None:
+        """Project one appended record; ``line`` is (ordinal, byte offset where it starts, where it ends)."""
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return
+            try:
+                with conn:  # one transaction per record, as Codex's projector commits
+                    self._project(conn, thread_id, type_, payload, line)
+            except sqlite3.Error as exc:
+                log.warning("Codex's history projection %s not updated (Codex catches up on resume): %s",
+                            self._path, exc)  # fmt: skip
+
+    def _project(
+        self, conn: sqlite3.Connection, thread_id: str, type_: str, payload: JsonObj, line: tuple[int, int, int]
+    ) -> None:
+        ordinal, start, end = line
+        state = conn.execute(
+            "SELECT next_rollout_byte_offset FROM thread_history_projection_state WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        in_step = (state is None and start == 0 and type_ == r.SESSION_META) or (state is not None and state[0] == start)
+        if not in_step:
+            return
+        if type_ == r.TURN_STARTED:
+            conn.execute(
+                "INSERT OR REPLACE INTO thread_turns (thread_id, turn_id, rollout_ordinal, status, started_at, "
+                "rollout_byte_offset, root_turn_id) VALUES (?, ?, ?, 'inProgress', ?, ?, ?)",
+                (thread_id, payload.get("turnId"), ordinal, payload.get("startedAt"), start,
+                 payload.get("rootTurnId") or payload.get("turnId")),
+            )  # fmt: skip
+        elif type_ == r.ITEM_COMPLETED:
+            self._item(conn, thread_id, payload, ordinal)
+        elif type_ == r.TURN_ENDED:
+            error = payload.get("error")
+            conn.execute(
+                "UPDATE thread_turns SET status = ?, error_json = ?, completed_at = ?, duration_ms = ?, "
+                "rollout_end_ordinal = ?, rollout_end_byte_offset = ? WHERE thread_id = ? AND turn_id = ?",
+                (payload.get("status"), None if error is None else json.dumps(error), payload.get("completedAt"),
+                 payload.get("durationMs"), ordinal, end, thread_id, payload.get("turnId")),
+            )  # fmt: skip
+        conn.execute("DELETE FROM thread_history_projection_state WHERE thread_id = ?", (thread_id,))
+        conn.execute(
+            "INSERT INTO thread_history_projection_state (thread_id, next_rollout_byte_offset, next_rollout_ordinal) "
+            "VALUES (?, ?, ?)",
+            (thread_id, end, ordinal + 1),
+        )
+
+    def _item(self, conn: sqlite3.Connection, thread_id: str, payload: JsonObj, ordinal: int) -> None:
+        item = payload.get("item")
+        turn_id = payload.get("turnId")
+        if not isinstance(item, dict):
+            return
+        bare = {k: v for k, v in item.items() if k not in ("startedAtMs", "completedAtMs")}
+        started, completed = item.get("startedAtMs"), item.get("completedAtMs")
+        values = (json.dumps(bare, separators=(",", ":")), ordinal, started, completed)
+        updated = conn.execute(
+            "UPDATE thread_items SET item_json = ?, updated_at_ordinal = ?, started_at_ms = COALESCE(?, started_at_ms), "
+            "completed_at_ms = ? WHERE thread_id = ? AND turn_id = ? AND item_id = ?",
+            (*values, thread_id, turn_id, item.get("id")),
+        ).rowcount
+        if not updated:  # a re-completed item (same id) keeps its place, as in thread/read
+            conn.execute(
+                "INSERT INTO thread_items (thread_id, turn_id, item_id, rollout_ordinal, created_at_ms, item_json, "
+                "item_type, updated_at_ordinal, started_at_ms, completed_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (thread_id, turn_id, item.get("id"), ordinal, started if isinstance(started, int) else 0, values[0],
+                 item.get("type"), ordinal, started, completed),
+            )  # fmt: skip
+        column = {"userMessage": "first_user_item_id", "agentMessage": "final_agent_item_id"}.get(str(item.get("type")))
+        if column == "first_user_item_id":
+            conn.execute(
+                "UPDATE thread_turns SET first_user_item_id = ? WHERE thread_id = ? AND turn_id = ? "
+                "AND first_user_item_id IS NULL",
+                (item.get("id"), thread_id, turn_id),
+            )
+        elif column == "final_agent_item_id":
+            conn.execute(
+                "UPDATE thread_turns SET final_agent_item_id = ? WHERE thread_id = ? AND turn_id = ?",
+                (item.get("id"), thread_id, turn_id),
+            )
+
+    def _connection(self) -> sqlite3.Connection | None:
+        if self._conn is not None or self._unusable:
+            return self._conn
+        if not ensure_database(self._path.parent, DB_FILE):
+            self._unusable = True
+            return None
+        try:
+            conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False)
+            conn.execute("PRAGMA synchronous=NORMAL")  # derived data: no fsync per record (WAL keeps it whole)
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.Error as exc:
+            log.warning("Codex's history projection %s is unusable: %s", self._path, exc)
+            self._unusable = True
+            return None
+        if not set(_TABLES) <= tables:
+            conn.close()
+            self._unusable = True
+            return None
+        self._conn = conn
+        return conn
