@@ -74,10 +74,23 @@ _FORK_PREVIEW_0168 = (
     'codex@0.168.0 thread/list thread <fork>: preview "storage-fork-child: and again", '
     'writer had "storage-fork-parent: say hello"'
 )
-ACKNOWLEDGED = {
+ACKNOWLEDGED: dict[tuple[str, str], list[str]] = {
     (writer, "codex@0.168.0"): [_FORK_PREVIEW_0168]
     for writer in ("current", "codex@0.169.0", "codex@0.171.0")
 }
+
+
+def _fresh_home_name(reader: str) -> list[str]:
+    """Codex lists a thread's name from its own index (state_5.sqlite) only, and its first start in a home it
+    never ran in builds that index from the rollouts without names (as it does for its own threads when the
+    index is lost); the name comes back when Codex loads the thread (session_index.jsonl). In a home Codex
+    has used, pycodex writes the name into that index too (tests/app_server/store/test_shared_with_codex.py)."""
+    had = 'name null, writer had "storage plain thread"'
+    return [f"{reader} thread/list thread <plain>: {had}", f"{reader} thread/read <plain> (plain): {had}"]
+
+
+for _reader in ("codex@0.168.0", "codex@0.169.0", "codex@0.171.0"):
+    ACKNOWLEDGED.setdefault(("current", _reader), []).extend(_fresh_home_name(_reader))
 
 
 def _message(tag: str, text: str) -> JsonObj:
@@ -136,6 +149,8 @@ class Store:
     reads: dict[str, JsonObj] = field(default_factory=dict)
     listing: list[JsonObj] = field(default_factory=list)
     reader_reads: dict[str, JsonObj] = field(default_factory=dict)
+    #: Steps the writer build does not have (an older release): role -> the method it refused with -32601.
+    unsupported: dict[str, str] = field(default_factory=dict)
     continued: JsonObj = field(default_factory=dict)
     clients: dict[str, AppServerRpc] = field(default_factory=dict)
 
@@ -211,7 +226,8 @@ def _written(build: str, role: str, store: Store) -> list[str]:
     turns = thread.get("turns") or []
     types = {item.get("type") for turn in turns for item in turn.get("items") or []}
     where = f"{build} thread/read {store.ids[role]} ({role}) right after writing it"
-    problems = [f"{where}: no {kind} item" for kind in WRITES[role] if kind not in types]
+    expected = [k for k in WRITES[role] if not (role in store.unsupported and k == "contextCompaction")]
+    problems = [f"{where}: no {kind} item" for kind in expected if kind not in types]
     if role == "fork" and len(turns) != 2:
         problems.append(f"{where}: {len(turns)} turns, expected the inherited one and its own")
     if role == "patch" and not (store.work / "storage-notes.txt").is_file():
@@ -233,8 +249,15 @@ async def _write(group: ProcessGroup, build: Build, store: Store) -> None:
     compact = await _start_thread(rpc, store, "compact")
     await rpc.turn(compact, PROMPTS["compact"])
     rpc.messages.clear()
-    await rpc.request("thread/compact/start", {"threadId": compact}, compact)
-    await rpc.until_turn_completed(compact)
+    try:
+        await rpc.request("thread/compact/start", {"threadId": compact}, compact)
+    except ScenarioError as exc:
+        if "-32601" not in str(exc):
+            raise
+        # A release before compaction existed writes the thread without one; the rest still applies.
+        store.unsupported["compact"] = "thread/compact/start"
+    else:
+        await rpc.until_turn_completed(compact)
     parent = await _start_thread(rpc, store, "fork-parent")
     await rpc.turn(parent, PROMPTS["fork-parent"])
     forked = await rpc.request("thread/fork", {"threadId": parent}, parent)
@@ -271,7 +294,11 @@ async def _read_and_continue(group: ProcessGroup, build: Build, store: Store) ->
             errors.append(f"{exc.cause} ({role} thread)")
             continue
         where = f"{build.name} thread/read {thread_id} ({role})"
-        problems += compare_thread(store.reads[role], store.reader_reads[role], where)
+        remaining, occurred = split_acknowledged(
+            compare_thread(store.reads[role], store.reader_reads[role], where), store.ids, store.accepted
+        )
+        problems += remaining
+        store.occurred += occurred
     _fail(errors + problems)
     resumed = store.ids[RESUMED]
     await rpc.request("thread/resume", {"threadId": resumed}, resumed)

@@ -10,10 +10,10 @@ from pycodex.json_types import JsonObj
 from . import session_index
 from .errors import StoreError
 from .index import IndexRow, ThreadIndex, source_kind
-from .layout import iter_rollout_files, thread_id_of
+from .layout import find_rollout_file, iter_rollout_files, thread_id_of
 from .migrate import migrate_if_legacy
 from .reconstruct import LoadedThread, reconstruct
-from .rollout_file import read_records
+from .rollout_file import read_records, with_history_base
 from .thread_shape import THREAD_KEYS
 
 log = logging.getLogger(__name__)
@@ -63,9 +63,12 @@ def row_from_loaded(loaded: LoadedThread) -> IndexRow:
 
 
 def row_from_file(path: Path, archived: bool) -> IndexRow | None:
-    """The index row of one rollout file, or None (logged) when it cannot be read or names another thread."""
+    """The index row of one rollout file, or None (logged) when it cannot be read or names another thread.
+    A Codex fork's row is that of its whole history (its preview is its parent's first message)."""
+    home = path.parent.parent if archived else path.parents[4]
     try:
-        loaded = reconstruct(read_records(path), path=path, archived=archived)
+        records = with_history_base(read_records(path), lambda tid: find_rollout_file(home, tid))
+        loaded = reconstruct(records, path=path, archived=archived)
     except (OSError, StoreError) as exc:
         log.warning("not indexing rollout %s: %s", path, exc)
         return None

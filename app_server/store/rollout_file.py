@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -17,6 +17,7 @@ from . import records as r
 log = logging.getLogger(__name__)
 
 MAX_META_BYTES: Final = 1 << 20
+_MAX_FORK_DEPTH: Final = 16  # a chain of Codex forks is followed this far back
 
 
 def encode_line(ordinal: int, type_: str, payload: JsonObj, now_ms: int, *, thread_id: str) -> bytes:
@@ -129,3 +130,27 @@ def read_session_meta_bytes(data: bytes) -> JsonObj | None:
     if line is None or line.type != r.SESSION_META:
         return None
     return fmt.decode_meta(line.payload)
+
+
+def with_history_base(
+    records: list[r.Record], find: Callable[[str], Path | None], depth: int = 0
+) -> list[r.Record]:
+    """A Codex fork's rollout starts where its parent's left off (``history_base``): the parent's records
+    before ``end_ordinal_exclusive`` (found with ``find``, followed up a chain of forks) go in front of its own,
+    as if they had been copied. A parent that is gone or unreadable leaves the fork with its own records."""
+    base = records[0].payload.get("historyBase") if records else None
+    if not isinstance(base, dict) or depth >= _MAX_FORK_DEPTH:
+        return records
+    parent_id, end = base.get("thread_id"), base.get("end_ordinal_exclusive")
+    if not isinstance(parent_id, str) or not isinstance(end, int):
+        return records
+    try:
+        parent_path = find(parent_id)
+        if parent_path is None or head_problem(parent_path.read_bytes()[:MAX_META_BYTES]) is not None:
+            raise OSError(f"no readable rollout of thread {parent_id}")
+        parent = with_history_base(read_records(parent_path), find, depth + 1)
+    except (OSError, ValueError) as exc:
+        log.warning("fork %s: its parent's history cannot be read: %s", records[0].payload.get("id"), exc)
+        return records
+    inherited = [rec for rec in parent[1:] if rec.ordinal < end]
+    return [records[0], *inherited, *records[1:]]

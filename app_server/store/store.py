@@ -43,8 +43,6 @@ from .writer_lock import WriterLock
 
 log = logging.getLogger(__name__)
 
-_MAX_FORK_DEPTH = 16  # a chain of Codex forks is followed this far back
-
 
 @dataclass(frozen=True, slots=True)
 class ThreadPage:
@@ -364,24 +362,8 @@ class ThreadStore:
 
     # -- helpers ------------------------------------------------------------------------------------------
 
-    def _with_history_base(self, records: list[r.Record], depth: int = 0) -> list[r.Record]:
-        """A Codex fork's rollout starts where its parent's left off (``history_base``): put the parent's
-        records before ``endOrdinalExclusive`` in front of its own, as if they had been copied."""
-        base = records[0].payload.get("historyBase") if records else None
-        if not isinstance(base, dict) or depth >= _MAX_FORK_DEPTH:
-            return records
-        parent_id, end = base.get("thread_id"), base.get("end_ordinal_exclusive")
-        if not isinstance(parent_id, str) or not isinstance(end, int):
-            return records
-        try:
-            parent_path = self._require_rollout(parent_id)
-            parent = self._with_history_base(_read_intact(parent_id, parent_path), depth + 1)
-        except (ThreadNotFoundError, RolloutCorruptError, OSError) as exc:
-            log.warning("fork %s: its parent's history (%s) cannot be read: %s", records[0].payload.get("id"),
-                        parent_id, exc)  # fmt: skip
-            return records
-        inherited = [rec for rec in parent[1:] if rec.ordinal < end]
-        return [records[0], *inherited, *records[1:]]
+    def _with_history_base(self, records: list[r.Record]) -> list[r.Record]:
+        return rollout_file.with_history_base(records, self.find_rollout)
 
     def _get_row(self, thread_id: str) -> IndexRow | None:
         try:
