@@ -6,6 +6,7 @@ import copy
 
 from compat_tests.support.matrix import is_slow, pairs
 from compat_tests.support.storage import (
+    JsonObj,
     compare_listing,
     compare_thread,
     error_cause,
@@ -15,7 +16,6 @@ from compat_tests.support.storage import (
     split_acknowledged,
     stderr_hint,
 )
-from pycodex.json_types import JsonObj
 
 
 def _thread() -> JsonObj:

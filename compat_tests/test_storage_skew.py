@@ -26,6 +26,7 @@ from compat_tests.support.processes import ProcessGroup, clean_env
 from compat_tests.support.rpc import STEP, AppServerRpc, ScenarioError
 from compat_tests.support.scenario import TOKEN, start_model, write_config
 from compat_tests.support.storage import (
+    JsonObj,
     StorageRpc,
     compare_listing,
     compare_thread,
@@ -34,7 +35,6 @@ from compat_tests.support.storage import (
     requests_with_user_text,
     split_acknowledged,
 )
-from pycodex.json_types import JsonObj
 
 pytestmark = [pytest.mark.compat, pytest.mark.timeout(300)]
 SCENARIO = "storage"
