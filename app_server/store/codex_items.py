@@ -1,0 +1,659 @@
+"""Codex 0.169's core TurnItem (what its rollouts hold) <-> the app-server v2 ThreadItem pycodex uses.
+
+A rollout's `item_completed` record carries a core item: PascalCase `type`, snake_case fields, durations as
+`{secs, nanos}`, paths as `file://` URIs, commands as argv lists. :func:`v2_from_core` gives the v2 item
+Codex's own thread/read answers for it (without startedAtMs/completedAtMs: the caller takes those from the
+record); :func:`core_from_v2` gives the core item Codex would have written for a v2 item. Pure functions.
+
+Checked against the binary (tests/data/storage/codex_0169, tests/data/storage/codex_items): UserMessage
+(text with elements, image, local_image, skill, mention), AgentMessage (with phase), Reasoning (summary and
+raw content), CommandExecution (read/list_files/search/unknown actions, completed and failed), FileChange
+(add, delete, update, update with move), WebSearch, ImageView, ContextCompaction. The other variants follow
+Codex's source, in the snake_case the 0.169 binary writes.
+
+v2 -> core -> v2 is the identity except for these (the caller keeps the v2 item as an extra to keep them):
+
+=====================  ========================================================================
+v2 type                lost on the way through the core item (:data:`LOST_FIELDS`)
+=====================  ========================================================================
+userMessage            `audio` inputs and an image's `file_id` (no core form); 0.169 drops them
+agentMessage           moderation, delivery, questions
+commandExecution       pluginId, scriptPath; aggregatedOutput "" comes back null; `command` comes
+                       back quoted the way Codex quotes argv (shlex crate), not as it was written
+fileChange             the order of `changes` (Codex lists them sorted by path)
+mcpToolCall            mcpAppUi, readOnlyHint
+webSearch              results; a null action comes back as {"type": "other"}
+subAgentActivity       model, reasoningEffort
+imageGeneration        failure, generationId, inputImages, transparentBackground
+=====================  ========================================================================
+
+Lossless: hookPrompt, plan, reasoning, dynamicToolCall, collabAgentToolCall, imageView, sleep,
+contextCompaction. No core variant (core_from_v2 gives None): enteredReviewMode, exitedReviewMode,
+functionCallOutput.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from urllib.parse import quote, unquote
+
+from pycodex.json_types import JsonObj, JsonValue
+
+__all__ = [
+    "CORE_TYPES",
+    "LOST_FIELDS",
+    "MAPPED_V2_TYPES",
+    "core_from_v2",
+    "join_argv",
+    "split_command",
+    "v2_from_core",
+]
+
+#: The v2 fields a core item cannot carry, by v2 type (the docstring's table; the tests hold us to it).
+LOST_FIELDS: dict[str, tuple[str, ...]] = {
+    "agentMessage": ("moderation", "delivery", "questions"),
+    "commandExecution": ("pluginId", "scriptPath"),
+    "mcpToolCall": ("mcpAppUi", "readOnlyHint"),
+    "webSearch": ("results",),
+    "subAgentActivity": ("model", "reasoningEffort"),
+    "imageGeneration": ("failure", "generationId", "inputImages", "transparentBackground"),
+}
+
+_NANOS_PER_MS = 1_000_000
+_MOVED_TO = "\n\nMoved to: "
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _some(**fields: JsonValue) -> JsonObj:
+    """The fields that are set: Codex's core structs skip their None options when they serialize."""
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+# ---- paths, durations, commands -----------------------------------------------------------------
+
+
+def _uri(path: str) -> str:
+    # Codex's PathUri: a file URL, with what a URL path cannot hold percent-encoded.
+    return "file://" + quote(path, safe="/!$&'()*+,-.:;=@_~")
+
+
+def _path(uri: str) -> str:
+    return unquote(uri.removeprefix("file://"))
+
+
+def _duration(ms: int | None) -> JsonObj | None:
+    return None if ms is None else {"secs": ms // 1000, "nanos": ms % 1000 * _NANOS_PER_MS}
+
+
+def _millis(duration: JsonObj | None) -> int | None:
+    # Rust's Duration::as_millis: whole milliseconds, truncated.
+    return None if duration is None else duration["secs"] * 1000 + duration["nanos"] // _NANOS_PER_MS
+
+
+_UNQUOTED_OK = frozenset("+-./:@]_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _quote_word(word: str) -> str:
+    """One argv word as the shlex crate's `quote` writes it (Codex joins argv with it for `command`)."""
+    if not word:
+        return "''"
+    out, i = [], 0
+    while i < len(word):
+        # The longest prefix one strategy covers: bare, '...' or "..." (the crate's quoting_strategy).
+        ok, start = ({"bare", "single", "double"}, i)
+        if word[i] == "^":
+            ok, i = {"single"}, i + 1
+        while i < len(word):
+            c = word[i]
+            cur = set(ok)
+            if ord(c) >= 0x80 or c not in _UNQUOTED_OK:
+                cur.discard("bare")
+            if c in "'^\\":
+                cur.discard("single")
+            if c in "`$!^":
+                cur.discard("double")
+            if not cur:
+                break
+            ok, i = cur, i + 1
+        chunk = word[start:i]
+        if "bare" in ok:
+            out.append(chunk)
+        elif "single" in ok:
+            out.append(f"'{chunk}'")
+        else:
+            out.append('"' + re.sub(r'([$`"\\])', r"\\\1", chunk) + '"')
+    return "".join(out)
+
+
+def join_argv(argv: list[str]) -> str:
+    """A commandExecution's `command` text for ``argv``, exactly as Codex 0.169 shows it."""
+    return " ".join(_quote_word(word) for word in argv)
+
+
+def split_command(command: str) -> list[str]:
+    """The argv a POSIX shell reads in ``command`` (quotes and backslashes; no expansion, no comments).
+
+    Reads both Codex's quoting and Python's ``shlex.join`` (pycodex's), so a v2 item from either splits back
+    to its argv."""
+    words: list[str] = []
+    word: list[str] | None = None
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if c in " \t\n":
+            if word is not None:
+                words.append("".join(word))
+                word = None
+            i += 1
+            continue
+        word = [] if word is None else word
+        if c == "'":
+            end = command.find("'", i + 1)
+            end = n if end < 0 else end
+            word.append(command[i + 1 : end])
+            i = end + 1
+        elif c == '"':
+            i += 1
+            while i < n and command[i] != '"':
+                if command[i] == "\\" and i + 1 < n and command[i + 1] in '$`"\\\n':
+                    i += 1
+                word.append(command[i])
+                i += 1
+            i += 1
+        elif c == "\\" and i + 1 < n:
+            word.append(command[i + 1])
+            i += 2
+        else:
+            word.append(c)
+            i += 1
+    if word is not None:
+        words.append("".join(word))
+    return words
+
+
+# ---- user input, command actions, file changes, statuses ---------------------------------------
+
+
+def _input_from_core(entry: JsonObj) -> JsonObj:
+    kind = entry.get("type")
+    if kind == "text":
+        elements = [
+            {"byteRange": e["byte_range"], "placeholder": e.get("placeholder")}
+            for e in entry.get("text_elements", [])
+        ]
+        return {"type": "text", "text": entry["text"], "text_elements": elements}
+    if kind == "image":
+        return {"type": "image", "url": entry["image_url"], "detail": entry.get("detail")}
+    if kind == "local_image":
+        return {"type": "localImage", "path": entry["path"], "detail": entry.get("detail")}
+    if kind == "local_audio":
+        return {"type": "localAudio", "path": entry["path"]}
+    return dict(entry)  # skill, mention: the same on both sides; anything newer passes through
+
+
+def _input_to_core(entry: JsonObj) -> JsonObj | None:
+    kind = entry.get("type")
+    if kind == "text":
+        elements = [
+            {"byte_range": e["byteRange"], "placeholder": e.get("placeholder")}
+            for e in entry.get("text_elements", [])
+        ]
+        return {"type": "text", "text": entry["text"], "text_elements": elements}
+    if kind == "image":
+        return (
+            None
+            if entry.get("url") is None
+            else _some(type="image", image_url=entry["url"], detail=entry.get("detail"))
+        )
+    if kind == "localImage":
+        return _some(type="local_image", path=entry["path"], detail=entry.get("detail"))
+    if kind == "localAudio":
+        return {"type": "local_audio", "path": entry["path"]}
+    if kind == "audio":
+        return None
+    return dict(entry)
+
+
+def _action_from_core(parsed: JsonObj, cwd: str) -> JsonObj:
+    kind = _camel(str(parsed.get("type")))
+    action = {"type": kind, "command": parsed["cmd"]}
+    action.update({k: v for k, v in parsed.items() if k not in ("type", "cmd")})
+    if kind == "read":  # core keeps the path as written; v2 resolves it against the cwd
+        action["path"] = (
+            parsed["path"] if parsed["path"].startswith("/") else f"{cwd.rstrip('/')}/{parsed['path']}"
+        )
+    return action
+
+
+def _action_to_core(action: JsonObj, cwd: str) -> JsonObj:
+    parsed = {"type": _snake(str(action.get("type"))), "cmd": action["command"]}
+    parsed.update({k: v for k, v in action.items() if k not in ("type", "command")})
+    prefix = cwd.rstrip("/") + "/"
+    if parsed["type"] == "read" and parsed["path"].startswith(prefix):
+        parsed["path"] = parsed["path"][len(prefix) :]
+    return parsed
+
+
+def _changes_from_core(changes: JsonObj) -> list[JsonObj]:
+    out = []
+    for path in sorted(changes):  # Codex's HashMap, listed in path order
+        change = changes[path]
+        kind = change.get("type")
+        if kind == "update":
+            moved = change.get("move_path")
+            diff = change.get("unified_diff", "") + (f"{_MOVED_TO}{moved}" if moved else "")
+            out.append({"path": path, "kind": {"type": "update", "move_path": moved}, "diff": diff})
+        else:
+            out.append({"path": path, "kind": {"type": kind}, "diff": change.get("content", "")})
+    return out
+
+
+def _changes_to_core(changes: list[JsonObj]) -> JsonObj:
+    out: JsonObj = {}
+    for change in changes:
+        kind = change["kind"]
+        if kind["type"] == "update":
+            moved = kind.get("move_path")
+            diff = change["diff"]
+            if moved and diff.endswith(f"{_MOVED_TO}{moved}"):
+                diff = diff[: -len(f"{_MOVED_TO}{moved}")]
+            out[change["path"]] = {"type": "update", "unified_diff": diff, "move_path": moved}
+        else:
+            out[change["path"]] = {"type": kind["type"], "content": change["diff"]}
+    return out
+
+
+def _agent_state_from_core(status: JsonValue) -> JsonObj:
+    # Core AgentStatus: a bare name, or {"completed": message} / {"errored": message}.
+    if isinstance(status, dict):
+        ((name, message),) = status.items()
+        return {"status": _camel(name), "message": message}
+    return {"status": _camel(str(status)), "message": None}
+
+
+def _agent_state_to_core(state: JsonObj) -> JsonValue:
+    name = _snake(state["status"])
+    return {name: state.get("message")} if name in ("completed", "errored") else name
+
+
+def _search_action_from_core(action: JsonObj) -> JsonObj:
+    kind = _camel(str(action.get("type")))
+    # v2 lists every field of its variant, null when unset (core skips them).
+    fields = {"search": ("query", "queries"), "openPage": ("url",), "findInPage": ("url", "pattern")}
+    return {"type": kind, **{k: action.get(k) for k in fields.get(kind, ())}}
+
+
+def _search_action_to_core(action: JsonObj | None) -> JsonObj:
+    if action is None:
+        return {"type": "other"}
+    return {"type": _snake(str(action["type"])), **_some(**{k: v for k, v in action.items() if k != "type"})}
+
+
+# ---- the variants ----------------------------------------------------------------------------------
+
+
+def _user_from_core(c: JsonObj) -> JsonObj:
+    content = [_input_from_core(e) for e in c["content"]]
+    return {"type": "userMessage", "id": c["id"], "clientId": c.get("client_id"), "content": content}
+
+
+def _user_to_core(v: JsonObj) -> JsonObj:
+    content = [e for e in (_input_to_core(entry) for entry in v["content"]) if e is not None]
+    return _some(type="UserMessage", id=v["id"], client_id=v.get("clientId"), content=content)
+
+
+def _agent_from_core(c: JsonObj) -> JsonObj:
+    text = "".join(part.get("text", "") for part in c["content"])
+    cited = c.get("memory_citation")
+    citation = (
+        None
+        if cited is None
+        else {
+            "entries": [
+                {"path": e["path"], "lineStart": e["line_start"], "lineEnd": e["line_end"], "note": e["note"]}
+                for e in cited["entries"]
+            ],
+            "threadIds": cited["rollout_ids"],
+        }
+    )
+    return {
+        "type": "agentMessage",
+        "moderation": None,
+        "id": c["id"],
+        "text": text,
+        "phase": c.get("phase"),
+        "memoryCitation": citation,
+        "delivery": None,
+        "questions": None,
+    }
+
+
+def _agent_to_core(v: JsonObj) -> JsonObj:
+    cited = v.get("memoryCitation")
+    citation = (
+        None
+        if cited is None
+        else {
+            "entries": [
+                {"path": e["path"], "line_start": e["lineStart"], "line_end": e["lineEnd"], "note": e["note"]}
+                for e in cited["entries"]
+            ],
+            "rollout_ids": cited["threadIds"],
+        }
+    )
+    return _some(
+        type="AgentMessage",
+        id=v["id"],
+        content=[{"type": "Text", "text": v["text"]}],
+        phase=v.get("phase"),
+        memory_citation=citation,
+    )
+
+
+def _command_from_core(c: JsonObj) -> JsonObj:
+    cwd = _path(c["cwd"])
+    return {
+        "type": "commandExecution",
+        "id": c["id"],
+        "pluginId": None,
+        "scriptPath": None,
+        "command": join_argv(c["command"]),
+        "cwd": cwd,
+        "processId": c.get("process_id"),
+        "source": _camel(c["source"]),
+        "status": _camel(c["status"]),
+        "commandActions": [_action_from_core(p, cwd) for p in c["parsed_cmd"]],
+        "aggregatedOutput": c.get("aggregated_output") or None,
+        "exitCode": c.get("exit_code"),
+        "durationMs": _millis(c.get("duration")),
+    }
+
+
+def _command_to_core(v: JsonObj) -> JsonObj:
+    return _some(
+        type="CommandExecution",
+        id=v["id"],
+        process_id=v.get("processId"),
+        command=split_command(v["command"]),
+        cwd=_uri(v["cwd"]),
+        parsed_cmd=[_action_to_core(a, v["cwd"]) for a in v["commandActions"]],
+        source=_snake(v.get("source", "agent")),
+        status=_snake(v["status"]),
+        aggregated_output=v.get("aggregatedOutput"),
+        exit_code=v.get("exitCode"),
+        duration=_duration(v.get("durationMs")),
+    )
+
+
+def _dynamic_from_core(c: JsonObj) -> JsonObj:
+    return {
+        "type": "dynamicToolCall",
+        "id": c["id"],
+        "namespace": c.get("namespace"),
+        "tool": c["tool"],
+        "arguments": c["arguments"],
+        "status": _camel(c["status"]),
+        "contentItems": c.get("content_items"),
+        "success": c.get("success"),
+        "durationMs": _millis(c.get("duration")),
+    }
+
+
+def _dynamic_to_core(v: JsonObj) -> JsonObj:
+    # `arguments` is JSON of any kind, null included: always written.
+    return {"arguments": v["arguments"]} | _some(
+        type="DynamicToolCall",
+        id=v["id"],
+        namespace=v.get("namespace"),
+        tool=v["tool"],
+        status=_snake(v["status"]),
+        content_items=v.get("contentItems"),
+        success=v.get("success"),
+        duration=_duration(v.get("durationMs")),
+    )
+
+
+def _collab_from_core(c: JsonObj) -> JsonObj:
+    states = {thread: _agent_state_from_core(s) for thread, s in c.get("agents_states", {}).items()}
+    return {
+        "type": "collabAgentToolCall",
+        "id": c["id"],
+        "tool": _camel(c["tool"]),
+        "status": _camel(c["status"]),
+        "senderThreadId": c["sender_thread_id"],
+        "receiverThreadIds": c.get("receiver_thread_ids", []),
+        "prompt": c.get("prompt"),
+        "model": c.get("model"),
+        "reasoningEffort": c.get("reasoning_effort"),
+        "agentsStates": states,
+    }
+
+
+def _collab_to_core(v: JsonObj) -> JsonObj:
+    states = {thread: _agent_state_to_core(s) for thread, s in v.get("agentsStates", {}).items()}
+    return {
+        "type": "CollabAgentToolCall",
+        "id": v["id"],
+        "tool": _snake(v["tool"]),
+        "status": _snake(v["status"]),
+        "sender_thread_id": v["senderThreadId"],
+        "receiver_thread_ids": v["receiverThreadIds"],
+        "receiver_agents": [],
+        **_some(prompt=v.get("prompt"), model=v.get("model"), reasoning_effort=v.get("reasoningEffort")),
+        "agents_states": states,
+    }
+
+
+def _mcp_result_from_core(result: JsonObj | None) -> JsonObj | None:
+    if result is None:
+        return None
+    return {
+        "content": result["content"],
+        "structuredContent": result.get("structuredContent"),
+        "_meta": result.get("_meta"),
+    }
+
+
+def _mcp_from_core(c: JsonObj) -> JsonObj:
+    context = (
+        None
+        if c.get("connector_id") is None
+        else {
+            "connectorId": c["connector_id"],
+            "linkId": c.get("link_id"),
+            "resourceUri": c.get("mcp_app_resource_uri"),
+            "appName": c.get("app_name"),
+            "actionName": c.get("action_name"),
+        }
+    )
+    item = {
+        "type": "mcpToolCall",
+        "id": c["id"],
+        "server": c["server"],
+        "tool": c["tool"],
+        "status": _camel(c["status"]),
+        "arguments": c["arguments"],
+        "appContext": context,
+        "mcpAppUi": None,
+        "pluginId": c.get("plugin_id"),
+        "readOnlyHint": None,
+        "result": _mcp_result_from_core(c.get("result")),
+        "error": c.get("error"),
+        "durationMs": _millis(c.get("duration")),
+    }
+    if c.get("mcp_app_resource_uri") is not None:  # v2 skips this deprecated field when unset
+        item["mcpAppResourceUri"] = c["mcp_app_resource_uri"]
+    return item
+
+
+def _mcp_to_core(v: JsonObj) -> JsonObj:
+    context = v.get("appContext") or {}
+    result = v.get("result")
+    # `arguments` is JSON of any kind, null included: always written.
+    return {"arguments": v["arguments"]} | _some(
+        type="McpToolCall",
+        id=v["id"],
+        server=v["server"],
+        tool=v["tool"],
+        connector_id=context.get("connectorId"),
+        mcp_app_resource_uri=v.get("mcpAppResourceUri", context.get("resourceUri")),
+        link_id=context.get("linkId"),
+        app_name=context.get("appName"),
+        action_name=context.get("actionName"),
+        plugin_id=v.get("pluginId"),
+        status=_snake(v["status"]),
+        result=None
+        if result is None
+        else _some(
+            content=result["content"],
+            structuredContent=result.get("structuredContent"),
+            _meta=result.get("_meta"),
+        ),
+        error=v.get("error"),
+        duration=_duration(v.get("durationMs")),
+    )
+
+
+def _image_generation_from_core(c: JsonObj) -> JsonObj:
+    item = {
+        "type": "imageGeneration",
+        "id": c["id"],
+        "status": c["status"],
+        "revisedPrompt": c.get("revised_prompt"),
+        "transparentBackground": None,
+        "failure": None,
+        "generationId": None,
+    }
+    if c.get("saved_path") is not None:  # v2 skips savedPath when unset
+        item["savedPath"] = c["saved_path"]
+    return item
+
+
+def _image_generation_to_core(v: JsonObj) -> JsonObj:
+    # v2 does not carry the image itself (core `result`, base64): the saved file is where it lives.
+    return _some(
+        type="ImageGeneration",
+        id=v["id"],
+        status=v["status"],
+        revised_prompt=v.get("revisedPrompt"),
+        result="",
+        saved_path=v.get("savedPath"),
+    )
+
+
+def _file_change_to_core(v: JsonObj) -> JsonObj:
+    return {
+        "type": "FileChange",
+        "id": v["id"],
+        "changes": _changes_to_core(v["changes"]),
+        "status": _snake(v["status"]),
+    }
+
+
+_FROM_CORE: dict[str, Callable[[JsonObj], JsonObj]] = {
+    "UserMessage": _user_from_core,
+    "HookPrompt": lambda c: {"type": "hookPrompt", "id": c["id"], "fragments": c["fragments"]},
+    "AgentMessage": _agent_from_core,
+    "Plan": lambda c: {"type": "plan", "id": c["id"], "text": c["text"]},
+    "Reasoning": lambda c: {
+        "type": "reasoning",
+        "id": c["id"],
+        "summary": c.get("summary_text", []),
+        "content": c.get("raw_content", []),
+    },
+    "CommandExecution": _command_from_core,
+    "DynamicToolCall": _dynamic_from_core,
+    "CollabAgentToolCall": _collab_from_core,
+    "SubAgentActivity": lambda c: {
+        "type": "subAgentActivity",
+        "id": c["id"],
+        "kind": _camel(c["kind"]),
+        "agentThreadId": c["agent_thread_id"],
+        "agentPath": c["agent_path"],
+        "model": None,
+        "reasoningEffort": None,
+    },
+    "WebSearch": lambda c: {
+        "type": "webSearch",
+        "id": c["id"],
+        "query": c["query"],
+        "action": _search_action_from_core(c["action"]),
+        "results": None,
+    },
+    "ImageView": lambda c: {"type": "imageView", "id": c["id"], "path": _path(c["path"])},
+    "Sleep": lambda c: {"type": "sleep", "id": c["id"], "durationMs": c["duration_ms"]},
+    "ImageGeneration": _image_generation_from_core,
+    "FileChange": lambda c: {
+        "type": "fileChange",
+        "id": c["id"],
+        "changes": _changes_from_core(c["changes"]),
+        "status": _camel(c.get("status") or "in_progress"),
+    },
+    "McpToolCall": _mcp_from_core,
+    "ContextCompaction": lambda c: {"type": "contextCompaction", "id": c["id"]},
+}
+
+_TO_CORE: dict[str, Callable[[JsonObj], JsonObj]] = {
+    "userMessage": _user_to_core,
+    "hookPrompt": lambda v: {"type": "HookPrompt", "id": v["id"], "fragments": v["fragments"]},
+    "agentMessage": _agent_to_core,
+    "plan": lambda v: {"type": "Plan", "id": v["id"], "text": v["text"]},
+    "reasoning": lambda v: {
+        "type": "Reasoning",
+        "id": v["id"],
+        "summary_text": v.get("summary", []),
+        "raw_content": v.get("content", []),
+    },
+    "commandExecution": _command_to_core,
+    "dynamicToolCall": _dynamic_to_core,
+    "collabAgentToolCall": _collab_to_core,
+    "subAgentActivity": lambda v: {
+        "type": "SubAgentActivity",
+        "id": v["id"],
+        "kind": _snake(v["kind"]),
+        "agent_thread_id": v["agentThreadId"],
+        "agent_path": v["agentPath"],
+    },
+    "webSearch": lambda v: {
+        "type": "WebSearch",
+        "id": v["id"],
+        "query": v["query"],
+        "action": _search_action_to_core(v.get("action")),
+    },
+    "imageView": lambda v: {"type": "ImageView", "id": v["id"], "path": _uri(v["path"])},
+    "sleep": lambda v: {"type": "Sleep", "id": v["id"], "duration_ms": v["durationMs"]},
+    "imageGeneration": _image_generation_to_core,
+    "fileChange": _file_change_to_core,
+    "mcpToolCall": _mcp_to_core,
+    "contextCompaction": lambda v: {"type": "ContextCompaction", "id": v["id"]},
+}
+
+#: The core TurnItem types of Codex 0.169, and the v2 types that have one.
+CORE_TYPES: tuple[str, ...] = tuple(_FROM_CORE)
+MAPPED_V2_TYPES: tuple[str, ...] = tuple(_TO_CORE)
+
+
+def v2_from_core(core: JsonObj) -> JsonObj | None:
+    """The v2 ThreadItem Codex 0.169's thread/read shows for a core TurnItem (None: not a core type we know).
+
+    startedAtMs/completedAtMs are not part of it: they live on the rollout record, not the item."""
+    convert = _FROM_CORE.get(str(core.get("type")))
+    return None if convert is None else convert(core)
+
+
+def core_from_v2(item: JsonObj) -> JsonObj | None:
+    """The core TurnItem Codex 0.169 writes for a v2 ThreadItem (None: Codex has no core variant for it).
+
+    The v2 fields listed in :data:`LOST_FIELDS` (and the few value changes the module docstring lists) do not
+    survive; startedAtMs/completedAtMs are ignored (they belong on the record)."""
+    convert = _TO_CORE.get(str(item.get("type")))
+    return None if convert is None else convert(item)
