@@ -8,8 +8,8 @@ tests/data/storage/codex_items/<scenario>.json.
 
 Facts these recordings show beyond the items themselves: a command the user declines leaves no
 `item_completed` line (declined.json has none), and an apply_patch whose file is missing never becomes a
-FileChange item (commands.json's second patch). An MCP tool call through the fake model was tried and left no
-McpToolCall record either (whether for want of the tool or of persistence was not settled), so it is not kept.
+FileChange item (commands.json's second patch). An MCP tool is there for a turn only once its server reports ready
+(the mcp scenario waits for that).
 
     python scripts/capture_codex_items.py PATH/TO/codex
 """
@@ -30,6 +30,7 @@ from scripts.capture_codex_storage import WAIT_S, Client, Scenario, run_scenario
 from scripts.manifest import write_recording
 
 ROOT = Path(__file__).resolve().parent.parent
+MCP_SERVER = ROOT / "tests" / "support" / "mcp_calc_server.py"
 OUT = ROOT / "tests" / "data" / "storage" / "codex_items"
 # A 1x1 PNG, for the image inputs and view_image (Codex reads the file).
 PNG = base64.b64decode(
@@ -146,6 +147,15 @@ async def _view_image(client: Client, thread_id: str) -> None:
     await _say(client, thread_id)
 
 
+async def _mcp(client: Client, thread_id: str) -> None:
+    # The server's tools exist for a turn only once it reports ready: wait for that before the turn.
+    while True:
+        update = await client.until("mcpServer/startupStatus/updated")
+        if update["params"].get("status") in ("ready", "failed"):
+            break
+    await _say(client, thread_id)
+
+
 SCENARIOS = [
     Scenario(
         "reasoning",
@@ -243,6 +253,19 @@ SCENARIOS = [
     ),
     Scenario(
         "view_image", [[_call("view_image", {"path": "pic.png"}, "call_view")], ["viewed"]], _view_image
+    ),
+    Scenario(
+        "mcp",
+        [
+            [_call("add", {"a": 2, "b": 3}, "call_add", "mcp__calc")],
+            [_call("fail", {}, "call_mcp_fail", "mcp__calc")],
+            ["added"],
+        ],
+        _mcp,
+        [
+            f"mcp_servers.calc.command = {json.dumps(sys.executable)}",
+            f"mcp_servers.calc.args = [{json.dumps(str(MCP_SERVER))}]",
+        ],
     ),
 ]
 

@@ -8,8 +8,12 @@ record); :func:`core_from_v2` gives the core item Codex would have written for a
 Checked against the binary (tests/data/storage/codex_0169, tests/data/storage/codex_items): UserMessage
 (text with elements, image, local_image, skill, mention), AgentMessage (with phase), Reasoning (summary and
 raw content), CommandExecution (read/list_files/search/unknown actions, completed and failed), FileChange
-(add, delete, update, update with move), WebSearch, ImageView, ContextCompaction. The other variants follow
-Codex's source, in the snake_case the 0.169 binary writes.
+(add, delete, update, update with move), WebSearch, ImageView, McpToolCall (completed, failed),
+ContextCompaction. The other variants (HookPrompt, Plan, DynamicToolCall, CollabAgentToolCall,
+SubAgentActivity, Sleep, ImageGeneration) follow Codex's source. Note the casing is per struct: 0.169 writes
+CommandExecution in snake_case but McpToolCall in camelCase (`readOnlyHint`), as its source declares; the
+unrecorded camelCase structs of the source (DynamicToolCall, CollabAgentToolCall, SubAgentActivity) are
+taken as camelCase too.
 
 v2 -> core -> v2 is the identity except for these (the caller keeps the v2 item as an extra to keep them):
 
@@ -21,7 +25,7 @@ agentMessage           moderation, delivery, questions
 commandExecution       pluginId, scriptPath; aggregatedOutput "" comes back null; `command` comes
                        back quoted the way Codex quotes argv (shlex crate), not as it was written
 fileChange             the order of `changes` (Codex lists them sorted by path)
-mcpToolCall            mcpAppUi, readOnlyHint
+mcpToolCall            mcpAppUi
 webSearch              results; a null action comes back as {"type": "other"}
 subAgentActivity       model, reasoningEffort
 imageGeneration        failure, generationId, inputImages, transparentBackground
@@ -54,7 +58,7 @@ __all__ = [
 LOST_FIELDS: dict[str, tuple[str, ...]] = {
     "agentMessage": ("moderation", "delivery", "questions"),
     "commandExecution": ("pluginId", "scriptPath"),
-    "mcpToolCall": ("mcpAppUi", "readOnlyHint"),
+    "mcpToolCall": ("mcpAppUi",),
     "webSearch": ("results",),
     "subAgentActivity": ("model", "reasoningEffort"),
     "imageGeneration": ("failure", "generationId", "inputImages", "transparentBackground"),
@@ -394,6 +398,10 @@ def _command_to_core(v: JsonObj) -> JsonObj:
     )
 
 
+# DynamicToolCall, CollabAgentToolCall, SubAgentActivity and McpToolCall are camelCase structs in Codex (the
+# binary's McpToolCall records show it), with camelCase status and tool names; only AgentStatus is snake_case.
+
+
 def _dynamic_from_core(c: JsonObj) -> JsonObj:
     return {
         "type": "dynamicToolCall",
@@ -401,8 +409,8 @@ def _dynamic_from_core(c: JsonObj) -> JsonObj:
         "namespace": c.get("namespace"),
         "tool": c["tool"],
         "arguments": c["arguments"],
-        "status": _camel(c["status"]),
-        "contentItems": c.get("content_items"),
+        "status": c["status"],
+        "contentItems": c.get("contentItems"),
         "success": c.get("success"),
         "durationMs": _millis(c.get("duration")),
     }
@@ -415,25 +423,25 @@ def _dynamic_to_core(v: JsonObj) -> JsonObj:
         id=v["id"],
         namespace=v.get("namespace"),
         tool=v["tool"],
-        status=_snake(v["status"]),
-        content_items=v.get("contentItems"),
+        status=v["status"],
+        contentItems=v.get("contentItems"),
         success=v.get("success"),
         duration=_duration(v.get("durationMs")),
     )
 
 
 def _collab_from_core(c: JsonObj) -> JsonObj:
-    states = {thread: _agent_state_from_core(s) for thread, s in c.get("agents_states", {}).items()}
+    states = {thread: _agent_state_from_core(s) for thread, s in c.get("agentsStates", {}).items()}
     return {
         "type": "collabAgentToolCall",
         "id": c["id"],
-        "tool": _camel(c["tool"]),
-        "status": _camel(c["status"]),
-        "senderThreadId": c["sender_thread_id"],
-        "receiverThreadIds": c.get("receiver_thread_ids", []),
+        "tool": c["tool"],
+        "status": c["status"],
+        "senderThreadId": c["senderThreadId"],
+        "receiverThreadIds": c.get("receiverThreadIds", []),
         "prompt": c.get("prompt"),
         "model": c.get("model"),
-        "reasoningEffort": c.get("reasoning_effort"),
+        "reasoningEffort": c.get("reasoningEffort"),
         "agentsStates": states,
     }
 
@@ -443,81 +451,79 @@ def _collab_to_core(v: JsonObj) -> JsonObj:
     return {
         "type": "CollabAgentToolCall",
         "id": v["id"],
-        "tool": _snake(v["tool"]),
-        "status": _snake(v["status"]),
-        "sender_thread_id": v["senderThreadId"],
-        "receiver_thread_ids": v["receiverThreadIds"],
-        "receiver_agents": [],
-        **_some(prompt=v.get("prompt"), model=v.get("model"), reasoning_effort=v.get("reasoningEffort")),
-        "agents_states": states,
-    }
-
-
-def _mcp_result_from_core(result: JsonObj | None) -> JsonObj | None:
-    if result is None:
-        return None
-    return {
-        "content": result["content"],
-        "structuredContent": result.get("structuredContent"),
-        "_meta": result.get("_meta"),
+        "tool": v["tool"],
+        "status": v["status"],
+        "senderThreadId": v["senderThreadId"],
+        "receiverThreadIds": v["receiverThreadIds"],
+        "receiverAgents": [],
+        **_some(prompt=v.get("prompt"), model=v.get("model"), reasoningEffort=v.get("reasoningEffort")),
+        "agentsStates": states,
     }
 
 
 def _mcp_from_core(c: JsonObj) -> JsonObj:
     context = (
         None
-        if c.get("connector_id") is None
+        if c.get("connectorId") is None
         else {
-            "connectorId": c["connector_id"],
-            "linkId": c.get("link_id"),
-            "resourceUri": c.get("mcp_app_resource_uri"),
-            "appName": c.get("app_name"),
-            "actionName": c.get("action_name"),
+            "connectorId": c["connectorId"],
+            "linkId": c.get("linkId"),
+            "resourceUri": c.get("mcpAppResourceUri"),
+            "appName": c.get("appName"),
+            "actionName": c.get("actionName"),
         }
     )
+    result = c.get("result")
     item = {
         "type": "mcpToolCall",
         "id": c["id"],
         "server": c["server"],
         "tool": c["tool"],
-        "status": _camel(c["status"]),
+        "status": c["status"],
         "arguments": c["arguments"],
         "appContext": context,
         "mcpAppUi": None,
-        "pluginId": c.get("plugin_id"),
-        "readOnlyHint": None,
-        "result": _mcp_result_from_core(c.get("result")),
+        "pluginId": c.get("pluginId"),
+        "readOnlyHint": c.get("readOnlyHint"),
+        "result": None
+        if result is None
+        else {
+            "content": result["content"],
+            "structuredContent": result.get("structuredContent"),
+            "_meta": result.get("_meta"),
+        },
         "error": c.get("error"),
         "durationMs": _millis(c.get("duration")),
     }
-    if c.get("mcp_app_resource_uri") is not None:  # v2 skips this deprecated field when unset
-        item["mcpAppResourceUri"] = c["mcp_app_resource_uri"]
+    if c.get("mcpAppResourceUri") is not None:  # v2 skips this deprecated field when unset
+        item["mcpAppResourceUri"] = c["mcpAppResourceUri"]
     return item
 
 
 def _mcp_to_core(v: JsonObj) -> JsonObj:
     context = v.get("appContext") or {}
     result = v.get("result")
-    # `arguments` is JSON of any kind, null included: always written.
+    # v2 drops the MCP result's isError; Codex marks the call failed exactly when it is set.
+    core_result = None
+    if result is not None:
+        core_result = {"content": result["content"]} | _some(
+            structuredContent=result.get("structuredContent"), _meta=result.get("_meta")
+        )
+        core_result["isError"] = v["status"] == "failed"
     return {"arguments": v["arguments"]} | _some(
         type="McpToolCall",
         id=v["id"],
         server=v["server"],
         tool=v["tool"],
-        connector_id=context.get("connectorId"),
-        mcp_app_resource_uri=v.get("mcpAppResourceUri", context.get("resourceUri")),
-        link_id=context.get("linkId"),
-        app_name=context.get("appName"),
-        action_name=context.get("actionName"),
-        plugin_id=v.get("pluginId"),
-        status=_snake(v["status"]),
-        result=None
-        if result is None
-        else _some(
-            content=result["content"],
-            structuredContent=result.get("structuredContent"),
-            _meta=result.get("_meta"),
-        ),
+        connectorId=context.get("connectorId"),
+        mcpAppResourceUri=v.get("mcpAppResourceUri", context.get("resourceUri")),
+        linkId=context.get("linkId"),
+        appName=context.get("appName"),
+        actionName=context.get("actionName"),
+        pluginId=v.get("pluginId"),
+        readOnlyHint=v.get("readOnlyHint"),
+        status=v["status"],
+        result=core_result,
         error=v.get("error"),
         duration=_duration(v.get("durationMs")),
     )
@@ -555,7 +561,8 @@ def _file_change_to_core(v: JsonObj) -> JsonObj:
         "type": "FileChange",
         "id": v["id"],
         "changes": _changes_to_core(v["changes"]),
-        "status": _snake(v["status"]),
+        # Core PatchApplyStatus has no in-progress value: an unfinished change has none.
+        **_some(status=None if v["status"] == "inProgress" else v["status"]),
     }
 
 
@@ -576,9 +583,9 @@ _FROM_CORE: dict[str, Callable[[JsonObj], JsonObj]] = {
     "SubAgentActivity": lambda c: {
         "type": "subAgentActivity",
         "id": c["id"],
-        "kind": _camel(c["kind"]),
-        "agentThreadId": c["agent_thread_id"],
-        "agentPath": c["agent_path"],
+        "kind": c["kind"],
+        "agentThreadId": c["agentThreadId"],
+        "agentPath": c["agentPath"],
         "model": None,
         "reasoningEffort": None,
     },
@@ -596,7 +603,7 @@ _FROM_CORE: dict[str, Callable[[JsonObj], JsonObj]] = {
         "type": "fileChange",
         "id": c["id"],
         "changes": _changes_from_core(c["changes"]),
-        "status": _camel(c.get("status") or "in_progress"),
+        "status": c.get("status") or "inProgress",
     },
     "McpToolCall": _mcp_from_core,
     "ContextCompaction": lambda c: {"type": "contextCompaction", "id": c["id"]},
@@ -619,9 +626,9 @@ _TO_CORE: dict[str, Callable[[JsonObj], JsonObj]] = {
     "subAgentActivity": lambda v: {
         "type": "SubAgentActivity",
         "id": v["id"],
-        "kind": _snake(v["kind"]),
-        "agent_thread_id": v["agentThreadId"],
-        "agent_path": v["agentPath"],
+        "kind": v["kind"],
+        "agentThreadId": v["agentThreadId"],
+        "agentPath": v["agentPath"],
     },
     "webSearch": lambda v: {
         "type": "WebSearch",

@@ -137,6 +137,7 @@ def test_recordings_cover_the_variants_we_could_drive() -> None:
         "FileChange",
         "WebSearch",
         "ImageView",
+        "McpToolCall",
         "ContextCompaction",
     } <= seen
     assert seen <= set(CORE_TYPES)
@@ -466,7 +467,7 @@ RAW: list[tuple[JsonObj, set[str]]] = [
             "error": {"message": "boom"},
             "durationMs": None,
         },
-        {"mcpAppUi", "readOnlyHint"},
+        {"mcpAppUi"},
     ),
 ]
 
