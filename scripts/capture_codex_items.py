@@ -8,8 +8,9 @@ tests/data/storage/codex_items/<scenario>.json.
 
 Facts these recordings show beyond the items themselves: a command the user declines leaves no
 `item_completed` line (declined.json has none), and an apply_patch whose file is missing never becomes a
-FileChange item (commands.json's second patch). An MCP tool is there for a turn only once its server reports ready
-(the mcp scenario waits for that).
+FileChange item (commands.json's second patch). An MCP tool is there for a turn only once its server
+reports ready (the mcp scenario waits for that). An `image_generation_call` output item
+from the model, without the image generation tool enabled, leaves no ImageGeneration item (not kept).
 
     python scripts/capture_codex_items.py PATH/TO/codex
 """
@@ -21,7 +22,7 @@ import base64
 import json
 import re
 import sys
-import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def _exec(cmd: str, call_id: str) -> list[Any]:
 
 
 def _raw(*items: dict[str, Any]) -> dict[str, Any]:
-    """A response of raw events carrying output items as given (for fields the script format has no key for)."""
+    """A response of raw events carrying output items as given (fields the script format has no key for)."""
     usage = {
         "input_tokens": 1,
         "input_tokens_details": {"cached_tokens": 0},
@@ -122,24 +123,59 @@ async def _inputs(client: Client, thread_id: str) -> None:
     await _read(client, thread_id)
 
 
-async def _declining_read(self: Client) -> dict[str, Any]:
-    """Client._read, answering approval requests "decline" instead of "accept"."""
-    assert self.proc.stdout is not None
-    line = await asyncio.wait_for(self.proc.stdout.readline(), WAIT_S)
-    if not line:
-        raise RuntimeError("server closed stdout")
-    message: dict[str, Any] = json.loads(line)
-    if "method" in message and "id" in message:
-        reply = {"decision": "decline"}
-        self.kept.append({"server_request": message["method"], "reply": reply})
-        await self._send({"jsonrpc": "2.0", "id": message["id"], "result": reply})
-    return message
+def _answer_with(client: Client, reply: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """Make this one client answer server requests with ``reply(request)`` instead of Client's "accept".
+
+    An instance attribute: Client itself stays as capture_codex_storage has it."""
+
+    async def read() -> dict[str, Any]:
+        assert client.proc.stdout is not None
+        line = await asyncio.wait_for(client.proc.stdout.readline(), WAIT_S)
+        if not line:
+            raise RuntimeError("server closed stdout")
+        message: dict[str, Any] = json.loads(line)
+        if "method" in message and "id" in message:
+            result = reply(message)
+            client.kept.append({"server_request": message["method"], "reply": result})
+            await client._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        return message
+
+    client._read = read  # type: ignore[method-assign]
 
 
 async def _declined(client: Client, thread_id: str) -> None:
-    # An instance attribute: this one client declines, Client itself stays as capture_codex_storage has it.
-    client._read = types.MethodType(_declining_read, client)  # type: ignore[method-assign]
+    _answer_with(client, lambda _request: {"decision": "decline"})
     await _say(client, thread_id)
+
+
+LOOKUP = {
+    "type": "function",
+    "name": "lookup",
+    "description": "Look a word up.",
+    "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+}
+
+
+async def _dynamic(client: Client, thread_id: str) -> None:
+    # Dynamic tools are given at thread/start: a second thread has them (the first never runs a turn).
+    _answer_with(
+        client, lambda _request: {"contentItems": [{"type": "inputText", "text": "found"}], "success": True}
+    )
+    started = await client.request("thread/start", {"cwd": str(_cwd(client)), "dynamicTools": [LOOKUP]})
+    await _say(client, started["thread"]["id"])
+
+
+async def _plan(client: Client, thread_id: str) -> None:
+    mode = {
+        "mode": "plan",
+        "settings": {"model": "mock-model", "reasoning_effort": None, "developer_instructions": None},
+    }
+    await client.request(
+        "turn/start",
+        {"threadId": thread_id, "input": [{"type": "text", "text": "plan it"}], "collaborationMode": mode},
+    )
+    await client.until("turn/completed")
+    await _read(client, thread_id)
 
 
 async def _view_image(client: Client, thread_id: str) -> None:
@@ -267,6 +303,8 @@ SCENARIOS = [
             f"mcp_servers.calc.args = [{json.dumps(str(MCP_SERVER))}]",
         ],
     ),
+    Scenario("dynamic_tool", [[_call("lookup", {"q": "word"}, "call_dyn")], ["looked"]], _dynamic),
+    Scenario("plan", [["Here is the plan.\n<proposed_plan>\n1. Do it.\n</proposed_plan>\n"]], _plan),
 ]
 
 

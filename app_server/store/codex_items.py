@@ -1,19 +1,20 @@
 """Codex 0.169's core TurnItem (what its rollouts hold) <-> the app-server v2 ThreadItem pycodex uses.
 
-A rollout's `item_completed` record carries a core item: PascalCase `type`, snake_case fields, durations as
-`{secs, nanos}`, paths as `file://` URIs, commands as argv lists. :func:`v2_from_core` gives the v2 item
-Codex's own thread/read answers for it (without startedAtMs/completedAtMs: the caller takes those from the
-record); :func:`core_from_v2` gives the core item Codex would have written for a v2 item. Pure functions.
+A rollout's `item_completed` record carries a core item: PascalCase `type`, mostly snake_case fields,
+durations as `{secs, nanos}`, paths as `file://` URIs, commands as argv lists. :func:`v2_from_core` gives
+the v2 item Codex's own thread/read answers for it (without startedAtMs/completedAtMs: the caller takes
+those from the record); :func:`core_from_v2` gives the core item Codex would have written for a v2 item.
+Pure functions.
 
 Checked against the binary (tests/data/storage/codex_0169, tests/data/storage/codex_items): UserMessage
-(text with elements, image, local_image, skill, mention), AgentMessage (with phase), Reasoning (summary and
-raw content), CommandExecution (read/list_files/search/unknown actions, completed and failed), FileChange
-(add, delete, update, update with move), WebSearch, ImageView, McpToolCall (completed, failed),
-ContextCompaction. The other variants (HookPrompt, Plan, DynamicToolCall, CollabAgentToolCall,
-SubAgentActivity, Sleep, ImageGeneration) follow Codex's source. Note the casing is per struct: 0.169 writes
-CommandExecution in snake_case but McpToolCall in camelCase (`readOnlyHint`), as its source declares; the
-unrecorded camelCase structs of the source (DynamicToolCall, CollabAgentToolCall, SubAgentActivity) are
-taken as camelCase too.
+(text with elements, image, local_image, skill, mention), AgentMessage (with phase), Reasoning (summary
+and raw content), Plan, CommandExecution (read/list_files/search/unknown actions, completed and failed),
+DynamicToolCall, FileChange (add, delete, update, update with move), WebSearch, ImageView, McpToolCall
+(completed, failed), ContextCompaction. The other variants (HookPrompt, CollabAgentToolCall,
+SubAgentActivity, Sleep, ImageGeneration) follow Codex's source. Casing is per struct and not always the
+source's: 0.169 writes CommandExecution and DynamicToolCall in snake_case (the source says camelCase) but
+McpToolCall in camelCase (`readOnlyHint`); the unrecorded CollabAgentToolCall and SubAgentActivity are
+taken as snake_case.
 
 v2 -> core -> v2 is the identity except for these (the caller keeps the v2 item as an extra to keep them):
 
@@ -398,8 +399,9 @@ def _command_to_core(v: JsonObj) -> JsonObj:
     )
 
 
-# DynamicToolCall, CollabAgentToolCall, SubAgentActivity and McpToolCall are camelCase structs in Codex (the
-# binary's McpToolCall records show it), with camelCase status and tool names; only AgentStatus is snake_case.
+# 0.169 writes DynamicToolCall in snake_case (recorded) but McpToolCall in camelCase (recorded). The
+# unrecorded CollabAgentToolCall and SubAgentActivity are taken as snake_case, like most structs; their enum
+# values (tool, status) as camelCase, as Codex's source declares them.
 
 
 def _dynamic_from_core(c: JsonObj) -> JsonObj:
@@ -410,7 +412,7 @@ def _dynamic_from_core(c: JsonObj) -> JsonObj:
         "tool": c["tool"],
         "arguments": c["arguments"],
         "status": c["status"],
-        "contentItems": c.get("contentItems"),
+        "contentItems": c.get("content_items"),
         "success": c.get("success"),
         "durationMs": _millis(c.get("duration")),
     }
@@ -424,24 +426,24 @@ def _dynamic_to_core(v: JsonObj) -> JsonObj:
         namespace=v.get("namespace"),
         tool=v["tool"],
         status=v["status"],
-        contentItems=v.get("contentItems"),
+        content_items=v.get("contentItems"),
         success=v.get("success"),
         duration=_duration(v.get("durationMs")),
     )
 
 
 def _collab_from_core(c: JsonObj) -> JsonObj:
-    states = {thread: _agent_state_from_core(s) for thread, s in c.get("agentsStates", {}).items()}
+    states = {thread: _agent_state_from_core(s) for thread, s in c.get("agents_states", {}).items()}
     return {
         "type": "collabAgentToolCall",
         "id": c["id"],
         "tool": c["tool"],
         "status": c["status"],
-        "senderThreadId": c["senderThreadId"],
-        "receiverThreadIds": c.get("receiverThreadIds", []),
+        "senderThreadId": c["sender_thread_id"],
+        "receiverThreadIds": c.get("receiver_thread_ids", []),
         "prompt": c.get("prompt"),
         "model": c.get("model"),
-        "reasoningEffort": c.get("reasoningEffort"),
+        "reasoningEffort": c.get("reasoning_effort"),
         "agentsStates": states,
     }
 
@@ -453,11 +455,11 @@ def _collab_to_core(v: JsonObj) -> JsonObj:
         "id": v["id"],
         "tool": v["tool"],
         "status": v["status"],
-        "senderThreadId": v["senderThreadId"],
-        "receiverThreadIds": v["receiverThreadIds"],
-        "receiverAgents": [],
-        **_some(prompt=v.get("prompt"), model=v.get("model"), reasoningEffort=v.get("reasoningEffort")),
-        "agentsStates": states,
+        "sender_thread_id": v["senderThreadId"],
+        "receiver_thread_ids": v["receiverThreadIds"],
+        "receiver_agents": [],
+        **_some(prompt=v.get("prompt"), model=v.get("model"), reasoning_effort=v.get("reasoningEffort")),
+        "agents_states": states,
     }
 
 
@@ -584,8 +586,8 @@ _FROM_CORE: dict[str, Callable[[JsonObj], JsonObj]] = {
         "type": "subAgentActivity",
         "id": c["id"],
         "kind": c["kind"],
-        "agentThreadId": c["agentThreadId"],
-        "agentPath": c["agentPath"],
+        "agentThreadId": c["agent_thread_id"],
+        "agentPath": c["agent_path"],
         "model": None,
         "reasoningEffort": None,
     },
@@ -627,8 +629,8 @@ _TO_CORE: dict[str, Callable[[JsonObj], JsonObj]] = {
         "type": "SubAgentActivity",
         "id": v["id"],
         "kind": v["kind"],
-        "agentThreadId": v["agentThreadId"],
-        "agentPath": v["agentPath"],
+        "agent_thread_id": v["agentThreadId"],
+        "agent_path": v["agentPath"],
     },
     "webSearch": lambda v: {
         "type": "WebSearch",
