@@ -192,6 +192,27 @@ async def _mcp(client: Client, thread_id: str) -> None:
     await _say(client, thread_id)
 
 
+PARENT, CHILD = "PARENT-TASK", "CHILD-TASK"
+AGENT_ID = (
+    r"agent_id\W+([0-9a-f-]{36})"  # the child's id, in the spawn_agent output the parent's next request has
+)
+
+
+def _collab_call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "namespace": "multi_agent_v1",
+        "name": name,
+        "call_id": call_id,
+        "arguments": json.dumps(args),
+    }
+
+
+async def _parent(client: Client, thread_id: str) -> None:
+    await _turn(client, thread_id, [{"type": "text", "text": PARENT}])
+    await _read(client, thread_id)
+
+
 SCENARIOS = [
     Scenario(
         "reasoning",
@@ -305,6 +326,20 @@ SCENARIOS = [
     ),
     Scenario("dynamic_tool", [[_call("lookup", {"q": "word"}, "call_dyn")], ["looked"]], _dynamic),
     Scenario("plan", [["Here is the plan.\n<proposed_plan>\n1. Do it.\n</proposed_plan>\n"]], _plan),
+    Scenario(
+        "collab",
+        [
+            {"when": PARENT, "output": [_collab_call("spawn", "spawn_agent", message=f"{CHILD}: answer")]},
+            {
+                "when": PARENT,
+                "output": [_collab_call("wait", "wait_agent", targets=["{{ID}}"], timeout_ms=30000)],
+                "fill": {"ID": AGENT_ID},
+            },
+            {"when": PARENT, "output": ["parent done"]},
+            {"when": CHILD, "output": ["child answer"]},
+        ],
+        _parent,
+    ),
 ]
 
 
@@ -317,6 +352,11 @@ def normalize_keys(value: Any) -> Any:
     return value
 
 
+def _thread_of(rollout: dict[str, Any]) -> str | None:
+    meta = next((line for line in rollout["lines"] if line.get("type") == "session_meta"), None)
+    return None if meta is None else str(meta["payload"]["id"])
+
+
 def reduce(recording: dict[str, Any]) -> dict[str, Any]:
     """The part of a storage recording the item tests need: core items (with their record) and v2 items."""
     core = [
@@ -326,7 +366,16 @@ def reduce(recording: dict[str, Any]) -> dict[str, Any]:
         if line.get("type") == "event_msg" and line["payload"].get("type") == "item_completed"
     ]
     reads = [k["answer"]["result"] for k in recording["rpc"] if k.get("method") == "thread/read"]
-    v2 = [item for turn in reads[-1]["thread"]["turns"] for item in turn["items"]]
+    thread = reads[-1]["thread"]
+    v2 = [item for turn in thread["turns"] for item in turn["items"]]
+    # Only the read thread's own rollouts (a sub-agent's thread has one of its own).
+    core = [
+        line["payload"]
+        for rollout in recording["rollouts"]
+        if _thread_of(rollout) == thread["id"]
+        for line in rollout["lines"]
+        if line.get("type") == "event_msg" and line["payload"].get("type") == "item_completed"
+    ]
     return {"core": normalize_keys(core), "v2": v2}
 
 

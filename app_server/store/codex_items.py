@@ -9,12 +9,12 @@ Pure functions.
 Checked against the binary (tests/data/storage/codex_0169, tests/data/storage/codex_items): UserMessage
 (text with elements, image, local_image, skill, mention), AgentMessage (with phase), Reasoning (summary
 and raw content), Plan, CommandExecution (read/list_files/search/unknown actions, completed and failed),
-DynamicToolCall, FileChange (add, delete, update, update with move), WebSearch, ImageView, McpToolCall
-(completed, failed), ContextCompaction. The other variants (HookPrompt, CollabAgentToolCall,
+DynamicToolCall, CollabAgentToolCall (spawn, wait), FileChange (add, delete, update, update with move),
+WebSearch, ImageView, McpToolCall (completed, failed), ContextCompaction. The other variants (HookPrompt,
 SubAgentActivity, Sleep, ImageGeneration) follow Codex's source. Casing is per struct and not always the
-source's: 0.169 writes CommandExecution and DynamicToolCall in snake_case (the source says camelCase) but
-McpToolCall in camelCase (`readOnlyHint`); the unrecorded CollabAgentToolCall and SubAgentActivity are
-taken as snake_case.
+source's: 0.169 writes CommandExecution, DynamicToolCall and CollabAgentToolCall in snake_case (the source
+says camelCase) but McpToolCall in camelCase (`readOnlyHint`); the unrecorded SubAgentActivity is taken as
+snake_case.
 
 v2 -> core -> v2 is the identity except for these (the caller keeps the v2 item as an extra to keep them):
 
@@ -399,9 +399,8 @@ def _command_to_core(v: JsonObj) -> JsonObj:
     )
 
 
-# 0.169 writes DynamicToolCall in snake_case (recorded) but McpToolCall in camelCase (recorded). The
-# unrecorded CollabAgentToolCall and SubAgentActivity are taken as snake_case, like most structs; their enum
-# values (tool, status) as camelCase, as Codex's source declares them.
+# 0.169 writes DynamicToolCall and CollabAgentToolCall in snake_case, enum values too (`spawn_agent`,
+# `pending_init`), but McpToolCall in camelCase (all recorded). SubAgentActivity is taken as snake_case.
 
 
 def _dynamic_from_core(c: JsonObj) -> JsonObj:
@@ -411,7 +410,7 @@ def _dynamic_from_core(c: JsonObj) -> JsonObj:
         "namespace": c.get("namespace"),
         "tool": c["tool"],
         "arguments": c["arguments"],
-        "status": c["status"],
+        "status": _camel(c["status"]),
         "contentItems": c.get("content_items"),
         "success": c.get("success"),
         "durationMs": _millis(c.get("duration")),
@@ -425,7 +424,7 @@ def _dynamic_to_core(v: JsonObj) -> JsonObj:
         id=v["id"],
         namespace=v.get("namespace"),
         tool=v["tool"],
-        status=v["status"],
+        status=_snake(v["status"]),
         content_items=v.get("contentItems"),
         success=v.get("success"),
         duration=_duration(v.get("durationMs")),
@@ -437,8 +436,8 @@ def _collab_from_core(c: JsonObj) -> JsonObj:
     return {
         "type": "collabAgentToolCall",
         "id": c["id"],
-        "tool": c["tool"],
-        "status": c["status"],
+        "tool": _camel(c["tool"]),
+        "status": _camel(c["status"]),
         "senderThreadId": c["sender_thread_id"],
         "receiverThreadIds": c.get("receiver_thread_ids", []),
         "prompt": c.get("prompt"),
@@ -453,8 +452,8 @@ def _collab_to_core(v: JsonObj) -> JsonObj:
     return {
         "type": "CollabAgentToolCall",
         "id": v["id"],
-        "tool": v["tool"],
-        "status": v["status"],
+        "tool": _snake(v["tool"]),
+        "status": _snake(v["status"]),
         "sender_thread_id": v["senderThreadId"],
         "receiver_thread_ids": v["receiverThreadIds"],
         "receiver_agents": [],

@@ -138,6 +138,9 @@ def test_recordings_cover_the_variants_we_could_drive() -> None:
         "WebSearch",
         "ImageView",
         "McpToolCall",
+        "DynamicToolCall",
+        "CollabAgentToolCall",
+        "Plan",
         "ContextCompaction",
     } <= seen
     assert seen <= set(CORE_TYPES)
@@ -150,8 +153,9 @@ def test_v2_from_core_is_what_codex_thread_read_shows(where: str, core: JsonObj,
     assert _matches(converted, _without_times(v2)), (where, converted, v2)
 
 
-# What Codex writes that a v2 item does not hold: FileChange's tool output, an empty command output.
-CORE_ONLY = {"FileChange": ("stdout", "stderr")}
+# What Codex writes that a v2 item does not hold: FileChange's tool output, the sub-agents' nicknames (and an
+# empty command output, below). core_from_v2 writes receiver_agents as [].
+CORE_ONLY = {"FileChange": ("stdout", "stderr"), "CollabAgentToolCall": ("receiver_agents",)}
 
 
 @pytest.mark.parametrize(("where", "core", "v2"), PAIRS, ids=[p[0] for p in PAIRS])
@@ -162,7 +166,9 @@ def test_core_from_v2_is_what_codex_writes(where: str, core: JsonObj, v2: JsonOb
         v2["durationMs"] = 5
     written = core_from_v2(v2)
     assert written is not None
-    expected = {k: v for k, v in core.items() if k not in CORE_ONLY.get(core["type"], ())}
+    core_only = CORE_ONLY.get(core["type"], ())
+    expected = {k: v for k, v in core.items() if k not in core_only}
+    written = {k: v for k, v in written.items() if k not in core_only}
     if core["type"] == "CommandExecution" and core.get("aggregated_output") == "":
         del expected["aggregated_output"]  # v2 shows "" as null: nothing to write back
     if written.get("duration") is not None:
