@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from pycodex.json_types import JsonObj, JsonValue
@@ -306,163 +307,94 @@ def _search_action_to_core(action: JsonObj | None) -> JsonObj:
 # ---- the variants ----------------------------------------------------------------------------------
 
 
-def _user_from_core(c: JsonObj) -> JsonObj:
-    content = [_input_from_core(e) for e in c["content"]]
-    return {"type": "userMessage", "id": c["id"], "clientId": c.get("client_id"), "content": content}
+@dataclass(frozen=True)
+class _Variant:
+    """One core variant and its v2 type: fields mapped one to one (`spec`), plus what needs code (`extra_*`).
+
+    `spec` lists fields as `v2key[=core_key][:how]` (core key: the v2 key when not given); how is nothing
+    (the same value), "enum" (camelCase in v2, snake_case in core), "ms" (durationMs <-> duration), "uri"
+    (path <-> file URI), "list" (a list core may omit), "req" (written to core even when null) or "v2" (v2
+    only: null from core, lost towards it). Core skips its unset options: a null v2 value is not written."""
+
+    v2: str
+    core: str
+    spec: str
+    extra_from_core: Callable[[JsonObj], JsonObj] = lambda _core: {}
+    extra_to_core: Callable[[JsonObj], JsonObj] = lambda _item: {}
+
+    @property
+    def fields(self) -> list[tuple[str, str, str]]:
+        """The spec's fields as (v2 key, core key, how)."""
+        out = []
+        for token in self.spec.split():
+            keys, _, how = token.partition(":")
+            v2, _, core = keys.partition("=")
+            out.append((v2, core or v2, how))
+        return out
 
 
-def _user_to_core(v: JsonObj) -> JsonObj:
-    content = [e for e in (_input_to_core(entry) for entry in v["content"]) if e is not None]
-    return _some(type="UserMessage", id=v["id"], client_id=v.get("clientId"), content=content)
+_FROM_CORE_HOW: dict[str, Callable[[JsonValue], JsonValue]] = {"enum": _camel, "ms": _millis, "uri": _path}
+_TO_CORE_HOW: dict[str, Callable[[JsonValue], JsonValue]] = {"enum": _snake, "ms": _duration, "uri": _uri}
 
 
-def _agent_from_core(c: JsonObj) -> JsonObj:
-    text = "".join(part.get("text", "") for part in c["content"])
-    cited = c.get("memory_citation")
-    citation = (
-        None
-        if cited is None
-        else {
-            "entries": [
-                {"path": e["path"], "lineStart": e["line_start"], "lineEnd": e["line_end"], "note": e["note"]}
-                for e in cited["entries"]
-            ],
-            "threadIds": cited["rollout_ids"],
-        }
-    )
-    return {
-        "type": "agentMessage",
-        "moderation": None,
-        "id": c["id"],
-        "text": text,
-        "phase": c.get("phase"),
-        "memoryCitation": citation,
-        "delivery": None,
-        "questions": None,
-    }
+def _from_core_value(value: JsonValue, how: str) -> JsonValue:
+    if how == "list":
+        return [] if value is None else value
+    if value is None or how == "v2":
+        return None
+    convert = _FROM_CORE_HOW.get(how)
+    return value if convert is None else convert(value)
 
 
-def _agent_to_core(v: JsonObj) -> JsonObj:
-    cited = v.get("memoryCitation")
-    citation = (
-        None
-        if cited is None
-        else {
-            "entries": [
-                {"path": e["path"], "line_start": e["lineStart"], "line_end": e["lineEnd"], "note": e["note"]}
-                for e in cited["entries"]
-            ],
-            "rollout_ids": cited["threadIds"],
-        }
-    )
-    return _some(
-        type="AgentMessage",
-        id=v["id"],
-        content=[{"type": "Text", "text": v["text"]}],
-        phase=v.get("phase"),
-        memory_citation=citation,
-    )
+def _to_core_value(value: JsonValue, how: str) -> JsonValue:
+    convert = _TO_CORE_HOW.get(how)
+    return value if convert is None else convert(value)
 
 
-def _command_from_core(c: JsonObj) -> JsonObj:
+def _user_extra_to_core(v: JsonObj) -> JsonObj:
+    return {"content": [e for e in (_input_to_core(entry) for entry in v["content"]) if e is not None]}
+
+
+def _citation_from_core(cited: JsonObj | None) -> JsonObj | None:
+    if cited is None:
+        return None
+    entries = [
+        {"path": e["path"], "lineStart": e["line_start"], "lineEnd": e["line_end"], "note": e["note"]}
+        for e in cited["entries"]
+    ]
+    return {"entries": entries, "threadIds": cited["rollout_ids"]}
+
+
+def _citation_to_core(cited: JsonObj | None) -> JsonObj:
+    if cited is None:
+        return {}
+    entries = [
+        {"path": e["path"], "line_start": e["lineStart"], "line_end": e["lineEnd"], "note": e["note"]}
+        for e in cited["entries"]
+    ]
+    return {"memory_citation": {"entries": entries, "rollout_ids": cited["threadIds"]}}
+
+
+def _command_extra_from_core(c: JsonObj) -> JsonObj:
     cwd = _path(c["cwd"])
     return {
-        "type": "commandExecution",
-        "id": c["id"],
-        "pluginId": None,
-        "scriptPath": None,
         "command": join_argv(c["command"]),
         "cwd": cwd,
-        "processId": c.get("process_id"),
-        "source": _camel(c["source"]),
-        "status": _camel(c["status"]),
         "commandActions": [_action_from_core(p, cwd) for p in c["parsed_cmd"]],
-        "aggregatedOutput": c.get("aggregated_output") or None,
-        "exitCode": c.get("exit_code"),
-        "durationMs": _millis(c.get("duration")),
+        "aggregatedOutput": c.get("aggregated_output") or None,  # Codex shows an empty output as null
     }
 
 
-def _command_to_core(v: JsonObj) -> JsonObj:
-    return _some(
-        type="CommandExecution",
-        id=v["id"],
-        process_id=v.get("processId"),
-        command=split_command(v["command"]),
-        cwd=_uri(v["cwd"]),
-        parsed_cmd=[_action_to_core(a, v["cwd"]) for a in v["commandActions"]],
-        source=_snake(v.get("source", "agent")),
-        status=_snake(v["status"]),
-        aggregated_output=v.get("aggregatedOutput"),
-        exit_code=v.get("exitCode"),
-        duration=_duration(v.get("durationMs")),
-    )
-
-
-# 0.169 writes DynamicToolCall and CollabAgentToolCall in snake_case, enum values too (`spawn_agent`,
-# `pending_init`), but McpToolCall in camelCase (all recorded). SubAgentActivity is taken as snake_case.
-
-
-def _dynamic_from_core(c: JsonObj) -> JsonObj:
+def _command_extra_to_core(v: JsonObj) -> JsonObj:
     return {
-        "type": "dynamicToolCall",
-        "id": c["id"],
-        "namespace": c.get("namespace"),
-        "tool": c["tool"],
-        "arguments": c["arguments"],
-        "status": _camel(c["status"]),
-        "contentItems": c.get("content_items"),
-        "success": c.get("success"),
-        "durationMs": _millis(c.get("duration")),
+        "command": split_command(v["command"]),
+        "cwd": _uri(v["cwd"]),
+        "parsed_cmd": [_action_to_core(a, v["cwd"]) for a in v["commandActions"]],
+        **_some(aggregated_output=v.get("aggregatedOutput")),
     }
 
 
-def _dynamic_to_core(v: JsonObj) -> JsonObj:
-    # `arguments` is JSON of any kind, null included: always written.
-    return {"arguments": v["arguments"]} | _some(
-        type="DynamicToolCall",
-        id=v["id"],
-        namespace=v.get("namespace"),
-        tool=v["tool"],
-        status=_snake(v["status"]),
-        content_items=v.get("contentItems"),
-        success=v.get("success"),
-        duration=_duration(v.get("durationMs")),
-    )
-
-
-def _collab_from_core(c: JsonObj) -> JsonObj:
-    states = {thread: _agent_state_from_core(s) for thread, s in c.get("agents_states", {}).items()}
-    return {
-        "type": "collabAgentToolCall",
-        "id": c["id"],
-        "tool": _camel(c["tool"]),
-        "status": _camel(c["status"]),
-        "senderThreadId": c["sender_thread_id"],
-        "receiverThreadIds": c.get("receiver_thread_ids", []),
-        "prompt": c.get("prompt"),
-        "model": c.get("model"),
-        "reasoningEffort": c.get("reasoning_effort"),
-        "agentsStates": states,
-    }
-
-
-def _collab_to_core(v: JsonObj) -> JsonObj:
-    states = {thread: _agent_state_to_core(s) for thread, s in v.get("agentsStates", {}).items()}
-    return {
-        "type": "CollabAgentToolCall",
-        "id": v["id"],
-        "tool": _snake(v["tool"]),
-        "status": _snake(v["status"]),
-        "sender_thread_id": v["senderThreadId"],
-        "receiver_thread_ids": v["receiverThreadIds"],
-        "receiver_agents": [],
-        **_some(prompt=v.get("prompt"), model=v.get("model"), reasoning_effort=v.get("reasoningEffort")),
-        "agents_states": states,
-    }
-
-
-def _mcp_from_core(c: JsonObj) -> JsonObj:
+def _mcp_extra_from_core(c: JsonObj) -> JsonObj:
     context = (
         None
         if c.get("connectorId") is None
@@ -475,17 +407,8 @@ def _mcp_from_core(c: JsonObj) -> JsonObj:
         }
     )
     result = c.get("result")
-    item = {
-        "type": "mcpToolCall",
-        "id": c["id"],
-        "server": c["server"],
-        "tool": c["tool"],
-        "status": c["status"],
-        "arguments": c["arguments"],
+    extra: JsonObj = {
         "appContext": context,
-        "mcpAppUi": None,
-        "pluginId": c.get("pluginId"),
-        "readOnlyHint": c.get("readOnlyHint"),
         "result": None
         if result is None
         else {
@@ -493,169 +416,152 @@ def _mcp_from_core(c: JsonObj) -> JsonObj:
             "structuredContent": result.get("structuredContent"),
             "_meta": result.get("_meta"),
         },
-        "error": c.get("error"),
-        "durationMs": _millis(c.get("duration")),
     }
     if c.get("mcpAppResourceUri") is not None:  # v2 skips this deprecated field when unset
-        item["mcpAppResourceUri"] = c["mcpAppResourceUri"]
-    return item
+        extra["mcpAppResourceUri"] = c["mcpAppResourceUri"]
+    return extra
 
 
-def _mcp_to_core(v: JsonObj) -> JsonObj:
+def _mcp_extra_to_core(v: JsonObj) -> JsonObj:
     context = v.get("appContext") or {}
     result = v.get("result")
-    # v2 drops the MCP result's isError; Codex marks the call failed exactly when it is set.
-    core_result = None
-    if result is not None:
-        core_result = {"content": result["content"]} | _some(
-            structuredContent=result.get("structuredContent"), _meta=result.get("_meta")
-        )
-        core_result["isError"] = v["status"] == "failed"
-    return {"arguments": v["arguments"]} | _some(
-        type="McpToolCall",
-        id=v["id"],
-        server=v["server"],
-        tool=v["tool"],
+    extra = _some(
         connectorId=context.get("connectorId"),
-        mcpAppResourceUri=v.get("mcpAppResourceUri", context.get("resourceUri")),
         linkId=context.get("linkId"),
+        mcpAppResourceUri=v.get("mcpAppResourceUri", context.get("resourceUri")),
         appName=context.get("appName"),
         actionName=context.get("actionName"),
-        pluginId=v.get("pluginId"),
-        readOnlyHint=v.get("readOnlyHint"),
-        status=v["status"],
-        result=core_result,
-        error=v.get("error"),
-        duration=_duration(v.get("durationMs")),
     )
+    if result is not None:
+        # v2 drops the MCP result's isError; Codex marks the call failed exactly when it is set.
+        extra["result"] = {"content": result["content"], "isError": v["status"] == "failed"} | _some(
+            structuredContent=result.get("structuredContent"), _meta=result.get("_meta")
+        )
+    return extra
 
 
-def _image_generation_from_core(c: JsonObj) -> JsonObj:
-    item = {
-        "type": "imageGeneration",
-        "id": c["id"],
-        "status": c["status"],
-        "revisedPrompt": c.get("revised_prompt"),
-        "transparentBackground": None,
-        "failure": None,
-        "generationId": None,
-    }
-    if c.get("saved_path") is not None:  # v2 skips savedPath when unset
-        item["savedPath"] = c["saved_path"]
-    return item
+def _saved_path(c: JsonObj) -> JsonObj:
+    return _some(savedPath=c.get("saved_path"))  # v2 skips savedPath when unset
 
 
-def _image_generation_to_core(v: JsonObj) -> JsonObj:
-    # v2 does not carry the image itself (core `result`, base64): the saved file is where it lives.
-    return _some(
-        type="ImageGeneration",
-        id=v["id"],
-        status=v["status"],
-        revised_prompt=v.get("revisedPrompt"),
-        result="",
-        saved_path=v.get("savedPath"),
-    )
-
-
-def _file_change_to_core(v: JsonObj) -> JsonObj:
-    return {
-        "type": "FileChange",
-        "id": v["id"],
-        "changes": _changes_to_core(v["changes"]),
+_VARIANTS = (
+    _Variant(
+        "userMessage",
+        "UserMessage",
+        "id clientId=client_id",
+        lambda c: {"content": [_input_from_core(e) for e in c["content"]]},
+        _user_extra_to_core,
+    ),
+    _Variant("hookPrompt", "HookPrompt", "id fragments:list"),
+    _Variant(
+        "agentMessage",
+        "AgentMessage",
+        "moderation:v2 id phase delivery:v2 questions:v2",
+        lambda c: {
+            "text": "".join(part.get("text", "") for part in c["content"]),
+            "memoryCitation": _citation_from_core(c.get("memory_citation")),
+        },
+        lambda v: {
+            "content": [{"type": "Text", "text": v["text"]}],
+            **_citation_to_core(v.get("memoryCitation")),
+        },
+    ),
+    _Variant("plan", "Plan", "id text"),
+    _Variant(
+        "reasoning",
+        "Reasoning",
+        "id summary=summary_text:list content=raw_content:list",
+    ),
+    _Variant(
+        "commandExecution",
+        "CommandExecution",
+        "id pluginId:v2 scriptPath:v2 processId=process_id source:enum status:enum exitCode=exit_code"
+        " durationMs=duration:ms",
+        _command_extra_from_core,
+        _command_extra_to_core,
+    ),
+    # 0.169 writes DynamicToolCall and CollabAgentToolCall in snake_case, enum values too (`spawn_agent`,
+    # `pending_init`), but McpToolCall in camelCase (all recorded). SubAgentActivity is taken as snake_case.
+    _Variant(
+        "dynamicToolCall",
+        "DynamicToolCall",
+        "id namespace tool arguments:req status:enum contentItems=content_items success"
+        " durationMs=duration:ms",
+    ),
+    _Variant(
+        "collabAgentToolCall",
+        "CollabAgentToolCall",
+        "id tool:enum status:enum senderThreadId=sender_thread_id receiverThreadIds=receiver_thread_ids:list"
+        " prompt model reasoningEffort=reasoning_effort",
+        lambda c: {
+            "agentsStates": {t: _agent_state_from_core(s) for t, s in c.get("agents_states", {}).items()}
+        },
+        # The sub-agents' nicknames (receiver_agents) are not in v2.
+        lambda v: {
+            "receiver_agents": [],
+            "agents_states": {t: _agent_state_to_core(s) for t, s in v["agentsStates"].items()},
+        },
+    ),
+    _Variant(
+        "subAgentActivity",
+        "SubAgentActivity",
+        "id kind:enum agentThreadId=agent_thread_id agentPath=agent_path model:v2 reasoningEffort:v2",
+    ),
+    _Variant(
+        "webSearch",
+        "WebSearch",
+        "id query results:v2",
+        lambda c: {"action": _search_action_from_core(c["action"])},
+        lambda v: {"action": _search_action_to_core(v.get("action"))},
+    ),
+    _Variant("imageView", "ImageView", "id path:uri"),
+    _Variant("sleep", "Sleep", "id durationMs=duration_ms"),
+    _Variant(
+        "imageGeneration",
+        "ImageGeneration",
+        "id status revisedPrompt=revised_prompt transparentBackground:v2 failure:v2 generationId:v2",
+        # v2 does not carry the image itself (core `result`, base64): the saved file is where it lives.
+        _saved_path,
+        lambda v: {"result": "", **_some(saved_path=v.get("savedPath"))},
+    ),
+    _Variant(
+        "fileChange",
+        "FileChange",
+        "id",
+        lambda c: {"changes": _changes_from_core(c["changes"]), "status": c.get("status") or "inProgress"},
         # Core PatchApplyStatus has no in-progress value: an unfinished change has none.
-        **_some(status=None if v["status"] == "inProgress" else v["status"]),
-    }
-
-
-_FROM_CORE: dict[str, Callable[[JsonObj], JsonObj]] = {
-    "UserMessage": _user_from_core,
-    "HookPrompt": lambda c: {"type": "hookPrompt", "id": c["id"], "fragments": c["fragments"]},
-    "AgentMessage": _agent_from_core,
-    "Plan": lambda c: {"type": "plan", "id": c["id"], "text": c["text"]},
-    "Reasoning": lambda c: {
-        "type": "reasoning",
-        "id": c["id"],
-        "summary": c.get("summary_text", []),
-        "content": c.get("raw_content", []),
-    },
-    "CommandExecution": _command_from_core,
-    "DynamicToolCall": _dynamic_from_core,
-    "CollabAgentToolCall": _collab_from_core,
-    "SubAgentActivity": lambda c: {
-        "type": "subAgentActivity",
-        "id": c["id"],
-        "kind": c["kind"],
-        "agentThreadId": c["agent_thread_id"],
-        "agentPath": c["agent_path"],
-        "model": None,
-        "reasoningEffort": None,
-    },
-    "WebSearch": lambda c: {
-        "type": "webSearch",
-        "id": c["id"],
-        "query": c["query"],
-        "action": _search_action_from_core(c["action"]),
-        "results": None,
-    },
-    "ImageView": lambda c: {"type": "imageView", "id": c["id"], "path": _path(c["path"])},
-    "Sleep": lambda c: {"type": "sleep", "id": c["id"], "durationMs": c["duration_ms"]},
-    "ImageGeneration": _image_generation_from_core,
-    "FileChange": lambda c: {
-        "type": "fileChange",
-        "id": c["id"],
-        "changes": _changes_from_core(c["changes"]),
-        "status": c.get("status") or "inProgress",
-    },
-    "McpToolCall": _mcp_from_core,
-    "ContextCompaction": lambda c: {"type": "contextCompaction", "id": c["id"]},
-}
-
-_TO_CORE: dict[str, Callable[[JsonObj], JsonObj]] = {
-    "userMessage": _user_to_core,
-    "hookPrompt": lambda v: {"type": "HookPrompt", "id": v["id"], "fragments": v["fragments"]},
-    "agentMessage": _agent_to_core,
-    "plan": lambda v: {"type": "Plan", "id": v["id"], "text": v["text"]},
-    "reasoning": lambda v: {
-        "type": "Reasoning",
-        "id": v["id"],
-        "summary_text": v.get("summary", []),
-        "raw_content": v.get("content", []),
-    },
-    "commandExecution": _command_to_core,
-    "dynamicToolCall": _dynamic_to_core,
-    "collabAgentToolCall": _collab_to_core,
-    "subAgentActivity": lambda v: {
-        "type": "SubAgentActivity",
-        "id": v["id"],
-        "kind": v["kind"],
-        "agent_thread_id": v["agentThreadId"],
-        "agent_path": v["agentPath"],
-    },
-    "webSearch": lambda v: {
-        "type": "WebSearch",
-        "id": v["id"],
-        "query": v["query"],
-        "action": _search_action_to_core(v.get("action")),
-    },
-    "imageView": lambda v: {"type": "ImageView", "id": v["id"], "path": _uri(v["path"])},
-    "sleep": lambda v: {"type": "Sleep", "id": v["id"], "duration_ms": v["durationMs"]},
-    "imageGeneration": _image_generation_to_core,
-    "fileChange": _file_change_to_core,
-    "mcpToolCall": _mcp_to_core,
-    "contextCompaction": lambda v: {"type": "ContextCompaction", "id": v["id"]},
-}
+        lambda v: {
+            "changes": _changes_to_core(v["changes"]),
+            **_some(status=None if v["status"] == "inProgress" else v["status"]),
+        },
+    ),
+    _Variant(
+        "mcpToolCall",
+        "McpToolCall",
+        "id server tool status arguments:req mcpAppUi:v2 pluginId readOnlyHint error durationMs=duration:ms",
+        _mcp_extra_from_core,
+        _mcp_extra_to_core,
+    ),
+    _Variant("contextCompaction", "ContextCompaction", "id"),
+)
+_BY_CORE = {variant.core: variant for variant in _VARIANTS}
+_BY_V2 = {variant.v2: variant for variant in _VARIANTS}
 
 #: The core TurnItem types of Codex 0.169, and the v2 types that have one.
-CORE_TYPES: tuple[str, ...] = tuple(_FROM_CORE)
-MAPPED_V2_TYPES: tuple[str, ...] = tuple(_TO_CORE)
+CORE_TYPES: tuple[str, ...] = tuple(_BY_CORE)
+MAPPED_V2_TYPES: tuple[str, ...] = tuple(_BY_V2)
 
 
 def v2_from_core(core: JsonObj) -> JsonObj | None:
     """The v2 ThreadItem Codex 0.169's thread/read shows for a core TurnItem (None: not a core type we know).
 
     startedAtMs/completedAtMs are not part of it: they live on the rollout record, not the item."""
-    convert = _FROM_CORE.get(str(core.get("type")))
-    return None if convert is None else convert(core)
+    variant = _BY_CORE.get(str(core.get("type")))
+    if variant is None:
+        return None
+    item: JsonObj = {"type": variant.v2}
+    item.update({v2: _from_core_value(core.get(key), how) for v2, key, how in variant.fields})
+    return item | variant.extra_from_core(core)
 
 
 def core_from_v2(item: JsonObj) -> JsonObj | None:
@@ -663,5 +569,12 @@ def core_from_v2(item: JsonObj) -> JsonObj | None:
 
     The v2 fields listed in :data:`LOST_FIELDS` (and the few value changes the module docstring lists) do not
     survive; startedAtMs/completedAtMs are ignored (they belong on the record)."""
-    convert = _TO_CORE.get(str(item.get("type")))
-    return None if convert is None else convert(item)
+    variant = _BY_V2.get(str(item.get("type")))
+    if variant is None:
+        return None
+    core: JsonObj = {"type": variant.core}
+    for v2, key, how in variant.fields:
+        value = item.get(v2)
+        if how != "v2" and (value is not None or how == "req"):
+            core[key] = _to_core_value(value, how)
+    return core | variant.extra_to_core(item)
