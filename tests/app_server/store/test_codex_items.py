@@ -7,6 +7,7 @@ of all rollouts, in order, are the items of the last thread/read answer, in orde
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 from pathlib import Path
@@ -56,7 +57,8 @@ from app_server.store.codex_items import (
     v2_from_core,
 )
 from pycodex.json_types import JsonObj
-from scripts.capture_codex_items import normalize_keys
+from scripts.capture_codex_items import SCENARIOS, normalize_keys, reduce
+from scripts.capture_codex_storage import run_scenario, server_argv
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "storage"
 RECORD_TIMES = ("startedAtMs", "completedAtMs")
@@ -583,3 +585,13 @@ def test_split_reads_pythons_quoting_too(argv: list[str]) -> None:
     # pycodex's own items are written with Python's shlex.join; they must split back to the same argv.
     assert split_command(shlex.join(argv)) == argv
     assert split_command(join_argv(argv)) == argv
+
+
+@pytest.mark.codex
+@pytest.mark.parametrize("name", ["reasoning", "dynamic_tool"])
+def test_a_fresh_run_of_the_binary_matches_the_recording(codex_bin: Path, name: str) -> None:
+    # The recordings above stand for the binary only while it still writes them: re-run two cheap scenarios.
+    scenario = next(s for s in SCENARIOS if s.name == name)
+    fresh = reduce(asyncio.run(run_scenario(scenario, server_argv("codex", str(codex_bin)))))
+    recorded = json.loads((DATA / "codex_items" / f"{name}.json").read_text())
+    assert json.loads(json.dumps(fresh)) == recorded
