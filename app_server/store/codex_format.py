@@ -28,12 +28,17 @@ pycodex builds wrote (their record types are the logical ones, so they pass thro
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import Callable
 from typing import Final
 
 from pycodex.json_types import JsonObj, JsonValue
 
 from . import records as r
 from .codex_items import core_from_v2, v2_from_core
+
+log = logging.getLogger(__name__)
 
 EVENT_MSG: Final = "event_msg"
 PYCODEX_KEY: Final = "pycodex"  # pycodex-only session_meta keys (Codex ignores unknown fields)
@@ -155,7 +160,7 @@ def _encode_item(payload: JsonObj, thread_id: str) -> tuple[str, JsonObj]:
     if not isinstance(item, dict):
         return PYCODEX_ITEM_COMPLETED, payload
     bare = {k: v for k, v in item.items() if k not in ("startedAtMs", "completedAtMs")}
-    core = core_from_v2(bare)
+    core = _converted(core_from_v2, bare)
     if core is None:
         return PYCODEX_ITEM_COMPLETED, payload
     out: JsonObj = {
@@ -166,7 +171,7 @@ def _encode_item(payload: JsonObj, thread_id: str) -> tuple[str, JsonObj]:
         "started_at_ms": item.get("startedAtMs"),
         "completed_at_ms": item.get("completedAtMs"),
     }
-    if v2_from_core(core) != bare:  # lossy for this item: keep the exact v2 item beside Codex's
+    if _converted(v2_from_core, core) != bare:  # lossy for this item: keep the exact v2 item beside Codex's
         out[PYCODEX_ITEM] = item
     return EVENT_MSG, out
 
@@ -322,12 +327,22 @@ def _decode_event(p: JsonObj) -> tuple[str, JsonObj] | None:
     return None
 
 
+def _converted(convert: Callable[[JsonObj], JsonObj | None], item: JsonObj) -> JsonObj | None:
+    """``convert(item)``, or None when the item lacks what the other shape needs (a partial or newer item is
+    then kept in pycodex's own line, or skipped when read, rather than failing the whole rollout)."""
+    try:
+        return convert(item)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return None
+
+
 def _decode_item(p: JsonObj) -> tuple[str, JsonObj] | None:
     item = p.get(PYCODEX_ITEM)
     if not isinstance(item, dict):
         core = p.get("item")
-        converted = v2_from_core(core) if isinstance(core, dict) else None
+        converted = _converted(v2_from_core, core) if isinstance(core, dict) else None
         if converted is None:
+            log.warning("skipping a Codex item pycodex cannot read: %.200s", json.dumps(core))
             return None
         item = dict(converted)
         for key, codex in (("startedAtMs", "started_at_ms"), ("completedAtMs", "completed_at_ms")):

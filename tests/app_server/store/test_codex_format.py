@@ -5,6 +5,7 @@ writer lock is Codex's; the history projection has the rows Codex writes for the
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,10 @@ def test_each_logical_record_round_trips_through_its_codex_line(type_: str, payl
 
 @pytest.mark.parametrize("scenario", sorted(p.stem for p in CODEX.glob("[a-h]_*.json")))
 def test_codex_rollouts_rebuild_into_the_turns_codex_served(scenario: str) -> None:
-    recording = json.loads((CODEX / f"{scenario}.json").read_text())
+    # The normalizer's placeholders stand for numbers (and left the work folder in FileChange keys): read them
+    # as numbers, and compare what the items are, not their recorded numbers.
+    text = re.sub(r"/tmp/tmp\w+/work", "<CWD>", (CODEX / f"{scenario}.json").read_text())
+    recording = json.loads(text.replace('"<NUM>"', "0"))
     answers = [k["answer"]["result"] for k in recording["rpc"] if k.get("method") == "thread/read"]
     served = answers[-1]["thread"]
     rollout = next(ro for ro in recording["rollouts"] if served["id"] in ro["path"])
@@ -111,6 +115,7 @@ def test_codex_rollouts_rebuild_into_the_turns_codex_served(scenario: str) -> No
     assert [(t["id"], t["status"]) for t in loaded.turns] == [(t["id"], t["status"]) for t in served["turns"]]
     for mine, theirs in zip(loaded.turns, served["turns"], strict=True):
         assert [(i["type"], i["id"]) for i in mine["items"]] == [(i["type"], i["id"]) for i in theirs["items"]]
+        # test_codex_items.py compares each conversion field by field; here the whole item, as served.
         assert mine["items"] == theirs["items"]
     assert loaded.preview == served["preview"]
 
