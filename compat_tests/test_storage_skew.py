@@ -75,9 +75,27 @@ _FORK_PREVIEW_0168 = (
     'writer had "storage-fork-parent: say hello"'
 )
 ACKNOWLEDGED: dict[tuple[str, str], list[str]] = {
-    (writer, "codex@0.168.0"): [_FORK_PREVIEW_0168]
-    for writer in ("current", "codex@0.169.0", "codex@0.171.0")
+    (writer, "codex@0.168.0"): [_FORK_PREVIEW_0168] for writer in ("codex@0.169.0", "codex@0.171.0")
 }
+# The same rule the other way: 0.168 wrote the preview of its own fork, the readers after it take the parent's.
+_FORK_PREVIEW_AFTER_0168 = 'preview "storage-fork-parent: say hello", writer had "storage-fork-child: and again"'
+ACKNOWLEDGED[("codex@0.168.0", "current")] = [
+    f"current thread/list thread <fork>: {_FORK_PREVIEW_AFTER_0168}",
+    f"current thread/read <fork> (fork): {_FORK_PREVIEW_AFTER_0168}",
+]
+#: pycodex releases from before the shared on-disk format (docs/storage_format.md): they read only their own
+#: records, and Codex cannot read theirs (this build migrates them when it opens the store). Their pairs with
+#: another format are expected to fail, strictly: one that passes must be moved out of here.
+PRE_FORMAT_RELEASES = frozenset({"pycodex@0.1.0"})
+
+
+def _expected_to_fail(writer: str, reader: str) -> str | None:
+    """Why the pair cannot pass (a release before the shared format on one side only), or None."""
+    if reader in PRE_FORMAT_RELEASES and writer != reader:
+        return f"{reader} predates the shared format: it cannot read what {writer} writes"
+    if writer in PRE_FORMAT_RELEASES and reader.startswith("codex@"):
+        return f"{writer} predates the shared format: Codex cannot read its rollouts until pycodex migrates them"
+    return None
 
 
 def _fresh_home_name(reader: str) -> list[str]:
@@ -226,6 +244,10 @@ def _written(build: str, role: str, store: Store) -> list[str]:
     turns = thread.get("turns") or []
     types = {item.get("type") for turn in turns for item in turn.get("items") or []}
     where = f"{build} thread/read {store.ids[role]} ({role}) right after writing it"
+    if build in PRE_FORMAT_RELEASES and role == "patch":
+        # That release offers gpt-5.5 no apply_patch: the thread is still written (and compared), unpatched.
+        store.unsupported["patch"] = "apply_patch"
+        return []
     expected = [k for k in WRITES[role] if not (role in store.unsupported and k == "contextCompaction")]
     problems = [f"{where}: no {kind} item" for kind in expected if kind not in types]
     if role == "fork" and len(turns) != 2:
@@ -347,8 +369,16 @@ def _keep(log: PairLog, group: ProcessGroup, store: Store, model_log: Path) -> N
 
 
 async def test_threads_one_build_stored_are_read_and_continued_by_another(
-    app_build: Build, exec_build: Build, process_group: ProcessGroup, tmp_path: Path, pair_log: PairLog
+    app_build: Build,
+    exec_build: Build,
+    process_group: ProcessGroup,
+    tmp_path: Path,
+    pair_log: PairLog,
+    request: pytest.FixtureRequest,
 ) -> None:
+    reason = _expected_to_fail(app_build.name, exec_build.name)
+    if reason is not None:
+        request.applymarker(pytest.mark.xfail(strict=True, raises=ScenarioError, reason=reason))
     store = Store(tmp_path / "codex-home", tmp_path / "work")
     store.accepted = ACKNOWLEDGED.get((app_build.name, exec_build.name), [])
     store.work.mkdir()
@@ -358,7 +388,11 @@ async def test_threads_one_build_stored_are_read_and_continued_by_another(
         await _write(process_group, app_build, store)
         await _read_and_continue(process_group, exec_build, store)
         _check_history(model_log, exec_build.name)
-        await _read_again(process_group, app_build, store)
+        if app_build.name in PRE_FORMAT_RELEASES and exec_build.name != app_build.name:
+            # The reader migrated the store to the shared format, which a release before it cannot read back.
+            store.occurred.append(f"not checked: {app_build.name} reading the store again after the migration")
+        else:
+            await _read_again(process_group, app_build, store)
         stale = [line for line in store.accepted if line not in store.occurred]
         if stale:
             raise ScenarioError(
