@@ -55,9 +55,11 @@ def test_every_scenario_has_its_rollouts(folder: Path, name: str) -> None:
         assert {"timestamp", "type", "payload"} <= set(rollout["lines"][0])
 
 
+@pytest.mark.parametrize("folder", [CODEX_DIR, PYCODEX_DIR], ids=["codex", "pycodex"])
 @pytest.mark.parametrize("name", NAMES)
-def test_codex_session_meta_is_snake_case(name: str) -> None:
-    for rollout in load(CODEX_DIR, name)["rollouts"]:
+def test_session_meta_is_codexs_snake_case(folder: Path, name: str) -> None:
+    """Both write Codex's session_meta (pycodex's own keys sit under one snake_case key, ``pycodex``)."""
+    for rollout in load(folder, name)["rollouts"]:
         payload = rollout["lines"][0]["payload"]
         assert CORE_META_KEYS <= set(payload), sorted(CORE_META_KEYS - set(payload))
         assert [key for key in payload if not SNAKE.match(key)] == []
