@@ -8,7 +8,6 @@ model copies: the model is built once per item, never per delta.
 
 from __future__ import annotations
 
-import shlex
 import time
 
 from app_server.protocol.base import to_wire
@@ -23,6 +22,7 @@ from app_server.protocol.items import (
     UnknownCommandAction,
     UserMessageItem,
 )
+from app_server.shell_words import join_argv
 from pycodex.json_types import JsonObj
 
 __all__ = [
@@ -72,8 +72,8 @@ def reasoning(item_id: str, *, started_at_ms: int) -> JsonObj:
 
 
 def shell_command_text(argv: list[str]) -> str:
-    """The ``command`` text of a commandExecution item: the argv joined as a shell would read it."""
-    return shlex.join(argv)
+    """The ``command`` text of a commandExecution item: the argv joined as Codex joins it (shell_words)."""
+    return join_argv(argv)
 
 
 def command_execution(

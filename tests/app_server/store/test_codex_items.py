@@ -47,13 +47,12 @@ from app_server.protocol.items import (
     UserMessageItem,
 )
 from app_server.protocol.user_input import AudioUserInput
+from app_server.shell_words import join_argv, split_command
 from app_server.store.codex_items import (
     CORE_TYPES,
     LOST_FIELDS,
     MAPPED_V2_TYPES,
     core_from_v2,
-    join_argv,
-    split_command,
     v2_from_core,
 )
 from pycodex.json_types import JsonObj

@@ -134,6 +134,9 @@ def outputs(model: Any) -> dict[str, str]:
 
 
 def user_texts(request: dict[str, Any]) -> str:
+    """The user text of one logged request ("" for a body a closed child cut off mid-send)."""
+    if not isinstance(request.get("body"), dict):
+        return ""
     return "\n".join(part.get("text", "") for item in request["body"]["input"] if item.get("role") == "user"
                      for part in item.get("content", []))
 
