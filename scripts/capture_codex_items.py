@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the checkout's root
-from scripts.capture_codex_storage import WAIT_S, Client, Scenario, run_scenario, server_argv
+from scripts.capture_codex_storage import Client, Scenario, run_scenario, server_argv
 from scripts.manifest import write_recording
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,23 +124,8 @@ async def _inputs(client: Client, thread_id: str) -> None:
 
 
 def _answer_with(client: Client, reply: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
-    """Make this one client answer server requests with ``reply(request)`` instead of Client's "accept".
-
-    An instance attribute: Client itself stays as capture_codex_storage has it."""
-
-    async def read() -> dict[str, Any]:
-        assert client.proc.stdout is not None
-        line = await asyncio.wait_for(client.proc.stdout.readline(), WAIT_S)
-        if not line:
-            raise RuntimeError("server closed stdout")
-        message: dict[str, Any] = json.loads(line)
-        if "method" in message and "id" in message:
-            result = reply(message)
-            client.kept.append({"server_request": message["method"], "reply": result})
-            await client._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
-        return message
-
-    client._read = read  # type: ignore[method-assign]
+    """Make this one client answer server requests with ``reply(request)`` instead of "accept"."""
+    client.reply = reply
 
 
 async def _declined(client: Client, thread_id: str) -> None:

@@ -42,6 +42,8 @@ class Client:
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
+        #: The answer to a server request (an approval, a tool call): "accept" unless a scenario says otherwise.
+        self.reply: Callable[[dict[str, Any]], dict[str, Any]] = lambda _request: {"decision": "accept"}
         self.next_id = 0
         self.kept: list[dict[str, Any]] = []  # the responses worth recording, with their request
 
@@ -57,7 +59,7 @@ class Client:
             raise RuntimeError("server closed stdout")
         message: dict[str, Any] = json.loads(line)
         if "method" in message and "id" in message:
-            reply = {"decision": "accept"}
+            reply = self.reply(message)
             self.kept.append({"server_request": message["method"], "reply": reply})
             await self._send({"jsonrpc": "2.0", "id": message["id"], "result": reply})
         return message

@@ -23,19 +23,18 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Final
 
 from pycodex.json_types import JsonObj
 
 from . import records as r
+from .codex_db import CodexDatabase
 from .codex_schema import ensure_database
 
 log = logging.getLogger(__name__)
 
 DB_FILE: Final = "thread_history_1.sqlite"
-_BUSY_TIMEOUT_S: Final = 2.0
 _TABLES: Final = ("thread_turns", "thread_items", "thread_history_projection_state")
 
 
@@ -43,30 +42,25 @@ class CodexHistory:
     """Projects appended records into Codex's history database, when Codex has made it."""
 
     def __init__(self, codex_home: Path) -> None:
-        self._path = codex_home / DB_FILE
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._unusable = False
+        self._db = CodexDatabase(codex_home / DB_FILE, what="history projection",
+                                 available=lambda path: ensure_database(path.parent, path.name),
+                                 accepts=_has_tables)  # fmt: skip
 
     def close(self) -> None:
         """Close the connection, if one was opened."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        self._db.close()
 
     def appended(self, thread_id: str, type_: str, payload: JsonObj, line: tuple[int, int, int]) -> None:
         """Project one appended record; ``line`` is (ordinal, byte offset where it starts, where it ends)."""
-        with self._lock:
-            conn = self._connection()
+        with self._db.lock:
+            conn = self._db.connection()
             if conn is None:
                 return
             try:
                 with conn:  # one transaction per record, as Codex's projector commits
                     self._project(conn, thread_id, type_, payload, line)
             except sqlite3.Error as exc:
-                log.warning("Codex's history projection %s not updated (Codex catches up on resume): %s",
-                            self._path, exc)  # fmt: skip
+                self._db.warn_not_updated(exc)
 
     def _project(
         self, conn: sqlite3.Connection, thread_id: str, type_: str, payload: JsonObj, line: tuple[int, int, int]
@@ -135,23 +129,6 @@ class CodexHistory:
                 (item.get("id"), thread_id, turn_id),
             )
 
-    def _connection(self) -> sqlite3.Connection | None:
-        if self._conn is not None or self._unusable:
-            return self._conn
-        if not ensure_database(self._path.parent, DB_FILE):
-            self._unusable = True
-            return None
-        try:
-            conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False)
-            conn.execute("PRAGMA synchronous=NORMAL")  # derived data: no fsync per record (WAL keeps it whole)
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.Error as exc:
-            log.warning("Codex's history projection %s is unusable: %s", self._path, exc)
-            self._unusable = True
-            return None
-        if not set(_TABLES) <= tables:
-            conn.close()
-            self._unusable = True
-            return None
-        self._conn = conn
-        return conn
+
+def _has_tables(conn: sqlite3.Connection) -> bool:
+    return set(_TABLES) <= {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -13,16 +13,16 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Final
 
 from pycodex.json_types import JsonObj
 
+from .codex_db import CodexDatabase
+
 log = logging.getLogger(__name__)
 
 DB_FILE: Final = "state_5.sqlite"
-_BUSY_TIMEOUT_S: Final = 2.0  # Codex holds its write transactions for milliseconds
 #: The columns pycodex fills; the rest keep Codex's defaults.
 _NEEDED: Final = frozenset({"id", "rollout_path", "created_at", "updated_at", "source", "model_provider", "cwd",
                             "title", "sandbox_policy", "approval_mode", "archived", "archived_at", "cli_version",
@@ -49,17 +49,14 @@ class CodexState:
     """Writes to Codex's ``threads`` rows, when Codex's database exists and has the expected columns."""
 
     def __init__(self, codex_home: Path) -> None:
-        self._path = codex_home / DB_FILE
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._unusable = False
+        # Not made here (unlike the history projection): a state_5 Codex did not make gets Codex's backfill from
+        # the rollouts on its first start, which sets every row anew, so rows written before would not survive.
+        self._db = CodexDatabase(codex_home / DB_FILE, what="thread index", available=Path.exists,
+                                 accepts=_has_columns)  # fmt: skip
 
     def close(self) -> None:
         """Close the connection, if one was opened."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        self._db.close()
 
     def thread_created(self, meta: JsonObj, *, rollout_path: Path, created_at_ms: int) -> None:
         """Add the row of a thread pycodex just started (a row Codex already has is left as it is)."""
@@ -127,48 +124,28 @@ class CodexState:
 
     def git_info(self, thread_id: str) -> JsonObj | None:
         """The gitInfo Codex recorded for a thread, or None (no row, no repository, no database)."""
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return None
-            try:
-                row = conn.execute(
-                    "SELECT git_sha, git_branch, git_origin_url FROM threads WHERE id = ?", (thread_id,)
-                ).fetchone()
-            except sqlite3.Error:
-                return None
-        if row is None or all(value is None for value in row):
+        rows = self._db.query("SELECT git_sha, git_branch, git_origin_url FROM threads WHERE id = ?", (thread_id,))
+        if not rows or all(value is None for value in rows[0]):
             return None
-        return {"sha": row[0], "branch": row[1], "originUrl": row[2]}
+        return {"sha": rows[0][0], "branch": rows[0][1], "originUrl": rows[0][2]}
 
     def all_git_info(self) -> dict[str, JsonObj]:
         """Every thread Codex recorded a repository for -> its gitInfo."""
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return {}
-            try:
-                rows = conn.execute(
-                    "SELECT id, git_sha, git_branch, git_origin_url FROM threads "
-                    "WHERE git_sha IS NOT NULL OR git_branch IS NOT NULL OR git_origin_url IS NOT NULL"
-                ).fetchall()
-            except sqlite3.Error:
-                return {}
+        rows = self._db.query(
+            "SELECT id, git_sha, git_branch, git_origin_url FROM threads "
+            "WHERE git_sha IS NOT NULL OR git_branch IS NOT NULL OR git_origin_url IS NOT NULL"
+        )
         return {str(r[0]): {"sha": r[1], "branch": r[2], "originUrl": r[3]} for r in rows}
 
     def receipt(self, thread_id: str) -> tuple[str | None, str] | None:
         """Codex's read receipt of a thread: (first unread turn or None, revision), or None when it has none."""
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return None
-            try:
-                row = conn.execute(
-                    "SELECT first_unread_turn, revision FROM thread_read_receipts WHERE thread_id = ?", (thread_id,)
-                ).fetchone()
-            except sqlite3.Error:
-                return None
-        return None if row is None else (row[0], str(row[1]))
+        rows = self._db.query(
+            "SELECT first_unread_turn, revision FROM thread_read_receipts WHERE thread_id = ?", (thread_id,)
+        )
+        if not rows:
+            return None
+        first = rows[0][0]
+        return (first if isinstance(first, str) else None), str(rows[0][1])
 
     def put_receipt(self, thread_id: str, first_unread_turn: str | None, revision: str) -> None:
         """Record pycodex's read state as Codex's read receipt, so both show the same unread marker."""
@@ -197,37 +174,8 @@ class CodexState:
         self._run("DELETE FROM threads WHERE id = ?", (thread_id,))
 
     def _run(self, sql: str, params: tuple[object, ...]) -> None:
-        with self._lock:
-            conn = self._connection()
-            if conn is None:
-                return
-            try:
-                conn.execute(sql, params)
-            except sqlite3.Error as exc:
-                log.warning("Codex's thread index %s not updated (Codex repairs it from the rollouts): %s",
-                            self._path, exc)  # fmt: skip
+        self._db.run(sql, params)
 
-    def _connection(self) -> sqlite3.Connection | None:
-        if self._conn is not None or self._unusable:
-            return self._conn
-        if not self._path.exists():
-            # Not made here (unlike the history projection): a state_5 Codex did not make gets Codex's backfill
-            # from the rollouts on its first start, which sets every row anew, so rows written now would not
-            # survive it anyway; Codex lists pycodex's threads from their rollouts then.
-            return None
-        try:
-            conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, isolation_level=None,
-                                   check_same_thread=False)  # fmt: skip
-            conn.execute("PRAGMA synchronous=NORMAL")  # derived data: no fsync per update (WAL keeps it whole)
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(threads)")}
-        except sqlite3.Error as exc:
-            log.warning("Codex's thread index %s is unusable: %s", self._path, exc)
-            self._unusable = True
-            return None
-        if not _NEEDED <= columns:
-            log.info("Codex's thread index %s has another schema; leaving it to Codex", self._path)
-            conn.close()
-            self._unusable = True
-            return None
-        self._conn = conn
-        return conn
+
+def _has_columns(conn: sqlite3.Connection) -> bool:
+    return _NEEDED <= {row[1] for row in conn.execute("PRAGMA table_info(threads)")}
