@@ -1,5 +1,5 @@
 """thread/revert: drop a turn and every later one from a loaded thread, and put the model history back to
-what it was when that turn started. pycodex records the revert in the same rollout (a ``turns_reverted``
+what it was when that turn started. pycodex records the revert in the same rollout (Codex's ``thread_rolled_back``
 record and the replacement history, app_server/store/reconstruct.py) where Codex rewrites a new rollout
 file; the wire is Codex 0.169's: the thread goes notLoaded then idle, the answer is the thread without
 turns plus the backwards cursors, and ``thread/reverted`` follows. Files the reverted turns changed are
@@ -37,7 +37,8 @@ async def revert(ctx: HandlerContext, params: ThreadRevertParams) -> ThreadRever
     if replacement is None:
         raise InvalidRequest(f"turn not found: {params.before_turn_id}")
     await thread.emit(notices.thread_status_changed(thread.id, {"type": "notLoaded"}))
-    await asyncio.to_thread(thread.writer.turns_reverted, params.before_turn_id, replacement)
+    dropped = len(ids) - ids.index(params.before_turn_id)
+    await asyncio.to_thread(thread.writer.turns_reverted, params.before_turn_id, replacement, num_turns=dropped)
     thread.turns[:] = thread.turns[:ids.index(params.before_turn_id)]
     thread.history[:] = replacement
     thread.context_seen.clear()

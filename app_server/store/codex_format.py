@@ -18,7 +18,8 @@ compacted                  ``compacted`` with ``replacement_history``
 token_usage                ``event_msg`` / ``token_count``
 thread_name                ``event_msg`` / ``thread_name_updated`` (Codex also reads session_index.jsonl)
 thread_settings            ``pycodex_thread_settings``
-turns_reverted             ``pycodex_turns_reverted`` (a Codex ``thread_rolled_back`` is read as well)
+turns_reverted             ``event_msg`` / ``thread_rolled_back`` (``num_turns``; the first dropped turn's id as
+                           ``pycodex_before_turn_id``); ``pycodex_turns_reverted`` when the count is unknown
 =========================  ===================================================================================
 
 Codex skips line types and fields it does not know (checked against the 0.169 binary), which is where
@@ -123,6 +124,10 @@ def encode(type_: str, payload: JsonObj, *, thread_id: str) -> tuple[str, JsonOb
         return EVENT_MSG, {"type": "thread_name_updated", "thread_id": thread_id, "thread_name": payload.get("name")}
     if type_ == r.THREAD_SETTINGS:
         return PYCODEX_THREAD_SETTINGS, payload
+    if type_ == r.TURNS_REVERTED and isinstance(payload.get("numTurns"), int):
+        # Codex's own record of a rollback, so Codex drops the turns too; the turn id says which, for pycodex.
+        return EVENT_MSG, {"type": "thread_rolled_back", "num_turns": payload["numTurns"],
+                           "pycodex_before_turn_id": payload.get("beforeTurnId")}  # fmt: skip
     if type_ == r.TURNS_REVERTED:
         return PYCODEX_TURNS_REVERTED, payload
     return type_, payload  # response_item, and pycodex's own line types
@@ -320,6 +325,8 @@ def _decode_event(p: JsonObj) -> tuple[str, JsonObj] | None:
         return r.TOKEN_USAGE, {"turnId": p.get("pycodex_turn_id"), "tokenUsage": usage}
     if kind == "thread_name_updated":
         return r.THREAD_NAME, {"name": p.get("thread_name")}
+    if kind == "thread_rolled_back" and isinstance(p.get("pycodex_before_turn_id"), str):
+        return r.TURNS_REVERTED, {"beforeTurnId": p["pycodex_before_turn_id"], "numTurns": p.get("num_turns")}
     if kind == "thread_rolled_back":
         return TURNS_ROLLED_BACK, {"numTurns": p.get("num_turns")}
     if kind == "error":

@@ -81,6 +81,14 @@ class CodexHistory:
             )  # fmt: skip
         elif type_ == r.ITEM_COMPLETED:
             self._item(conn, thread_id, payload, ordinal)
+        elif type_ == r.TURNS_REVERTED:  # the reverted turns leave Codex's history as they left pycodex's
+            first = conn.execute(
+                "SELECT rollout_ordinal FROM thread_turns WHERE thread_id = ? AND turn_id = ?",
+                (thread_id, payload.get("beforeTurnId")),
+            ).fetchone()
+            if first is not None:
+                conn.execute("DELETE FROM thread_items WHERE thread_id = ? AND rollout_ordinal >= ?", (thread_id, first[0]))
+                conn.execute("DELETE FROM thread_turns WHERE thread_id = ? AND rollout_ordinal >= ?", (thread_id, first[0]))
         elif type_ == r.TURN_ENDED:
             error = payload.get("error")
             conn.execute(

@@ -232,9 +232,15 @@ class RolloutWriter:
         """Record that the model history was replaced by ``replacement_history``."""
         return self.append(r.COMPACTED, {"replacementHistory": replacement_history})
 
-    def turns_reverted(self, before_turn_id: str, replacement_history: list[JsonObj]) -> None:
-        """Drop ``before_turn_id`` and every later turn; the model history goes back to what it was then."""
-        self.append(r.TURNS_REVERTED, {"beforeTurnId": before_turn_id})
+    def turns_reverted(
+        self, before_turn_id: str, replacement_history: list[JsonObj], *, num_turns: int | None = None
+    ) -> None:
+        """Drop ``before_turn_id`` and every later turn (``num_turns`` of them: what Codex's record counts);
+        the model history goes back to what it was then."""
+        payload: JsonObj = {"beforeTurnId": before_turn_id}
+        if num_turns is not None:
+            payload["numTurns"] = num_turns
+        self.append(r.TURNS_REVERTED, payload)
         self.compacted(replacement_history)
 
     def token_usage(self, turn_id: str | None, token_usage: JsonObj) -> int:

@@ -103,3 +103,27 @@ async def test_a_thread_open_in_one_program_is_refused_by_the_other(
     assert rollout.read_bytes() == before
     await intruder.close()
     await owner.close()
+
+
+async def test_a_revert_in_pycodex_drops_the_turns_in_codex_too(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model([[message("first answer")], [message("second answer")]])
+    model_config(codex_home, model.url)
+    await (await app_server(argv=_argv("codex"))).close()  # a home Codex has used
+    ours = await app_server(argv=PYCODEX, experimental=True)
+    thread_id = (await ours.call("thread/start", {"cwd": str(workspace)}, timeout=60))["thread"]["id"]
+    await run_turn(ours, thread_id, "first", timeout=60)
+    second = await run_turn(ours, thread_id, "second", timeout=60)
+    await ours.call("thread/revert", {"threadId": thread_id, "beforeTurnId": second["id"]})
+    kept = (await ours.call("thread/read", {"threadId": thread_id, "includeTurns": True}))["thread"]
+    await ours.close()
+    assert len(kept["turns"]) == 1
+
+    codex = await app_server(argv=_argv("codex"), experimental=True)
+    read = (await codex.call("thread/read", {"threadId": thread_id, "includeTurns": True}))["thread"]
+    assert [t["id"] for t in read["turns"]] == [t["id"] for t in kept["turns"]]
+    await codex.call("thread/resume", {"threadId": thread_id}, timeout=60)  # Codex's own replay of the rollout
+    resumed = (await codex.call("thread/read", {"threadId": thread_id, "includeTurns": True}))["thread"]
+    assert [t["id"] for t in resumed["turns"]] == [t["id"] for t in kept["turns"]]
+    await codex.close()
