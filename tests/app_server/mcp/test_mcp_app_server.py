@@ -246,9 +246,11 @@ async def _turn_answering(client: Any, thread_id: str, answer: str | None) -> li
 # none): their model-visible words are pinned in the default run by test_never_refuses_unless_the_tool_is_
 # pre_approved and test_on_request_asks_the_client[decline]; their full comparison runs with PYCODEX_SLOW=1.
 @pytest.mark.codex
-@pytest.mark.parametrize(("policy", "answer"), [pytest.param("never", None, marks=pytest.mark.slow),
-                                                ("on-request", "accept"),
-                                                pytest.param("on-request", "decline", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(("policy", "answer"), [
+    pytest.param("never", None, marks=pytest.mark.slow),
+    ("on-request", "accept"),
+    pytest.param("on-request", "decline", marks=pytest.mark.slow),
+])
 async def test_a_turn_matches_codex(policy: str, answer: str | None, app_server, fake_model, tmp_path: Path,
                                     workspace: Path) -> None:
     codex_bin = require_codex()

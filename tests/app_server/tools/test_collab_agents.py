@@ -287,7 +287,7 @@ async def test_talking_to_an_idle_child_closing_and_resuming_it_and_refusals(
 
 
 def test_a_wait_timeout_is_clamped_to_codex_bounds() -> None:
-    """Codex's bounds of wait_agent's timeout_ms: 10 s at least (what a timeout_ms of 1 waits), an hour at most."""
+    """Codex's bounds of wait_agent's timeout_ms: 10 s at least (what timeout_ms=1 waits), an hour at most."""
     assert (collab_tool.MIN_WAIT_TIMEOUT_MS, collab_tool.MAX_WAIT_TIMEOUT_MS) == (10_000, 3_600_000)
     assert collab_tool._timeout_ms({"timeout_ms": 1}) == 10_000
     assert collab_tool._timeout_ms({}) == collab_tool._timeout_ms({"timeout_ms": None}) == 30_000
