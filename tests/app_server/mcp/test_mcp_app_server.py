@@ -240,9 +240,17 @@ async def _turn_answering(client: Any, thread_id: str, answer: str | None) -> li
     return questions
 
 
+# Each case starts both app-servers and an MCP server under each (~6 s). on-request-accept is kept in the
+# default run: it goes through the approval question, both tools' results and the follow-up request, the
+# widest stretch of the shared path. The other two differ only in the answer to the question (never asks
+# none): their model-visible words are pinned in the default run by test_never_refuses_unless_the_tool_is_
+# pre_approved and test_on_request_asks_the_client[decline]; their full comparison runs with PYCODEX_SLOW=1.
 @pytest.mark.codex
-@pytest.mark.parametrize(("policy", "answer"), [("never", None), ("on-request", "accept"),
-                                                ("on-request", "decline")])
+@pytest.mark.parametrize(("policy", "answer"), [
+    pytest.param("never", None, marks=pytest.mark.slow),
+    ("on-request", "accept"),
+    pytest.param("on-request", "decline", marks=pytest.mark.slow),
+])
 async def test_a_turn_matches_codex(policy: str, answer: str | None, app_server, fake_model, tmp_path: Path,
                                     workspace: Path) -> None:
     codex_bin = require_codex()
@@ -319,8 +327,14 @@ async def test_an_interrupted_call_leaves_the_server_usable(app_server, fake_mod
 ASKER = REPO_ROOT / "tests" / "support" / "mcp_asker_server.py"
 
 
-@pytest.mark.parametrize("target", ["pycodex", pytest.param("codex", marks=pytest.mark.codex)])
-@pytest.mark.parametrize(("policy", "expected"), [("never", "decline:None"), ("on-request", "cancel:None")])
+# Codex's side of the "never" pair runs with PYCODEX_SLOW=1: the on-request pair proves on the binary that
+# a server's question is answered without reaching the client, and pycodex-never still pins the decline.
+@pytest.mark.parametrize(("target", "policy", "expected"), [
+    ("pycodex", "never", "decline:None"),
+    ("pycodex", "on-request", "cancel:None"),
+    pytest.param("codex", "never", "decline:None", marks=[pytest.mark.codex, pytest.mark.slow]),
+    pytest.param("codex", "on-request", "cancel:None", marks=pytest.mark.codex),
+])
 async def test_a_servers_own_elicitation_is_answered_as_codex_does(target: str, policy: str, expected: str,
                                                                    app_server, fake_model, tmp_path: Path,
                                                                    workspace: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from app_server.tools import collab_tool
 from tests.support.fake_model import exec_call, message, model_config, run_turn
 
 PARENT = "PARENT-TASK"
@@ -285,10 +286,23 @@ async def test_talking_to_an_idle_child_closing_and_resuming_it_and_refusals(
     assert notices_seen(model) == [notice(child, {"completed": f"child saw: {DONE}"})]
 
 
-async def test_a_wait_that_times_out(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path) -> None:
+def test_a_wait_timeout_is_clamped_to_codex_bounds() -> None:
+    """Codex's bounds of wait_agent's timeout_ms: 10 s at least (what timeout_ms=1 waits), an hour at most."""
+    assert (collab_tool.MIN_WAIT_TIMEOUT_MS, collab_tool.MAX_WAIT_TIMEOUT_MS) == (10_000, 3_600_000)
+    assert collab_tool._timeout_ms({"timeout_ms": 1}) == 10_000
+    assert collab_tool._timeout_ms({}) == collab_tool._timeout_ms({"timeout_ms": None}) == 30_000
+    assert collab_tool._timeout_ms({"timeout_ms": 10**9}) == 3_600_000
+
+
+async def test_a_wait_that_times_out(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # The wait would last the 10 s minimum (checked above); on the in-memory harness the server runs in this
+    # process and the minimum is lowered so the timed-out path costs a fraction of a second. A spawned server
+    # (PYCODEX_TEST_HARNESS=process) keeps the real 10 s and must give the same answer.
+    monkeypatch.setattr(collab_tool, "MIN_WAIT_TIMEOUT_MS", 300)
     model, client, parent = await start(app_server, fake_model, codex_home, workspace, TIMES_OUT)
     assert (await run_turn(client, parent, PARENT, timeout=40))["status"] == "completed"
-    assert json.loads(outputs(model)["wait"]) == {"status": {}, "timed_out": True}  # after the 10 s minimum
+    assert json.loads(outputs(model)["wait"]) == {"status": {}, "timed_out": True}
     done = [i for phase, i in collab_items(client, parent) if phase == "completed" and i["id"] == "wait"]
     assert [(i["status"], i["receiverThreadIds"], i["agentsStates"]) for i in done] == [("completed", [], {})]
 
