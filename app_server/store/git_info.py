@@ -44,13 +44,15 @@ def _find_git_dir(start: Path) -> Path | None:
     folder = start
     for _ in range(_MAX_DEPTH):
         dot = folder / ".git"
-        if dot.is_dir():
+        if dot.is_dir() and (dot / "HEAD").is_file():  # as git: a folder without HEAD is not a repository
             return dot
         if dot.is_file():  # a worktree or submodule: "gitdir: <path>"
             text = _read(dot)
             if text.startswith("gitdir:"):
                 target = Path(text[7:].strip())
-                return target if target.is_absolute() else (folder / target).resolve()
+                target = target if target.is_absolute() else (folder / target).resolve()
+                if (target / "HEAD").is_file():
+                    return target
         if folder.parent == folder or folder.parent in ceilings:
             return None
         folder = folder.parent
