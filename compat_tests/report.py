@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +67,9 @@ def _rank(spec: str) -> tuple[int, str]:
     return next((i for i, k in enumerate(kinds) if spec.startswith(k)), len(kinds)), spec
 
 
-def render_table(cells: list[Cell], scenarios: list[str]) -> str:
+def render_table(cells: list[Cell], scenarios: list[str], labels: Mapping[str, str] | None = None) -> str:
+    """The matrix as text: a ``builds`` block (``labels``: spec -> ``spec → resolved`` for the specs that
+    resolved to something they do not name, ``codex@latest → 0.171.0``), the table, then every non-pass."""
     pairs = sorted(dict.fromkeys((c.app, c.exec) for c in cells), key=lambda p: (_rank(p[0]), _rank(p[1])))
     by_key = {(c.app, c.exec, c.scenario): c for c in cells}
     header = ["APP", "EXEC", *scenarios]
@@ -79,7 +82,9 @@ def render_table(cells: list[Cell], scenarios: list[str]) -> str:
         for app, exec_ in pairs
     ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = [
+    lines = [f"build {label}" for spec, label in (labels or {}).items() if label != spec]
+    lines += [""] if lines else []
+    lines += [
         "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]
     ]
     problems = [c for c in cells if c.outcome != "pass"]

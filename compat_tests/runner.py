@@ -3,7 +3,8 @@
 ``python -m compat_tests.runner [--app SPEC ...] [--exec SPEC ...] [--scenario NAME ...] [-n auto]
 [--all] [--junit FILE] [--logs DIR] [--list [--format text|github]]``. Builds are resolved (and built
 or installed) once up front; pytest gets the matrix through ``PYCODEX_COMPAT_*`` variables
-(support/matrix.py). Exit status: 0 when nothing failed, 1 on any failing pair, 2 on bad usage.
+(support/matrix.py). Exit status: 0 when nothing failed, 1 on any failing pair, 2 on bad usage or a build
+that cannot be had (a bad version or ref, a failed npm or pip install: the whole error is printed).
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from compat_tests.report import read_junit, render_table
-from compat_tests.support.builds import find_build, parse_spec
+from compat_tests.support.builds import (
+    RESOLVED_ENV,
+    Build,
+    BuildError,
+    parse_spec,
+    resolve_build,
+    resolved_env,
+)
 from compat_tests.support.matrix import SCENARIO_FILES, SCENARIOS, pairs
 
 __all__ = ["main"]
@@ -86,16 +94,28 @@ def _list(scenarios: list[str], env: dict[str, str], fmt: str) -> None:
             print(f"{row['scenario']}\t{row['app']}\t{row['exec']}")
 
 
-def _resolve_all(scenarios: list[str], env: dict[str, str]) -> dict[str, str]:
-    """Build or install every spec once (not inside a test's timeout); the unavailable ones, with reasons."""
-    specs = dict.fromkeys(["current", *(spec for s in scenarios for pair in pairs(s, env) for spec in pair)])
-    missing = {}
+def _resolve_all(
+    scenarios: list[str], env: dict[str, str], given: list[str]
+) -> tuple[list[Build], list[str]]:
+    """Build or install every spec once (not inside a test's timeout): the builds, and each failure's reason.
+
+    ``given`` (the --app/--exec specs) are resolved even when no chosen scenario pairs them, so a typo
+    never passes unnoticed.
+    """
+    paired = (spec for s in scenarios for pair in pairs(s, env) for spec in pair)
+    specs = dict.fromkeys(["current", *given, *paired])
+    builds, failures = [], []
     for spec in specs:
         print(f"resolving {spec} ...", file=sys.stderr, flush=True)
-        build, reason = find_build(spec)
-        if build is None:
-            missing[spec] = reason
-    return missing
+        try:
+            build = resolve_build(spec)
+        except BuildError as exc:
+            failures.append(str(exc))
+            continue
+        builds.append(build)
+        if build.resolved:
+            print(f"  {build.label}", file=sys.stderr, flush=True)
+    return builds, failures
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -126,7 +146,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs = args.logs.resolve()
     logs.mkdir(parents=True, exist_ok=True)
     env["PYCODEX_COMPAT_LOGS"] = str(logs)
-    env["PYCODEX_COMPAT_UNAVAILABLE"] = json.dumps(_resolve_all(scenarios, env))
+    builds, failures = _resolve_all(scenarios, env, [*args.app, *args.exec])
+    if failures:
+        for reason in failures:
+            print(f"pycodex compat: {reason}", file=sys.stderr)
+        print(f"pycodex compat: {len(failures)} build(s) cannot be had; nothing ran", file=sys.stderr)
+        return 2
+    env[RESOLVED_ENV] = resolved_env(builds)
     junit = (args.junit or Path(tempfile.mkdtemp(prefix="pycodex-compat-")) / "junit.xml").resolve()
     argv_ = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(HERE.parent)]
     argv_ += [str(HERE / SCENARIO_FILES[s]) for s in scenarios]
@@ -159,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"pycodex compat: pytest ran no pairs (exit {done.returncode}; log {pytest_log})", file=sys.stderr
         )
         return 1 if done.returncode not in (0, 5) else 0
-    print(render_table(cells, scenarios))
+    print(render_table(cells, scenarios, {b.name: b.label for b in builds}))
     print(f"junit: {junit}\nlogs: {logs}")
     failed = any(c.outcome == "fail" for c in cells)
     return 1 if failed or done.returncode not in (0, 5) else 0

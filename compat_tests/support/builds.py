@@ -5,12 +5,15 @@ Specs:
 * ``current``: this checkout, run as ``python -m pycodex`` (``$PYCODEX_COMPAT_CURRENT`` overrides the
   command line, split like a shell would).
 * ``pycodex@REF``: a release from ``compat_tests/releases.txt`` (``@last`` is the newest) or any git
-  tag/commit of this repository, built into a wheel and installed in its own venv in the cache.
+  tag/commit of this repository: a ``git archive`` export installed into its own venv in the cache, with
+  no checkout on the path, then checked to be that export (:func:`_verify`: imported from the venv, the
+  export's version, every installed module byte-equal to the export's).
 * ``codex@VERSION``: the ``@openai/codex`` npm package, installed with ``npm install --prefix`` into the
   cache (keyed by version); ``codex@latest`` asks the registry which version that is.
 * ``path:/abs/bin``: any executable with ``app-server`` and ``exec-server`` subcommands.
 
-A build that cannot be had resolves to ``None`` with the reason (the test's skip message). The cache is
+:func:`resolve_build` raises :class:`BuildError` with the whole reason (npm's or pip's full error output)
+when a build cannot be had; ``pycodex compat`` turns that into exit status 2. The cache is
 ``$PYCODEX_COMPAT_CACHE``, else ``$XDG_CACHE_HOME/pycodex-compat``, else ``~/.cache/pycodex-compat``;
 builds are made under a file lock so parallel workers build each one once.
 """
@@ -22,11 +25,14 @@ import io
 import json
 import os
 import platform
+import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,31 +41,61 @@ from pathlib import Path
 __all__ = [
     "CODEX_BIN_REL",
     "REPO_ROOT",
+    "RESOLVED_ENV",
     "Build",
+    "BuildError",
+    "BuildMismatch",
     "Pairing",
     "cache_dir",
     "find_build",
     "last_release",
     "parse_spec",
     "releases",
+    "resolve_build",
+    "resolved_env",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RELEASES_FILE = REPO_ROOT / "compat_tests" / "releases.txt"
 CODEX_BIN_REL = "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+#: ``pycodex compat`` resolves every build once and hands them to its pytest workers as JSON here.
+RESOLVED_ENV = "PYCODEX_COMPAT_RESOLVED"
 _BUILD_TIMEOUT = 900.0
 _NPM_TIMEOUT = 600.0
+#: What the build and verification steps of a release must not inherit: any of these would let the
+#: checkout (or another environment) stand in for the export.
+_SCRUBBED = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV", "PIP_TARGET")
+_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]*")
+
+
+class BuildError(Exception):
+    """A build that cannot be had; the message is the whole reason (a tool's full error output)."""
+
+
+class BuildMismatch(BuildError):
+    """A release build that installed but is not the exported commit: never a skip, always an error."""
 
 
 @dataclass(frozen=True)
 class Build:
-    """One executable under test; ``argv`` is the prefix before the subcommand, ``name`` the spec."""
+    """One executable under test; ``argv`` is the prefix before the subcommand, ``name`` the spec.
+
+    ``resolved`` says what the spec turned out to be (``0.171.0`` for ``codex@latest``, ``0.2.0
+    (3d24172)`` for ``pycodex@last``); empty for ``current`` and ``path:``.
+    """
 
     name: str
     argv: tuple[str, ...]
+    resolved: str = ""
 
     def command(self, *args: str) -> list[str]:
+        """The argv of subcommand ``args``."""
         return [*self.argv, *args]
+
+    @property
+    def label(self) -> str:
+        """``spec → resolved`` (or the bare spec), as the report prints it."""
+        return f"{self.name} → {self.resolved}" if self.resolved else self.name
 
 
 @dataclass(frozen=True)
@@ -73,6 +109,7 @@ class Pairing:
 
     @property
     def label(self) -> str:
+        """``APP app-server -> EXEC exec-server``."""
         return f"{self.app.name} app-server -> {self.executor.name} exec-server"
 
 
@@ -81,8 +118,10 @@ def parse_spec(spec: str) -> tuple[str, str]:
     if spec == "current":
         return "current", ""
     for kind in ("pycodex", "codex"):
-        if spec.startswith(f"{kind}@") and len(spec) > len(kind) + 1:
-            return kind, spec[len(kind) + 1 :]
+        arg = spec.removeprefix(f"{kind}@")
+        # A git ref or npm version is one plain word: never an option (`-x`) nor whitespace.
+        if spec.startswith(f"{kind}@") and _REF.fullmatch(arg):
+            return kind, arg
     if spec.startswith("path:") and spec[5:].startswith("/"):
         return "path", spec[5:]
     raise ValueError(
@@ -91,6 +130,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 
 def cache_dir() -> Path:
+    """Where builds are kept (see the module docstring)."""
     explicit = os.environ.get("PYCODEX_COMPAT_CACHE")
     if explicit:
         return Path(explicit)
@@ -109,27 +149,48 @@ def releases() -> list[tuple[str, str]]:
 
 
 def last_release() -> str:
+    """The spec of the newest release (``pycodex@VERSION``)."""
     return f"pycodex@{releases()[-1][0]}"
 
 
 def find_build(spec: str) -> tuple[Build | None, str]:
-    """The build ``spec`` names, or None with the reason it is unavailable."""
-    kind, arg = parse_spec(spec)
-    # `pycodex compat` resolves every build once up front and hands the failures to its workers.
-    known_missing = json.loads(os.environ.get("PYCODEX_COMPAT_UNAVAILABLE") or "{}")
-    if spec in known_missing:
-        return None, str(known_missing[spec])
+    """The build ``spec`` names, or None with the reason it is unavailable (for a test's skip).
+
+    A release that installed as something else raises :class:`BuildMismatch`: running it would report
+    another build's results under its name.
+    """
+    try:
+        return resolve_build(spec), ""
+    except BuildMismatch:
+        raise
+    except BuildError as exc:
+        return None, str(exc)
+
+
+def resolve_build(spec: str) -> Build:
+    """The build ``spec`` names, built or installed if needed; BuildError (the whole reason) if it cannot be."""
+    try:
+        kind, arg = parse_spec(spec)
+    except ValueError as exc:
+        raise BuildError(str(exc)) from None
+    known = json.loads(os.environ.get(RESOLVED_ENV) or "{}")
+    if spec in known:
+        return Build(spec, tuple(known[spec]["argv"]), str(known[spec]["resolved"]))
     if kind == "current":
         env = os.environ.get("PYCODEX_COMPAT_CURRENT", "").strip()
-        return Build(spec, tuple(shlex.split(env)) if env else (sys.executable, "-m", "pycodex")), ""
+        return Build(spec, tuple(shlex.split(env)) if env else (sys.executable, "-m", "pycodex"))
     if kind == "path":
-        path = Path(arg)
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            return None, f"{spec}: no executable file at {path}"
-        return Build(spec, (str(path),)), ""
+        if not _executable(Path(arg)):
+            raise BuildError(f"{spec}: no executable file at {arg}")
+        return Build(spec, (arg,))
     if kind == "codex":
         return _codex_build(spec, arg)
     return _pycodex_build(spec, arg)
+
+
+def resolved_env(builds: list[Build]) -> str:
+    """The :data:`RESOLVED_ENV` value that hands ``builds`` to pytest's workers without resolving again."""
+    return json.dumps({b.name: {"argv": list(b.argv), "resolved": b.resolved} for b in builds})
 
 
 @contextmanager
@@ -145,14 +206,20 @@ def _locked(name: str) -> Iterator[Path]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _run(argv: list[str], timeout: float) -> tuple[bool, str]:
-    """Run a build step; (ok, last stderr line or the reason it could not run)."""
+def _run(
+    argv: list[str], timeout: float, *, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> str:
+    """Run a build step and return its stdout; BuildError with its whole stderr when it fails."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, check=False, env=env, cwd=cwd
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"{argv[0]}: {exc}"
-    lines = [line for line in (done.stderr or "").splitlines() if line.strip()]
-    return done.returncode == 0, lines[-1] if lines else f"{argv[0]} exited {done.returncode}"
+        raise BuildError(f"{shlex.join(argv)}: {exc}") from None
+    if done.returncode != 0:
+        output = (done.stderr.strip() or done.stdout.strip() or "(no output)").replace("\n", "\n    ")
+        raise BuildError(f"{shlex.join(argv)} exited {done.returncode}:\n    {output}")
+    return done.stdout.strip()
 
 
 def _codex_binary(prefix: Path) -> Path:
@@ -167,86 +234,157 @@ def _executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def _codex_build(spec: str, version: str) -> tuple[Build | None, str]:
+def _npm_version(prefix: Path) -> str:
+    package = prefix / "node_modules/@openai/codex/package.json"
+    return str(json.loads(package.read_text()).get("version", "")) if package.is_file() else ""
+
+
+def _codex_build(spec: str, version: str) -> Build:
     if version == "latest":
-        ok, out = _run_stdout(["npm", "view", "@openai/codex", "version"], 60.0)
-        if not ok:
-            return None, f"{spec}: cannot ask the npm registry for the latest version ({out})"
-        version = out
+        try:
+            version = _run(["npm", "view", "@openai/codex", "version"], 60.0)
+        except BuildError as exc:
+            raise BuildError(f"{spec}: cannot ask the npm registry for the latest version: {exc}") from None
+    resolved = version if spec == "codex@latest" else ""
     # The repository's own npm copy (installed by .ci/run) serves its version without another install.
-    repo_pkg = REPO_ROOT / "node_modules/@openai/codex/package.json"
-    if repo_pkg.is_file() and json.loads(repo_pkg.read_text()).get("version") == version:
-        binary = _codex_binary(REPO_ROOT)
-        if _executable(binary):
-            return Build(spec, (str(binary),)), ""
+    if _npm_version(REPO_ROOT) == version and _executable(_codex_binary(REPO_ROOT)):
+        return Build(spec, (str(_codex_binary(REPO_ROOT)),), resolved)
     with _locked(f"codex-{version}") as prefix:
         binary = _codex_binary(prefix)
         if not _executable(binary):
             argv = ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(prefix)]
-            ok, why = _run([*argv, f"@openai/codex@{version}"], _NPM_TIMEOUT)
-            if not ok or not _executable(binary):
-                return None, f"{spec}: npm install failed: {why}"
-    return Build(spec, (str(binary),)), ""
+            try:
+                _run([*argv, f"@openai/codex@{version}"], _NPM_TIMEOUT)
+            except BuildError as exc:
+                shutil.rmtree(prefix, ignore_errors=True)  # a failed install must not look like a cache entry
+                raise BuildError(f"{spec}: npm install failed: {exc}") from None
+            if not _executable(binary):
+                raise BuildError(f"{spec}: npm installed @openai/codex@{version} but there is no {binary}")
+    installed = _npm_version(prefix)
+    if installed and installed != version and resolved == "":
+        resolved = installed  # a range such as codex@0.171 names the release it installed
+    return Build(spec, (str(binary),), resolved)
 
 
-def _run_stdout(argv: list[str], timeout: float) -> tuple[bool, str]:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, str(exc)
-    if done.returncode != 0:
-        return False, (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-    return True, done.stdout.strip()
-
-
-def _pycodex_build(spec: str, ref: str) -> tuple[Build | None, str]:
+def _pycodex_build(spec: str, ref: str) -> Build:
     known = dict(releases())
-    if ref == "last":
-        ref = releases()[-1][0]
-    ok, sha = _run_stdout(
-        ["git", "-C", str(REPO_ROOT), "rev-parse", "--verify", f"{known.get(ref, ref)}^{{commit}}"], 30.0
-    )
-    if not ok:
-        return None, f"{spec}: not a commit of this repository ({sha})"
+    label = releases()[-1][0] if ref == "last" else ref
+    target = known.get(label, label)
+    try:
+        sha = _run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--verify", "--quiet", f"{target}^{{commit}}"], 30.0
+        )
+    except BuildError:
+        raise BuildError(
+            f"{spec}: {target!r} is not a commit of this repository ({REPO_ROOT}); releases: "
+            + ", ".join(f"{v} ({c[:7]})" for v, c in known.items())
+        ) from None
     with _locked(f"pycodex-{sha[:12]}") as root:
-        binary = root / "venv" / "bin" / "pycodex"
-        if not _executable(binary):
-            why = _build_pycodex(sha, root)
-            if why:
-                return None, f"{spec}: {why}"
+        try:
+            _ensure_release(sha, root)
+        except BuildError as exc:
+            raise BuildError(f"{spec} (commit {sha}): {exc}") from None
+    resolved = f"{label} ({sha[:7]})" if ref == "last" else sha[:7]
     # `pycodex compat` puts this checkout on PYTHONPATH so pytest finds compat_tests; a release must not
     # see it (it would run today's code), nor may the processes it spawns.
-    return Build(spec, ("env", "-u", "PYTHONPATH", str(binary))), ""
+    binary = root / "venv" / "bin" / "pycodex"
+    return Build(spec, ("env", "-u", "PYTHONPATH", "-u", "PYTHONHOME", str(binary)), resolved)
 
 
-def _build_pycodex(sha: str, root: Path) -> str:
-    """Wheel of commit ``sha`` installed into ``root/venv``; '' on success, else the reason."""
-    archive = subprocess.run(
-        ["git", "-C", str(REPO_ROOT), "archive", "--format=tar", sha],
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    if archive.returncode != 0:
-        return f"git archive failed: {archive.stderr.decode(errors='replace').strip()}"
-    root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=root) as scratch:
-        source = Path(scratch) / "src"
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(source, filter="data")
-        wheels = Path(scratch) / "wheels"
-        ok, why = _run(
-            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)],
-            _BUILD_TIMEOUT,
+def _clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+def _export(sha: str, into: Path) -> Path:
+    """``git archive`` of ``sha`` extracted under ``into``; the export's root."""
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "archive", "--format=tar", sha],
+            capture_output=True,
+            timeout=120,
+            check=False,
         )
-        if not ok:
-            return f"wheel build failed: {why}"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BuildError(f"git archive failed: {exc}") from None
+    if archive.returncode != 0:
+        raise BuildError(f"git archive failed: {archive.stderr.decode(errors='replace').strip()}")
+    source = into / "src"
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(source, filter="data")
+    return source
+
+
+def _ensure_release(sha: str, root: Path) -> None:
+    """``root/venv`` holds commit ``sha``, installed and verified (``root/build.json`` records that)."""
+    record = root / "build.json"
+    if record.is_file() and json.loads(record.read_text()).get("commit") == sha:
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    # The scratch folder is outside the checkout so nothing run from it can import the checkout.
+    with tempfile.TemporaryDirectory(prefix="pycodex-release-") as scratch:
+        source = _export(sha, Path(scratch))
         venv = root / "venv"
-        ok, why = _run([sys.executable, "-m", "venv", "--clear", str(venv)], 120.0)
-        if not ok:
-            return f"venv creation failed: {why}"
-        wheel = [str(p) for p in wheels.glob("*.whl")]
-        ok, why = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *wheel], _BUILD_TIMEOUT)
-        if not ok:
-            return f"wheel install failed: {why}"
-    return ""
+        if not (venv / "bin" / "pycodex").is_file() or not _verify_quietly(source, venv):
+            _install(source, venv, Path(scratch))
+        facts = _verify(source, venv)
+    record.write_text(json.dumps({"commit": sha, **facts}, indent=1) + "\n")
+
+
+def _install(source: Path, venv: Path, scratch: Path) -> None:
+    env = _clean_env()
+    _run([sys.executable, "-m", "venv", "--clear", str(venv)], 120.0, env=env, cwd=scratch)
+    python = str(venv / "bin" / "python")
+    # A plain (not editable) install of the export's folder: pip builds its wheel in isolation.
+    argv = [python, "-m", "pip", "install", "-q", "--no-cache-dir", str(source)]
+    try:
+        _run(argv, _BUILD_TIMEOUT, env=env, cwd=scratch)
+    except BuildError as exc:
+        raise BuildError(f"pip install of the export failed: {exc}") from None
+
+
+_PROBE = """
+import importlib.metadata as md, json, sys, pycodex
+name = sys.argv[1]
+dist = md.distribution(name)
+files = [str(f) for f in dist.files or ()]
+print(json.dumps({"file": pycodex.__file__, "version": dist.version, "module_version": pycodex.__version__,
+                  "site": str(dist.locate_file("")), "files": files}))
+"""
+
+
+def _verify_quietly(source: Path, venv: Path) -> bool:
+    try:
+        _verify(source, venv)
+    except BuildError:
+        return False
+    return True
+
+
+def _verify(source: Path, venv: Path) -> dict[str, str]:
+    """Check that ``venv`` runs the export at ``source``; its facts, or BuildError naming expected vs got."""
+    project = tomllib.loads((source / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    name, version = str(project["name"]), str(project["version"])
+    python = str(venv / "bin" / "python")
+    # -I: neither PYTHONPATH nor the working directory can put a checkout on sys.path.
+    out = _run([python, "-I", "-c", _PROBE, name], 60.0, env=_clean_env(), cwd=venv)
+    got = json.loads(out)
+    problems = []
+    site = Path(got["site"]).resolve()
+    if not Path(got["file"]).resolve().is_relative_to(venv.resolve()):
+        problems.append(f"pycodex imports from {got['file']}, expected inside {venv}")
+    if got["version"] != version or got["module_version"] != version:
+        problems.append(
+            f"installed {name} {got['version']} (pycodex.__version__ {got['module_version']}), "
+            f"expected {version} from the export's pyproject.toml"
+        )
+    modules = [f for f in got["files"] if f.endswith(".py") and (source / f).is_file()]
+    if "pycodex/__init__.py" not in modules:
+        problems.append(f"{name}'s RECORD lists no pycodex/__init__.py of the export")
+    differing = [f for f in modules if (site / f).read_bytes() != (source / f).read_bytes()]
+    if differing:
+        problems.append(f"{len(differing)} installed files differ from the export, e.g. {differing[0]}")
+    if problems:
+        raise BuildMismatch("the installed build is not the exported commit: " + "; ".join(problems))
+    return {"name": name, "version": version, "file": got["file"]}

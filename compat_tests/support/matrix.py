@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from compat_tests.support.builds import last_release
+from compat_tests.support.builds import releases
 
 __all__ = [
     "CODEX_REFERENCE",
@@ -62,7 +62,14 @@ _DRIFT_CHAIN = [
 
 
 def full_builds() -> list[str]:
-    return ["current", last_release(), "codex@0.168.0", CODEX_REFERENCE, "codex@0.171.0"]
+    """The builds of the full matrix: current, every pycodex release (oldest first), three Codex releases."""
+    return [
+        "current",
+        *(f"pycodex@{version}" for version, _ in releases()),
+        "codex@0.168.0",
+        CODEX_REFERENCE,
+        "codex@0.171.0",
+    ]
 
 
 def _specs(env: Mapping[str, str], var: str) -> list[str]:
