@@ -103,13 +103,11 @@ def test_an_exec_server_that_corrupts_one_relay_frame_fails_the_noise_pair(
     assert " reset " in (folder / "relay-frames.txt").read_text()
 
 
-def test_a_missing_build_is_skipped_with_its_reason_never_passed(tmp_path: Path) -> None:
+def test_a_missing_build_fails_the_run_with_its_reason_never_skipped(tmp_path: Path) -> None:
     rc, out, _ = _compat(tmp_path, "--app", "pycodex@no-such-ref", "--scenario", "stdio")
-    assert rc == 0, out
-    assert (
-        "SKIP stdio app=pycodex@no-such-ref exec=pycodex@no-such-ref: pycodex@no-such-ref: not a commit"
-        in out
-    )
+    assert rc == 2, out
+    assert "pycodex@no-such-ref: 'no-such-ref' is not a commit of this repository" in out, out
+    assert "SKIP" not in out, out
 
 
 def test_the_pairs_list_as_a_github_actions_matrix(tmp_path: Path) -> None:

@@ -1,5 +1,8 @@
-"""``pycodex@0.2.0`` built from scratch by ``pycodex compat``: the venv runs the tagged commit's code (not
-this checkout's), the cache is keyed by commit, and a venv that stops matching the export is refused."""
+"""A pycodex release built from scratch by ``pycodex compat``: the venv runs the release commit's code (not
+this checkout's), the cache is keyed by commit, and a venv that stops matching the export is refused.
+
+The release is the oldest one in releases.txt (0.1.0): its code certainly differs from the checkout's, which
+is what lets the test tell the two apart (the newest release may be the checkout's own code)."""
 
 from __future__ import annotations
 
@@ -16,20 +19,20 @@ from compat_tests.support.builds import BuildMismatch, _export, _verify, release
 
 pytestmark = [pytest.mark.compat, pytest.mark.slow, pytest.mark.timeout(960)]
 REPO = Path(__file__).resolve().parents[1]
-RELEASE = dict(releases())["0.2.0"]
-#: A module that changed after 0.2.0, so the checkout's copy and the release's differ.
+VERSION, RELEASE = releases()[0]
+#: A module that changed after that release, so the checkout's copy and the release's differ.
 CHANGED = "app_server/router.py"
 RUN_TIMEOUT = 900.0  # a cold build installs every dependency into a fresh venv
 
 
 @pytest.fixture(scope="module")
 def release_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
-    """``pycodex compat --app pycodex@0.2.0 --scenario stdio`` with an empty cache: (rc, output, the venv)."""
+    """``pycodex compat --app pycodex@VERSION --scenario stdio`` with an empty cache: (rc, output, the venv)."""
     tmp = tmp_path_factory.mktemp("release")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYCODEX_COMPAT_", "PYCODEX_SLOW"))}
     env["PYTHONPATH"] = str(REPO)  # what `pycodex compat` itself sets: the release must not see it
     env["PYCODEX_COMPAT_CACHE"] = str(tmp / "cache")
-    argv = [sys.executable, "-m", "pycodex", "compat", "--app", "pycodex@0.2.0", "--scenario", "stdio"]
+    argv = [sys.executable, "-m", "pycodex", "compat", "--app", f"pycodex@{VERSION}", "--scenario", "stdio"]
     argv += ["-n", "0", "--logs", str(tmp / "logs")]
     done = subprocess.run(
         argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False
@@ -46,8 +49,8 @@ def _git_show(path: str) -> bytes:
 def test_the_release_builds_and_passes_the_stdio_scenario(release_run: tuple[int, str, Path]) -> None:
     rc, out, root = release_run
     assert rc == 0, out
-    assert "build pycodex@0.2.0 → 3d24172" in out, out
-    assert "pycodex@0.2.0  pycodex@0.2.0  pass" in out, out
+    assert f"build pycodex@{VERSION} → {RELEASE[:7]}" in out, out
+    assert f"pycodex@{VERSION}  pycodex@{VERSION}  pass" in out, out
     record = json.loads((root / "build.json").read_text())
     export_version = _git_show("pyproject.toml").decode().split('version = "', 1)[1].split('"', 1)[0]
     assert record["commit"] == RELEASE and record["version"] == export_version

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compat_tests.report import Cell, render_table
-from compat_tests.support.builds import Build, BuildError, parse_spec, releases, resolve_build
+from compat_tests.support.builds import REPO_ROOT, Build, BuildError, parse_spec, releases, resolve_build
 from compat_tests.support.matrix import full_builds
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,18 +48,26 @@ def test_a_malformed_spec_is_refused_with_the_accepted_forms(spec: str) -> None:
         parse_spec(spec)
 
 
-def test_the_releases_are_two_commits_newest_last_and_the_full_matrix_holds_both() -> None:
+def test_each_release_is_a_commit_of_this_history_labelled_with_its_own_version() -> None:
+    """releases.txt lists releases oldest first; each is a commit here whose pyproject.toml says that
+    version (a label the code does not bear would be a release that is not one); all are in --all."""
     listed = releases()
-    assert [version for version, _ in listed][-2:] == ["0.1.0", "0.2.0"]
-    assert listed[-1][1].startswith("3d24172") and all(len(commit) == 40 for _, commit in listed)
-    assert {"pycodex@0.1.0", "pycodex@0.2.0"} <= set(full_builds())
+    versions = [tuple(int(part) for part in version.split(".")) for version, _ in listed]
+    assert versions == sorted(set(versions)) and listed[0][0] == "0.1.0"
+    for version, commit in listed:
+        assert len(commit) == 40
+        pyproject = subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{commit}:pyproject.toml"],
+                                   capture_output=True, text=True, check=True, timeout=30).stdout  # fmt: skip
+        assert f'version = "{version}"' in pyproject, (version, commit)
+    assert {f"pycodex@{version}" for version, _ in listed} <= set(full_builds())
 
 
 def test_a_ref_that_is_not_a_commit_raises_naming_the_ref_and_the_releases() -> None:
     with pytest.raises(BuildError) as caught:
         resolve_build("pycodex@no-such-ref")
     assert "'no-such-ref' is not a commit of this repository" in str(caught.value)
-    assert "0.2.0 (3d24172)" in str(caught.value)
+    version, commit = releases()[-1]
+    assert f"{version} ({commit[:7]})" in str(caught.value)
 
 
 def test_the_report_names_what_each_moving_spec_resolved_to(tmp_path: Path) -> None:

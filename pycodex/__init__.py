@@ -6,7 +6,7 @@ the sans-IO JSON-RPC core (:mod:`pycodex.jsonrpc`) and its asyncio transports (:
 
 __all__ = ["COMPATIBLE_CODEX_VERSION", "__version__"]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: The Codex CLI release whose wire protocol pycodex speaks. SDKs parse the version out of the
 #: ``userAgent`` and gate features on it, so we report this one rather than our own.
