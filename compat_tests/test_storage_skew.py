@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from compat_tests.support.artifacts import PairLog
-from compat_tests.support.builds import Build
+from compat_tests.support.builds import Build, releases
 from compat_tests.support.processes import ProcessGroup, clean_env
 from compat_tests.support.rpc import STEP, AppServerRpc, ScenarioError
 from compat_tests.support.scenario import TOKEN, start_model, write_config
@@ -107,8 +107,14 @@ def _fresh_home_name(reader: str) -> list[str]:
     return [f"{reader} thread/list thread <plain>: {had}", f"{reader} thread/read <plain> (plain): {had}"]
 
 
-for _reader in ("codex@0.168.0", "codex@0.169.0", "codex@0.171.0"):
-    ACKNOWLEDGED.setdefault(("current", _reader), []).extend(_fresh_home_name(_reader))
+#: pycodex builds that write the shared format: this checkout and every release after PRE_FORMAT_RELEASES.
+_SHARED_FORMAT_WRITERS = [
+    "current",
+    *(f"pycodex@{v}" for v, _ in releases() if f"pycodex@{v}" not in PRE_FORMAT_RELEASES),
+]
+for _writer in _SHARED_FORMAT_WRITERS:
+    for _reader in ("codex@0.168.0", "codex@0.169.0", "codex@0.171.0"):
+        ACKNOWLEDGED.setdefault((_writer, _reader), []).extend(_fresh_home_name(_reader))
 
 
 def _message(tag: str, text: str) -> JsonObj:
