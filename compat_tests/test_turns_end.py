@@ -32,9 +32,18 @@ from compat_tests.support.turn_faults import TURN_END_WAIT, TurnSession, text_in
 pytestmark = pytest.mark.compat
 SCENARIO = "turns-end"
 #: (build spec, test name) -> the observed cause: a strict xfail, so a fix in that build is noticed.
-XFAIL: dict[tuple[str, str], str] = {}
+_EXEC_DEATH_UNSEEN = (
+    "exec-server killed mid-command: the turn stays open until exec_command's yield_time_ms (30 s) passes, "
+    "then completes as if the command still ran; its commandExecution item never completes"
+)
+XFAIL: dict[tuple[str, str], str] = {
+    ("codex@0.169.0", "test_exec_server_dies_mid_command"): _EXEC_DEATH_UNSEEN,
+    # pycodex does the same as Codex here (a product bug in both; the test stays honest, the fix is noticed).
+    ("current", "test_exec_server_dies_mid_command"): _EXEC_DEATH_UNSEEN,
+}
 #: A command the tests interrupt: long enough never to end by itself within a case's waits.
 LONG = 20
+EXECUTOR_MARKER = "TURNS_END_EXECUTOR"
 
 
 @dataclass
@@ -53,13 +62,14 @@ class Case:
     def session(self) -> TurnSession:
         return self.sessions[-1]
 
-    async def connect(self) -> TurnSession:
+    async def connect(self, **extra_env: str) -> TurnSession:
         """Start an app-server of the build on the case's home and initialize it (a new client)."""
         name = "app-server" if not self.sessions else f"app-server-{len(self.sessions) + 1}"
         env = clean_env(
             CODEX_HOME=str(self.home),
             CODEX_API_KEY="compat-token",
             CODEX_APP_SERVER_MANAGED_CONFIG_PATH=str(self.home / "managed_config.toml"),
+            **extra_env,
         )
         argv = self.build.command("app-server")
         proc = await self.group.start(name, argv, env=env, cwd=self.home, protocol_stdout=True, stdin=True)
@@ -140,7 +150,6 @@ async def _run(
             "fake-model", argv, env=clean_env(), cwd=tmp_path, protocol_stdout=True, stdin=True
         )
         _config(case.home, f"http://127.0.0.1:{int(await model.readline(STEP))}", approval, request_retries)
-        await case.connect()
         await drive(case)
     except ScenarioError as exc:
         await group.stop_all()
@@ -233,6 +242,7 @@ async def test_stream_cut_mid_item(
     pair_log: PairLog,
 ) -> None:
     async def drive(case: Case) -> None:
+        await case.connect()
         thread_id = await case.thread()
         turn_id = await case.turn(thread_id, "Answer me.")
         await case.session.turns_end(thread_id, "after the model stream was cut mid-item")
@@ -254,6 +264,7 @@ async def test_http_500_then_success(
         return [{"status": 500, "body": "fake upstream failure"}, [{"type": "message", "text": "recovered"}]]
 
     async def drive(case: Case) -> None:
+        await case.connect()
         thread_id = await case.thread()
         turn_id = await case.turn(thread_id, "Answer me.")
         await case.session.turns_end(thread_id, "after an HTTP 500 and a retry")
@@ -269,6 +280,7 @@ async def test_http_500_then_success(
 
 
 async def _interrupt_running(case: Case, what: str) -> tuple[str, str]:
+    await case.connect()
     thread_id = await case.thread()
     turn_id = await case.turn(thread_id, "Run the command.")
 
@@ -368,6 +380,7 @@ async def test_unanswered_approval_then_disconnect(
         return [{"output": [call]}, ["done"]]
 
     async def drive(case: Case) -> None:
+        await case.connect()
         thread_id = await case.thread()
         turn_id = await case.turn(thread_id, "Write the file.")
         await case.session.method("item/commandExecution/requestApproval", STEP)
@@ -391,6 +404,7 @@ async def test_client_disconnects_mid_turn(
         return [{"output": [message, {"type": "stall", "seconds": LONG}]}]
 
     async def drive(case: Case) -> None:
+        await case.connect()
         thread_id = await case.thread()
         turn_id = await case.turn(thread_id, "Answer slowly.")
         await case.session.method("item/agentMessage/delta", STEP)
@@ -413,6 +427,7 @@ async def test_compaction_requested_mid_turn(
         return {"responses": [slow, ["compaction summary"]], "when_exhausted": "repeat_last"}
 
     async def drive(case: Case) -> None:
+        await case.connect()
         thread_id = await case.thread()
         await case.turn(thread_id, "Answer slowly.")
         await case.session.method("item/agentMessage/delta", STEP)
@@ -454,6 +469,7 @@ async def test_thread_config_override(
         return [{"output": [_command("plain-call", "printf ok > plain.txt", workspace)]}, ["done"]]
 
     async def drive(case: Case) -> None:
+        await case.connect()
         thread_id = await case.thread(model="override-model", approvalPolicy="never")
         turn_id = await case.turn(thread_id, "Write the file.")
         await case.session.turns_end(thread_id, "of a thread started with model/approvalPolicy overrides")
@@ -469,3 +485,41 @@ async def test_thread_config_override(
     await _run(
         request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive, approval="on-request"
     )
+
+
+async def test_exec_server_dies_mid_command(
+    request: pytest.FixtureRequest,
+    app_spec: str,
+    app_build: Build,
+    process_group: ProcessGroup,
+    tmp_path: Path,
+    pair_log: PairLog,
+) -> None:
+    def script(workspace: Path) -> object:
+        # Only the executor's environment holds the marker: ``where`` tells which side ran the command.
+        cmd = f"printf '%s' \"${EXECUTOR_MARKER}\" > where; echo $$ > pid; exec sleep {LONG}"
+        return [{"output": [_command("remote-call", cmd, workspace)]}, ["done"]]
+
+    async def drive(case: Case) -> None:
+        # The build's own exec-server over WebSocket; the command runs there, then the executor is killed.
+        executor_home = case.tmp / "executor-home"
+        executor_home.mkdir()
+        argv = case.build.command("exec-server", "--listen", "ws://127.0.0.1:0")
+        env = clean_env(CODEX_HOME=str(executor_home), **{EXECUTOR_MARKER: "executor"})
+        executor = await case.group.start("executor", argv, env=env, cwd=executor_home, protocol_stdout=True)
+        url = await executor.readline(STEP)
+        if not url.startswith("ws://"):
+            raise ScenarioError(f"{case.fault}: exec-server printed {url[:80]!r} where its ws:// URL belongs")
+        await case.connect(CODEX_EXEC_SERVER_URL=url)
+        thread_id = await case.thread()
+        await case.turn(thread_id, "Run the command.")
+        await case.session.poll((case.workspace / "pid").exists, STEP, "the remote command's pid file")
+        where_file = case.workspace / "where"
+        where = where_file.read_text() if where_file.exists() else ""
+        if where != "executor":
+            raise ScenarioError(f"{case.fault}: the command did not run on the exec-server (saw {where!r})")
+        executor.proc.kill()  # by its PID: the executor dies mid-command
+        await case.session.turns_end(thread_id, "after the exec-server died mid-command")
+        await case.session.each_once(thread_id)
+
+    await _run(request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive)
