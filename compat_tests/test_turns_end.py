@@ -9,13 +9,10 @@ must not report the stored turn as still in progress. Findings: docs/turns_end_c
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,17 +22,25 @@ from compat_tests.support.artifacts import PairLog
 from compat_tests.support.builds import Build
 from compat_tests.support.matrix import log_dir
 from compat_tests.support.processes import ProcessGroup, clean_env
-from compat_tests.support.rpc import STEP, AppServerRpc, ScenarioError
+from compat_tests.support.rpc import STEP, ScenarioError
 from compat_tests.support.scenario import FAKE_MODEL
-from compat_tests.support.turn_faults import TURN_END_WAIT, TurnSession, text_input
+from compat_tests.support.turn_faults import (
+    TURN_END_WAIT,
+    Case,
+    exec_call,
+    expect_turn,
+    kill_command,
+    reconnected_turn_state,
+    write_fault_config,
+)
 
 pytestmark = pytest.mark.compat
 SCENARIO = "turns-end"
-#: (build spec, test name) -> the observed cause: a strict xfail, so a fix in that build is noticed.
 _EXEC_DEATH_UNSEEN = (
     "exec-server killed mid-command: the turn stays open until exec_command's yield_time_ms (30 s) passes, "
     "then completes as if the command still ran; its commandExecution item never completes"
 )
+#: (build spec, test name) -> the observed cause: a strict xfail, so a fix in that build is noticed.
 XFAIL: dict[tuple[str, str], str] = {
     ("codex@0.169.0", "test_exec_server_dies_mid_command"): _EXEC_DEATH_UNSEEN,
     # pycodex does the same as Codex here (a product bug in both; the test stays honest, the fix is noticed).
@@ -44,78 +49,6 @@ XFAIL: dict[tuple[str, str], str] = {
 #: A command the tests interrupt: long enough never to end by itself within a case's waits.
 LONG = 20
 EXECUTOR_MARKER = "TURNS_END_EXECUTOR"
-
-
-@dataclass
-class Case:
-    """What one test case drives: its processes, home, workspace and the current client."""
-
-    fault: str
-    build: Build
-    group: ProcessGroup
-    tmp: Path
-    home: Path
-    workspace: Path
-    sessions: list[TurnSession]
-
-    @property
-    def session(self) -> TurnSession:
-        return self.sessions[-1]
-
-    async def connect(self, **extra_env: str) -> TurnSession:
-        """Start an app-server of the build on the case's home and initialize it (a new client)."""
-        name = "app-server" if not self.sessions else f"app-server-{len(self.sessions) + 1}"
-        env = clean_env(
-            CODEX_HOME=str(self.home),
-            CODEX_API_KEY="compat-token",
-            CODEX_APP_SERVER_MANAGED_CONFIG_PATH=str(self.home / "managed_config.toml"),
-            **extra_env,
-        )
-        argv = self.build.command("app-server")
-        proc = await self.group.start(name, argv, env=env, cwd=self.home, protocol_stdout=True, stdin=True)
-        rpc = AppServerRpc(proc)
-        info = {"name": "pycodex-compat", "version": "0.1.0"}
-        await rpc.call(1, "initialize", {"clientInfo": info, "capabilities": {"experimentalApi": True}})
-        await rpc.notify("initialized")
-        self.sessions.append(TurnSession(rpc, self.fault))
-        return self.session
-
-    async def disconnect(self) -> int | None:
-        """The client goes away: close the app-server's stdin (and stop it by PID); its exit code."""
-        handle = self.session.rpc.handle
-        result = await handle.stop()
-        self.group.results[handle.name] = result
-        return result.returncode
-
-    async def thread(self, **params: Any) -> str:
-        result = await self.session.call("thread/start", {"cwd": str(self.workspace), **params})
-        return str(result["thread"]["id"])
-
-    async def turn(self, thread_id: str, text: str) -> str:
-        result = await self.session.call("turn/start", {"threadId": thread_id, "input": text_input(text)})
-        self.session.requested.append((thread_id, str(result["turn"]["id"])))
-        return str(result["turn"]["id"])
-
-
-def _config(home: Path, model_url: str, approval: str, request_retries: int) -> None:
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(
-        f'model = "mock-model"\napproval_policy = "{approval}"\nsandbox_mode = "workspace-write"\n'
-        'model_provider = "mock_provider"\n\n[features]\nexecutor_capability_discovery = false\n'
-        "executor_capability_discovery_v2 = false\n\n[model_providers.mock_provider]\n"
-        f'name = "Mock provider"\nbase_url = "{model_url}/v1"\nwire_api = "responses"\n'
-        f"request_max_retries = {request_retries}\nstream_max_retries = 0\n"
-    )
-
-
-def _command(call_id: str, cmd: str, workspace: Path, **extra: object) -> dict[str, object]:
-    arguments = {"cmd": cmd, "workdir": str(workspace), "yield_time_ms": 30_000, **extra}
-    return {
-        "type": "function_call",
-        "call_id": call_id,
-        "name": "exec_command",
-        "arguments": json.dumps(arguments),
-    }
 
 
 Drive = Callable[[Case], Awaitable[None]]
@@ -149,14 +82,16 @@ async def _run(
         model = await group.start(
             "fake-model", argv, env=clean_env(), cwd=tmp_path, protocol_stdout=True, stdin=True
         )
-        _config(case.home, f"http://127.0.0.1:{int(await model.readline(STEP))}", approval, request_retries)
+        write_fault_config(
+            case.home, f"http://127.0.0.1:{int(await model.readline(STEP))}", approval, request_retries
+        )
         await drive(case)
     except ScenarioError as exc:
         await group.stop_all()
         raise ScenarioError(exc.cause, f"{exc}\n{group.diagnostics()}\nlogs: {log.folder}") from exc
     finally:
         await group.stop_all()
-        _kill_command(workspace / "pid")
+        kill_command(workspace / "pid")
         log.processes(group)
         log.model_requests(model_log)
         for index, session in enumerate(case.sessions):
@@ -173,44 +108,6 @@ def pair_log(
     env_root = os.environ.get("PYCODEX_COMPAT_LOGS")
     root = Path(env_root) if env_root else tmp_path_factory.getbasetemp() / "compat-logs"
     return PairLog(log_dir(root, SCENARIO, app_spec, exec_spec) / request.function.__name__)
-
-
-def _status(session: TurnSession, turn_id: str) -> tuple[str, Any]:
-    turn = session.completed(turn_id)
-    return str(turn.get("status")), turn.get("error")
-
-
-def _expect(session: TurnSession, turn_id: str, status: str, *, error: bool | None = None) -> None:
-    got, err = _status(session, turn_id)
-    if got != status:
-        raise ScenarioError(
-            f"{session.fault}: turn {turn_id} ended {got!r}, expected {status!r} (error {err!r})"
-        )
-    if error is True and not err and not session.notifications("error"):
-        raise ScenarioError(
-            f"{session.fault}: turn {turn_id} failed with no turn error and no error notification"
-        )
-    if error is False and err:
-        raise ScenarioError(f"{session.fault}: turn {turn_id} completed carrying error {err!r}")
-
-
-async def _reconnected_turn_state(case: Case, thread_id: str, turn_id: str, what: str) -> None:
-    """After the client went away: a new app-server on the home must not show the turn in progress."""
-    rc = await case.disconnect()
-    session = await case.connect()
-    stored = {t.id: t for t in await session.stored_turns(thread_id)}
-    turn = stored.get(turn_id)
-    if turn is None:
-        raise ScenarioError(
-            f"{case.fault}: thread {thread_id} turn {turn_id} not stored after {what} (rc={rc})"
-        )
-    if turn.status == "inProgress":
-        raise ScenarioError(
-            f"{case.fault}: thread {thread_id} turn {turn_id} left open: thread/read on a new app-server "
-            f"shows it inProgress after {what} (old app-server rc={rc})"
-        )
-    if turn.status not in ("interrupted", "failed"):
-        raise ScenarioError(f"{case.fault}: stored turn {turn_id} is {turn.status!r} after {what}")
 
 
 # -- the cases ---------------------------------------------------------------------------------------------
@@ -247,7 +144,7 @@ async def test_stream_cut_mid_item(
         turn_id = await case.turn(thread_id, "Answer me.")
         await case.session.turns_end(thread_id, "after the model stream was cut mid-item")
         await case.session.each_once(thread_id)
-        _expect(case.session, turn_id, "failed", error=True)
+        expect_turn(case.session, turn_id, "failed", error=True)
 
     await _run(request, app_spec, app_build, process_group, tmp_path, pair_log, _cut_script, drive)
 
@@ -269,7 +166,7 @@ async def test_http_500_then_success(
         turn_id = await case.turn(thread_id, "Answer me.")
         await case.session.turns_end(thread_id, "after an HTTP 500 and a retry")
         await case.session.each_once(thread_id)
-        _expect(case.session, turn_id, "completed", error=False)
+        expect_turn(case.session, turn_id, "completed", error=False)
         texts = [item.get("text") for item in case.session.items("agentMessage")]
         if "recovered" not in texts:
             raise ScenarioError(f"{case.fault}: the retried answer never arrived (agent messages {texts!r})")
@@ -294,25 +191,8 @@ async def _interrupt_running(case: Case, what: str) -> tuple[str, str]:
     await case.session.call("turn/interrupt", {"threadId": thread_id, "turnId": turn_id})
     await case.session.turns_end(thread_id, f"after turn/interrupt of {what}")
     await case.session.each_once(thread_id)
-    _expect(case.session, turn_id, "interrupted")
+    expect_turn(case.session, turn_id, "interrupted")
     return thread_id, turn_id
-
-
-def _kill_command(pid_file: Path) -> None:
-    """End the command a case's app-server started and may have left running (by its PID, if still ours)."""
-    if _pid_alive(pid_file):
-        with contextlib.suppress(ProcessLookupError, ValueError):
-            os.kill(int(pid_file.read_text().strip()), signal.SIGKILL)
-
-
-def _pid_alive(pid_file: Path) -> bool:
-    """Whether the command whose shell wrote ``pid_file`` still runs (a zombie, killed but unreaped, does not)."""
-    try:
-        stat = Path(f"/proc/{int(pid_file.read_text().strip())}/stat").read_text()
-    except (OSError, ValueError):
-        return False
-    state = stat.rpartition(")")[2].split()[0]
-    return state != "Z" and "sleep" in stat.partition("(")[2].partition(")")[0]
 
 
 async def test_hung_tool_then_interrupt(
@@ -326,7 +206,7 @@ async def test_hung_tool_then_interrupt(
     def script(workspace: Path) -> object:
         # The shell ignores TERM/INT and HUP: only a kill of the process (group) ends the tool call.
         cmd = f"trap '' TERM INT HUP; echo $$ > pid; sleep {LONG}; echo woke"
-        return [{"output": [_command("hung-call", cmd, workspace)]}, ["done"]]
+        return [{"output": [exec_call("hung-call", cmd, workspace)]}, ["done"]]
 
     async def drive(case: Case) -> None:
         await _interrupt_running(case, "a tool that never returns")
@@ -343,7 +223,10 @@ async def test_interrupt_running_command(
     pair_log: PairLog,
 ) -> None:
     def script(workspace: Path) -> object:
-        return [{"output": [_command("long-call", f"echo $$ > pid; exec sleep {LONG}", workspace)]}, ["done"]]
+        return [
+            {"output": [exec_call("long-call", f"echo $$ > pid; exec sleep {LONG}", workspace)]},
+            ["done"],
+        ]
 
     async def drive(case: Case) -> None:
         thread_id, interrupted = await _interrupt_running(case, "a running command")
@@ -353,7 +236,7 @@ async def test_interrupt_running_command(
         follow = await case.turn(thread_id, "Carry on.")
         await case.session.turns_end(thread_id, "of the turn after the interrupted one")
         stored = await case.session.each_once(thread_id)
-        _expect(case.session, follow, "completed", error=False)
+        expect_turn(case.session, follow, "completed", error=False)
         statuses = [(t.id, t.status) for t in stored]
         if statuses != [(interrupted, "interrupted"), (follow, "completed")]:
             raise ScenarioError(f"{case.fault}: thread/read stores the turns as {statuses!r}")
@@ -370,7 +253,7 @@ async def test_unanswered_approval_then_disconnect(
     pair_log: PairLog,
 ) -> None:
     def script(workspace: Path) -> object:
-        call = _command(
+        call = exec_call(
             "approval-call",
             "printf ok > approved.txt",
             workspace,
@@ -384,7 +267,7 @@ async def test_unanswered_approval_then_disconnect(
         thread_id = await case.thread()
         turn_id = await case.turn(thread_id, "Write the file.")
         await case.session.method("item/commandExecution/requestApproval", STEP)
-        await _reconnected_turn_state(case, thread_id, turn_id, "the client left an approval unanswered")
+        await reconnected_turn_state(case, thread_id, turn_id, "the client left an approval unanswered")
 
     await _run(
         request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive, approval="on-request"
@@ -408,7 +291,7 @@ async def test_client_disconnects_mid_turn(
         thread_id = await case.thread()
         turn_id = await case.turn(thread_id, "Answer slowly.")
         await case.session.method("item/agentMessage/delta", STEP)
-        await _reconnected_turn_state(case, thread_id, turn_id, "the client disconnected mid-turn")
+        await reconnected_turn_state(case, thread_id, turn_id, "the client disconnected mid-turn")
 
     await _run(request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive)
 
@@ -466,7 +349,7 @@ async def test_thread_config_override(
     pair_log: PairLog,
 ) -> None:
     def script(workspace: Path) -> object:
-        return [{"output": [_command("plain-call", "printf ok > plain.txt", workspace)]}, ["done"]]
+        return [{"output": [exec_call("plain-call", "printf ok > plain.txt", workspace)]}, ["done"]]
 
     async def drive(case: Case) -> None:
         await case.connect()
@@ -474,7 +357,7 @@ async def test_thread_config_override(
         turn_id = await case.turn(thread_id, "Write the file.")
         await case.session.turns_end(thread_id, "of a thread started with model/approvalPolicy overrides")
         await case.session.each_once(thread_id)
-        _expect(case.session, turn_id, "completed", error=False)
+        expect_turn(case.session, turn_id, "completed", error=False)
         if case.session.notifications("item/commandExecution/requestApproval"):
             raise ScenarioError(f"{case.fault}: approvalPolicy=never override ignored: approval requested")
         lines = (case.tmp / "model-requests.jsonl").read_text().splitlines()
@@ -498,7 +381,7 @@ async def test_exec_server_dies_mid_command(
     def script(workspace: Path) -> object:
         # Only the executor's environment holds the marker: ``where`` tells which side ran the command.
         cmd = f"printf '%s' \"${EXECUTOR_MARKER}\" > where; echo $$ > pid; exec sleep {LONG}"
-        return [{"output": [_command("remote-call", cmd, workspace)]}, ["done"]]
+        return [{"output": [exec_call("remote-call", cmd, workspace)]}, ["done"]]
 
     async def drive(case: Case) -> None:
         # The build's own exec-server over WebSocket; the command runs there, then the executor is killed.

@@ -4,25 +4,42 @@ A :class:`TurnSession` wraps one app-server's :class:`AppServerRpc` with request
 reads and the turn ledger (``turn/started`` vs ``turn/completed`` per turn id). A build that leaves a
 turn open fails with a cause line naming the fault, the thread, the turn and what was awaited, e.g.
 ``stream-cut: thread 019a.. turn 019b.. left open: no turn/completed within 10s after the stream was cut``.
+A :class:`Case` holds one test case's processes, home, workspace and clients (a reconnect is a new
+app-server on the same home); the module-level helpers are the checks and model-script pieces the cases
+of compat_tests/test_turns_end.py share.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from compat_tests.support.builds import Build
+from compat_tests.support.processes import ProcessGroup, clean_env
 from compat_tests.support.rpc import AppServerRpc, ScenarioError
 
 __all__ = [
     "TURN_END_WAIT",
+    "Case",
     "StoredTurn",
     "TurnSession",
+    "exec_call",
+    "expect_turn",
+    "kill_command",
+    "pid_alive",
+    "reconnected_turn_state",
     "text_input",
+    "turn_status",
+    "write_fault_config",
 ]
 
 #: How long a fault may take to end its turn (Codex's interrupt grace and retry backoff fit well inside).
@@ -235,3 +252,141 @@ class TurnSession:
         return json.dumps(
             {"started": self.started(thread_id), "completed": dict(self.completions(thread_id))}
         )
+
+
+# -- one case: its processes and clients, and the checks the cases share -------------------------------
+
+
+@dataclass
+class Case:
+    """What one test case drives: its processes, home, workspace and the current client."""
+
+    fault: str
+    build: Build
+    group: ProcessGroup
+    tmp: Path
+    home: Path
+    workspace: Path
+    sessions: list[TurnSession]
+
+    @property
+    def session(self) -> TurnSession:
+        """The newest client."""
+        return self.sessions[-1]
+
+    async def connect(self, **extra_env: str) -> TurnSession:
+        """Start an app-server of the build on the case's home and initialize it (a new client)."""
+        name = "app-server" if not self.sessions else f"app-server-{len(self.sessions) + 1}"
+        env = clean_env(
+            CODEX_HOME=str(self.home),
+            CODEX_API_KEY="compat-token",
+            CODEX_APP_SERVER_MANAGED_CONFIG_PATH=str(self.home / "managed_config.toml"),
+            **extra_env,
+        )
+        argv = self.build.command("app-server")
+        proc = await self.group.start(name, argv, env=env, cwd=self.home, protocol_stdout=True, stdin=True)
+        rpc = AppServerRpc(proc)
+        info = {"name": "pycodex-compat", "version": "0.1.0"}
+        await rpc.call(1, "initialize", {"clientInfo": info, "capabilities": {"experimentalApi": True}})
+        await rpc.notify("initialized")
+        self.sessions.append(TurnSession(rpc, self.fault))
+        return self.session
+
+    async def disconnect(self) -> int | None:
+        """The client goes away: close the app-server's stdin (and stop it by PID); its exit code."""
+        handle = self.session.rpc.handle
+        result = await handle.stop()
+        self.group.results[handle.name] = result
+        return result.returncode
+
+    async def thread(self, **params: Any) -> str:
+        """thread/start in the workspace (``params`` are overrides); the thread id."""
+        result = await self.session.call("thread/start", {"cwd": str(self.workspace), **params})
+        return str(result["thread"]["id"])
+
+    async def turn(self, thread_id: str, text: str) -> str:
+        """turn/start with one text input, counted as started; the turn id."""
+        result = await self.session.call("turn/start", {"threadId": thread_id, "input": text_input(text)})
+        self.session.requested.append((thread_id, str(result["turn"]["id"])))
+        return str(result["turn"]["id"])
+
+
+def write_fault_config(home: Path, model_url: str, approval: str, request_retries: int) -> None:
+    """The case's config.toml: the fake model as provider, ``approval``, ``request_retries`` request
+    retries and no stream retries (so a cut stream fails the turn instead of being replayed)."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        f'model = "mock-model"\napproval_policy = "{approval}"\nsandbox_mode = "workspace-write"\n'
+        'model_provider = "mock_provider"\n\n[features]\nexecutor_capability_discovery = false\n'
+        "executor_capability_discovery_v2 = false\n\n[model_providers.mock_provider]\n"
+        f'name = "Mock provider"\nbase_url = "{model_url}/v1"\nwire_api = "responses"\n'
+        f"request_max_retries = {request_retries}\nstream_max_retries = 0\n"
+    )
+
+
+def exec_call(call_id: str, cmd: str, workspace: Path, **extra: object) -> dict[str, object]:
+    """An exec_command call that blocks up to 30 s (the tool returns only when the command ends, or then)."""
+    arguments = {"cmd": cmd, "workdir": str(workspace), "yield_time_ms": 30_000, **extra}
+    return {
+        "type": "function_call",
+        "call_id": call_id,
+        "name": "exec_command",
+        "arguments": json.dumps(arguments),
+    }
+
+
+def turn_status(session: TurnSession, turn_id: str) -> tuple[str, Any]:
+    """(status, error) of the turn's turn/completed."""
+    turn = session.completed(turn_id)
+    return str(turn.get("status")), turn.get("error")
+
+
+def expect_turn(session: TurnSession, turn_id: str, status: str, *, error: bool | None = None) -> None:
+    """The turn ended ``status``; ``error``: a turn error (or error notification) must be / must not be there."""
+    got, err = turn_status(session, turn_id)
+    if got != status:
+        raise ScenarioError(
+            f"{session.fault}: turn {turn_id} ended {got!r}, expected {status!r} (error {err!r})"
+        )
+    if error is True and not err and not session.notifications("error"):
+        raise ScenarioError(
+            f"{session.fault}: turn {turn_id} failed with no turn error and no error notification"
+        )
+    if error is False and err:
+        raise ScenarioError(f"{session.fault}: turn {turn_id} completed carrying error {err!r}")
+
+
+async def reconnected_turn_state(case: Case, thread_id: str, turn_id: str, what: str) -> None:
+    """After the client went away: a new app-server on the home must not show the turn in progress."""
+    rc = await case.disconnect()
+    session = await case.connect()
+    stored = {t.id: t for t in await session.stored_turns(thread_id)}
+    turn = stored.get(turn_id)
+    if turn is None:
+        raise ScenarioError(
+            f"{case.fault}: thread {thread_id} turn {turn_id} not stored after {what} (rc={rc})"
+        )
+    if turn.status == "inProgress":
+        raise ScenarioError(
+            f"{case.fault}: thread {thread_id} turn {turn_id} left open: thread/read on a new app-server "
+            f"shows it inProgress after {what} (old app-server rc={rc})"
+        )
+    if turn.status not in ("interrupted", "failed"):
+        raise ScenarioError(f"{case.fault}: stored turn {turn_id} is {turn.status!r} after {what}")
+
+
+def kill_command(pid_file: Path) -> None:
+    """End the command a case's app-server started and may have left running (by its PID, if still ours)."""
+    if pid_alive(pid_file):
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(pid_file.read_text().strip()), signal.SIGKILL)
+
+
+def pid_alive(pid_file: Path) -> bool:
+    """Whether the command whose shell wrote ``pid_file`` still runs (a zombie, killed but unreaped, does not)."""
+    try:
+        stat = Path(f"/proc/{int(pid_file.read_text().strip())}/stat").read_text()
+    except (OSError, ValueError):
+        return False
+    state = stat.rpartition(")")[2].split()[0]
+    return state != "Z" and "sleep" in stat.partition("(")[2].partition(")")[0]
