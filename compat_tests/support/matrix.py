@@ -41,6 +41,7 @@ SCENARIO_FILES = {
     "stdio": "test_stdio_client.py",
     "drift": "test_protocol_drift.py",
     "storage": "test_storage_skew.py",
+    "turns-end": "test_turns_end.py",
 }
 SCENARIOS = tuple(SCENARIO_FILES)
 _DEFAULT: dict[str, list[tuple[str, str]]] = {
@@ -49,6 +50,7 @@ _DEFAULT: dict[str, list[tuple[str, str]]] = {
     "stdio": [("current", "current")],
     "drift": [("current", CODEX_REFERENCE)],
     "storage": [("current", "current"), ("current", CODEX_REFERENCE), (CODEX_REFERENCE, "current")],
+    "turns-end": [("current", "current"), (CODEX_REFERENCE, CODEX_REFERENCE)],
 }
 #: Scenarios whose pairs take long enough (several app-servers, many turns) that only the default slice is
 #: quick: their other pairs are marked ``slow``.
@@ -82,14 +84,14 @@ def pairs(scenario: str, env: Mapping[str, str] | None = None) -> list[tuple[str
     apps, execs = _specs(env, "PYCODEX_COMPAT_APPS"), _specs(env, "PYCODEX_COMPAT_EXECS")
     if apps or execs:
         apps, execs = apps or ["current"], execs or ["current"]
-        if scenario == "stdio":
+        if scenario in ("stdio", "turns-end"):
             return [(app, app) for app in dict.fromkeys(apps)]
         if scenario == "drift":
             return [(a, e) for a in apps for e in execs if a != e]
         return [(a, e) for a in apps for e in execs]
     if env.get("PYCODEX_COMPAT_ALL") == "1" or env.get("PYCODEX_SLOW") == "1":
         builds = full_builds()
-        if scenario == "stdio":
+        if scenario in ("stdio", "turns-end"):
             return [(b, b) for b in builds]
         if scenario == "drift":
             return list(_DRIFT_CHAIN)
