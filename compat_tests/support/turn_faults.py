@@ -313,10 +313,15 @@ class Case:
 
 def write_fault_config(home: Path, model_url: str, approval: str, request_retries: int) -> None:
     """The case's config.toml: the fake model as provider, ``approval``, ``request_retries`` request
-    retries and no stream retries (so a cut stream fails the turn instead of being replayed)."""
+    retries and no stream retries (so a cut stream fails the turn instead of being replayed).
+
+    Only a case that needs an approval runs sandboxed: Codex's bubblewrap sandbox makes mount points such as
+    ``/tmp/.git`` for the read-only folders of its writable roots (``/tmp`` is one), which would leave a
+    repository marker above every other test's temp folder."""
+    sandbox = "danger-full-access" if approval == "never" else "workspace-write"
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
-        f'model = "mock-model"\napproval_policy = "{approval}"\nsandbox_mode = "workspace-write"\n'
+        f'model = "mock-model"\napproval_policy = "{approval}"\nsandbox_mode = "{sandbox}"\n'
         'model_provider = "mock_provider"\n\n[features]\nexecutor_capability_discovery = false\n'
         "executor_capability_discovery_v2 = false\n\n[model_providers.mock_provider]\n"
         f'name = "Mock provider"\nbase_url = "{model_url}/v1"\nwire_api = "responses"\n'
