@@ -130,14 +130,29 @@ def _cut_script(_workspace: Path) -> object:
     return [{"events": events}]
 
 
-async def test_stream_cut_mid_item(
+
+#: ``await run_case(script, drive, approval=..., request_retries=...)``: one case on this test's build.
+RunCase = Callable[..., Awaitable[None]]
+
+
+@pytest.fixture
+def run_case(
     request: pytest.FixtureRequest,
     app_spec: str,
     app_build: Build,
     process_group: ProcessGroup,
     tmp_path: Path,
     pair_log: PairLog,
-) -> None:
+) -> RunCase:
+    """The case runner bound to this test's build, processes, temp folder and log folder."""
+
+    async def run(script: Callable[[Path], object], drive: Drive, **options: Any) -> None:
+        await _run(request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive, **options)
+
+    return run
+
+
+async def test_stream_cut_mid_item(run_case: RunCase) -> None:
     async def drive(case: Case) -> None:
         await case.connect()
         thread_id = await case.thread()
@@ -146,17 +161,10 @@ async def test_stream_cut_mid_item(
         await case.session.each_once(thread_id)
         expect_turn(case.session, turn_id, "failed", error=True)
 
-    await _run(request, app_spec, app_build, process_group, tmp_path, pair_log, _cut_script, drive)
+    await run_case(_cut_script, drive)
 
 
-async def test_http_500_then_success(
-    request: pytest.FixtureRequest,
-    app_spec: str,
-    app_build: Build,
-    process_group: ProcessGroup,
-    tmp_path: Path,
-    pair_log: PairLog,
-) -> None:
+async def test_http_500_then_success(run_case: RunCase) -> None:
     def script(_workspace: Path) -> object:
         return [{"status": 500, "body": "fake upstream failure"}, [{"type": "message", "text": "recovered"}]]
 
@@ -171,8 +179,8 @@ async def test_http_500_then_success(
         if "recovered" not in texts:
             raise ScenarioError(f"{case.fault}: the retried answer never arrived (agent messages {texts!r})")
 
-    await _run(
-        request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive, request_retries=1
+    await run_case(
+        script, drive, request_retries=1
     )
 
 
@@ -195,14 +203,7 @@ async def _interrupt_running(case: Case, what: str) -> tuple[str, str]:
     return thread_id, turn_id
 
 
-async def test_hung_tool_then_interrupt(
-    request: pytest.FixtureRequest,
-    app_spec: str,
-    app_build: Build,
-    process_group: ProcessGroup,
-    tmp_path: Path,
-    pair_log: PairLog,
-) -> None:
+async def test_hung_tool_then_interrupt(run_case: RunCase) -> None:
     def script(workspace: Path) -> object:
         # The shell ignores TERM/INT and HUP: only a kill of the process (group) ends the tool call.
         cmd = f"trap '' TERM INT HUP; echo $$ > pid; sleep {LONG}; echo woke"
@@ -211,17 +212,10 @@ async def test_hung_tool_then_interrupt(
     async def drive(case: Case) -> None:
         await _interrupt_running(case, "a tool that never returns")
 
-    await _run(request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive)
+    await run_case(script, drive)
 
 
-async def test_interrupt_running_command(
-    request: pytest.FixtureRequest,
-    app_spec: str,
-    app_build: Build,
-    process_group: ProcessGroup,
-    tmp_path: Path,
-    pair_log: PairLog,
-) -> None:
+async def test_interrupt_running_command(run_case: RunCase) -> None:
     def script(workspace: Path) -> object:
         return [
             {"output": [exec_call("long-call", f"echo $$ > pid; exec sleep {LONG}", workspace)]},
@@ -241,17 +235,10 @@ async def test_interrupt_running_command(
         if statuses != [(interrupted, "interrupted"), (follow, "completed")]:
             raise ScenarioError(f"{case.fault}: thread/read stores the turns as {statuses!r}")
 
-    await _run(request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive)
+    await run_case(script, drive)
 
 
-async def test_unanswered_approval_then_disconnect(
-    request: pytest.FixtureRequest,
-    app_spec: str,
-    app_build: Build,
-    process_group: ProcessGroup,
-    tmp_path: Path,
-    pair_log: PairLog,
-) -> None:
+async def test_unanswered_approval_then_disconnect(run_case: RunCase) -> None:
     def script(workspace: Path) -> object:
         call = exec_call(
             "approval-call",
@@ -269,19 +256,12 @@ async def test_unanswered_approval_then_disconnect(
         await case.session.method("item/commandExecution/requestApproval", STEP)
         await reconnected_turn_state(case, thread_id, turn_id, "the client left an approval unanswered")
 
-    await _run(
-        request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive, approval="on-request"
+    await run_case(
+        script, drive, approval="on-request"
     )
 
 
-async def test_client_disconnects_mid_turn(
-    request: pytest.FixtureRequest,
-    app_spec: str,
-    app_build: Build,
-    process_group: ProcessGroup,
-    tmp_path: Path,
-    pair_log: PairLog,
-) -> None:
+async def test_client_disconnects_mid_turn(run_case: RunCase) -> None:
     def script(_workspace: Path) -> object:
         message = {"type": "message", "text": "thinking about it", "deltas": ["thinking ", "about it"]}
         return [{"output": [message, {"type": "stall", "seconds": LONG}]}]
@@ -293,17 +273,10 @@ async def test_client_disconnects_mid_turn(
         await case.session.method("item/agentMessage/delta", STEP)
         await reconnected_turn_state(case, thread_id, turn_id, "the client disconnected mid-turn")
 
-    await _run(request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive)
+    await run_case(script, drive)
 
 
-async def test_compaction_requested_mid_turn(
-    request: pytest.FixtureRequest,
-    app_spec: str,
-    app_build: Build,
-    process_group: ProcessGroup,
-    tmp_path: Path,
-    pair_log: PairLog,
-) -> None:
+async def test_compaction_requested_mid_turn(run_case: RunCase) -> None:
     def script(_workspace: Path) -> object:
         words = [f"word{n} " for n in range(12)]
         slow = {"output": [{"type": "message", "text": "".join(words), "deltas": words}], "delay_ms": 150}
@@ -337,17 +310,10 @@ async def test_compaction_requested_mid_turn(
         if any(t.status == "inProgress" for t in stored):
             raise ScenarioError(f"{case.fault}: thread/read shows a turn inProgress: {stored!r}")
 
-    await _run(request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive)
+    await run_case(script, drive)
 
 
-async def test_thread_config_override(
-    request: pytest.FixtureRequest,
-    app_spec: str,
-    app_build: Build,
-    process_group: ProcessGroup,
-    tmp_path: Path,
-    pair_log: PairLog,
-) -> None:
+async def test_thread_config_override(run_case: RunCase) -> None:
     def script(workspace: Path) -> object:
         return [{"output": [exec_call("plain-call", "printf ok > plain.txt", workspace)]}, ["done"]]
 
@@ -365,19 +331,12 @@ async def test_thread_config_override(
         if models != {"override-model"}:
             raise ScenarioError(f"{case.fault}: model override ignored: the model was asked as {models!r}")
 
-    await _run(
-        request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive, approval="on-request"
+    await run_case(
+        script, drive, approval="on-request"
     )
 
 
-async def test_exec_server_dies_mid_command(
-    request: pytest.FixtureRequest,
-    app_spec: str,
-    app_build: Build,
-    process_group: ProcessGroup,
-    tmp_path: Path,
-    pair_log: PairLog,
-) -> None:
+async def test_exec_server_dies_mid_command(run_case: RunCase) -> None:
     def script(workspace: Path) -> object:
         # Only the executor's environment holds the marker: ``where`` tells which side ran the command.
         cmd = f"printf '%s' \"${EXECUTOR_MARKER}\" > where; echo $$ > pid; exec sleep {LONG}"
@@ -405,4 +364,4 @@ async def test_exec_server_dies_mid_command(
         await case.session.turns_end(thread_id, "after the exec-server died mid-command")
         await case.session.each_once(thread_id)
 
-    await _run(request, app_spec, app_build, process_group, tmp_path, pair_log, script, drive)
+    await run_case(script, drive)
