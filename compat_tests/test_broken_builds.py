@@ -119,4 +119,5 @@ def test_the_pairs_list_as_a_github_actions_matrix(tmp_path: Path) -> None:
     assert {"scenario": "websocket", "app": "current", "exec": "codex@0.171.0"} in rows
     assert {"scenario": "stdio", "app": "current", "exec": "current"} in rows
     assert {"scenario": "storage", "app": "current", "exec": "codex@0.171.0"} in rows
-    assert len(rows) == 5  # noise, websocket, stdio, drift, storage
+    assert {"scenario": "turns-end", "app": "current", "exec": "current"} in rows
+    assert len(rows) == 6  # noise, websocket, stdio, drift, storage, turns-end
