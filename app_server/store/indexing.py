@@ -62,12 +62,11 @@ def row_from_loaded(loaded: LoadedThread) -> IndexRow:
     return row
 
 
-def row_from_file(path: Path, archived: bool) -> IndexRow | None:
+def row_from_file(codex_home: Path, path: Path, archived: bool) -> IndexRow | None:
     """The index row of one rollout file, or None (logged) when it cannot be read or names another thread.
     A Codex fork's row is that of its whole history (its preview is its parent's first message)."""
-    home = path.parent.parent if archived else path.parents[4]
     try:
-        records = with_history_base(read_records(path), lambda tid: find_rollout_file(home, tid))
+        records = with_history_base(read_records(path), lambda tid: find_rollout_file(codex_home, tid))
         loaded = reconstruct(records, path=path, archived=archived)
     except (OSError, StoreError) as exc:
         log.warning("not indexing rollout %s: %s", path, exc)
@@ -87,7 +86,7 @@ def rebuild(index: ThreadIndex, codex_home: Path) -> int:
     names = session_index.read_names(codex_home)
     for path, archived in iter_rollout_files(codex_home):
         migrate_if_legacy(codex_home, path)
-        row = _named(row_from_file(path, archived), names)
+        row = _named(row_from_file(codex_home, path, archived), names)
         if row is not None and row.id not in rows:
             rows[row.id] = row
     index.replace_all(rows.values())
@@ -111,7 +110,7 @@ def reconcile(index: ThreadIndex, codex_home: Path) -> None:
         migrate_if_legacy(codex_home, path)
         if names is None:
             names = session_index.read_names(codex_home)
-        row = _named(row_from_file(path, archived), names)
+        row = _named(row_from_file(codex_home, path, archived), names)
         if row is not None:
             index.upsert(row)
     for thread_id in known.keys() - seen:

@@ -146,9 +146,10 @@ def with_history_base(
         return records
     try:
         parent_path = find(parent_id)
-        if parent_path is None or head_problem(parent_path.read_bytes()[:MAX_META_BYTES]) is not None:
+        data = parent_path.read_bytes() if parent_path is not None else b""
+        if parent_path is None or head_problem(data) is not None:
             raise OSError(f"no readable rollout of thread {parent_id}")
-        parent = with_history_base(read_records(parent_path), find, depth + 1)
+        parent = with_history_base(list(iter_records(data, parent_path)), find, depth + 1)
     except (OSError, ValueError) as exc:
         log.warning("fork %s: its parent's history cannot be read: %s", records[0].payload.get("id"), exc)
         return records

@@ -178,7 +178,7 @@ class ThreadStore:
             if row is not None:
                 self._sync.safely(lambda index: index.delete(thread_id))
             return None
-        fresh = indexing.row_from_file(path, is_archived_path(self.codex_home, path))
+        fresh = indexing.row_from_file(self.codex_home, path, is_archived_path(self.codex_home, path))
         if fresh is not None:
             self._sync.safely(lambda index: index.upsert(fresh))
         return path
