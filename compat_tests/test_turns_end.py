@@ -10,7 +10,6 @@ must not report the stored turn as still in progress. Findings: docs/turns_end_c
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,7 +19,6 @@ import pytest
 
 from compat_tests.support.artifacts import PairLog
 from compat_tests.support.builds import Build
-from compat_tests.support.matrix import log_dir
 from compat_tests.support.processes import ProcessGroup, clean_env
 from compat_tests.support.rpc import STEP, ScenarioError
 from compat_tests.support.scenario import FAKE_MODEL
@@ -101,13 +99,9 @@ async def _run(
 
 
 @pytest.fixture
-def pair_log(
-    request: pytest.FixtureRequest, app_spec: str, exec_spec: str, tmp_path_factory: pytest.TempPathFactory
-) -> PairLog:
+def pair_log(request: pytest.FixtureRequest, pair_log: PairLog) -> PairLog:
     """One folder per case: ``LOGS/APP__APP/turns-end/CASE/`` (conftest's, one level down)."""
-    env_root = os.environ.get("PYCODEX_COMPAT_LOGS")
-    root = Path(env_root) if env_root else tmp_path_factory.getbasetemp() / "compat-logs"
-    return PairLog(log_dir(root, SCENARIO, app_spec, exec_spec) / request.function.__name__)
+    return PairLog(pair_log.folder / request.function.__name__)
 
 
 # -- the cases ---------------------------------------------------------------------------------------------

@@ -96,14 +96,22 @@ def _model_script(workspace: Path) -> list[dict[str, Any]]:
     ]
 
 
-def write_config(home: Path, model_url: str, approval_policy: str = "never") -> None:
+def write_config(
+    home: Path,
+    model_url: str,
+    approval_policy: str = "never",
+    *,
+    sandbox_mode: str = "workspace-write",
+    request_retries: int = 0,
+) -> None:
+    """The scenario's config.toml: the fake model at ``model_url`` as the provider, no stream retries."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
-        f'model = "mock-model"\napproval_policy = "{approval_policy}"\nsandbox_mode = "workspace-write"\n'
+        f'model = "mock-model"\napproval_policy = "{approval_policy}"\nsandbox_mode = "{sandbox_mode}"\n'
         'model_provider = "mock_provider"\n\n[features]\nexecutor_capability_discovery = false\n'
         "executor_capability_discovery_v2 = false\n\n[model_providers.mock_provider]\n"
         f'name = "Mock provider"\nbase_url = "{model_url}/v1"\nwire_api = "responses"\n'
-        "request_max_retries = 0\nstream_max_retries = 0\n"
+        f"request_max_retries = {request_retries}\nstream_max_retries = 0\n"
     )
 
 

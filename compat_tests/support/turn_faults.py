@@ -26,6 +26,7 @@ from typing import Any
 from compat_tests.support.builds import Build
 from compat_tests.support.processes import ProcessGroup, clean_env
 from compat_tests.support.rpc import AppServerRpc, ScenarioError
+from compat_tests.support.scenario import write_config
 
 __all__ = [
     "TURN_END_WAIT",
@@ -319,14 +320,7 @@ def write_fault_config(home: Path, model_url: str, approval: str, request_retrie
     ``/tmp/.git`` for the read-only folders of its writable roots (``/tmp`` is one), which would leave a
     repository marker above every other test's temp folder."""
     sandbox = "danger-full-access" if approval == "never" else "workspace-write"
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(
-        f'model = "mock-model"\napproval_policy = "{approval}"\nsandbox_mode = "{sandbox}"\n'
-        'model_provider = "mock_provider"\n\n[features]\nexecutor_capability_discovery = false\n'
-        "executor_capability_discovery_v2 = false\n\n[model_providers.mock_provider]\n"
-        f'name = "Mock provider"\nbase_url = "{model_url}/v1"\nwire_api = "responses"\n'
-        f"request_max_retries = {request_retries}\nstream_max_retries = 0\n"
-    )
+    write_config(home, model_url, approval, sandbox_mode=sandbox, request_retries=request_retries)
 
 
 def exec_call(call_id: str, cmd: str, workspace: Path, **extra: object) -> dict[str, object]:
