@@ -45,13 +45,19 @@ class CodexDatabase:
 
     def run(self, sql: str, params: tuple[object, ...]) -> None:
         """One statement, committed; skipped when the database is absent or unusable."""
+        self.run_many(sql, [params])
+
+    def run_many(self, sql: str, rows: list[tuple[object, ...]]) -> None:
+        """One statement for each of ``rows``, in one transaction; skipped like ``run``."""
+        if not rows:
+            return
         with self.lock:
             conn = self.connection()
             if conn is None:
                 return
             try:
                 with conn:
-                    conn.execute(sql, params)
+                    conn.executemany(sql, rows)
             except sqlite3.Error as exc:
                 self.warn_not_updated(exc)
 

@@ -112,8 +112,8 @@ class CodexState:
     def fill_names(self, names: dict[str, str]) -> None:
         """Give Codex's rows without a name the name pycodex knows (threads renamed before Codex's index
         existed: Codex's own rebuild from the rollouts leaves them unnamed)."""
-        for thread_id, name in names.items():
-            self._run("UPDATE threads SET name = ? WHERE id = ? AND name IS NULL", (name, thread_id))
+        self._db.run_many("UPDATE threads SET name = ? WHERE id = ? AND name IS NULL",
+                          [(name, thread_id) for thread_id, name in names.items()])  # fmt: skip
 
     def git(self, thread_id: str, git: JsonObj) -> None:
         """The repository state a turn started in (Codex's git_sha, git_branch, git_origin_url)."""
