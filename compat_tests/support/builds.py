@@ -8,8 +8,9 @@ Specs:
   tag/commit of this repository: a ``git archive`` export installed into its own venv in the cache, with
   no checkout on the path, then checked to be that export (:func:`_verify`: imported from the venv, the
   export's version, every installed module byte-equal to the export's).
-* ``codex@VERSION``: the ``@openai/codex`` npm package, installed with ``npm install --prefix`` into the
-  cache (keyed by version); ``codex@latest`` asks the registry which version that is.
+* ``codex@VERSION``: the ``@openai/codex`` npm package, installed with npm and kept in the cache (keyed
+  by version) as its platform folder only (support/codex_install.py); ``codex@latest`` asks the registry
+  which version that is.
 * ``path:/abs/bin``: any executable with ``app-server`` and ``exec-server`` subcommands.
 
 :func:`resolve_build` raises :class:`BuildError` with the whole reason (npm's or pip's full error output)
@@ -24,10 +25,8 @@ import fcntl
 import io
 import json
 import os
-import platform
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -37,6 +36,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from compat_tests.support import codex_install
 
 __all__ = [
     "CODEX_BIN_REL",
@@ -222,14 +223,6 @@ def _run(
     return done.stdout.strip()
 
 
-def _codex_binary(prefix: Path) -> Path:
-    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
-        platform.machine(), "x64"
-    )
-    triple = "x86_64" if arch == "x64" else "aarch64"
-    return prefix / f"node_modules/@openai/codex-linux-{arch}/vendor/{triple}-unknown-linux-musl/bin/codex"
-
-
 def _executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
@@ -247,20 +240,15 @@ def _codex_build(spec: str, version: str) -> Build:
             raise BuildError(f"{spec}: cannot ask the npm registry for the latest version: {exc}") from None
     resolved = version if spec == "codex@latest" else ""
     # The repository's own npm copy (installed by .ci/run) serves its version without another install.
-    if _npm_version(REPO_ROOT) == version and _executable(_codex_binary(REPO_ROOT)):
-        return Build(spec, (str(_codex_binary(REPO_ROOT)),), resolved)
-    with _locked(f"codex-{version}") as prefix:
-        binary = _codex_binary(prefix)
-        if not _executable(binary):
-            argv = ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(prefix)]
-            try:
-                _run([*argv, f"@openai/codex@{version}"], _NPM_TIMEOUT)
-            except BuildError as exc:
-                shutil.rmtree(prefix, ignore_errors=True)  # a failed install must not look like a cache entry
-                raise BuildError(f"{spec}: npm install failed: {exc}") from None
-            if not _executable(binary):
-                raise BuildError(f"{spec}: npm installed @openai/codex@{version} but there is no {binary}")
-    installed = _npm_version(prefix)
+    repo_binary = codex_install.npm_tree_binary(REPO_ROOT)
+    if _npm_version(REPO_ROOT) == version and _executable(repo_binary):
+        return Build(spec, (str(repo_binary),), resolved)
+    with _locked(f"codex-{version}") as entry:
+        try:
+            binary = codex_install.install(version, entry, _NPM_TIMEOUT)
+        except codex_install.CodexInstallError as exc:
+            raise BuildError(f"{spec}: {exc}") from None
+    installed = codex_install.installed_version(entry)
     if installed and installed != version and resolved == "":
         resolved = installed  # a range such as codex@0.171 names the release it installed
     return Build(spec, (str(binary),), resolved)
