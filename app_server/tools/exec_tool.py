@@ -29,6 +29,7 @@ from app_server.tools.unified_exec import (
     DEFAULT_POLL_YIELD_MS,
     DEFAULT_WRITE_YIELD_MS,
     MAX_SESSIONS,
+    CollectResult,
     ExecSession,
     UnifiedExec,
     UnknownSession,
@@ -163,15 +164,21 @@ async def _exec_command(ctx: ToolContext, call: ToolCall, args: JsonObj) -> str 
         sessions.watch(session, _complete_on_exit(ctx, session, item, t0),
                        name=f"exec-item-{call.call_id}")
         raise
-    if result.exit_code is not None:
+    if result.exit_code is not None or result.lost is not None:
         await _complete_command(ctx, item, result.exit_code, session, t0)
     else:
         # Codex keeps the item open while the process runs (its output still streams to it) and
         # completes it when the process exits, whichever turn is running by then.
         sessions.watch(session, _complete_on_exit(ctx, session, item, t0),
                        name=f"exec-item-{call.call_id}")
-    return format_exec_output(output=result.output, wall_time_s=result.wall_time_s, exit_code=result.exit_code,
+    return _result_text("exec_command", result, args)
+
+
+def _result_text(tool: str, result: CollectResult, args: JsonObj) -> str:
+    text = format_exec_output(output=result.output, wall_time_s=result.wall_time_s, exit_code=result.exit_code,
                               session_id=result.session_id, max_output_tokens=_int_arg(args, "max_output_tokens"))
+    # A lost process has neither an exit code nor a session to continue: say so before the output.
+    return text if result.lost is None else f"{tool} failed: {result.lost}\n{text}"
 
 
 async def _intercept_patch(ctx: ToolContext, call: ToolCall, cmd: str, cwd: Path) -> str | ToolOutcome | None:
@@ -187,8 +194,9 @@ async def _intercept_patch(ctx: ToolContext, call: ToolCall, cmd: str, cwd: Path
 
 
 async def _complete_command(
-    ctx: ToolContext, item: JsonObj, exit_code: int, session: ExecSession, t0: float
+    ctx: ToolContext, item: JsonObj, exit_code: int | None, session: ExecSession, t0: float
 ) -> None:
+    """Complete the command's item; ``exit_code`` None: the process was lost (no code to report)."""
     # Like Codex: the process's first and last 512 KiB, with the omitted byte count between them.
     transcript = session.transcript.snapshot()
     await ctx.complete_item(dict(
@@ -199,7 +207,7 @@ async def _complete_command(
 
 async def _complete_on_exit(ctx: ToolContext, session: ExecSession, item: JsonObj, t0: float) -> None:
     await session.wait_finished()
-    exit_code = session.exit_code if session.exit_code is not None else -1
+    exit_code = session.exit_code if session.exit_code is not None or session.lost else -1
     try:
         await _complete_command(ctx, item, exit_code, session, t0)
     except Exception:  # the thread may be closing; the process result still reached write_stdin
@@ -238,8 +246,7 @@ async def _write_stdin(ctx: ToolContext, args: JsonObj) -> str:
         return f"write_stdin failed: {exc}"
     default = DEFAULT_WRITE_YIELD_MS if chars else DEFAULT_POLL_YIELD_MS
     result = await sessions.collect(session, clamp_yield_ms(args.get("yield_time_ms"), default), t0)
-    return format_exec_output(output=result.output, wall_time_s=result.wall_time_s, exit_code=result.exit_code,
-                              session_id=result.session_id, max_output_tokens=_int_arg(args, "max_output_tokens"))
+    return _result_text("write_stdin", result, args)
 
 
 async def _ask(ctx: ToolContext, item: JsonObj, argv: list[str], cmd: str, args: JsonObj) -> approvals.Decision:

@@ -16,11 +16,16 @@ from typing import Protocol
 from exec_client.environment import ExecProcess as EnvProcess
 from exec_client.environment import ExecutionEnvironment, OutputChunk, ProcessExit, ProcessSpec
 
-__all__ = ["EnvironmentSpawner", "ExecProcess", "SpawnError", "Spawner"]
+__all__ = ["EnvironmentSpawner", "ExecProcess", "ProcessLost", "SpawnError", "Spawner"]
 
 
 class SpawnError(Exception):
     """The command could not be started (missing cwd, no such program, environment unavailable)."""
+
+
+class ProcessLost(Exception):
+    """The environment stopped reporting on a started process (its exec-server went away): it has no
+    exit code to give, and whether it still runs there is unknown."""
 
 
 class ExecProcess(Protocol):
@@ -37,7 +42,7 @@ class ExecProcess(Protocol):
         """Write ``data`` to the process's stdin."""
 
     async def wait(self) -> int:
-        """Wait for the process to exit; returns its exit code."""
+        """Wait for the process to exit; returns its exit code (``ProcessLost`` when that cannot be known)."""
 
     @property
     def exit_code(self) -> int | None:
@@ -73,7 +78,12 @@ class _Adapted:
 
     async def read(self) -> bytes:
         while True:
-            event = await self._process.next_event(None)
+            try:
+                event = await self._process.next_event(None)
+            except Exception as exc:  # the exec-server's connection is gone: no exit code will come
+                if not self._exit.done():
+                    self._exit.set_exception(ProcessLost(str(exc) or type(exc).__name__))
+                return b""
             if isinstance(event, OutputChunk):
                 return event.data
             if isinstance(event, ProcessExit):

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 
 from app_server.tools.output import CollectedOutput, HeadTailBuffer
-from app_server.tools.processes import ExecProcess
+from app_server.tools.processes import ExecProcess, ProcessLost
 
 __all__ = ["CollectResult", "ExecSession", "UnifiedExec", "UnknownSession", "clamp_yield_ms"]
 
@@ -57,6 +57,8 @@ class CollectResult:
     exit_code: int | None
     session_id: int | None
     wall_time_s: float
+    #: Why the process's end cannot be known (its exec-server went away); None otherwise.
+    lost: str | None = None
 
 
 class ExecSession:
@@ -75,6 +77,8 @@ class ExecSession:
         self.output_closed = asyncio.Event()
         self.exited = asyncio.Event()
         self.exit_code: int | None = None
+        #: Set instead of ``exit_code`` when the environment lost the process (see ``ProcessLost``).
+        self.lost: str | None = None
         #: Completes the command's item when the process exits after exec_command returned.
         self.watcher: asyncio.Task[None] | None = None
         #: (item id, command, cwd) of the commandExecution item, for thread/backgroundTerminals/list.
@@ -84,7 +88,10 @@ class ExecSession:
     async def _run(self) -> None:
         reader = asyncio.get_running_loop().create_task(self._read_all())
         try:
-            self.exit_code = await self.process.wait()
+            try:
+                self.exit_code = await self.process.wait()
+            except ProcessLost as exc:  # ends the session now rather than at the model's yield time
+                self.lost = str(exc)
             self.exited.set()
             self._changed.set()
             with contextlib.suppress(TimeoutError):
@@ -193,7 +200,7 @@ class UnifiedExec:
         output = session.take_output()
         if session.finished:
             self._sessions.pop(session.id, None)
-            return CollectResult(output, session.exit_code, None, time.monotonic() - started)
+            return CollectResult(output, session.exit_code, None, time.monotonic() - started, session.lost)
         return CollectResult(output, None, session.id, time.monotonic() - started)
 
     async def write(self, session: ExecSession, chars: str) -> None:
