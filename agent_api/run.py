@@ -7,7 +7,8 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import TracebackType
 
 from agent_api.channel import BoundedChannel
 from agent_api.errors import BackendError
@@ -74,11 +75,31 @@ class CancelHandle:
 @dataclass(frozen=True)
 class RunHandle:
     """``events``: async iterator of Event; ``completion``: awaitable Completion (raises BackendError);
-    ``cancel``: CancelHandle. ``completion`` does not resolve while ``events`` is open and not drained."""
+    ``cancel``: CancelHandle. ``completion`` does not resolve while ``events`` is open and not drained.
+
+    Giving up on ``completion`` (``asyncio.timeout``, ``wait_for`` or ``completion.cancel()``) cancels the
+    run: its child is killed as by ``cancel``. ``async with`` scopes a run: leaving the block cancels it
+    if it has not finished and returns once its child is gone.
+    """
 
     events: EventStream
     completion: asyncio.Future[Completion]
     cancel: CancelHandle
+    #: Set once the run has ended: its child reaped and its completion settled (or given up on).
+    ended: asyncio.Event = field(default_factory=asyncio.Event, repr=False, compare=False)
+
+    async def __aenter__(self) -> RunHandle:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if not self.completion.done():
+            self.cancel.cancel()
+        self.events.close()
+        await self.ended.wait()  # bounded by the kill: the child's process group gets SIGKILL
+        if self.completion.done() and not self.completion.cancelled():
+            self.completion.exception()  # retrieved: a "cancelled" the block never awaited is not an error
 
 
 class RunCore:
@@ -91,6 +112,10 @@ class RunCore:
         self.cancelled = asyncio.Event()
         self._forwarding = True
         self._tasks: list[asyncio.Task[None]] = []  # strong references: the loop keeps only weak ones
+        self.ended = asyncio.Event()
+        #: The caller stopped waiting for the completion (its future was cancelled).
+        self._abandoned = asyncio.Event()
+        self.completion.add_done_callback(self._on_completion_done)
 
     def track(self, task: asyncio.Task[None]) -> None:
         """Keep a strong reference to one of the run's tasks until the run ends."""
@@ -98,10 +123,17 @@ class RunCore:
 
     def handle(self) -> RunHandle:
         """The caller's view of the run: its events, its completion and its cancel handle."""
-        return RunHandle(EventStream(self.out), self.completion, CancelHandle(self._request_cancel))
+        return RunHandle(EventStream(self.out), self.completion, CancelHandle(self._request_cancel), self.ended)
+
+    def _on_completion_done(self, completion: asyncio.Future[Completion]) -> None:
+        # A timeout around ``await handle.completion`` cancels the future: the caller gave up on the
+        # run, so the run stops too instead of leaving its child running with nobody to cancel it.
+        if completion.cancelled():
+            self._abandoned.set()
+            self._request_cancel()
 
     def _request_cancel(self) -> None:
-        if self.completion.done():
+        if self.completion.done() and not self.completion.cancelled():
             return
         self.cancelled.set()
         # Stop forwarding at once: the consumer sees the end after what is already buffered.
@@ -123,10 +155,16 @@ class RunCore:
         then resolve the completion exactly once."""
         if self.cancelled.is_set():
             result, tail = BackendError("cancelled"), None
+        try:
+            await self._settle(result, tail)
+        finally:
+            self.ended.set()
+
+    async def _settle(self, result: Completion | BackendError, tail: Event | None) -> None:
         if tail is not None:
             await self.emit(tail)
         self.out.close_sender()
-        await self.out.wait_consumer_done()
+        await self._consumer_done_or_abandoned()
         if self.completion.done():
             return
         if self.cancelled.is_set():  # cancellation wins ties, up to the moment the completion resolves
@@ -135,6 +173,18 @@ class RunCore:
             self.completion.set_exception(result)
         else:
             self.completion.set_result(result)
+
+    async def _consumer_done_or_abandoned(self) -> None:
+        """Until the consumer has seen the end of the events, or nobody awaits the completion any more."""
+        if self._abandoned.is_set():
+            return
+        consumer = asyncio.ensure_future(self.out.wait_consumer_done())
+        abandoned = asyncio.ensure_future(self._abandoned.wait())
+        try:
+            await asyncio.wait({consumer, abandoned}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            consumer.cancel()
+            abandoned.cancel()
 
     def spawn_failed(self, message: str) -> asyncio.Task[None]:
         """End a run that never started: one Error event, then a Backend completion (still gated)."""

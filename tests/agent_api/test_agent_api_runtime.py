@@ -282,3 +282,50 @@ async def test_cancel_while_gated_wins_and_cancel_after_completion_is_a_no_op(
     _, completion = await finish(done)
     done.cancel.cancel()
     assert isinstance(completion, Completion) and await done.completion == completion
+
+
+@pytest.mark.parametrize("how", ["wait_for", "timeout", "future_cancel"])
+async def test_giving_up_on_the_completion_kills_the_child(start_run: StartRun, tmp_path: Path, how: str) -> None:
+    """A caller's own timeout around ``await handle.completion`` cancels the run (it used to leave the
+    child running, with ``cancel()`` a no-op on the cancelled future)."""
+    pid_file = tmp_path / "pids"
+    handle = await start_run(fake_backend(), req(tmp_path, "block_until_killed",
+                                                 env={"FAKE_CODEX_PID_FILE": str(pid_file)}))
+    pids = await wait_for_file(pid_file)
+    assert all(alive(pid) for pid in pids)
+    if how == "wait_for":
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(handle.completion, 0.1)
+    elif how == "timeout":
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.1):
+                await handle.completion
+    else:
+        handle.completion.cancel()
+    assert handle.completion.cancelled()
+    await asyncio.wait_for(handle.ended.wait(), WAIT)  # nobody reads the events: the run still ends
+    await wait_gone(pids)
+    handle.cancel.cancel()  # still safe
+
+
+async def test_async_with_cancels_an_unfinished_run_and_returns_once_its_child_is_gone(
+    start_run: StartRun, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pids"
+    handle = await start_run(fake_backend(), req(tmp_path, "block_until_killed",
+                                                 env={"FAKE_CODEX_PID_FILE": str(pid_file)}))
+    async with handle as run:
+        first = await asyncio.wait_for(anext(run.events), WAIT)
+        assert first.session_id == "thread-1"
+        pids = await wait_for_file(pid_file)
+    assert not any(alive(pid) for pid in pids)  # gone by the time the block is left
+    with pytest.raises(BackendError, match="cancelled"):
+        await handle.completion
+
+
+async def test_async_with_leaves_a_finished_run_as_it_was(start_run: StartRun, tmp_path: Path) -> None:
+    async with await start_run(fake_backend(), req(tmp_path, "ok")) as run:
+        events = await asyncio.wait_for(run.events.collect(), WAIT)
+        completion = await asyncio.wait_for(run.completion, WAIT)
+    assert completion.exit_code == 0 and completion.final_text == "FAKE-REPLY: done", events
+    assert run.ended.is_set() and not run.cancel.requested
