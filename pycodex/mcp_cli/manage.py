@@ -31,8 +31,16 @@ __all__ = ["add_mcp_arguments", "run_mcp"]
 _NAME = re.compile(r"^[A-Za-z0-9_\-:@/.]+$")
 
 
+ADD_USAGE = "pycodex mcp add [OPTIONS] NAME (--url URL | -- COMMAND...)"
+
+
 class McpCliError(Exception):
     """An ordinary mistake: printed as one `Error: ...` line, exit code 1."""
+
+
+class McpUsageError(McpCliError):
+    """Arguments that do not fit the command line's grammar: `error: ...` plus the usage, exit code 2
+    (as Codex's argument parser exits)."""
 
 
 def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,8 +50,7 @@ def add_mcp_arguments(parser: argparse.ArgumentParser) -> None:
     get = sub.add_parser("get", help="show one MCP server")
     get.add_argument("name", metavar="NAME", help="Name of the MCP server to display")
     get.add_argument("--json", action="store_true", help="Output the server configuration as JSON")
-    add = sub.add_parser("add", help="add (or replace) an MCP server",
-                         usage="pycodex mcp add [OPTIONS] NAME (--url URL | -- COMMAND...)")
+    add = sub.add_parser("add", help="add (or replace) an MCP server", usage=ADD_USAGE)
     add.add_argument("name", metavar="NAME", help="Name for the MCP server configuration")
     add.add_argument("server_command", nargs="*", metavar="COMMAND",
                      help="Command to launch the MCP server. Use --url for a streamable HTTP server")
@@ -78,6 +85,9 @@ def run_mcp(args: argparse.Namespace, codex_home: Path) -> int:
             return _remove(path, args.name)
         raise McpCliError(f"`mcp {args.mcp_command}` (OAuth) is not supported by pycodex; "
                           "give the server a bearer token with `mcp add NAME --url URL --bearer-token-env-var VAR`")
+    except McpUsageError as exc:
+        print(f"error: {exc}\n\nUsage: {ADD_USAGE}\n\nFor more information, try '--help'.", file=sys.stderr)
+        return 2
     except McpCliError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
@@ -214,7 +224,7 @@ def _pairs(headers: dict[str, str] | None) -> str:
 def _server_table(args: argparse.Namespace) -> Table:
     command = [*args.server_command, *getattr(args, "mcp_trailing", [])]
     if args.url is not None and command:
-        raise McpCliError("the argument '--url <URL>' cannot be used with '[COMMAND]...'")
+        raise McpUsageError("the argument '--url <URL>' cannot be used with '[COMMAND]...'")
     if args.oauth_client_id or args.oauth_client_secret:
         raise McpCliError("pre-registered OAuth clients are not supported by pycodex")
     table = tomlkit.table()
@@ -239,7 +249,7 @@ def _server_table(args: argparse.Namespace) -> Table:
                 env[key] = value
             table["env"] = env
     else:
-        raise McpCliError("the following required arguments were not provided: <COMMAND|--url <URL>>")
+        raise McpUsageError("the following required arguments were not provided: <COMMAND|--url <URL>>")
     if args.oauth_resource:
         table["oauth_resource"] = args.oauth_resource
     return table

@@ -115,12 +115,25 @@ def test_views_of_a_written_config(tmp_path: Path, args: list[str], expected: st
     (["add", "bad name", "--", "x"],
      "Error: invalid server name 'bad name' (use letters, numbers, '-', '_', ':', '@', '/', '.')"),
     (["add", "w2", "--env", "A=1", "--url", "http://x"], "Error: command is required"),
-    (["add", "x"], "Error: the following required arguments were not provided: <COMMAND|--url <URL>>"),
 ])
 def test_mistakes_print_one_line_and_leave_the_file_alone(tmp_path: Path, args: list[str], message: str) -> None:
     (tmp_path / "config.toml").write_text(CONFIG)
     proc = _pycodex(tmp_path, *args)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", message + "\n")
+    assert (tmp_path / "config.toml").read_text() == CONFIG
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["add", "x"], "error: the following required arguments were not provided: <COMMAND|--url <URL>>"),
+    (["add", "x", "--url", "http://x", "--", "cmd"],
+     "error: the argument '--url <URL>' cannot be used with '[COMMAND]...'"),
+])
+def test_usage_mistakes_exit_2_with_the_usage_as_codex_does(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "config.toml").write_text(CONFIG)
+    proc = _pycodex(tmp_path, *args)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr.splitlines()[0] == message
+    assert "Usage: pycodex mcp add [OPTIONS] NAME (--url URL | -- COMMAND...)" in proc.stderr
     assert (tmp_path / "config.toml").read_text() == CONFIG
 
 
