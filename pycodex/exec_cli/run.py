@@ -3,8 +3,9 @@
 The flow mirrors ``codex exec`` 0.169: read the prompt (argument, stdin, or both), refuse to run
 outside a Git repository unless told otherwise, start / resume / fork a thread (stored with source
 ``exec``), run one turn and print it, as JSONL events (``--json``) or as a transcript on stderr with
-the final message on stdout. Exit status 0 when the turn completed, 1 when it failed or could not
-start, 2 for a bad command line.
+the final message on stdout. Exit status 0 when the turn completed, 1 when it failed, could not
+start or was interrupted (Ctrl-C interrupts the turn and prints "turn interrupted", as Codex does; a
+second Ctrl-C exits at once with 130), 2 for a bad command line.
 
 Unlike Codex, ``resume --last`` with no session and ``resume <unknown id>`` are errors (Codex silently
 starts a new session or prints a backtrace), and the run never waits without bound: a turn that makes
@@ -15,8 +16,10 @@ is interrupted and reported as failed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import sys
 import uuid
 from collections.abc import Sequence
@@ -113,6 +116,9 @@ class _Run:
         self.human = HumanRenderer(color=self.color)
         self.out: IO[str] = sys.stdout
         self.err: IO[str] = sys.stderr
+        #: Ctrl-C asked for the turn to stop (a second one ends the process at once).
+        self.interrupted = False
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- output ------------------------------------------------------------------------------------
     def emit(self, events: list[JsonObj]) -> None:
@@ -170,8 +176,33 @@ class _Run:
             turn_params["sandboxPolicy"] = {**sandbox, "writableRoots": [*sandbox.get("writableRoots", []), *extra]}
         self.say(self.human.header(_header(started, thread_id, extra), self.prompt))
         turn = (await client.request("turn/start", turn_params))["turn"]
-        await self._follow(client, thread_id, str(turn["id"]))
+        turn_id = str(turn["id"])
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no handlers off the main thread
+            loop.add_signal_handler(signal.SIGINT, self._on_sigint, client, thread_id, turn_id)
+        try:
+            await self._follow(client, thread_id, turn_id)
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+        if self.interrupted:  # as Codex: one line in the transcript, no turn.failed event, exit status 1
+            self.say("turn interrupted\n")
+            return 1
         return self._finish()
+
+    def _on_sigint(self, client: InProcessClient, thread_id: str, turn_id: str) -> None:
+        """Ctrl-C interrupts the turn, whose turn/completed then ends the run; a second one is fatal."""
+        loop = asyncio.get_running_loop()
+        loop.remove_signal_handler(signal.SIGINT)  # the next Ctrl-C raises KeyboardInterrupt (exit 130)
+        self.interrupted = True
+        params: JsonObj = {"threadId": thread_id, "turnId": turn_id}
+        task = loop.create_task(self._interrupt(client, params))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _interrupt(self, client: InProcessClient, params: JsonObj) -> None:
+        with contextlib.suppress(Exception):  # the turn may have ended meanwhile
+            await client.request("turn/interrupt", params, timeout=10)
 
     def _thread_params(self) -> JsonObj:
         a = self.args
@@ -242,6 +273,9 @@ class _Run:
             if method == "error" and params.get("willRetry"):
                 waiting = (params.get("error") or {}).get("message", "").endswith("waiting for network")
                 network_waits = network_waits + 1 if waiting else 0
+            if self.interrupted and method == "turn/completed":
+                if (params.get("turn") or {}).get("id") == turn_id:
+                    return  # Codex ends an interrupted exec without a turn.failed event
             self.emit(self.mapper.feed(method, params))
             self.say(self.human.feed(method, params))
             if network_waits >= max_waits:

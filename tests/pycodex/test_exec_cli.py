@@ -395,3 +395,38 @@ async def test_the_transcript_goes_to_stderr_and_the_answer_to_stdout(make_env: 
     positions = [err.index(part) for part in order]
     assert positions == sorted(positions), err
     assert "\x1b[" not in err
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+async def test_ctrl_c_interrupts_the_turn_says_so_and_exits_1_as_codex(make_env: Any, as_json: bool) -> None:
+    """Codex 0.169 (checked by hand against a stalled mock model): "turn interrupted" on stderr and exit
+    status 1; with --json, no further event after turn.started. The stored turn is interrupted."""
+    env = await make_env([{"output": [message("never finished")], "stall_after": 1, "stall_s": 60}])
+    argv = [*(["--json"] if as_json else []), "--skip-git-repo-check", "x"]
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "PYCODEX_", "OPENAI_"))}
+    full_env.update(CODEX_HOME=str(env.home), CODEX_API_KEY="dummy", PYCODEX_FSYNC="0")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pycodex", "exec", *argv, cwd=env.work, env=full_env,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stderr is not None and proc.stdout is not None
+        for _ in range(2000):  # bounded: the model has the turn's request once it streams
+            if env.requests():
+                break
+            await asyncio.sleep(0.01)
+        assert env.requests(), "the turn never reached the model"
+        proc.send_signal(2)
+        out, err = await asyncio.wait_for(proc.communicate(), RUN_TIMEOUT_S)
+    finally:
+        await stop_process(proc)
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err.decode()
+    if not as_json:
+        assert err.decode().splitlines()[-1] == "turn interrupted"
+    else:
+        types = [json.loads(line)["type"] for line in out.decode().splitlines()]
+        assert types[0] == "thread.started" and types[-1] == "turn.started", types
+    rollouts = list((env.home / "sessions").rglob("rollout-*.jsonl"))
+    assert len(rollouts) == 1 and '"turn_aborted"' in rollouts[0].read_text()
