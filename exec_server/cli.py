@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import gc
 import hashlib
+import ipaddress
 import logging
 import sys
 from pathlib import Path
@@ -105,6 +106,16 @@ def _token_digest(options: argparse.Namespace) -> bytes | None:
     return hashlib.sha256(token.encode()).digest()
 
 
+def _is_loopback(host: str) -> bool:
+    """A literal loopback address, or ``localhost``; any other name could resolve off the machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _parse_listen(url: str) -> tuple[str, int] | None:
     """None for stdio, else (host, port)."""
     if url in ("stdio", "stdio://"):
@@ -122,6 +133,12 @@ async def run_exec_server(options: argparse.Namespace) -> int:
     try:
         listen = _parse_listen(_opt(options, "listen", "ws://127.0.0.1:0"))
         digest = _token_digest(options)
+        if listen is not None and digest is None and not _is_loopback(listen[0]):
+            # Anyone who reaches an unauthenticated exec-server runs commands as its user (Codex allows it).
+            host, port = listen
+            shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            raise UsageError(f"refusing to start non-loopback websocket listener {shown} without auth; "
+                             "configure `--ws-auth capability-token`")
         concurrent = int(_opt(options, "concurrent_requests", 1))
         if concurrent < 1:
             raise UsageError("--concurrent-requests must be at least 1")

@@ -68,7 +68,7 @@ def run_ws_server(
     GROUPS.add(proc.pid)
     try:
         assert proc.stdout is not None
-        line = _readline_with_deadline(proc, STEP)
+        line = readline_with_deadline(proc, STEP)
         assert line.startswith("ws://127.0.0.1:"), line
         yield ServerProc(name, line, proc)
     finally:
@@ -82,7 +82,8 @@ def run_ws_server(
             proc.stdout.close()
 
 
-def _readline_with_deadline(proc: subprocess.Popen[bytes], timeout: float) -> str:
+def readline_with_deadline(proc: subprocess.Popen[bytes], timeout: float) -> str:
+    """The process's next stdout line (stripped), waiting at most ``timeout`` seconds for it to start."""
     import selectors
 
     assert proc.stdout is not None
