@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from exec_client.wire.fs_paths import entry_path, policy_for, real_path
 from exec_client.wire.fs_policy import Need
 from exec_client.wire.protocol import FsCopyParams
-from exec_server.fs_service import request_path, run_fs
+from exec_server.fs_service import open_for_write, request_path, run_fs
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
@@ -31,6 +31,8 @@ _UNSUPPORTED = "fs/copy only supports regular files, directories, and symlinks"
 @dataclass
 class _Budget:
     left: int
+    #: Under a sandbox policy: hard-linked destinations are refused (see ``open_for_write``).
+    sandboxed: bool = True
 
     def take(self, size: int) -> None:
         if size > self.left:
@@ -45,8 +47,7 @@ def _copy_file(src: str, dst: str, budget: _Budget) -> None:
         if not stat.S_ISREG(st.st_mode):
             raise InvalidRequest(_UNSUPPORTED)
         budget.take(st.st_size)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-        fout = os.open(dst, flags, stat.S_IMODE(st.st_mode))
+        fout = open_for_write(dst, dst, sandboxed=budget.sandboxed, mode=stat.S_IMODE(st.st_mode))
         try:
             copied = 0
             while copied < st.st_size:  # a file growing meanwhile is copied as it was when opened
@@ -87,7 +88,7 @@ async def copy(p: FsCopyParams) -> JsonObj:
         source = entry_path(src)
         policy.check(source, Need.READ)
         st = os.lstat(source)
-        budget = _Budget(MAX_COPY_BYTES)
+        budget = _Budget(MAX_COPY_BYTES, sandboxed=policy.rules is not None)
         if stat.S_ISDIR(st.st_mode):
             if not p.recursive:
                 raise InvalidRequest("fs/copy requires recursive: true when sourcePath is a directory")

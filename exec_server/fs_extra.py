@@ -33,7 +33,7 @@ from exec_client.wire.protocol import (
     path_to_uri,
     uri_to_path,
 )
-from exec_server.fs_service import not_a_file, request_path, run_fs
+from exec_server.fs_service import not_a_file, open_for_write, request_path, run_fs
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 
@@ -103,16 +103,14 @@ class FileHandles:
 
         def work() -> int:
             target = real_path(path)
-            policy_for(p.sandbox).check(target, Need.WRITE if p.mode == "replace" else Need.READ)
-            flags = os.O_RDONLY
+            policy = policy_for(p.sandbox)
+            policy.check(target, Need.WRITE if p.mode == "replace" else Need.READ)
             if p.mode == "replace":
-                flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
-            fd = os.open(target, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+                return open_for_write(target, path, sandboxed=policy.rules is not None, mode=0o644)
+            fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 os.close(fd)
                 raise not_a_file(path)  # only regular files: no fifo, device or directory
-            if p.mode == "replace":
-                os.ftruncate(fd, 0)
             return fd
 
         self.files[p.handle_id] = await run_fs(work)

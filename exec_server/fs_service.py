@@ -87,6 +87,29 @@ def not_a_file(path: Path | str) -> InvalidRequest:
     return InvalidRequest(f"path `{path}` is not a file")
 
 
+def open_for_write(target: str, shown: Path | str, *, sandboxed: bool, mode: int = 0o666) -> int:
+    """Open a regular file for writing (creating it) and truncate it; the descriptor.
+
+    Never through a symlink (``O_NOFOLLOW``) nor into a fifo or device. Under a sandbox policy a file with
+    other hard links is refused (``Permission denied``) before anything is truncated: its other names may
+    lie outside the writable roots, and writing the shared inode would change them too (Codex 0.169 writes
+    through). Refused rather than copied, because a copy would silently split a file linked on purpose.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(target, flags, mode)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_a_file(shown)
+        if sandboxed and st.st_nlink > 1:
+            raise PolicyDenied(Denial.DENIED, target)
+        os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _read_regular(target: str, shown: Path, limit: int) -> bytes:
     # O_NONBLOCK: opening a fifo must not wait for a writer; regular files ignore the flag.
     fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -135,13 +158,10 @@ async def write_file(p: FsWriteFileParams) -> JsonObj:
 
     def work() -> None:
         target = real_path(path)
-        policy_for(p.sandbox).check(target, Need.WRITE)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(target, flags, 0o666)
+        policy = policy_for(p.sandbox)
+        policy.check(target, Need.WRITE)
+        fd = open_for_write(target, path, sandboxed=policy.rules is not None)
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise not_a_file(path)  # never write into a fifo or a device
-            os.ftruncate(fd, 0)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]

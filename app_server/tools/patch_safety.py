@@ -4,7 +4,11 @@ A patch is *constrained* when every path it writes (each added, deleted or updat
 destination) is writable under the sandbox: anything under ``danger-full-access``; nothing under
 ``read-only``; under ``workspace-write`` a path beneath the cwd, a configured writable root, ``/tmp`` or
 ``$TMPDIR``, but never beneath a protected ``.git``, ``.codex`` or ``.agents`` directory of any of those
-roots. Paths are normalised lexically (``..`` resolved without touching the filesystem).
+roots. Paths are normalised lexically (``..`` resolved without touching the filesystem), and then
+checked once more as the filesystem resolves them: a symlink inside the workspace that points outside
+the roots, or a hard link of a file whose inode other names share (which may lie outside), is not
+writable. (Codex applies patches inside its OS sandbox, which refuses the symlink and writes through the
+hard link.)
 
 Then, by approval policy: ``untrusted`` always asks; a constrained patch (or any patch under
 ``on-failure``) is applied without asking; otherwise ``never`` refuses it with Codex's reason and the
@@ -14,6 +18,7 @@ other policies ask the user.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,7 +26,7 @@ from pathlib import Path
 
 __all__ = [
     "OUTSIDE_PROJECT_REASON", "PROTECTED_NAMES", "READ_ONLY_REASON", "Safety", "assess_patch", "is_writable",
-    "writable_roots",
+    "is_writable_on_disk", "writable_roots",
 ]
 
 READ_ONLY_REASON = "writing is blocked by read-only sandbox; rejected by user approval settings"
@@ -68,6 +73,23 @@ def is_writable(path: Path, roots: list[Path] | None) -> bool:
     return any(path.is_relative_to(root) for root in roots)
 
 
+def _as_resolved(path: Path, roots: list[Path]) -> bool:
+    """Whether ``path`` stays writable once symlinks are followed, and is not a shared (hard-linked) inode."""
+    real = Path(os.path.realpath(path))
+    if not is_writable(real, [Path(os.path.realpath(root)) for root in roots]):
+        return False
+    try:
+        st = os.stat(real)
+    except OSError:  # a file the patch creates
+        return True
+    return not stat.S_ISREG(st.st_mode) or st.st_nlink <= 1
+
+
+def is_writable_on_disk(path: Path, roots: list[Path] | None) -> bool:
+    """``is_writable`` for the path as written and for the file it reaches on this machine's filesystem."""
+    return is_writable(path, roots) and (roots is None or _as_resolved(path, roots))
+
+
 def assess_patch(
     targets: Iterable[Path], *, approval_policy: str, sandbox_mode: str, cwd: Path, extra_roots: Sequence[str],
 ) -> Safety:
@@ -75,7 +97,7 @@ def assess_patch(
     if approval_policy == "untrusted":
         return Safety("ask")
     roots = writable_roots(sandbox_mode, cwd, extra_roots)
-    if approval_policy == "on-failure" or all(is_writable(t, roots) for t in targets):
+    if approval_policy == "on-failure" or all(is_writable_on_disk(t, roots) for t in targets):
         return Safety("auto")
     if approval_policy == "never":
         return Safety("reject", READ_ONLY_REASON if roots == [] else OUTSIDE_PROJECT_REASON)
