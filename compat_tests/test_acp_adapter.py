@@ -7,10 +7,12 @@ wrapper script that runs the build and records each app-server's PID. This modul
 
 1. adapter A: ``initialize``, ``session/new``, ``session/prompt``; the model asks for a command that
    needs approval, the adapter asks ``session/request_permission``, the client allows it once, the
-   command runs (not before), the turn ends with ``end_turn``;
+   command runs (not before), the turn ends with ``end_turn``; then the adapter names the session from
+   a turn of its own on an ephemeral thread (``outputSchema``) and stores the name (``thread/name/set``);
 2. A stops (and its app-server with it); adapter B (a new app-server on the same CODEX_HOME):
-   ``session/load`` must replay the first turn (user text, completed tool call, answer), then a second
-   ``session/prompt`` whose model request carries the first turn's text, command output and answer.
+   ``session/load`` must replay the first turn (user text, completed tool call, answer) and the stored
+   title, then a second ``session/prompt`` whose model request carries the first turn's text, command
+   output and answer.
 
 Each adapter must have started exactly one app-server: the adapter restarts a crashed one by itself,
 which would otherwise hide the crash. Artifacts: ``acp.jsonrpc.jsonl`` (client <-> adapter),
@@ -20,7 +22,9 @@ which would otherwise hide the crash. Artifacts: ``acp.jsonrpc.jsonl`` (client <
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +64,11 @@ TITLE = "Compat approved file"
 AGENT_MODE = "workspace-write"
 #: Variables the adapter reads at startup: none may leak in from the calling environment.
 _ADAPTER_VARS = ("MODEL_PROVIDER", "DEFAULT_AUTH_REQUEST", "INITIAL_AGENT_MODE", "APP_SERVER_LOGS")
-#: build spec -> the observed cause: a strict xfail, so a fix is noticed (none so far).
-XFAIL: dict[str, str] = {}
+#: build spec -> the observed cause: a strict xfail, so a change is noticed.
+XFAIL: dict[str, str] = {
+    # The adapter lists permission profiles before every thread/start; pycodex answers it since 0.2.0.
+    "pycodex@0.1.0": "session/new fails: pycodex 0.1.0 has no permissionProfile/list, which codex-acp calls first",
+}
 _INITIALIZE = {
     "protocolVersion": 1,
     "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
@@ -134,9 +141,17 @@ class AcpRun:
         return client
 
     async def stop(self, name: str) -> None:
-        """Stop the adapter, then every app-server it started (by PID); it must have started exactly one."""
-        await self.clients[name].handle.stop()
+        """Stop the adapter and every app-server it started (by PID); it must have started exactly one."""
+        handle = self.clients[name].handle
+        if handle.proc.stdin is not None:
+            handle.proc.stdin.close()  # the adapter's cue to stop its app-server
         self.leftovers[name] = await stop_app_servers(self.pids(name))
+        if handle.proc.returncode is None:
+            # With its app-server gone the adapter has nothing left to do or write, yet it lingers ~2 s on
+            # a timer of its own before it exits; twice per pair that would be most of the scenario's time.
+            with contextlib.suppress(ProcessLookupError):
+                handle.proc.send_signal(signal.SIGTERM)
+        await handle.stop()
         pids = started_pids(self.pids(name))
         if len(pids) != 1:
             hint = stderr_hint(read_adapter_log(self.log_file(name)).stderr_lines)
@@ -249,6 +264,14 @@ async def _resumed_turn(client: AcpClient, workspace: Path, session_id: str) -> 
     status = _tool_status(replay, CALL_ID)
     _expect(status == "completed", f"session/load replayed tool call {CALL_ID} as {status!r}, not completed")
     _expect(FIRST_ANSWER in _texts(client, "agent_message_chunk"), "session/load did not replay the answer")
+    titles = [
+        u.get("title") for u in replay if u.get("sessionUpdate") == "session_info_update" and "title" in u
+    ]
+    _expect(
+        TITLE in titles,
+        f"session/load gave the session the titles {titles}, not the one the first app-server stored "
+        f"with thread/name/set ({TITLE!r})",
+    )
     since = len(client.updates)
     prompt = [{"type": "text", "text": SECOND_TEXT}]
     done = await client.call("session/prompt", {"sessionId": session_id, "prompt": prompt})
@@ -316,7 +339,7 @@ async def test_codex_acp_drives_a_turn_an_approval_and_a_resume(
     finally:
         await process_group.stop_all()
         for name in run.clients:
-            run.leftovers.setdefault(name, await stop_app_servers(run.pids(name)))
+            run.leftovers[name] = run.leftovers.get(name, []) + await stop_app_servers(run.pids(name))
         run.write_artifacts(pair_log)
         pair_log.processes(process_group)
         pair_log.model_requests(tmp_path / "model-requests.jsonl")

@@ -50,6 +50,8 @@ ADAPTER_PACKAGE = "@agentclientprotocol/codex-acp"
 ADAPTER_VERSION = "2.6.0"
 _NPM_TIMEOUT = 600.0
 _POLL = 0.05
+#: The longest error text a cause line quotes (a dead app-server's stderr tail can be long).
+_CAUSE_LIMIT = 400
 #: JSON-RPC's "method not found": the answer to agent requests for capabilities the client did not offer.
 _NO_METHOD = -32601
 #: One entry of the adapter's log: ``2026-12-03 07:27:16,488 [OUT] TEXT {"pid":N}`` (TEXT may span lines).
@@ -324,10 +326,19 @@ class AcpClient:
 
 
 def describe_error(error: Any) -> str:
-    """``CODE MESSAGE (DETAILS)`` of a JSON-RPC error object (the adapter puts the app-server's reason in data)."""
+    """``CODE MESSAGE (DETAILS)`` of a JSON-RPC error object on one line (at most :data:`_CAUSE_LIMIT` chars).
+
+    The adapter puts the app-server's own reason in ``data.details``, and the tail of a dead app-server's
+    stderr under its message.
+    """
     if not isinstance(error, dict):
-        return str(error)
+        return _one_line(str(error))
     text = f"{error.get('code', '?')} {error.get('message', '')}".strip()
     data = error.get("data")
     details = data.get("details") if isinstance(data, dict) else data
-    return f"{text} ({details})" if details else text
+    return _one_line(f"{text} ({details})" if details else text)
+
+
+def _one_line(text: str) -> str:
+    line = " / ".join(part.strip() for part in text.splitlines() if part.strip())
+    return line if len(line) <= _CAUSE_LIMIT else line[: _CAUSE_LIMIT - 3] + "..."
