@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shlex
 import signal
 from pathlib import Path
 from typing import Any
@@ -40,7 +42,7 @@ from compat_tests.support.acp import (
     write_codex_wrapper,
 )
 from compat_tests.support.artifacts import PairLog
-from compat_tests.support.builds import Build, BuildError
+from compat_tests.support.builds import REPO_ROOT, RESOLVED_ENV, Build, BuildError, resolve_build
 from compat_tests.support.processes import ProcessGroup, clean_env
 from compat_tests.support.rpc import ScenarioError
 from compat_tests.support.scenario import start_model, write_config
@@ -69,6 +71,7 @@ XFAIL: dict[str, str] = {
     # The adapter lists permission profiles before every thread/start; pycodex answers it since 0.2.0.
     "pycodex@0.1.0": "session/new fails: pycodex 0.1.0 has no permissionProfile/list, which codex-acp calls first",
 }
+CRASH_ON_RESUME = REPO_ROOT / "compat_tests" / "acp" / "crash_on_resume"
 _INITIALIZE = {
     "protocolVersion": 1,
     "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
@@ -310,6 +313,34 @@ def _check_model_requests(model_log: Path) -> None:
         )
 
 
+async def _run_scenario(
+    adapter: list[str], build: Build, group: ProcessGroup, tmp_path: Path, log: PairLog
+) -> None:
+    """Both adapters' turns and every check; ScenarioError (cause first) on the first failure."""
+    run = AcpRun(adapter, build, group, tmp_path)
+    run.workspace.mkdir()
+    try:
+        model_url = await start_model(group, tmp_path, _script(run.workspace))
+        write_config(run.home, model_url, approval_policy="on-request")
+        session_id = await _first_turn(await run.start("codex-acp-first"), run.workspace)
+        await run.stop("codex-acp-first")
+        await _resumed_turn(await run.start("codex-acp-resumed"), run.workspace, session_id)
+        await run.stop("codex-acp-resumed")
+        _check_model_requests(tmp_path / "model-requests.jsonl")
+    except ScenarioError as exc:
+        await group.stop_all()
+        hint = run.hint()
+        cause = f"{exc.cause} (app-server stderr: {hint})" if hint and hint not in exc.cause else exc.cause
+        raise ScenarioError(cause, f"{exc}\n{group.diagnostics()}\nlogs: {log.folder}") from exc
+    finally:
+        await group.stop_all()
+        for name in run.clients:
+            run.leftovers[name] = run.leftovers.get(name, []) + await stop_app_servers(run.pids(name))
+        run.write_artifacts(log)
+        log.processes(group)
+        log.model_requests(tmp_path / "model-requests.jsonl")
+
+
 async def test_codex_acp_drives_a_turn_an_approval_and_a_resume(
     request: pytest.FixtureRequest,
     app_spec: str,
@@ -321,25 +352,22 @@ async def test_codex_acp_drives_a_turn_an_approval_and_a_resume(
 ) -> None:
     if app_spec in XFAIL:
         request.applymarker(pytest.mark.xfail(strict=True, reason=XFAIL[app_spec]))
-    run = AcpRun(adapter, app_build, process_group, tmp_path)
-    run.workspace.mkdir()
-    try:
-        model_url = await start_model(process_group, tmp_path, _script(run.workspace))
-        write_config(run.home, model_url, approval_policy="on-request")
-        session_id = await _first_turn(await run.start("codex-acp-first"), run.workspace)
-        await run.stop("codex-acp-first")
-        await _resumed_turn(await run.start("codex-acp-resumed"), run.workspace, session_id)
-        await run.stop("codex-acp-resumed")
-        _check_model_requests(tmp_path / "model-requests.jsonl")
-    except ScenarioError as exc:
-        await process_group.stop_all()
-        hint = run.hint()
-        cause = f"{exc.cause} (app-server stderr: {hint})" if hint and hint not in exc.cause else exc.cause
-        raise ScenarioError(cause, f"{exc}\n{process_group.diagnostics()}\nlogs: {pair_log.folder}") from exc
-    finally:
-        await process_group.stop_all()
-        for name in run.clients:
-            run.leftovers[name] = run.leftovers.get(name, []) + await stop_app_servers(run.pids(name))
-        run.write_artifacts(pair_log)
-        pair_log.processes(process_group)
-        pair_log.model_requests(tmp_path / "model-requests.jsonl")
+    await _run_scenario(adapter, app_build, process_group, tmp_path, pair_log)
+
+
+async def test_an_app_server_that_dies_on_resume_is_the_cause(
+    adapter: list[str], process_group: ProcessGroup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scenario fails on a broken build, naming the method, the exit and the app-server's last words."""
+    if os.environ.get(RESOLVED_ENV):
+        pytest.skip("a self-test of the scenario: `pycodex compat` runs only the pairs")
+    monkeypatch.setenv("PYCODEX_BROKEN_WRAPS", shlex.join(resolve_build("current").command()))
+    broken = Build("path:crash_on_resume", (str(CRASH_ON_RESUME),))
+    with pytest.raises(ScenarioError) as failed:
+        await _run_scenario(adapter, broken, process_group, tmp_path, PairLog(tmp_path / "logs"))
+    cause = failed.value.cause
+    assert cause.startswith("session/load failed: "), cause
+    assert "exited with code 3" in cause and "crash_on_resume: exiting on thread/resume" in cause, cause
+    assert "\n" not in cause, cause
+    # The first adapter's half ran through: the failure is the resume's, not an earlier one.
+    assert (tmp_path / "workspace" / "approved.txt").read_text() == APPROVED
