@@ -371,3 +371,24 @@ async def test_an_app_server_that_dies_on_resume_is_the_cause(
     assert "\n" not in cause, cause
     # The first adapter's half ran through: the failure is the resume's, not an earlier one.
     assert (tmp_path / "workspace" / "approved.txt").read_text() == APPROVED
+
+
+def test_the_adapter_log_splits_into_app_server_traffic_and_stderr(tmp_path: Path) -> None:
+    """Chunks of one direction join into lines whatever the pipe reads were; other entries are skipped."""
+    log = tmp_path / "app-server.log"
+    log.write_text(
+        '2026-12-03 07:27:16,488 [IN] {"id":0,"method":"initialize"}\n {"pid":1}\n'
+        '2026-12-03 07:27:16,500 [OUT] {"id":0,"res {"pid":1}\n'
+        "2026-12-03 07:27:16,501 [ERR] Traceback (most recent call last):\nKeyError: 'x'\n {\"pid\":1}\n"
+        '2026-12-03 07:27:16,502 [OUT] ult":{}}\n{"method":"warning"}\n {"pid":1}\n'
+        '2026-12-03 07:27:16,503 [APP-SERVER SHUTDOWN]{"id":9} {"pid":1,"generation":1}\n'
+        '2026-12-03 07:27:16,504 [ERR] half a line {"pid":1}\n'
+    )
+    parsed = read_adapter_log(log)
+    assert [(d, m) for d, _, m in parsed.traffic] == [
+        (">", {"id": 0, "method": "initialize"}),
+        ("<", {"id": 0, "result": {}}),
+        ("<", {"method": "warning"}),
+    ]
+    assert parsed.stderr_lines == ["Traceback (most recent call last):", "KeyError: 'x'", "half a line"]
+    assert stderr_hint(parsed.stderr_lines) == "KeyError: 'x'"

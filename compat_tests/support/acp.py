@@ -64,7 +64,7 @@ PermissionPolicy = Callable[[dict[str, Any]], dict[str, Any]]
 
 @contextlib.contextmanager
 def _locked(name: str) -> Iterator[Path]:
-    """An exclusive lock on ``CACHE/name.lock`` (the one builds.py takes for a build); yields ``CACHE/name``."""
+    """An exclusive lock on ``CACHE/name.lock`` (builds.py's scheme for a build); yields ``CACHE/name``."""
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     with open(root / f"{name}.lock", "w") as lock:
@@ -90,14 +90,17 @@ def install_adapter() -> list[str]:
         raise BuildError(f"{ADAPTER_PACKAGE}@{ADAPTER_VERSION}: node is not on PATH")
     with _locked(f"codex-acp-{ADAPTER_VERSION}") as prefix:
         entry = prefix / "node_modules" / ADAPTER_PACKAGE / "dist" / "index.js"
-        if not (entry.is_file() and _installed_version(prefix) == ADAPTER_VERSION):
+        # Written last: an npm run that was killed halfway leaves no record, so it is installed again.
+        record = prefix / "installed.json"
+        if not record.is_file():
             _npm_install(prefix)
-            if not entry.is_file() or _installed_version(prefix) != ADAPTER_VERSION:
-                got = _installed_version(prefix) or "nothing"
+            got = _installed_version(prefix)
+            if not entry.is_file() or got != ADAPTER_VERSION:
                 shutil.rmtree(prefix, ignore_errors=True)
                 raise BuildError(
-                    f"npm installed {got} instead of {ADAPTER_PACKAGE}@{ADAPTER_VERSION} ({entry})"
+                    f"npm installed {got or 'nothing'} instead of {ADAPTER_PACKAGE}@{ADAPTER_VERSION} ({entry})"
                 )
+            record.write_text(json.dumps({"package": ADAPTER_PACKAGE, "version": got}) + "\n")
     return [node, str(entry)]
 
 
@@ -135,8 +138,6 @@ class AdapterLog:
     #: (direction, timestamp, message): ">" adapter to app-server, "<" app-server to adapter.
     traffic: list[tuple[str, str, Any]] = field(default_factory=list)
     stderr_lines: list[str] = field(default_factory=list)
-    #: The adapter's own error entries (``[SYSTEM_ERROR] ...``), first line each.
-    errors: list[str] = field(default_factory=list)
 
     def transcript_lines(self, process: str) -> list[str]:
         return [json.dumps({"process": process, "dir": d, "t": t, "msg": m}) for d, t, m in self.traffic]
@@ -155,8 +156,6 @@ def read_adapter_log(path: Path) -> AdapterLog:
         end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
         tag, stamp = match[1], match[0][:23]
         body = _LOG_CONTEXT.sub("", text[match.end() : end])
-        if tag == "SYSTEM_ERROR":
-            log.errors.append(body.strip().splitlines()[0] if body.strip() else tag)
         if tag not in pending:
             continue
         *lines, pending[tag] = (pending[tag] + body).split("\n")
