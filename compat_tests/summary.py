@@ -135,7 +135,10 @@ def render_markdown(cells: list[Cell], labels: Mapping[str, str] | None = None) 
                 if len(changes) > MAX_RISKY_SHOWN
                 else ""
             )
-            lines += [f"<details><summary>{cell.app} -> {cell.exec}: {len(changes)} risky{more}</summary>", ""]
+            lines += [
+                f"<details><summary>{cell.app} -> {cell.exec}: {len(changes)} risky{more}</summary>",
+                "",
+            ]
             lines += [f"- `{_cell(line)}`" for line in changes[:MAX_RISKY_SHOWN]]
             lines += ["", "</details>"]
     counts = {o: sum(c.outcome == o for c in cells) for o in ("pass", "fail", "skip")}

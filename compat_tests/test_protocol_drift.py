@@ -47,6 +47,16 @@ def acknowledged(app: Build, exec_: Build, text: str | None = None) -> list[str]
     return list(dict.fromkeys(line.removeprefix(p) for line in lines for p in prefixes if line.startswith(p)))
 
 
+def drift_lines(report: DriftReport, accepted: list[str]) -> list[str]:
+    """drift.txt: the report, each acknowledged breaking line marked so (one not occurring is listed)."""
+    lines = report.summary().splitlines()
+    marked = {c.line(): c.text for c in report.changes if c.severity == "breaking" and c.text in accepted}
+    lines = [f"{line}  (acknowledged)" if line in marked else line for line in lines]
+    return lines + [
+        f"acknowledged, no longer occurs: {text}" for text in accepted if text not in report.breaking
+    ]
+
+
 def verdict(report: DriftReport, accepted: list[str]) -> str | None:
     """The cause the pair fails with, or None: the first unacknowledged breaking change (with how many
     more and how many risky ones), else the first acknowledged one that no longer occurs."""
@@ -94,12 +104,7 @@ async def test_protocol_drift_between_builds_has_no_breaking_change(
     report = diff_surfaces(old, new)
     accepted = acknowledged(app_build, exec_build)
     pair_log.write_lines(
-        "drift.txt",
-        [
-            f"# {app_build.label} -> {exec_build.label}",
-            report.summary(),
-            *(f"acknowledged: {line}" for line in accepted),
-        ],
+        "drift.txt", [f"# {app_build.label} -> {exec_build.label}", *drift_lines(report, accepted)]
     )
     cause = verdict(report, accepted)
     if cause:
@@ -133,6 +138,18 @@ def test_a_moving_spec_finds_the_lines_of_what_it_resolved_to() -> None:
     assert acknowledged(last, Build("current", ("pycodex",)), text) == [
         "removed method b",
         "removed method c",
+    ]
+
+
+def test_drift_txt_marks_the_acknowledged_lines() -> None:
+    report = DriftReport(
+        [Change("removed-method", "removed method a"), Change("added-method", "added method b")]
+    )
+    assert drift_lines(report, ["removed method a", "removed method z"]) == [
+        "1 breaking, 0 risky, 1 additive",
+        "BREAKING [removed-method] removed method a  (acknowledged)",
+        "additive [added-method] added method b",
+        "acknowledged, no longer occurs: removed method z",
     ]
 
 
