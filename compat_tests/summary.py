@@ -98,6 +98,12 @@ def verdict(cells: list[Cell]) -> str:
     return f"compat: all {len(cells) - skipped} passed ({skipped} skipped, {risky} risky drift changes)"
 
 
+def _rank(spec: str) -> tuple[int, str]:
+    """Table order, as the text table's: current, pycodex releases, Codex releases, anything else."""
+    kinds = ("current", "pycodex@", "codex@")
+    return next((i for i, k in enumerate(kinds) if spec.startswith(k)), len(kinds)), spec
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -111,7 +117,9 @@ def render_markdown(cells: list[Cell], labels: Mapping[str, str] | None = None) 
     scenarios = [s for s in SCENARIOS if any(c.scenario == s for c in cells)]
     by_key = {(c.app, c.exec, c.scenario): c for c in cells}
     lines += ["| app | exec | " + " | ".join(scenarios) + " |", "|---|---|" + "---|" * len(scenarios)]
-    for app, exec_ in dict.fromkeys((c.app, c.exec) for c in cells):
+    for app, exec_ in sorted(
+        dict.fromkeys((c.app, c.exec) for c in cells), key=lambda p: (_rank(p[0]), _rank(p[1]))
+    ):
         row = []
         for scenario in scenarios:
             cell = by_key.get((app, exec_, scenario))
