@@ -279,7 +279,7 @@ def _output_types(key: str, before: FieldInfo, after: FieldInfo) -> list[Change]
     if "any" in gained:
         return [Change("output-unconstrained", f"{key} became unconstrained: {change}")]
     # A closed set of strings that became any string gains values, not a type.
-    widened_enum = "string" in gained and _enums(before.atoms) and "string" not in before.atoms
+    widened_enum = "string" in gained and bool(_enums(before.atoms)) and "string" not in before.atoms
     other = gained - _enums(gained) - {"null"} - ({"string"} if widened_enum else set())
     if other:
         return [Change("output-type-changed", f"changed type of {key}: {change}")]
@@ -299,19 +299,12 @@ def _compared(key: str, before: FieldInfo, after: FieldInfo) -> list[Change]:
     """The changes of one entry both sides have."""
     side = _side(key)
     out = []
+    types = f"{_show(before.atoms)} -> {_show(after.atoms)}"
     if side == "input":
         if any(not _covered(a, after.atoms) for a in before.atoms):
-            out.append(
-                Change(
-                    "narrowed-input", f"narrowed type of {key}: {_show(before.atoms)} -> {_show(after.atoms)}"
-                )
-            )
+            out.append(Change("narrowed-input", f"narrowed type of {key}: {types}"))
         elif any(not _covered(a, before.atoms) for a in after.atoms):
-            out.append(
-                Change(
-                    "widened-input", f"widened type of {key}: {_show(before.atoms)} -> {_show(after.atoms)}"
-                )
-            )
+            out.append(Change("widened-input", f"widened type of {key}: {types}"))
         if after.required != before.required and _VARIANT not in after.atoms:
             rule = "input-became-required" if after.required else "input-became-optional"
             out.append(Change(rule, f"{key} became {'required' if after.required else 'optional'}"))
