@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from compat_tests.support.artifacts import PairLog
-from compat_tests.support.builds import Build, last_release, releases
+from compat_tests.support.builds import Build, last_release
 from compat_tests.support.drift_rules import Change
-from compat_tests.support.matrix import CODEX_REFERENCE, SUPPORTED_RELEASES, pairs
+from compat_tests.support.matrix import pairs
 from compat_tests.support.processes import ProcessGroup, clean_env
 from compat_tests.support.rpc import STEP, ScenarioError
 from compat_tests.support.schema_diff import DriftReport, FieldInfo, diff_surfaces, merge_bundles, surface
@@ -111,16 +111,7 @@ async def test_protocol_drift_between_builds_has_no_breaking_change(
         raise ScenarioError(cause, f"{report.summary()}\nlogs: {pair_log.folder}")
 
 
-# The policy's pairs (README "Skew policy"), checked without running anything.
-
-
-def test_the_full_matrix_checks_drift_from_the_supported_releases_and_the_codex_reference() -> None:
-    full = pairs(SCENARIO, {"PYCODEX_COMPAT_ALL": "1"})
-    previous = [f"pycodex@{version}" for version, _ in releases()[-SUPPORTED_RELEASES:]]
-    assert ("pycodex@last", "current") in full
-    assert {(p, "current") for p in previous[:-1]} <= set(full)
-    assert ("current", CODEX_REFERENCE) in full and ("current", CODEX_REFERENCE) in pairs(SCENARIO, {})
-    assert last_release() == previous[-1]
+# The scenario's rules, checked without running anything (the policy's pairs: test_skew_policy.py).
 
 
 def test_a_moving_spec_finds_the_lines_of_what_it_resolved_to() -> None:
