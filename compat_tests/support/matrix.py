@@ -25,6 +25,7 @@ __all__ = [
     "SCENARIOS",
     "SCENARIO_FILES",
     "SLOW_SCENARIOS",
+    "SUPPORTED_RELEASES",
     "full_builds",
     "is_slow",
     "log_dir",
@@ -57,12 +58,24 @@ _DEFAULT: dict[str, list[tuple[str, str]]] = {
 #: Scenarios whose pairs take long enough (several app-servers, many turns) that only the default slice is
 #: quick: their other pairs are marked ``slow``.
 SLOW_SCENARIOS = frozenset({"storage", "acp"})
+#: How many pycodex releases back the checkout keeps its protocol for (README "Skew policy"): the full
+#: matrix's drift pairs run from each of them (``pycodex@last`` for the newest) to ``current``.
+SUPPORTED_RELEASES = 2
+#: Drift pairs (from, to): Codex's releases in order, then what a client written for the checkout meets
+#: in Codex. The full matrix adds the supported pycodex releases -> current (:func:`_drift_pairs`).
 _DRIFT_CHAIN = [
     ("codex@0.168.0", "codex@0.169.0"),
     ("codex@0.169.0", "codex@0.171.0"),
     ("current", "codex@0.169.0"),
     ("current", "codex@0.171.0"),
 ]
+
+
+def _drift_pairs() -> list[tuple[str, str]]:
+    """The full matrix's drift pairs: :data:`_DRIFT_CHAIN`, then "what did this checkout break for
+    clients of" each supported release (the older ones by version, the newest as ``pycodex@last``)."""
+    older = [f"pycodex@{version}" for version, _ in releases()[-SUPPORTED_RELEASES:-1]]
+    return [*_DRIFT_CHAIN, *((spec, "current") for spec in [*older, "pycodex@last"])]
 
 
 def full_builds() -> list[str]:
@@ -96,7 +109,7 @@ def pairs(scenario: str, env: Mapping[str, str] | None = None) -> list[tuple[str
         if scenario in ("stdio", "turns-end", "acp"):
             return [(b, b) for b in builds]
         if scenario == "drift":
-            return list(_DRIFT_CHAIN)
+            return _drift_pairs()
         return [(a, e) for a in builds for e in builds]
     return list(_DEFAULT[scenario])
 
