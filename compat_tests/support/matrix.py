@@ -42,6 +42,7 @@ SCENARIO_FILES = {
     "drift": "test_protocol_drift.py",
     "storage": "test_storage_skew.py",
     "turns-end": "test_turns_end.py",
+    "clients": "test_clients.py",
 }
 SCENARIOS = tuple(SCENARIO_FILES)
 _DEFAULT: dict[str, list[tuple[str, str]]] = {
@@ -51,10 +52,11 @@ _DEFAULT: dict[str, list[tuple[str, str]]] = {
     "drift": [("current", CODEX_REFERENCE)],
     "storage": [("current", "current"), ("current", CODEX_REFERENCE), (CODEX_REFERENCE, "current")],
     "turns-end": [("current", "current"), (CODEX_REFERENCE, CODEX_REFERENCE)],
+    "clients": [("current", "current")],
 }
 #: Scenarios whose pairs take long enough (several app-servers, many turns) that only the default slice is
 #: quick: their other pairs are marked ``slow``.
-SLOW_SCENARIOS = frozenset({"storage"})
+SLOW_SCENARIOS = frozenset({"storage", "clients"})
 _DRIFT_CHAIN = [
     ("codex@0.168.0", "codex@0.169.0"),
     ("codex@0.169.0", "codex@0.171.0"),
@@ -84,14 +86,14 @@ def pairs(scenario: str, env: Mapping[str, str] | None = None) -> list[tuple[str
     apps, execs = _specs(env, "PYCODEX_COMPAT_APPS"), _specs(env, "PYCODEX_COMPAT_EXECS")
     if apps or execs:
         apps, execs = apps or ["current"], execs or ["current"]
-        if scenario in ("stdio", "turns-end"):
+        if scenario in ("stdio", "turns-end", "clients"):
             return [(app, app) for app in dict.fromkeys(apps)]
         if scenario == "drift":
             return [(a, e) for a in apps for e in execs if a != e]
         return [(a, e) for a in apps for e in execs]
     if env.get("PYCODEX_COMPAT_ALL") == "1" or env.get("PYCODEX_SLOW") == "1":
         builds = full_builds()
-        if scenario in ("stdio", "turns-end"):
+        if scenario in ("stdio", "turns-end", "clients"):
             return [(b, b) for b in builds]
         if scenario == "drift":
             return list(_DRIFT_CHAIN)
