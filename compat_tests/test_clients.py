@@ -23,6 +23,8 @@ import json
 import os
 import re
 import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -124,13 +126,22 @@ class _Run:
         self.workspace.mkdir()
         self.home = tmp_path / "app-home"
 
-    async def finish(self, error: ScenarioError | None) -> None:
+    async def _save(self) -> None:
         await self.group.stop_all()
         self.log.processes(self.group)
         self.log.model_requests(self.tmp / "model-requests.jsonl")
-        if error is not None:
-            details = f"{error}\n{self.group.diagnostics()}\nlogs: {self.log.folder}"
-            raise ScenarioError(error.cause, details) from error
+
+    @asynccontextmanager
+    async def checked(self) -> AsyncIterator[None]:
+        """Stop the processes and save the artifacts however the block ends; a ScenarioError gains every
+        process's stderr tail and the log folder below its cause line."""
+        try:
+            yield
+        except ScenarioError as exc:
+            await self._save()
+            raise ScenarioError(exc.cause, f"{exc}\n{self.group.diagnostics()}\nlogs: {self.log.folder}") from exc
+        finally:
+            await self._save()  # idempotent: the processes are stopped once, the files rewritten alike
 
     def model_requests(self) -> list[dict[str, Any]]:
         log = self.tmp / "model-requests.jsonl"
@@ -149,8 +160,6 @@ async def run(process_group: ProcessGroup, tmp_path: Path, pair_log: PairLog) ->
     return _Run(process_group, tmp_path, pair_log)
 
 
-# First in the module: `pycodex compat` shows one outcome per pair and scenario, that of the pair's last test,
-# and this one is a skip in the default slice.
 SHARED_RUN_ALL = Path(os.environ.get("PYCODEX_SHARED_DIR") or REPO_ROOT.parent / "shared") / "clients" / "run_all.sh"
 
 
@@ -160,6 +169,8 @@ def _matrix_asked_for() -> bool:
     return "1" in (env.get("PYCODEX_SLOW"), env.get("PYCODEX_COMPAT_ALL")) or bool(env.get("PYCODEX_COMPAT_APPS"))
 
 
+# First in the module: `pycodex compat` shows one outcome per pair and scenario, that of the pair's last test,
+# and this one is a skip in the default slice.
 @pytest.mark.slow
 async def test_shared_client_scripts_pass(app_spec: str, app_build: Build, run: _Run) -> None:
     # Five client runs of up to 150 s each: never in the default slice, which `pycodex compat` runs unfiltered.
@@ -171,7 +182,7 @@ async def test_shared_client_scripts_pass(app_spec: str, app_build: Build, run: 
     # The exec-mode client of a release without `exec` is test_ts_sdk_runs_an_exec_turn's strict xfail.
     only = [c for c in SHARED_CLIENTS if not (c == "ts_codex_sdk" and app_spec in NO_EXEC_RELEASES)]
     env = clean_env(CLIENTS_DIR=str(clients_dir), TMPDIR=str(run.tmp), HOME=str(run.tmp), ONLY=" ".join(only))
-    try:
+    async with run.checked():
         argv = ["bash", str(SHARED_RUN_ALL), str(launcher(app_build, run.tmp / "bin"))]
         result = await run_to_end(run.group, "shared-run-all", argv, env, run.tmp, 900.0)
         run.log.write_lines("shared-run-all.txt", result.stdout_lines)
@@ -179,9 +190,6 @@ async def test_shared_client_scripts_pass(app_spec: str, app_build: Build, run: 
         if result.returncode != 0 or failed or f"{len(only)} passed, 0 failed" not in result.stdout_lines:
             last = (failed or result.stdout_lines[-1:] or ["no output"])[0]
             raise ScenarioError(f"shared run_all.sh: {last[:200]}", "\n".join(result.stdout_lines))
-    except ScenarioError as exc:
-        await run.finish(exc)
-    await run.finish(None)
 
 
 async def test_python_sdk_runs_turns_and_answers_an_approval(app_build: Build, run: _Run) -> None:
@@ -189,7 +197,7 @@ async def test_python_sdk_runs_turns_and_answers_an_approval(app_build: Build, r
     client = f"{PYTHON_SDK[0]} {PYTHON_SDK[1]}"
     script = [*_command_turn(RUN_PROMPT, "run.txt", "done run", run.workspace),
               *_command_turn(APPROVAL_PROMPT, "approval.txt", "done approval", run.workspace)]
-    try:
+    async with run.checked():
         write_config(run.home, await start_model(run.group, run.tmp, script), approval_policy="on-request")
         argv = [str(python), "-I", str(CLIENT_SCRIPTS / "python_sdk_scenario.py"),
                 "--codex-bin", str(launcher(app_build, run.tmp / "bin")), "--workspace", str(run.workspace),
@@ -208,9 +216,6 @@ async def test_python_sdk_runs_turns_and_answers_an_approval(app_build: Build, r
         problems += _turn_problems(f"{client} approval", approval, "done approval")
         problems += _file_problems(f"{client} approval", run.workspace / "approval.txt")
         _fail_on(problems)
-    except ScenarioError as exc:
-        await run.finish(exc)
-    await run.finish(None)
 
 
 async def test_ts_sdk_runs_an_exec_turn(
@@ -221,7 +226,7 @@ async def test_ts_sdk_runs_an_exec_turn(
         request.applymarker(pytest.mark.xfail(strict=True, raises=ScenarioError, reason=reason))
     prefix = _available(ts_sdk)
     client = f"{TS_SDK[0]} {TS_SDK[1]} (exec --experimental-json)"
-    try:
+    async with run.checked():
         model_url = await start_model(run.group, run.tmp, _command_turn(TS_PROMPT, "ts.txt", "done ts", run.workspace))
         write_config(run.home, model_url)
         argv = ["node", str(CLIENT_SCRIPTS / "ts_sdk_scenario.mjs"), str(prefix),
@@ -240,9 +245,6 @@ async def test_ts_sdk_runs_an_exec_turn(
             problems.append(f"{client}: final agent_message {verdict.get('final')!r}, expected 'done ts'")
         problems += _file_problems(client, run.workspace / "ts.txt")
         _fail_on(problems)
-    except ScenarioError as exc:
-        await run.finish(exc)
-    await run.finish(None)
 
 
 def _tui_binary() -> str:
@@ -285,7 +287,7 @@ async def test_tui_renders_the_answer_and_quits(app_build: Build, run: _Run) -> 
     codex = _tui_binary()
     tui = Tui(shutil.which("tmux") or "tmux", f"compat-clients-{os.getpid()}-{id(run)}", run.tmp)
     answer = {"output": [{"type": "message", "text": TUI_ANSWER}]}
-    try:
+    async with run.checked():
         model_url = await start_model(run.group, run.tmp, [answer, answer])
         url = await _start_ws_server(run, app_build, model_url)
         client_home = run.tmp / "tui-home"
@@ -298,9 +300,6 @@ async def test_tui_renders_the_answer_and_quits(app_build: Build, run: _Run) -> 
         prompts = [r for r in run.model_requests() if TUI_PROMPT in json.dumps(r.get("body"))]
         if not prompts:
             raise ScenarioError(f"tui: no model request carries the typed prompt {TUI_PROMPT!r}")
-    except ScenarioError as exc:
-        await run.finish(exc)
-    await run.finish(None)
 
 
 def test_the_clients_matrix_is_each_build_alone_and_only_current_is_quick() -> None:
