@@ -121,4 +121,5 @@ def test_the_pairs_list_as_a_github_actions_matrix(tmp_path: Path) -> None:
     assert {"scenario": "storage", "app": "current", "exec": "codex@0.171.0"} in rows
     assert {"scenario": "turns-end", "app": "current", "exec": "current"} in rows
     assert {"scenario": "acp", "app": "current", "exec": "current"} in rows
-    assert len(rows) == 7  # noise, websocket, stdio, drift, storage, turns-end, acp
+    assert {"scenario": "clients", "app": "current", "exec": "current"} in rows
+    assert len(rows) == 8  # noise, websocket, stdio, drift, storage, turns-end, acp, clients

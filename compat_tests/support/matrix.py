@@ -44,6 +44,7 @@ SCENARIO_FILES = {
     "storage": "test_storage_skew.py",
     "turns-end": "test_turns_end.py",
     "acp": "test_acp_adapter.py",
+    "clients": "test_clients.py",
 }
 SCENARIOS = tuple(SCENARIO_FILES)
 _DEFAULT: dict[str, list[tuple[str, str]]] = {
@@ -54,10 +55,11 @@ _DEFAULT: dict[str, list[tuple[str, str]]] = {
     "storage": [("current", "current"), ("current", CODEX_REFERENCE), (CODEX_REFERENCE, "current")],
     "turns-end": [("current", "current"), (CODEX_REFERENCE, CODEX_REFERENCE)],
     "acp": [("current", "current"), (CODEX_REFERENCE, CODEX_REFERENCE)],
+    "clients": [("current", "current")],
 }
 #: Scenarios whose pairs take long enough (several app-servers, many turns) that only the default slice is
 #: quick: their other pairs are marked ``slow``.
-SLOW_SCENARIOS = frozenset({"storage", "acp"})
+SLOW_SCENARIOS = frozenset({"storage", "acp", "clients"})
 #: How many pycodex releases back the checkout keeps its protocol for (README "Skew policy"): the full
 #: matrix's drift pairs run from each of them (``pycodex@last`` for the newest) to ``current``.
 SUPPORTED_RELEASES = 2
@@ -99,14 +101,14 @@ def pairs(scenario: str, env: Mapping[str, str] | None = None) -> list[tuple[str
     apps, execs = _specs(env, "PYCODEX_COMPAT_APPS"), _specs(env, "PYCODEX_COMPAT_EXECS")
     if apps or execs:
         apps, execs = apps or ["current"], execs or ["current"]
-        if scenario in ("stdio", "turns-end", "acp"):
+        if scenario in ("stdio", "turns-end", "acp", "clients"):
             return [(app, app) for app in dict.fromkeys(apps)]
         if scenario == "drift":
             return [(a, e) for a in apps for e in execs if a != e]
         return [(a, e) for a in apps for e in execs]
     if env.get("PYCODEX_COMPAT_ALL") == "1" or env.get("PYCODEX_SLOW") == "1":
         builds = full_builds()
-        if scenario in ("stdio", "turns-end", "acp"):
+        if scenario in ("stdio", "turns-end", "acp", "clients"):
             return [(b, b) for b in builds]
         if scenario == "drift":
             return _drift_pairs()
