@@ -171,8 +171,11 @@ async def _serve_traced(
     import asyncio  # stdlib, but not before the answer
     import logging
 
+    from pycodex.platform.spawn import watch_children_with_pidfds  # loaded at start-up anyway (AT_STARTUP)
+
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)
+    watch_children_with_pidfds()  # local commands: no reaper thread per running process
     app = server_app.AppServer(codex_home=default_codex_home(), config_overrides=config_overrides,
                                strict_config=strict_config)
     # SIGTERM first interrupts running turns while clients can still hear turn/completed, then stops

@@ -27,6 +27,7 @@ from exec_server.session import DEFAULT_DETACHED_TTL_S, DEFAULT_MAX_PROCESSES, L
 from exec_server.stdio_listener import serve_stdio
 from exec_server.ws_listener import WsOptions, start_ws_server
 from pycodex.logging_setup import configure_logging
+from pycodex.platform.spawn import watch_children_with_pidfds
 from pycodex.signals import stop_on_signals
 
 __all__ = ["UsageError", "add_exec_server_arguments", "run_exec_server"]
@@ -153,6 +154,7 @@ async def run_exec_server(options: argparse.Namespace) -> int:
     # What start-up built (modules, classes, models) lives as long as the process: move it out of the
     # collector's reach, so the full collections that streamed output triggers stay short.
     gc.freeze()
+    watch_children_with_pidfds()  # no reaper thread per running command
     registry = SessionRegistry(limits)
     if _opt(options, "remote"):
         try:

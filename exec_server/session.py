@@ -42,7 +42,10 @@ Notify = Callable[[str, JsonObj], Awaitable[None]]
 SendEncoded = Callable[[Sequence[bytes]], Awaitable[None]]
 
 
-DEFAULT_MAX_PROCESSES = 64
+#: Running processes per session. Codex 0.169's exec-server has no cap of its own (its app-server keeps each
+#: thread to 64 unified-exec sessions, as pycodex's does); this one only stops a runaway client from
+#: exhausting the machine's process table, well above what several threads can run at once.
+DEFAULT_MAX_PROCESSES = 1024
 DEFAULT_DETACHED_TTL_S = 300.0
 
 

@@ -126,3 +126,29 @@ async def test_a_resumed_session_streams_live_output_again(tmp_path: Path, name:
             assert outs[-1] == b"two\n" and set(outs) <= {b"one\n", b"two\n"}
             seqs = [e["params"]["seq"] for e in events]
             assert seqs == sorted(seqs) and events[-1]["method"] == "process/closed"
+
+
+def _threads(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    raise AssertionError("no Threads line")
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12 reaps children through pidfds by itself")
+async def test_many_running_processes_need_no_thread_each_and_more_than_codex_s_64_app_server_cap(
+    tmp_path: Path,
+) -> None:
+    """128 processes at once (Codex's exec-server ran 128): all start, and the server's thread count
+    does not grow with them (3.11's default child watcher starts one waitpid thread per child)."""
+    count = 128
+    with run_ws_server("pycodex", tmp_path) as server:
+        async with raw_client(server.url) as c:
+            await c.initialize()
+            before = _threads(server.proc.pid)
+            for n in range(count):
+                await c.ok("process/start", start_params(f"s{n}", ["/bin/sleep", "30"], tmp_path))
+            during = _threads(server.proc.pid)
+            for n in range(count):
+                await c.ok("process/terminate", {"processId": f"s{n}"})
+    assert during - before < 16, (before, during)
