@@ -40,7 +40,7 @@ from compat_tests.support.builds import (
 )
 from compat_tests.support.matrix import CODEX_REFERENCE, SCENARIOS, pairs
 
-__all__ = ["Probe", "Search", "main", "search"]
+__all__ = ["Probe", "Search", "main", "run_bisect", "search"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,13 @@ class _Prober:
         try:
             build = commit_build(spec, sha, shared_site=self.shared_site)
         except BuildError as exc:
-            return self._report(sha, Probe("skip", f"cannot build: {exc}"))
+            # pip's whole error is long (often a traceback, whose last line says what went wrong): it goes
+            # to a file, the report gets that last line.
+            error_file = self.logs / sha[:12] / "build-error.txt"
+            error_file.parent.mkdir(parents=True, exist_ok=True)
+            error_file.write_text(f"{exc}\n", encoding="utf-8")
+            last = next((line.strip() for line in reversed(str(exc).splitlines()) if line.strip()), "")
+            return self._report(sha, Probe("skip", f"cannot build: {last} (the whole error: {error_file})"))
         runs = [("app", spec, self.against.name, self.scenarios)]
         reverse = tuple(s for s in self.scenarios if not _single_build(s))
         if self.both_ways and reverse:
@@ -245,30 +251,42 @@ def main(argv: Sequence[str]) -> int:
         args.reruns,
     )
     print(f"bisecting {len(commits)} commit(s) after {good[:12]} up to {bad[:12]}", file=sys.stderr)
-    return _bisect(prober, good, commits, args)
+    return run_bisect(prober, good, commits, good_ref=args.good, bad_ref=args.bad, logs=prober.logs)
 
 
-def _bisect(prober: _Prober, good: str, commits: list[str], args: argparse.Namespace) -> int:
-    end = prober(commits[-1])
-    if end.verdict != "bad":
-        why = "every cell with it passed" if end.verdict == "good" else end.detail
-        print(f"pycodex compat bisect: --bad {args.bad} is not bad: {why}", file=sys.stderr)
-        return 1
-    start = prober(good)
-    if start.verdict != "good":
-        print(f"pycodex compat bisect: --good {args.good} is not good: {start.detail}", file=sys.stderr)
-        return 1
-    found = search(commits, prober)  # never probes commits[-1]: the search starts knowing it is bad
-    skipped = [sha for sha, p in found.probes.items() if p.verdict == "skip"]
-    for sha in skipped:
-        print(f"skipped {sha[:12]} {_subject(sha)}: {found.probes[sha].detail}")
+def run_bisect(
+    probe: Callable[[str], Probe],
+    good: str,
+    commits: Sequence[str],
+    *,
+    good_ref: str,
+    bad_ref: str,
+    logs: Path,
+) -> int:
+    """Probe ``commits[-1]`` (bad) and ``good``, then search ``commits`` (oldest first, after ``good``);
+    print the answer and return the exit status (``*_ref``: the refs as given, for the messages)."""
+    checks = ((commits[-1], "bad", f"--bad {bad_ref}"), (good, "good", f"--good {good_ref}"))
+    probes = {}
+    for sha, expected, name in checks:
+        probes[expected] = result = probe(sha)
+        if result.verdict == "skip":
+            print(f"pycodex compat bisect: {name} cannot be tested: {result.detail}", file=sys.stderr)
+            return 1
+        if result.verdict != expected:
+            why = result.detail or "every cell with it passed"
+            print(f"pycodex compat bisect: {name} is not {expected}: {why}", file=sys.stderr)
+            return 1
+    found = search(commits, probe)  # never probes commits[-1]: the search starts knowing it is bad
+    for sha, result in found.probes.items():
+        if result.verdict == "skip":
+            print(f"skipped {sha[:12]} {_subject(sha)}: {result.detail}")
     if found.first_bad is None:
         print("cannot tell: skipped commits leave the first bad commit one of:")
         for sha in found.candidates:
             print(f"  {sha} {_subject(sha)}")
         return 1
-    cause = (found.probes.get(found.first_bad) or end).detail
+    cause = (found.probes.get(found.first_bad) or probes["bad"]).detail
     print(f"first bad commit: {found.first_bad} {_subject(found.first_bad)}")
     print(f"cause: {cause}")
-    print(f"logs: {prober.logs / found.first_bad[:12]}")
+    print(f"logs: {logs / found.first_bad[:12]}")
     return 0

@@ -33,7 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pycodex compat",
         description="Pit app-server and exec-server builds against each other and print the matrix.",
-        epilog="SPEC: current | pycodex@REF (release or git ref; @last) | codex@VERSION | codex@latest | path:/abs/bin",
+        epilog="SPEC: current | pycodex@REF (release or git ref; @last) | codex@VERSION | codex@latest | path:/abs/bin. "
+        "Also: pycodex compat bisect --good REF --bad REF ... (the first breaking commit), "
+        "pycodex compat history (each cell's recent outcomes); each has --help.",
     )
     parser.add_argument(
         "--app", action="extend", nargs="+", default=[], metavar="SPEC", help="app-server builds"
