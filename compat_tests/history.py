@@ -2,7 +2,8 @@
 
 ``pycodex compat`` appends a record to ``compat-history.jsonl`` beside its ``--junit`` file (else in
 ``--logs``; ``--history FILE`` chooses): ``time`` (UTC, ISO 8601), ``commit`` (this checkout's HEAD,
-``dirty`` if it has changes), ``builds`` (spec -> what it resolved to), and per cell ``scenario``,
+``dirty`` if it has changes), ``builds`` (spec -> what it resolved to: ``0.171.0`` for ``codex@latest``,
+``abc1234`` for ``pycodex@REF``, empty where the spec says it all), and per cell ``scenario``,
 ``app``, ``exec``, ``outcome`` (pass | fail | flaky | skip), ``cause``, ``attempts`` (how many times its
 worst test ran), ``failed_attempts`` (the causes of the failed attempts before its last) and ``seconds``.
 
@@ -54,7 +55,7 @@ def _checkout_commit() -> str:
 
 
 def make_record(cells: Sequence[Cell], builds: Mapping[str, str], when: datetime | None = None) -> Record:
-    """The history record of one run (``builds``: spec -> resolved label)."""
+    """The history record of one run (``builds``: spec -> what it resolved to)."""
     return {
         "time": (when or datetime.now(UTC)).isoformat(timespec="seconds"),
         "commit": _checkout_commit(),

@@ -159,7 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels = {b.name: b.label for b in builds}
     print(render_table(run.cells, scenarios, labels))
     record_file = args.history or (junit.parent if args.junit else logs) / history.HISTORY_NAME
-    history.append_record(record_file, history.make_record(run.cells, labels))
+    resolved = {b.name: b.resolved for b in builds}
+    history.append_record(record_file, history.make_record(run.cells, resolved))
     print(f"junit: {junit}\nlogs: {logs}\nhistory: {record_file}")
     if run.problem:
         print(f"pycodex compat: {run.problem}", file=sys.stderr)

@@ -85,7 +85,7 @@ def test_a_pair_that_fails_then_passes_is_flaky_and_the_history_shows_it_flip(
     assert flaky["outcome"] == "flaky" and flaky["attempts"] == 2
     assert flaky["failed_attempts"] == [failed["cause"]] and failed["cause"], flaky  # the same refusal
     assert flaky["cause"] == failed["cause"]
-    assert len(first["commit"].split()[0]) == 40 and first["builds"] == {"current": "current", spec: spec}
+    assert len(first["commit"].split()[0]) == 40 and first["builds"] == {"current": "", spec: ""}
     assert flipping([first, second]) == [("stdio", spec, spec)]
     assert (
         render_history([first, second]).splitlines()[1] == f"stdio app={spec} exec={spec}: fail flaky  FLIPS"
