@@ -8,6 +8,7 @@ that repository, so ``pycodex@COMMIT`` builds its commits.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -204,7 +205,8 @@ def test_bisect_finds_the_planted_commit_of_a_throwaway_history(tmp_path: Path) 
     )
     probed = [line.split()[1] for line in out.splitlines() if line.startswith("probing ")]
     assert len(probed) <= 7 and commits[9][:12] in probed and commits[0][:12] in probed, out
-    assert (cache / f"pycodex-{commits[6][:12]}-shared" / "build.json").is_file()  # built, kept apart
+    record = json.loads((cache / f"pycodex-{commits[6][:12]}-shared" / "build.json").read_text())
+    assert record["commit"] == commits[6] and record["shared_site"], record  # built, kept apart
 
     rc, out = _compat(
         repo, "--good", commits[7], "--bad", "HEAD", *common, "--logs", str(tmp_path / "b"), cache=cache

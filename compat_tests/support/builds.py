@@ -328,8 +328,12 @@ def _export(sha: str, into: Path) -> Path:
 def _ensure_release(sha: str, root: Path, shared_site: tuple[Path, ...]) -> None:
     """``root/venv`` holds commit ``sha``, installed and verified (``root/build.json`` records that)."""
     record = root / "build.json"
-    if record.is_file() and json.loads(record.read_text()).get("commit") == sha:
-        return
+    # A shared-deps build is only as good as the folders it borrows: gone or others, it is built again.
+    shared = {"shared_site": [str(folder) for folder in shared_site]} if shared_site else {}
+    if record.is_file() and all(folder.is_dir() for folder in shared_site):
+        known = json.loads(record.read_text())
+        if known.get("commit") == sha and known.get("shared_site") == shared.get("shared_site"):
+            return
     root.mkdir(parents=True, exist_ok=True)
     # The scratch folder is outside the checkout so nothing run from it can import the checkout.
     with tempfile.TemporaryDirectory(prefix="pycodex-release-") as scratch:
@@ -338,7 +342,7 @@ def _ensure_release(sha: str, root: Path, shared_site: tuple[Path, ...]) -> None
         if not (venv / "bin" / "pycodex").is_file() or not _verify_quietly(source, venv):
             _install(source, venv, Path(scratch), shared_site)
         facts = _verify(source, venv)
-    record.write_text(json.dumps({"commit": sha, **facts}, indent=1) + "\n")
+    record.write_text(json.dumps({"commit": sha, **facts, **shared}, indent=1) + "\n")
 
 
 def _install(source: Path, venv: Path, scratch: Path, shared_site: tuple[Path, ...]) -> None:
