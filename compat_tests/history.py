@@ -10,7 +10,8 @@ worst test ran), ``failed_attempts`` (the causes of the failed attempts before i
 ``pycodex compat history [--history FILE] [--last N] [--strict]`` prints each cell's recent outcomes,
 oldest first, and flags a cell as ``FLIPS`` when it had two outcomes other than skip among them (passed
 and failed, or was flaky): flaky across runs even where no single run saw it flake. ``--strict`` exits 1
-when any cell flips.
+when any cell flips. ``pycodex compat`` itself ends with a ``FLIPS`` line for each of its cells that
+flips over the last :data:`RECENT` runs.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ __all__ = [
 ]
 
 HISTORY_NAME = "compat-history.jsonl"
+#: How many runs ``pycodex compat history`` and the end of a ``pycodex compat`` run look back over.
+RECENT = 10
 #: One history record as read back (JSON: only the keys listed in the module docstring are relied on).
 Record = dict[str, Any]
 CellKey = tuple[str, str, str]
@@ -127,6 +130,17 @@ def render_history(records: Sequence[Record]) -> str:
     return "\n".join(lines)
 
 
+def flip_lines(records: Sequence[Record], cells: Sequence[Cell]) -> list[str]:
+    """``FLIPS SCENARIO app=APP exec=EXEC over the last N runs: fail pass ...`` for each of ``cells`` (this
+    run's) that flips among ``records`` (the recent history, this run included)."""
+    seen = _outcomes(records)
+    keys = set(flipping(records)) & {(c.scenario, c.app, c.exec) for c in cells}
+    return [
+        f"FLIPS {s} app={a} exec={e} over the last {len(records)} runs: {' '.join(seen[(s, a, e)])}"
+        for s, a, e in sorted(keys)
+    ]
+
+
 def main(argv: Sequence[str]) -> int:
     """``pycodex compat history``: 0, or 1 with ``--strict`` when a cell flips; 2 on bad usage."""
     parser = argparse.ArgumentParser(
@@ -135,7 +149,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--history", type=Path, default=Path("compat-logs") / HISTORY_NAME, help="the history file"
     )
-    parser.add_argument("--last", type=int, default=10, metavar="N", help="the N newest runs (10)")
+    parser.add_argument("--last", type=int, default=RECENT, metavar="N", help=f"the N newest runs ({RECENT})")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any cell flips between runs")
     args = parser.parse_args(argv)
     if args.last < 1:

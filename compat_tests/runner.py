@@ -161,6 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     record_file = args.history or (junit.parent if args.junit else logs) / history.HISTORY_NAME
     resolved = {b.name: b.resolved for b in builds}
     history.append_record(record_file, history.make_record(run.cells, resolved))
+    for line in history.flip_lines(history.read_history(record_file)[-history.RECENT :], run.cells):
+        print(line)
     print(f"junit: {junit}\nlogs: {logs}\nhistory: {record_file}")
     if run.problem:
         print(f"pycodex compat: {run.problem}", file=sys.stderr)

@@ -73,6 +73,7 @@ def test_a_pair_that_fails_then_passes_is_flaky_and_the_history_shows_it_flip(
     line = next(line for line in out.splitlines() if line.startswith("FLAKY stdio"))
     assert line.endswith("(failed 1 time, then passed)"), out
     assert "0 passed, 0 failed, 1 flaky, 0 skipped" in out, out
+    assert f"FLIPS stdio app={spec} exec={spec} over the last 2 runs: fail flaky" in out, out
     assert (logs / "pytest.rerun-1.log").is_file() and not (logs / "pytest.rerun-2.log").exists()
     first_attempt = next(logs.glob("*/stdio.attempt-1"))
     assert REFUSAL in (first_attempt / "app-server.stderr.log").read_text()  # the failed attempt's logs
