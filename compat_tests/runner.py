@@ -1,46 +1,41 @@
 """``pycodex compat``: run the compat matrix with pytest (pairs in parallel with pytest-xdist) and print it.
 
 ``python -m compat_tests.runner [--app SPEC ...] [--exec SPEC ...] [--scenario NAME ...] [-n auto]
-[--all] [--junit FILE] [--logs DIR] [--list [--format text|github]]``. Builds are resolved (and built
-or installed) once up front; pytest gets the matrix through ``PYCODEX_COMPAT_*`` variables
-(support/matrix.py). Exit status: 0 when nothing failed, 1 on any failing pair, 2 on bad usage or a build
-that cannot be had (a bad version or ref, a failed npm or pip install: the whole error is printed).
+[--all] [--junit FILE] [--logs DIR] [--reruns N] [--strict-flakes] [--history FILE] [--list [--format
+text|github]]``; ``... bisect ...`` (bisect.py) and ``... history ...`` (history.py) are subcommands.
+Builds are resolved (and built or installed) once up front; pytest gets the matrix through
+``PYCODEX_COMPAT_*`` variables (support/matrix.py) and runs in matrix_run.py, which reruns failed tests
+``--reruns`` times (one that then passes is ``flaky``). Each run adds a record to the history
+(history.py). Exit status: 0 when nothing failed (flaky cells too, unless ``--strict-flakes``), 1 on any
+failing pair, 2 on bad usage or a build that cannot be had (a bad version or ref, a failed npm or pip
+install: the whole error is printed).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from compat_tests.report import read_junit, render_table
-from compat_tests.support.builds import (
-    RESOLVED_ENV,
-    Build,
-    BuildError,
-    parse_spec,
-    resolve_build,
-    resolved_env,
-)
-from compat_tests.support.matrix import SCENARIO_FILES, SCENARIOS, pairs
+from compat_tests import bisect, history
+from compat_tests.matrix_run import matrix_env, missing_plugins, run_matrix
+from compat_tests.report import render_table
+from compat_tests.support.builds import Build, BuildError, parse_spec, resolve_build
+from compat_tests.support.matrix import SCENARIOS, pairs
 
 __all__ = ["main"]
-
-HERE = Path(__file__).resolve().parent
-RUN_TIMEOUT = 3600.0
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pycodex compat",
         description="Pit app-server and exec-server builds against each other and print the matrix.",
-        epilog="SPEC: current | pycodex@REF (release or git ref; @last) | codex@VERSION | codex@latest | path:/abs/bin",
+        epilog="SPEC: current | pycodex@REF (release or git ref; @last) | codex@VERSION | codex@latest | path:/abs/bin. "
+        "Also: pycodex compat bisect --good REF --bad REF ... (the first breaking commit), "
+        "pycodex compat history (each cell's recent outcomes); each has --help.",
     )
     parser.add_argument(
         "--app", action="extend", nargs="+", default=[], metavar="SPEC", help="app-server builds"
@@ -64,25 +59,23 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--logs", type=Path, default=Path("compat-logs"), help="per-pair artifacts (./compat-logs)"
     )
+    parser.add_argument(
+        "--reruns",
+        type=int,
+        default=0,
+        metavar="N",
+        help="rerun a failed test up to N times (flaky if it passes)",
+    )
+    parser.add_argument("--strict-flakes", action="store_true", help="exit 1 on a flaky cell too")
+    parser.add_argument(
+        "--history",
+        type=Path,
+        metavar="FILE",
+        help=f"run history (default: {history.HISTORY_NAME} beside --junit, else in --logs)",
+    )
     parser.add_argument("--list", action="store_true", help="print the pairs instead of running them")
     parser.add_argument("--format", choices=("text", "github"), default="text", help="--list output format")
     return parser
-
-
-def _matrix_env(args: argparse.Namespace) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("PYCODEX_COMPAT_") or k == "PYCODEX_COMPAT_CACHE"
-    }
-    env.pop("PYCODEX_SLOW", None)
-    if args.app:
-        env["PYCODEX_COMPAT_APPS"] = " ".join(args.app)
-    if args.exec:
-        env["PYCODEX_COMPAT_EXECS"] = " ".join(args.exec)
-    if args.all:
-        env["PYCODEX_COMPAT_ALL"] = "1"
-    return env
 
 
 def _list(scenarios: list[str], env: dict[str, str], fmt: str) -> None:
@@ -119,24 +112,29 @@ def _resolve_all(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``pycodex compat [bisect|history] ...``; the exit status (see the module docstring)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bisect"]:
+        return bisect.main(argv[1:])
+    if argv[:1] == ["history"]:
+        return history.main(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     if args.all and (args.app or args.exec):
         parser.error("--all runs the full matrix; leave out --app/--exec")
+    if args.reruns < 0:
+        parser.error("--reruns must be 0 or more")
     for spec in [*args.app, *args.exec]:
         try:
             parse_spec(spec)
         except ValueError as exc:
             parser.error(str(exc))
     scenarios = args.scenario or list(SCENARIOS)
-    env = _matrix_env(args)
+    env = matrix_env(args.app, args.exec, full=args.all)
     if args.list:
         _list(scenarios, env, args.format)
         return 0
-    needed = ["pytest", "pytest_asyncio", "pytest_timeout"] + (
-        ["xdist"] if args.workers not in ("0", "1") else []
-    )
-    absent = [name for name in needed if importlib.util.find_spec(name) is None]
+    absent = missing_plugins(args.workers)
     if absent:
         print(
             f"pycodex compat: {', '.join(absent)} missing; install the extra: pip install -e '.[compat]'",
@@ -145,50 +143,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     logs = args.logs.resolve()
     logs.mkdir(parents=True, exist_ok=True)
-    env["PYCODEX_COMPAT_LOGS"] = str(logs)
     builds, failures = _resolve_all(scenarios, env, [*args.app, *args.exec])
     if failures:
         for reason in failures:
             print(f"pycodex compat: {reason}", file=sys.stderr)
         print(f"pycodex compat: {len(failures)} build(s) cannot be had; nothing ran", file=sys.stderr)
         return 2
-    env[RESOLVED_ENV] = resolved_env(builds)
     junit = (args.junit or Path(tempfile.mkdtemp(prefix="pycodex-compat-")) / "junit.xml").resolve()
-    argv_ = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(HERE.parent)]
-    argv_ += [str(HERE / SCENARIO_FILES[s]) for s in scenarios]
-    argv_ += ["--junitxml", str(junit), "-o", "junit_logging=no"]
-    if args.workers not in ("0", "1"):
-        argv_ += ["-n", args.workers]
-    pytest_log = logs / "pytest.log"
-    with open(pytest_log, "w", encoding="utf-8") as out:
-        try:
-            done = subprocess.run(
-                argv_,
-                cwd=HERE.parent,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                timeout=RUN_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            print(
-                f"pycodex compat: the matrix did not finish within {RUN_TIMEOUT:.0f}s (see {pytest_log})",
-                file=sys.stderr,
-            )
-            return 1
-    cells = read_junit(junit, logs) if junit.is_file() else []
-    if not cells:
-        tail = pytest_log.read_text(encoding="utf-8").splitlines()[-15:]
+    run = run_matrix(scenarios, env, builds, logs, junit, workers=args.workers, reruns=args.reruns)
+    if not run.cells:
+        tail = run.pytest_log.read_text(encoding="utf-8").splitlines()[-15:]
         print("\n".join(tail), file=sys.stderr)
-        print(
-            f"pycodex compat: pytest ran no pairs (exit {done.returncode}; log {pytest_log})", file=sys.stderr
-        )
-        return 1 if done.returncode not in (0, 5) else 0
-    print(render_table(cells, scenarios, {b.name: b.label for b in builds}))
-    print(f"junit: {junit}\nlogs: {logs}")
-    failed = any(c.outcome == "fail" for c in cells)
-    return 1 if failed or done.returncode not in (0, 5) else 0
+        print(f"pycodex compat: {run.problem or 'pytest ran no pairs'}", file=sys.stderr)
+        return 1 if run.problem else 0
+    labels = {b.name: b.label for b in builds}
+    print(render_table(run.cells, scenarios, labels))
+    record_file = args.history or (junit.parent if args.junit else logs) / history.HISTORY_NAME
+    resolved = {b.name: b.resolved for b in builds}
+    history.append_record(record_file, history.make_record(run.cells, resolved))
+    for line in history.flip_lines(history.read_history(record_file)[-history.RECENT :], run.cells):
+        print(line)
+    print(f"junit: {junit}\nlogs: {logs}\nhistory: {record_file}")
+    if run.problem:
+        print(f"pycodex compat: {run.problem}", file=sys.stderr)
+    bad = {"fail", "flaky"} if args.strict_flakes else {"fail"}
+    return 1 if run.problem or any(c.outcome in bad for c in run.cells) else 0
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ __all__ = [
     "BuildMismatch",
     "Pairing",
     "cache_dir",
+    "commit_build",
     "find_build",
     "last_release",
     "parse_spec",
@@ -186,7 +187,7 @@ def resolve_build(spec: str) -> Build:
         return Build(spec, (arg,))
     if kind == "codex":
         return _codex_build(spec, arg)
-    return _pycodex_build(spec, arg)
+    return commit_build(spec, arg)
 
 
 def resolved_env(builds: list[Build]) -> str:
@@ -254,7 +255,14 @@ def _codex_build(spec: str, version: str) -> Build:
     return Build(spec, (str(binary),), resolved)
 
 
-def _pycodex_build(spec: str, ref: str) -> Build:
+def commit_build(spec: str, ref: str, *, shared_site: tuple[Path, ...] = ()) -> Build:
+    """``pycodex@REF`` (``spec``), built and verified if it is not cached; BuildError if it cannot be.
+
+    ``shared_site`` (``pycodex compat bisect --shared-deps``): the venv gets only the export, installed
+    with ``--no-deps``, and imports its dependencies from these site-packages folders (a ``.pth`` file).
+    The code is still the commit's and checked to be; its dependencies are today's. Cached apart from the
+    full builds (``pycodex-COMMIT12-shared``) so neither stands in for the other.
+    """
     known = dict(releases())
     label = releases()[-1][0] if ref == "last" else ref
     target = known.get(label, label)
@@ -267,12 +275,13 @@ def _pycodex_build(spec: str, ref: str) -> Build:
             f"{spec}: {target!r} is not a commit of this repository ({REPO_ROOT}); releases: "
             + ", ".join(f"{v} ({c[:7]})" for v, c in known.items())
         ) from None
-    with _locked(f"pycodex-{sha[:12]}") as root:
+    with _locked(f"pycodex-{sha[:12]}" + ("-shared" if shared_site else "")) as root:
         try:
-            _ensure_release(sha, root)
+            _ensure_release(sha, root, shared_site)
         except BuildError as exc:
             raise BuildError(f"{spec} (commit {sha}): {exc}") from None
     resolved = f"{label} ({sha[:7]})" if ref == "last" else sha[:7]
+    resolved += " (shared deps)" if shared_site else ""
     # `pycodex compat` puts this checkout on PYTHONPATH so pytest finds compat_tests; a release must not
     # see it (it would run today's code), nor may the processes it spawns.
     binary = root / "venv" / "bin" / "pycodex"
@@ -304,28 +313,42 @@ def _export(sha: str, into: Path) -> Path:
     return source
 
 
-def _ensure_release(sha: str, root: Path) -> None:
+def _ensure_release(sha: str, root: Path, shared_site: tuple[Path, ...]) -> None:
     """``root/venv`` holds commit ``sha``, installed and verified (``root/build.json`` records that)."""
     record = root / "build.json"
-    if record.is_file() and json.loads(record.read_text()).get("commit") == sha:
-        return
+    # A shared-deps build is only as good as the folders it borrows: gone or others, it is built again.
+    shared = {"shared_site": [str(folder) for folder in shared_site]} if shared_site else {}
+    if record.is_file() and all(folder.is_dir() for folder in shared_site):
+        known = json.loads(record.read_text())
+        if known.get("commit") == sha and known.get("shared_site") == shared.get("shared_site"):
+            return
     root.mkdir(parents=True, exist_ok=True)
     # The scratch folder is outside the checkout so nothing run from it can import the checkout.
     with tempfile.TemporaryDirectory(prefix="pycodex-release-") as scratch:
         source = _export(sha, Path(scratch))
         venv = root / "venv"
         if not (venv / "bin" / "pycodex").is_file() or not _verify_quietly(source, venv):
-            _install(source, venv, Path(scratch))
+            _install(source, venv, Path(scratch), shared_site)
         facts = _verify(source, venv)
-    record.write_text(json.dumps({"commit": sha, **facts}, indent=1) + "\n")
+    record.write_text(json.dumps({"commit": sha, **facts, **shared}, indent=1) + "\n")
 
 
-def _install(source: Path, venv: Path, scratch: Path) -> None:
+def _install(source: Path, venv: Path, scratch: Path, shared_site: tuple[Path, ...]) -> None:
     env = _clean_env()
-    _run([sys.executable, "-m", "venv", "--clear", str(venv)], 120.0, env=env, cwd=scratch)
+    pip = ["--without-pip"] if shared_site else []  # pip comes from the shared site too
+    _run([sys.executable, "-m", "venv", "--clear", *pip, str(venv)], 120.0, env=env, cwd=scratch)
     python = str(venv / "bin" / "python")
+    if shared_site:
+        # Plain paths in a .pth are appended after the venv's own site-packages, so the export wins, and
+        # the shared folders' own .pth files (an editable checkout's finder) are not run.
+        purelib = _run(
+            [python, "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], 60.0
+        )
+        lines = "".join(f"{folder}\n" for folder in shared_site)
+        (Path(purelib) / "_pycodex_compat_shared.pth").write_text(lines, encoding="utf-8")
     # A plain (not editable) install of the export's folder: pip builds its wheel in isolation.
-    argv = [python, "-m", "pip", "install", "-q", "--no-cache-dir", str(source)]
+    deps = ["--no-deps"] if shared_site else []
+    argv = [python, "-m", "pip", "install", "-q", "--no-cache-dir", *deps, str(source)]
     try:
         _run(argv, _BUILD_TIMEOUT, env=env, cwd=scratch)
     except BuildError as exc:
