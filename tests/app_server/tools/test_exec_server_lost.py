@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.app_server.tools.test_patch_tool import outputs
 from tests.support.execserver import run_ws_server
-from tests.support.fake_model import exec_call, message, model_config, run_turn
+from tests.support.fake_model import exec_call, message, model_config
 
 
 async def test_a_dead_exec_server_ends_the_command_wait_and_the_turn_completes(
