@@ -2,7 +2,8 @@
 
 A scenario that knows what its command must do writes ``expected.json`` (:class:`Expected`) into the pair's
 folder; :func:`first_divergence` then reads the folder alone and names the earliest thing that went wrong,
-upstream first: the Noise handshake (``relay-frames.txt`` and the stderr logs), the exec-server's answers
+upstream first: the Noise handshake, then a Noise transport failure (``relay-frames.txt`` and the stderr
+logs, read by support/relay_capture.py), the exec-server's answers
 (``exec-server.jsonrpc.jsonl``: an error answer, a missing field, the command's exit code and output),
 the app-server's (``app-server.jsonrpc.jsonl``: an error answer, a commandExecution item's fields, exit
 code and output), then what the model was told (``model-requests.jsonl``: the ``function_call_output``).
@@ -265,13 +266,9 @@ def _read(path: Path) -> str:
 def first_divergence(folder: Path) -> str | None:
     """The earliest divergence the pair's artifacts show, upstream first; None when they show none."""
     expected = Expected.read(folder)
-    stderr = {
-        name: _read(folder / f"{name}.stderr.log")
-        for name in ("executor", "app-server")
-        if (folder / f"{name}.stderr.log").is_file()
-    }
-    named = {"executor": "exec-server"}
-    stderr = {named.get(name, name): text for name, text in stderr.items()}
+    # The executor's log is named for the process; causes name it by its role.
+    logs = {"exec-server": folder / "executor.stderr.log", "app-server": folder / "app-server.stderr.log"}
+    stderr = {name: _read(path) for name, path in logs.items() if path.is_file()}
     frames = _read(folder / "relay-frames.txt")
     found = handshake_divergence(frames, stderr) or stream_divergence(frames, stderr)
     found = found or exec_divergence(_records(folder / "exec-server.jsonrpc.jsonl"), expected)

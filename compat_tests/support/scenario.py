@@ -141,14 +141,14 @@ async def _wait_for_registration(capture: Path, executor: ProcessHandle) -> None
         if executor.proc.returncode is not None:
             raise ScenarioError(f"exec-server exited rc={executor.proc.returncode} before registering")
         await asyncio.sleep(POLL)
-    raise ScenarioError(f"exec-server never registered with the relay within {STEP:.0f}s")
+    raise ScenarioError(f"timed out after {STEP:.0f}s awaiting the exec-server's registration with the relay")
 
 
 async def _first_line(handle: ProcessHandle, what: str) -> str:
     try:
         return await handle.readline(STEP)
     except TimeoutError:
-        raise ScenarioError(f"{handle.name} did not print its {what} within {STEP:.0f}s") from None
+        raise ScenarioError(f"timed out after {STEP:.0f}s awaiting the {handle.name}'s {what}") from None
     except AssertionError:
         await asyncio.wait_for(handle.proc.wait(), STEP)
         raise ScenarioError(
