@@ -25,7 +25,7 @@ from compat_tests.support.relay_capture import (
 )
 from compat_tests.support.rpc import check_item_fields
 from compat_tests.support.scenario import CANARY, MARKER, SELECTED_SKILL_BODY, SKILL_BODY, run_version_skew
-from compat_tests.support.turn_checks import assert_turn_ran_on_executor
+from compat_tests.support.turn_checks import assert_no_divergence, assert_turn_ran_on_executor
 
 pytestmark = pytest.mark.compat
 SCENARIO = "noise"
@@ -52,6 +52,7 @@ async def test_app_server_runs_the_skill_turn_on_a_remote_exec_server_of_another
     pairing: Pairing, process_group: ProcessGroup, tmp_path: Path, pair_log: PairLog
 ) -> None:
     outcome = await run_version_skew(process_group, pairing, tmp_path, pair_log, "noise")
+    assert_no_divergence(pair_log)
     _assert_one_relay_stream(outcome.capture, pair_log)
     check_item_fields(outcome.notifications)
     assert_turn_ran_on_executor(outcome, pairing.label)

@@ -1,8 +1,9 @@
 """The standard client scenario over stdio against each app-server build, executing locally.
 
 initialize, thread/start, turn/start; the model asks for a command that needs approval
-(``sandbox_permissions: require_escalated``), the client approves it, the command runs, and the
-turn completes with a well-formed commandExecution item. Pairs are (app, app): one build alone.
+(``sandbox_permissions: require_escalated``), the client approves it, the command runs (exit 0, its
+output on the commandExecution item and in the function_call_output the model gets: support/causes.py),
+and the turn completes with a well-formed commandExecution item. Pairs are (app, app): one build alone.
 """
 
 from __future__ import annotations
@@ -14,25 +15,30 @@ import pytest
 
 from compat_tests.support.artifacts import PairLog
 from compat_tests.support.builds import Build
+from compat_tests.support.causes import Expected
 from compat_tests.support.processes import ProcessGroup
 from compat_tests.support.rpc import AppServerRpc, ScenarioError, check_item_fields
 from compat_tests.support.scenario import start_app_server, start_model, write_config
+from compat_tests.support.turn_checks import assert_no_divergence
 
 pytestmark = pytest.mark.compat
 SCENARIO = "stdio"
 APPROVED = "approved-command-ran"
+#: Printed by the approved command (built from two halves, so only its output holds the whole).
+PRINTED = "stdio-canary-output-51c9"
+EXPECTED = Expected(call_id="approval-call", command_marker=APPROVED, exit_code=0, output=PRINTED)
 
 
 def _script(workspace: Path) -> list[dict[str, object]]:
     arguments = {
-        "cmd": f"printf '%s' {APPROVED} > approved.txt",
+        "cmd": f"printf '%s' {APPROVED} > approved.txt; printf '%s%s' '{PRINTED[:10]}' '{PRINTED[10:]}'",
         "workdir": str(workspace),
         "sandbox_permissions": "require_escalated",
         "justification": "compat: write a file after approval",
     }
     call = {
         "type": "function_call",
-        "call_id": "approval-call",
+        "call_id": EXPECTED.call_id,
         "name": "exec_command",
         "arguments": json.dumps(arguments),
     }
@@ -56,6 +62,7 @@ async def test_client_runs_an_approved_command_over_stdio(
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     rpc: AppServerRpc | None = None
+    pair_log.expect(EXPECTED)
     try:
         model_url = await start_model(process_group, tmp_path, _script(workspace))
         home = tmp_path / "app-home"
@@ -74,6 +81,7 @@ async def test_client_runs_an_approved_command_over_stdio(
         pair_log.model_requests(tmp_path / "model-requests.jsonl")
         if rpc is not None:
             pair_log.write_lines("app-server.jsonrpc.jsonl", rpc.transcript_lines())
+    assert_no_divergence(pair_log)
     turn = completed.get("turn", {})
     assert isinstance(turn, dict) and turn.get("status") == "completed", f"turn ended as {turn!r}"
     written = workspace / "approved.txt"

@@ -17,7 +17,7 @@ from compat_tests.support.builds import Pairing
 from compat_tests.support.processes import ProcessGroup
 from compat_tests.support.rpc import check_item_fields
 from compat_tests.support.scenario import run_version_skew
-from compat_tests.support.turn_checks import assert_turn_ran_on_executor
+from compat_tests.support.turn_checks import assert_no_divergence, assert_turn_ran_on_executor
 
 pytestmark = pytest.mark.compat
 SCENARIO = "websocket"
@@ -27,6 +27,7 @@ async def test_app_server_runs_the_turn_on_an_exec_server_over_websocket(
     pairing: Pairing, process_group: ProcessGroup, tmp_path: Path, pair_log: PairLog
 ) -> None:
     outcome = await run_version_skew(process_group, pairing, tmp_path, pair_log, "websocket")
+    assert_no_divergence(pair_log)
     check_item_fields(outcome.notifications)
     assert_turn_ran_on_executor(outcome, pairing.label)
     sent = (pair_log.folder / "exec-server.jsonrpc.jsonl").read_text().splitlines()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +23,17 @@ __all__ = [
     "assert_relay_data_is_encrypted",
     "base64_forms",
     "decode_relay_frame",
+    "handshake_divergence",
     "harness_streams",
     "read_capture",
     "registry_requests",
     "registry_route_counts",
+    "stream_divergence",
 ]
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: Words of a stderr line that says why a Noise transport dropped a stream (not merely that it did).
+_TRANSPORT_FAILURE = ("decrypt", "authentication failed", "aes-gcm", "cipher error", "bad record")
 # RelayMessageFrame: 1 version, 2 stream_id, 3 ack, 4 ack_bits, 5..10 the body oneof.
 _BODIES = {5: "data", 6: "ack", 7: "resume", 8: "reset", 9: "heartbeat", 10: "handshake"}
 _DATA_PAYLOAD = 4  # RelayData.payload
@@ -173,3 +179,76 @@ def assert_relay_data_is_encrypted(path: Path, markers: tuple[str, ...], *, min_
     for frame in data:
         leaked = [m for m in markers if m.encode() in frame.payload]
         assert not leaked, f"plaintext {leaked} in a relayed data frame ({frame.direction})"
+
+
+def _frame_streams(relay_frames: str) -> dict[str, list[tuple[str, str]]]:
+    """``relay-frames.txt`` (``direction stream body size`` lines) as stream -> [(direction, body)]."""
+    streams: dict[str, list[tuple[str, str]]] = {}
+    for line in relay_frames.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and not line.startswith("#"):
+            streams.setdefault(parts[1], []).append((parts[0], parts[2]))
+    return streams
+
+
+def _stderr_hint(stderr: dict[str, str], words: tuple[str, ...]) -> str:
+    """``; NAME: message`` of the first stderr line (in ``stderr``'s order) holding one of ``words``; OTel
+    event records (``event.name=...``) only when no plain line does."""
+    found: list[tuple[bool, str]] = []
+    for name, text in stderr.items():
+        for raw in text.splitlines():
+            line = _ANSI.sub("", raw).strip()
+            if line.startswith("#") or not any(w in line.lower() for w in words):
+                continue
+            # Drop the log prefix (date, time, level, target) before the message itself.
+            message = re.sub(r"^(\S+\s+){1,3}?\S+:\s+", "", line, count=1)
+            message = message if len(message) <= 160 else message[:157] + "..."
+            found.append(("event.name=" in line, f"; {name}: {message}"))
+    return min(found, key=lambda f: f[0])[1] if found else ""
+
+
+def handshake_divergence(relay_frames: str, stderr: dict[str, str]) -> str | None:
+    """The Noise handshake message at which the first relay stream failed and which side gave up, from
+    ``relay-frames.txt``; ``stderr`` (process name -> log text) adds the first line about the handshake."""
+    streams = _frame_streams(relay_frames)
+    if not streams:
+        return None
+    stream, frames = next(iter(streams.items()))
+    to_exec = [body for direction, body in frames if direction == "harness->environment"]
+    to_app = [body for direction, body in frames if direction == "environment->harness"]
+    if "handshake" not in to_exec or "data" in to_exec:
+        return None
+    tried = f" ({len(streams)} streams tried)" if len(streams) > 1 else ""
+    if "handshake" not in to_app:
+        answer = "reset the stream" if "reset" in to_app else "never answered"
+        order = sorted(stderr, key=lambda name: name != "exec-server")
+        stage = (
+            f"Noise handshake failed at message 1 (app-server -> exec-server): the exec-server {answer}"
+            f" instead of sending message 2 (prologue or keys differ?){tried}"
+        )
+    else:
+        answer = "reset the stream" if "reset" in to_exec else "sent nothing"
+        order = sorted(stderr, key=lambda name: name != "app-server")
+        stage = (
+            f"Noise handshake failed at message 2 (exec-server -> app-server): the app-server {answer}"
+            f" after it (prologue or keys differ?){tried}"
+        )
+    hint = _stderr_hint({name: stderr[name] for name in order}, ("handshake",))
+    return stage + (hint or f"; stream {stream}")
+
+
+def stream_divergence(relay_frames: str, stderr: dict[str, str]) -> str | None:
+    """A first relay stream that carried data and then broke, where a process's stderr says the Noise
+    transport failed (a reset that merely follows another failure is not the first divergence)."""
+    streams = _frame_streams(relay_frames)
+    if len(streams) < 2:
+        return None
+    frames = next(iter(streams.values()))
+    data = sum(body == "data" for _, body in frames)
+    hint = _stderr_hint(stderr, _TRANSPORT_FAILURE)
+    if not data or not hint:
+        return None
+    how = "reset" if any(body == "reset" for _, body in frames) else "dropped"
+    return (
+        f"app-server opened {len(streams)} relay streams: the first was {how} after {data} data frames{hint}"
+    )

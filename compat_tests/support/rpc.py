@@ -1,7 +1,9 @@
 """The client side of an app-server's stdio JSON-RPC, keeping a transcript, with one-line failure causes.
 
 Every failure raises :class:`ScenarioError`, whose first line is the cause the compat table shows
-(``app-server exited rc=1 during thread/start``, ``item/completed missing field aggregatedOutput``).
+(``app-server exited rc=1 during thread/start``, ``thread/start answered error -32600: ...``,
+``timed out after 30s awaiting turn/completed for turn T``,
+``item/completed params.item.aggregatedOutput missing``).
 """
 
 from __future__ import annotations
@@ -12,13 +14,12 @@ import json
 import time
 from typing import Any
 
+from compat_tests.support.causes import COMMAND_ITEM_FIELDS, missing_field
 from compat_tests.support.processes import ProcessHandle
 
 __all__ = ["STEP", "AppServerRpc", "ScenarioError", "check_item_fields"]
 
 STEP = 30.0  # bound of every single wait
-#: Fields every build must put on a completed commandExecution item (Codex 0.169.0's ThreadItem).
-COMMAND_ITEM_FIELDS = ("id", "command", "cwd", "status", "aggregatedOutput", "exitCode")
 
 
 class ScenarioError(AssertionError):
@@ -38,6 +39,8 @@ class AppServerRpc:
         #: (direction, time, message): ">" client to server, "<" server to client.
         self.transcript: list[tuple[str, float, Any]] = []
         self._started = time.monotonic()
+        #: The id turn/start answered with, so a wait for the turn's end can name the turn.
+        self.turn_id = ""
 
     async def _send(self, message: dict[str, Any]) -> None:
         self.transcript.append((">", time.monotonic() - self._started, message))
@@ -50,7 +53,7 @@ class AppServerRpc:
         try:
             line = await self.handle.readline(STEP)
         except TimeoutError:
-            raise ScenarioError(f"no {waiting_for} from the app-server within {STEP:.0f}s") from None
+            raise ScenarioError(f"timed out after {STEP:.0f}s awaiting {waiting_for}") from None
         except AssertionError:  # stdout closed
             raise ScenarioError(await self._exited(waiting_for)) from None
         try:
@@ -68,15 +71,21 @@ class AppServerRpc:
     async def call(self, request_id: int, method: str, params: dict[str, Any]) -> Any:
         await self._send({"id": request_id, "method": method, "params": params})
         for _ in range(100_000):
-            message = await self._receive(f"answer to {method}")
+            message = await self._receive(f"the answer to {method}")
             if message.get("id") == request_id and "method" not in message:
                 if "error" in message:
                     error = message["error"]
-                    text = error.get("message", error) if isinstance(error, dict) else error
-                    raise ScenarioError(f"{method} failed: {text}")
+                    if isinstance(error, dict):
+                        raise ScenarioError(
+                            f"{method} answered error {error.get('code')}: {error.get('message', '')}"
+                        )
+                    raise ScenarioError(f"{method} answered error {error}")
                 if "result" not in message:
                     raise ScenarioError(f"{method} answered without a result: {json.dumps(message)[:200]}")
-                return message["result"]
+                result = message["result"]
+                if method == "turn/start" and isinstance(result, dict):
+                    self.turn_id = str(result.get("turn", {}).get("id", ""))
+                return result
             self.messages.append(message)
         raise ScenarioError(f"no answer to {method}")
 
@@ -92,7 +101,8 @@ class AppServerRpc:
             for message in self.messages:
                 if message.get("method") == method:
                     return message
-            self.messages.append(await self._receive(method))
+            turn = f" for turn {self.turn_id}" if method.startswith("turn/") and self.turn_id else ""
+            self.messages.append(await self._receive(f"{method}{turn}"))
         raise ScenarioError(f"no {method}")
 
     def transcript_lines(self) -> list[str]:
@@ -110,6 +120,6 @@ def check_item_fields(messages: list[dict[str, Any]]) -> None:
     if not commands:
         raise ScenarioError("no item/completed for the commandExecution item")
     for item in commands:
-        for field in COMMAND_ITEM_FIELDS:
-            if field not in item:
-                raise ScenarioError(f"item/completed missing field {field}")
+        gap = missing_field("item/completed params.item", item, COMMAND_ITEM_FIELDS)
+        if gap:
+            raise ScenarioError(gap)

@@ -21,6 +21,7 @@ from typing import Any
 
 from compat_tests.support.artifacts import PairLog
 from compat_tests.support.builds import REPO_ROOT, Build, Pairing
+from compat_tests.support.causes import Expected
 from compat_tests.support.processes import ProcessGroup, ProcessHandle, ProcessResult, clean_env
 from compat_tests.support.rpc import STEP, AppServerRpc, ScenarioError
 from compat_tests.support.ws_tap import WsTap
@@ -48,6 +49,9 @@ SKILL_BODY = "Repository instructions loaded across executor versions."
 SELECTED_SKILL_BODY = "Selected instructions loaded across executor versions."
 #: The environment id both transports give the executor on the app-server side.
 REMOTE_ENVIRONMENT = "remote"
+CALL_ID = "noise-version-skew-command"
+#: What the turn's one command must do: exit 0 and print the canary (support/causes.py judges it).
+EXPECTED = Expected(call_id=CALL_ID, command_marker=MARKER_VAR, exit_code=0, output=CANARY)
 POLL = 0.05
 FAKE_MODEL = REPO_ROOT / "fixtures" / "fake_responses_server.py"
 
@@ -86,7 +90,7 @@ def _model_script(workspace: Path) -> list[dict[str, Any]]:
     arguments = {"cmd": command, "workdir": str(workspace), "yield_time_ms": 5_000}
     call = {
         "type": "function_call",
-        "call_id": "noise-version-skew-command",
+        "call_id": CALL_ID,
         "name": "exec_command",
         "arguments": json.dumps(arguments),
     }
@@ -137,14 +141,14 @@ async def _wait_for_registration(capture: Path, executor: ProcessHandle) -> None
         if executor.proc.returncode is not None:
             raise ScenarioError(f"exec-server exited rc={executor.proc.returncode} before registering")
         await asyncio.sleep(POLL)
-    raise ScenarioError(f"exec-server never registered with the relay within {STEP:.0f}s")
+    raise ScenarioError(f"timed out after {STEP:.0f}s awaiting the exec-server's registration with the relay")
 
 
 async def _first_line(handle: ProcessHandle, what: str) -> str:
     try:
         return await handle.readline(STEP)
     except TimeoutError:
-        raise ScenarioError(f"{handle.name} did not print its {what} within {STEP:.0f}s") from None
+        raise ScenarioError(f"timed out after {STEP:.0f}s awaiting the {handle.name}'s {what}") from None
     except AssertionError:
         await asyncio.wait_for(handle.proc.wait(), STEP)
         raise ScenarioError(
@@ -166,6 +170,7 @@ async def run_version_skew(
     model_log = tmp_path / "model-requests.jsonl"
     rpc: list[AppServerRpc] = []
     tap = WsTap()
+    log.expect(EXPECTED)
     try:
         await _drive(group, pairing, tmp_path, workspace, transport, rpc, tap)
         died = group.exited()

@@ -1,14 +1,25 @@
-"""What every transport's exec turn must show: the command ran on the executor, its output reached the
-model, and both skills (one read through the executor) were in the first model request."""
+"""What every transport's exec turn must show: no divergence in the transcripts (the command's exit code
+and output, on the exec-server's wire, on the commandExecution item and in what the model received:
+support/causes.py), the command ran on the executor, its output reached the model, and both skills (one
+read through the executor) were in the first model request."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from compat_tests.support.artifacts import PairLog
+from compat_tests.support.rpc import ScenarioError
 from compat_tests.support.scenario import CANARY, MARKER, SELECTED_SKILL_BODY, SKILL_BODY, SkewOutcome
 
-__all__ = ["assert_turn_ran_on_executor"]
+__all__ = ["assert_no_divergence", "assert_turn_ran_on_executor"]
+
+
+def assert_no_divergence(log: PairLog) -> None:
+    """Raise the first divergence the pair's transcripts show against the scenario's expectation."""
+    found = log.divergence()
+    if found:
+        raise ScenarioError(found, f"logs: {log.folder}")
 
 
 def _model_inputs(outcome: SkewOutcome) -> list[list[dict[str, Any]]]:
