@@ -28,6 +28,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", COMPAT_MARKER)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``slow`` tests run with ``PYCODEX_SLOW=1`` or when a matrix was asked for (``pycodex compat --all``,
+    ``--app``/``--exec``), also when ``compat_tests`` is collected without the suite's own conftest."""
+    asked = ("PYCODEX_SLOW", "PYCODEX_COMPAT_ALL", "PYCODEX_COMPAT_APPS", "PYCODEX_COMPAT_EXECS")
+    if any(os.environ.get(name) for name in asked):
+        return
+    skip = pytest.mark.skip(reason="slow test: set PYCODEX_SLOW=1 to run it")
+    for item in items:
+        if "slow" in item.keywords and item.path.is_relative_to(Path(__file__).parent):
+            item.add_marker(skip)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if {"app_spec", "exec_spec"} <= set(metafunc.fixturenames):
         scenario = metafunc.module.SCENARIO
