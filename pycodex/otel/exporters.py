@@ -28,15 +28,15 @@ __all__ = ["EXPORT_TIMEOUT_S", "log_exporter", "metric_exporter", "span_exporter
 EXPORT_TIMEOUT_S = 10.0
 
 
-def span_exporter(exporter: Exporter) -> SpanExporter:
-    """The span exporter sending to ``exporter``."""
+def span_exporter(exporter: Exporter, timeout: float = EXPORT_TIMEOUT_S) -> SpanExporter:
+    """The span exporter sending to ``exporter``; one export (retries included) gives up after ``timeout`` s."""
     if exporter.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 
         return GrpcSpanExporter(endpoint=exporter.endpoint, headers=dict(exporter.headers),
                                 credentials=_grpc_credentials(exporter), insecure=_insecure(exporter),
-                                timeout=EXPORT_TIMEOUT_S)
-    return OTLPSpanExporter(endpoint=exporter.endpoint, headers=dict(exporter.headers), timeout=EXPORT_TIMEOUT_S,
+                                timeout=timeout)
+    return OTLPSpanExporter(endpoint=exporter.endpoint, headers=dict(exporter.headers), timeout=timeout,
                             certificate_file=exporter.ca_certificate,
                             client_certificate_file=exporter.client_certificate,
                             client_key_file=exporter.client_private_key)

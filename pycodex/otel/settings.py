@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import unquote
 
-__all__ = ["DEFAULT_ENVIRONMENT", "Exporter", "OtelSettings", "Signal", "resolve"]
+__all__ = ["DEFAULT_ENVIRONMENT", "Exporter", "OtelSettings", "Protocol", "Signal", "resolve"]
 
 DEFAULT_ENVIRONMENT = "dev"
 Signal = Literal["traces", "metrics", "logs"]
