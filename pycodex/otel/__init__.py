@@ -63,7 +63,7 @@ def start(settings: OtelSettings, env: Mapping[str, str], *, version: str) -> Te
         from pycodex.otel import sdk
     except ImportError as exc:
         raise ImportError(f"[otel] needs the OpenTelemetry SDK: pip install 'pycodex-stack[otel]' ({exc})") from None
-    return sdk.Telemetry(settings, exporters, env=env, version=version)
+    return sdk.Telemetry(settings, exporters, env=env, version=version, active=_ACTIVE.get)
 
 
 def active() -> Telemetry | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import TypeVar
@@ -33,7 +33,6 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from pycodex.json_types import JsonObj, JsonValue
-from pycodex.otel import _ACTIVE
 from pycodex.otel.exporters import EXPORT_TIMEOUT_S, log_exporter, metric_exporter, span_exporter
 from pycodex.otel.settings import Exporter, OtelSettings, Signal
 from pycodex.trace.redact import Redactor
@@ -56,8 +55,11 @@ class Telemetry:
     """One server's tracer, meter and logger providers (see the module docstring)."""
 
     def __init__(self, settings: OtelSettings, exporters: Mapping[Signal, Exporter], *, env: Mapping[str, str],
-                 version: str) -> None:
+                 version: str, active: Callable[[], object]) -> None:
+        # `active`: the telemetry of the request or turn being served (pycodex.otel's context variable), so
+        # the log handler sends only this server's records.
         self.settings = settings
+        self.active = active
         self._redactor = Redactor.from_environment(env)
         resource = Resource.create({
             "service.name": env.get("OTEL_SERVICE_NAME") or "pycodex", "service.version": version,
@@ -340,7 +342,7 @@ class _RedactingHandler(logging.Handler):
         self._logger = provider.get_logger(_SCOPE)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return _ACTIVE.get() is self._telemetry and super().filter(record)
+        return self._telemetry.active() is self._telemetry and super().filter(record)
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
