@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,6 +90,12 @@ def test_nothing_starts_when_nothing_is_exported() -> None:
     assert otel.active() is None
     with otel.request(None, "turn/start", 1, {"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"}, 0):
         assert otel.active() is None
+
+
+def test_a_missing_sdk_is_named_with_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pycodex.otel.sdk", None)  # as if opentelemetry-sdk were not installed
+    with pytest.raises(ImportError, match=r"pip install 'pycodex-stack\[otel\]'"):
+        otel.start(OtelSettings(traces=Exporter(endpoint="http://c/v1/traces")), {}, version="0")
 
 
 @pytest.fixture
