@@ -15,7 +15,6 @@ is exported (:func:`pycodex.otel.start`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import unquote
 
@@ -26,30 +25,68 @@ Signal = Literal["traces", "metrics", "logs"]
 Protocol = Literal["http/protobuf", "http/json", "grpc"]
 
 
-@dataclass(frozen=True, slots=True)
 class Exporter:
-    """Where one signal goes: an OTLP endpoint, its protocol, headers and TLS files."""
+    """Where one signal goes: an OTLP endpoint, its protocol, headers and TLS files (read-only by use).
 
-    endpoint: str
-    protocol: Protocol = "http/protobuf"
-    headers: Mapping[str, str] = field(default_factory=dict)
-    ca_certificate: str | None = None
-    client_certificate: str | None = None
-    client_private_key: str | None = None
+    A plain class rather than a dataclass: the config loader imports this module at start-up, and building
+    two dataclasses cost a millisecond there."""
+
+    __slots__ = ("ca_certificate", "client_certificate", "client_private_key", "endpoint", "headers", "protocol")
+
+    def __init__(self, endpoint: str, protocol: Protocol = "http/protobuf", headers: Mapping[str, str] | None = None,
+                 ca_certificate: str | None = None, client_certificate: str | None = None,
+                 client_private_key: str | None = None) -> None:
+        self.endpoint = endpoint
+        self.protocol: Protocol = protocol
+        self.headers: Mapping[str, str] = dict(headers or {})
+        self.ca_certificate = ca_certificate
+        self.client_certificate = client_certificate
+        self.client_private_key = client_private_key
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.endpoint, self.protocol, dict(self.headers), self.ca_certificate, self.client_certificate,
+                self.client_private_key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Exporter) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and its headers are a dict
+
+    def __repr__(self) -> str:  # the headers' names only: their values may be credentials
+        return f"Exporter({self.endpoint!r}, {self.protocol!r}, headers={sorted(self.headers)})"
 
 
-@dataclass(frozen=True, slots=True)
+ExporterChoice = Exporter | Literal["disabled"] | None
+
+
 class OtelSettings:
-    """``[otel]`` as checked by the loader. An exporter field is None when the key is absent (the
-    environment decides), :data:`DISABLED` when it says ``"none"`` or ``"statsig"``."""
+    """``[otel]`` as checked by the loader (read-only by use). An exporter is None when its key is absent
+    (the environment decides), ``"disabled"`` when it says ``"none"`` or ``"statsig"``."""
 
-    log_user_prompt: bool = False
-    environment: str = DEFAULT_ENVIRONMENT
-    traces: Exporter | Literal["disabled"] | None = None
-    metrics: Exporter | Literal["disabled"] | None = None
-    logs: Exporter | Literal["disabled"] | None = None
-    #: ``[otel].span_attributes``: extra resource attributes (service, team...).
-    attributes: Mapping[str, str] = field(default_factory=dict)
+    __slots__ = ("attributes", "environment", "log_user_prompt", "logs", "metrics", "traces")
+
+    def __init__(self, log_user_prompt: bool = False, environment: str = DEFAULT_ENVIRONMENT,
+                 traces: ExporterChoice = None, metrics: ExporterChoice = None, logs: ExporterChoice = None,
+                 attributes: Mapping[str, str] | None = None) -> None:
+        self.log_user_prompt = log_user_prompt
+        self.environment = environment
+        self.traces: ExporterChoice = traces
+        self.metrics: ExporterChoice = metrics
+        self.logs: ExporterChoice = logs
+        #: ``[otel].span_attributes``: extra resource attributes (service, team...).
+        self.attributes: Mapping[str, str] = dict(attributes or {})
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.log_user_prompt, self.environment, self.traces, self.metrics, self.logs, dict(self.attributes))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OtelSettings) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"OtelSettings(log_user_prompt={self.log_user_prompt}, environment={self.environment!r}, "
+                f"traces={self.traces!r}, metrics={self.metrics!r}, logs={self.logs!r})")
 
 
 def _parse_headers(text: str) -> dict[str, str]:
@@ -94,7 +131,7 @@ def resolve(settings: OtelSettings, signal: Signal, env: Mapping[str, str]) -> E
     ``OTEL_SDK_DISABLED=true`` turns every signal off, as in every OpenTelemetry SDK."""
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
-    configured = getattr(settings, signal)
+    configured: ExporterChoice = getattr(settings, signal)
     if configured == "disabled":
         return None
     if isinstance(configured, Exporter):
