@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +81,30 @@ def test_a_collector_that_is_not_there_fails_the_export(trace: Path) -> None:
     done = export(trace, "http://127.0.0.1:9/v1/traces", "--timeout", "0.5")  # a closed port: refused, retried
     assert done.returncode == 1
     assert "did not take the spans within 0.5 s" in done.stderr
+
+
+def test_the_export_goes_over_grpc_too(trace: Path) -> None:
+    grpc = pytest.importorskip("grpc", reason="grpcio (the `otel` extra's gRPC exporter) is not installed")
+    from concurrent.futures import ThreadPoolExecutor
+
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    received: list[trace_service_pb2.ExportTraceServiceRequest] = []
+
+    class Collector(trace_service_pb2_grpc.TraceServiceServicer):
+        def Export(self, request: Any, context: Any) -> Any:
+            received.append(request)
+            return trace_service_pb2.ExportTraceServiceResponse()
+
+    server = grpc.server(ThreadPoolExecutor(max_workers=2))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Collector(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        done = export(trace, f"http://127.0.0.1:{port}", "--protocol", "grpc")
+    finally:
+        server.stop(grace=None)
+    assert done.returncode == 0, done.stderr
+    names = {span.name for request in received for rs in request.resource_spans for ss in rs.scope_spans
+             for span in ss.spans}
+    assert {"turn/start", "invoke_agent pycodex", "execute_tool commandExecution"} <= names
