@@ -41,6 +41,7 @@ from app_server.threads.services import ClientIdentity, ThreadServices, TurnServ
 from app_server.threads.state import ThreadRuntime, ThreadSettings
 from app_server.tools.sandbox import landlock_abi
 from app_server.tools.shell_snapshot import DEFAULT_SHELL, ShellSnapshot, capture_login_env
+from pycodex import __version__, otel
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.transport.base import Outbox
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from app_server.threads.agents import AgentControl
     from app_server.tools import router as tools_router
     from app_server.tools import unified_exec as tools_unified_exec
+    from pycodex.otel.sdk import Telemetry
 else:
     mcp_service = LazyModule("app_server.mcp.service")
     model_clients = LazyModule("app_server.model.clients")
@@ -132,6 +134,7 @@ class AppServer:
                 logger.error("%s %s", warning.summary, warning.details)
         if landlock_abi() == 0:
             self.startup_warnings.append(ConfigWarning(summary=SANDBOX_UNAVAILABLE))
+        self.telemetry = self._start_telemetry()
         self.max_queued_requests = max_queued_requests or int(
             self.environ.get("PYCODEX_MAX_QUEUED_REQUESTS", "256")
         )
@@ -197,6 +200,7 @@ class AppServer:
             experimental_notifications=self.experimental_notifications,
             on_initialized=self.prewarm,
             early_answer=early_answer,
+            telemetry=self.telemetry,
         )
         session = connection.session
         self._sessions.add(session)
@@ -273,8 +277,19 @@ class AppServer:
         # After the threads (a turn ending at shutdown still records its read state); opened only on first use.
         if "thread_state" in self.__dict__:
             self.thread_state.close()
+        if self.telemetry is not None:  # last: the turns interrupted above end their spans first
+            await asyncio.to_thread(self.telemetry.shutdown)
 
     # -- config -------------------------------------------------------------------------------------
+    def _start_telemetry(self) -> Telemetry | None:
+        """OpenTelemetry as `[otel]` and the OTEL_* variables ask (None: nothing exported, no SDK loaded)."""
+        try:
+            return otel.start(self.config.otel, self.environ, version=__version__)
+        except ImportError as exc:  # configured, but the `otel` extra is not installed: run without it
+            logger.error("%s", exc)
+            self.startup_warnings.append(ConfigWarning(summary=str(exc)))
+            return None
+
     def _script_warnings(self) -> list[ConfigWarning]:
         """Check the scripted model's script at start-up, so a bad one is reported before any turn."""
         provider = self.config.provider

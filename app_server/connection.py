@@ -15,9 +15,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from app_server.router import Router
 from app_server.session import ConnectionClosedError, Deferred, ServerRequestTimeout, Session
+from pycodex import otel
 from pycodex.jsonrpc import (
     ErrorReceived,
     NotificationReceived,
@@ -30,6 +32,9 @@ from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 from pycodex.trace import recorder as trace
 from pycodex.transport.base import Outbox
 from pycodex.transport.endpoint import Endpoint
+
+if TYPE_CHECKING:
+    from pycodex.otel.sdk import Telemetry
 
 __all__ = ["AppConnection", "ConnectionClosedError", "Deferred", "ServerRequestTimeout", "Session"]
 
@@ -50,6 +55,7 @@ class AppConnection:
         experimental_notifications: Iterable[str] = (),
         on_initialized: Callable[[], None] | None = None,
         early_answer: bytes | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         send = outbox.send
         if trace.active_tracer() is not None:  # record what goes out; no cost when no trace is written
@@ -68,6 +74,7 @@ class AppConnection:
         #: startup.py): that request is replayed to set up the session, and its answer held back.
         self._early_answer = early_answer
         self._deferred: set[asyncio.Task[None]] = set()
+        self._telemetry = telemetry  # OpenTelemetry (pycodex.otel): None unless [otel] or OTEL_* set it up
         self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch_loop(), name="dispatch")
 
     async def on_message(self, raw: bytes) -> None:
@@ -123,7 +130,8 @@ class AppConnection:
         while True:
             req = await self._queue.get()
             try:
-                await self._dispatch_one(req)
+                with otel.request(self._telemetry, req.method, req.id, req.trace, self._queue.qsize()):
+                    await self._dispatch_one(req)
             except Exception:  # one broken request must not end the connection's dispatcher
                 logger.exception("dispatch of %s failed", req.method)
             finally:

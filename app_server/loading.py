@@ -93,6 +93,8 @@ AT_STARTUP: Final = frozenset({
     "pycodex.logging_setup", "pycodex.platform", "pycodex.platform.fd_reader", "pycodex.platform.landlock",
     "pycodex.platform.spawn", "pycodex.trace.recorder", "pycodex.trace.redact", "pycodex.transport",
     "pycodex.transport.base", "pycodex.transport.endpoint", "pycodex.transport.stdio",
+    # OpenTelemetry's hooks and the [otel] settings: standard library only, the SDK loads only when configured.
+    "app_server.config.otel", "pycodex.otel", "pycodex.otel.settings",
 })
 
 

@@ -22,6 +22,7 @@ from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 
 from exec_client.wire import protocol as p
 from exec_client.wire.errors import ExecServerClosed, ExecServerError
+from pycodex import otel
 from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc import ErrorReceived, NotificationReceived, RequestReceived, ResponseReceived
 from pycodex.trace import recorder as trace
@@ -214,7 +215,8 @@ class ExecServerClient:
         ``ExecServerClosed``."""
         if self.closed.is_set():
             raise ExecServerClosed("exec-server connection is closed")
-        return await self._endpoint.request(method, params, timeout=self._timeout if timeout is None else timeout)
+        deadline = self._timeout if timeout is None else timeout
+        return await otel.exec_request(method, self._endpoint.request(method, params, timeout=deadline))
 
     async def _send(self, data: bytes) -> None:
         trace.record("out", "exec", id(self), data)

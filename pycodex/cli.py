@@ -121,7 +121,7 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
             _add_mcp_arguments),
     "mcp-server": ("serve pycodex sessions as MCP tools `codex` and `codex-reply` over stdio",
                    _add_mcp_server_arguments),
-    "trace": ("read a protocol trace (app-server --trace): show, html, replay", _add_trace_arguments),
+    "trace": ("read a protocol trace (app-server --trace): show, html, replay, export", _add_trace_arguments),
 }
 
 

@@ -38,6 +38,7 @@ from app_server.config.errors import (
 )
 from app_server.config.mcp_servers import McpServerConfig, check_mcp_servers, optional_startup_grace_s
 from app_server.config.mcp_servers import unknown_keys as mcp_unknown_keys
+from app_server.config.otel import otel_settings
 from app_server.config.providers import (
     API_KEY_ENV_VARS,
     OPENAI_PROVIDER_ID,
@@ -59,6 +60,7 @@ from app_server.model.provider import (
     ProviderConfig,
 )
 from pycodex.json_types import JsonObj, JsonValue
+from pycodex.otel.settings import OtelSettings
 
 DEFAULT_CODEX_HOME = "~/.pycodex"
 DEFAULT_MODEL = "gpt-6.1-sol"
@@ -148,6 +150,8 @@ class LoadedConfig:
     notify: tuple[str, ...] = ()
     #: `[mcp_servers.NAME]`, checked (disabled servers included).
     mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
+    #: `[otel]`, checked (pycodex.otel exports what it asks for).
+    otel: OtelSettings = field(default_factory=OtelSettings)
     warnings: tuple[ConfigWarning, ...] = ()
     load_error: ConfigError | None = None
     strict: bool = False
@@ -240,6 +244,7 @@ def _build(
         hide_agent_reasoning=bool(schema.opt_bool(raw, "hide_agent_reasoning", top)),
         notify=tuple(schema.opt_str_list(raw, "notify", top) or ()),
         mcp_servers=MappingProxyType(dict(mcp.servers)),
+        otel=otel_settings(raw),
         strict=strict,
         env=env,
     )

@@ -52,7 +52,7 @@ KNOWN_PROVIDER_KEYS = frozenset(
 IMPLEMENTED_TOP_LEVEL = frozenset(
     """model model_provider model_providers approval_policy sandbox_mode developer_instructions instructions
     model_reasoning_effort model_reasoning_summary project_root_markers openai_base_url features mcp_servers
-    projects profile profiles hide_agent_reasoning notify""".split()
+    projects profile profiles hide_agent_reasoning notify otel""".split()
 )
 # Read only by Codex's terminal UI (which reads them itself, also when it runs against pycodex with
 # `codex --remote`); pycodex has no TUI and so nothing to do with them: accepted without a warning.

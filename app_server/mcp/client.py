@@ -38,6 +38,7 @@ from mcp.types import (
 from pydantic import AnyUrl
 
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig, StdioTransport
+from pycodex import otel
 from pycodex.json_types import JsonObj
 
 CLIENT_INFO = Implementation(name="pycodex-mcp-client", version="0.1.0")
@@ -279,7 +280,7 @@ class McpConnection:
         limit = self.config.tool_timeout if timeout_s is None else timeout_s
         request = session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=limit), meta=meta)
         try:
-            return await self._request("", request, timeout_text=f"timed out awaiting tools/call after {rust_duration(limit)}")
+            return await self._request("", otel.mcp_call(self.name, tool, request), timeout_text=f"timed out awaiting tools/call after {rust_duration(limit)}")
         except McpCallError as exc:
             raise McpCallError(f"tool call error: tool call failed for `{self.name}/{tool}`\n\nCaused by:\n    {exc}") from None
 

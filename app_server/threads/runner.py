@@ -31,6 +31,7 @@ from app_server.threads.state import MODEL_CONTEXT_WINDOW, Subscriber, ThreadRun
 from app_server.tools.code_mode.specs import request_input
 from app_server.tools.images import load_user_content, model_input
 from app_server.tools.tool_search import TOOLS_TAG, tools_section
+from pycodex import otel
 from pycodex.json_types import JsonObj
 from pycodex.log_context import bind_turn
 
@@ -113,6 +114,7 @@ class TurnRunner:
         """Run the turn from ``turn/started`` to ``turn/completed``; it ends exactly once, come what may."""
         thread, turn = self.thread, self.turn
         bind_turn(thread.id, turn.id)  # every log record of this turn carries both ids
+        span = otel.turn_started(thread.id, turn.id, thread.settings.model, turn.inputs)
         outcome, error = TurnEvent.COMPLETE, None
         try:
             await thread.record_turn_start(turn)
@@ -153,6 +155,7 @@ class TurnRunner:
             outcome, error = TurnEvent.FAIL, {"message": f"internal error: {exc}", "codexErrorInfo": "other",
                                               "additionalDetails": None, "misalignment": None}
         await asyncio.shield(self._end(outcome, error))
+        otel.turn_ended(span, outcome.value, error)
         hook = thread.idle_hook
         if hook is not None and thread.active is None:
             await hook()
@@ -277,6 +280,7 @@ class TurnRunner:
         thread, turn = self.thread, self.turn
         stored = persisted_item(item)
         await asyncio.to_thread(thread.writer.item_completed, turn.id, stored)
+        otel.item_completed(item)
         turn.keep_item(stored)
         if item["type"] == "agentMessage":
             turn.last_agent_message = item
@@ -359,6 +363,7 @@ class TurnRunner:
         self._restart = False
         stream = self.services.model.stream(thread.settings.model_provider, self._body(), self._request_context(),
                                             self._on_retry)
+        stream = otel.model_stream(stream, model=thread.settings.model, provider=thread.settings.model_provider)
         self._consume_task = task = asyncio.get_running_loop().create_task(self._consume(mapper, stream))
         try:
             return await task
@@ -387,7 +392,7 @@ class TurnRunner:
                         called_tools = True
                         shell = action.namespace is None and action.name in SHELL_FAMILY
                         self._unanswered[action.call_id] = (time.monotonic(), shell)
-                        outcome = await self.services.run_tool(self, action)
+                        outcome = await otel.tool_call(action.name, action.call_id, self.services.run_tool(self, action))
                         await self._record_history([outcome.output, *outcome.extra])
                         self._unanswered.pop(action.call_id, None)
                         if outcome.end_turn:

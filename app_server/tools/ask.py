@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from app_server.tools.approvals import APPROVAL_TIMEOUT_S
 from app_server.tools.pending import PendingRequest, askable_clients
+from pycodex import otel
 
 if TYPE_CHECKING:
     from app_server.tools.contracts import ToolContext
@@ -64,7 +65,7 @@ async def ask_clients(
     for session in askable:
         pending.offer(session)
     try:
-        answer = parse(await pending.wait())
+        answer = parse(await otel.approval_wait(method, pending.wait()))
     except asyncio.CancelledError:
         raise  # interrupted: the request stays open; the runner resolves it after turn/completed
     except Exception as exc:  # a timeout, an error answer, or an unreadable one: no decision (fail closed)

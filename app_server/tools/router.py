@@ -26,6 +26,7 @@ from app_server.tools.patch_tool import handle_apply_patch
 from app_server.tools.specs_collab import MULTI_AGENT_NAMESPACE
 from app_server.tools.tool_search import handle_tool_search
 from app_server.tools.user_input import handle_request_user_input
+from pycodex import otel
 
 if TYPE_CHECKING:
     from app_server.threads.sampling import ToolCall
@@ -52,7 +53,7 @@ def tool_router(*, ask_user: bool, code_mode: CodeModeTools | None = None) -> To
         return await route_tool_call(ctx, call, ask_user=ask_user)
 
     async def nested(ctx: ToolContext, call: ToolCall) -> ToolOutcome:  # a script's call: never exec or wait
-        return await route_tool_call(ctx, call, ask_user=ask_user)
+        return await otel.tool_call(call.name, call.call_id, route_tool_call(ctx, call, ask_user=ask_user))
 
     return route
 

@@ -110,6 +110,8 @@ class RequestReceived:
     has_params: bool
     #: Another request with the same id is still in flight; answer with ``error_untracked``.
     duplicate: bool = False
+    #: The request's W3C trace context (Codex's ``trace``: ``{"traceparent": ..., "tracestate": ...}``).
+    trace: JsonValue = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +193,7 @@ def classify(raw: bytes | str) -> Message:
         has_params = "params" in obj
         params = obj.get("params")
         if "id" in obj:
-            return RequestReceived(obj["id"], method, params, has_params)
+            return RequestReceived(obj["id"], method, params, has_params, trace=obj.get("trace"))
         return NotificationReceived(method, params, has_params)
     if "id" in obj:
         if "error" in obj:

@@ -17,7 +17,9 @@ import fcntl
 import os
 import struct
 import subprocess
+import sys
 import termios
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,16 +43,12 @@ def watch_children_with_pidfds() -> bool:
     the pidfd watcher itself. This sets asyncio's process-wide watcher, so servers call it once at
     start-up, from their event loop; kernels without ``pidfd_open`` keep the default.
     """
-    import sys
-
     if sys.version_info >= (3, 12) or not hasattr(os, "pidfd_open"):
         return False
     try:
         os.close(os.pidfd_open(os.getpid()))  # present in the headers is not the same as allowed here
     except OSError:
         return False
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         watcher = asyncio.PidfdChildWatcher()

@@ -1,17 +1,20 @@
-"""``pycodex trace show|html|replay``: argument parsing and the one-line errors."""
+"""``pycodex trace show|html|replay|export``: argument parsing and the one-line errors."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
+
+from pycodex.json_types import JsonObj
 
 __all__ = ["add_trace_arguments", "run_trace"]
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the ``show``, ``html`` and ``replay`` subcommands to the ``pycodex trace`` parser."""
+    """Add the ``show``, ``html``, ``replay`` and ``export`` subcommands to the ``pycodex trace`` parser."""
     sub = parser.add_subparsers(dest="trace_command", metavar="SUBCOMMAND", required=True)
     show = sub.add_parser("show", help="print the trace as a coloured timeline")
     show.add_argument("file", type=Path, metavar="FILE")
@@ -25,6 +28,16 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
                         help="current (default), codex@VERSION, pycodex@REF or path:/abs/bin")
     replay.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                         help="how long to wait for each expected server message (default 30)")
+    export = sub.add_parser("export", help="send the trace to an OpenTelemetry collector as spans")
+    export.add_argument("file", type=Path, metavar="FILE")
+    export.add_argument("--otlp", required=True, metavar="URL",
+                        help="the collector: http://HOST:4318 (OTLP/HTTP; /v1/traces is added) or a full traces URL")
+    export.add_argument("--protocol", choices=("http/protobuf", "grpc"), default="http/protobuf",
+                        help="OTLP over HTTP with protobuf (default) or over gRPC")
+    export.add_argument("--header", action="append", default=[], metavar="NAME=VALUE",
+                        help="a header for the collector (repeatable), e.g. an authorization token")
+    export.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="give up when the collector has not taken the spans by then, retries included (default 10)")
 
 
 def run_trace(args: argparse.Namespace) -> int:
@@ -36,6 +49,8 @@ def run_trace(args: argparse.Namespace) -> int:
     except TraceReadError as exc:
         print(f"pycodex trace: {exc}", file=sys.stderr)
         return 2
+    if args.trace_command == "export":
+        return _export(args, events)
     if args.trace_command == "replay":
         from pycodex.trace.replay import ReplayError, replay
 
@@ -64,4 +79,35 @@ def run_trace(args: argparse.Namespace) -> int:
     from pycodex.trace.show import render
 
     render(timeline, Console())
+    return 0
+
+
+def _export(args: argparse.Namespace, events: list[JsonObj]) -> int:
+    """``pycodex trace export --otlp URL FILE``: 0 once the collector took the spans, 1 if it did not, 2 when
+    the OpenTelemetry SDK is missing or a header is malformed."""
+    from pycodex.trace.timeline import build_timeline
+
+    headers: dict[str, str] = {}
+    for header in args.header:
+        name, sep, value = header.partition("=")
+        if not sep or not name.strip():
+            print(f"pycodex trace export: --header {header!r} is not NAME=VALUE", file=sys.stderr)
+            return 2
+        headers[name.strip()] = value.strip()
+    try:
+        from pycodex.otel import export
+    except ImportError as exc:
+        print(f"pycodex trace export: needs the OpenTelemetry SDK: pip install 'pycodex-stack[otel]' ({exc})",
+              file=sys.stderr)
+        return 2
+    exporter = export.Exporter(endpoint=export.traces_endpoint(args.otlp, args.protocol), protocol=args.protocol,
+                               headers=headers)
+    try:
+        sent, trace_id = export.export_timeline(build_timeline(events), name=args.file.name,
+                                                ended_at=args.file.stat().st_mtime, exporter=exporter,
+                                                environ=os.environ, timeout=args.timeout)
+    except (RuntimeError, OSError) as exc:
+        print(f"pycodex trace export: {exc}", file=sys.stderr)
+        return 1
+    print(f"exported {sent} spans to {exporter.endpoint} (trace {trace_id})")
     return 0

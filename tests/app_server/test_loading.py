@@ -26,6 +26,7 @@ from tests.support.paths import REPO_ROOT
 LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("app_server/main.py", "asyncio"): "stdlib, but the initialize answer is written before the event loop exists",
     ("app_server/main.py", "logging"): "stdlib, but not imported before the initialize answer",
+    ("app_server/main.py", "pycodex.platform.spawn"): "imports asyncio, which waits until the answer is written",
 }
 
 #: Outside app_server, the imports inside functions per file, and why they stay there.
@@ -40,9 +41,10 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                            "pycodex.logging_setup", "pycodex.exec_cli.run", "app_server.protocol.schema_export",
                            "asyncio", "pycodex.demo", "pycodex.debug.doctor", "app_server.app",
                        })),
-    "pycodex/trace/cli.py": ("each `pycodex trace` verb loads its own reader or renderer (rich only for `show`)",
+    "pycodex/trace/cli.py": ("each `pycodex trace` verb loads its own reader or renderer (rich only for `show`, "
+                             "the OpenTelemetry SDK only for `export`)",
                              frozenset({"pycodex.trace.timeline", "pycodex.trace.replay", "pycodex.trace.html",
-                                        "rich.console", "pycodex.trace.show"})),
+                                        "rich.console", "pycodex.trace.show", "pycodex.otel"})),
     "pycodex/debug/doctor.py": ("websockets only when the doctor probes a ws:// server",
                                 frozenset({"asyncio", "websockets.asyncio.client"})),
     "pycodex/exec_cli/run.py": ("`pycodex exec` builds an in-process server only once its arguments parsed",
@@ -56,6 +58,12 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                                          "(prewarmed: loading.py's after-handshake group)",
                                          frozenset({"exec_client.wire.protocol"})),
     "exec_server/heap.py": ("ctypes only when the heap is trimmed", frozenset({"ctypes"})),
+    "pycodex/otel/__init__.py": ("the OpenTelemetry SDK only when [otel] or OTEL_* export a signal",
+                                 frozenset({"pycodex.otel"})),
+    "pycodex/otel/exporters.py": ("grpcio only for an OTLP/gRPC exporter",
+                                  frozenset({"grpc", "opentelemetry.exporter.otlp.proto.grpc.trace_exporter",
+                                             "opentelemetry.exporter.otlp.proto.grpc.metric_exporter",
+                                             "opentelemetry.exporter.otlp.proto.grpc._log_exporter"})),
 }
 
 
