@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.support.procs import GROUPS, kill_group, spawn, wait_group_empty
 from tests.support.schema import REPO_ROOT
@@ -88,3 +91,48 @@ async def test_pycodex_demo_json_prints_protocol_lines_ending_with_turn_complete
     completed = [m for m in received if m.get("method") == "turn/completed"]
     assert len(completed) == 1 and completed[0]["params"]["turn"]["status"] == "completed", completed
     assert all("emittedAtMs" in m for m in received if "method" in m and "id" not in m)
+
+
+README = REPO_ROOT / "README.md"
+_FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```$", re.M | re.S)
+_LINK = re.compile(r"\]\((?P<target>[^)#\s]+)(?:#[^)]*)?\)")
+
+
+def _runnable_blocks() -> list[str]:
+    """The README's fenced blocks whose info string is ``bash runnable``: recipes a first reader can paste."""
+    return [m["body"] for m in _FENCE.finditer(README.read_text()) if m["info"].split() == ["bash", "runnable"]]
+
+
+def test_the_readme_marks_its_runnable_recipes() -> None:
+    assert len(_runnable_blocks()) >= 2  # the mock-model turn and the command check, at least
+
+
+@pytest.mark.parametrize("index", range(len(_runnable_blocks())))
+async def test_each_runnable_readme_block_succeeds_on_a_fresh_machine(tmp_path: Path, index: int) -> None:
+    """Run with ``bash -euo pipefail`` in an empty folder, HOME there too, `pycodex` on PATH meaning this
+    checkout, no CODEX_* or OPENAI_* values; the block's whole process group must be gone afterwards."""
+    block = _runnable_blocks()[index]
+    home, cwd, bin_dir = tmp_path / "home", tmp_path / "cwd", tmp_path / "bin"
+    for folder in (home, cwd, bin_dir):
+        folder.mkdir()
+    shim = bin_dir / "pycodex"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pycodex "$@"\n')
+    shim.chmod(0o755)
+    env = _clean_env(home)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    script = tmp_path / "block.sh"
+    script.write_text(block)
+    proc = await spawn("bash", "-euo", "pipefail", str(script), stdin=asyncio.subprocess.DEVNULL,
+                       stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(cwd))
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 90)
+    finally:
+        kill_group(proc.pid)
+        GROUPS.discard(proc.pid)
+    assert proc.returncode == 0, f"block {index}:\n{block}\nstdout:\n{out.decode()[-2000:]}\nstderr:\n{err.decode()[-2000:]}"
+
+
+def test_every_relative_link_of_the_readme_exists() -> None:
+    missing = [m["target"] for m in _LINK.finditer(README.read_text())
+               if "://" not in m["target"] and not (REPO_ROOT / m["target"]).exists()]
+    assert missing == []

@@ -111,7 +111,7 @@ async def test_every_recorded_search_gets_codex_answer(deferred: list[DeferredTo
         assert {**ours, "id": ours["id"][:4] + "ID"} | {"tools": None} == recorded | {"tools": None}, name
         if name == "sub-agents":
             # Codex defers its sub-agent namespace behind tool_search too; pycodex does not offer gpt-5.5 the
-            # sub-agent tools yet, deferred or not (a known gap, named in README and tool_search.deferred_tools).
+            # sub-agent tools yet, deferred or not (a known gap, named in docs/usage.md and tool_search.deferred_tools).
             assert [t["name"] for t in recorded["tools"]] == ["multi_agent_v1"]
             assert ours["tools"] == []
             continue
