@@ -75,6 +75,8 @@ CODEX_CODES: tuple[CodexCode, ...] = (
               "config write: `filePath` names a file other than the user's config.toml"),
     CodexCode("config_write_error_code", "configValidationError",
               "config write: the edit would make config.toml invalid (the message says why)"),
+    CodexCode("config_write_error_code", "configPathNotFound",
+              "model provider write: the provider id is not one the config defines"),
     CodexCode("input_error_code", "input_too_large",
               "turn input over the size limit (`max_chars`, `actual_chars` in the data)"),
     CodexCode("type", "modelProviderNotConfigured",

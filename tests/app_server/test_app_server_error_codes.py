@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -104,20 +105,23 @@ def _part(node: ast.expr, constants: dict[str, str]) -> str:
     return "0"
 
 
+@functools.cache
+def _trees() -> tuple[ast.Module, ...]:
+    return tuple(ast.parse(path.read_text(encoding="utf-8")) for root in SOURCES for path in sorted(root.rglob("*.py")))
+
+
 def raised_messages() -> list[str]:
     """The first argument of every call in the sources that is (or names) a string: the error messages."""
     found: list[str] = []
-    for root in SOURCES:
-        for path in sorted(root.rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
-                         and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
-                         for t in n.targets if isinstance(t, ast.Name)}
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and node.args:
-                    text = _strings(node.args[0], constants)
-                    if text is not None:
-                        found.append(text)
+    for tree in _trees():
+        constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                     and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                     for t in n.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.args:
+                text = _strings(node.args[0], constants)
+                if text is not None:
+                    found.append(text)
     return found
 
 
@@ -130,16 +134,48 @@ def test_every_pycodex_rule_matches_a_message_the_product_raises() -> None:
 
 def test_every_codex_data_value_is_built_by_some_handler() -> None:
     built = set()
-    for root in SOURCES:
-        for path in root.rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Dict):
-                    built |= {(k.value, v.value) for k, v in zip(node.keys, node.values, strict=True)
-                              if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)}
-                elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
-                    built.add(("config_write_error_code", node.args[0].value))  # ConfigWriteError(code, ...)
+    for tree in _trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                built |= {(k.value, v.value) for k, v in zip(node.keys, node.values, strict=True)
+                          if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)}
+            elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+                built.add(("config_write_error_code", node.args[0].value))  # ConfigWriteError(code, ...)
     missing = [(c.key, c.value) for c in CODEX_CODES if (c.key, c.value) not in built]
     assert not missing, f"declared Codex data no handler builds: {missing}"
+
+
+def _literal(node: ast.expr) -> object:
+    try:
+        return ast.literal_eval(node)
+    except ValueError:  # a member computed at run time (an id): only the constant ones identify a code
+        return None
+
+
+def built_data() -> list[dict[str, object]]:
+    """Every error data the sources build: `data={...}` given to a call, and ConfigWriteError's codes."""
+    found: list[dict[str, object]] = []
+    for tree in _trees():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            for keyword in node.keywords:
+                if keyword.arg == "data" and isinstance(keyword.value, ast.Dict):
+                    found.append({k.value: _literal(v) for k, v in zip(keyword.value.keys, keyword.value.values,
+                                                                       strict=True) if isinstance(k, ast.Constant)})
+            if isinstance(node.func, ast.Name) and node.func.id == "ConfigWriteError" and node.args:
+                found.append({"config_write_error_code": _literal(node.args[0])})
+    return found
+
+
+def test_every_error_data_a_handler_builds_is_declared() -> None:
+    declared = {(c.key, c.value) for c in CODEX_CODES}
+    built = built_data()
+    assert len(built) >= 10
+    # A data whose members are all computed is a constructor passing its caller's code on (ConfigWriteError).
+    undeclared = [d for d in built if any(v is not None for v in d.values())
+                  and not any((k, v) in declared for k, v in d.items())]
+    assert not undeclared, f"error data the registry does not know (add it to CODEX_CODES): {undeclared}"
 
 
 @pytest.mark.parametrize(("error", "data"), [
