@@ -15,6 +15,10 @@ Line format (``FORMAT``)::
 
 ``dir`` is from the app-server's point of view: ``in`` is what it received (client requests, SSE events,
 exec-server answers), ``out`` what it sent.
+
+The first line is the ``meta`` header (``server_header``: the config and ``-c`` overrides); once the server
+has loaded its config it adds a second ``meta`` line (``server_note``: the model provider it resolved and
+the scripted model's script), so a replay can start a server on the same model (pycodex/trace/replay.py).
 """
 
 from __future__ import annotations
