@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from app_server.errors import error_wire
 from app_server.router import Router
 from app_server.session import ConnectionClosedError, Deferred, ServerRequestTimeout, Session
 from pycodex import otel
@@ -64,7 +65,9 @@ class AppConnection:
                 trace.record("out", "client", self.session.id, data)
                 await outbox.send(data)
 
-        self._endpoint = Endpoint(send, max_queued_requests=max_queued_requests, closed_error=ConnectionClosedError)
+        # error_wire: every error this connection answers with carries its code in `error.data`.
+        self._endpoint = Endpoint(send, max_queued_requests=max_queued_requests, closed_error=ConnectionClosedError,
+                                  error_wire=error_wire)
         self._peer = self._endpoint.peer
         self._router = router
         self.session = Session(self._endpoint, experimental_notifications=experimental_notifications)

@@ -67,6 +67,7 @@ AT_STARTUP: Final = frozenset({
     "app_server.app", "app_server.config", "app_server.config.errors", "app_server.config.loader",
     "app_server.config.mcp_servers", "app_server.config.providers", "app_server.config.schema",
     "app_server.config.tables", "app_server.connection", "app_server.context", "app_server.environments",
+    "app_server.errors",
     "app_server.handlers", "app_server.loading", "app_server.model", "app_server.model.auth", "app_server.model.errors",
     "app_server.model.events", "app_server.model.provider", "app_server.model.retry",
     "app_server.model.retry_hints", "app_server.model.script", "app_server.model.scripted",

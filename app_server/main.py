@@ -178,6 +178,12 @@ async def _serve_traced(
     watch_children_with_pidfds()  # local commands: no reaper thread per running process
     app = server_app.AppServer(codex_home=default_codex_home(), config_overrides=config_overrides,
                                strict_config=strict_config)
+    if (tracer := trace_recorder.active_tracer()) is not None:
+        # What a replay must reproduce that the header could not know: the provider the config resolved to
+        # (the offline `scripted` model when no provider or key is configured) and the script it plays.
+        provider = app.config.provider
+        script = (provider.script or app.environ.get("PYCODEX_SCRIPT")) if provider.is_scripted else None
+        tracer.meta(trace_recorder.server_note(provider.id, script))
     # SIGTERM first interrupts running turns while clients can still hear turn/completed, then stops
     # the transport; SIGINT keeps its default (Codex dies of it too). One that came during start-up counts.
     term = stop_on_signals([signal.SIGTERM])

@@ -15,6 +15,7 @@ write the bytes returned by ``respond``/``notify``/``request`` followed by the w
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc.codec import (
@@ -27,7 +28,10 @@ from pycodex.jsonrpc.codec import (
 )
 from pycodex.jsonrpc.errors import LocalRpcError, RpcError
 
-__all__ = ["RpcPeer", "id_key"]
+__all__ = ["ErrorWire", "RpcPeer", "id_key"]
+
+#: Turns an error into the JSON-RPC error object sent for it ({"code", "data"?, "message"}).
+ErrorWire = Callable[[RpcError], JsonObj]
 
 
 def id_key(request_id: JsonValue) -> str:
@@ -38,8 +42,11 @@ def id_key(request_id: JsonValue) -> str:
 class RpcPeer:
     """Correlate requests and responses for one connection, and encode outgoing messages."""
 
-    def __init__(self, *, include_jsonrpc: bool = False) -> None:
+    def __init__(self, *, include_jsonrpc: bool = False, error_wire: ErrorWire | None = None) -> None:
         self._include_jsonrpc = include_jsonrpc
+        # How an RpcError becomes its wire object: a server that stamps a code into `error.data` on
+        # every error it sends (the app-server) supplies its own; by default, `RpcError.to_wire`.
+        self._error_wire: ErrorWire = error_wire or RpcError.to_wire
         self._in_flight: dict[str, str] = {}
         self._pending: dict[int, str] = {}
         self._next_id = 0
@@ -93,7 +100,7 @@ class RpcPeer:
 
     def error_untracked(self, request_id: JsonValue, error: RpcError | JsonObj) -> bytes:
         """Encode an error that answers no tracked request (a duplicate id, or a wire violation)."""
-        body = error.to_wire() if isinstance(error, RpcError) else error
+        body = self._error_wire(error) if isinstance(error, RpcError) else error
         return self._encode({"error": body, "id": request_id})
 
     def _finish(self, request_id: JsonValue) -> None:

@@ -15,6 +15,10 @@ Line format (``FORMAT``)::
 
 ``dir`` is from the app-server's point of view: ``in`` is what it received (client requests, SSE events,
 exec-server answers), ``out`` what it sent.
+
+The first line is the ``meta`` header (``server_header``: the config and ``-c`` overrides); once the server
+has loaded its config it adds a second ``meta`` line (``server_note``: the model provider it resolved and
+the scripted model's script), so a replay can start a server on the same model (pycodex/trace/replay.py).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -48,6 +53,7 @@ __all__ = [
     "record",
     "record_http_request",
     "server_header",
+    "server_note",
     "trace_path",
     "tracing",
 ]
@@ -82,6 +88,18 @@ def server_header(codex_home: Path, config_overrides: Sequence[str]) -> JsonObj:
     redactor = Redactor.from_environment()
     return {"pycodex": __version__, "config": config,
             "config_overrides": [redactor.assignment(o) for o in config_overrides]}
+
+
+def server_note(model_provider: str, script: str | None) -> JsonObj:
+    """What the server learnt once its config was loaded, for a replay: the model provider it resolved, and
+    for the offline `scripted` one the script file it plays (its JSON; None: the built-in demo script)."""
+    source: JsonValue = None
+    if script:
+        try:
+            source = json.loads(Path(script).expanduser().read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # the server reports an unusable script itself
+            source = None
+    return {"model_provider": model_provider, "model_script": source}
 
 
 def active_tracer() -> Tracer | None:
@@ -153,6 +171,10 @@ class Tracer:
             self._wake.set()
             self._drained.wait(_BACKPRESSURE_WAIT)
 
+    def meta(self, summary: Mapping[str, JsonValue]) -> None:
+        """Queue a meta event: what the server learnt after the header was written (its resolved config)."""
+        self.record("meta", "trace", 0, _Meta(summary))
+
     def close(self, timeout: float = 5.0) -> None:
         """Write everything recorded so far and close the file (bounded by ``timeout``)."""
         self._closing = True
@@ -191,6 +213,13 @@ class Tracer:
                 time.sleep(_BATCH_DELAY)
 
 
+@dataclass(frozen=True, slots=True)
+class _Meta:
+    """A meta event's summary on its way to the writer (``Tracer.meta``)."""
+
+    summary: Mapping[str, JsonValue]
+
+
 class _Writer:
     """Turns raw hook payloads into redacted JSON lines; derives the approval events (writer thread only)."""
 
@@ -202,6 +231,9 @@ class _Writer:
         self._approvals: dict[tuple[int, JsonValue], tuple[float, str]] = {}
 
     def write(self, t: float, direction: str, channel: str, raw_conn: int, payload: object) -> None:
+        if isinstance(payload, _Meta):
+            self.write_event(t, direction, channel, 0, None, payload.summary)
+            return
         conn = self._conn(channel, raw_conn, fresh=channel == "model" and direction == "out")
         if isinstance(payload, bytes):
             payload = payload.decode("utf-8", "replace")

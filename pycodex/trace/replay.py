@@ -2,7 +2,8 @@
 
 The server under test (any build spec of the compat matrix) starts in a private CODEX_HOME holding the
 recorded config, with its model provider pointed at a loopback server that plays back the recorded SSE
-streams in order. The process environment is passed through (minus the trace variable), so an executor the
+streams in order; a recording made on the offline `scripted` model replays on it (see
+:mod:`pycodex.trace.replay_config`), so the same provider, and the same config warnings, come back. The process environment is passed through (minus the trace variable), so an executor the
 recording reached through ``CODEX_EXEC_SERVER_*`` serves the replay too. The recorded client messages go
 out in order; before each one, the server must have sent what it sent at that point of the recording.
 Messages are matched by method (responses by request id), so harmless reordering between notifications
@@ -23,6 +24,7 @@ from pathlib import Path
 from pycodex.json_types import JsonObj, JsonValue
 from pycodex.trace.diff import IdMap, first_difference, substitute
 from pycodex.trace.recorder import ENV_VAR
+from pycodex.trace.replay_config import recorded_provider, replay_setup
 from pycodex.trace.replay_support import ReplayError, build_argv, recorded_model, toml_document
 
 __all__ = ["ReplayError", "replay"]
@@ -39,16 +41,15 @@ def replay(events: list[JsonObj], spec: str, *, timeout: float = 30.0) -> str | 
         raise ReplayError("the trace holds no client messages")
     conn = client[0].get("conn")
     script = [e for e in client if e.get("conn") == conn]
-    header = next((e.get("summary") or {} for e in events if e.get("dir") == "meta"), {})
+    header = _header(events)
+    env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
     with recorded_model(_model_responses(events)) as base_url, tempfile.TemporaryDirectory() as home:
-        config, overrides = _config(header, base_url)
-        Path(home, "config.toml").write_text(toml_document(config), encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if k != ENV_VAR} | {"CODEX_HOME": home}
-        provider = (config.get("model_providers") or {}).get(config.get("model_provider") or "", {})
-        if isinstance(provider, dict) and provider.get("env_key"):
-            env.setdefault(str(provider["env_key"]), "replay")
-        command = [*argv, "app-server", *(f"-c{o}" for o in overrides)]
-        return asyncio.run(_run(command, env, Path(home), script, timeout))
+        setup = replay_setup(header, recorded_provider(header, events), base_url, env, Path(home))
+        if setup.config is not None:
+            Path(home, "config.toml").write_text(toml_document(setup.config), encoding="utf-8")
+        command = [*argv, "app-server", *(f"-c{o}" for o in setup.overrides)]
+        env = setup.env | {"CODEX_HOME": home}
+        return asyncio.run(_run(command, env, Path(home), script, timeout, _stand_in_dirs(script, Path(home))))
 
 
 def _model_responses(events: list[JsonObj]) -> list[list[JsonValue]]:
@@ -63,17 +64,27 @@ def _model_responses(events: list[JsonObj]) -> list[list[JsonValue]]:
     return list(streams.values())
 
 
-def _config(header: JsonObj, base_url: str) -> tuple[JsonObj, list[str]]:
-    """The recorded config with its model provider moved to the playback server; the -c overrides."""
-    config = dict(header.get("config") or {})
-    provider_id = str(config.get("model_provider") or "replay")
-    providers = dict(config.get("model_providers") or {})
-    provider = dict(providers.get(provider_id) or {"name": "replay", "wire_api": "responses"})
-    provider.update(base_url=base_url, request_max_retries=0, stream_max_retries=0)
-    providers[provider_id] = provider
-    config.update(model_provider=provider_id, model_providers=providers)
-    overrides = [str(o) for o in header.get("config_overrides") or [] if not str(o).startswith("model_provider")]
-    return config, overrides
+def _header(events: list[JsonObj]) -> JsonObj:
+    """The trace's meta summaries in order, merged: the header, then what the server noted after start-up."""
+    header: JsonObj = {}
+    for event in events:
+        if event.get("dir") == "meta" and isinstance(event.get("summary"), dict):
+            header.update(event["summary"])
+    return header
+
+
+def _stand_in_dirs(script: list[JsonObj], home: Path) -> IdMap:
+    """An empty directory for each recorded ``cwd`` that is gone (the offline demo's workspace is deleted
+    when it ends): the recorded path -> its stand-in, substituted into the client messages."""
+    stand_ins: IdMap = {}
+    for event in script:
+        params = event["msg"].get("params") if event.get("dir") == "in" else None
+        cwd = params.get("cwd") if isinstance(params, dict) else None
+        if isinstance(cwd, str) and cwd not in stand_ins and os.path.isabs(cwd) and not os.path.isdir(cwd):
+            stand_in = home / "workspaces" / str(len(stand_ins))
+            stand_in.mkdir(parents=True)
+            stand_ins[cwd] = str(stand_in)
+    return stand_ins
 
 
 def _key(msg: JsonObj) -> str:
@@ -86,11 +97,11 @@ def _skipped(msg: JsonObj) -> bool:
 
 
 class _Session:
-    def __init__(self, proc: asyncio.subprocess.Process, timeout: float) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, timeout: float, ids: IdMap) -> None:
         assert proc.stdin is not None and proc.stdout is not None
         self._stdin, self._stdout, self._timeout = proc.stdin, proc.stdout, timeout
         self._unmatched: list[JsonObj] = []
-        self.ids: IdMap = {}
+        self.ids = ids
 
     async def send(self, msg: JsonObj) -> None:
         self._stdin.write(json.dumps(substitute(msg, self.ids)).encode() + b"\n")
@@ -129,7 +140,7 @@ class _Session:
 
 
 async def _run(command: list[str], env: dict[str, str], home: Path, script: list[JsonObj],
-               timeout: float) -> str | None:
+               timeout: float, ids: IdMap) -> str | None:
     with open(home / "server.stderr", "wb") as stderr:
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -138,7 +149,7 @@ async def _run(command: list[str], env: dict[str, str], home: Path, script: list
         except OSError as exc:
             raise ReplayError(f"cannot start {command[0]}: {exc.strerror or exc}") from None
         try:
-            return await _drive(_Session(proc, timeout), script, home)
+            return await _drive(_Session(proc, timeout, ids), script, home)
         finally:
             await _stop(proc)
 

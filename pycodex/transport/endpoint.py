@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pycodex.json_types import JsonValue
 from pycodex.jsonrpc.codec import ErrorReceived, Message, RequestReceived, ResponseReceived
 from pycodex.jsonrpc.errors import RpcError, ServerOverloaded
-from pycodex.jsonrpc.peer import RpcPeer
+from pycodex.jsonrpc.peer import ErrorWire, RpcPeer
 from pycodex.transport.base import WriteFn
 
 __all__ = ["Endpoint", "EndpointClosed", "rpc_error_from_wire"]
@@ -39,7 +39,8 @@ class Endpoint:
 
     ``max_queued_requests`` bounds ``requests`` (0 means unbounded); ``offer`` refuses a request with
     -32001 once it is full. ``closed_error`` builds what pending and later requests fail with;
-    ``remote_error`` turns a JSON-RPC error object into the exception ``request`` raises.
+    ``remote_error`` turns a JSON-RPC error object into the exception ``request`` raises; ``error_wire``
+    how the peer encodes the errors this side sends (see :class:`~pycodex.jsonrpc.RpcPeer`).
     """
 
     def __init__(
@@ -50,8 +51,9 @@ class Endpoint:
         max_queued_requests: int = 0,
         closed_error: Callable[[str], BaseException] = EndpointClosed,
         remote_error: Callable[[JsonValue], BaseException] = rpc_error_from_wire,
+        error_wire: ErrorWire | None = None,
     ) -> None:
-        self.peer = RpcPeer(include_jsonrpc=include_jsonrpc)
+        self.peer = RpcPeer(include_jsonrpc=include_jsonrpc, error_wire=error_wire)
         self._send = send
         self._pending: dict[int, asyncio.Future[JsonValue]] = {}
         self._closed_error = closed_error

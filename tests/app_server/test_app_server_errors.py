@@ -57,8 +57,9 @@ def req(rid: Any, method: Any, params: Any = ..., **extra: Any) -> str:
     return json.dumps(msg)
 
 
-def err(code: int, message: str) -> dict[str, Any]:
-    return {"code": code, "message": message}
+def err(code: int, message: str, data: dict[str, Any]) -> dict[str, Any]:
+    """An error answer: its JSON-RPC code, message and `error.data` code (docs/errors.md)."""
+    return {"code": code, "data": data, "message": message}
 
 
 ROWS: list[Row] = [
@@ -94,7 +95,7 @@ ROWS: list[Row] = [
         "unknown method before initialize",
         req(10, "bogus/method", {}),
         10,
-        err(-32601, UNKNOWN_METHOD_PREFIX),
+        err(-32601, UNKNOWN_METHOD_PREFIX, {"appErrorCode": "method_not_found", "method": "bogus/method"}),
         prefix=True,
         fresh=True,
     ),
@@ -102,29 +103,30 @@ ROWS: list[Row] = [
         "request before initialize",
         req(11, "thread/start", {}),
         11,
-        err(-32600, "Not initialized"),
+        err(-32600, "Not initialized", {"appErrorCode": "not_initialized"}),
         fresh=True,
     ),
     Row(
         "initialize without clientInfo",
         req(12, "initialize", {"capabilities": None}),
         12,
-        err(-32602, "Invalid request: missing field `clientInfo`"),
+        err(-32602, "Invalid request: missing field `clientInfo`", {"appErrorCode": "invalid_params"}),
         fresh=True,
     ),
     Row(
         "initialize without params",
         req(13, "initialize"),
         13,
-        err(-32600, "Invalid request: missing field `params`"),
+        err(-32600, "Invalid request: missing field `params`", {"appErrorCode": "invalid_params"}),
         fresh=True,
     ),
-    Row("second initialize", req(14, "initialize", INIT_PARAMS), 14, err(-32600, "Already initialized")),
+    Row("second initialize", req(14, "initialize", INIT_PARAMS), 14,
+        err(-32600, "Already initialized", {"appErrorCode": "already_initialized"})),
     Row(
         "unknown method after initialize",
         req(15, "bogus/method", {}),
         15,
-        err(-32601, UNKNOWN_METHOD_PREFIX),
+        err(-32601, UNKNOWN_METHOD_PREFIX, {"appErrorCode": "method_not_found", "method": "bogus/method"}),
         prefix=True,
     ),
     # -- params ------------------------------------------------------------------------------------------
@@ -132,31 +134,34 @@ ROWS: list[Row] = [
         "params missing for thread/start",
         req(16, "thread/start"),
         16,
-        err(-32600, "Invalid request: missing field `params`"),
+        err(-32600, "Invalid request: missing field `params`", {"appErrorCode": "invalid_params"}),
     ),
     Row(
         "params null for thread/start",
         req(17, "thread/start", None),
         17,
-        err(-32600, "Invalid request: missing field `params`"),
+        err(-32600, "Invalid request: missing field `params`", {"appErrorCode": "invalid_params"}),
     ),
     Row(
         "wrong type for a field names the field",
         req(18, "thread/start", {"model": 5}),
         18,
-        err(-32602, "Invalid request: invalid type: integer `5` for `model`, expected a string"),
+        err(-32602, "Invalid request: invalid type: integer `5` for `model`, expected a string",
+            {"appErrorCode": "invalid_params"}),
     ),
     Row(
         "a number sent as a string is not coerced",
         req(32, "thread/loaded/list", {"limit": "5"}),
         32,
-        err(-32602, 'Invalid request: invalid type: string "5" for `limit`, expected an integer'),
+        err(-32602, 'Invalid request: invalid type: string "5" for `limit`, expected an integer',
+            {"appErrorCode": "invalid_params"}),
     ),
     Row(
         "a boolean field refuses a number",
         req(33, "thread/list", {"archived": 1}),
         33,
-        err(-32602, "Invalid request: invalid type: integer `1` for `archived`, expected a boolean"),
+        err(-32602, "Invalid request: invalid type: integer `1` for `archived`, expected a boolean",
+            {"appErrorCode": "invalid_params"}),
     ),
     Row(
         "bad sandbox enum names the field and the variants",
@@ -166,6 +171,7 @@ ROWS: list[Row] = [
             -32602,
             "Invalid request: unknown variant `bogus` for `sandbox`, "
             "expected one of `read-only`, `workspace-write`, `danger-full-access`",
+            {"appErrorCode": "invalid_params"},
         ),
     ),
     Row(
@@ -175,14 +181,14 @@ ROWS: list[Row] = [
         err(
             -32602,
             "Invalid request: unknown variant `bogus` for `input.0`, expected one of `text`, `image`, "
-            "`localImage`, `audio`, `localAudio`, `skill`, `mention`",
+            "`localImage`, `audio`, `localAudio`, `skill`, `mention`", {"appErrorCode": "invalid_params"},
         ),
     ),
     Row(
         "missing field inside a tagged union item is named by its wire path",
         req(40, "turn/start", {"threadId": NOT_LOADED, "input": [{"type": "text"}]}),
         40,
-        err(-32602, "Invalid request: missing field `input.0.text`"),
+        err(-32602, "Invalid request: missing field `input.0.text`", {"appErrorCode": "invalid_params"}),
     ),
     Row(
         "wrong type inside a nested object is named by its wire path",
@@ -199,65 +205,71 @@ ROWS: list[Row] = [
         err(
             -32602,
             "Invalid request: invalid type: integer `5` for `sandboxPolicy.writableRoots`, expected a sequence",
+            {"appErrorCode": "invalid_params"},
         ),
     ),
     Row(
         "params that are not an object",
         req(42, "thread/start", []),
         42,
-        err(-32602, "Invalid request: invalid type: sequence for `params`, expected a map"),
+        err(-32602, "Invalid request: invalid type: sequence for `params`, expected a map",
+            {"appErrorCode": "invalid_params"}),
     ),
     Row(
         "turn/start on a thread that is not loaded",
         req(21, "turn/start", {"threadId": NOT_LOADED, "input": [{"type": "text", "text": "hi"}]}),
         21,
-        err(-32600, f"thread not found: {NOT_LOADED}"),
+        err(-32600, f"thread not found: {NOT_LOADED}",
+            {"appErrorCode": "thread_not_found", "threadId": NOT_LOADED}),
     ),
     Row(
         "thread/read of an id that is not a UUID",
         req(22, "thread/read", {"threadId": "not-a-uuid"}),
         22,
-        err(-32600, "invalid thread id"),
+        err(-32600, "invalid thread id", {"appErrorCode": "invalid_thread_id"}),
         prefix=True,
     ),
     Row(
         "thread/name/set of an id that is not a UUID",
         req(34, "thread/name/set", {"threadId": "not-a-uuid", "name": "x"}),
         34,
-        err(-32600, "invalid thread id"),
+        err(-32600, "invalid thread id", {"appErrorCode": "invalid_thread_id"}),
         prefix=True,
     ),
     Row(
         "thread/read of a thread that does not exist",
         req(23, "thread/read", {"threadId": NOT_LOADED}),
         23,
-        err(-32600, f"thread not loaded: {NOT_LOADED}"),
+        err(-32600, f"thread not loaded: {NOT_LOADED}",
+            {"appErrorCode": "thread_not_loaded", "threadId": NOT_LOADED}),
     ),
     # -- experimental gating -----------------------------------------------------------------------------
     Row(
         "experimental field without the capability, even an empty list",
         req(24, "thread/start", {"selectedCapabilityRoots": []}),
         24,
-        err(-32600, "thread/start.selectedCapabilityRoots requires experimentalApi capability"),
+        err(-32600, "thread/start.selectedCapabilityRoots requires experimentalApi capability",
+            {"appErrorCode": "experimental_api_required", "feature": "thread/start.selectedCapabilityRoots"}),
     ),
     Row(
         "experimental method without the capability",
         req(25, "collaborationMode/list", {}),
         25,
-        err(-32600, "collaborationMode/list requires experimentalApi capability"),
+        err(-32600, "collaborationMode/list requires experimentalApi capability",
+            {"appErrorCode": "experimental_api_required", "feature": "collaborationMode/list"}),
     ),
     Row(
         "experimental method before initialize",
         req(37, "collaborationMode/list", {}),
         37,
-        err(-32600, "Not initialized"),
+        err(-32600, "Not initialized", {"appErrorCode": "not_initialized"}),
         fresh=True,
     ),
     Row(
         "known Codex method pycodex lacks, before initialize",
         req(38, "project/list", {}),
         38,
-        err(-32600, "Not initialized"),
+        err(-32600, "Not initialized", {"appErrorCode": "not_initialized"}),
         fresh=True,
     ),
     Row(
@@ -265,14 +277,16 @@ ROWS: list[Row] = [
         "known Codex method pycodex lacks",
         req(39, "project/list", {}),
         39,
-        err(-32600, "project/list requires experimentalApi capability"),
+        err(-32600, "project/list requires experimentalApi capability",
+            {"appErrorCode": "experimental_api_required", "feature": "project/list"}),
     ),
     Row(
         "another experimental method without the capability",
         # Well-formed params: like Codex, pycodex parses the params before the capability gate.
         req(26, "thread/memory/read", {"threadId": "019a0000-0000-7000-8000-000000000001"}),
         26,
-        err(-32600, "thread/memory/read requires experimentalApi capability"),
+        err(-32600, "thread/memory/read requires experimentalApi capability",
+            {"appErrorCode": "experimental_api_required", "feature": "thread/memory/read"}),
     ),
     # -- tolerated input ---------------------------------------------------------------------------------
     Row(
@@ -329,7 +343,7 @@ ROWS: list[Row] = [
         "duplicate in-flight id",
         req(31, "thread/loaded/list", {}) + "\n" + req(31, "thread/loaded/list", {}),
         31,
-        err(-32600, "duplicate request id 31"),
+        err(-32600, "duplicate request id 31", {"appErrorCode": "duplicate_request_id"}),
         prefix=True,
         extra_replies=1,
     ),
@@ -412,7 +426,7 @@ async def test_each_bad_input_gets_its_exact_answer_and_the_server_keeps_serving
     # The follow-up proves the server still serves (before initialize it can only refuse politely).
     follow = await client.request("thread/loaded/list", {}, timeout=10.0)
     if row.fresh:
-        assert follow.get("error") == err(-32600, "Not initialized"), follow
+        assert follow.get("error") == err(-32600, "Not initialized", {"appErrorCode": "not_initialized"}), follow
     else:
         assert follow.get("result") == FOLLOW_UP, follow
 
@@ -440,6 +454,7 @@ async def test_each_bad_input_gets_its_exact_answer_and_the_server_keeps_serving
     assert set(main) == {"id", "error"}, main
     error = main["error"]
     assert error["code"] == row.reply["code"], error
+    assert error.get("data") == row.reply["data"], error
     if row.prefix:
         assert error["message"].startswith(row.reply["message"]), error
     else:
@@ -455,4 +470,5 @@ def test_the_table_covers_at_least_25_distinct_inputs() -> None:
 async def test_known_method_pycodex_lacks_with_the_capability(app_server: Any) -> None:
     client = await app_server(experimental=True)
     answer = await client.request("project/list", {})
-    assert answer["error"] == {"code": -32601, "message": "method `project/list` is not supported by pycodex"}
+    assert answer["error"] == {"code": -32601, "data": {"appErrorCode": "method_not_supported", "method": "project/list"},
+                               "message": "method `project/list` is not supported by pycodex"}

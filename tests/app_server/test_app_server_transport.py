@@ -23,7 +23,8 @@ from tests.support import AppServerClient
 StartServer = Callable[..., Awaitable[AppServerClient]]
 
 SIXTY_FOUR_MIB = 64 * 1024 * 1024
-OVERLOADED = {"code": -32001, "message": "Server overloaded; retry later."}
+OVERLOADED = {"code": -32001, "data": {"appErrorCode": "server_overloaded"},
+              "message": "Server overloaded; retry later."}
 LS_PS_NAME = "before\u2028between\u2029after \u00e9"
 
 
@@ -196,7 +197,8 @@ async def test_many_requests_in_one_write_are_answered_in_order_with_lf_or_crlf(
     )
     replies = [await client.wait_response(i) for i in ids]
     assert all(
-        r["error"] == {"code": -32600, "message": "Invalid request: missing field `params`"} for r in replies
+        r["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_params"},
+                       "message": "Invalid request: missing field `params`"} for r in replies
     )
     order = [a.msg["id"] for a in client.arrivals if a.msg is not None and a.msg.get("id") in ids]
     assert order == ids

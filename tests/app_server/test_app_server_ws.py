@@ -50,11 +50,13 @@ async def test_two_connections_each_have_their_own_session(
         await first.initialize(name="first_client")
         # Initialization is per connection: the second one still has to do its own handshake.
         refused = await second.request("thread/start", {})
-        assert refused["error"] == {"code": -32600, "message": "Not initialized"}
+        assert refused["error"] == {"code": -32600, "data": {"appErrorCode": "not_initialized"},
+                                    "message": "Not initialized"}
         agent = (await second.initialize(name="second_client"))["userAgent"]
         assert agent.startswith("second_client/0.169.0 (pycodex ")
         again = await first.request("initialize", INIT)
-        assert again["error"] == {"code": -32600, "message": "Already initialized"}
+        assert again["error"] == {"code": -32600, "data": {"appErrorCode": "already_initialized"},
+                                  "message": "Already initialized"}
         # The same request id on both connections at once: each answer goes to its own connection.
         a, b = await asyncio.gather(
             first.request("thread/loaded/list", {}, id="same"), second.request("thread/list", {}, id="same")

@@ -83,7 +83,8 @@ async def test_a_toy_method_declared_once_is_routed_validated_answered_and_expor
     client = _Client(app)
     try:
         before = await client.call(1, "toy/echo", {"word": "hi"})
-        assert before["error"] == {"code": -32600, "message": "Not initialized"}
+        assert before["error"] == {"code": -32600, "data": {"appErrorCode": "not_initialized"},
+                                   "message": "Not initialized"}
         await client.call(2, "initialize", {"clientInfo": {"name": "toy_client", "version": "1"}})
         answered = await client.call(3, "toy/echo", {"word": "hi", "times": 2})
         assert answered["result"] == {"echoed": "hi hi", "clientName": "toy_client"}

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.support import AppServerClient, app_server_env, default_argv, write_codex_config
+from tests.support.errors import as_codex
 from tests.support.fake_model import message, model_config, run_turn
 
 DEAD_URL = "http://127.0.0.1:9/v1"
@@ -86,7 +87,12 @@ def _invalid_warning(client: AppServerClient) -> dict[str, Any]:
     return params
 
 
-async def _check_case(start: Start, home: Path, case: Case) -> None:
+def _same(error: dict[str, Any]) -> dict[str, Any]:
+    return error
+
+
+async def _check_case(start: Start, home: Path, case: Case, *, codex: bool = False) -> None:
+    expect = as_codex if codex else _same  # Codex 0.169 sends no error codes
     home.mkdir(parents=True, exist_ok=True)
     path = home / "config.toml"
     path.write_bytes(case.text)
@@ -107,10 +113,12 @@ async def _check_case(start: Start, home: Path, case: Case) -> None:
 
     for _ in range(2):  # refused every time, not just once
         error = (await client.request("thread/start", {}))["error"]
-        assert error == {"code": -32600, "message": REFUSED + warning["details"]}
+        assert error == expect({"code": -32600, "data": {"appErrorCode": "config_load_failed"},
+                                "message": REFUSED + warning["details"]})
     assert (await client.call("thread/loaded/list", {}))["data"] == []  # still serving, nothing started
     read = (await client.request("config/read", {}))["error"]
-    assert read == {"code": -32603, "message": case.read.format(details=warning["details"])}
+    assert read == expect({"code": -32603, "data": {"appErrorCode": "internal_error"},
+                           "message": case.read.format(details=warning["details"])})
     assert f"{INVALID} {warning['details']}" in client.stderr_text
 
     write_codex_config(home, base_url=DEAD_URL)  # fixed: the next thread/start reads it again
@@ -133,7 +141,7 @@ async def test_codex_answers_the_same_bad_config_the_same_way(
     async def start_codex(**kwargs: Any) -> AppServerClient:
         return await app_server(argv=[str(codex_bin), "app-server"], **kwargs)
 
-    await _check_case(start_codex, tmp_path / "home", case)
+    await _check_case(start_codex, tmp_path / "home", case, codex=True)
 
 
 async def test_sandbox_mode_read_only_is_never_silently_widened(app_server: Start, tmp_path: Path) -> None:
@@ -195,7 +203,7 @@ async def test_codex_stops_on_the_same_bad_config_flag(
     assert f"\n{expected}" in stderr, stderr  # after Codex's note about /tmp
 
 
-async def _lifecycle(start: Start, fake_model: Callable[..., Awaitable[Any]], home: Path) -> None:
+async def _lifecycle(start: Start, fake_model: Callable[..., Awaitable[Any]], home: Path, *, codex: bool = False) -> None:
     model = await fake_model({"responses": [{"output": [message("hi")]}], "when_exhausted": "repeat_last"})
     model_config(home, model.url)
     client = await start(codex_home=home)
@@ -203,8 +211,10 @@ async def _lifecycle(start: Start, fake_model: Callable[..., Awaitable[Any]], ho
     await run_turn(client, thread_id, "hello")
 
     (home / "config.toml").write_text("model = 5\n")
-    refused = {"code": -32600, "message": f"{REFUSED}{home / 'config.toml'}:1:9: invalid type: integer `5`, "
-                                          "expected a string"}
+    refused = {"code": -32600, "data": {"appErrorCode": "config_load_failed"},
+               "message": f"{REFUSED}{home / 'config.toml'}:1:9: invalid type: integer `5`, expected a string"}
+    if codex:  # Codex 0.169 sends no error codes
+        refused = as_codex(refused)
     assert (await client.request("thread/start", {}))["error"] == refused
     assert (await client.request("thread/fork", {"threadId": thread_id}))["error"] == refused
     # A loaded thread keeps its settings: joining it and running a turn need no config.
@@ -233,7 +243,7 @@ async def test_codex_refuses_fork_and_cold_resume_the_same_way(
     async def start_codex(**kwargs: Any) -> AppServerClient:
         return await app_server(argv=[str(codex_bin), "app-server"], **kwargs)
 
-    await _lifecycle(start_codex, fake_model, tmp_path / "home")
+    await _lifecycle(start_codex, fake_model, tmp_path / "home", codex=True)
 
 
 # -- the scripted model's script ------------------------------------------------------------------------
@@ -287,6 +297,7 @@ async def test_a_script_broken_after_start_up_fails_thread_start_not_the_process
     # The running scripted client keeps its script; a fresh provider table (new config) re-checks it.
     (home / "config.toml").write_text(f'[model_providers.scripted]\nscript = "{script}"\n')
     error = (await client.request("thread/start", {"modelProvider": "scripted"}))["error"]
-    assert error == {"code": -32600, "message": f"{REFUSED}cannot read model script {script}: "
+    assert error == {"code": -32600, "data": {"appErrorCode": "config_load_failed"},
+                     "message": f"{REFUSED}cannot read model script {script}: "
                                                  "No such file or directory"}
     assert (await client.call("thread/loaded/list", {}))["data"]

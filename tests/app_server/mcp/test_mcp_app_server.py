@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.errors import as_codex
 from tests.support.fake_model import message, model_config, run_turn
 from tests.support.mcp_servers import CALC_SERVER, http_calc_server, pids_with
 from tests.support.paths import REPO_ROOT
@@ -139,13 +140,15 @@ async def test_tool_call_needs_a_thread_and_reload_picks_up_a_new_server(app_ser
     client = await app_server()
     args = {"server": "calc", "tool": "add", "arguments": {"a": 1, "b": 2}}
     missing = await client.request("mcpServer/tool/call", args)
-    assert missing["error"] == {"code": -32600, "message": "Invalid request: missing field `threadId`"}
+    assert missing["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_params"},
+                                "message": "Invalid request: missing field `threadId`"}
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     result = await client.call("mcpServer/tool/call", {"threadId": thread_id, **args}, timeout=30)
     assert result == {"content": [{"type": "text", "text": "3"}], "structuredContent": {"result": 3},
                       "isError": False}
     before = await client.request("mcpServer/tool/call", {"threadId": thread_id, **args, "server": "calc2"})
-    assert before["error"] == {"code": -32603, "message": "unknown MCP server 'calc2'"}
+    assert before["error"] == {"code": -32603, "data": {"appErrorCode": "internal_error"},
+                               "message": "unknown MCP server 'calc2'"}
     added, marker = _stdio_table("calc2")
     with (codex_home / "config.toml").open("a") as f:
         f.write(added)
@@ -161,7 +164,8 @@ async def test_tool_call_needs_a_thread_and_reload_picks_up_a_new_server(app_ser
     read = await client.call("mcpServer/resource/read", {"server": "calc", "uri": "calc://greeting"}, timeout=30)
     assert read["contents"][0]["text"] == "hello from calc"
     login = await client.request("mcpServer/oauth/login", {"name": "calc"})
-    assert login["error"] == {"code": -32600, "message": "OAuth login is only supported for streamable HTTP servers."}
+    assert login["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                              "message": "OAuth login is only supported for streamable HTTP servers."}
     await client.call("thread/unsubscribe", {"threadId": thread_id})
     await client.close()
     assert pids_with(marker) == []
@@ -299,7 +303,8 @@ async def test_recorded_requests_get_codex_answers(app_server, codex_home: Path,
         if params.get("threadId") == "nope":  # the uuid crate's wording is the store's (shared) concern
             assert answer["error"]["code"] == -32600 and answer["error"]["message"].startswith("invalid thread id:")
             continue
-        assert {k: v for k, v in answer.items() if k in ("result", "error")} == expected, request
+        seen = {k: as_codex(v) if k == "error" else v for k, v in answer.items() if k in ("result", "error")}
+        assert seen == expected, request
 
 
 async def test_an_interrupted_call_leaves_the_server_usable(app_server, fake_model, codex_home: Path,

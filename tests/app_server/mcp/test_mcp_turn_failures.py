@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.app_server.mcp.test_mcp_app_server import _configure, _mcp_call, _outputs, _ready, _stdio_table
+from tests.support.errors import as_codex
 from tests.support.fake_model import message, run_turn
 from tests.support.mcp_servers import pids_with
 from tests.support.tools import require_codex
@@ -140,13 +141,17 @@ async def test_event_streams_are_for_hosted_apps_only(target: str, app_server, t
     _configure(home, "http://127.0.0.1:9/v1", table)
     client = await app_server(argv=argv, codex_home=home, experimental=True)
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
-    hosted_only = {"code": -32600, "message": "MCP event subscriptions are only supported for hosted apps"}
+    expect = as_codex if target == "codex" else (lambda error: error)  # Codex sends no error codes
+    hosted_only = expect({"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                          "message": "MCP event subscriptions are only supported for hosted apps"})
     for params in ({**EVENT_START, "threadId": thread_id}, {**EVENT_START, "threadId": "nope", "server": "x"}):
         answer = await client.request("mcpServer/event/stream/start", params)
         assert answer["error"] == hosted_only
     answer = await client.request("mcpServer/event/stream/start", EVENT_START)
-    assert answer["error"] == {"code": -32600, "message": "Invalid request: missing field `threadId`"}
+    assert answer["error"] == expect({"code": -32600, "data": {"appErrorCode": "invalid_params"},
+                                      "message": "Invalid request: missing field `threadId`"})
     assert await client.call("mcpServer/event/stream/stop", {"subscriptionId": "s1"}) == {}
     answer = await client.request("mcpServer/event/stream/stop", {})
-    assert answer["error"] == {"code": -32600, "message": "Invalid request: missing field `subscriptionId`"}
+    assert answer["error"] == expect({"code": -32600, "data": {"appErrorCode": "invalid_params"},
+                                      "message": "Invalid request: missing field `subscriptionId`"})
     await client.close()

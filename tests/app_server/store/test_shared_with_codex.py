@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.errors import as_codex
 from tests.support.fake_model import exec_call, message, model_config, run_turn
 from tests.support.tools import require_codex
 
@@ -99,7 +100,10 @@ async def test_a_thread_open_in_one_program_is_refused_by_the_other(
 
     intruder = await app_server(argv=_argv(other), experimental=True)
     answer = await intruder.request("thread/resume", {"threadId": thread_id}, timeout=60)
-    assert answer["error"] == {"code": -32600, "message": f"thread {thread_id} already has an active writer"}
+    expect = as_codex if other == "codex" else (lambda error: error)  # Codex sends no error codes
+    locked = {"code": -32600, "data": {"appErrorCode": "thread_locked", "threadId": thread_id},
+              "message": f"thread {thread_id} already has an active writer"}
+    assert answer["error"] == expect(locked)
     assert rollout.read_bytes() == before
     await intruder.close()
     await owner.close()

@@ -28,7 +28,8 @@ async def test_api_key_login_and_logout(app_server: Start, codex_home: Path) -> 
     browser = await client.request("account/login/start", {"type": "chatgpt"})
     assert browser["error"]["code"] == -32600 and not auth.exists()
     cancel = await client.request("account/login/cancel", {"loginId": "nosuch"})
-    assert cancel["error"] == {"code": -32600, "message": "invalid login id: nosuch"}
+    assert cancel["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                               "message": "invalid login id: nosuch"}
 
 
 async def test_gateway_and_security(app_server: Start) -> None:
@@ -37,7 +38,8 @@ async def test_gateway_and_security(app_server: Start) -> None:
     assert gateway == {"providerId": "mock_provider", "providerName": "Mock provider", "required": False,
                        "supportsDeviceAuth": False, "status": None, "error": None}
     login = await client.request("account/gatewayOAuth/login")
-    assert login["error"] == {"code": -32600, "message": "The selected provider does not use gateway OAuth"}
+    assert login["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                              "message": "The selected provider does not use gateway OAuth"}
     assert await client.call("account/gatewayOAuth/cancel") == {}
     assert await client.call("account/securitySetup/read") == {"notice": None}
 
@@ -58,7 +60,8 @@ async def test_unauthenticated(app_server: Start) -> None:
     client = await app_server(experimental=True)
     for method, params, message in CASES:
         reply = await client.request(method, params)
-        assert reply["error"] == {"code": -32600, "message": message}, method
+        assert reply["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                                  "message": message}, method
 
 
 async def test_cloud_providers_offline(app_server: Start) -> None:

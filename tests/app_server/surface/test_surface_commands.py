@@ -40,11 +40,14 @@ async def test_buffered_exec(app_server: Start, tmp_path: Path) -> None:
     slow = await client.call("command/exec", {"command": ["sleep", "30"], "timeoutMs": 100})
     assert slow["exitCode"] == 124
     empty = await client.request("command/exec", {"command": []})
-    assert empty["error"] == {"code": -32600, "message": "command must not be empty"}
+    assert empty["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                              "message": "command must not be empty"}
     missing = await client.request("command/exec", {"command": ["nosuch-cmd"], "sandboxPolicy": {"type": "dangerFullAccess"}})
-    assert missing["error"] == {"code": -32603, "message": "failed to spawn command: No such file or directory (os error 2)"}
+    assert missing["error"] == {"code": -32603, "data": {"appErrorCode": "internal_error"},
+                                "message": "failed to spawn command: No such file or directory (os error 2)"}
     both = await client.request("command/exec", {"command": ["true"], "timeoutMs": 5, "disableTimeout": True})
-    assert both["error"] == {"code": -32602, "message": "command/exec cannot set both timeoutMs and disableTimeout"}
+    assert both["error"] == {"code": -32602, "data": {"appErrorCode": "invalid_params"},
+                             "message": "command/exec cannot set both timeoutMs and disableTimeout"}
     needs_id = await client.request("command/exec", {"command": ["true"], "streamStdoutStderr": True})
     assert needs_id["error"]["message"] == "command/exec tty or streaming requires a client-supplied processId"
 
@@ -64,13 +67,15 @@ async def test_streaming_stdin_and_terminate(app_server: Start) -> None:
     assert await client.call("command/exec/write", {"processId": "c1", "closeStdin": True}) == {}
     assert (await client.wait_response("cat"))["result"] == {"exitCode": 0, "stdout": "hello", "stderr": ""}
     neither = await client.request("command/exec/write", {"processId": "c1"})
-    assert neither["error"] == {"code": -32602, "message": "command/exec/write requires deltaBase64 or closeStdin"}
+    assert neither["error"] == {"code": -32602, "data": {"appErrorCode": "invalid_params"},
+                                "message": "command/exec/write requires deltaBase64 or closeStdin"}
 
     await start(client, "sleep", {"command": ["sleep", "30"], "processId": "t1"})
     assert await client.call("command/exec/terminate", {"processId": "t1"}) == {}
     assert (await client.wait_response("sleep"))["result"]["exitCode"] == 137
     gone = await client.request("command/exec/terminate", {"processId": "t1"})
-    assert gone["error"] == {"code": -32600, "message": 'no active command/exec for process id "t1"'}
+    assert gone["error"] == {"code": -32600, "data": {"appErrorCode": "process_not_found"},
+                             "message": 'no active command/exec for process id "t1"'}
 
 
 async def test_pty_resize(app_server: Start) -> None:
@@ -124,7 +129,8 @@ async def test_process_spawn_family(app_server: Start, tmp_path: Path) -> None:
     killed = await client.wait_notification("process/exited", lambda p: p["processHandle"] == "p3")
     assert killed["params"]["exitCode"] == 137
     gone = await client.request("process/kill", {"processHandle": "p3"})
-    assert gone["error"] == {"code": -32600, "message": 'no active process for process handle "p3"'}
+    assert gone["error"] == {"code": -32600, "data": {"appErrorCode": "process_not_found"},
+                             "message": 'no active process for process handle "p3"'}
     relative = await client.request("process/spawn", {"command": ["true"], "cwd": "rel", "processHandle": "p4"})
     assert relative["error"]["code"] == -32600
 
@@ -132,7 +138,8 @@ async def test_process_spawn_family(app_server: Start, tmp_path: Path) -> None:
 async def test_process_methods_need_experimental_api(app_server: Start, tmp_path: Path) -> None:
     client = await app_server()
     reply = await client.request("process/spawn", {"command": ["true"], "cwd": str(tmp_path), "processHandle": "p"})
-    assert reply["error"] == {"code": -32600, "message": "process/spawn requires experimentalApi capability"}
+    assert reply["error"] == {"code": -32600, "data": {"appErrorCode": "experimental_api_required", "feature": "process/spawn"},
+                              "message": "process/spawn requires experimentalApi capability"}
 
 
 async def test_process_output_cap(app_server: Start, tmp_path: Path) -> None:

@@ -41,7 +41,8 @@ async def test_write_read_metadata_and_listing(app_server: Start, tmp_path: Path
 async def test_errors_match_codex(app_server: Start, tmp_path: Path) -> None:
     client = await app_server()
     missing = await client.request("fs/readFile", {"path": str(tmp_path / "nope")})
-    assert missing["error"] == {"code": -32603, "message": "No such file or directory (os error 2)"}
+    assert missing["error"] == {"code": -32603, "data": {"appErrorCode": "internal_error"},
+                                "message": "No such file or directory (os error 2)"}
     relative = await client.request("fs/readFile", {"path": "rel.txt"})
     assert relative["error"]["code"] == -32600
     assert "AbsolutePathBuf deserialized without a base path" in relative["error"]["message"]
@@ -60,7 +61,8 @@ async def test_copy_and_remove(app_server: Start, tmp_path: Path) -> None:
     (src / "sub/f.txt").write_text("x")
     refused = await client.request("fs/copy", {"sourcePath": str(src), "destinationPath": str(tmp_path / "dst")})
     assert refused["error"] == {
-        "code": -32600, "message": "fs/copy requires recursive: true when sourcePath is a directory"}
+        "code": -32600, "data": {"appErrorCode": "invalid_request"},
+        "message": "fs/copy requires recursive: true when sourcePath is a directory"}
     await client.call("fs/copy", {"sourcePath": str(src), "destinationPath": str(tmp_path / "dst"), "recursive": True})
     assert (tmp_path / "dst/sub/f.txt").read_text() == "x"
     await client.call("fs/copy", {"sourcePath": str(src / "sub/f.txt"), "destinationPath": str(tmp_path / "g")})
@@ -80,7 +82,8 @@ async def test_watch_reports_changes_until_unwatched(app_server: Start, tmp_path
     watched.mkdir()
     assert await client.call("fs/watch", {"path": str(watched), "watchId": "w1"}) == {"path": str(watched)}
     again = await client.request("fs/watch", {"path": str(watched), "watchId": "w1"})
-    assert again["error"] == {"code": -32600, "message": "watchId already exists: w1"}
+    assert again["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                              "message": "watchId already exists: w1"}
     # A path that does not exist yet is accepted, as Codex accepts it.
     assert await client.call("fs/watch", {"path": str(tmp_path / "later"), "watchId": "w2"}) == {
         "path": str(tmp_path / "later")}

@@ -30,7 +30,8 @@ async def test_modes_features_profiles(app_server: Start) -> None:
     page = await client.call("experimentalFeature/list", {"limit": 2, "cursor": "2"})
     assert [f["name"] for f in page["data"]] == ["daemon_auto_start", "tui_workspace"] and page["nextCursor"] == "4"
     bad = await client.request("experimentalFeature/list", {"cursor": "zzz"})
-    assert bad["error"] == {"code": -32600, "message": "invalid cursor: zzz"}
+    assert bad["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_cursor"},
+                            "message": "invalid cursor: zzz"}
     assert (await client.call("permissionProfile/list", {"limit": 1}))["nextCursor"] == "1"
     profiles = await client.call("permissionProfile/list", {})
     assert [p["id"] for p in profiles["data"]] == [":read-only", ":workspace", ":danger-full-access"]
@@ -45,9 +46,11 @@ async def test_feedback(app_server: Start, tmp_path: Path) -> None:
         report = json.loads(bundle.read("report.json"))
     assert (report["classification"], report["reason"]) == ("bug", "r")
     again = await client.request("feedback/save", {"classification": "bug", "savePath": str(target)})
-    assert again["error"] == {"code": -32603, "message": "failed to save feedback: feedback save path already exists"}
+    assert again["error"] == {"code": -32603, "data": {"appErrorCode": "internal_error"},
+                              "message": "failed to save feedback: feedback save path already exists"}
     relative = await client.request("feedback/save", {"classification": "bug", "savePath": "x.zip"})
-    assert relative["error"] == {"code": -32600, "message": "feedback savePath must be an absolute host path"}
+    assert relative["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                                 "message": "feedback savePath must be an absolute host path"}
     upload = await client.request("feedback/upload", {"classification": "bug"})
     assert upload["error"]["code"] == -32603 and "no feedback endpoint" in upload["error"]["message"]
 
@@ -84,7 +87,8 @@ async def test_diagnostics_verification_remote_control(app_server: Start, codex_
                            ("remoteControl/client/list", {"environmentId": "e"}),
                            ("remoteControl/client/revoke", {"clientId": "c", "environmentId": "e"})):
         reply = await client.request(method, params)
-        assert reply["error"] == {"code": -32600, "message": "remote control requires ChatGPT authentication"}
+        assert reply["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                                  "message": "remote control requires ChatGPT authentication"}
     pairing = await client.request("remoteControl/pairing/start", {})
     assert pairing["error"]["message"] == "remote control pairing requires remote control to be enabled"
     no_code = await client.request("remoteControl/pairing/status", {})
@@ -96,7 +100,8 @@ async def test_experimental_methods_are_gated(app_server: Start) -> None:
     client = await app_server()
     for method in ("server/diagnostics", "collaborationMode/list", "environment/status"):
         reply = await client.request(method, {"environmentId": "local"})
-        assert reply["error"] == {"code": -32600, "message": f"{method} requires experimentalApi capability"}
+        assert reply["error"] == {"code": -32600, "data": {"appErrorCode": "experimental_api_required", "feature": method},
+                                  "message": f"{method} requires experimentalApi capability"}
 
 
 async def test_environments(app_server: Start, workspace: Path) -> None:

@@ -25,7 +25,8 @@ async def test_hooks_and_skills_settings(app_server: Start, codex_home: Path, wo
     assert config["skills"]["config"] == [{"name": "greeter", "enabled": False},
                                           {"path": "/x/SKILL.md", "enabled": True}]
     both = await client.request("skills/config/write", {"enabled": True})
-    assert both["error"] == {"code": -32602, "message": "skills/config/write requires exactly one of path or name"}
+    assert both["error"] == {"code": -32602, "data": {"appErrorCode": "invalid_params"},
+                             "message": "skills/config/write requires exactly one of path or name"}
     extra = tmp_path / "extra"
     (extra / "x/s9").mkdir(parents=True)
     (extra / "x/s9/SKILL.md").write_text("---\nname: s9\ndescription: extra skill\n---\nb\n")
@@ -79,7 +80,8 @@ async def test_refusals(app_server: Start) -> None:
     client = await app_server()
     for method, params, message in CASES:
         reply = await client.request(method, params)
-        assert reply["error"] == {"code": -32600, "message": message}, method
+        assert reply["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                                  "message": message}, method
 
 
 async def test_local_marketplace_sources(app_server: Start, tmp_path: Path) -> None:

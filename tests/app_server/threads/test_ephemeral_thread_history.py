@@ -9,7 +9,8 @@ from typing import Any
 
 from tests.support.fake_model import message, model_config, run_turn
 
-REFUSAL = {"code": -32600, "message": "ephemeral threads do not support thread/turns/list"}
+REFUSAL = {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+           "message": "ephemeral threads do not support thread/turns/list"}
 
 
 async def test_turns_list_refuses_ephemeral_threads(

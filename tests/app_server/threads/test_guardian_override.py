@@ -27,9 +27,11 @@ async def test_guardian_override(app_server: Any, fake_model: Any, codex_home: P
     ]
     for event, why in cases:
         refused = await client.request("thread/approveGuardianDeniedAction", {"threadId": tid, "event": event})
-        assert refused["error"] == {"code": -32600, "message": PREFIX + why}
+        assert refused["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                                    "message": PREFIX + why}
     unknown = await client.request("thread/approveGuardianDeniedAction", {"threadId": MISSING, "event": DENIED})
-    assert unknown["error"] == {"code": -32600, "message": f"thread not found: {MISSING}"}
+    assert unknown["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+                                "message": f"thread not found: {MISSING}"}
 
     approved = dict(DENIED, status="approved", action=dict(DENIED["action"], command="echo approved"))
     assert await client.call("thread/approveGuardianDeniedAction", {"threadId": tid, "event": approved}) == {}

@@ -56,12 +56,14 @@ async def test_review_plain_text_and_bad_targets(
     for target, field in (({"type": "custom", "instructions": " "}, "instructions"),
                           ({"type": "baseBranch", "branch": ""}, "branch"), ({"type": "commit", "sha": ""}, "sha")):
         refused = await client.request("review/start", {"threadId": tid, "target": target})
-        assert refused["error"] == {"code": -32600, "message": f"{field} must not be empty"}
+        assert refused["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                                    "message": f"{field} must not be empty"}
     detached = await client.request("review/start", {"threadId": tid, "delivery": "detached",
                                                       "target": {"type": "uncommittedChanges"}})
     assert "unknown variant `detached`" in detached["error"]["message"]  # Codex 0.169 takes inline only
     unknown = await client.request("review/start", {"threadId": MISSING, "target": {"type": "uncommittedChanges"}})
-    assert unknown["error"] == {"code": -32600, "message": f"thread not found: {MISSING}"}
+    assert unknown["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+                                "message": f"thread not found: {MISSING}"}
     commit = await client.call("review/start", {"threadId": tid, "target": {"type": "commit", "sha": "0123456789ab",
                                                                           "title": "Fix it"}})
     assert commit["turn"]["items"][0]["content"][0]["text"] == "commit 0123456: Fix it"

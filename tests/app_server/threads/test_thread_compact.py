@@ -56,4 +56,5 @@ async def test_compaction_replaces_history_with_summary(
 async def test_compact_unknown_thread(app_server: Any) -> None:
     client = await app_server()
     answer = await client.request("thread/compact/start", {"threadId": MISSING})
-    assert answer["error"] == {"code": -32600, "message": f"thread not found: {MISSING}"}
+    assert answer["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+                               "message": f"thread not found: {MISSING}"}

@@ -44,10 +44,12 @@ async def test_elicitation_counter_counts_per_thread_and_stops_at_zero(
     assert await client.call(dec, {"threadId": thread_id}) == {"count": 1, "paused": True}
     assert await client.call(dec, {"threadId": thread_id}) == {"count": 0, "paused": False}
     assert await _error(client, dec, {"threadId": thread_id}) == {
-        "code": -32600, "message": "out-of-band elicitation count is already zero"}
+        "code": -32600, "data": {"appErrorCode": "invalid_request"},
+        "message": "out-of-band elicitation count is already zero"}
     for method in (inc, dec):
         assert await _error(client, method, {"threadId": MISSING}) == {
-            "code": -32600, "message": f"thread not found: {MISSING}"}
+            "code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+            "message": f"thread not found: {MISSING}"}
 
 
 async def test_sample_cancel_prediction_and_voices(
@@ -57,9 +59,11 @@ async def test_sample_cancel_prediction_and_voices(
     assert await client.call("thread/sample/cancel", {"requestId": 7}) == {}
     assert await client.call("thread/sample/cancel", {"requestId": "r"}) == {}
     assert await _error(client, "thread/sample/cancel", {"requestId": 7, "extra": 1}) == {
-        "code": -32600, "message": "Invalid request: unknown field `extra`, expected `requestId`"}
+        "code": -32600, "data": {"appErrorCode": "invalid_params"},
+        "message": "Invalid request: unknown field `extra`, expected `requestId`"}
     assert await _error(client, "thread/prediction/request", {"threadId": thread_id, "sourceTurnId": MISSING}) == {
-        "code": -32601, "message": "thread/prediction/request is not implemented yet"}
+        "code": -32601, "data": {"appErrorCode": "method_not_supported", "method": "thread/prediction/request"},
+        "message": "thread/prediction/request is not implemented yet"}
     voices = (await client.call("thread/realtime/listVoices", {}))["voices"]
     assert (voices["defaultV1"], voices["defaultV2"]) == ("cove", "marin")
     assert voices["defaultV1"] in voices["v1"] and voices["defaultV2"] in voices["v2"]
@@ -72,7 +76,8 @@ async def test_controls_need_the_experimental_api(
     client = await app_server()
     for method in ("thread/increment_elicitation", "thread/realtime/listVoices", "thread/guardianReview"):
         assert await _error(client, method, {"threadId": MISSING}) == {
-            "code": -32600, "message": f"{method} requires experimentalApi capability"}
+            "code": -32600, "data": {"appErrorCode": "experimental_api_required", "feature": method},
+            "message": f"{method} requires experimentalApi capability"}
 
 
 async def test_approving_a_denied_action_tells_the_model(
@@ -109,10 +114,12 @@ async def test_denied_action_event_errors_read_as_codex(
     ]
     for event, text in cases:
         error = await _error(client, "thread/approveGuardianDeniedAction", {"threadId": thread_id, "event": event})
-        assert error == {"code": -32600, "message": f"invalid Guardian denial event: {text}"}
+        assert error == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                         "message": f"invalid Guardian denial event: {text}"}
     valid = {"id": "r", "status": "denied", "action": COMMAND}
     assert await _error(client, "thread/approveGuardianDeniedAction", {"threadId": MISSING, "event": valid}) == {
-        "code": -32600, "message": f"thread not found: {MISSING}"}
+        "code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+        "message": f"thread not found: {MISSING}"}
 
 
 async def test_guardian_review_looks_at_the_final_call(
@@ -122,9 +129,11 @@ async def test_guardian_review_looks_at_the_final_call(
     review = {"threadId": thread_id}
     reviewable = "plaintext exec_command, apply_patch, request_permissions, or MCP call"
     assert await _error(client, "thread/guardianReview", review) == {
-        "code": -32600, "message": f"expected a final {reviewable}"}
+        "code": -32600, "data": {"appErrorCode": "invalid_request"},
+        "message": f"expected a final {reviewable}"}
     await run_turn(client, thread_id, "hello")
-    not_a_call = {"code": -32600, "message": f"expected a completed {reviewable} with a nonempty call ID"}
+    not_a_call = {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                  "message": f"expected a completed {reviewable} with a nonempty call ID"}
     assert await _error(client, "thread/guardianReview", review) == not_a_call
     call = {"type": "function_call", "name": "exec_command", "call_id": "c9", "arguments": '{"cmd": "ls"}'}
     await client.call("thread/inject_items", {"threadId": thread_id, "items": [call]})
@@ -134,7 +143,8 @@ async def test_guardian_review_looks_at_the_final_call(
     await client.call("thread/inject_items", {"threadId": thread_id, "items": [output]})
     assert await _error(client, "thread/guardianReview", review) == not_a_call
     assert await _error(client, "thread/guardianReview", {"threadId": MISSING}) == {
-        "code": -32600, "message": f"thread not found: {MISSING}"}
+        "code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+        "message": f"thread not found: {MISSING}"}
 
 
 async def test_guardian_review_refuses_without_an_auto_reviewer(

@@ -28,7 +28,7 @@ async def test_goal_set_get_clear_with_notifications(
     await run_turn(client, thread_id, "hello")
     assert await client.call("thread/goal/get", {"threadId": thread_id}) == {"goal": None}
     no_goal = await client.request("thread/goal/set", {"threadId": thread_id, "status": "paused"})
-    assert no_goal["error"] == {"code": -32600,
+    assert no_goal["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
                                 "message": f"cannot update goal for thread {thread_id}: no goal exists"}
 
     goal = (await client.call("thread/goal/set", {"threadId": thread_id, "objective": "ship it",
@@ -45,7 +45,8 @@ async def test_goal_set_get_clear_with_notifications(
     assert await client.call("thread/goal/clear", {"threadId": thread_id}) == {"cleared": False}
 
     missing = await client.request("thread/goal/get", {"threadId": MISSING})
-    assert missing["error"] == {"code": -32600, "message": f"thread not found: {MISSING}"}
+    assert missing["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+                                "message": f"thread not found: {MISSING}"}
 
 
 async def test_background_terminal_is_listed_and_terminated(
@@ -68,7 +69,8 @@ async def test_background_terminal_is_listed_and_terminated(
     assert (await client.call("thread/backgroundTerminals/list", {"threadId": thread_id}))["data"] == []
     assert await client.call("thread/backgroundTerminals/clean", {"threadId": thread_id}) == {}
     missing = await client.request("thread/backgroundTerminals/list", {"threadId": MISSING})
-    assert missing["error"] == {"code": -32600, "message": f"thread not found: {MISSING}"}
+    assert missing["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+                                "message": f"thread not found: {MISSING}"}
 
 
 async def test_title_thread_without_environments_offers_the_model_no_tools(

@@ -65,14 +65,16 @@ async def test_items_list_pages_forward_and_back_and_items_read_picks_by_id(
     assert [e["item"]["type"] for e in back["data"]] == ["userMessage"]
 
     bad = await client.request("thread/items/list", {"threadId": thread_id, "cursor": "garbage"})
-    assert bad["error"] == {"code": -32600, "message": "invalid cursor: garbage"}
+    assert bad["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_cursor"},
+                            "message": "invalid cursor: garbage"}
 
     wanted = everything["data"][3]["item"]["id"]
     read = await client.call("thread/items/read", {"threadId": thread_id, "turnId": turns[1],
                                                    "itemIds": [wanted, "nosuch"]})
     assert [e["item"]["id"] for e in read["data"]] == [wanted]
     empty = await client.request("thread/items/read", {"threadId": thread_id, "turnId": turns[1], "itemIds": []})
-    assert empty["error"] == {"code": -32600, "message": "itemIds must contain 1 to 100 IDs"}
+    assert empty["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                              "message": "itemIds must contain 1 to 100 IDs"}
 
 
 async def test_read_state_is_marked_read_with_its_revision_and_survives_a_restart(
@@ -141,7 +143,8 @@ async def test_turns_list_defaults_to_pages_of_25(
 async def test_thread_list_section_position_needs_a_section(app_server: Any) -> None:
     client = await app_server(experimental=True)
     missing = await client.request("thread/list", {"sortKey": "section_position"})
-    assert missing["error"] == {"code": -32600, "message": "section-position sorting requires a section filter"}
+    assert missing["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                                "message": "section-position sorting requires a section filter"}
     empty = await client.call("thread/list", {"sortKey": "section_position", "sectionId": PINNED})
     assert empty["data"] == [] and empty["readStates"] == {}
 
@@ -175,9 +178,11 @@ async def test_injected_items_reach_the_next_model_request_and_bad_ones_are_refu
     note = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "injected note"}]}
     assert await client.call("thread/inject_items", {"threadId": thread_id, "items": [note]}) == {}
     empty = await client.request("thread/inject_items", {"threadId": thread_id, "items": []})
-    assert empty["error"] == {"code": -32600, "message": "items must not be empty"}
+    assert empty["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                              "message": "items must not be empty"}
     bad = await client.request("thread/inject_items", {"threadId": thread_id, "items": [{"bogus": 1}]})
-    assert bad["error"] == {"code": -32600, "message": "items[0] is not a valid response item: missing field `type`"}
+    assert bad["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                            "message": "items[0] is not a valid response item: missing field `type`"}
     await run_turn(client, thread_id, "second")
     texts = json.dumps(model.requests()[-1]["body"]["input"])
     assert texts.index("injected note") < texts.index("second")

@@ -23,7 +23,8 @@ async def test_queue_runs_submissions_in_order(
     tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     assert await client.call("thread/queue/list", {"threadId": tid}) == {"data": [], "nextCursor": None}
     empty = await client.request("thread/queue/start", {"threadId": tid})
-    assert empty["error"] == {"code": -32600, "message": "queue is empty"}
+    assert empty["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                              "message": "queue is empty"}
 
     def add(cid: str, text: str) -> Any:
         return client.call("thread/queue/add", {"threadId": tid, "clientUserMessageId": cid,
@@ -38,9 +39,10 @@ async def test_queue_runs_submissions_in_order(
 
     missing = await client.request("thread/queue/update", {"threadId": tid, "queuedSubmissionId": "nope",
                                                             "input": [{"type": "text", "text": "x"}]})
-    assert missing["error"] == {"code": -32600, "message": "queued submission not found: nope"}
+    assert missing["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                                "message": "queued submission not found: nope"}
     reorder = await client.request("thread/queue/reorder", {"threadId": tid, "queuedSubmissionIds": []})
-    assert reorder["error"] == {"code": -32600,
+    assert reorder["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
                                 "message": "queue reorder must include every queued submission exactly once"}
     assert await client.call("thread/queue/delete", {"threadId": tid, "queuedSubmissionId": "nope"}) == {
         "deleted": False}

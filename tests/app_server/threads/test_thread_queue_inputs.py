@@ -34,7 +34,8 @@ async def test_queue_refuses_what_it_cannot_hold(
         ([{"type": "localImage", "path": str(missing)}],
          "local queued attachment is invalid: No such file or directory (os error 2)"),
     ):
-        assert (await add(parts, "refused"))["error"] == {"code": -32600, "message": error}
+        assert (await add(parts, "refused"))["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                                                          "message": error}
         update = {"threadId": tid, "queuedSubmissionId": NIL, "input": parts}
         assert (await client.request("thread/queue/update", update))["error"]["message"] == error
     assert (await client.call("thread/queue/list", {"threadId": tid}))["data"] == []

@@ -30,7 +30,8 @@ async def test_revert_drops_turns_and_history(
     second = await run_turn(client, tid, "two")
 
     unknown = await client.request("thread/revert", {"threadId": tid, "beforeTurnId": MISSING})
-    assert unknown["error"] == {"code": -32600, "message": f"turn not found: {MISSING}"}
+    assert unknown["error"] == {"code": -32600, "data": {"appErrorCode": "turn_not_found", "turnId": MISSING},
+                                "message": f"turn not found: {MISSING}"}
     answer = await client.call("thread/revert", {"threadId": tid, "beforeTurnId": second["id"]})
     assert answer["thread"]["id"] == tid and answer["thread"]["turns"] == []
     assert first["id"] in answer["turnsBackwardsCursor"] and answer["itemsBackwardsCursor"]
@@ -53,4 +54,5 @@ async def test_revert_drops_turns_and_history(
     assert not any("second answer" in str(entry) for entry in loaded.history)
 
     missing = await client.request("thread/revert", {"threadId": MISSING, "beforeTurnId": first["id"]})
-    assert missing["error"] == {"code": -32600, "message": f"thread not found: {MISSING}"}
+    assert missing["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+                                "message": f"thread not found: {MISSING}"}

@@ -30,7 +30,8 @@ async def test_search_finds_threads_and_occurrences(
     assert [(r["thread"]["id"], r["snippet"]) for r in found["data"]] == [(first, "hello world foo")]
     assert (await client.call("thread/search", {"searchTerm": "zzz"}))["data"] == []
     empty = await client.request("thread/search", {"searchTerm": ""})
-    assert empty["error"] == {"code": -32600, "message": "thread/search requires a non-empty searchTerm"}
+    assert empty["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                              "message": "thread/search requires a non-empty searchTerm"}
 
     hits = (await client.call("thread/searchOccurrences", {"threadId": first, "searchTerm": "hello"}))["data"]
     assert [(h["snippet"], h["snippetMatchRange"]) for h in hits] == [

@@ -54,7 +54,8 @@ async def test_sections_create_rename_move_list_and_delete(
     for method, params in (("threadSection/update", {"sectionId": work["id"], "name": "x"}),
                            ("threadSection/delete", {"sectionId": work["id"]})):
         gone = await client.request(method, params)
-        assert gone["error"] == {"code": -32602, "message": f"thread section not found: {work['id']}"}
+        assert gone["error"] == {"code": -32602, "data": {"appErrorCode": "invalid_params"},
+                                 "message": f"thread section not found: {work['id']}"}
     missing = await client.request("thread/list", {"sortKey": "section_position"})
     assert missing["error"]["message"] == "section-position sorting requires a section filter"
 
@@ -64,7 +65,8 @@ async def test_thread_delete_removes_the_thread_and_metadata_update_patches_git_
 ) -> None:
     client, (a,) = await _threads(app_server, fake_model, codex_home, workspace, 1)
     empty = await client.request("thread/metadata/update", {"threadId": a})
-    assert empty["error"] == {"code": -32600, "message": "thread metadata update must include at least one field"}
+    assert empty["error"] == {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+                              "message": "thread metadata update must include at least one field"}
     updated = await client.call("thread/metadata/update", {"threadId": a, "gitInfo": {"branch": "main"}})
     assert updated["thread"]["id"] == a and updated["thread"]["gitInfo"]["branch"] == "main"
 
@@ -72,7 +74,8 @@ async def test_thread_delete_removes_the_thread_and_metadata_update_patches_git_
     await client.wait_notification("thread/deleted", lambda p: p == {"threadId": a})
     assert a not in [t["id"] for t in (await client.call("thread/list", {}))["data"]]
     again = await client.request("thread/delete", {"threadId": a})
-    assert again["error"] == {"code": -32600, "message": f"no rollout found for thread id {a}"}
+    assert again["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": a},
+                              "message": f"no rollout found for thread id {a}"}
 
 
 async def test_memory_mode_and_memory_read(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path) -> None:
@@ -80,6 +83,8 @@ async def test_memory_mode_and_memory_read(app_server: Any, fake_model: Any, cod
     assert await client.call("thread/memoryMode/set", {"threadId": a, "mode": "disabled"}) == {}
     assert await client.call("thread/memory/read", {"threadId": a}) == {"summary": None}
     unknown = await client.request("thread/memoryMode/set", {"threadId": MISSING, "mode": "enabled"})
-    assert unknown["error"] == {"code": -32600, "message": f"no rollout found for thread id {MISSING}"}
+    assert unknown["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+                                "message": f"no rollout found for thread id {MISSING}"}
     unknown = await client.request("thread/memory/read", {"threadId": MISSING})
-    assert unknown["error"] == {"code": -32600, "message": f"thread not found: {MISSING}"}
+    assert unknown["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": MISSING},
+                                "message": f"thread not found: {MISSING}"}

@@ -31,4 +31,5 @@ async def test_settings_update_unknown_thread(app_server: Any) -> None:
     client = await app_server(experimental=True)
     missing = "00000000-0000-7000-8000-000000000000"
     answer = await client.request("thread/settings/update", {"threadId": missing})
-    assert answer["error"] == {"code": -32600, "message": f"thread not found: {missing}"}
+    assert answer["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": missing},
+                               "message": f"thread not found: {missing}"}

@@ -51,4 +51,5 @@ async def test_shell_command_failure_and_bad_params(
     assert empty["error"]["code"] == -32602
     missing = "00000000-0000-7000-8000-000000000000"
     unknown = await client.request("thread/shellCommand", {"threadId": missing, "command": "true"})
-    assert unknown["error"] == {"code": -32600, "message": f"thread not found: {missing}"}
+    assert unknown["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": missing},
+                                "message": f"thread not found: {missing}"}

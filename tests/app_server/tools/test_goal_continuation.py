@@ -302,7 +302,8 @@ async def test_an_ephemeral_thread_refuses_goals(
     model_config(codex_home, model.url)
     client = await app_server()
     thread_id = (await client.call("thread/start", {"cwd": str(workspace), "ephemeral": True}))["thread"]["id"]
-    refused = {"code": -32600, "message": f"ephemeral thread does not support goals: {thread_id}"}
+    refused = {"code": -32600, "data": {"appErrorCode": "invalid_request"},
+               "message": f"ephemeral thread does not support goals: {thread_id}"}
     for method, params in (("thread/goal/set", {"objective": "x"}), ("thread/goal/get", {}),
                            ("thread/goal/clear", {}), ("thread/goal/set", {"status": "paused"})):
         answer = await client.request(method, {"threadId": thread_id, **params})

@@ -316,6 +316,8 @@ async def test_resume_keeps_a_failed_turn_applies_overrides_and_ephemeral_thread
     assert (await run_turn(second, thread_id, "y"))["status"] == "completed"
     assert model.requests()[-1]["body"]["model"] == "resumed-model"
     gone = await second.request("thread/resume", {"threadId": ephemeral})
-    assert gone["error"] == {"code": -32600, "message": f"no rollout found for thread id {ephemeral}"}
+    assert gone["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_found", "threadId": ephemeral},
+                             "message": f"no rollout found for thread id {ephemeral}"}
     unread = await second.request("thread/read", {"threadId": ephemeral})
-    assert unread["error"] == {"code": -32600, "message": f"thread not loaded: {ephemeral}"}
+    assert unread["error"] == {"code": -32600, "data": {"appErrorCode": "thread_not_loaded", "threadId": ephemeral},
+                               "message": f"thread not loaded: {ephemeral}"}

@@ -132,7 +132,7 @@ async def test_steer_checks_the_expected_turn_id(
         {"threadId": thread_id, "expectedTurnId": "wrong-id", "input": [{"type": "text", "text": "x"}]},
     )
     assert wrong["error"] == {
-        "code": -32600,
+        "code": -32600, "data": {"appErrorCode": "turn_id_mismatch", "expectedTurnId": "wrong-id", "activeTurnId": turn['id']},
         "message": f"expected active turn id `wrong-id` but found `{turn['id']}`",
     }
     ok = await client.call(
