@@ -14,9 +14,11 @@ and with no ``approval_policy`` configured, an explicitly untrusted project gets
 anything but known-safe commands), every other directory ``on-request``. Measured against the binary:
 ``thread/start`` answers ``sandbox`` and ``activePermissionProfile`` so.
 
-The app-server protocol has no trust-prompt methods: Codex's TUI asks locally and writes the entry with a
-config write; ``thread/start`` with an explicit cwd in an unknown git repository and a sandbox that can
-write there records the repository root as trusted (``record_trust_if_writable``), as Codex does.
+The app-server protocol has no trust-prompt methods: Codex's TUI asks locally (not over ``--remote``) and
+records the answer in config.toml. Codex 0.169's app-server also records a repository root as trusted
+when a ``thread/start`` names a cwd in an unknown git repository and asks for a sandbox that can write
+there; pycodex does not: a client's sandbox choice is not the user's trust decision, and trust turns on
+the repository's own ``.codex`` config, hooks and exec policies for every later session.
 """
 
 from __future__ import annotations

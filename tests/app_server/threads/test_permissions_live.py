@@ -140,3 +140,21 @@ async def test_a_sandbox_policy_clears_the_profile_and_bad_profiles_are_refused(
     assert len(client.notifications("thread/settings/updated")) == 2
     read = await client.call("thread/read", {"threadId": tid})
     assert read["thread"]["model"] == "mock-model"
+
+
+async def test_an_approval_policy_change_asks_before_the_next_command(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    """/approvals (or /permissions' approval half): from never to untrusted, the next write is asked about."""
+    model = await fake_model([{"output": [exec_call("c1", "printf hi > asked.txt")]}, {"output": [message("ok")]}])
+    model_config(codex_home, model.url)  # approval never
+    client = await app_server(experimental=True)
+    tid = await _thread(client, workspace)
+    await client.call("thread/settings/update", {"threadId": tid, "approvalPolicy": "untrusted"})
+    assert (await _settings_notes(client, 1))[0]["approvalPolicy"] == "untrusted"
+    turn = (await client.call("turn/start", {"threadId": tid, "input": [{"type": "text", "text": "w"}]}))["turn"]
+    request = await client.wait_server_request("item/commandExecution/requestApproval")
+    assert request["params"]["itemId"] == "c1"
+    await client.respond(request["id"], {"decision": "decline"})
+    await client.wait_notification("turn/completed", lambda p: p["turn"]["id"] == turn["id"], timeout=30)
+    assert not (workspace / "asked.txt").exists()
