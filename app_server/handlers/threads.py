@@ -111,8 +111,9 @@ def _started(
         thread=threads.thread_wire(thread, include_turns=include_turns), model=s.model,
         model_provider=s.model_provider, service_tier=service_tier, disabled_plugin_ids=[], cwd=str(s.cwd),
         runtime_workspace_roots=[str(s.cwd)], instruction_sources=[], approval_policy=s.approval_policy,
-        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s), active_permission_profile=active_profile_wire(s),
-        reasoning_effort=s.effort, multi_agent_mode="explicitRequestOnly",
+        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s),
+        active_permission_profile=active_profile_wire(s), reasoning_effort=s.effort,
+        multi_agent_mode="explicitRequestOnly",
     )
 
 
@@ -159,8 +160,8 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> p.
         thread=threads.thread_wire(thread, include_turns=not params.exclude_turns), model=s.model,
         model_provider=s.model_provider, service_tier=s.service_tier, disabled_plugin_ids=[], cwd=str(s.cwd),
         runtime_workspace_roots=[str(s.cwd)], instruction_sources=[], approval_policy=s.approval_policy,
-        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s), active_permission_profile=active_profile_wire(s),
-        reasoning_effort=s.effort,
+        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s),
+        active_permission_profile=active_profile_wire(s), reasoning_effort=s.effort,
         collaboration_mode={"mode": "default", "settings": {
             "model": s.model, "reasoning_effort": s.effort, "developer_instructions": s.developer_instructions}},
         multi_agent_mode="explicitRequestOnly", initial_turns_page=None,
