@@ -328,21 +328,31 @@ class AppServer:
         except ConfigError as exc:
             raise InternalError(exc.config_read_message()) from None
 
-    def thread_defaults(self, overrides: JsonObj | None, *, reload: bool = True) -> ThreadSettings:
-        """Settings for a thread about to be created or loaded: config.toml (read again unless `reload` is
-        false), `-c` flags, then the request's `config` overrides. Raises InvalidRequest."""
+    def thread_defaults(self, overrides: JsonObj | None, *, reload: bool = True,
+                        cwd: Path | None = None) -> ThreadSettings:
+        """Settings for a thread about to be created or loaded in `cwd` (default: the working directory):
+        config.toml (read again unless `reload` is false), `-c` flags, then the request's `config`
+        overrides; with no sandbox or approval policy configured, the project's trust decides them
+        (`config.trust`). Raises InvalidRequest."""
         config = self.reload_config() if reload else self.config
         if overrides:
             try:
                 config = config.with_overrides(overrides)
             except ConfigError as exc:
                 raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: {exc.message}") from None
+        # imported here: the trust lookup (and the config-layer code it shares) is not start-up's to pay for
+        from app_server.config.trust import trust_defaults
+
+        cwd = cwd or self.working_dir()
+        trust = trust_defaults(config.raw, cwd, sandbox_mode=config.sandbox_mode,
+                               approval_policy=config.approval_policy, markers=config.project_root_markers)
         return ThreadSettings(
             model=config.model,
             model_provider=config.model_provider_id,
-            cwd=self.working_dir(),
-            approval_policy=config.approval_policy or "on-request",
-            sandbox_mode=config.sandbox_mode or "workspace-write",
+            cwd=cwd,
+            approval_policy=trust.approval_policy,
+            sandbox_mode=trust.sandbox_mode,
+            permission_profile=trust.permission_profile,
             base_instructions=config.instructions,
             developer_instructions=config.developer_instructions,
             effort=config.model_reasoning_effort,

@@ -93,8 +93,9 @@ class Services(Protocol):
     def read_config(self) -> LoadedConfig:
         """Read config.toml again for config/read; InternalError while it is unusable."""
 
-    def thread_defaults(self, overrides: JsonObj | None, *, reload: bool = True) -> ThreadSettings:
-        """Settings for a thread about to be created or loaded."""
+    def thread_defaults(self, overrides: JsonObj | None, *, reload: bool = True,
+                        cwd: Path | None = None) -> ThreadSettings:
+        """Settings for a thread about to be created or loaded in ``cwd`` (default: the working directory)."""
 
     def working_dir(self) -> Path:
         """Where requests without a cwd run."""

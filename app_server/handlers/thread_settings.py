@@ -1,8 +1,10 @@
 """thread/settings/update: change a loaded thread's sticky settings for its later turns without starting one.
 
 As Codex 0.169: the answer is ``{}``; when anything changed, ``thread/settings/updated`` follows with the
-thread's whole settings. Fields pycodex does not model (collaboration mode, personality, environments...)
-are accepted and leave nothing changed."""
+thread's whole settings (the TUI holds its next prompt until it comes). The TUI's ``/permissions`` sends a
+``permissions`` profile id (``:read-only``...) with an approval policy and reviewer; the thread's next
+command and patch run under it (the tools read the thread's settings when they run). Fields pycodex does
+not model (collaboration mode, personality, environments...) are accepted and leave nothing changed."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from app_server.handlers.announce import announce
 from app_server.protocol import notices
 from app_server.protocol.base import EmptyObject
 from app_server.protocol.thread_requests import ThreadSettingsUpdateParams
-from app_server.threads.manager import sandbox_policy_wire
+from app_server.threads.manager import active_profile_wire, sandbox_policy_wire
 from app_server.threads.overrides import apply_turn_overrides
 from app_server.threads.state import ThreadSettings
 from pycodex.json_types import JsonObj
@@ -28,8 +30,9 @@ def settings_wire(s: ThreadSettings) -> JsonObj:
         "disabledPluginIds": [], "cwd": cwd,
         "environments": [{"environmentId": "local", "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}],
         "approvalPolicy": s.approval_policy, "approvalsReviewer": s.approvals_reviewer,
-        "sandboxPolicy": sandbox_policy_wire(s), "activePermissionProfile": None, "model": s.model,
-        "modelProvider": s.model_provider, "serviceTier": s.service_tier, "effort": s.effort, "summary": s.summary,
+        "sandboxPolicy": sandbox_policy_wire(s), "activePermissionProfile": active_profile_wire(s),
+        "model": s.model, "modelProvider": s.model_provider, "serviceTier": s.service_tier, "effort": s.effort,
+        "summary": s.summary,
         "collaborationMode": {"mode": "default", "settings": {"model": s.model, "reasoning_effort": s.effort,
                                                               "developer_instructions": None}},
         "multiAgentMode": "explicitRequestOnly", "personality": None,

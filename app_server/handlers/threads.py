@@ -23,8 +23,8 @@ from app_server.store import (
 )
 from app_server.threads import history
 from app_server.threads.config_notices import thread_config_notices
-from app_server.threads.manager import sandbox_policy_wire
-from app_server.threads.overrides import apply_thread_overrides
+from app_server.threads.manager import active_profile_wire, sandbox_policy_wire
+from app_server.threads.overrides import apply_thread_overrides, resolve_cwd
 from app_server.threads.sections import section_listing
 from app_server.threads.skills_glue import ThreadSkills
 from app_server.threads.state import ThreadRuntime
@@ -111,15 +111,18 @@ def _started(
         thread=threads.thread_wire(thread, include_turns=include_turns), model=s.model,
         model_provider=s.model_provider, service_tier=service_tier, disabled_plugin_ids=[], cwd=str(s.cwd),
         runtime_workspace_roots=[str(s.cwd)], instruction_sources=[], approval_policy=s.approval_policy,
-        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s), active_permission_profile=None,
-        reasoning_effort=s.effort, multi_agent_mode="explicitRequestOnly",
+        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s),
+        active_permission_profile=active_profile_wire(s), reasoning_effort=s.effort,
+        multi_agent_mode="explicitRequestOnly",
     )
 
 
 async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> p.ThreadStartResponse:
     services = ctx.services
     threads = services.threads
-    settings = apply_thread_overrides(services.thread_defaults(params.config), params)
+    # the defaults for the thread's own cwd: its project's trust decides an unconfigured sandbox
+    cwd = resolve_cwd(params.cwd, services.working_dir())
+    settings = apply_thread_overrides(services.thread_defaults(params.config, cwd=cwd), params)
     services.check_model(settings.model_provider)
     ThreadSkills.parse_roots(params.selected_capability_roots)  # reject bad roots before creating
     thread = await threads.start(ctx.session, settings, ephemeral=bool(params.ephemeral),
@@ -157,8 +160,8 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> p.
         thread=threads.thread_wire(thread, include_turns=not params.exclude_turns), model=s.model,
         model_provider=s.model_provider, service_tier=s.service_tier, disabled_plugin_ids=[], cwd=str(s.cwd),
         runtime_workspace_roots=[str(s.cwd)], instruction_sources=[], approval_policy=s.approval_policy,
-        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s), active_permission_profile=None,
-        reasoning_effort=s.effort,
+        approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s),
+        active_permission_profile=active_profile_wire(s), reasoning_effort=s.effort,
         collaboration_mode={"mode": "default", "settings": {
             "model": s.model, "reasoning_effort": s.effort, "developer_instructions": s.developer_instructions}},
         multi_agent_mode="explicitRequestOnly", initial_turns_page=None,

@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from app_server.context import HandlerContext
+from app_server.handlers.announce import announce
 from app_server.handlers.goal_continuation import arm_goal_loop
+from app_server.handlers.thread_settings import settings_wire
+from app_server.protocol import notices
 from app_server.protocol import turns as p
 from app_server.protocol.base import to_wire
 from app_server.store import new_uuid7
@@ -60,6 +63,8 @@ async def turn_start(ctx: HandlerContext, params: p.TurnStartParams) -> p.TurnSt
         return _accepted(active)
     if apply_turn_overrides(thread.settings, params):
         await asyncio.to_thread(thread.writer.settings_changed, thread.settings.to_record())
+        # Codex announces changed sticky settings before it answers the turn/start
+        await announce(ctx, thread.id, notices.thread_settings_updated(thread.id, settings_wire(thread.settings)))
     turn = TurnState(new_uuid7(), inputs=inputs)
     turn.client_message_id = params.client_user_message_id  # the user message item's clientId, as Codex
     turn.output_schema = params.output_schema if isinstance(params.output_schema, dict) else None

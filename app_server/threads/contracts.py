@@ -70,6 +70,9 @@ class ThreadSettings:
     service_tier: str | None = None
     writable_roots: list[str] = field(default_factory=list)
     network_access: bool = False
+    #: The active permission profile (``:read-only``, ``:workspace``...), None when a sandbox mode was set
+    #: directly (config ``sandbox_mode``, a ``sandbox`` or ``sandboxPolicy`` param), as Codex reports it.
+    permission_profile: str | None = None
 
     def to_record(self) -> JsonObj:
         """The settings as the rollout's turn-context record stores them."""

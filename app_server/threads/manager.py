@@ -32,7 +32,7 @@ from pycodex.jsonrpc.errors import InvalidRequest
 if TYPE_CHECKING:
     from app_server.threads.services import ThreadServices
 
-__all__ = ["Defaults", "MakeServices", "ThreadManager"]
+__all__ = ["Defaults", "MakeServices", "ThreadManager", "active_profile_wire", "sandbox_policy_wire"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +63,13 @@ def sandbox_policy_wire(settings: ThreadSettings) -> JsonObj:
         return {"type": "readOnly", "networkAccess": False}
     return {"type": "workspaceWrite", "writableRoots": list(settings.writable_roots),
             "networkAccess": settings.network_access, "excludeTmpdirEnvVar": False, "excludeSlashTmp": False}
+
+
+def active_profile_wire(settings: ThreadSettings) -> JsonObj | None:
+    """Codex's ``ActivePermissionProfile`` of the thread (None when its sandbox mode was set directly)."""
+    if settings.permission_profile is None:
+        return None
+    return {"id": settings.permission_profile, "extends": None}
 
 
 class ThreadManager:
@@ -167,6 +174,8 @@ class ThreadManager:
                 setattr(settings, attr, stored[key])
         if stored.get("cwd"):
             settings.cwd = Path(stored["cwd"])
+        if stored.get("sandbox") is not None and stored["sandbox"] != defaults.sandbox_mode:
+            settings.permission_profile = None  # the stored mode, not the default profile, is in effect
         settings.base_instructions = loaded.meta.get("baseInstructions")
         settings.developer_instructions = loaded.meta.get("developerInstructions")
         return settings

@@ -10,9 +10,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
+from app_server.config.trust import BUILT_IN_PROFILES
 from app_server.threads.contracts import ThreadSettings
+from pycodex.jsonrpc.errors import InvalidRequest
 
-__all__ = ["TurnOverrides", "apply_thread_overrides", "apply_turn_overrides", "resolve_cwd"]
+__all__ = ["TurnOverrides", "apply_thread_overrides", "apply_turn_overrides", "profile_mode", "resolve_cwd"]
 
 
 class TurnOverrides(Protocol):
@@ -46,8 +48,22 @@ class TurnOverrides(Protocol):
     def sandbox_policy(self) -> object:
         """A ``SandboxPolicy`` model (or its dict), or None."""
 
+    @property
+    def permissions(self) -> str | None:
+        """A permission profile id (``:read-only``, ``:workspace``, ``:danger-full-access``), or None."""
+
 _SANDBOX_MODES = {"dangerFullAccess": "danger-full-access", "readOnly": "read-only",
                   "workspaceWrite": "workspace-write"}
+
+
+def profile_mode(profile: str) -> str:
+    """The sandbox mode of permission profile ``profile``; InvalidRequest with Codex's text for an unknown one
+    (pycodex has no user-defined ``[permissions.<id>]`` profiles)."""
+    mode = BUILT_IN_PROFILES.get(profile)
+    if mode is None:
+        kind = "unknown built-in profile" if profile.startswith(":") else "undefined profile"
+        raise InvalidRequest(f"failed to load configuration: default_permissions refers to {kind} `{profile}`")
+    return mode
 
 
 def resolve_cwd(cwd: str | None, fallback: Path) -> Path:
@@ -63,6 +79,9 @@ def apply_thread_overrides(settings: ThreadSettings, params: object) -> ThreadSe
 
     ``params`` is any of the three requests' params; a field one of them lacks counts as not given.
     """
+    profile = getattr(params, "permissions", None)
+    if profile is not None and getattr(params, "sandbox", None) is not None:
+        raise InvalidRequest("`permissions` cannot be combined with `sandbox`")
     s = replace(settings)
     cwd = getattr(params, "cwd", None)
     if cwd:
@@ -79,12 +98,21 @@ def apply_thread_overrides(settings: ThreadSettings, params: object) -> ThreadSe
         s.approval_policy = policy
     elif policy is not None:  # a granular policy: ask when the model requests escalation
         s.approval_policy = "on-request"
+    if profile is not None:
+        s.sandbox_mode, s.permission_profile = profile_mode(profile), profile
+    elif getattr(params, "sandbox", None) is not None:
+        s.permission_profile = None  # a mode set directly: Codex reports no profile
     return s
 
 
 def apply_turn_overrides(s: ThreadSettings, params: TurnOverrides) -> bool:
-    """Apply turn/start's sticky overrides to ``s`` in place; True when anything changed."""
-    before = s.to_record()
+    """Apply turn/start's (or thread/settings/update's) sticky overrides to ``s`` in place; True when anything
+    changed. Raises InvalidRequest for an unknown profile, or a profile together with a policy."""
+    policy, profile = params.sandbox_policy, params.permissions
+    if policy is not None and profile is not None:
+        raise InvalidRequest("`permissions` cannot be combined with `sandboxPolicy`")
+    profile_sandbox = profile_mode(profile) if profile is not None else None  # refuse before changing anything
+    before, profile_before = s.to_record(), s.permission_profile
     if params.cwd:
         s.cwd = resolve_cwd(params.cwd, s.cwd)
     if params.model:
@@ -97,11 +125,13 @@ def apply_turn_overrides(s: ThreadSettings, params: TurnOverrides) -> bool:
         s.approval_policy = params.approval_policy
     if params.approvals_reviewer:
         s.approvals_reviewer = params.approvals_reviewer
-    policy = params.sandbox_policy
+    if profile_sandbox is not None:  # what the TUI's /permissions sends: a profile, not a policy
+        s.sandbox_mode, s.permission_profile = profile_sandbox, profile
     if policy is not None:
         kind = getattr(policy, "type", None) or (policy.get("type") if isinstance(policy, dict) else None)
         s.sandbox_mode = _SANDBOX_MODES.get(str(kind), s.sandbox_mode)
+        s.permission_profile = None  # a policy set directly: Codex reports no profile
         roots = getattr(policy, "writable_roots", None)
         if kind == "workspaceWrite" and roots is not None:
             s.writable_roots = [str(r) for r in roots]
-    return s.to_record() != before
+    return s.to_record() != before or s.permission_profile != profile_before

@@ -6,6 +6,8 @@ same steps, against Codex's own (which proves the steps). Skips when tmux or the
 * It compacts (a real compaction turn through the fake model: the next turn's request carries the summary), forks
   (the fork shows the earlier turns; the /resume picker lists it beside its source, neither marked unread), lists
   Codex's whole model catalog in /model, and exits with /quit, printing the `resume` hint for the fork.
+* /permissions -> Read Only is announced (/status says Read Only), the next prompt runs (it is not held under
+  "Queued follow-up inputs") and its write is refused: the file is not created and the command fails.
 * pycodex answers no request with -32601 (method not found): its `--trace` record shows every answer.
 
 The TUI starts an ephemeral title thread after each prompt of an untitled thread; its model request follows the
@@ -56,6 +58,13 @@ COMPACT_SCRIPT = [
     {"output": [message("second answer")]},
     {"output": [message(SUMMARY)]},
     {"output": [message("third answer")]},
+]
+# A plain turn (the title answer second), then a turn whose command writes a file: under Read Only it is refused.
+PERMISSIONS_SCRIPT = [
+    {"output": [message("first answer")]},
+    {"output": [message('{"title":"Read only"}')]},
+    {"output": [exec_call("w1", "printf hi > out.txt")]},
+    {"output": [message("after the write")]},
 ]
 # A row of the /model picker: "› 1. GPT-6.1-Sol    Latest workhorse model ..." (› marks the selection).
 MODEL_ROW = re.compile(r"^\s*(›)?\s*(\d+)\.\s+(\S.*?)\s{2,}(\S.*?)\s*$")
@@ -270,4 +279,38 @@ async def test_tui_compacts_forks_lists_the_models_and_exits(
         assert hint is not None and hint.group(1) != main, screen
         # The fork (made with excludeTurns) had no usage report of its own, so the TUI prints no usage line.
         assert "Token usage so far" not in screen, screen
+    _no_unsupported_methods(remote)
+
+
+async def test_tui_read_only_permissions_refuse_the_next_write(
+    tui: Tui, server_kind: str, codex_bin: Path, tmp_path: Path
+) -> None:
+    async with remote_app_server(server_kind, PERMISSIONS_SCRIPT, codex_bin, tmp_path) as remote:
+        env, cwd = _client(remote, tmp_path)
+        tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
+        await _ready(tui)
+        await tui.submit("first prompt")
+        await tui.wait_for("first answer")
+        await tui.wait_for("· Read only")  # the title thread has had its answer
+
+        await tui.submit("/permissions")
+        await tui.wait_for("Update Model Permissions")
+        tui.key("Up")  # from the current "1. Ask for approval" the selection wraps to the last row
+        await tui.wait_until("Read Only selected", lambda s: bool(re.search(r"›\s*4\. Read Only", s)))
+        tui.key("Enter")
+        await tui.wait_for("Permission selection requested: Read Only")
+        await _ready(tui)
+        await tui.submit("/status")
+        await tui.wait_until("/status with Read Only", lambda s: bool(re.search(r"Permissions:\s+Read Only", s)))
+
+        await tui.submit("write the file")
+        screen = await tui.wait_for("after the write")
+        assert "Queued follow-up inputs" not in screen, screen
+        _no_errors(screen)
+        workspace = tmp_path / "server_cwd"
+        assert not (workspace / "out.txt").exists(), "the write went through under Read Only"
+        outputs = [i["output"] for r in remote.model.requests() for i in r["body"].get("input", [])
+                   if i.get("type") == "function_call_output" and i.get("call_id") == "w1"]
+        assert outputs and "Process exited with code 1" in outputs[-1], outputs
+        assert "out.txt" in outputs[-1], outputs  # the shell's refusal names the file
     _no_unsupported_methods(remote)

@@ -57,11 +57,16 @@ class FakeModel:
         kill_group(self.proc.pid)
 
 
-def model_config(codex_home: Path, url: str, *, approval_policy: str = "never",
-                 sandbox_mode: str = "workspace-write", extra: str = "") -> None:
+def model_config(codex_home: Path, url: str, *, approval_policy: str | None = "never",
+                 sandbox_mode: str | None = "workspace-write", extra: str = "") -> None:
+    """A config.toml for the fake model at ``url``. The sandbox is explicit (workspace-write unless told):
+    with none configured, the project's trust decides it, and an unknown directory starts read-only.
+    ``None`` leaves a key out."""
     codex_home.mkdir(parents=True, exist_ok=True)
+    approval = f'approval_policy = "{approval_policy}"\n' if approval_policy is not None else ""
+    sandbox = f'sandbox_mode = "{sandbox_mode}"\n' if sandbox_mode is not None else ""
     (codex_home / "config.toml").write_text(
-        f'model = "mock-model"\napproval_policy = "{approval_policy}"\nsandbox_mode = "{sandbox_mode}"\n'
+        f'model = "mock-model"\n{approval}{sandbox}'
         f'model_provider = "mock_provider"\n{extra}\n[model_providers.mock_provider]\nname = "Mock provider"\n'
         f'base_url = "{url}"\nwire_api = "responses"\nrequest_max_retries = 0\nstream_max_retries = 0\n'
     )
