@@ -2,8 +2,8 @@
 
 Hooks come from ``CODEX_HOME/hooks.json`` and the ``[hooks]`` tables of ``CODEX_HOME/config.toml`` (both
 ``{EventName: [{matcher, hooks: [{type, command, timeout, ...}]}]}``), in that order, events in Codex's
-order. Project layers (``<repo>/.codex``) only count for trusted projects in Codex; pycodex has no
-project trust yet, so they are not listed. pycodex does not run hooks: every hook is reported
+order. Project layers (``<repo>/.codex``) only count for trusted projects in Codex; pycodex reads no
+project-layer hooks, so they are not listed. pycodex does not run hooks: every hook is reported
 ``untrusted``, as Codex reports hooks nobody has reviewed."""
 
 from __future__ import annotations
