@@ -224,6 +224,7 @@ async def _serve_traced(
         elif isinstance(endpoint, UnixListen):
             await _serve_unix(app, endpoint, stop)
         else:  # off: nothing to accept; live until SIGTERM
+            print("app-server running with no listener (--listen off)", file=sys.stderr, flush=True)
             await stop.wait()
     finally:
         watcher.cancel()

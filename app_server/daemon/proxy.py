@@ -13,6 +13,8 @@ import selectors
 import socket
 from pathlib import Path
 
+from pycodex.transport.unix_paths import connect_address
+
 __all__ = ["connect_control_socket", "pipe"]
 
 _CHUNK = 64 * 1024
@@ -22,7 +24,7 @@ def connect_control_socket(path: Path) -> socket.socket:
     """A connected unix socket to ``path``; OSError when nothing listens there."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(str(path))
+        sock.connect(connect_address(path))
     except OSError:
         sock.close()
         raise

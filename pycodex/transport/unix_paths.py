@@ -17,7 +17,7 @@ import struct
 from pathlib import Path
 
 __all__ = [
-    "CONTROL_DIR", "CONTROL_SOCKET", "default_socket_path", "owner_only_dir", "peer_allowed", "peer_uid",
+    "CONTROL_DIR", "CONTROL_SOCKET", "connect_address", "default_socket_path", "owner_only_dir", "peer_allowed", "peer_uid",
     "runtime_dir", "runtime_socket_path", "socket_answers",
 ]
 
@@ -51,12 +51,18 @@ def owner_only_dir(path: Path) -> None:
         path.chmod(0o700)
 
 
+def connect_address(path: Path) -> str:
+    """The address to connect to for ``path``: the socket a symlink names, since the link's own path may
+    be longer than a socket address can hold (the reason for the link)."""
+    return os.path.realpath(path) if path.is_symlink() else str(path)
+
+
 def socket_answers(path: Path, timeout: float = 1.0) -> bool:
     """A server accepts connections at ``path`` (following a symlink)."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.settimeout(timeout)
     try:
-        probe.connect(str(path))
+        probe.connect(connect_address(path))
     except OSError:
         return False
     finally:
