@@ -1,5 +1,6 @@
 """The real Codex TUI (`codex --remote unix://PATH`) against `pycodex app-server --listen unix://PATH`: it starts,
-runs a prompt with an approval and shows the answer, with no error line. Skips without tmux or the Codex binary."""
+runs a prompt with an approval and shows the answer, with no error line, with the 0.169 TUI and (from the compat
+build cache, else skipped) the 0.171 one. Skips without tmux or the Codex binary."""
 
 from __future__ import annotations
 
@@ -12,13 +13,39 @@ from pathlib import Path
 import pytest
 
 from pycodex.transport.unix_paths import socket_answers
-from tests.app_server.test_tui_remote import APPROVAL_SCRIPT, PROMPT, READY
+from tests.app_server.test_tui_remote import PROMPT, READY
 from tests.support.appserver_process import ServerProcess, app_server_env
-from tests.support.fake_model import FakeModel, model_config
+from tests.support.fake_model import FakeModel, exec_call, message, model_config
 from tests.support.tools import require_tmux
 from tests.support.tui import Tui, error_lines
 
 pytestmark = [pytest.mark.codex, pytest.mark.timeout(240)]
+
+#: The escalated command, then "done writing" for every later request: whether a title request comes second
+#: (0.169) or not at all (0.171 against pycodex today), the main turn's follow-up gets the same answer.
+SCRIPT = {
+    "responses": [
+        {"output": [exec_call("c1", "printf hi > out.txt", sandbox_permissions="require_escalated",
+                              justification="write a file", yield_time_ms=30_000)]},
+        {"output": [message("done writing")]},
+    ],
+    "when_exhausted": "repeat_last",
+}
+
+
+#: The 0.171 TUI from the compat build cache (PYCODEX_COMPAT_CACHE), where one was fetched.
+_CACHE = Path(os.environ.get("PYCODEX_COMPAT_CACHE", "/nonexistent"))
+
+
+@pytest.fixture(params=["0.169.0", "0.171.0"])
+def tui_bin(request: pytest.FixtureRequest, codex_bin: Path) -> Path:
+    """The Codex TUI to drive: the npm 0.169 binary, and 0.171 from the compat cache when it is there."""
+    if request.param == "0.169.0":
+        return codex_bin
+    cached = _CACHE / f"codex-{request.param}" / "bin" / "codex"
+    if not cached.is_file():
+        pytest.skip(f"no Codex {request.param} in PYCODEX_COMPAT_CACHE ({_CACHE})")
+    return cached
 
 
 @pytest.fixture
@@ -29,8 +56,8 @@ def tui(tmp_path: Path) -> Iterator[Tui]:
     session.close()
 
 
-async def test_tui_over_a_unix_socket_runs_an_approved_command(tui: Tui, codex_bin: Path, tmp_path: Path) -> None:
-    model = await FakeModel.start(APPROVAL_SCRIPT, tmp_path / "model")
+async def test_tui_over_a_unix_socket_runs_an_approved_command(tui: Tui, tui_bin: Path, tmp_path: Path) -> None:
+    model = await FakeModel.start(SCRIPT, tmp_path / "model")
     server_home = tmp_path / "server_home"
     model_config(server_home, model.url, approval_policy="on-request")
     (tmp_path / "server_cwd").mkdir()
@@ -51,7 +78,7 @@ async def test_tui_over_a_unix_socket_runs_an_approved_command(tui: Tui, codex_b
                "HOME": str(tmp_path)}
         cwd = tmp_path / "client_cwd"
         cwd.mkdir()
-        tui.start([str(codex_bin), "--remote", f"unix://{alias}"], env, cwd)
+        tui.start([str(tui_bin), "--remote", f"unix://{alias}"], env, cwd)
         await tui.wait_until("the composer with its status line", lambda s: PROMPT in s and READY in s)
         await tui.submit("write the file")
         await tui.wait_for("Would you like to run the following command?")
