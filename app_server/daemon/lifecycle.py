@@ -138,6 +138,8 @@ def start(layout: Layout) -> Report:
                 raise DaemonError(f"the running app-server {pid} does not answer on {layout.socket}")
             return {**layout.base("alreadyRunning"), "appServerVersion": COMPATIBLE_CODEX_VERSION}
         layout.pid_file.unlink(missing_ok=True)  # stale: its process is gone (a crash, a reboot)
+        if socket_answers(layout.socket):  # a server started by hand (`--listen unix://`) holds the socket
+            raise DaemonError(f"an app-server that the daemon does not manage is listening on {layout.socket}")
         pid = _spawn(layout)
         return {**layout.base("started"), "pid": pid, "appServerVersion": COMPATIBLE_CODEX_VERSION}
 

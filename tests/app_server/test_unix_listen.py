@@ -8,8 +8,11 @@ import os
 import socket
 import stat
 from pathlib import Path
+from typing import Any
 
+import pytest
 from websockets.asyncio.client import unix_connect
+from websockets.exceptions import InvalidStatus
 
 from pycodex.transport.unix_paths import (
     connect_address,
@@ -124,3 +127,36 @@ async def test_listen_off_serves_nothing_until_sigterm(codex_home: Path, workspa
         assert process.stdout == b""
     finally:
         await process.stop(2.0, eof_first=False)
+
+
+async def test_the_listener_refuses_a_client_the_peer_check_refuses(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The check is wired into the upgrade: a client it refuses gets 403 and never a session."""
+    from pycodex.transport import unix
+
+    seen: list[int] = []
+
+    def refuse(uid: int) -> bool:
+        seen.append(uid)
+        return False
+
+    monkeypatch.setattr(unix, "peer_allowed", refuse)
+    alias = tmp_path / "gate.sock"
+    stop = asyncio.Event()
+    listening = asyncio.Event()
+
+    def handler(outbox: object) -> Any:
+        raise AssertionError("a refused client got a session")
+
+    server = asyncio.create_task(unix.serve_unix_websocket(handler, alias, stop=stop, on_listening=lambda _: listening.set()))
+    try:
+        await asyncio.wait_for(listening.wait(), 10)
+        with pytest.raises(InvalidStatus) as refused:
+            await asyncio.wait_for(unix_connect(connect_address(alias), uri="ws://localhost/"), 10)
+        assert refused.value.response.status_code == 403
+        assert seen == [os.getuid()]
+    finally:
+        stop.set()
+        await asyncio.wait_for(server, 10)
+    assert not alias.is_symlink()
