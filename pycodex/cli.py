@@ -27,6 +27,8 @@ _VALUED_GLOBALS = frozenset({"-c", "--config"})
 def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
     app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default), unix://, unix://PATH, ws://IP:PORT or off")
     app.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
+    app.add_argument("--stdio", action="store_const", const="stdio://", dest="listen",
+                     help="use stdio as the transport (equivalent to `--listen stdio://`)")
     app.add_argument("--trace", metavar="FILE", default=None,
                      help="record every protocol message to FILE as JSON lines (also $PYCODEX_TRACE)")
     from pycodex.transport.ws_auth import add_ws_auth_arguments

@@ -17,6 +17,16 @@ from pathlib import Path
 __all__ = ["run_daemon_command", "run_proxy"]
 
 DAEMON_COMMANDS = ("start", "stop", "restart", "status", "version")
+#: Codex's daemon commands that need what pycodex does not have: its standalone managed install (fetched and
+#: updated from the network) and its remote-control service. They fail with the reason, not a usage error.
+CODEX_ONLY = {
+    "bootstrap": "installs Codex's standalone managed package and its updater; pycodex has no managed install "
+                 "(use `pycodex app-server daemon start`)",
+    "update": "updates Codex's managed daemon package; pycodex has no managed install (upgrade pycodex itself, "
+              "then `pycodex app-server daemon restart`)",
+    "enable-remote-control": "needs Codex's remote-control service (a ChatGPT account); pycodex has none",
+    "disable-remote-control": "needs Codex's remote-control service (a ChatGPT account); pycodex has none",
+}
 _USAGE = "usage: pycodex app-server daemon {start,stop,restart,status,version}"
 
 
@@ -54,6 +64,9 @@ def run_daemon_command(argv: Sequence[str]) -> int:
     except ValueError as exc:
         print(f"error: {exc}\n{_USAGE}", file=sys.stderr)
         return 2
+    if len(words) == 1 and words[0] in CODEX_ONLY:
+        print(f"Error: `daemon {words[0]}` {CODEX_ONLY[words[0]]}", file=sys.stderr)
+        return 1
     if len(words) != 1 or words[0] not in DAEMON_COMMANDS:
         print(_USAGE, file=sys.stderr)
         return 2

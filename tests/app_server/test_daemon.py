@@ -122,3 +122,10 @@ async def test_proxy_starts_the_daemon_and_carries_a_turn_with_an_approval(
         if proxy.returncode is None:
             proxy.kill()
             await proxy.wait()
+
+
+async def test_codex_only_commands_say_why(daemon_env: dict[str, str]) -> None:
+    code, out, err = await run_cli(daemon_env, "app-server", "daemon", "bootstrap")
+    assert (code, out) == (1, "") and err.startswith("Error: `daemon bootstrap` installs Codex's standalone managed")
+    code, _, err = await run_cli(daemon_env, "app-server", "daemon", "enable-remote-control")
+    assert code == 1 and "remote-control service" in err
