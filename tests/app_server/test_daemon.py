@@ -19,16 +19,16 @@ from websockets.asyncio.client import connect
 
 from pycodex.transport.unix_paths import default_socket_path, socket_answers
 from tests.support import SchemaPair, WsAppServerClient
-from tests.support.appserver_process import app_server_env
+from tests.support.appserver_process import ServerProcess, app_server_env, default_argv
 from tests.support.fake_model import model_config
-from tests.support.unix_attach import APPROVAL_SCRIPT, daemon_pid, kill_daemon, run_cli, turn_with_an_approval
+from tests.support.unix_attach import APPROVAL_SCRIPT, daemon_pid, end_daemon, run_cli, turn_with_an_approval
 
 
 @pytest.fixture
 async def daemon_env(codex_home: Path) -> AsyncIterator[dict[str, str]]:
     """The environment of daemon commands on ``codex_home``; the daemon they left running is killed."""
     yield app_server_env(codex_home)
-    kill_daemon(daemon_pid(codex_home))
+    await end_daemon(codex_home)
 
 
 async def _daemon(env: dict[str, str], command: str) -> dict[str, object]:
@@ -129,3 +129,21 @@ async def test_codex_only_commands_say_why(daemon_env: dict[str, str]) -> None:
     assert (code, out) == (1, "") and err.startswith("Error: `daemon bootstrap` installs Codex's standalone managed")
     code, _, err = await run_cli(daemon_env, "app-server", "daemon", "enable-remote-control")
     assert code == 1 and "remote-control service" in err
+
+
+async def test_start_refuses_a_socket_held_by_an_unmanaged_server(
+    daemon_env: dict[str, str], codex_home: Path, workspace: Path
+) -> None:
+    server = await ServerProcess.spawn(default_argv("--listen", "unix://"), env=daemon_env, cwd=workspace,
+                                       protocol_stdio=False)
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        while not socket_answers(default_socket_path(codex_home)):
+            assert server.returncode is None and loop.time() < deadline, server.stderr_text
+            await asyncio.sleep(0.05)
+        code, out, err = await run_cli(daemon_env, "app-server", "daemon", "start")
+        assert (code, out) == (1, "") and "that the daemon does not manage is listening on" in err
+        assert daemon_pid(codex_home) is None and server.returncode is None
+    finally:
+        await server.stop(2.0, eof_first=False)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 from pathlib import Path
 from typing import Any
 
+from pycodex.transport.unix_paths import default_socket_path, runtime_socket_path
 from tests.support.fake_model import exec_call, message
 
 #: One escalated command (the approval), then the answer after it.
@@ -59,11 +61,26 @@ def daemon_pid(codex_home: Path) -> int | None:
     return int(pid)
 
 
-def kill_daemon(pid: int | None) -> None:
-    """SIGKILL a daemon this test started (by its recorded pid), if it still runs."""
-    if pid is None:
-        return
+def _running(pid: int) -> bool:
     try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def end_daemon(codex_home: Path, timeout: float = 5.0) -> None:
+    """End the daemon a test left on ``codex_home`` (by its recorded pid): SIGTERM, then SIGKILL after a bounded
+    wait; a socket it could not remove (killed) is removed from the runtime folder."""
+    pid = daemon_pid(codex_home)
+    if pid is not None and _running(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while _running(pid) and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    alias = default_socket_path(codex_home)
+    for path in (runtime_socket_path(alias), alias):
+        path.unlink(missing_ok=True)
