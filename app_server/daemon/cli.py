@@ -59,6 +59,9 @@ def _options(argv: Sequence[str], valued: frozenset[str]) -> tuple[list[str], di
 
 def run_daemon_command(argv: Sequence[str]) -> int:
     """``pycodex app-server daemon COMMAND``: start, stop, restart, status (pycodex's name) and version."""
+    if "-h" in argv or "--help" in argv:
+        print(f"{_USAGE}\n\nManage the local app-server daemon (one JSON object on stdout per command).")
+        return 0
     try:
         words, _ = _options(argv, frozenset())
     except ValueError as exc:
@@ -95,6 +98,10 @@ def run_proxy(argv: Sequence[str]) -> int:
     """``pycodex app-server proxy [--sock PATH]``: pipe stdio to the socket (starting the daemon if needed)."""
     from app_server.daemon.proxy import connect_control_socket, pipe
 
+    if "-h" in argv or "--help" in argv:
+        print("usage: pycodex app-server proxy [--sock SOCKET_PATH]\n\n"
+              "Proxy stdio bytes to the running app-server control socket (the daemon's is started if none runs).")
+        return 0
     try:
         words, values = _options(argv, frozenset({"--sock"}))
     except ValueError as exc:
