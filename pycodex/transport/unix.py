@@ -79,6 +79,13 @@ def _gate(connection: ServerConnection, request: Request) -> Response | None:
     return None
 
 
+def _announce_limit(connection: ServerConnection, request: Request, response: Response) -> Response:
+    """Codex's unix listener names its message limit on the 101 (its ws:// listener does not)."""
+    if response.status_code == HTTPStatus.SWITCHING_PROTOCOLS:
+        response.headers["x-codex-websocket-max-unfragmented-message-bytes"] = str(MAX_MESSAGE_BYTES)
+    return response
+
+
 @contextlib.contextmanager
 def _published(alias: Path, real: Path) -> Iterator[None]:
     """The alias symlink while serving; both names are removed when the listener ends."""
@@ -108,7 +115,7 @@ async def serve_unix_websocket(
     old_umask = os.umask(0o177)  # the socket is born 0600: no window in which others could connect
     try:
         server = await unix_serve(
-            handle, str(real), process_request=_gate, logger=header_safe_logger("websockets.server"),
+            handle, str(real), process_request=_gate, process_response=_announce_limit, logger=header_safe_logger("websockets.server"),
             max_size=MAX_MESSAGE_BYTES, compression=None, max_queue=64,
         )
     finally:

@@ -59,6 +59,8 @@ async def test_default_socket_session_with_an_approval(
         assert _mode(alias.parent) == 0o700 and _mode(runtime_dir()) == 0o700
         assert stat.S_ISSOCK(real.lstat().st_mode) and _mode(real) == 0o600
         ws = await unix_connect(connect_address(alias), uri="ws://localhost/", max_size=None, ping_interval=None)
+        assert ws.response is not None
+        assert ws.response.headers["x-codex-websocket-max-unfragmented-message-bytes"] == "16777216"  # as Codex's
         client = WsAppServerClient(ws, codex_schemas, label="unix", owned=process)
         final = await turn_with_an_approval(client, workspace)
         assert final["status"] == "completed"
