@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from app_server.lazy import LazyModule
 from app_server.startup import EarlyStart, StartupError, answer_early, default_codex_home, read_opening
@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # imported once a stdio client's initialize is answered (see 
     from pycodex import logging_setup
     from pycodex.trace import recorder as trace_recorder
     from pycodex.transport import stdio as transport_stdio
+    from pycodex.transport import unix as transport_unix
     from pycodex.transport import websocket as transport_websocket
     from pycodex.transport import ws_auth
     from pycodex.transport.ws_auth import WsAuth
@@ -36,6 +37,7 @@ else:
     server_app = LazyModule("app_server.app")
     trace_recorder = LazyModule("pycodex.trace.recorder")
     transport_stdio = LazyModule("pycodex.transport.stdio")
+    transport_unix = LazyModule("pycodex.transport.unix")
     transport_websocket = LazyModule("pycodex.transport.websocket")
     ws_auth = LazyModule("pycodex.transport.ws_auth")
 
@@ -49,6 +51,21 @@ _STDIO = ("stdio", "stdio://", "")
 
 class ListenError(Exception):
     """A ``--listen`` value that is not a URL we serve (exit status 2, like a usage error)."""
+
+
+class UnixListen:
+    """``unix://`` (Codex's control socket under ``CODEX_HOME``) or ``unix://PATH``."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path  # "" for the default location
+
+
+#: ``--listen off``: no client transport at all; the process runs until SIGTERM (as Codex's does).
+OFF = "off"
+#: Where a server listens: None for stdio, an (IP, port) for WebSocket, a unix socket, or OFF.
+Listen: TypeAlias = "tuple[str, int] | UnixListen | str | None"
 
 
 def run_app_server(
@@ -96,13 +113,13 @@ def run_app_server(
     return code
 
 
-def _listener_auth(endpoint: tuple[str, int] | None, ws_auth_args: argparse.Namespace | None) -> WsAuth:
+def _listener_auth(endpoint: Listen, ws_auth_args: argparse.Namespace | None) -> WsAuth:
     """The WebSocket auth the flags ask for (checked even on stdio, as always); StartupError if unusable."""
-    if ws_auth_args is None and endpoint is None:
+    if ws_auth_args is None and not isinstance(endpoint, tuple):
         return None
     try:
         auth = ws_auth.ws_auth_from_args(ws_auth_args) if ws_auth_args is not None else None
-        if endpoint is not None:
+        if isinstance(endpoint, tuple):
             ws_auth.check_listener_auth(*endpoint, auth)
     except ws_auth.WsAuthConfigError as exc:
         raise StartupError(str(exc)) from None
@@ -141,12 +158,18 @@ def _dump_tasks() -> None:
     sys.stderr.flush()
 
 
-def _parse_listen(listen: str) -> tuple[str, int] | None:
-    """None for stdio, else the (IP, port) to listen on."""
+def _parse_listen(listen: str) -> Listen:
+    """None for stdio, the (IP, port) of a WebSocket listener, a unix socket, or OFF."""
     if listen in _STDIO:
         return None
+    if listen == OFF:
+        return OFF
+    if listen.startswith("unix://"):
+        return UnixListen(listen[len("unix://"):])
     if not listen.startswith("ws://"):
-        raise ListenError(f"unsupported --listen URL `{listen}`; expected `stdio://` or `ws://IP:PORT`")
+        raise ListenError(
+            f"unsupported --listen URL `{listen}`; expected `stdio://`, `unix://`, `unix://PATH`, `ws://IP:PORT`, or `off`"
+        )
     try:
         return transport_websocket.parse_ws_listen(listen)
     except ValueError as exc:
@@ -154,7 +177,7 @@ def _parse_listen(listen: str) -> tuple[str, int] | None:
 
 
 async def _serve(
-    endpoint: tuple[str, int] | None, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool,
+    endpoint: Listen, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool,
     trace: Path | None, early: EarlyStart, latch: TermLatch,
 ) -> int:
     try:
@@ -165,7 +188,7 @@ async def _serve(
 
 
 async def _serve_traced(
-    endpoint: tuple[str, int] | None, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool,
+    endpoint: Listen, auth: WsAuth, config_overrides: Sequence[str], strict_config: bool,
     early: EarlyStart, latch: TermLatch,
 ) -> int:
     import asyncio  # stdlib, but not before the answer
@@ -202,8 +225,13 @@ async def _serve_traced(
         if endpoint is None:
             await transport_stdio.serve_stdio(lambda outbox: app.connection(outbox, early_answer=early.answered), stop=stop,
                               pending=early.pending)
-        else:
+        elif isinstance(endpoint, tuple):
             await _serve_ws(app, endpoint, auth, stop)
+        elif isinstance(endpoint, UnixListen):
+            await _serve_unix(app, endpoint, stop)
+        else:  # off: nothing to accept; live until SIGTERM
+            print("app-server running with no listener (--listen off)", file=sys.stderr, flush=True)
+            await stop.wait()
     finally:
         watcher.cancel()
         await app.shutdown()
@@ -223,3 +251,19 @@ async def _serve_ws(app: AppServer, endpoint: tuple[str, int], auth: WsAuth, sto
     except OSError as exc:  # bind failures: address in use, address not on this host, permission
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise StartupError(f"cannot listen on {host}:{port}: {reason}") from None
+
+
+async def _serve_unix(app: AppServer, endpoint: UnixListen, stop: asyncio.Event) -> None:
+    from pathlib import Path
+
+    default = not endpoint.path
+    alias = transport_unix.default_socket_path(default_codex_home()) if default else Path(endpoint.path).absolute()
+
+    def announce(server: object) -> None:
+        print(f"app-server listening on unix://{alias}", file=sys.stderr, flush=True)
+
+    try:
+        await transport_unix.serve_unix_websocket(app.connection, alias, default=default, stop=stop,
+                                                  on_listening=announce)
+    except OSError as exc:  # a live server there, a path that is not a socket, permissions
+        raise StartupError(f"cannot listen on unix://{alias}: {exc.strerror or exc}") from None

@@ -25,8 +25,10 @@ _VALUED_GLOBALS = frozenset({"-c", "--config"})
 
 
 def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
-    app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default) or ws://IP:PORT")
+    app.add_argument("--listen", default="stdio://", metavar="URL", help="stdio:// (default), unix://, unix://PATH, ws://IP:PORT or off")
     app.add_argument("--strict-config", action="store_true", help="treat unknown config keys as errors")
+    app.add_argument("--stdio", action="store_const", const="stdio://", dest="listen",
+                     help="use stdio as the transport (equivalent to `--listen stdio://`)")
     app.add_argument("--trace", metavar="FILE", default=None,
                      help="record every protocol message to FILE as JSON lines (also $PYCODEX_TRACE)")
     from pycodex.transport.ws_auth import add_ws_auth_arguments
@@ -39,6 +41,9 @@ def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
     schema = app_sub.add_parser("generate-json-schema", help="write the JSON Schema of the protocol models")
     schema.add_argument("--out", required=True, metavar="DIR")
     schema.add_argument("--experimental", action="store_true", help="include experimental fields and methods")
+    # Parsed by app_server.daemon.cli (main() hands them over before argparse); listed here for --help.
+    app_sub.add_parser("daemon", help="manage the local app-server daemon: start, stop, restart, status, version")
+    app_sub.add_parser("proxy", help="proxy stdio bytes to the running app-server control socket [--sock PATH]")
 
 
 def _add_exec_server_arguments(parser: argparse.ArgumentParser) -> None:
@@ -178,6 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app_server.main import run_app_server
 
         return run_app_server(listen="stdio://")
+    if arguments[:2] in (["app-server", "daemon"], ["app-server", "proxy"]):
+        # The proxy is spawned per connection: no parser, no logging set-up, straight to the pipe.
+        from app_server.daemon import cli as daemon_cli
+
+        command = daemon_cli.run_proxy if arguments[1] == "proxy" else daemon_cli.run_daemon_command
+        return command(arguments[2:])
     if arguments[:1] == ["compat"]:
         from pycodex.compat_command import run_compat
 

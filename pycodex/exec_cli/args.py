@@ -60,6 +60,8 @@ class ExecArgs:
     approval: str | None = None
     strict_config: bool = False
     profile: str | None = None
+    remote: str | None = None  # Codex 0.171: run on an app-server already running at this address
+    remote_auth_token_env: str | None = None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -105,6 +107,10 @@ def build_exec_parser(prog: str = "pycodex exec") -> argparse.ArgumentParser:
     parser.add_argument("--add-dir", action="append", default=[], dest="add_dirs", metavar="DIR",
                         help="another writable directory beside the workspace (repeatable)")
     parser.add_argument("--color", choices=("always", "never", "auto"), default="auto")
+    parser.add_argument("--remote", metavar="ADDR", help="connect to an existing app server "
+                        "(ws://host:port, wss://host:port, unix:// or unix://PATH)")
+    parser.add_argument("--remote-auth-token-env", metavar="ENV_VAR",
+                        help="environment variable containing the remote WebSocket bearer token")
     parser.add_argument("prompt", nargs="?", metavar="PROMPT",
                         help="instructions; read from stdin when omitted or `-` (piped stdin beside a prompt "
                              "is appended as a <stdin> block)")
@@ -194,7 +200,8 @@ def parse_exec_args(argv: Sequence[str], prog: str = "pycodex exec") -> ExecArgs
         add_dirs=list(ns.add_dirs), skip_git_repo_check=ns.skip_git_repo_check, ephemeral=ns.ephemeral,
         output_schema=ns.output_schema, output_last_message=ns.output_last_message, color=ns.color,
         json=ns.json, bypass=ns.bypass, thread_source=ns.thread_source, images=list(ns.images),
-        approval=ns.approval, strict_config=ns.strict_config, profile=ns.profile,
+        approval=ns.approval, strict_config=ns.strict_config, profile=ns.profile, remote=ns.remote,
+        remote_auth_token_env=ns.remote_auth_token_env,
     )
     args.config += _features(ns)
     if index is None:

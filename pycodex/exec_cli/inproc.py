@@ -3,23 +3,27 @@
 ``pycodex exec`` talks to the app-server exactly as an IDE would (``initialize``, ``thread/start``,
 ``turn/start``...), but over the in-memory edge (:func:`pycodex.transport.memory.memory_pair`) instead
 of a pipe, with the same ``Endpoint`` every other client uses. Server-to-client requests (approvals) are declined, as a
-non-interactive run cannot ask anybody.
+non-interactive run cannot ask anybody. :class:`TransportClient` is the same client over any message transport
+(``exec --remote`` puts it on a WebSocket).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import TYPE_CHECKING
 
-from app_server.app import AppServer
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc import NotificationReceived, RequestReceived, RpcError
 from pycodex.jsonrpc.errors import INTERNAL_ERROR
-from pycodex.transport.base import MessageHandler, Outbox, serve_transport
+from pycodex.transport.base import MessageHandler, Outbox, Transport, serve_transport
 from pycodex.transport.endpoint import Endpoint, EndpointClosed
 from pycodex.transport.memory import memory_pair
 
-__all__ = ["InProcessClient", "RequestFailed"]
+if TYPE_CHECKING:  # the remote client has no server in this process
+    from app_server.app import AppServer
+
+__all__ = ["InProcessClient", "RequestFailed", "TransportClient"]
 
 #: How long one request may take before the run gives up (a stuck server must not hang exec).
 REQUEST_TIMEOUT_S = 60.0
@@ -37,29 +41,18 @@ class RequestFailed(Exception):
         self.code = code
 
 
-class InProcessClient:
-    """A JSON-RPC client of an app-server in this process, over an in-memory transport."""
+class TransportClient:
+    """A JSON-RPC client of an app-server over one message transport (its reader runs from ``start``)."""
 
-    def __init__(self, app: AppServer, *, session_source: str = "exec") -> None:
-        self._app = app
-        self._session_source = session_source
-        self._client, self._server = memory_pair()
+    def __init__(self, transport: Transport) -> None:
+        self._client = transport
         self._endpoint = Endpoint(self._client.send)
         self.notifications: asyncio.Queue[tuple[str, JsonObj]] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Start serving the connection and reading the server's messages."""
-        serve = serve_transport(self._connection, self._server)
-        self._tasks = [
-            asyncio.get_running_loop().create_task(serve, name="inproc-app-server"),
-            asyncio.get_running_loop().create_task(self._read_loop(), name="inproc-client-reader"),
-        ]
-
-    def _connection(self, outbox: Outbox) -> MessageHandler:
-        connection = self._app.connection(outbox)
-        connection.session.session_source = self._session_source
-        return connection
+        """Start reading the server's messages."""
+        self._tasks = [asyncio.get_running_loop().create_task(self._read_loop(), name="app-server-client-reader")]
 
     async def close(self) -> None:
         """End the connection: the server answers what it had already read, then both sides stop."""
@@ -81,7 +74,7 @@ class InProcessClient:
         except ConnectionError:
             pass  # closed while answering a server request
         finally:
-            self._endpoint.close("the in-process app-server closed the connection")
+            self._endpoint.close("the app-server closed the connection")
 
     async def request(self, method: str, params: JsonObj, *, timeout: float = REQUEST_TIMEOUT_S) -> JsonObj:
         """Send a request and wait (bounded by ``timeout``) for its result; `RequestFailed` on an error."""
@@ -97,6 +90,27 @@ class InProcessClient:
         """Send a notification without params; a closed connection is ignored."""
         with contextlib.suppress(Exception):
             await self._endpoint.notify(method, None)
+
+
+class InProcessClient(TransportClient):
+    """A JSON-RPC client of an app-server in this process, over an in-memory transport."""
+
+    def __init__(self, app: AppServer, *, session_source: str = "exec") -> None:
+        client, self._server = memory_pair()
+        super().__init__(client)
+        self._app = app
+        self._session_source = session_source
+
+    async def start(self) -> None:
+        """Start serving the connection and reading the server's messages."""
+        await super().start()
+        serve = serve_transport(self._connection, self._server)
+        self._tasks.append(asyncio.get_running_loop().create_task(serve, name="inproc-app-server"))
+
+    def _connection(self, outbox: Outbox) -> MessageHandler:
+        connection = self._app.connection(outbox)
+        connection.session.session_source = self._session_source
+        return connection
 
 
 def _decline(method: str) -> JsonObj:

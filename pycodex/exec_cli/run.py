@@ -34,7 +34,7 @@ from pycodex.exec_cli.prompt import PromptError, git_repo_root, read_prompt
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:  # the server side is imported only when a run starts
-    from pycodex.exec_cli.inproc import InProcessClient
+    from pycodex.exec_cli.inproc import TransportClient
 
 __all__ = ["run_exec"]
 
@@ -60,6 +60,14 @@ def run_exec(argv: Sequence[str]) -> int:
     except UsageError as exc:
         print(f"error: {exc}\n\n{exc.usage}\n\nFor more information, try '--help'.", file=sys.stderr)
         return 2
+    if args.remote is not None:
+        from pycodex.exec_cli.remote import RemoteError, check_remote_address
+
+        try:
+            check_remote_address(args.remote)  # as Codex: a bad address is refused before stdin is read
+        except RemoteError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            return 1
     try:
         cwd = Path(args.cd).absolute() if args.cd else Path.cwd()
         if not cwd.is_dir():
@@ -135,8 +143,10 @@ class _Run:
 
     # -- the run -----------------------------------------------------------------------------------
     async def main(self) -> int:
+        if self.args.remote is not None:
+            return await self._main_remote(self.args.remote)
         from app_server.app import AppServer, StartupError, default_codex_home
-        from pycodex.exec_cli.inproc import InProcessClient, RequestFailed
+        from pycodex.exec_cli.inproc import InProcessClient
 
         try:
             app = AppServer(codex_home=default_codex_home(), config_overrides=self.args.config,
@@ -149,6 +159,27 @@ class _Run:
         client = InProcessClient(app, session_source="exec")
         await client.start()
         try:
+            return await self._drive_reporting(client)
+        finally:
+            await app.shutdown()
+
+    async def _main_remote(self, address: str) -> int:
+        """The run on an app-server that is already running (its config, its model, its store)."""
+        from app_server.daemon.cli import default_codex_home
+        from pycodex.exec_cli.remote import RemoteError, connect_remote
+
+        try:
+            client = await connect_remote(address, default_codex_home(), self.args.remote_auth_token_env)
+        except RemoteError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            return 1
+        return await self._drive_reporting(client)
+
+    async def _drive_reporting(self, client: TransportClient) -> int:
+        """The run on a started client, its failures as one stderr line; the client is closed after."""
+        from pycodex.exec_cli.inproc import RequestFailed
+
+        try:
             return await self._drive(client)
         except RequestFailed as exc:
             print(f"Error: {exc.method} failed: {exc.message}", file=sys.stderr)
@@ -158,9 +189,8 @@ class _Run:
             return 1
         finally:
             await client.close()
-            await app.shutdown()
 
-    async def _drive(self, client: InProcessClient) -> int:
+    async def _drive(self, client: TransportClient) -> int:
         originator = os.environ.get("CODEX_INTERNAL_ORIGINATOR_OVERRIDE") or "codex_exec"
         await client.request("initialize", {"clientInfo": {"name": originator, "version": __version__},
                                             "capabilities": {"experimentalApi": True}})
@@ -190,7 +220,7 @@ class _Run:
             return 1
         return self._finish()
 
-    def _on_sigint(self, client: InProcessClient, thread_id: str, turn_id: str) -> None:
+    def _on_sigint(self, client: TransportClient, thread_id: str, turn_id: str) -> None:
         """Ctrl-C interrupts the turn, whose turn/completed then ends the run; a second one is fatal."""
         loop = asyncio.get_running_loop()
         loop.remove_signal_handler(signal.SIGINT)  # the next Ctrl-C raises KeyboardInterrupt (exit 130)
@@ -200,7 +230,7 @@ class _Run:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _interrupt(self, client: InProcessClient, params: JsonObj) -> None:
+    async def _interrupt(self, client: TransportClient, params: JsonObj) -> None:
         with contextlib.suppress(Exception):  # the turn may have ended meanwhile
             await client.request("turn/interrupt", params, timeout=10)
 
@@ -215,7 +245,7 @@ class _Run:
             params["sandbox"] = a.sandbox
         return params
 
-    async def _open_thread(self, client: InProcessClient) -> JsonObj:
+    async def _open_thread(self, client: TransportClient) -> JsonObj:
         a = self.args
         params = self._thread_params()
         if a.command is None:
@@ -229,7 +259,7 @@ class _Run:
             result = await client.request("thread/resume", {**params, "threadId": target})
         return result
 
-    async def _resolve_session(self, client: InProcessClient) -> str:
+    async def _resolve_session(self, client: TransportClient) -> str:
         """The thread id behind ``--last``, a UUID or a thread name; an error when there is none."""
         a = self.args
         query: JsonObj = {"sourceKinds": RESUME_SOURCE_KINDS, "sortKey": "updated_at", "limit": 1}
@@ -258,7 +288,7 @@ class _Run:
         inputs.append({"type": "text", "text": self.prompt, "text_elements": []})
         return inputs
 
-    async def _follow(self, client: InProcessClient, thread_id: str, turn_id: str) -> None:
+    async def _follow(self, client: TransportClient, thread_id: str, turn_id: str) -> None:
         idle = _env_number("PYCODEX_EXEC_IDLE_TIMEOUT_S", 300.0)
         max_waits = int(_env_number("PYCODEX_EXEC_MAX_NETWORK_WAITS", MAX_NETWORK_WAITS)) or 1
         network_waits = 0
@@ -284,7 +314,7 @@ class _Run:
             if method == "turn/completed" and (params.get("turn") or {}).get("id") == turn_id:
                 return
 
-    async def _give_up(self, client: InProcessClient, thread_id: str, turn_id: str, reason: str) -> None:
+    async def _give_up(self, client: TransportClient, thread_id: str, turn_id: str, reason: str) -> None:
         """Interrupt the turn; its turn/completed (status interrupted) then ends the run as a failure."""
         self.mapper.outcome.error_message = reason
         self.emit([{"type": "error", "message": reason}])

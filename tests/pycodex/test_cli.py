@@ -41,7 +41,7 @@ def test_a_bad_listen_url_is_a_clear_startup_error() -> None:
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip().splitlines() == [
         "error: invalid value 'tcp://nowhere' for '--listen <URL>': "
-        "unsupported --listen URL `tcp://nowhere`; expected `stdio://` or `ws://IP:PORT`"
+        "unsupported --listen URL `tcp://nowhere`; expected `stdio://`, `unix://`, `unix://PATH`, `ws://IP:PORT`, or `off`"
     ]
 
 

@@ -1,0 +1,81 @@
+"""``python -m bench.proxy_bench``: spawning ``pycodex app-server proxy`` -> ``initialize`` answered, with a daemon running.
+
+The goal is absolute: at most 0.1 s (median over the runs). The client speaks WebSocket through the proxy's
+stdio (a socketpair is both its stdin and stdout), as a client of Codex's proxy does; its own imports are
+paid before the clock starts. The daemon runs in a temporary ``CODEX_HOME`` and is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from websockets.asyncio.client import connect
+
+RUNS = int(os.environ.get("PYCODEX_BENCH_RUNS", "20"))
+GOAL_S = 0.1
+_INIT = json.dumps({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "bench", "version": "1"}}})
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pycodex", *args], env=env, capture_output=True, text=True,
+                          timeout=60, check=True)
+
+
+async def _one(env: dict[str, str]) -> float:
+    ours, theirs = socket.socketpair()
+    start = time.perf_counter()
+    proxy = subprocess.Popen([sys.executable, "-m", "pycodex", "app-server", "proxy"], stdin=theirs.fileno(),
+                             stdout=theirs.fileno(), env=env)
+    theirs.close()
+    try:
+        async with connect("ws://localhost/", sock=ours, ping_interval=None, open_timeout=10) as ws:
+            await ws.send(_INIT)
+            answer = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            elapsed = time.perf_counter() - start
+        assert "result" in answer, answer
+    finally:
+        try:
+            proxy.wait(10)
+        except subprocess.TimeoutExpired:
+            proxy.kill()
+            proxy.wait()
+    return elapsed
+
+
+def _bare_interpreter(env: dict[str, str]) -> float:
+    """Spawn -> exit of ``python -c pass``: the floor under any Python proxy on this machine right now."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True, timeout=30)
+    return time.perf_counter() - start
+
+
+async def run() -> float:
+    """Print the row; returns the median seconds."""
+    with tempfile.TemporaryDirectory(prefix="pycodex-proxy-bench-") as home:
+        env = {**os.environ, "CODEX_HOME": home, "PYCODEX_LOG": "error"}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH")) if p)
+        _cli(env, "app-server", "daemon", "start")
+        try:
+            samples = [await _one(env) for _ in range(RUNS)]
+            floor = statistics.median(_bare_interpreter(env) for _ in range(RUNS))
+        finally:
+            _cli(env, "app-server", "daemon", "stop")
+    median = statistics.median(samples)
+    verdict = "ok" if median <= GOAL_S else "OVER GOAL"
+    print(f"proxy spawn -> initialize answered: median {median * 1000:.1f} ms, min {min(samples) * 1000:.1f} ms, "
+          f"max {max(samples) * 1000:.1f} ms over {RUNS} runs (goal <= {GOAL_S * 1000:.0f} ms: {verdict}); "
+          f"`python -c pass` alone: median {floor * 1000:.1f} ms")
+    return median
+
+
+if __name__ == "__main__":
+    asyncio.run(run())
