@@ -39,6 +39,9 @@ def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
     schema = app_sub.add_parser("generate-json-schema", help="write the JSON Schema of the protocol models")
     schema.add_argument("--out", required=True, metavar="DIR")
     schema.add_argument("--experimental", action="store_true", help="include experimental fields and methods")
+    ts = app_sub.add_parser("generate-ts", help="write TypeScript types of the protocol (from the JSON Schema)")
+    ts.add_argument("--out", required=True, metavar="DIR")
+    ts.add_argument("--experimental", action="store_true", help="include experimental fields and methods")
 
 
 def _add_exec_server_arguments(parser: argparse.ArgumentParser) -> None:
@@ -210,6 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from app_server.protocol.schema_export import write_json_schema
 
             write_json_schema(Path(args.out), experimental=args.experimental)
+            return 0
+        if args.app_command == "generate-ts":
+            from app_server.protocol.typescript_export import write_typescript
+
+            write_typescript(Path(args.out), experimental=args.experimental)
             return 0
         from app_server.main import run_app_server
 

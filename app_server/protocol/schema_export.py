@@ -16,8 +16,9 @@ declaration has no result model (its handler still assembles a plain dict, or an
 carry pycodex's model names, which differ from Codex's where one model serves several methods
 (``FsPathParams`` for `fs/readFile`, `fs/getMetadata`...). Our server requires ``params`` whenever a method
 has a params model, so ``params`` is required there even where Codex accepts it absent.
-``ServerNotification`` and ``ServerRequest`` list only the messages with a pydantic model (``NOTIFICATIONS``,
-``SERVER_REQUESTS``); those the server builds as plain dicts are not described.
+``ServerNotification`` and ``ServerRequest`` list every message pycodex sends (``server_messages``'
+``SERVER_NOTIFICATIONS`` and ``ALL_SERVER_REQUESTS``), under Codex's names; those Codex defines and pycodex
+never sends are left out (compat_tests/acknowledged_drift.txt lists them with the reason).
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from pydantic.json_schema import models_json_schema
 
 from pycodex.json_types import JsonObj, JsonValue
 
-from .approvals import SERVER_REQUESTS
 from .method_table import DECLARATIONS
-from .notifications import EXPERIMENTAL_NOTIFICATIONS, NOTIFICATIONS
+from .notifications import EXPERIMENTAL_NOTIFICATIONS
+from .server_messages import ALL_SERVER_REQUESTS as SERVER_REQUESTS
+from .server_messages import SERVER_NOTIFICATIONS as NOTIFICATIONS
 
 if TYPE_CHECKING:
     from .declarations import MethodDecl
@@ -250,20 +252,26 @@ def _write(path: Path, document: JsonObj) -> Path:
     return path
 
 
+def _finish(document: JsonObj, experimental: bool) -> JsonObj:
+    document = _require_tags(document)
+    return document if experimental else _strip_experimental(document)
+
+
+def finished_bundle(experimental: bool = False) -> JsonObj:
+    """The bundle exactly as `generate-json-schema` writes it (tags required, experimental fields gated)."""
+    return _finish(bundle_schema(served_methods(experimental), experimental), experimental)
+
+
 def write_json_schema(out_dir: Path, experimental: bool = False) -> list[Path]:
     """Write one schema file per model under `out_dir/v2/`, the unions and the bundle; returns the paths."""
     v2 = out_dir / "v2"
     v2.mkdir(parents=True, exist_ok=True)
-
-    def finish(document: JsonObj) -> JsonObj:
-        document = _require_tags(document)
-        return document if experimental else _strip_experimental(document)
-
     served = served_methods(experimental)
     written = [
-        _write(v2 / f"{model.__name__}.json", finish(_single_schema(model))) for model in exported_models(served, experimental)
+        _write(v2 / f"{model.__name__}.json", _finish(_single_schema(model), experimental))
+        for model in exported_models(served, experimental)
     ]
-    bundle = finish(bundle_schema(served, experimental))
+    bundle = _finish(bundle_schema(served, experimental), experimental)
     written.extend(_write(out_dir / f"{name}.json", doc) for name, doc in _union_documents(bundle).items())
     written.append(_write(out_dir / BUNDLE_NAME, bundle))
     return written
