@@ -18,6 +18,7 @@ from .common import (
     RateLimitSnapshot,
     RemoteControlConnectionStatus,
     RequestId,
+    TextRange,
     ThreadId,
     ThreadReadState,
     ThreadStatus,
@@ -292,7 +293,7 @@ class ConfigWarningNotification(OmittingWireModel):
     summary: str
     details: str | None = None
     path: Annotated[str | None, OMIT_IF_NONE] = None
-    range: Annotated[JsonObj | None, OMIT_IF_NONE] = None
+    range: Annotated[TextRange | None, OMIT_IF_NONE] = None
 
 
 class McpServerStatusUpdatedNotification(WireModel):
