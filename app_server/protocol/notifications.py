@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel
 
-from pycodex.json_types import JsonObj, JsonValue
+from pycodex.json_types import JsonObj
 
 from .base import OMIT_IF_NONE, OmittingWireModel, WireModel, to_wire
 from .common import (
@@ -303,7 +303,7 @@ class McpServerStatusUpdatedNotification(WireModel):
     name: str
     status: Literal["starting", "ready", "failed", "cancelled"]
     error: str | None = None
-    failure_reason: JsonValue = None
+    failure_reason: Literal["reauthenticationRequired"] | None = None  # pycodex never needs reauthentication
 
 
 class DeprecationNoticeNotification(WireModel):

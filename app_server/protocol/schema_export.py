@@ -36,6 +36,7 @@ from pycodex.json_types import JsonObj, JsonValue
 
 from .method_table import DECLARATIONS
 from .notifications import EXPERIMENTAL_NOTIFICATIONS
+from .schema_outputs import always_sent, with_required
 from .server_messages import ALL_SERVER_REQUESTS as SERVER_REQUESTS
 from .server_messages import SERVER_NOTIFICATIONS as NOTIFICATIONS
 
@@ -163,16 +164,25 @@ def _definitions(models: Sequence[type[BaseModel]]) -> JsonObj:
     return definitions
 
 
+def _always_sent(served: Sequence[ServedMethod], experimental: bool, definitions: JsonObj) -> dict[str, list[str]]:
+    """What the server always sends of each output-only definition (see ``schema_outputs``)."""
+    outputs = [m.response for m in served if m.response is not None]
+    outputs += [*_notifications(experimental).values(), *(params for params, _ in SERVER_REQUESTS.values())]
+    inputs = [m.params for m in served if m.params is not None]
+    inputs += [response for _, response in SERVER_REQUESTS.values()]
+    return always_sent(definitions, outputs, inputs)
+
+
 def bundle_schema(methods: Sequence[ServedMethod] | None = None, experimental: bool = True) -> JsonObj:
     """One document with every exported model and union (and all they reference) under `definitions`."""
     served = served_methods(experimental) if methods is None else methods
+    definitions = _definitions(exported_models(served, experimental))
+    definitions = with_required({"definitions": definitions}, _always_sent(served, experimental, definitions))
     return {
         "$schema": _DRAFT,
         "title": "PycodexAppServerProtocolV2",
         "type": "object",
-        "definitions": {
-            **_definitions(exported_models(served, experimental)), **union_schemas(served, experimental)
-        },
+        "definitions": {**definitions["definitions"], **union_schemas(served, experimental)},
         "x-methods": {m.method: m.experimental for m in served},
         "x-notifications": sorted(_notifications(experimental)),
     }
@@ -267,9 +277,12 @@ def write_json_schema(out_dir: Path, experimental: bool = False) -> list[Path]:
     v2 = out_dir / "v2"
     v2.mkdir(parents=True, exist_ok=True)
     served = served_methods(experimental)
+    models = exported_models(served, experimental)
+    sent = _always_sent(served, experimental, _definitions(models))
     written = [
-        _write(v2 / f"{model.__name__}.json", _finish(_single_schema(model), experimental))
-        for model in exported_models(served, experimental)
+        _write(v2 / f"{model.__name__}.json",
+               _finish(with_required(_single_schema(model), sent, model.__name__), experimental))
+        for model in models
     ]
     bundle = _finish(bundle_schema(served, experimental), experimental)
     written.extend(_write(out_dir / f"{name}.json", doc) for name, doc in _union_documents(bundle).items())

@@ -40,6 +40,12 @@ __all__ = [
 
 AuthMode = Literal["apikey", "chatgpt", "chatgptAuthTokens"]
 OutputStream = Literal["stdout", "stderr"]
+#: Codex's ChatGPT plan names (pycodex signs in with API keys only, so it sends null).
+PlanType = Literal[
+    "free", "go", "plus", "pro", "prolite", "promax", "team", "self_serve_business_prolite",
+    "self_serve_business_usage_based", "business", "ent26", "enterprise_cbp_automation",
+    "enterprise_cbp_usage_based", "enterprise", "edu", "edu_plus", "edu_pro", "sci", "sci_plus", "unknown",
+]
 
 
 class AccountLoginCompletedNotification(WireModel):
@@ -55,7 +61,7 @@ class AccountUpdatedNotification(WireModel):
     """Params of `account/updated`: the auth mode after a login or logout (pycodex knows no plan)."""
 
     auth_mode: AuthMode | None = None
-    plan_type: str | None = None
+    plan_type: PlanType | None = None
 
 
 class CommandExecOutputDeltaNotification(WireModel):
