@@ -28,6 +28,7 @@ from .common import (
 )
 from .items import ThreadItem
 from .thread_history import ThreadGoal
+from .thread_settings_wire import ThreadSettings
 from .threads import Thread
 from .turns import Turn
 
@@ -152,7 +153,7 @@ class ThreadSettingsUpdatedNotification(WireModel):
     """Params of the `thread/settings/updated` notification."""
 
     thread_id: ThreadId
-    thread_settings: JsonObj
+    thread_settings: ThreadSettings
 
 
 class ThreadTokenUsageUpdatedNotification(WireModel):
