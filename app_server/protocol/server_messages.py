@@ -121,9 +121,9 @@ class McpServerElicitationRequestParams(WireModel):
     turn_id: str | None = None
     server_name: str
     mode: Literal["form"] = "form"
+    meta: Annotated[JsonValue, Field(alias="_meta")] = None
     message: str
     requested_schema: JsonObj
-    meta: Annotated[JsonValue, Field(alias="_meta")] = None
 
 
 class McpServerElicitationRequestResponse(WireModel):
