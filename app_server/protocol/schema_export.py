@@ -173,11 +173,14 @@ def _always_sent(served: Sequence[ServedMethod], experimental: bool, definitions
     return always_sent(definitions, outputs, inputs)
 
 
-def bundle_schema(methods: Sequence[ServedMethod] | None = None, experimental: bool = True) -> JsonObj:
-    """One document with every exported model and union (and all they reference) under `definitions`."""
+def bundle_schema(
+    methods: Sequence[ServedMethod] | None = None, experimental: bool = True, models_schema: JsonObj | None = None
+) -> JsonObj:
+    """One document with every exported model and union (and all they reference) under `definitions`
+    (`models_schema`: the models' definitions, when the caller has built them already)."""
     served = served_methods(experimental) if methods is None else methods
-    definitions = _definitions(exported_models(served, experimental))
-    definitions = with_required({"definitions": definitions}, _always_sent(served, experimental, definitions))
+    built = _definitions(exported_models(served, experimental)) if models_schema is None else models_schema
+    definitions = with_required({"definitions": built}, _always_sent(served, experimental, built))
     return {
         "$schema": _DRAFT,
         "title": "PycodexAppServerProtocolV2",
@@ -278,13 +281,14 @@ def write_json_schema(out_dir: Path, experimental: bool = False) -> list[Path]:
     v2.mkdir(parents=True, exist_ok=True)
     served = served_methods(experimental)
     models = exported_models(served, experimental)
-    sent = _always_sent(served, experimental, _definitions(models))
+    built = _definitions(models)
+    sent = _always_sent(served, experimental, built)
     written = [
         _write(v2 / f"{model.__name__}.json",
                _finish(with_required(_single_schema(model), sent, model.__name__), experimental))
         for model in models
     ]
-    bundle = _finish(bundle_schema(served, experimental), experimental)
+    bundle = _finish(bundle_schema(served, experimental, built), experimental)
     written.extend(_write(out_dir / f"{name}.json", doc) for name, doc in _union_documents(bundle).items())
     written.append(_write(out_dir / BUNDLE_NAME, bundle))
     return written
