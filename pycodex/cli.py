@@ -44,6 +44,9 @@ def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
     # Parsed by app_server.daemon.cli (main() hands them over before argparse); listed here for --help.
     app_sub.add_parser("daemon", help="manage the local app-server daemon: start, stop, restart, status, version")
     app_sub.add_parser("proxy", help="proxy stdio bytes to the running app-server control socket [--sock PATH]")
+    ts = app_sub.add_parser("generate-ts", help="write TypeScript types of the protocol (from the JSON Schema)")
+    ts.add_argument("--out", required=True, metavar="DIR")
+    ts.add_argument("--experimental", action="store_true", help="include experimental fields and methods")
 
 
 def _add_exec_server_arguments(parser: argparse.ArgumentParser) -> None:
@@ -221,6 +224,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from app_server.protocol.schema_export import write_json_schema
 
             write_json_schema(Path(args.out), experimental=args.experimental)
+            return 0
+        if args.app_command == "generate-ts":
+            from app_server.protocol.typescript_export import write_typescript
+
+            write_typescript(Path(args.out), experimental=args.experimental)
             return 0
         from app_server.main import run_app_server
 

@@ -11,7 +11,7 @@ import asyncio
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
 from app_server.protocol import notices
-from app_server.protocol.base import EmptyObject
+from app_server.protocol import responses_named as rn
 from app_server.protocol.responses_threads import (
     ThreadAttachmentAddResponse,
     ThreadAttachmentListResponse,
@@ -53,7 +53,9 @@ async def attachment_list(
     return ThreadAttachmentListResponse(data=data, next_cursor=None)
 
 
-async def attachment_remove(ctx: HandlerContext, params: ThreadAttachmentRemoveParams) -> EmptyObject:
+async def attachment_remove(
+    ctx: HandlerContext, params: ThreadAttachmentRemoveParams
+) -> rn.ThreadAttachmentRemoveResponse:
     thread_id = parse_thread_id(params.thread_id)
     removed = await asyncio.to_thread(
         ctx.services.thread_state.remove_attachment, thread_id, params.attachment_type, params.identity_key)
@@ -61,7 +63,7 @@ async def attachment_remove(ctx: HandlerContext, params: ThreadAttachmentRemoveP
         note = notices.thread_attachment_updated(thread_id, params.attachment_type, params.identity_key, removed,
                                                  "deleted")
         ctx.session.after_response(lambda: announce(ctx, thread_id, note))
-    return EmptyObject()
+    return rn.ThreadAttachmentRemoveResponse()
 
 
 async def attachment_owner_list(

@@ -5,7 +5,7 @@ Codex answers ``{}`` at once and reports the turn through notifications only."""
 from __future__ import annotations
 
 from app_server.context import HandlerContext
-from app_server.protocol.base import EmptyObject
+from app_server.protocol import responses_named as rn
 from app_server.protocol.thread_requests import ThreadCompactStartParams
 from app_server.store import new_uuid7
 from app_server.threads.compaction import CompactionRunner
@@ -15,7 +15,9 @@ from pycodex.jsonrpc.errors import InvalidRequest
 __all__ = ["ThreadCompactStartParams", "compact_start"]
 
 
-async def compact_start(ctx: HandlerContext, params: ThreadCompactStartParams) -> EmptyObject:
+async def compact_start(
+    ctx: HandlerContext, params: ThreadCompactStartParams
+) -> rn.ThreadCompactStartResponse:
     services = ctx.services
     thread = services.threads.get_loaded(params.thread_id)
     if thread.active is not None:
@@ -25,4 +27,4 @@ async def compact_start(ctx: HandlerContext, params: ThreadCompactStartParams) -
     turn_services = await services.turn_services(thread, ctx.session)
     runner = CompactionRunner(thread=thread, turn=turn, services=turn_services)
     ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
-    return EmptyObject()
+    return rn.ThreadCompactStartResponse()

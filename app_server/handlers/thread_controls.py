@@ -10,8 +10,8 @@ post-exit deadlines; pycodex keeps and reports the count, but its exec deadlines
 from __future__ import annotations
 
 from app_server.context import HandlerContext
+from app_server.protocol import responses_named as rn
 from app_server.protocol import thread_controls as p
-from app_server.protocol.base import EmptyObject
 from pycodex.jsonrpc.errors import InvalidRequest, MethodNotFound
 
 __all__ = [
@@ -40,15 +40,19 @@ async def decrement_elicitation(
     return p.ThreadElicitationResponse(count=count, paused=count > 0)
 
 
-async def sample_cancel(ctx: HandlerContext, params: p.ThreadSampleCancelParams) -> EmptyObject:
+async def sample_cancel(
+    ctx: HandlerContext, params: p.ThreadSampleCancelParams
+) -> rn.ThreadSampleCancelResponse:
     """pycodex serves no thread/sample, so no sample is ever in flight: like Codex for an id it does not
     know, the answer is ``{}``. Unknown keys are refused with serde's deny_unknown_fields text."""
     for key in params.model_extra or {}:
         raise InvalidRequest(f"Invalid request: unknown field `{key}`, expected `requestId`")
-    return EmptyObject()
+    return rn.ThreadSampleCancelResponse()
 
 
-async def prediction_request(ctx: HandlerContext, params: p.ThreadPredictionRequestParams) -> EmptyObject:
+async def prediction_request(
+    ctx: HandlerContext, params: p.ThreadPredictionRequestParams
+) -> rn.ThreadPredictionRequestResponse:
     raise MethodNotFound("thread/prediction/request is not implemented yet")  # Codex 0.169's own answer
 
 

@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from app_server.context import HandlerContext
 from app_server.handlers.thread_inject import append_history
+from app_server.protocol import responses_named as rn
 from app_server.protocol import thread_controls as p
-from app_server.protocol.base import EmptyObject
 from app_server.threads.prompt import message_item
 from app_server.tools.router import MCP_NAMESPACE_PREFIX
 from pycodex.json_types import JsonObj, JsonValue
@@ -60,12 +60,12 @@ def approval_text(event: p.GuardianAssessmentEvent) -> str:
 
 async def approve_denied_action(
     ctx: HandlerContext, params: p.ThreadApproveGuardianDeniedActionParams
-) -> EmptyObject:
+) -> rn.ThreadApproveGuardianDeniedActionResponse:
     event = parse_event(params.event)  # Codex parses the event before it looks at the thread id
     thread = ctx.services.threads.get_loaded(params.thread_id)
     if event.status == "denied":
         await append_history(thread, [message_item("developer", [approval_text(event)])])
-    return EmptyObject()
+    return rn.ThreadApproveGuardianDeniedActionResponse()
 
 
 def _final_call_id(history: list[JsonObj]) -> str:

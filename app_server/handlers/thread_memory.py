@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 from app_server.context import HandlerContext
+from app_server.protocol import responses_named as rn
 from app_server.protocol import thread_sections as p
-from app_server.protocol.base import EmptyObject
 from app_server.protocol.responses_threads import MemoryStatusResponse, ThreadMemoryReadResponse
 from app_server.protocol.thread_requests import MemoryStatusParams
 from app_server.store import parse_thread_id
@@ -18,7 +18,9 @@ from pycodex.jsonrpc.errors import InvalidRequest
 __all__ = ["memory_mode_set", "memory_read", "memory_reset", "memory_status"]
 
 
-async def memory_mode_set(ctx: HandlerContext, params: p.ThreadMemoryModeSetParams) -> EmptyObject:
+async def memory_mode_set(
+    ctx: HandlerContext, params: p.ThreadMemoryModeSetParams
+) -> rn.ThreadMemoryModeSetResponse:
     services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     try:
@@ -26,7 +28,7 @@ async def memory_mode_set(ctx: HandlerContext, params: p.ThreadMemoryModeSetPara
     except InvalidRequest:
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
     await asyncio.to_thread(services.thread_state.set_memory_mode, thread_id, params.mode)
-    return EmptyObject()
+    return rn.ThreadMemoryModeSetResponse()
 
 
 async def memory_read(ctx: HandlerContext, params: p.ThreadMemoryReadParams) -> ThreadMemoryReadResponse:
@@ -41,5 +43,5 @@ async def memory_status(ctx: HandlerContext, params: MemoryStatusParams) -> Memo
     return MemoryStatusResponse(v2_consolidated_threads=0, v2_ready=True)
 
 
-async def memory_reset(ctx: HandlerContext, params: None) -> EmptyObject:
-    return EmptyObject()  # nothing is kept, so nothing to clear
+async def memory_reset(ctx: HandlerContext, params: None) -> rn.MemoryResetResponse:
+    return rn.MemoryResetResponse()  # nothing is kept, so nothing to clear

@@ -13,7 +13,8 @@ from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
 from app_server.handlers.goal_continuation import arm_goal_loop
 from app_server.protocol import notices
-from app_server.protocol.base import EmptyObject, to_wire
+from app_server.protocol import responses_named as rn
+from app_server.protocol.base import to_wire
 from app_server.protocol.items import UserInput
 from app_server.protocol.responses_threads import (
     ThreadQueueAddResponse,
@@ -137,7 +138,9 @@ async def queue_delete(ctx: HandlerContext, params: ThreadQueueDeleteParams) -> 
     return ThreadQueueDeleteResponse(deleted=True)
 
 
-async def queue_reorder(ctx: HandlerContext, params: ThreadQueueReorderParams) -> EmptyObject:
+async def queue_reorder(
+    ctx: HandlerContext, params: ThreadQueueReorderParams
+) -> rn.ThreadQueueReorderResponse:
     thread = ctx.services.threads.get_loaded(params.thread_id)
     ids = params.queued_submission_ids
     by_id = {e["id"]: e for e in thread.queued}
@@ -145,7 +148,7 @@ async def queue_reorder(ctx: HandlerContext, params: ThreadQueueReorderParams) -
         raise InvalidRequest("queue reorder must include every queued submission exactly once")
     thread.queued[:] = [by_id[i] for i in ids]
     await _changed(ctx, thread)
-    return EmptyObject()
+    return rn.ThreadQueueReorderResponse()
 
 
 async def queue_start(ctx: HandlerContext, params: ThreadQueueStartParams) -> ThreadQueueStartResponse:

@@ -8,8 +8,9 @@ import logging
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
 from app_server.protocol import notices
+from app_server.protocol import responses_named as rn
 from app_server.protocol import thread_sections as p
-from app_server.protocol.base import EmptyObject
+from app_server.protocol.threads import Thread
 from app_server.store import ThreadNotFoundError, parse_thread_id
 from app_server.store.thread_sections import SectionNotFound
 from app_server.threads import history
@@ -35,13 +36,17 @@ async def section_list(ctx: HandlerContext, params: p.ThreadSectionListParams) -
     return p.ThreadSectionListResponse(data=page, next_cursor=str(start + size) if more else None)
 
 
-async def section_create(ctx: HandlerContext, params: p.ThreadSectionCreateParams) -> p.ThreadSectionResponse:
+async def section_create(
+    ctx: HandlerContext, params: p.ThreadSectionCreateParams
+) -> rn.ThreadSectionCreateResponse:
     appearance = params.appearance.model_dump(by_alias=True) if params.appearance else None
     section = await asyncio.to_thread(ctx.services.thread_state.create_section, params.name, appearance)
-    return p.ThreadSectionResponse(section=section)
+    return rn.ThreadSectionCreateResponse(section=section)
 
 
-async def section_update(ctx: HandlerContext, params: p.ThreadSectionUpdateParams) -> p.ThreadSectionResponse:
+async def section_update(
+    ctx: HandlerContext, params: p.ThreadSectionUpdateParams
+) -> rn.ThreadSectionUpdateResponse:
     appearance = params.appearance.model_dump(by_alias=True) if params.appearance else None
     try:
         section = await asyncio.to_thread(
@@ -49,10 +54,12 @@ async def section_update(ctx: HandlerContext, params: p.ThreadSectionUpdateParam
             appearance_given="appearance" in params.model_fields_set)
     except SectionNotFound as exc:
         raise InvalidParams(str(exc)) from None
-    return p.ThreadSectionResponse(section=section)
+    return rn.ThreadSectionUpdateResponse(section=section)
 
 
-async def section_delete(ctx: HandlerContext, params: p.ThreadSectionDeleteParams) -> EmptyObject:
+async def section_delete(
+    ctx: HandlerContext, params: p.ThreadSectionDeleteParams
+) -> rn.ThreadSectionDeleteResponse:
     try:
         members = await asyncio.to_thread(ctx.services.thread_state.delete_section, params.section_id)
     except SectionNotFound as exc:
@@ -63,10 +70,12 @@ async def section_delete(ctx: HandlerContext, params: p.ThreadSectionDeleteParam
             await announce(ctx, thread_id, notices.thread_section_changed(thread_id, None))
 
     ctx.session.after_response(after)
-    return EmptyObject()
+    return rn.ThreadSectionDeleteResponse()
 
 
-async def section_move(ctx: HandlerContext, params: p.ThreadSectionMoveParams) -> EmptyObject:
+async def section_move(
+    ctx: HandlerContext, params: p.ThreadSectionMoveParams
+) -> rn.ThreadSectionMoveResponse:
     services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     await history.require_thread(services.threads, thread_id)
@@ -78,10 +87,10 @@ async def section_move(ctx: HandlerContext, params: p.ThreadSectionMoveParams) -
         raise InvalidParams(str(exc)) from None
     note = notices.thread_section_changed(thread_id, params.section_id)
     ctx.session.after_response(lambda: announce(ctx, thread_id, note))
-    return EmptyObject()
+    return rn.ThreadSectionMoveResponse()
 
 
-async def thread_delete(ctx: HandlerContext, params: p.ThreadDeleteParams) -> EmptyObject:
+async def thread_delete(ctx: HandlerContext, params: p.ThreadDeleteParams) -> rn.ThreadDeleteResponse:
     services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
     loaded = services.threads.loaded.get(thread_id)
@@ -95,7 +104,7 @@ async def thread_delete(ctx: HandlerContext, params: p.ThreadDeleteParams) -> Em
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
     await asyncio.to_thread(services.thread_state.forget, thread_id)
     ctx.session.after_response(lambda: announce(ctx, thread_id, notices.thread_deleted(thread_id)))
-    return EmptyObject()
+    return rn.ThreadDeleteResponse()
 
 
 async def metadata_update(
@@ -115,4 +124,5 @@ async def metadata_update(
     await asyncio.to_thread(services.thread_state.update_metadata, thread_id, patch, params.daybreak_enabled,
                             wire.get("gitInfo"))
     thread = await asyncio.to_thread(overlay, wire, services.thread_state)
-    return p.ThreadMetadataUpdateResponse(thread=dict(thread, canAcceptDirectInput=None))
+    updated = Thread.model_validate(dict(thread, canAcceptDirectInput=None))
+    return p.ThreadMetadataUpdateResponse(thread=updated)

@@ -13,7 +13,7 @@ import asyncio
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
 from app_server.protocol import notices
-from app_server.protocol.base import EmptyObject
+from app_server.protocol import responses_named as rn
 from app_server.protocol.thread_requests import ThreadSettingsUpdateParams
 from app_server.threads.manager import active_profile_wire, sandbox_policy_wire
 from app_server.threads.overrides import apply_turn_overrides
@@ -39,7 +39,9 @@ def settings_wire(s: ThreadSettings) -> JsonObj:
     }
 
 
-async def settings_update(ctx: HandlerContext, params: ThreadSettingsUpdateParams) -> EmptyObject:
+async def settings_update(
+    ctx: HandlerContext, params: ThreadSettingsUpdateParams
+) -> rn.ThreadSettingsUpdateResponse:
     services = ctx.services
     thread = services.threads.get_loaded(params.thread_id)
     changed = apply_turn_overrides(thread.settings, params)
@@ -49,4 +51,4 @@ async def settings_update(ctx: HandlerContext, params: ThreadSettingsUpdateParam
         await asyncio.to_thread(thread.writer.settings_changed, thread.settings.to_record())
         note = notices.thread_settings_updated(thread.id, settings_wire(thread.settings))
         ctx.session.after_response(lambda: announce(ctx, thread.id, note))
-    return EmptyObject()
+    return rn.ThreadSettingsUpdateResponse()

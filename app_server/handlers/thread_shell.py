@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from app_server.context import HandlerContext
-from app_server.protocol.base import EmptyObject
+from app_server.protocol import responses_named as rn
 from app_server.protocol.thread_requests import ThreadShellCommandParams
 from app_server.store import new_uuid7
 from app_server.threads.state import TurnState
@@ -14,7 +14,9 @@ from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest
 __all__ = ["ThreadShellCommandParams", "shell_command"]
 
 
-async def shell_command(ctx: HandlerContext, params: ThreadShellCommandParams) -> EmptyObject:
+async def shell_command(
+    ctx: HandlerContext, params: ThreadShellCommandParams
+) -> rn.ThreadShellCommandResponse:
     services = ctx.services
     if not params.command.strip():
         raise InvalidParams("command must not be empty")
@@ -28,4 +30,4 @@ async def shell_command(ctx: HandlerContext, params: ThreadShellCommandParams) -
     runner = UserShellRunner(command=params.command, timeout_ms=params.timeout_ms, thread=thread, turn=turn,
                              services=await services.turn_services(thread, ctx.session))
     ctx.session.after_response(thread.start_turn(turn, runner, services.spawn))
-    return EmptyObject()
+    return rn.ThreadShellCommandResponse()

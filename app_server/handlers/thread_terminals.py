@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app_server.context import HandlerContext
+from app_server.protocol import responses_named as rn
 from app_server.protocol import thread_history as p
-from app_server.protocol.base import EmptyObject
 from app_server.store import parse_thread_id
 from app_server.threads import history
 from app_server.tools.unified_exec import UnifiedExec
@@ -23,7 +23,7 @@ async def _sessions(ctx: HandlerContext, thread_id: str) -> UnifiedExec | None:
 
 async def terminals_list(
     ctx: HandlerContext, params: p.BackgroundTerminalsListParams
-) -> p.BackgroundTerminalsListResponse:
+) -> rn.ThreadBackgroundTerminalsListResponse:
     sessions = await _sessions(ctx, params.thread_id)
     data = []
     for running in sessions.running() if sessions is not None else []:
@@ -38,22 +38,24 @@ async def terminals_list(
         start = int(params.cursor)
     size = params.limit or len(data) or 1
     more = start + size < len(data)
-    return p.BackgroundTerminalsListResponse(data=data[start : start + size],
+    return rn.ThreadBackgroundTerminalsListResponse(data=data[start : start + size],
                                              next_cursor=str(start + size) if more else None)
 
 
-async def terminals_clean(ctx: HandlerContext, params: p.BackgroundTerminalsCleanParams) -> EmptyObject:
+async def terminals_clean(
+    ctx: HandlerContext, params: p.BackgroundTerminalsCleanParams
+) -> rn.ThreadBackgroundTerminalsCleanResponse:
     sessions = await _sessions(ctx, params.thread_id)
     if sessions is not None:
         await sessions.close_all()
-    return EmptyObject()
+    return rn.ThreadBackgroundTerminalsCleanResponse()
 
 
 async def terminals_terminate(
     ctx: HandlerContext, params: p.BackgroundTerminalsTerminateParams
-) -> p.BackgroundTerminalsTerminateResponse:
+) -> rn.ThreadBackgroundTerminalsTerminateResponse:
     if not params.process_id.isdigit():
         raise InvalidRequest("invalid background terminal process id: invalid digit found in string")
     sessions = await _sessions(ctx, params.thread_id)
     terminated = sessions is not None and await sessions.terminate(int(params.process_id))
-    return p.BackgroundTerminalsTerminateResponse(terminated=terminated)
+    return rn.ThreadBackgroundTerminalsTerminateResponse(terminated=terminated)

@@ -14,6 +14,7 @@ from app_server.handlers.announce import announce
 from app_server.protocol import notices
 from app_server.protocol import threads as p
 from app_server.protocol.codex_0171 import ThreadListParams0171, speaks_0171
+from app_server.protocol.common import CollaborationMode, CollaborationModeSettings
 from app_server.store import (
     InvalidCursorError,
     RolloutCorruptError,
@@ -162,8 +163,8 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> p.
         runtime_workspace_roots=[str(s.cwd)], instruction_sources=[], approval_policy=s.approval_policy,
         approvals_reviewer=s.approvals_reviewer, sandbox=sandbox_policy_wire(s),
         active_permission_profile=active_profile_wire(s), reasoning_effort=s.effort,
-        collaboration_mode={"mode": "default", "settings": {
-            "model": s.model, "reasoning_effort": s.effort, "developer_instructions": s.developer_instructions}},
+        collaboration_mode=CollaborationMode(mode="default", settings=CollaborationModeSettings(
+            model=s.model, reasoning_effort=s.effort, developer_instructions=s.developer_instructions)),
         multi_agent_mode="explicitRequestOnly", initial_turns_page=None,
         turns_backwards_cursor=cursors["turnsBackwardsCursor"], items_backwards_cursor=cursors["itemsBackwardsCursor"],
     )

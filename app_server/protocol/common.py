@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from pycodex.json_types import JsonObj
 
@@ -319,3 +319,34 @@ class ThreadReadState(WireModel):
 
     first_unread: ThreadUnreadPosition | None = None
     revision: str
+
+
+class TextPosition(WireModel):
+    """A 1-based line and column in a config file."""
+
+    line: int
+    column: int
+
+
+class TextRange(WireModel):
+    """Where in the file a config warning points."""
+
+    start: TextPosition
+    end: TextPosition
+
+
+class CollaborationModeSettings(WireModel):
+    """A collaboration mode's settings; Codex keeps these keys in snake_case on the wire."""
+
+    model_config = ConfigDict(alias_generator=None, populate_by_name=True, extra="ignore", defer_build=True)
+
+    model: str
+    reasoning_effort: ReasoningEffort | None = None
+    developer_instructions: str | None = None
+
+
+class CollaborationMode(WireModel):
+    """The effective collaboration mode of a thread (pycodex runs every thread in `default`)."""
+
+    mode: Literal["plan", "default"]
+    settings: CollaborationModeSettings

@@ -24,6 +24,7 @@ _H = "protocol.thread_history"
 _SI = "protocol.server_info"
 _SET = "protocol.settings"
 _TC = "protocol.thread_controls"
+_NM = "protocol.responses_named"  # Codex's names for shared result shapes
 _TU = "protocol.turns"
 _MCP = "mcp.params"
 _TR = "protocol.thread_requests"
@@ -68,25 +69,26 @@ DECLARATIONS: tuple[M, ...] = (
       f"{_H}:ThreadGoalClearParams", f"{_H}:ThreadGoalClearResponse"),
     # -- thread_terminals ------------------------------------------------------------------------------------
     M("thread/backgroundTerminals/list", "thread_terminals:terminals_list",
-      f"{_H}:BackgroundTerminalsListParams", f"{_H}:BackgroundTerminalsListResponse", stability=_EXP),
+      f"{_H}:BackgroundTerminalsListParams", f"{_NM}:ThreadBackgroundTerminalsListResponse", stability=_EXP),
     M("thread/backgroundTerminals/clean", "thread_terminals:terminals_clean",
-      f"{_H}:BackgroundTerminalsCleanParams", "protocol.base:EmptyObject", stability=_EXP),
+      f"{_H}:BackgroundTerminalsCleanParams", f"{_NM}:ThreadBackgroundTerminalsCleanResponse",
+      stability=_EXP),
     M("thread/backgroundTerminals/terminate", "thread_terminals:terminals_terminate",
       f"{_H}:BackgroundTerminalsTerminateParams",
-      f"{_H}:BackgroundTerminalsTerminateResponse", stability=_EXP),
+      f"{_NM}:ThreadBackgroundTerminalsTerminateResponse", stability=_EXP),
     # -- thread_sections -------------------------------------------------------------------------------------
     M("threadSection/list", "thread_sections:section_list",
       f"{_SEC}:ThreadSectionListParams", f"{_SEC}:ThreadSectionListResponse"),
     M("threadSection/create", "thread_sections:section_create",
-      f"{_SEC}:ThreadSectionCreateParams", f"{_SEC}:ThreadSectionResponse"),
+      f"{_SEC}:ThreadSectionCreateParams", f"{_NM}:ThreadSectionCreateResponse"),
     M("threadSection/update", "thread_sections:section_update",
-      f"{_SEC}:ThreadSectionUpdateParams", f"{_SEC}:ThreadSectionResponse"),
+      f"{_SEC}:ThreadSectionUpdateParams", f"{_NM}:ThreadSectionUpdateResponse"),
     M("threadSection/delete", "thread_sections:section_delete",
-      f"{_SEC}:ThreadSectionDeleteParams", "protocol.base:EmptyObject"),
+      f"{_SEC}:ThreadSectionDeleteParams", f"{_NM}:ThreadSectionDeleteResponse"),
     M("thread/section/move", "thread_sections:section_move",
-      f"{_SEC}:ThreadSectionMoveParams", "protocol.base:EmptyObject"),
+      f"{_SEC}:ThreadSectionMoveParams", f"{_NM}:ThreadSectionMoveResponse"),
     M("thread/delete", "thread_sections:thread_delete",
-      f"{_SEC}:ThreadDeleteParams", "protocol.base:EmptyObject"),
+      f"{_SEC}:ThreadDeleteParams", f"{_NM}:ThreadDeleteResponse"),
     M("thread/metadata/update", "thread_sections:metadata_update",
       f"{_SEC}:ThreadMetadataUpdateParams", f"{_SEC}:ThreadMetadataUpdateResponse"),
     # -- thread_search ---------------------------------------------------------------------------------------
@@ -103,10 +105,10 @@ DECLARATIONS: tuple[M, ...] = (
       f"{_SEC}:ThreadSearchCancelParams", "protocol.base:EmptyObject"),
     # -- thread_memory ---------------------------------------------------------------------------------------
     M("thread/memoryMode/set", "thread_memory:memory_mode_set",
-      f"{_SEC}:ThreadMemoryModeSetParams", "protocol.base:EmptyObject", stability=_EXP),
+      f"{_SEC}:ThreadMemoryModeSetParams", f"{_NM}:ThreadMemoryModeSetResponse", stability=_EXP),
     M("memory/status", "thread_memory:memory_status",
       f"{_TR}:MemoryStatusParams", stability=_EXP, result="protocol.responses_threads:MemoryStatusResponse"),
-    M("memory/reset", "thread_memory:memory_reset", None, "protocol.base:EmptyObject", stability=_EXP),
+    M("memory/reset", "thread_memory:memory_reset", None, f"{_NM}:MemoryResetResponse", stability=_EXP),
     M("thread/memory/read", "thread_memory:memory_read", f"{_SEC}:ThreadMemoryReadParams", stability=_EXP,
       result="protocol.responses_threads:ThreadMemoryReadResponse"),
     # -- thread_inject ---------------------------------------------------------------------------------------
@@ -114,14 +116,14 @@ DECLARATIONS: tuple[M, ...] = (
       f"{_SEC}:ThreadInjectItemsParams", "protocol.base:EmptyObject"),
     # -- thread_compact --------------------------------------------------------------------------------------
     M("thread/compact/start", "thread_compact:compact_start",
-      f"{_TR}:ThreadCompactStartParams", "protocol.base:EmptyObject"),
+      f"{_TR}:ThreadCompactStartParams", f"{_NM}:ThreadCompactStartResponse"),
     # -- thread_shell ----------------------------------------------------------------------------------------
     M("thread/shellCommand", "thread_shell:shell_command",
-      f"{_TR}:ThreadShellCommandParams", "protocol.base:EmptyObject"),
+      f"{_TR}:ThreadShellCommandParams", f"{_NM}:ThreadShellCommandResponse"),
     # -- thread_settings -------------------------------------------------------------------------------------
     M("thread/settings/update", "thread_settings:settings_update",
       f"{_TR}:ThreadSettingsUpdateParams",
-      "protocol.base:EmptyObject", stability=_EXP, probe=True),
+      f"{_NM}:ThreadSettingsUpdateResponse", stability=_EXP, probe=True),
     # -- thread_revert ---------------------------------------------------------------------------------------
     M("thread/revert", "thread_revert:revert", f"{_TR}:ThreadRevertParams",
       result="protocol.responses_threads:ThreadRevertResponse"),
@@ -139,7 +141,7 @@ DECLARATIONS: tuple[M, ...] = (
       f"{_TR}:ThreadQueueDeleteParams", stability=_EXP,
       result="protocol.responses_threads:ThreadQueueDeleteResponse"),
     M("thread/queue/reorder", "thread_queue:queue_reorder",
-      f"{_TR}:ThreadQueueReorderParams", "protocol.base:EmptyObject", stability=_EXP),
+      f"{_TR}:ThreadQueueReorderParams", f"{_NM}:ThreadQueueReorderResponse", stability=_EXP),
     M("thread/queue/start", "thread_queue:queue_start",
       f"{_TR}:ThreadQueueStartParams", stability=_EXP,
       result="protocol.responses_threads:ThreadQueueStartResponse"),
@@ -152,23 +154,23 @@ DECLARATIONS: tuple[M, ...] = (
       f"{_TR}:ThreadAttachmentOwnerListParams",
       result="protocol.responses_threads:ThreadAttachmentOwnerListResponse"),
     M("thread/attachment/remove", "thread_attachments:attachment_remove",
-      f"{_TR}:ThreadAttachmentRemoveParams", "protocol.base:EmptyObject"),
+      f"{_TR}:ThreadAttachmentRemoveParams", f"{_NM}:ThreadAttachmentRemoveResponse"),
     # -- thread_controls -------------------------------------------------------------------------------------
     M("thread/increment_elicitation", "thread_controls:increment_elicitation",
       f"{_TC}:ThreadElicitationParams", f"{_TC}:ThreadElicitationResponse", stability=_EXP),
     M("thread/decrement_elicitation", "thread_controls:decrement_elicitation",
       f"{_TC}:ThreadElicitationParams", f"{_TC}:ThreadElicitationResponse", stability=_EXP),
     M("thread/sample/cancel", "thread_controls:sample_cancel",
-      f"{_TC}:ThreadSampleCancelParams", "protocol.base:EmptyObject", stability=_EXP),
+      f"{_TC}:ThreadSampleCancelParams", f"{_NM}:ThreadSampleCancelResponse", stability=_EXP),
     M("thread/prediction/request", "thread_controls:prediction_request",
-      f"{_TC}:ThreadPredictionRequestParams", "protocol.base:EmptyObject", stability=_EXP),
+      f"{_TC}:ThreadPredictionRequestParams", f"{_NM}:ThreadPredictionRequestResponse", stability=_EXP),
     M("thread/realtime/listVoices", "thread_controls:realtime_list_voices",
       None, f"{_TC}:ThreadRealtimeListVoicesResponse", stability=_EXP),
     # -- thread_guardian -------------------------------------------------------------------------------------
     M("thread/guardianReview", "thread_guardian:guardian_review",
       f"{_TC}:ThreadGuardianReviewParams", f"{_TC}:ThreadGuardianReviewResponse", stability=_EXP),
     M("thread/approveGuardianDeniedAction", "thread_guardian:approve_denied_action",
-      f"{_TC}:ThreadApproveGuardianDeniedActionParams", "protocol.base:EmptyObject"),
+      f"{_TC}:ThreadApproveGuardianDeniedActionParams", f"{_NM}:ThreadApproveGuardianDeniedActionResponse"),
     # -- turns -----------------------------------------------------------------------------------------------
     M("turn/start", "turns:turn_start", f"{_TU}:TurnStartParams", f"{_TU}:TurnStartResponse", probe=True),
     M("turn/steer", "turns:turn_steer", f"{_TU}:TurnSteerParams", f"{_TU}:TurnSteerResponse"),

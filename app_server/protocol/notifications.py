@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel
 
-from pycodex.json_types import JsonObj, JsonValue
+from pycodex.json_types import JsonObj
 
 from .base import OMIT_IF_NONE, OmittingWireModel, WireModel, to_wire
 from .common import (
@@ -18,6 +18,7 @@ from .common import (
     RateLimitSnapshot,
     RemoteControlConnectionStatus,
     RequestId,
+    TextRange,
     ThreadId,
     ThreadReadState,
     ThreadStatus,
@@ -27,6 +28,7 @@ from .common import (
 )
 from .items import ThreadItem
 from .thread_history import ThreadGoal
+from .thread_settings_wire import ThreadSettings
 from .threads import Thread
 from .turns import Turn
 
@@ -151,7 +153,7 @@ class ThreadSettingsUpdatedNotification(WireModel):
     """Params of the `thread/settings/updated` notification."""
 
     thread_id: ThreadId
-    thread_settings: JsonObj
+    thread_settings: ThreadSettings
 
 
 class ThreadTokenUsageUpdatedNotification(WireModel):
@@ -292,7 +294,7 @@ class ConfigWarningNotification(OmittingWireModel):
     summary: str
     details: str | None = None
     path: Annotated[str | None, OMIT_IF_NONE] = None
-    range: Annotated[JsonObj | None, OMIT_IF_NONE] = None
+    range: Annotated[TextRange | None, OMIT_IF_NONE] = None
 
 
 class McpServerStatusUpdatedNotification(WireModel):
@@ -302,7 +304,7 @@ class McpServerStatusUpdatedNotification(WireModel):
     name: str
     status: Literal["starting", "ready", "failed", "cancelled"]
     error: str | None = None
-    failure_reason: JsonValue = None
+    failure_reason: Literal["reauthenticationRequired"] | None = None  # pycodex never needs reauthentication
 
 
 class DeprecationNoticeNotification(WireModel):

@@ -14,6 +14,7 @@ from pydantic import Field
 from pycodex.json_types import JsonObj, JsonValue
 
 from .base import OMIT_IF_NONE, OmittingWireModel, WireModel
+from .config_requirements import ConfigRequirements
 
 WriteStatus = Literal["ok", "okOverridden"]
 EnvironmentStatusKind = Literal["ready", "pending", "disconnected", "unknown"]
@@ -78,7 +79,7 @@ class ConfigRequirementsReadResponse(WireModel):
     """The result of `configRequirements/read`."""
 
     supports_independent_speed_modes: bool | None = None
-    requirements: JsonObj | None = None
+    requirements: ConfigRequirements | None = None  # always null: pycodex enforces no managed requirements
 
 
 McpAuthStatus = Literal["unknown", "unsupported", "notLoggedIn", "bearerToken", "oAuth"]

@@ -16,8 +16,9 @@ declaration has no result model (its handler still assembles a plain dict, or an
 carry pycodex's model names, which differ from Codex's where one model serves several methods
 (``FsPathParams`` for `fs/readFile`, `fs/getMetadata`...). Our server requires ``params`` whenever a method
 has a params model, so ``params`` is required there even where Codex accepts it absent.
-``ServerNotification`` and ``ServerRequest`` list only the messages with a pydantic model (``NOTIFICATIONS``,
-``SERVER_REQUESTS``); those the server builds as plain dicts are not described.
+``ServerNotification`` and ``ServerRequest`` list every message pycodex sends (``server_messages``'
+``SERVER_NOTIFICATIONS`` and ``ALL_SERVER_REQUESTS``), under Codex's names; those Codex defines and pycodex
+never sends are left out (compat_tests/acknowledged_drift.txt lists them with the reason).
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ from pydantic.json_schema import models_json_schema
 
 from pycodex.json_types import JsonObj, JsonValue
 
-from .approvals import SERVER_REQUESTS
 from .method_table import DECLARATIONS
-from .notifications import EXPERIMENTAL_NOTIFICATIONS, NOTIFICATIONS
+from .notifications import EXPERIMENTAL_NOTIFICATIONS
+from .schema_outputs import always_sent, with_required
+from .server_messages import ALL_SERVER_REQUESTS as SERVER_REQUESTS
+from .server_messages import SERVER_NOTIFICATIONS as NOTIFICATIONS
 
 if TYPE_CHECKING:
     from .declarations import MethodDecl
@@ -161,16 +164,28 @@ def _definitions(models: Sequence[type[BaseModel]]) -> JsonObj:
     return definitions
 
 
-def bundle_schema(methods: Sequence[ServedMethod] | None = None, experimental: bool = True) -> JsonObj:
-    """One document with every exported model and union (and all they reference) under `definitions`."""
+def _always_sent(served: Sequence[ServedMethod], experimental: bool, definitions: JsonObj) -> dict[str, list[str]]:
+    """What the server always sends of each output-only definition (see ``schema_outputs``)."""
+    outputs = [m.response for m in served if m.response is not None]
+    outputs += [*_notifications(experimental).values(), *(params for params, _ in SERVER_REQUESTS.values())]
+    inputs = [m.params for m in served if m.params is not None]
+    inputs += [response for _, response in SERVER_REQUESTS.values()]
+    return always_sent(definitions, outputs, inputs)
+
+
+def bundle_schema(
+    methods: Sequence[ServedMethod] | None = None, experimental: bool = True, models_schema: JsonObj | None = None
+) -> JsonObj:
+    """One document with every exported model and union (and all they reference) under `definitions`
+    (`models_schema`: the models' definitions, when the caller has built them already)."""
     served = served_methods(experimental) if methods is None else methods
+    built = _definitions(exported_models(served, experimental)) if models_schema is None else models_schema
+    definitions = with_required({"definitions": built}, _always_sent(served, experimental, built))
     return {
         "$schema": _DRAFT,
         "title": "PycodexAppServerProtocolV2",
         "type": "object",
-        "definitions": {
-            **_definitions(exported_models(served, experimental)), **union_schemas(served, experimental)
-        },
+        "definitions": {**definitions["definitions"], **union_schemas(served, experimental)},
         "x-methods": {m.method: m.experimental for m in served},
         "x-notifications": sorted(_notifications(experimental)),
     }
@@ -250,20 +265,30 @@ def _write(path: Path, document: JsonObj) -> Path:
     return path
 
 
+def _finish(document: JsonObj, experimental: bool) -> JsonObj:
+    document = _require_tags(document)
+    return document if experimental else _strip_experimental(document)
+
+
+def finished_bundle(experimental: bool = False) -> JsonObj:
+    """The bundle exactly as `generate-json-schema` writes it (tags required, experimental fields gated)."""
+    return _finish(bundle_schema(served_methods(experimental), experimental), experimental)
+
+
 def write_json_schema(out_dir: Path, experimental: bool = False) -> list[Path]:
     """Write one schema file per model under `out_dir/v2/`, the unions and the bundle; returns the paths."""
     v2 = out_dir / "v2"
     v2.mkdir(parents=True, exist_ok=True)
-
-    def finish(document: JsonObj) -> JsonObj:
-        document = _require_tags(document)
-        return document if experimental else _strip_experimental(document)
-
     served = served_methods(experimental)
+    models = exported_models(served, experimental)
+    built = _definitions(models)
+    sent = _always_sent(served, experimental, built)
     written = [
-        _write(v2 / f"{model.__name__}.json", finish(_single_schema(model))) for model in exported_models(served, experimental)
+        _write(v2 / f"{model.__name__}.json",
+               _finish(with_required(_single_schema(model), sent, model.__name__), experimental))
+        for model in models
     ]
-    bundle = finish(bundle_schema(served, experimental))
+    bundle = _finish(bundle_schema(served, experimental, built), experimental)
     written.extend(_write(out_dir / f"{name}.json", doc) for name, doc in _union_documents(bundle).items())
     written.append(_write(out_dir / BUNDLE_NAME, bundle))
     return written

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pycodex.json_types import JsonObj, JsonValue
+from pycodex.json_types import JsonValue
 
 from .base import ParamsModel, WireModel
 from .common import OptionalU32, ThreadId
+from .threads import Thread
 
 
 class SectionAppearance(WireModel):
@@ -111,9 +112,9 @@ class ThreadMetadataUpdateParams(ParamsModel):
 
 
 class ThreadMetadataUpdateResponse(WireModel):
-    """The result of `thread/metadata/update`."""
+    """The result of `thread/metadata/update`: the thread with its new metadata."""
 
-    thread: JsonObj
+    thread: Thread
 
 
 class ThreadSearchParams(ParamsModel):

@@ -15,6 +15,7 @@ from .common import (
     ActivePermissionProfile,
     ApprovalsReviewer,
     AskForApproval,
+    CollaborationMode,
     MultiAgentMode,
     OptionalU32,
     Personality,
@@ -208,7 +209,7 @@ class ThreadResumeResponse(WireModel):
     sandbox: SandboxPolicy
     active_permission_profile: ActivePermissionProfile | None = None
     reasoning_effort: ReasoningEffort | None = None
-    collaboration_mode: JsonObj | None = None
+    collaboration_mode: CollaborationMode | None = None
     multi_agent_mode: MultiAgentMode = "explicitRequestOnly"
     initial_turns_page: TurnsPage | None = None
     turns_backwards_cursor: str | None = None

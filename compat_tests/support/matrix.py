@@ -51,7 +51,7 @@ _DEFAULT: dict[str, list[tuple[str, str]]] = {
     "noise": [("current", "current"), ("current", CODEX_REFERENCE), (CODEX_REFERENCE, "current")],
     "websocket": [("current", CODEX_REFERENCE)],
     "stdio": [("current", "current")],
-    "drift": [("current", CODEX_REFERENCE)],
+    "drift": [("current", CODEX_REFERENCE), (CODEX_REFERENCE, "current")],
     "storage": [("current", "current"), ("current", CODEX_REFERENCE), (CODEX_REFERENCE, "current")],
     "turns-end": [("current", "current"), (CODEX_REFERENCE, CODEX_REFERENCE)],
     "acp": [("current", "current"), (CODEX_REFERENCE, CODEX_REFERENCE)],
@@ -70,6 +70,7 @@ _DRIFT_CHAIN = [
     ("codex@0.169.0", "codex@0.171.0"),
     ("current", "codex@0.169.0"),
     ("current", "codex@0.171.0"),
+    ("codex@0.169.0", "current"),  # what a client generated from Codex's schema meets in pycodex's
 ]
 
 

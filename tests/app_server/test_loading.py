@@ -39,6 +39,7 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                            "pycodex.mcp_cli.server", "app_server.model.mock_server", "argparse", "pycodex.signals",
                            "app_server.main", "pycodex.compat_command", "pycodex.exec_cli.args",
                            "pycodex.logging_setup", "pycodex.exec_cli.run", "app_server.protocol.schema_export",
+                           "app_server.protocol.typescript_export",
                            "asyncio", "pycodex.demo", "pycodex.debug.doctor", "app_server.app",
                        })),
     "pycodex/trace/cli.py": ("each `pycodex trace` verb loads its own reader or renderer (rich only for `show`, "

@@ -21,6 +21,17 @@ from app_server.threads.lifecycle import TurnEvent
 from app_server.threads.state import TurnState, empty_usage
 
 TID = "019a0000-0000-7000-8000-000000000001"
+#: A thread's settings as app_server/handlers/thread_settings.py builds them (Codex's ThreadSettings).
+SETTINGS = {
+    "disabledPluginIds": [], "cwd": "/w",
+    "environments": [{"environmentId": "local", "cwd": "/w", "runtimeWorkspaceRoots": ["/w"]}],
+    "approvalPolicy": "on-request", "approvalsReviewer": "user", "sandboxPolicy": {"type": "dangerFullAccess"},
+    "activePermissionProfile": None, "model": "m", "modelProvider": "openai", "serviceTier": None,
+    "effort": "low", "summary": "auto",
+    "collaborationMode": {"mode": "default", "settings": {"model": "m", "reasoning_effort": "low",
+                                                          "developer_instructions": None}},
+    "multiAgentMode": "explicitRequestOnly", "personality": None,
+}
 TURN = "019a0000-0000-7000-8000-000000000002"
 
 
@@ -85,7 +96,7 @@ def _cases() -> list[notices.Notice]:
             notices.thread_goal_cleared(TID),
             notices.thread_queue_changed(TID),
             notices.thread_reverted(TID),
-            notices.thread_settings_updated(TID, {"cwd": "/w", "model": "m"}),
+            notices.thread_settings_updated(TID, SETTINGS),
             notices.thread_attachment_updated(TID, "pr", "k1", TURN, "created"),
             notices.thread_attachment_updated(TID, "pr", "k1", TURN, "deleted"),
             notices.thread_goal_updated(TID, None, {

@@ -3,9 +3,12 @@ and the next turn's model request uses the new settings."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from app_server.protocol.base import to_wire
+from app_server.protocol.notifications import parse_notification
 from tests.support.fake_model import message, model_config, run_turn
 
 
@@ -23,6 +26,8 @@ async def test_settings_update_applies_to_next_turn(
     settings = note["threadSettings"]
     assert (settings["model"], settings["cwd"], settings["approvalPolicy"]) == ("other-model", str(workspace), "never")
     assert settings["collaborationMode"]["settings"]["model"] == "other-model"
+    # the schema's model (Codex's ThreadSettings) describes exactly what the server sent, in its key order
+    assert json.dumps(to_wire(parse_notification("thread/settings/updated", note))) == json.dumps(note)
     await run_turn(client, tid, "hi")
     assert model.requests()[0]["body"]["model"] == "other-model"
 
