@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from app_server.tools.sandbox import landlock_abi
+from tests.support.errors import as_codex
 from tests.support.fake_model import exec_call, message, model_config, run_turn
 
 READ_ONLY_REASON = "patch rejected: writing is blocked by read-only sandbox; rejected by user approval settings"
@@ -128,14 +129,14 @@ async def test_a_sandbox_policy_clears_the_profile_and_bad_profiles_are_refused(
         ("readOnly", {"id": ":read-only", "extends": None}), ("dangerFullAccess", None)]
 
     bogus = await client.request("thread/settings/update", {"threadId": tid, "permissions": ":bogus"})
-    assert bogus["error"] == {"code": -32600, "message": "failed to load configuration: default_permissions "
+    assert as_codex(bogus["error"]) == {"code": -32600, "message": "failed to load configuration: default_permissions "
                                                          "refers to unknown built-in profile `:bogus`"}
     both = await client.request("thread/settings/update", {"threadId": tid, "permissions": ":workspace",
                                                            "model": "other", "sandboxPolicy": {"type": "readOnly"}})
-    assert both["error"] == {"code": -32600, "message": "`permissions` cannot be combined with `sandboxPolicy`"}
+    assert as_codex(both["error"]) == {"code": -32600, "message": "`permissions` cannot be combined with `sandboxPolicy`"}
     started = await client.request("thread/start", {"cwd": str(workspace), "permissions": ":workspace",
                                                     "sandbox": "read-only"})
-    assert started["error"] == {"code": -32600, "message": "`permissions` cannot be combined with `sandbox`"}
+    assert as_codex(started["error"]) == {"code": -32600, "message": "`permissions` cannot be combined with `sandbox`"}
     # a refused update changed nothing: no notification, and the model is unchanged
     assert len(client.notifications("thread/settings/updated")) == 2
     read = await client.call("thread/read", {"threadId": tid})
