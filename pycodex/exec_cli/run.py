@@ -43,6 +43,8 @@ NOT_TRUSTED = "Not inside a trusted directory and --skip-git-repo-check was not 
 RESUME_SOURCE_KINDS = ["cli", "vscode", "exec", "appServer"]
 #: Consecutive "waiting for network" notices after which the turn is given up (PYCODEX_EXEC_MAX_NETWORK_WAITS).
 MAX_NETWORK_WAITS = 3
+#: `--model scripted`: the built-in offline model (app_server.model.scripted), only ever run when named.
+SCRIPTED_MODEL = "scripted"
 
 
 class ExecError(Exception):
@@ -209,6 +211,8 @@ class _Run:
         params: JsonObj = {"cwd": str(self.cwd), "approvalPolicy": a.approval or "never"}
         if a.model:
             params["model"] = a.model
+        if a.model == SCRIPTED_MODEL:  # `--model scripted` asks for the offline model, whatever the provider
+            params["modelProvider"] = SCRIPTED_MODEL
         if a.bypass:
             params.update(sandbox="danger-full-access", approvalPolicy="never")
         elif a.sandbox:
