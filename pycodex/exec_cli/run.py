@@ -30,7 +30,8 @@ from pycodex import __version__
 from pycodex.exec_cli.args import ExecArgs, UsageError, parse_exec_args
 from pycodex.exec_cli.events import ExecEventMapper
 from pycodex.exec_cli.human import HumanRenderer, RunHeader
-from pycodex.exec_cli.prompt import PromptError, git_repo_root, read_prompt
+from pycodex.exec_cli.prompt import PromptError, read_prompt
+from pycodex.git_repo import git_repo_root
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:  # the server side is imported only when a run starts

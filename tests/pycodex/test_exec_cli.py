@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support.fake_model import FakeModel, exec_call, message, model_config
+from tests.support.hermetic import stop_walks_at
 from tests.support.procs import stop_process
 
 DEAD_MODEL_URL = "http://127.0.0.1:9/v1"
@@ -257,7 +258,8 @@ async def test_exit_codes_for_model_errors_usage_errors_and_git_check(make_env: 
 
 async def test_cd_and_add_dir_shape_the_workspace(make_env: Any, tmp_path: Path) -> None:
     env = await make_env([_reply("ok")])
-    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo").mkdir()
+    stop_walks_at(tmp_path / "repo")  # a repository (an empty `.git` folder is none, for Codex as for us)
     extra = tmp_path / "extra"
     extra.mkdir()
     run = await env.exec("--json", "-C", str(tmp_path / "repo"), "--add-dir", str(extra), "--add-dir", "rel",
