@@ -39,6 +39,7 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                            "app_server.main", "pycodex.compat_command", "pycodex.exec_cli.args",
                            "pycodex.logging_setup", "pycodex.exec_cli.run", "app_server.protocol.schema_export",
                            "asyncio", "pycodex.demo", "pycodex.debug.doctor", "app_server.app",
+                           "pycodex.codex_home",
                        })),
     "pycodex/trace/cli.py": ("each `pycodex trace` verb loads its own reader or renderer (rich only for `show`)",
                              frozenset({"pycodex.trace.timeline", "pycodex.trace.replay", "pycodex.trace.html",
@@ -166,6 +167,7 @@ from tests.support.appserver_memory import MemoryAppServerClient
 async def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     (tmp / "home").mkdir()
+    (tmp / "home" / "config.toml").write_text('model_provider = "scripted"')  # offline, asked for by name
     client = await MemoryAppServerClient.spawn(None, codex_home=tmp / "home", cwd=tmp)
     await client.initialize()
     await client.app.turn_machinery()  # what thread/start waits for anyway
