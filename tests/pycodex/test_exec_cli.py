@@ -302,8 +302,10 @@ async def test_ephemeral_runs_leave_no_session(make_env: Any) -> None:
     run = await env.exec("--json", "--skip-git-repo-check", "--ephemeral", "-m", "flag-model", "x")
     assert run.code == 0, run.stderr
     resumed = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "y")
-    assert resumed.code == 1 and "no recorded session" in resumed.stderr
+    assert resumed.code == 0, resumed.stderr  # nothing to resume: a new session, as Codex
+    assert resumed.events[0]["thread_id"] != run.events[0]["thread_id"]
     assert env.requests()[0]["body"]["model"] == "flag-model"
+    assert "x" not in _user_texts(env.requests()[1])
 
 
 def _shape(events: list[dict[str, Any]]) -> list[tuple[str, list[str], str, list[str]]]:
