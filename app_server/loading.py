@@ -56,21 +56,21 @@ ON_FIRST_USE: Final = "on-first-use"
 #: is written: the fast path and nothing of the server (no pydantic, no asyncio either).
 BEFORE_ANSWER: Final = frozenset({
     "app_server", "app_server.lazy", "app_server.main", "app_server.startup", "pycodex", "pycodex.cli",
-    "pycodex.json_types", "pycodex.jsonrpc", "pycodex.jsonrpc.codec", "pycodex.jsonrpc.errors",
+    "pycodex.codex_home", "pycodex.json_types", "pycodex.jsonrpc", "pycodex.jsonrpc.codec", "pycodex.jsonrpc.errors",
     "pycodex.jsonrpc.framing", "pycodex.jsonrpc.peer", "pycodex.signals", "pycodex.trace",
 })
 
 #: What it has imported besides once the server is built and has served that ``initialize``: the server,
 #: config, stores, the method table and the ``initialize`` family (no other family, no turn machinery).
-#: Measured with no API key, so the provider is the built-in scripted one and its script is checked.
+#: Measured with no config and no API key: the provider is the built-in `openai` one (the offline `scripted`
+#: model, and its script check, load only when it is the provider).
 AT_STARTUP: Final = frozenset({
     "app_server.app", "app_server.config", "app_server.config.errors", "app_server.config.loader",
     "app_server.config.mcp_servers", "app_server.config.providers", "app_server.config.schema",
     "app_server.config.tables", "app_server.connection", "app_server.context", "app_server.environments",
     "app_server.errors",
-    "app_server.handlers", "app_server.loading", "app_server.model", "app_server.model.auth", "app_server.model.errors",
-    "app_server.model.events", "app_server.model.provider", "app_server.model.retry",
-    "app_server.model.retry_hints", "app_server.model.script", "app_server.model.scripted",
+    "app_server.handlers", "app_server.loading", "app_server.model", "app_server.model.auth",
+    "app_server.model.events", "app_server.model.provider", "app_server.model.script",
     "app_server.model.sse", "app_server.protocol", "app_server.protocol.base",
     "app_server.protocol.declarations", "app_server.protocol.initialize", "app_server.protocol.method_names",
     "app_server.protocol.method_table", "app_server.protocol.notices", "app_server.router",
@@ -81,7 +81,7 @@ AT_STARTUP: Final = frozenset({
     "app_server.shell_words", "app_server.store.codex_db", "app_server.store.codex_format",
     "app_server.store.codex_history",
     "app_server.store.codex_items",
-    "app_server.store.codex_schema", "app_server.store.codex_state", "app_server.store.git_info",
+    "app_server.store.codex_schema", "app_server.store.codex_state", "app_server.store.git_info", "pycodex.git_repo",
     "app_server.store.index_sync", "app_server.store.migrate", "app_server.store.rollout_file",
     "app_server.store.session_index", "app_server.store.writer_lock",
     "app_server.threads", "app_server.threads.contracts", "app_server.threads.lifecycle",
@@ -114,7 +114,6 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'pycodex.logging_setup': Deferred(AFTER_ANSWER, 'logging, configured as the loop starts'),
     'pycodex.trace.recorder': Deferred(AFTER_ANSWER, 'the --trace recorder'),
     'pycodex.transport.stdio': Deferred(AFTER_ANSWER, 'the stdio transport'),
-    'app_server.model.scripted': Deferred(AFTER_ANSWER, 'the scripted model: its script is checked at start-up when it is the provider'),
     'app_server.protocol.base': Deferred(AFTER_ANSWER, "to_wire, for a family's answers"),
     'pydantic': Deferred(AFTER_ANSWER, 'BaseModel, to tell a model result from a dict'),
     # -- after the handshake: what a first thread and turn import (the prewarm); some of these no code reads
@@ -146,6 +145,7 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'pycodex.transport.websocket': Deferred(ON_FIRST_USE, 'websockets, only for a ws:// listener'),
     'pycodex.transport.ws_auth': Deferred(ON_FIRST_USE, 'JWT/token auth, only for a ws:// listener'),
     'app_server.mcp.manager': Deferred(ON_FIRST_USE, 'the MCP SDK, for a thread with MCP servers'),
+    'app_server.model.scripted': Deferred(ON_FIRST_USE, 'the offline scripted model, only when it is the provider (its script is then checked at start-up)'),
     'app_server.mcp.client': Deferred(ON_FIRST_USE, "the MCP SDK's client session"),
     'app_server.mcp.wire': Deferred(ON_FIRST_USE, "MCP answers in the app-server's wire shapes"),
     'app_server.tools.mcp_tool': Deferred(ON_FIRST_USE, 'a call of an MCP tool'),

@@ -180,6 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments == ["--version"]:  # what argparse's version action prints, without building the parser
         print(VERSION_LINE)
         return 0
+    problem = _codex_home_problem(arguments)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
     if arguments == ["app-server"]:
         # What clients spawn: no flags to parse, so neither the parser nor the flags' modules are paid for
         # before the server answers initialize (tests/app_server/test_app_server_startup_imports.py).
@@ -255,6 +259,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_demo(config_overrides=args.config, raw=args.json, local=args.local)
     return _run_debug_command(args) if args.command in _DEBUG_COMMANDS else _usage(parser)
+
+
+#: The commands that read CODEX_HOME: a set CODEX_HOME that is not a folder stops them, as it stops Codex.
+_HOME_COMMANDS = frozenset({"app-server", "exec", "mcp", "mcp-server", "threads", "config", "doctor"})
+
+
+def _codex_home_problem(arguments: Sequence[str]) -> str | None:
+    """Codex's one-line refusal of a CODEX_HOME that names no folder, for a command that reads it; else None."""
+    from pycodex.codex_home import HOME_ERROR_PREFIX, codex_home_problem
+
+    command = chosen_subcommand(arguments)
+    if command is None:  # `pycodex e ...` (the alias) and exec options placed before the word
+        from pycodex.exec_cli.args import split_root_args
+
+        command = "exec" if split_root_args(arguments) is not None else None
+    if command not in _HOME_COMMANDS or "-h" in arguments or "--help" in arguments:
+        return None
+    problem = codex_home_problem()
+    if problem is None:
+        return None
+    return f"Error: {problem}" if command == "app-server" else HOME_ERROR_PREFIX + problem
 
 
 _DEBUG_COMMANDS = frozenset({"threads", "doctor", "config", "mock-model", "mcp", "mcp-server"})

@@ -1,7 +1,7 @@
 """``pycodex demo``: an offline end-to-end run, printed as a readable transcript.
 
 It is a plain client: it spawns ``pycodex app-server`` over stdio with a throw-away ``CODEX_HOME`` and
-workspace, so the built-in scripted model is used, and drives one thread and one turn through the
+workspace whose config.toml names the built-in offline `scripted` model, and drives one thread and one turn through the
 public protocol exactly as an IDE would. By default the command runs on a remote exec-server reached
 through ``pycodex relay`` (Noise-encrypted); ``--local`` runs it in the app-server's own environment.
 """
@@ -126,6 +126,8 @@ def run_demo(*, config_overrides: Sequence[str] = (), raw: bool = False, local: 
         workspace = Path(tmp, "workspace")
         home.mkdir()
         workspace.mkdir()
+        # The demo asks for the offline model by name: pycodex never falls back to it on its own.
+        (home / "config.toml").write_text('model_provider = "scripted"\n')
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "OPENAI_"))}
         env["CODEX_HOME"] = str(home)
         env.pop("PYCODEX_SCRIPT", None)

@@ -25,6 +25,7 @@ from app_server.config import schema
 from app_server.config.errors import ConfigError
 from app_server.config.loader import PROFILE, SESSION_FLAGS, LoadedConfig, plain_table
 from app_server.config.tables import deep_merge, parse_toml
+from pycodex.git_repo import DOT_GIT, is_repository_root
 from pycodex.json_types import JsonObj, JsonValue
 
 SYSTEM_CONFIG = Path("/etc/codex/config.toml")
@@ -137,10 +138,9 @@ def unknown_dotted_keys(table: Mapping[str, object]) -> list[str]:
 
 
 def _is_marker(directory: Path, marker: str) -> bool:
-    path = directory / marker
-    if marker == ".git" and path.is_dir():
-        return (path / "HEAD").is_file()  # an empty `.git` folder is not a repository
-    return path.exists()
+    if marker == DOT_GIT:  # the product's one repository check (an empty `.git` folder is none)
+        return is_repository_root(directory)
+    return (directory / marker).exists()
 
 
 def project_root(cwd: Path, markers: Sequence[str]) -> Path:

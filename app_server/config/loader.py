@@ -40,7 +40,6 @@ from app_server.config.mcp_servers import McpServerConfig, check_mcp_servers, op
 from app_server.config.mcp_servers import unknown_keys as mcp_unknown_keys
 from app_server.config.otel import otel_settings
 from app_server.config.providers import (
-    API_KEY_ENV_VARS,
     OPENAI_PROVIDER_ID,
     builtin_providers,
     provider_config,
@@ -54,7 +53,6 @@ from app_server.config.tables import (
     parse_toml,
     value_end_column,
 )
-from app_server.model.auth import stored_api_key
 from app_server.model.provider import (
     SCRIPTED_PROVIDER_ID,
     ProviderConfig,
@@ -81,10 +79,6 @@ LEGACY_PROFILE_TABLES = (
     "and run with `--profile <name>`. " + PROFILE_DOCS
 )
 MISSING_PROFILE = "Profile `{name}` has no file {file}; using the base configuration."
-SCRIPTED_FALLBACK_WARNING = (
-    "No model provider or API key is configured, so pycodex uses its built-in offline `scripted` model. "
-    "Set `model_provider` in config.toml or OPENAI_API_KEY to talk to a real model."
-)
 
 
 def resolve_codex_home(env: Mapping[str, str] | None = None) -> Path:
@@ -211,10 +205,12 @@ def _build(
             )
         providers[table_id] = provider_config(table_id, table, providers.get(table_id))
     provider_id = schema.opt_str(raw, "model_provider", top)
+    model = schema.opt_str(raw, "model", top) or DEFAULT_MODEL
     if provider_id is None:
-        # A stored API-key login counts as a key: it is what the built-in provider sends.
-        has_key = any(env.get(name) for name in API_KEY_ENV_VARS) or stored_api_key(codex_home) is not None
-        provider_id = OPENAI_PROVIDER_ID if has_key else SCRIPTED_PROVIDER_ID
+        # As in Codex, the default provider is OpenAI, key or no key: without one a turn fails and says how
+        # to configure a model (app_server/model/errors.py). The offline model runs only when asked for, by
+        # `model_provider = "scripted"` or by naming it as the model (`--model scripted`).
+        provider_id = SCRIPTED_PROVIDER_ID if model == SCRIPTED_PROVIDER_ID else OPENAI_PROVIDER_ID
     if provider_id not in providers:
         raise ConfigError(f"Model provider `{provider_id}` not found", key="model_provider", phase="resolve")
     if providers[provider_id].base_url is None and provider_id != SCRIPTED_PROVIDER_ID:
@@ -226,7 +222,7 @@ def _build(
         codex_home=codex_home,
         raw=MappingProxyType(dict(raw)),
         layers=layers,
-        model=schema.opt_str(raw, "model", top) or DEFAULT_MODEL,
+        model=model,
         model_provider_id=provider_id,
         model_providers=MappingProxyType(providers),
         approval_policy=approval,
@@ -268,12 +264,6 @@ def _unknown_key_warnings(
             raise ConfigError(f"{where}: {message}", key=key, path=layer.file, line=line, column=col)
         raise ConfigError(f"{message}\nin `{key}`\n", key=key)
     return [unknown_keys_warning([(layer.label, key) for layer, key in found])]
-
-
-def _fallback_warnings(config: LoadedConfig, raw: Mapping[str, object]) -> tuple[ConfigWarning, ...]:
-    if config.load_error is None and config.model_provider_id == SCRIPTED_PROVIDER_ID and "model_provider" not in raw:
-        return (ConfigWarning(summary=SCRIPTED_FALLBACK_WARNING),)
-    return ()
 
 
 def _file_error(exc: schema.Invalid, path: str, text: str) -> ConfigError:
@@ -407,7 +397,7 @@ def load_config(
     except schema.Invalid as exc:
         raise _override_error(exc) from None
     config = replace(config, load_error=load_error)
-    return replace(config, warnings=tuple(warnings) + _fallback_warnings(config, merged))
+    return replace(config, warnings=tuple(warnings))
 
 
 def check_table(codex_home: Path, table: Mapping[str, object], env: Mapping[str, str] | None = None) -> None:

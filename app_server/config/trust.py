@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app_server.config.effective import project_root
+from pycodex.git_repo import git_repo_root
 
 __all__ = [
     "BUILT_IN_PROFILES", "TrustDefaults", "project_trust", "repo_root_for_trust", "trust_defaults",
@@ -73,27 +74,25 @@ def _gitdir_of(dot_git: Path) -> Path | None:
 
 
 def repo_root_for_trust(cwd: Path) -> Path | None:
-    """The repository root trust is recorded under: the enclosing work tree's root, or for a linked worktree
-    (a ``.git`` file naming ``<main>/.git/worktrees/<name>``) the main checkout. None outside a repository."""
-    for directory in (cwd, *cwd.parents):
-        dot_git = directory / ".git"
-        if not (dot_git.is_dir() or dot_git.is_file()):
-            continue
-        gitdir = _gitdir_of(dot_git)
-        if gitdir is None:
-            return None
-        commondir = gitdir / "commondir"
-        if dot_git.is_file() and commondir.is_file():  # a linked worktree: trust follows the main checkout
-            try:
-                common = Path(commondir.read_text(encoding="utf-8").strip())
-            except (OSError, UnicodeDecodeError):
-                return directory
-            common = common if common.is_absolute() else gitdir / common
-            main = Path(os.path.normpath(common))
-            if main.name == ".git" and (main / "HEAD").is_file():
-                return main.parent
-        return directory
-    return None
+    """The repository root trust is recorded under: the enclosing work tree's root (the product's one
+    repository check, ``pycodex.git_repo``), or for a linked worktree (a ``.git`` file naming
+    ``<main>/.git/worktrees/<name>``) the main checkout. None outside a repository."""
+    directory = git_repo_root(cwd)
+    if directory is None:
+        return None
+    dot_git = directory / ".git"
+    gitdir = _gitdir_of(dot_git) if dot_git.is_file() else None
+    commondir = gitdir / "commondir" if gitdir is not None else None
+    if gitdir is not None and commondir is not None and commondir.is_file():  # trust follows the main checkout
+        try:
+            common = Path(commondir.read_text(encoding="utf-8").strip())
+        except (OSError, UnicodeDecodeError):
+            return directory
+        common = common if common.is_absolute() else gitdir / common
+        main = Path(os.path.normpath(common))
+        if main.name == ".git" and (main / "HEAD").is_file():
+            return main.parent
+    return directory
 
 
 def _trust_table(raw: Mapping[str, object]) -> dict[str, str]:

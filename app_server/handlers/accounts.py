@@ -29,9 +29,9 @@ R = TypeVar("R", bound=WireModel)
 
 
 def _reselect_provider(ctx: HandlerContext) -> None:
-    """Without `model_provider` in config.toml, whether a key exists picks the default provider (the
-    built-in `openai` or the offline `scripted` one): read the config again so account/read and new
-    threads see the change. A config that does not load now keeps the old one; thread/start reports it."""
+    """Read the config again after a login or logout, so account/read and new threads see the change (the
+    stored key is what the built-in `openai` provider sends). A config that does not load now keeps the old
+    one; thread/start reports it."""
     try:
         ctx.services.reload_config()
     except InvalidRequest:

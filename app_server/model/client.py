@@ -16,7 +16,8 @@ Auth: a provider that requires OpenAI auth (the built-in `openai`) sends the sto
 (`stored_key`, CODEX_HOME/auth.json) as `authorization: Bearer`, ahead of any environment variable, as
 Codex does. Otherwise `authorization: Bearer $<env_key>` when the provider names an `env_key` (the built-in
 `openai` names CODEX_API_KEY/OPENAI_API_KEY, pycodex's fallback where Codex sends nothing); if that variable
-is unset or empty the request fails before it is sent ("Missing environment variable: `X`."), as in Codex.
+is unset or empty the request fails before it is sent ("Missing environment variable: `X`."), as in Codex;
+for a provider that takes OpenAI auth (no login and no key at all) the error says how to configure a model.
 Without either, `experimental_bearer_token` is sent as the bearer token. `env_http_headers` add
 headers from environment variables that are set (the built-in OpenAI provider maps OpenAI-Organization
 and OpenAI-Project to OPENAI_ORGANIZATION and OPENAI_PROJECT this way, as Codex does).
@@ -162,6 +163,8 @@ class ModelClient:
             headers["authorization"] = f"Bearer {stored}"
         elif self._provider.env_key:
             key = self._env.get(self._provider.env_key)
+            if not key and self._provider.requires_openai_auth:
+                raise errors.no_api_key(self._provider.id)
             if not key:
                 raise errors.missing_env_key(self._provider.env_key)
             headers["authorization"] = f"Bearer {key}"

@@ -228,3 +228,23 @@ def missing_env_key(env_key: str) -> ModelError:
     return ModelError(
         TurnErrorPayload(f"Missing environment variable: `{env_key}`.", "other"), RetryScope.NONE
     )
+
+
+NO_API_KEY = (
+    "No API key for model provider `{provider}`: set OPENAI_API_KEY (or CODEX_API_KEY), log in with an API key, "
+    "or choose another provider with `model_provider` in CODEX_HOME/config.toml. "
+    "To try pycodex offline, run `pycodex demo` or pass `--model scripted`."
+)
+
+
+def no_api_key(provider_id: str) -> ModelError:
+    """The OpenAI provider has no key at all (no login, no variable): fail the turn without a request.
+
+    Codex sends the request anyway and fails on OpenAI's 401 after its retries; the turn error keeps that
+    shape (`httpConnectionFailed` 401, so a client treats it as an auth failure) and says how to fix it.
+    """
+    return ModelError(
+        TurnErrorPayload(NO_API_KEY.format(provider=provider_id), {"httpConnectionFailed": {"httpStatusCode": 401}}),
+        RetryScope.NONE,
+        401,
+    )

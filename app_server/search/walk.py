@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import pathspec
 
+from pycodex.git_repo import is_repository_root
+
 IGNORE_FILES = (".gitignore", ".ignore")  # lowest precedence first
 
 
@@ -92,7 +94,7 @@ def _outer_rules(root: Path) -> list[_Rules]:
             spec = _read_rules(directory, (".gitignore",))
             if spec is not None:
                 rules.append(_Rules.of(spec, prefix=prefix))
-        if (directory / ".git").exists():
+        if is_repository_root(directory):  # the product's one repository check
             exclude = _read_rules(directory / ".git" / "info", ("exclude",))
             if exclude is not None:
                 rules.append(_Rules.of(exclude, prefix=prefix))

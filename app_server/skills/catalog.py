@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from pycodex.git_repo import DOT_GIT
 from pycodex.json_types import JsonObj
 
 from .bundled import SYSTEM_DIR
@@ -83,12 +84,20 @@ class SkillsCatalog:
         """The nearest ancestor of `cwd` (itself included) holding a root marker, or None."""
         for candidate in (cwd, *cwd.parents):
             for marker in self._markers:
-                try:
-                    await self._reader.stat(candidate / marker)
-                except OSError:
-                    continue
-                return candidate
+                if await self._has_marker(candidate, marker):
+                    return candidate
         return None
+
+    async def _has_marker(self, folder: Path, marker: str) -> bool:
+        """Whether `folder/marker` exists; for `.git`, the product's one repository check (pycodex/git_repo.py:
+        a file, or a folder holding HEAD), asked through the reader, which may be a remote environment's."""
+        try:
+            found = await self._reader.stat(folder / marker)
+            if marker == DOT_GIT and not found.is_file:
+                await self._reader.stat(folder / marker / "HEAD")
+        except OSError:
+            return False
+        return True
 
     async def repo_roots(self, cwd: Path) -> list[Path]:
         """The repo skill folders that apply to `cwd`, outermost first."""

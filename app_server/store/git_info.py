@@ -7,14 +7,12 @@ this does not cover (reftables, exotic layouts) reads as unknown fields, never a
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
-from typing import Final
 
+from pycodex.git_repo import DOT_GIT, git_repo_root
 from pycodex.json_types import JsonObj
 
-_MAX_DEPTH: Final = 64  # folders walked up looking for .git
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
@@ -40,23 +38,20 @@ def read_git_info(cwd: str | None) -> JsonObj | None:
 
 
 def _find_git_dir(start: Path) -> Path | None:
-    ceilings = {Path(p) for p in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep) if p}
-    folder = start
-    for _ in range(_MAX_DEPTH):
-        dot = folder / ".git"
-        if dot.is_dir() and (dot / "HEAD").is_file():  # as git: a folder without HEAD is not a repository
-            return dot
-        if dot.is_file():  # a worktree or submodule: "gitdir: <path>"
-            text = _read(dot)
-            if text.startswith("gitdir:"):
-                target = Path(text[7:].strip())
-                target = target if target.is_absolute() else (folder / target).resolve()
-                if (target / "HEAD").is_file():
-                    return target
-        if folder.parent == folder or folder.parent in ceilings:
-            return None
-        folder = folder.parent
-    return None
+    """The git folder of the repository holding ``start`` (the product's one repository check finds it), or
+    None when there is none or its ``.git`` link leads nowhere readable."""
+    root = git_repo_root(start)
+    if root is None:
+        return None
+    dot = root / DOT_GIT
+    if dot.is_dir():
+        return dot
+    text = _read(dot)  # a worktree or submodule: "gitdir: <path>"
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text[7:].strip())
+    target = target if target.is_absolute() else (root / target).resolve()
+    return target if (target / "HEAD").is_file() else None
 
 
 def _common_dir(git_dir: Path) -> Path:

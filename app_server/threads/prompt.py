@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from pycodex.git_repo import DOT_GIT, is_repository_root
 from pycodex.json_types import JsonObj
 
 __all__ = [
@@ -144,7 +145,8 @@ def environment_context(ctx: ContextInputs, *, today: _dt.date | None = None) ->
 
 def _project_root(cwd: Path, markers: tuple[str, ...]) -> Path:
     for candidate in (cwd, *cwd.parents):
-        if any((candidate / m).exists() for m in markers):
+        # `.git` is the product's one repository check (pycodex/git_repo.py); other markers need only exist
+        if any(is_repository_root(candidate) if m == DOT_GIT else (candidate / m).exists() for m in markers):
             return candidate
     return cwd
 

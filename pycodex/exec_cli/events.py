@@ -49,7 +49,8 @@ class ExecEventMapper:
 
     # -- helpers -----------------------------------------------------------------------------------
     def _item_id(self, server_id: str | None) -> str:
-        """Codex numbers items per process; started and completed events of one item share the id."""
+        """Codex numbers items per process; started and completed events of one item share the id (an id the
+        model reuses after that item completed is a new item)."""
         if server_id is not None and server_id in self._ids:
             return self._ids[server_id]
         new = f"item_{self._next}"
@@ -107,7 +108,12 @@ class ExecEventMapper:
         if view.exec_item is None or (not completed and view.tool_kind is None):
             return []
         server_id = item.get("id")
-        mapped = view.exec_item(item, lambda: self._item_id(str(server_id) if server_id is not None else None))
+        key = str(server_id) if server_id is not None else None
+        mapped = view.exec_item(item, lambda: self._item_id(key))
+        if completed and key is not None:
+            # The model may reuse an item id (Codex numbers each item anyway): once an item has completed,
+            # its id no longer names it, and the next item with that id gets a number of its own.
+            self._ids.pop(key, None)
         if mapped is None:
             return []
         if view.answer:

@@ -1,4 +1,4 @@
-"""Where the prompt of ``pycodex exec`` comes from, and the Git repository check.
+"""Where the prompt of ``pycodex exec`` comes from (the Git repository check is pycodex/git_repo.py).
 
 As in Codex 0.169: no prompt (or ``-``) reads the whole prompt from stdin; a prompt argument with a
 piped stdin reads stdin too and appends it as a ``<stdin>`` block; an empty result is an error.
@@ -6,12 +6,9 @@ piped stdin reads stdin too and appends it as a ``<stdin>`` block; an empty resu
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from pathlib import Path
 from typing import IO
 
-__all__ = ["PromptError", "compose_prompt", "git_repo_root", "read_prompt"]
+__all__ = ["PromptError", "compose_prompt", "read_prompt"]
 
 NO_PROMPT_TTY = "No prompt provided. Either specify one as an argument or pipe the prompt into stdin."
 NO_PROMPT_STDIN = "No prompt provided via stdin."
@@ -52,20 +49,3 @@ def read_prompt(prompt: str | None, stdin: IO[str], stderr: IO[str]) -> str:
     if not text.strip():
         raise PromptError(NO_PROMPT_STDIN)
     return text
-
-
-def git_repo_root(start: Path, environ: Mapping[str, str] = os.environ) -> Path | None:
-    """The enclosing Git work tree (a ``.git`` directory or file), if any.
-
-    Like git itself, the walk does not go up into a directory named in ``GIT_CEILING_DIRECTORIES`` (a
-    colon-separated list of absolute paths): where git says "not a git repository", so does this check.
-    Codex 0.169 has no ceiling; the two agree whenever the variable is unset.
-    """
-    ceilings = {Path(p).resolve() for p in environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if os.path.isabs(p)}
-    start = start.resolve()
-    for directory in (start, *start.parents):
-        if directory != start and directory in ceilings:
-            return None
-        if (directory / ".git").exists():
-            return directory
-    return None

@@ -7,8 +7,12 @@ the final message on stdout. Exit status 0 when the turn completed, 1 when it fa
 start or was interrupted (Ctrl-C interrupts the turn and prints "turn interrupted", as Codex does; a
 second Ctrl-C exits at once with 130), 2 for a bad command line.
 
-Unlike Codex, ``resume --last`` with no session and ``resume <unknown id>`` are errors (Codex silently
-starts a new session or prints a backtrace), and the run never waits without bound: a turn that makes
+``resume --last`` resumes the most recently updated session recorded for the current directory (with
+``--all``: of any directory). With none there (an empty store, or sessions of other directories only) it
+starts a new session and exits 0, as Codex 0.169 does (checked on the binary: run from another directory
+it does not resume that directory's session; its ``thread.started`` names a new thread with a fresh
+history); pycodex also says so in the transcript. Unlike Codex, ``resume <unknown id or name>`` is an error
+(Codex prints a backtrace, or silently starts a new session for a name), and the run never waits without bound: a turn that makes
 no progress for ``PYCODEX_EXEC_IDLE_TIMEOUT_S`` seconds (default 300), or keeps waiting for the network,
 is interrupted and reported as failed.
 """
@@ -30,7 +34,8 @@ from pycodex import __version__
 from pycodex.exec_cli.args import ExecArgs, UsageError, parse_exec_args
 from pycodex.exec_cli.events import ExecEventMapper
 from pycodex.exec_cli.human import HumanRenderer, RunHeader
-from pycodex.exec_cli.prompt import PromptError, git_repo_root, read_prompt
+from pycodex.exec_cli.prompt import PromptError, read_prompt
+from pycodex.git_repo import git_repo_root
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:  # the server side is imported only when a run starts
@@ -43,6 +48,8 @@ NOT_TRUSTED = "Not inside a trusted directory and --skip-git-repo-check was not 
 RESUME_SOURCE_KINDS = ["cli", "vscode", "exec", "appServer"]
 #: Consecutive "waiting for network" notices after which the turn is given up (PYCODEX_EXEC_MAX_NETWORK_WAITS).
 MAX_NETWORK_WAITS = 3
+#: `--model scripted`: the built-in offline model (app_server.model.scripted), only ever run when named.
+SCRIPTED_MODEL = "scripted"
 
 
 class ExecError(Exception):
@@ -239,6 +246,8 @@ class _Run:
         params: JsonObj = {"cwd": str(self.cwd), "approvalPolicy": a.approval or "never"}
         if a.model:
             params["model"] = a.model
+        if a.model == SCRIPTED_MODEL:  # `--model scripted` asks for the offline model, whatever the provider
+            params["modelProvider"] = SCRIPTED_MODEL
         if a.bypass:
             params.update(sandbox="danger-full-access", approvalPolicy="never")
         elif a.sandbox:
@@ -248,19 +257,20 @@ class _Run:
     async def _open_thread(self, client: TransportClient) -> JsonObj:
         a = self.args
         params = self._thread_params()
-        if a.command is None:
+        target = None if a.command is None else await self._resolve_session(client)
+        if target is None:  # a new session (also `resume --last` with none to resume, as Codex)
             params.update(ephemeral=a.ephemeral, threadSource=a.thread_source)
             result: JsonObj = await client.request("thread/start", params)
             return result
-        target = await self._resolve_session(client)
         if a.command == "fork":
             result = await client.request("thread/fork", {**params, "threadId": target, "ephemeral": a.ephemeral})
         else:
             result = await client.request("thread/resume", {**params, "threadId": target})
         return result
 
-    async def _resolve_session(self, client: TransportClient) -> str:
-        """The thread id behind ``--last``, a UUID or a thread name; an error when there is none."""
+    async def _resolve_session(self, client: TransportClient) -> str | None:
+        """The thread id behind ``--last`` (None when there is none: a new session), a UUID or a thread name
+        (an error when there is none)."""
         a = self.args
         query: JsonObj = {"sourceKinds": RESUME_SOURCE_KINDS, "sortKey": "updated_at", "limit": 1}
         if a.last:
@@ -269,7 +279,8 @@ class _Run:
             found = (await client.request("thread/list", query))["data"]
             if not found:
                 where = "" if a.all else f" in {self.cwd}"
-                raise ExecError(f"no recorded session to resume{where} (start one with `pycodex exec PROMPT`)")
+                self.say(f"No recorded session to resume{where}; starting a new one.\n")
+                return None
             return str(found[0]["id"])
         session = str(a.session_id)
         try:

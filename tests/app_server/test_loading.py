@@ -41,6 +41,7 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                            "pycodex.logging_setup", "pycodex.exec_cli.run", "app_server.protocol.schema_export",
                            "app_server.protocol.typescript_export",
                            "asyncio", "pycodex.demo", "pycodex.debug.doctor", "app_server.app",
+                           "pycodex.codex_home",
                        })),
     "pycodex/trace/cli.py": ("each `pycodex trace` verb loads its own reader or renderer (rich only for `show`, "
                              "the OpenTelemetry SDK only for `export`)",
@@ -175,6 +176,7 @@ from tests.support.appserver_memory import MemoryAppServerClient
 async def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     (tmp / "home").mkdir()
+    (tmp / "home" / "config.toml").write_text('model_provider = "scripted"')  # offline, asked for by name
     client = await MemoryAppServerClient.spawn(None, codex_home=tmp / "home", cwd=tmp)
     await client.initialize()
     await client.app.turn_machinery()  # what thread/start waits for anyway

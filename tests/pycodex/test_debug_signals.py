@@ -49,6 +49,7 @@ def _catches_usr1(pid: int) -> bool:
 
 def test_usr1_during_start_up_dumps_stacks_instead_of_killing(tmp_path: Path) -> None:
     blocked, release, err = tmp_path / "blocked", tmp_path / "release", tmp_path / "stderr"
+    (tmp_path / "home").mkdir()  # a CODEX_HOME that does not exist stops the command before start-up
     env = {**os.environ, "CODEX_HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO_ROOT)}
     with err.open("wb") as err_file, subprocess.Popen(
         [sys.executable, "-c", HOLD_STARTUP, str(blocked), str(release)], env=env, cwd=tmp_path,

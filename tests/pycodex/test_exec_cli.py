@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support.fake_model import FakeModel, exec_call, message, model_config
+from tests.support.hermetic import stop_walks_at
 from tests.support.procs import stop_process
 
 DEAD_MODEL_URL = "http://127.0.0.1:9/v1"
@@ -182,13 +183,31 @@ async def test_resume_last_and_by_id_continue_the_thread_and_fork_copies_it(make
     assert texts[3][-4:] == ["first prompt", "second prompt\n", "third prompt", "fourth prompt"]
 
 
-async def test_resume_without_a_session_and_unknown_ids_are_one_line_errors(make_env: Any) -> None:
-    env = await make_env([_reply("never used")])
+async def test_resume_last_with_no_session_here_starts_a_new_one_as_codex_and_unknown_ids_are_errors(
+    make_env: Any,
+) -> None:
+    """Codex 0.169 (checked on the binary): `resume --last` with no session of this directory, even when another
+    directory has one, starts a new session and exits 0; it does not resume the other directory's session."""
+    env = await make_env({"responses": [_reply("ok")], "when_exhausted": "repeat_last"})
     other = env.work / "elsewhere"
     other.mkdir()
-    last = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "hi")
-    assert last.code == 1 and last.stdout == ""
-    assert "no recorded session to resume" in last.stderr and "Traceback" not in last.stderr
+    empty = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "hi")
+    assert empty.code == 0, empty.stderr
+    assert (empty.events[0]["type"], empty.events[-1]["type"]) == ("thread.started", "turn.completed")
+    here = await env.exec("--json", "--skip-git-repo-check", "first prompt")
+    thread_id = here.events[0]["thread_id"]
+    there = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "from elsewhere", cwd=other)
+    assert there.code == 0, there.stderr
+    assert there.events[0]["thread_id"] not in (thread_id, empty.events[0]["thread_id"])
+    assert _user_texts(env.requests()[-1])[-1:] == ["from elsewhere"]  # a fresh history
+    assert "first prompt" not in json.dumps(env.requests()[-1]["body"])
+    human = await env.exec("--skip-git-repo-check", "resume", "--last", "hi", cwd=other)
+    assert human.code == 0 and "No recorded session to resume in " not in human.stderr  # it has one now
+    fresh = other / "fresh"
+    fresh.mkdir()
+    new_here = await env.exec("--skip-git-repo-check", "resume", "--last", "hi", cwd=fresh)
+    assert new_here.code == 0 and f"No recorded session to resume in {fresh}; starting a new one." in new_here.stderr
+    requests = len(env.requests())
     unknown = str(uuid.uuid4())
     by_id = await env.exec("--json", "--skip-git-repo-check", "resume", unknown, "hi")
     assert by_id.code == 1 and by_id.stdout == ""
@@ -197,7 +216,7 @@ async def test_resume_without_a_session_and_unknown_ids_are_one_line_errors(make
     assert named.code == 1 and "no session found with id or name `no-such-name`" in named.stderr
     fork = await env.exec("--json", "--skip-git-repo-check", "fork", unknown, "hi")
     assert fork.code == 1 and "no rollout found" in fork.stderr
-    assert env.requests() == []  # none of them reached the model
+    assert len(env.requests()) == requests  # none of the errors reached the model
 
 
 async def test_output_last_message_and_output_schema_reach_file_and_request(make_env: Any, tmp_path: Path) -> None:
@@ -257,7 +276,8 @@ async def test_exit_codes_for_model_errors_usage_errors_and_git_check(make_env: 
 
 async def test_cd_and_add_dir_shape_the_workspace(make_env: Any, tmp_path: Path) -> None:
     env = await make_env([_reply("ok")])
-    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo").mkdir()
+    stop_walks_at(tmp_path / "repo")  # a repository (an empty `.git` folder is none, for Codex as for us)
     extra = tmp_path / "extra"
     extra.mkdir()
     run = await env.exec("--json", "-C", str(tmp_path / "repo"), "--add-dir", str(extra), "--add-dir", "rel",
@@ -282,8 +302,10 @@ async def test_ephemeral_runs_leave_no_session(make_env: Any) -> None:
     run = await env.exec("--json", "--skip-git-repo-check", "--ephemeral", "-m", "flag-model", "x")
     assert run.code == 0, run.stderr
     resumed = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "y")
-    assert resumed.code == 1 and "no recorded session" in resumed.stderr
+    assert resumed.code == 0, resumed.stderr  # nothing to resume: a new session, as Codex
+    assert resumed.events[0]["thread_id"] != run.events[0]["thread_id"]
     assert env.requests()[0]["body"]["model"] == "flag-model"
+    assert "x" not in _user_texts(env.requests()[1])
 
 
 def _shape(events: list[dict[str, Any]]) -> list[tuple[str, list[str], str, list[str]]]:

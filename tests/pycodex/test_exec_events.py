@@ -118,3 +118,22 @@ def test_unknown_notifications_and_items_are_ignored() -> None:
     assert m.feed("item/completed", {"item": {"type": "contextCompaction", "id": "c"}}) == []
     assert m.feed("item/completed", {"item": "not an object"}) == []
     assert camel_to_snake("inProgress") == "in_progress" and camel_to_snake("declined") == "declined"
+
+
+def test_items_get_their_own_ids_when_the_model_reuses_one() -> None:
+    """Codex 0.169 numbers every item (item_1, item_2, item_3) even when the model gives three the same id;
+    the started and completed events of one item still share its number."""
+    m = ExecEventMapper()
+    events: list[dict[str, Any]] = []
+    for method, params in [
+        ("item/completed", {"item": {"type": "reasoning", "id": "dup", "summary": ["thinking"], "content": []}}),
+        ("item/completed", {"item": {"type": "agentMessage", "id": "dup", "text": "one"}}),
+        ("item/started", {"item": {**_cmd("inProgress", None, None), "id": "dup"}}),
+        ("item/completed", {"item": {**_cmd("completed", "hi\n", 0), "id": "dup"}}),
+        ("item/completed", {"item": {"type": "agentMessage", "id": "dup", "text": "two"}}),
+    ]:
+        events += m.feed(method, params)
+    assert [(e["type"], e["item"]["id"]) for e in events] == [
+        ("item.completed", "item_0"), ("item.completed", "item_1"), ("item.started", "item_2"),
+        ("item.completed", "item_2"), ("item.completed", "item_3"),
+    ]

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pycodex.exec_cli.prompt import git_repo_root
+from pycodex.git_repo import git_repo_root
+from tests.support.hermetic import stop_walks_at
 
 
 def test_the_walk_finds_the_nearest_repository(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()
+    stop_walks_at(tmp_path)
     inner = tmp_path / "a" / "b"
     inner.mkdir(parents=True)
     assert git_repo_root(inner, {}) == tmp_path.resolve()
 
 
 def test_the_walk_does_not_go_up_into_a_ceiling(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()
+    stop_walks_at(tmp_path)
     inner = tmp_path / "a" / "b"
     inner.mkdir(parents=True)
     assert git_repo_root(inner, {"GIT_CEILING_DIRECTORIES": f"relative:{tmp_path / 'a'}"}) is None

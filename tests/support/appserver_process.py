@@ -29,6 +29,8 @@ def free_port() -> int:
 def app_server_env(codex_home: Path, overrides: Mapping[str, str | None] | None = None) -> dict[str, str]:
     """The caller's environment without any CODEX_*/OPENAI_* value (no real key may leak in), plus test values."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "OPENAI_"))}
+    # Codex, and pycodex, refuse to start on a CODEX_HOME that does not exist: the harness makes it.
+    codex_home.mkdir(parents=True, exist_ok=True)
     env["CODEX_HOME"] = str(codex_home)
     env["RUST_LOG"] = "warn"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)

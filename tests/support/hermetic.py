@@ -7,8 +7,8 @@ files up to the enclosing repository) and ``pycodex exec``'s Git check. The Git 
 ``GIT_CEILING_DIRECTORIES``, which its test sets; the other two have no ceiling to set, so a test of them
 stays hermetic in one of two ways:
 
-* ``below_a_repository_root`` / ``stop_walks_at``: the test's folder sits below a folder with an empty
-  ``.git``, so every walk stops there, before the system temp folder;
+* ``below_a_repository_root`` / ``stop_walks_at``: the test's folder sits below a folder with a minimal
+  ``.git`` (``HEAD`` only), so every walk stops there, before the system temp folder;
 * ``ABSENT_MARKER``: a test of "no project root at all" names a root marker no folder has, instead of
   relying on no ``.git`` anywhere above the temp folder.
 
@@ -25,8 +25,10 @@ ABSENT_MARKER = ".pycodex-test-absent-root-marker"
 
 
 def stop_walks_at(folder: Path) -> Path:
-    """Make `folder` a repository root (an empty `.git` folder): walks up from below it stop here."""
+    """Make `folder` a repository root (a `.git` folder holding `HEAD`, the least Codex takes for one; see
+    pycodex/git_repo.py): walks up from below it stop here."""
     (folder / ".git").mkdir(exist_ok=True)
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     return folder
 
 

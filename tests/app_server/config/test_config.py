@@ -47,13 +47,23 @@ def summaries(config: LoadedConfig) -> list[str]:
     return [w.summary for w in config.warnings]
 
 
-def test_a_missing_file_without_an_api_key_selects_the_scripted_provider_and_says_so(tmp_path: Path) -> None:
+def test_a_missing_file_without_an_api_key_selects_openai_as_codex_does_not_the_offline_model(tmp_path: Path) -> None:
+    """No silent fake model: with no provider and no key the provider is still OpenAI (a turn then fails
+    and says how to configure one); no warning is needed at load time."""
     config = load(tmp_path)
-    assert config.model_provider_id == "scripted"
-    assert config.provider.is_scripted
+    assert config.model_provider_id == "openai"
+    assert not config.provider.is_scripted
     assert config.model == DEFAULT_MODEL
     assert config.project_root_markers == (".git",)
-    assert len(config.warnings) == 1 and "scripted" in config.warnings[0].summary
+    assert config.warnings == ()
+
+
+def test_the_offline_model_runs_when_named_as_the_model_or_the_provider(tmp_path: Path) -> None:
+    assert load(tmp_path, ['model="scripted"']).provider.is_scripted
+    assert load(tmp_path, ['model_provider="scripted"']).provider.is_scripted
+    # A configured provider keeps its model name, even `scripted`.
+    write(tmp_path, MOCK_CONFIG)
+    assert load(tmp_path, ['model="scripted"']).model_provider_id == "mock_provider"
 
 
 def test_an_api_key_in_the_environment_selects_the_openai_provider_with_that_key(tmp_path: Path) -> None:

@@ -262,7 +262,8 @@ async def test_a_bad_model_script_is_reported_at_start_up_and_refuses_thread_sta
     app_server: Start, tmp_path: Path, name: str, content: bytes | None, cause: str
 ) -> None:
     home = tmp_path / "home"
-    home.mkdir()  # no config.toml and no API key: the scripted provider
+    home.mkdir()
+    (home / "config.toml").write_text('model_provider = "scripted"\n')  # the offline model, asked for by name
     script = tmp_path / "script.json"
     if content is not None:
         script.write_bytes(content)

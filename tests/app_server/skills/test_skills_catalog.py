@@ -44,8 +44,8 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     path = tmp_path / "repo"
-    (path / ".git").mkdir(parents=True)
-    return path
+    path.mkdir()
+    return stop_walks_at(path)  # a repository root (`.git` holding HEAD)
 
 
 def names(listing: dict[str, object], index: int = 0) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.fake_model import message, model_config
+from tests.support.hermetic import stop_walks_at
 
 
 def _texts(item: dict) -> list[str]:  # type: ignore[type-arg]
@@ -15,7 +16,7 @@ def _texts(item: dict) -> list[str]:  # type: ignore[type-arg]
 async def test_first_request_layout_with_agents_md_and_instructions(
     app_server, fake_model, codex_home: Path, workspace: Path
 ) -> None:
-    (workspace / ".git").mkdir()
+    stop_walks_at(workspace)
     (workspace / "AGENTS.md").write_text("Always answer in haiku.\n")
     model = await fake_model([{"output": [message("ok")]}])
     model_config(codex_home, model.url)
