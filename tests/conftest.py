@@ -100,6 +100,26 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 @pytest.fixture(scope="session")
+def _empty_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hermetic_home(_empty_home: Path) -> Generator[Path]:
+    """$HOME is an empty folder while a module of tests/ runs (restored after it, so compat_tests/ in the same
+    worker keep the real one).
+
+    Every app-server a test starts runs a login shell (its shell snapshot, begun at the handshake), and that
+    shell reads the runner's ~/.profile and ~/.bashrc: on a machine whose profile runs `pyenv init` that is
+    ~50 processes and up to a second per server, and whatever the profile prints or exports would reach the
+    test. The runner's `~/.agents/skills` and git config stay out too; tests that need git identities set
+    them (GIT_AUTHOR_NAME, ...), tests that need a $HOME of their own still set one."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(_empty_home))
+        yield _empty_home
+
+
+@pytest.fixture(scope="session")
 def codex_bin() -> Path:
     """The reference Codex 0.169.0 binary (`$PYCODEX_CODEX_BIN` or the npm copy); skips when absent."""
     found = require_codex()
