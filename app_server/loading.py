@@ -123,7 +123,6 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'app_server.threads.runner': Deferred(AFTER_HANDSHAKE, 'the turn runner'),
     'app_server.tools.exec_tool': Deferred(AFTER_HANDSHAKE, 'exec_command, the first tool call'),
     'app_server.prompts': Deferred(AFTER_HANDSHAKE, 'the base instructions, read through importlib.resources'),
-    'exec_client.wire.protocol': Deferred(AFTER_HANDSHAKE, "a local exec's output pump reads the wire's chunk size"),
     'exec_client.wire.sandbox_context': Deferred(AFTER_HANDSHAKE, 'the sandbox context is built per command'),
     'anyio._backends._asyncio': Deferred(AFTER_HANDSHAKE, 'httpx picks its anyio backend on the first request'),
     'anyio._core._sockets': Deferred(AFTER_HANDSHAKE, 'httpx opens its first connection through it'),

@@ -52,9 +52,6 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
     "pycodex/transport/ws_auth.py": ("PyJWT (and cryptography) only when a JWT is checked", frozenset({"jwt"})),
     "exec_client/environment.py": ("the wire models only once a remote environment answers",
                                    frozenset({"exec_client.wire"})),
-    "exec_client/local_environment.py": ("the wire's chunk size only once a local process is read "
-                                         "(prewarmed: loading.py's after-handshake group)",
-                                         frozenset({"exec_client.wire.protocol"})),
     "exec_server/heap.py": ("ctypes only when the heap is trimmed", frozenset({"ctypes"})),
 }
 
