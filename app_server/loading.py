@@ -56,7 +56,7 @@ ON_FIRST_USE: Final = "on-first-use"
 #: is written: the fast path and nothing of the server (no pydantic, no asyncio either).
 BEFORE_ANSWER: Final = frozenset({
     "app_server", "app_server.lazy", "app_server.main", "app_server.startup", "pycodex", "pycodex.cli",
-    "pycodex.json_types", "pycodex.jsonrpc", "pycodex.jsonrpc.codec", "pycodex.jsonrpc.errors",
+    "pycodex.json_types", "pycodex.jsonrpc", "pycodex.lean_imports", "pycodex.jsonrpc.codec", "pycodex.jsonrpc.errors",
     "pycodex.jsonrpc.framing", "pycodex.jsonrpc.peer", "pycodex.signals", "pycodex.trace",
 })
 

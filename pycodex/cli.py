@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
+from pycodex.lean_imports import skip_httpx_cli
 
 if TYPE_CHECKING:  # argparse is imported by build_parser: a bare `pycodex app-server` parses nothing
     import argparse
@@ -164,21 +165,11 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     return parser
 
 
-def _skip_httpx_cli() -> None:
-    """Keep httpx's command-line tool out of this process.
-
-    ``import httpx`` imports its CLI (click, rich, pygments: ~0.1 s of CPU) whenever those are installed,
-    and they are (uvicorn needs click; ``pycodex trace show`` uses rich). No pycodex process runs httpx's
-    CLI, so its module is marked absent and httpx falls back to the stub it keeps for installs without it;
-    rich itself stays importable."""
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None: "absent" to the importer
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     from pycodex.signals import survive_usr1
 
     survive_usr1()  # first: a SIGUSR1 during start-up must not end the process
-    _skip_httpx_cli()
+    skip_httpx_cli()
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments == ["--version"]:  # what argparse's version action prints, without building the parser
         print(VERSION_LINE)

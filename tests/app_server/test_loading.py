@@ -53,6 +53,8 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
     "exec_client/environment.py": ("the wire models only once a remote environment answers",
                                    frozenset({"exec_client.wire"})),
     "exec_server/heap.py": ("ctypes only when the heap is trimmed", frozenset({"ctypes"})),
+    "exec_server/cli.py": ("the remote executor (registry client, Noise, httpx) only with --remote",
+                           frozenset({"exec_server.remote.cli", "exec_server.remote.session_bridge"})),
 }
 
 
