@@ -56,7 +56,8 @@ ON_FIRST_USE: Final = "on-first-use"
 #: is written: the fast path and nothing of the server (no pydantic, no asyncio either).
 BEFORE_ANSWER: Final = frozenset({
     "app_server", "app_server.lazy", "app_server.main", "app_server.startup", "pycodex", "pycodex.cli",
-    "pycodex.codex_home", "pycodex.json_types", "pycodex.jsonrpc", "pycodex.jsonrpc.codec", "pycodex.jsonrpc.errors",
+    "pycodex.codex_home", "pycodex.json_types", "pycodex.jsonrpc", "pycodex.lean_imports", "pycodex.jsonrpc.codec",
+    "pycodex.jsonrpc.errors",
     "pycodex.jsonrpc.framing", "pycodex.jsonrpc.peer", "pycodex.signals", "pycodex.trace",
 })
 
@@ -125,7 +126,6 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'app_server.threads.runner': Deferred(AFTER_HANDSHAKE, 'the turn runner'),
     'app_server.tools.exec_tool': Deferred(AFTER_HANDSHAKE, 'exec_command, the first tool call'),
     'app_server.prompts': Deferred(AFTER_HANDSHAKE, 'the base instructions, read through importlib.resources'),
-    'exec_client.wire.protocol': Deferred(AFTER_HANDSHAKE, "a local exec's output pump reads the wire's chunk size"),
     'exec_client.wire.sandbox_context': Deferred(AFTER_HANDSHAKE, 'the sandbox context is built per command'),
     'anyio._backends._asyncio': Deferred(AFTER_HANDSHAKE, 'httpx picks its anyio backend on the first request'),
     'anyio._core._sockets': Deferred(AFTER_HANDSHAKE, 'httpx opens its first connection through it'),
@@ -143,6 +143,7 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'app_server.tools.router': Deferred(AFTER_HANDSHAKE, 'tool-call routing'),
     # -- on first use: what only some sessions need
     'pycodex.transport.websocket': Deferred(ON_FIRST_USE, 'websockets, only for a ws:// listener'),
+    'pycodex.transport.unix': Deferred(ON_FIRST_USE, 'websockets over a unix socket, only for a unix:// listener'),
     'pycodex.transport.ws_auth': Deferred(ON_FIRST_USE, 'JWT/token auth, only for a ws:// listener'),
     'app_server.mcp.manager': Deferred(ON_FIRST_USE, 'the MCP SDK, for a thread with MCP servers'),
     'app_server.model.scripted': Deferred(ON_FIRST_USE, 'the offline scripted model, only when it is the provider (its script is then checked at start-up)'),

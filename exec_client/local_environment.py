@@ -23,6 +23,7 @@ from exec_client.environment import (
     ProcessExit,
     ProcessSpec,
 )
+from exec_client.wire import MAX_CHUNK_BYTES
 from pycodex.platform.spawn import SpawnedProcess, SpawnError, SpawnRequest, spawn
 
 __all__ = ["LocalEnvironment", "remove_path"]
@@ -41,8 +42,6 @@ class _LocalProcess(ExecProcess):
         return self._closed
 
     async def _pump(self, stream: str) -> None:
-        from exec_client.wire.protocol import MAX_CHUNK_BYTES  # its pydantic models are not a start-up cost
-
         while data := await self._spawned.read_chunk(stream, MAX_CHUNK_BYTES):
             await self._events.put(OutputChunk(stream, data))
 

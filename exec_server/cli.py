@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from exec_server.remote import connection_session_factory
-from exec_server.remote.cli import add_remote_arguments, run_remote_executor
+from exec_server.remote.args import add_remote_arguments
 from exec_server.session import DEFAULT_DETACHED_TTL_S, DEFAULT_MAX_PROCESSES, Limits, SessionRegistry
 from exec_server.stdio_listener import serve_stdio
 from exec_server.ws_listener import WsOptions, start_ws_server
@@ -157,6 +156,10 @@ async def run_exec_server(options: argparse.Namespace) -> int:
     watch_children_with_pidfds()  # no reaper thread per running command
     registry = SessionRegistry(limits)
     if _opt(options, "remote"):
+        # Only --remote needs the registry client, Noise and httpx (~0.2 s of imports).
+        from exec_server.remote.cli import run_remote_executor
+        from exec_server.remote.session_bridge import connection_session_factory
+
         try:
             return await run_remote_executor(
                 options, connection_session_factory(registry, concurrent_requests=concurrent)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
+from pycodex.lean_imports import skip_httpx_cli
 
 if TYPE_CHECKING:  # argparse is imported by build_parser: a bare `pycodex app-server` parses nothing
     import argparse
@@ -176,6 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pycodex.signals import survive_usr1
 
     survive_usr1()  # first: a SIGUSR1 during start-up must not end the process
+    skip_httpx_cli()
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments == ["--version"]:  # what argparse's version action prints, without building the parser
         print(VERSION_LINE)

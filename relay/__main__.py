@@ -2,6 +2,10 @@
 
 import sys
 
-from relay.cli import main
+from pycodex.lean_imports import skip_httpx_cli
+
+skip_httpx_cli()  # before the relay's imports reach httpx
+
+from relay.cli import main  # noqa: E402
 
 sys.exit(main())

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import compileall
 import os
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
@@ -26,10 +27,13 @@ from tests.support.appserver import AppServerClient, ValidatingClient
 from tests.support.appserver_memory import MemoryAppServerClient
 from tests.support.appserver_process import write_codex_config
 from tests.support.appserver_ws import WsAppServerClient
+from tests.support.paths import REPO_ROOT
 from tests.support.procs import GROUPS
 from tests.support.schema import SchemaPair, SchemaValidator, load_schema_pair
 from tests.support.tools import require_codex
 
+#: The packages the product is made of: their modules are what spawned processes import.
+PRODUCT_PACKAGES = ("pycodex", "app_server", "exec_client", "exec_server", "relay", "agent_api")
 # Fixtures that hand a test the live Codex binary: a test requesting one must say so with `@pytest.mark.codex`.
 CODEX_FIXTURES = frozenset({"codex_bin"})
 
@@ -44,6 +48,19 @@ LEFTOVERS = pytest.StashKey[list[str]]()
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[LEFTOVERS] = []
     atexit.register(GROUPS.sweep)  # an interrupted session (Ctrl-C, an internal error) still cleans up
+    if not hasattr(config, "workerinput"):  # once per run: in the xdist controller, before its workers start
+        compile_product()
+
+
+def compile_product() -> None:
+    """Write the bytecode of every product module that has none or a stale one.
+
+    The suite starts hundreds of `python -m pycodex` (and exec-server, mock-model, ...) processes. Where
+    PYTHONDONTWRITEBYTECODE is set (it is in some CI images) or the sources just changed, each of them would
+    compile the product's modules from source again (~0.3 s of CPU per process). py_compile writes the files
+    whatever that variable says; up-to-date ones are only stat'ed."""
+    for package in PRODUCT_PACKAGES:
+        compileall.compile_dir(REPO_ROOT / package, quiet=2)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -97,6 +114,26 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_sep("-", f"{sum(reasons.values())} skipped")
     for reason, count in reasons.most_common():
         terminalreporter.write_line(f"{count:5d} skipped: {reason}")
+
+
+@pytest.fixture(scope="session")
+def _empty_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hermetic_home(_empty_home: Path) -> Generator[Path]:
+    """$HOME is an empty folder while a module of tests/ runs (restored after it, so compat_tests/ in the same
+    worker keep the real one).
+
+    Every app-server a test starts runs a login shell (its shell snapshot, begun at the handshake), and that
+    shell reads the runner's ~/.profile and ~/.bashrc: on a machine whose profile runs `pyenv init` that is
+    ~50 processes and up to a second per server, and whatever the profile prints or exports would reach the
+    test. The runner's `~/.agents/skills` and git config stay out too; tests that need git identities set
+    them (GIT_AUTHOR_NAME, ...), tests that need a $HOME of their own still set one."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(_empty_home))
+        yield _empty_home
 
 
 @pytest.fixture(scope="session")

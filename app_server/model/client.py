@@ -34,6 +34,7 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from functools import cache
 
 import httpx
 
@@ -68,6 +69,21 @@ logger = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 30.0
 #: An error answer's body is only read this far (it ends up in a message, not in memory forever).
 MAX_ERROR_BODY = 64 * 1024
+
+
+def verifying_tls_context() -> ssl.SSLContext:
+    """The certificate-verifying TLS context httpx builds by default (its CA bundle, or $SSL_CERT_FILE /
+    $SSL_CERT_DIR when set), built once per process for each such setting and shared by the model clients.
+
+    Loading the CA bundle costs ~25 ms of CPU, and every app-server builds a model client for its provider
+    (a test run starts thousands); the context is only read after it is built."""
+    return _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@cache
+def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    del cert_file, cert_dir  # the cache key: httpx reads the same two variables itself
+    return httpx.create_ssl_context()
 
 
 def connect_failure_cause(exc: BaseException) -> str:
@@ -115,7 +131,8 @@ class ModelClient:
         self._base_url = provider.base_url or ""
         self._owns_http = http is None
         self._http = http or httpx.AsyncClient(
-            timeout=httpx.Timeout(connect=CONNECT_TIMEOUT_S, read=None, write=30.0, pool=30.0)
+            timeout=httpx.Timeout(connect=CONNECT_TIMEOUT_S, read=None, write=30.0, pool=30.0),
+            verify=verifying_tls_context(),
         )
         self._env: Mapping[str, str] = os.environ if env is None else env
         self._stored_key = stored_key

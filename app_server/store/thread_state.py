@@ -134,8 +134,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if version > len(MIGRATIONS):
         raise sqlite3.DatabaseError(f"schema version {version} is newer than this server ({len(MIGRATIONS)})")
-    for index in range(version, len(MIGRATIONS)):
-        conn.executescript(f"BEGIN;\n{MIGRATIONS[index]}\nPRAGMA user_version = {index + 1};\nCOMMIT;")
+    if version < len(MIGRATIONS):  # every pending step in one transaction: one commit (one sync) for a new file
+        steps = "\n".join(MIGRATIONS[version:])
+        conn.executescript(f"BEGIN;\n{steps}\nPRAGMA user_version = {len(MIGRATIONS)};\nCOMMIT;")
 
 
 class ThreadStateDb(SectionsMixin, AttachmentsMixin):

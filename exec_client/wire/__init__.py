@@ -10,4 +10,12 @@
 
 The executor and the relay import only this subpackage (tests/pycodex/test_import_graph.py enforces it), so the
 harness side of ``exec_client`` can change without touching them.
+
+The output chunk size lives here rather than in ``protocol``: a local process's output pump reads it, and
+that should not cost the protocol's pydantic models (~0.1 s of import).
 """
+
+__all__ = ["MAX_CHUNK_BYTES"]
+
+#: Codex sends output in chunks of at most this many raw bytes.
+MAX_CHUNK_BYTES = 8192

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from exec_client.wire import b64
+from exec_client.wire import MAX_CHUNK_BYTES, b64
 from exec_client.wire.fs_protocol import (
     FsCloseParams,
     FsCopyParams,
@@ -86,8 +86,6 @@ __all__ = [
     "uri_to_path",
 ]
 
-#: Codex sends output in chunks of at most this many raw bytes.
-MAX_CHUNK_BYTES = 8192
 
 Stream = Literal["stdout", "stderr", "pty"]
 WriteStatus = Literal["accepted", "unknownProcess", "stdinClosed", "starting"]

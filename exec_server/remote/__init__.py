@@ -11,12 +11,27 @@ Public API:
 * ``RemoteExecutor``, ``RegistryClient``, ``StreamMux``, ``ExecutorStream`` for embedding and tests.
 """
 
-from exec_server.remote.cli import add_remote_arguments, run_remote_executor
-from exec_server.remote.executor import Keepalive, RemoteExecutor
-from exec_server.remote.mux import SessionFactory, StreamMux
-from exec_server.remote.registration import RegistryClient, ValidationOutcome
-from exec_server.remote.session_bridge import connection_session_factory
-from exec_server.remote.stream_state import ExecutorIdentity, ExecutorStream, StreamProtocolError
+from typing import TYPE_CHECKING
+
+from pycodex.lazy_exports import lazy_getattr
+
+if TYPE_CHECKING:
+    from exec_server.remote.args import add_remote_arguments
+    from exec_server.remote.cli import run_remote_executor
+    from exec_server.remote.executor import Keepalive, RemoteExecutor
+    from exec_server.remote.mux import SessionFactory, StreamMux
+    from exec_server.remote.registration import RegistryClient, ValidationOutcome
+    from exec_server.remote.session_bridge import connection_session_factory
+    from exec_server.remote.stream_state import ExecutorIdentity, ExecutorStream, StreamProtocolError
+
+#: Exported name -> its submodule, resolved on first use: a local exec-server parses the remote options
+#: (``args``) without importing the registry client, Noise and httpx that only ``--remote`` runs.
+_HOME = {
+    "add_remote_arguments": "args", "run_remote_executor": "cli", "Keepalive": "executor",
+    "RemoteExecutor": "executor", "SessionFactory": "mux", "StreamMux": "mux", "RegistryClient": "registration",
+    "ValidationOutcome": "registration", "connection_session_factory": "session_bridge",
+    "ExecutorIdentity": "stream_state", "ExecutorStream": "stream_state", "StreamProtocolError": "stream_state",
+}
 
 __all__ = [
     "ExecutorIdentity",
@@ -32,3 +47,11 @@ __all__ = [
     "connection_session_factory",
     "run_remote_executor",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import an exported name's submodule on first use (see ``_HOME``)."""
+    return _lazy(name)
+
+
+_lazy = lazy_getattr(__name__, _HOME)

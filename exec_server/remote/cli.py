@@ -16,6 +16,7 @@ import sys
 from urllib.parse import urlsplit
 
 from exec_client.wire.registry import RegistryError, RegistryResponseError, new_http_client
+from exec_server.remote.args import API_KEY_ENV_VAR, add_remote_arguments
 from exec_server.remote.executor import RemoteExecutor
 from exec_server.remote.mux import SessionFactory
 from exec_server.remote.registration import RegistryClient
@@ -25,29 +26,6 @@ __all__ = ["API_KEY_ENV_VAR", "add_remote_arguments", "run_remote_executor"]
 
 log = logging.getLogger(__name__)
 
-API_KEY_ENV_VAR = "CODEX_API_KEY"
-
-
-def add_remote_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the remote-environment options (registry URL, transport, environment id and name, bearer) to
-    ``parser``."""
-    group = parser.add_argument_group("remote environment (Noise relay)")
-    group.add_argument(
-        "--remote", default=None, metavar="URL", help="register as a remote environment with this registry"
-    )
-    group.add_argument(
-        "--remote-transport",
-        choices=["noise", "direct"],
-        default="noise",
-        help="transport of the remote connection (only noise is supported)",
-    )
-    group.add_argument("--environment-id", default=None, metavar="ID", help="environment id to register")
-    group.add_argument("--name", default=None, metavar="NAME", help="human-readable environment name")
-    group.add_argument(
-        "--registration-bearer-stdin",
-        action="store_true",
-        help=f"read the registry bearer token as one line from stdin (default: ${API_KEY_ENV_VAR})",
-    )
 
 
 class _UsageError(Exception):

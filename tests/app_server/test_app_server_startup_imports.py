@@ -86,3 +86,12 @@ def test_a_first_thread_without_mcp_servers_does_not_load_the_mcp_sdk(tmp_path: 
     names = {name for line in lines if (name := _module(line))}
     assert "app_server.mcp.params" in names  # the thread's MCP service was built (without the SDK)
     assert sorted(name for name in names if name.split(".")[0] == "mcp") == []
+
+
+def test_a_first_thread_imports_httpx_without_its_command_line_tool(tmp_path: Path) -> None:
+    """httpx imports its CLI (click, rich, pygments) when they are installed; `pycodex` keeps it out."""
+    lines = _run_importtime(tmp_path, {"method": "initialized"}, {"id": 2, "method": "thread/start", "params": {}})
+    assert any(line.startswith('{"id":2,"result":{"thread"') for line in lines)
+    names = {name for line in lines if (name := _module(line))}
+    assert "httpx" in names  # the first turn's HTTP client was imported (the prewarm ran)
+    assert sorted(name for name in names if name.split(".")[0] in {"click", "rich", "pygments"}) == []

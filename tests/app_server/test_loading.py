@@ -27,6 +27,11 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("app_server/main.py", "asyncio"): "stdlib, but the initialize answer is written before the event loop exists",
     ("app_server/main.py", "logging"): "stdlib, but not imported before the initialize answer",
     ("app_server/main.py", "pycodex.platform.spawn"): "imports asyncio, which waits until the answer is written",
+    ("app_server/main.py", "pathlib"): "stdlib, only for a unix:// listener's path (not before the answer)",
+    ("app_server/app.py", "app_server.config.trust"): "project trust, read when a thread's defaults are made",
+    ("app_server/daemon/cli.py", "app_server.daemon"): "each daemon verb loads only its own part (lifecycle)",
+    ("app_server/daemon/cli.py", "app_server.daemon.proxy"): "`proxy` and the control-socket probe only",
+    ("app_server/daemon/cli.py", "pycodex.transport.unix_paths"): "the default socket path, for `proxy` only",
 }
 
 #: Outside app_server, the imports inside functions per file, and why they stay there.
@@ -41,7 +46,7 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                            "pycodex.logging_setup", "pycodex.exec_cli.run", "app_server.protocol.schema_export",
                            "app_server.protocol.typescript_export",
                            "asyncio", "pycodex.demo", "pycodex.debug.doctor", "app_server.app",
-                           "pycodex.codex_home",
+                           "pycodex.codex_home", "app_server.daemon",
                        })),
     "pycodex/trace/cli.py": ("each `pycodex trace` verb loads its own reader or renderer (rich only for `show`, "
                              "the OpenTelemetry SDK only for `export`)",
@@ -49,16 +54,18 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                                         "rich.console", "pycodex.trace.show", "pycodex.otel"})),
     "pycodex/debug/doctor.py": ("websockets only when the doctor probes a ws:// server",
                                 frozenset({"asyncio", "websockets.asyncio.client"})),
-    "pycodex/exec_cli/run.py": ("`pycodex exec` builds an in-process server only once its arguments parsed",
-                                frozenset({"app_server.app", "pycodex.exec_cli.inproc"})),
+    "pycodex/exec_cli/run.py": ("`pycodex exec` builds an in-process server only once its arguments parsed, "
+                                "and connects to a running one only with --remote",
+                                frozenset({"app_server.app", "pycodex.exec_cli.inproc", "app_server.daemon.cli",
+                                           "pycodex.exec_cli.remote"})),
+    "pycodex/exec_cli/remote.py": ("websockets only once `exec --remote` connects (checking the address needs none)",
+                                   frozenset({"pycodex.transport.unix_paths", "pycodex.transport.websocket",
+                                              "websockets.asyncio.client", "websockets.exceptions"})),
     "pycodex/signals.py": ("asyncio only when a loop's signals are wired; the initialize fast path imports this "
                            "module before the answer", frozenset({"asyncio"})),
     "pycodex/transport/ws_auth.py": ("PyJWT (and cryptography) only when a JWT is checked", frozenset({"jwt"})),
     "exec_client/environment.py": ("the wire models only once a remote environment answers",
                                    frozenset({"exec_client.wire"})),
-    "exec_client/local_environment.py": ("the wire's chunk size only once a local process is read "
-                                         "(prewarmed: loading.py's after-handshake group)",
-                                         frozenset({"exec_client.wire.protocol"})),
     "exec_server/heap.py": ("ctypes only when the heap is trimmed", frozenset({"ctypes"})),
     "pycodex/otel/__init__.py": ("the OpenTelemetry SDK only when [otel] or OTEL_* export a signal",
                                  frozenset({"pycodex.otel"})),
@@ -66,6 +73,8 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                                   frozenset({"grpc", "opentelemetry.exporter.otlp.proto.grpc.trace_exporter",
                                              "opentelemetry.exporter.otlp.proto.grpc.metric_exporter",
                                              "opentelemetry.exporter.otlp.proto.grpc._log_exporter"})),
+    "exec_server/cli.py": ("the remote executor (registry client, Noise, httpx) only with --remote",
+                           frozenset({"exec_server.remote.cli", "exec_server.remote.session_bridge"})),
 }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -103,7 +102,10 @@ async def test_terminate_kills_the_group_and_reports_137(env: ExecutionEnvironme
 
 async def test_interrupt_reports_130(env: ExecutionEnvironment, tmp_path: Path) -> None:
     proc = await env.start(ProcessSpec(["/bin/cat"], tmp_path, ENV, pipe_stdin=True))
-    await asyncio.sleep(0.1)
+    # The echo says cat runs: a SIGINT sent before the child has exec'd it would meet the forked
+    # interpreter's handler and be lost (a fixed sleep lost that race on a loaded machine).
+    assert await proc.write_stdin(b"up\n")
+    assert await proc.next_event(STEP) == OutputChunk("stdout", b"up\n")
     await proc.interrupt()
     assert await proc.wait(STEP) == 130
 

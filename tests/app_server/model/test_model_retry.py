@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import email.utils
 import socket
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
+import certifi
 import pytest
 
 from app_server.model import ModelClient, ModelError, ProviderConfig, RequestContext, RetryNotice, errors
+from app_server.model.client import verifying_tls_context
 from app_server.model.events import ResponseCompleted, ResponseEvent
 from app_server.model.retry import MAX_BACKOFF_S, RetryPolicy, default_backoff, no_backoff, worst_case_seconds
 from app_server.model.retry_hints import parse_retry_after, parse_try_again_in, retry_hint
@@ -206,6 +209,17 @@ async def test_https_to_a_plain_http_server_is_a_tls_failure(fake_model: Start) 
     assert err.payload.message.startswith(
         f"Connection failed: error sending request to model provider `mock_provider` ({base_url}): TLS handshake failed"
     )
+
+
+def test_model_clients_share_one_verifying_tls_context_per_ca_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    shared = verifying_tls_context()
+    assert shared.verify_mode == ssl.CERT_REQUIRED and shared.check_hostname
+    assert shared.cert_store_stats()["x509_ca"] > 0  # the CA bundle is loaded
+    assert verifying_tls_context() is shared
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())  # another CA setting gets a context of its own
+    assert verifying_tls_context() is not shared
 
 
 # -- the budget -------------------------------------------------------------------------------------------

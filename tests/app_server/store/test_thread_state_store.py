@@ -67,3 +67,17 @@ def test_a_damaged_file_is_served_from_memory_and_migrations_are_versioned(tmp_p
     ThreadStateDb(healthy).close()
     version = sqlite3.connect(healthy / STATE_FILE).execute("PRAGMA user_version").fetchone()[0]
     assert version == len(MIGRATIONS)
+
+
+def test_an_older_schema_gets_the_remaining_migrations(tmp_path: Path) -> None:
+    old = sqlite3.connect(tmp_path / STATE_FILE)
+    old.executescript(f"{MIGRATIONS[0]}\nPRAGMA user_version = 1;")
+    old.execute("INSERT INTO read_state VALUES (?, NULL, NULL, 'r1')", (T,))
+    old.commit()
+    old.close()
+    db = ThreadStateDb(tmp_path)
+    assert db.read_state(T)["firstUnread"] is None  # the row from before the upgrade is kept
+    assert [s["name"] for s in db.sections()] == ["Pinned"]  # and a later migration's row is there
+    db.close()
+    version = sqlite3.connect(tmp_path / STATE_FILE).execute("PRAGMA user_version").fetchone()[0]
+    assert version == len(MIGRATIONS)

@@ -234,7 +234,10 @@ def _function_output(model: Any, call_id: str) -> str:
 
 async def _run_big_command(app_server: Any, fake_model: Any, codex_home: Path, workspace: Path,
                            **spawn: Any) -> tuple[Any, Any, str]:
-    model = await fake_model([{"output": [exec_call("call_big", BIG_CMD)]}, {"output": [message("done")]}],
+    # The longest yield either server allows (30 s), not the default 10 s: on a loaded machine 20 MB through
+    # a pipe can take longer, and the call returns as soon as the command exits anyway.
+    big = exec_call("call_big", BIG_CMD, yield_time_ms=30_000)
+    model = await fake_model([{"output": [big]}, {"output": [message("done")]}],
                              name=f"model-{codex_home.name}")
     model_config(codex_home, model.url, sandbox_mode="danger-full-access")
     client = await app_server(codex_home=codex_home, **spawn)
