@@ -117,6 +117,23 @@ class Session:
             return False
         return True
 
+    def encode_notification(self, method: str, params: Any) -> bytes:
+        """The wire bytes of a notification stamped now: what ``broadcast`` hands every connection."""
+        return self._endpoint.peer.notify(method, params, emitted_at_ms=now_ms())
+
+    async def send_within(self, data: bytes, timeout: float) -> bool:
+        """Write already encoded bytes, giving up after ``timeout`` seconds of a full outbox; False if so."""
+        if self.closed.is_set():
+            return True
+        try:
+            # asyncio.timeout, not wait_for: no task per write (3.11's wait_for wraps the write in one and
+            # yields to the loop even when the outbox has room, which a broadcast to 500 connections felt).
+            async with asyncio.timeout(timeout):
+                await self._endpoint.send(data)
+        except TimeoutError:
+            return False
+        return True
+
     async def send_raw(self, data: bytes) -> None:
         """Write an already-encoded message (the connection's responses)."""
         await self._endpoint.send(data)
