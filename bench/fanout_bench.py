@@ -164,13 +164,23 @@ class WsServer:
         await self.proc.wait()
 
 
-async def _turn(client: WsClient, cwd: str) -> float:
+async def _turn(client: WsClient, cwd: str) -> tuple[str, float]:
+    """Start a thread and run one turn on it: (thread id, seconds from turn/start to turn/completed)."""
     thread = (await client.call("thread/start", {"cwd": cwd}))["thread"]["id"]
     done = client.completion(thread)
     t0 = time.perf_counter()
     await client.call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "go"}]})
     await asyncio.wait_for(done, 600)
-    return time.perf_counter() - t0
+    return thread, time.perf_counter() - t0
+
+
+async def _settle(watcher: WsClient, threads: list[str], timeout: float = 20.0) -> None:
+    """Wait (bounded) until ``watcher`` has both status changes of each thread's turn, then make one round
+    trip on it: whatever the server had queued for it before arrives ahead of that answer."""
+    deadline = time.monotonic() + timeout
+    while any(watcher.status_by_thread.get(t, 0) < 2 for t in threads) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    await watcher.call("thread/loaded/list", {})
 
 
 async def fanout(impl: Impl, clients: int) -> tuple[float, float, float]:
@@ -188,7 +198,7 @@ async def fanout(impl: Impl, clients: int) -> tuple[float, float, float]:
                 batch = min(25, clients - len(conns))
                 conns.extend(await asyncio.gather(*(server.client() for _ in range(batch))))
             before = _cpu_s(server.proc.pid)
-            lat = sorted(await asyncio.gather(*(_turn(c, str(work)) for c in conns)))
+            lat = sorted(s for _, s in await asyncio.gather(*(_turn(c, str(work)) for c in conns)))
             cpu = _cpu_s(server.proc.pid) - before
             # Let the last notifications (other threads' status changes) arrive before counting.
             await asyncio.sleep(0.5)
@@ -210,9 +220,8 @@ async def counts(impl: Impl) -> dict[str, Any]:
         server = await WsServer.spawn(impl, home, work)
         try:
             first, second = await server.client(), await server.client()
-            await _turn(first, str(work))
-            await _turn(first, str(work))
-            await asyncio.sleep(1.0)  # a bench probe, not a test: let stragglers arrive
+            threads = [await _turn(first, str(work)) for _ in range(2)]
+            await _settle(second, [thread for thread, _ in threads])
             result = {"runner": dict(first.counts), "watcher": dict(second.counts),
                       "runner_status": dict(first.status_by_thread), "watcher_status": dict(second.status_by_thread)}
             await first.close()

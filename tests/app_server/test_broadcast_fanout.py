@@ -142,3 +142,17 @@ async def test_a_broadcast_hands_every_connection_the_same_bytes(pair: tuple[Cli
     assert len(theirs) == len(ours) == 2
     for mine, other in zip(ours, theirs, strict=True):
         assert mine is other  # one encoding, not an equal copy
+
+
+@pytest.mark.codex
+async def test_codex_routes_status_changes_the_same_way(codex_bin: Path) -> None:
+    """The same two-connection probe against both servers over websockets: the watcher's counts agree."""
+    from bench.fanout_bench import counts
+    from bench.harness import Impl, implementations
+
+    ours, theirs = (await counts(implementations()[0])), (await counts(Impl("codex", [str(codex_bin)])))
+    for side in (ours, theirs):
+        assert sorted(side["watcher_status"].values()) == [2, 2]
+        assert side["watcher"]["thread/started"] == 2
+    for key in ("runner", "watcher"):
+        assert ours[key]["thread/status/changed"] == theirs[key]["thread/status/changed"]
