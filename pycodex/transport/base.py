@@ -96,6 +96,12 @@ class Outbox:
         """Bytes queued and not yet written (what the byte bound is measured against)."""
         return self._queued_bytes
 
+    def has_room(self, size: int) -> bool:
+        """Whether ``send`` of ``size`` bytes would queue at once, without waiting (or be dropped)."""
+        if self.closed:
+            return True
+        return not self._queue.full() and (not self._queued_bytes or self._queued_bytes + size <= self._max_bytes)
+
     async def send(self, data: bytes) -> None:
         """Queue ``data`` for the writer, waiting while the queue is full; dropped once the outbox is closed.
         """
