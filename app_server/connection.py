@@ -70,7 +70,8 @@ class AppConnection:
                                   error_wire=error_wire)
         self._peer = self._endpoint.peer
         self._router = router
-        self.session = Session(self._endpoint, experimental_notifications=experimental_notifications)
+        self.session = Session(self._endpoint, experimental_notifications=experimental_notifications,
+                               has_room=outbox.has_room)
         self._queue = self._endpoint.requests
         self._on_initialized = on_initialized
         #: The stdio fast path already wrote this answer to the initialize that comes first (app_server/

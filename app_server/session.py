@@ -57,9 +57,12 @@ class Session:
         endpoint: Endpoint,
         *,
         experimental_notifications: Iterable[str] = (),
+        has_room: Callable[[int], bool] | None = None,
     ) -> None:
         self.id = next(_connection_ids)
         self._endpoint = endpoint
+        #: Whether a write of that many bytes goes out without waiting (the outbox's ``has_room``).
+        self._has_room = has_room
         self._experimental_notifications = frozenset(experimental_notifications)
         self.initialized = False
         self.client_name = ""
@@ -113,6 +116,26 @@ class Session:
         data = self._endpoint.peer.notify(method, params, emitted_at_ms=now_ms())
         try:
             await asyncio.wait_for(self._endpoint.send(data), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def encode_notification(self, method: str, params: Any) -> bytes:
+        """The wire bytes of a notification stamped now: what ``broadcast`` hands every connection."""
+        return self._endpoint.peer.notify(method, params, emitted_at_ms=now_ms())
+
+    async def send_within(self, data: bytes, timeout: float) -> bool:
+        """Write already encoded bytes, giving up after ``timeout`` seconds of a full outbox; False if so."""
+        if self.closed.is_set():
+            return True
+        if self._has_room is not None and self._has_room(len(data)):  # the usual case: no timer at all
+            await self._endpoint.send(data)
+            return True
+        try:
+            # asyncio.timeout, not wait_for: no task per write (3.11's wait_for wraps the write in one and
+            # yields to the loop even when the outbox has room, which a broadcast to 500 connections felt).
+            async with asyncio.timeout(timeout):
+                await self._endpoint.send(data)
         except TimeoutError:
             return False
         return True

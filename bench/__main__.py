@@ -1,29 +1,33 @@
-"""``python -m bench [app|exec|relay|agent|search|trace|tools|all]``: run the benchmarks, print pycodex/Codex ratios."""
+"""``python -m bench [app|fanout|exec|relay|agent|search|trace|tools|all]``: run the benchmarks, print pycodex/Codex ratios."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 
-from bench.harness import implementations, print_table
+from bench.harness import PAIRED_RUNS, alternating, implementations, paired, print_table
 
 
 async def _app() -> None:
     from bench.app_server_bench import big_output_turn, delta_rate, exec_turn_latency
 
-    latency: dict[str, float] = {}
-    rate: dict[str, float] = {}
-    big_latency: dict[str, float] = {}
-    big_rss: dict[str, float] = {}
-    for impl in implementations():
-        latency[impl.name] = await exec_turn_latency(impl)
-        rate[impl.name] = await delta_rate(impl)
-        big_latency[impl.name], big_rss[impl.name] = await big_output_turn(impl)
+    latency: dict[str, list[float]] = {}
+    rate: dict[str, list[float]] = {}
+    big_latency: dict[str, list[float]] = {}
+    big_rss: dict[str, list[float]] = {}
+    impls = implementations()
+    for run in range(PAIRED_RUNS):
+        for impl in alternating(impls, run):
+            latency.setdefault(impl.name, []).append(await exec_turn_latency(impl))
+            rate.setdefault(impl.name, []).append(await delta_rate(impl))
+            big = await big_output_turn(impl)
+            big_latency.setdefault(impl.name, []).append(big[0])
+            big_rss.setdefault(impl.name, []).append(big[1])
     print_table("app-server", [
-        ("two-call exec turn latency", "s", latency, "lower", 0.5),
-        ("agentMessage/delta rate", "deltas/s", rate, "higher", 1.0),
-        ("20 MB command turn latency", "s", big_latency, "lower", 1.5),
-        ("20 MB command peak RSS", "MiB", big_rss, "lower", 1.0),
+        ("two-call exec turn latency", "s", paired(latency), "lower", 0.5),
+        ("agentMessage/delta rate", "deltas/s", paired(rate), "higher", 1.0),
+        ("20 MB command turn latency", "s", paired(big_latency), "lower", 1.5),
+        ("20 MB command peak RSS", "MiB", paired(big_rss), "lower", 1.0),
     ])
     from bench.startup_bench import run as run_startup
 
@@ -33,6 +37,10 @@ async def _app() -> None:
 async def _main(which: str) -> None:
     if which in ("app", "all"):
         await _app()
+    if which in ("fanout", "all"):
+        from bench.fanout_bench import run as run_fanout
+
+        await run_fanout()
     if which in ("exec", "all"):
         try:
             from bench.exec_server_bench import run as run_exec
@@ -67,8 +75,8 @@ async def _main(which: str) -> None:
 
 def main() -> int:
     which = sys.argv[1] if len(sys.argv) > 1 else "all"
-    if which not in ("app", "exec", "relay", "agent", "search", "trace", "tools", "all"):
-        print("usage: python -m bench [app|exec|relay|agent|search|trace|tools|all]", file=sys.stderr)
+    if which not in ("app", "exec", "relay", "agent", "search", "trace", "tools", "fanout", "all"):
+        print("usage: python -m bench [app|fanout|exec|relay|agent|search|trace|tools|all]", file=sys.stderr)
         return 2
     asyncio.run(_main(which))
     return 0

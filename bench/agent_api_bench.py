@@ -16,8 +16,9 @@ import tracemalloc
 from pathlib import Path
 
 from agent_api import BackendConfig, CodexBackend, Completion, RunRequest
-from tests.support.agent_api_runs import FAKE_BACKEND
 
+#: The fake backend's script, by path: importing tests.support.agent_api_runs would need pytest.
+FAKE_BACKEND = Path(__file__).resolve().parents[1] / "tests" / "support" / "fake_agent_backend.py"
 EVENTS = 4096
 PADDING = 2048
 STALL_S = 1.0

@@ -25,7 +25,17 @@ from pathlib import Path
 import orjson
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.harness import Impl, cpu_seconds, implementations, median, print_table, rss_mib, spread, temp_dirs
+from bench.harness import (
+    Impl,
+    alternating,
+    cpu_seconds,
+    implementations,
+    median,
+    print_table,
+    rss_mib,
+    spread,
+    temp_dirs,
+)
 from exec_client.client import ExecServerClient
 from exec_client.environment import ExecServerEnvironment, OutputChunk, ProcessSpec
 
@@ -176,8 +186,8 @@ async def run() -> None:
         try:
             for impl in impls:
                 latency[impl.name] = await _round_trip(servers[impl.name][1], work)
-            for _ in range(RUNS):
-                for impl in impls:
+            for run_index in range(RUNS):
+                for impl in alternating(impls, run_index):
                     proc, url = servers[impl.name]
                     one[impl.name].append(await _throughput(url, proc.pid, work, 1, ONE_STREAM_BYTES))
                     many[impl.name].append(

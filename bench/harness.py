@@ -35,6 +35,21 @@ def implementations() -> list[Impl]:
     return impls
 
 
+#: Rows measured once per server run twice, once in each order (see ``alternating``).
+PAIRED_RUNS = 2
+
+
+def alternating(impls: list[Impl], run: int) -> list[Impl]:
+    """The servers in the order the ``run``-th repetition measures them: which goes first alternates, so
+    the machine's load (and warm caches) favour neither column."""
+    return impls if run % 2 == 0 else impls[::-1]
+
+
+def paired(samples: dict[str, list[float]]) -> dict[str, float]:
+    """The median of each server's samples."""
+    return {name: median(values) for name, values in samples.items()}
+
+
 async def start_fake_model(script: list[Any], tmp: Path) -> FakeModel:
     """The shared fake Responses server, repeating its last response once the script runs out."""
     return await FakeModel.start({"responses": script, "when_exhausted": "repeat_last"}, tmp)

@@ -161,11 +161,11 @@ async def measure_all(impls: list[Impl]) -> list[_Side]:
             for side in sides:
                 side.env = await _open(side.connector, side.proc)
                 await _run_one(side.env, ["true"], work)  # warm up
-            for _ in range(LATENCY_ROUNDS):
-                for side in sides:
+            for round_index in range(LATENCY_ROUNDS):
+                for side in sides if round_index % 2 == 0 else sides[::-1]:
                     await _latency_round(side, work, COMMANDS // LATENCY_ROUNDS)
-            for _ in range(THROUGHPUT_RUNS):
-                for side in sides:
+            for round_index in range(THROUGHPUT_RUNS):
+                for side in sides if round_index % 2 == 0 else sides[::-1]:
                     await _throughput_round(side, work, relay.pid)
                     await _multi_stream_round(side, work)
             return sides

@@ -15,7 +15,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from app_server.search.fuzzy import fuzzy_file_search
-from bench.harness import Driver, Impl, implementations, median, print_table, temp_dirs
+from bench.harness import (
+    PAIRED_RUNS,
+    Driver,
+    Impl,
+    alternating,
+    implementations,
+    median,
+    paired,
+    print_table,
+    temp_dirs,
+)
 
 FILES = 100_000
 PER_DIR = 50
@@ -67,7 +77,11 @@ async def run() -> None:
     with tmp:
         home.mkdir()
         await asyncio.to_thread(make_tree, work)
-        latency = {impl.name: await query_latency(impl, home, work) for impl in implementations()}
+        samples: dict[str, list[float]] = {}
+        for run_index in range(PAIRED_RUNS):
+            for impl in alternating(implementations(), run_index):
+                samples.setdefault(impl.name, []).append(await query_latency(impl, home, work))
+        latency = paired(samples)
     print_table("fuzzy file search", [
         (f"one query, {FILES // 1000}k files", "s", latency, "lower", 3.0),
     ])

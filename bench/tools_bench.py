@@ -16,10 +16,13 @@ from typing import Any
 
 from bench.app_server_bench import _peak_rss_mib
 from bench.harness import (
+    PAIRED_RUNS,
     Driver,
     Impl,
+    alternating,
     implementations,
     median,
+    paired,
     print_table,
     start_fake_model,
     temp_dirs,
@@ -119,16 +122,15 @@ async def image_turn(impl: Impl) -> tuple[float, float]:
 
 async def run() -> None:
     """Print the agent-tool rows: pycodex and Codex side by side."""
-    patch_s: dict[str, float] = {}
-    patch_rss: dict[str, float] = {}
-    image_s: dict[str, float] = {}
-    image_rss: dict[str, float] = {}
-    for impl in implementations():
-        patch_s[impl.name], patch_rss[impl.name] = await patch_turn(impl)
-        image_s[impl.name], image_rss[impl.name] = await image_turn(impl)
+    rows: dict[str, dict[str, list[float]]] = {key: {} for key in ("patch_s", "patch_rss", "image_s", "image_rss")}
+    for run_index in range(PAIRED_RUNS):
+        for impl in alternating(implementations(), run_index):
+            values = (*await patch_turn(impl), *await image_turn(impl))
+            for key, value in zip(rows, values, strict=True):
+                rows[key].setdefault(impl.name, []).append(value)
     print_table("agent tools", [
-        ("patch turn: 5 MB file, 100 hunks", "s", patch_s, "lower", 1.0),
-        ("patch turn peak RSS", "MiB", patch_rss, "lower", 1.5),
-        ("image turn: 1 MB PNG input", "s", image_s, "lower", 1.0),
-        ("image turn peak RSS", "MiB", image_rss, "lower", 1.5),
+        ("patch turn: 5 MB file, 100 hunks", "s", paired(rows["patch_s"]), "lower", 1.0),
+        ("patch turn peak RSS", "MiB", paired(rows["patch_rss"]), "lower", 1.5),
+        ("image turn: 1 MB PNG input", "s", paired(rows["image_s"]), "lower", 1.0),
+        ("image turn peak RSS", "MiB", paired(rows["image_rss"]), "lower", 1.5),
     ])

@@ -46,6 +46,15 @@ class Subscriber(Protocol):
     async def notify_within(self, method: str, params: JsonValue, timeout: float) -> bool:
         """Send a notification unless the queue stays full for ``timeout`` seconds; False when it did."""
 
+    def wants(self, method: str) -> bool:
+        """Whether this client gets ``method`` at all (opt-outs, experimental-only notifications)."""
+
+    def encode_notification(self, method: str, params: JsonValue) -> bytes:
+        """The notification's wire bytes, stamped now (a broadcast encodes once for every connection)."""
+
+    async def send_within(self, data: bytes, timeout: float) -> bool:
+        """Write encoded bytes unless the queue stays full for ``timeout`` seconds; False when it did."""
+
     async def request(self, method: str, params: JsonValue, *, timeout: float = ...) -> JsonValue:
         """Ask the client and wait for its answer's result (raises on an error answer or a timeout)."""
 

@@ -24,7 +24,7 @@ from app_server.store import (
     parse_thread_id,
 )
 from app_server.store.thread_shape import build_thread
-from app_server.threads.state import SLOW_SUBSCRIBER_S, Subscriber, ThreadRuntime, ThreadSettings
+from app_server.threads.state import Subscriber, ThreadRuntime, ThreadSettings, fan_out
 from pycodex import COMPATIBLE_CODEX_VERSION
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
@@ -249,9 +249,7 @@ class ThreadManager:
 
     async def broadcast(self, notice: notices.Notice) -> None:
         """Send a ``notices.BROADCAST`` notification about a thread that is not loaded to every connection."""
-        for session in list(self.connections()):
-            if not session.closed.is_set():
-                await session.notify_within(notice.method, notice.params, SLOW_SUBSCRIBER_S)
+        await fan_out(list(self.connections()), notice.method, notice.params)
 
     async def unload(self, thread: ThreadRuntime) -> None:
         """Close a loaded thread (thread/archive, thread/delete); its subscribers are told it is notLoaded."""

@@ -156,6 +156,19 @@ class TurnState:
         }
 
 
+async def fan_out(sessions: Iterable[Subscriber], method: str, params: JsonObj) -> list[Subscriber]:
+    """Send one notification to several connections; returns those that stalled ``SLOW_SUBSCRIBER_S``.
+
+    It is encoded once and the same bytes object goes to every connection that wants it: the wire has no
+    per-connection part (no jsonrpc field, and one ``emittedAtMs`` for the one event).
+    """
+    audience = [s for s in sessions if not s.closed.is_set() and s.wants(method)]
+    if not audience:
+        return []
+    data = audience[0].encode_notification(method, params)
+    return [s for s in audience if not await s.send_within(data, SLOW_SUBSCRIBER_S)]
+
+
 class ThreadRuntime:
     """A loaded thread: everything turns need, and the subscribers that see its notifications."""
 
@@ -340,12 +353,10 @@ class ThreadRuntime:
         if len(live) == 1 and not others:
             await live[0].notify(method, params)
             return
-        for session in live:
-            if not await session.notify_within(method, params, SLOW_SUBSCRIBER_S):
+        for session in await fan_out([*live, *others], method, params):
+            if session in self.subscribers:
                 logger.warning("unsubscribing connection %s from thread %s: it stopped reading", session.id, self.id)
                 self.subscribers.discard(session)
-        for session in others:
-            await session.notify_within(method, params, SLOW_SUBSCRIBER_S)
 
     async def emit_status(self) -> None:
         """Tell the subscribers the thread's current status (``thread/status/changed``)."""

@@ -15,7 +15,7 @@ import os
 import selectors
 import stat
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import BinaryIO, TypedDict, Unpack
 
 from pycodex.jsonrpc.framing import DEFAULT_MAX_LINE_BYTES, LineBuffer, OverlongLine
@@ -130,6 +130,10 @@ class StreamTransport:
         """Write one message followed by its LF delimiter."""
         await self._write(data + b"\n")
 
+    async def send_many(self, messages: Sequence[bytes]) -> None:
+        """Write several messages, each with its LF, in one write."""
+        await self._write(b"\n".join(messages) + b"\n")
+
     async def recv(self) -> bytes | None:
         """The next complete line without its LF, or None at EOF (an overlong line is reported, not returned).
         """
@@ -210,7 +214,7 @@ async def serve_stdio(
         keep_blank=True,
         pending=pending,
     )
-    outbox = Outbox(transport.send)
+    outbox = Outbox(transport.send, write_many=transport.send_many)
     outbox.start()
     handler = make_handler(outbox)
     transport.on_overlong = handler.on_line_too_long

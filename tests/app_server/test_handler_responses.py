@@ -8,6 +8,7 @@ CODEX_HOME.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,17 @@ class StandInSession:
 
     async def notify_within(self, method: str, params: Any, timeout: float) -> bool:
         self.sent.append((method, params))
+        return True
+
+    def wants(self, method: str) -> bool:
+        return True
+
+    def encode_notification(self, method: str, params: Any) -> bytes:
+        return json.dumps({"method": method, "params": params}).encode()
+
+    async def send_within(self, data: bytes, timeout: float) -> bool:
+        msg = json.loads(data)
+        self.sent.append((msg["method"], msg["params"]))
         return True
 
     async def request(self, method: str, params: Any, *, timeout: float = 1.0) -> Any:

@@ -1,4 +1,5 @@
-"""`python -m bench` runs without the test extras: no bench module imports jsonschema (the schema check's)."""
+"""`python -m bench` runs without the test extras: no bench module imports jsonschema (the schema check's) or
+pytest (`python -m bench all` once crashed in `agent` for want of it)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 MODULES = ("__main__", "harness", "app_server_bench", "startup_bench", "exec_server_bench", "relay_bench",
-           "agent_api_bench", "search_bench", "trace_bench")
+           "agent_api_bench", "search_bench", "trace_bench", "tools_bench", "fanout_bench")
 
 
-def test_bench_modules_import_without_jsonschema() -> None:
-    code = "import importlib, sys\nsys.modules['jsonschema'] = None\n" + "".join(
+def test_bench_modules_import_without_test_extras() -> None:
+    code = "import importlib, sys\nsys.modules['jsonschema'] = None\nsys.modules['pytest'] = None\n" + "".join(
         f"importlib.import_module('bench.{name}')\n" for name in MODULES)
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
