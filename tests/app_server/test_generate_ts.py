@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from app_server.protocol.schema_export import finished_bundle
 from app_server.protocol.server_messages import ALL_SERVER_REQUESTS, SERVER_NOTIFICATIONS
 from app_server.protocol.typescript_export import render_type, typescript_files
 from tests.support.schema import snapshot_bundle
+from tests.support.tools import require_tsc
 
 _IMPORT = re.compile(r'^import type \{ (\w+) \} from "([^"]+)";$', re.MULTILINE)
 _TSCONFIG = {
@@ -87,16 +87,7 @@ def test_messages_carry_codexs_names() -> None:
 
 
 def _tsc() -> Path:
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed: cannot install typescript to type-check the generate-ts output")
-    cache = Path(os.environ.get("PYCODEX_TSC_CACHE", Path.home() / ".cache" / "pycodex-tests" / "typescript"))
-    tsc = cache / "node_modules" / ".bin" / "tsc"
-    if not tsc.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), "typescript@5"],
-                       check=True, capture_output=True, timeout=300)
-    return tsc
+    return require_tsc()
 
 
 @pytest.mark.parametrize("flags", [[], ["--experimental"]], ids=["stable", "experimental"])

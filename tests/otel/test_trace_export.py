@@ -15,6 +15,7 @@ import pytest
 
 from tests.otel.otlp_receiver import Receiver, Span, otlp_receiver
 from tests.support.remote import TOKEN
+from tests.support.tools import require_grpc
 from tests.support.trace_session import API_KEY, OUTPUT, recorded_session
 
 
@@ -84,9 +85,10 @@ def test_a_collector_that_is_not_there_fails_the_export(trace: Path) -> None:
 
 
 def test_the_export_goes_over_grpc_too(trace: Path) -> None:
-    grpc = pytest.importorskip("grpc", reason="grpcio (the `otel` extra's gRPC exporter) is not installed")
+    require_grpc()
     from concurrent.futures import ThreadPoolExecutor
 
+    import grpc
     from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
     received: list[trace_service_pb2.ExportTraceServiceRequest] = []

@@ -27,6 +27,8 @@ SHARED_REASON = f"shared real-client scripts not found in {SHARED} (set PYCODEX_
 CONSOLE_SCRIPT_REASON = "the pycodex console script is not installed (pip install -e .)"
 LANDLOCK_REASON = "this kernel has no Landlock"
 LANDLOCK_TCP_REASON = "this kernel's Landlock has no TCP rules (ABI < 4)"
+TSC_REASON = "TypeScript's tsc not installed (npm install: package.json pins typescript)"
+GRPC_REASON = "grpcio (the `otel` extra's gRPC exporter) is not installed (pip install -e '.[test]')"
 
 #: The Codex check as a mark; evaluated once, at import.
 skip_without_codex = pytest.mark.skipif(find_codex_bin() is None, reason=CODEX_REASON)
@@ -85,3 +87,19 @@ def require_pycodex_script() -> str:
     if not Path(found).exists():
         pytest.skip(CONSOLE_SCRIPT_REASON)
     return found
+
+
+def require_tsc() -> Path:
+    """TypeScript's ``tsc`` from the repository's npm install (package.json pins it); skips when absent."""
+    tsc = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "tsc"
+    if not tsc.is_file():
+        pytest.skip(TSC_REASON)
+    return tsc
+
+
+def require_grpc() -> None:
+    """Skips when grpcio (needed by the OTLP/gRPC exporter) cannot be imported."""
+    import importlib.util
+
+    if importlib.util.find_spec("grpc") is None:
+        pytest.skip(GRPC_REASON)

@@ -14,11 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from app_server.tools.sandbox import landlock_abi
 from tests.support.errors import as_codex
 from tests.support.fake_model import exec_call, message, model_config, run_turn
+from tests.support.tools import skip_without_landlock
 
 READ_ONLY_REASON = "patch rejected: writing is blocked by read-only sandbox; rejected by user approval settings"
 # What the 0.169 TUI sends for /permissions -> "Read Only" (its other fields are null).
@@ -26,7 +24,7 @@ TUI_READ_ONLY = {"disabledPluginIds": None, "cwd": None, "environments": None, "
                  "approvalsReviewer": "user", "sandboxPolicy": None, "permissions": ":read-only", "model": None,
                  "effort": None, "summary": None, "collaborationMode": None, "multiAgentMode": None,
                  "personality": None}
-needs_landlock = pytest.mark.skipif(landlock_abi() == 0, reason="no Landlock here: commands run unsandboxed")
+needs_landlock = skip_without_landlock()
 
 
 async def _settings_notes(client: Any, count: int) -> list[Any]:
