@@ -98,7 +98,9 @@ class Router(rpc.Router["Session"]):
                 return InvalidRequest(f"{method} requires experimentalApi capability")
             return MethodNotFound(f"method `{method}` is not supported by pycodex")
         expected = ", ".join(f"`{m}`" for m in self.methods)
-        return MethodNotFound(f"Invalid request: unknown variant `{method}`, expected one of {expected}")
+        # Clipped: Codex echoes a 1 MiB name in full.
+        shown = rpc.shown_method(method)
+        return MethodNotFound(f"Invalid request: unknown variant `{shown}`, expected one of {expected}")
 
     def parse(self, route: rpc.Route[Session], params: Any, has_params: bool) -> Any:
         """Validate params; a missing ``params`` where the method takes some is -32600, as in Codex."""

@@ -47,8 +47,9 @@ class ExecRouter(rpc.Router[Handshake]):
 
     def unknown_method(self, session: Handshake, method: str) -> RpcError:
         """-32601 with Codex's exec-server wording."""
-        log.info("unimplemented method %s", method)
-        return MethodNotFound(f"exec-server stub does not implement `{method}` yet")
+        shown = rpc.shown_method(method)  # Codex echoes a 1 MiB name in full
+        log.info("unimplemented method %s", shown)
+        return MethodNotFound(f"exec-server stub does not implement `{shown}` yet")
 
     def parse(self, route: rpc.Route[Handshake], params: JsonValue, has_params: bool) -> BaseModel | None:
         """Absent params count as ``{}`` when the model requires nothing; then the base parse (lax
