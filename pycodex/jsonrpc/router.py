@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from pycodex.json_types import JsonValue
 from pycodex.jsonrpc.errors import InternalError, InvalidParams, MethodNotFound, RpcError
+from pycodex.jsonrpc.path_fields import first_nul_path
 from pycodex.jsonrpc.serde import Framing, validate
 from pycodex.jsonrpc.unknown_fields import find_unknown_fields
 
@@ -106,6 +107,9 @@ class Router(Generic[C]):
             return None
         parsed = validate(route.params_model, params, self.framing)
         self.check_unknown_fields(route, params)
+        if (field := first_nul_path(params)) is not None:
+            prefix = "Invalid request: " if self.framing is Framing.REQUEST else ""
+            raise InvalidParams(f"{prefix}invalid value for `{field}`: a path may not contain a NUL byte")
         return parsed
 
     def check_unknown_fields(self, route: Route[C], params: JsonValue) -> None:
