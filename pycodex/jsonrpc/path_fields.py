@@ -33,7 +33,7 @@ def first_nul_path(params: JsonValue, where: str = "") -> str | None:
     if isinstance(params, dict):
         for key, value in params.items():
             inner = f"{where}.{key}" if where else key
-            if is_path_key(key) and _holds_nul(value):
+            if _holds_nul(value) and is_path_key(key):  # the cheap test first: NUL is rare
                 return inner
             found = first_nul_path(value, inner)
             if found is not None:

@@ -18,6 +18,7 @@ opaque JSON fields are not inspected.
 
 from __future__ import annotations
 
+import functools
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -61,44 +62,61 @@ def find_unknown_fields(model: type[BaseModel], params: object) -> UnknownFields
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What may sit below one field: models directly, as list items, as dict values."""
+
+    direct: tuple[type[BaseModel], ...]
+    items: tuple[type[BaseModel], ...]
+    values: tuple[type[BaseModel], ...]
+    #: The field's own name speaks of safety: everything unknown below it is refused.
+    safety: bool
+
+
 def _walk(models: tuple[type[BaseModel], ...], value: object, path: str, *, guarded: bool, found: UnknownFields) -> None:
     if not isinstance(value, dict) or not models:
         return
-    if any(m.model_config.get("extra") == "allow" for m in models):
+    fields = _fields(models)
+    if fields is None:
         return  # the model keeps extras on purpose; its handler decides
-    fields = {key: info for m in models for key, info in _keys(m)}
     for key, item in value.items():
+        plan = fields.get(key)
         where = f"{path}.{key}" if path else str(key)
-        safety = guarded or is_safety_key(str(key))
-        annotation = fields.get(key)
-        if annotation is None:
-            (found.refused if safety else found.ignored).append(where)
+        if plan is None:
+            (found.refused if guarded or is_safety_key(str(key)) else found.ignored).append(where)
             continue
-        for inner_models, inner_value, inner_path in _children(annotation, item, where):
-            _walk(inner_models, inner_value, inner_path, guarded=safety, found=found)
+        safety = guarded or plan.safety
+        if plan.direct and isinstance(item, dict):
+            _walk(plan.direct, item, where, guarded=safety, found=found)
+        elif plan.items and isinstance(item, list):
+            for index, element in enumerate(item):
+                _walk(plan.items, element, f"{where}[{index}]", guarded=safety, found=found)
+        elif plan.values and isinstance(item, dict):
+            for name, element in item.items():
+                _walk(plan.values, element, f"{where}.{name}", guarded=safety, found=found)
 
 
-def _keys(model: type[BaseModel]) -> Iterator[tuple[str, object]]:
-    for name, info in model.model_fields.items():
-        yield name, info.annotation
-        if info.alias:
-            yield info.alias, info.annotation
-
-
-def _children(annotation: object, value: object, path: str) -> Iterator[tuple[tuple[type[BaseModel], ...], object, str]]:
-    """The (models, value, path) pairs to walk below a field: the value itself, list items, dict values."""
-    direct = tuple(_models(annotation))
-    if direct and isinstance(value, dict):
-        yield direct, value, path
-    if isinstance(value, list):
-        items = tuple(m for arg in _container_args(annotation, (list, tuple, set, frozenset)) for m in _models(arg))
-        for index, item in enumerate(value):
-            yield items, item, f"{path}[{index}]"
-    elif isinstance(value, dict):
-        values = tuple(m for arg in _container_args(annotation, (dict,), last=True) for m in _models(arg))
-        if values:
-            for key, item in value.items():
-                yield values, item, f"{path}.{key}"
+# Memoised per model class (classes are immutable once built): a request's walk then costs a few dict lookups
+# per key instead of re-reading type annotations.
+@functools.cache
+def _fields(models: tuple[type[BaseModel], ...]) -> dict[str, _Plan] | None:
+    """Every key the models declare (names and aliases) and its plan; None if one keeps extras."""
+    if any(m.model_config.get("extra") == "allow" for m in models):
+        return None
+    fields: dict[str, _Plan] = {}
+    for model in models:
+        for name, info in model.model_fields.items():
+            plan = _Plan(
+                direct=tuple(_models(info.annotation)),
+                items=tuple(m for arg in _container_args(info.annotation, (list, tuple, set, frozenset))
+                            for m in _models(arg)),
+                values=tuple(m for arg in _container_args(info.annotation, (dict,), last=True) for m in _models(arg)),
+                safety=is_safety_key(name) or is_safety_key(info.alias or name),
+            )
+            fields.setdefault(name, plan)
+            if info.alias:
+                fields.setdefault(info.alias, plan)
+    return fields
 
 
 def _models(annotation: object) -> Iterator[type[BaseModel]]:
