@@ -37,6 +37,11 @@ class ExecRouter(rpc.Router[Handshake]):
     """The exec-server's table; one per process, shared by its connections."""
 
     framing = Framing.BARE
+    #: The exec-server's wire models (exec_client/wire) declare only what it uses of Codex's sandbox objects
+    #: (Codex sends more, e.g. ``sandbox.windowsSandboxProxySettingsMode``), so an unknown safety field here
+    #: is ignored like any other; what it enforces is checked by its own sandbox parser, which refuses what
+    #: it cannot apply (exec_server/sandbox.py).
+    refuse_unknown_safety_fields = False
 
     def __init__(self) -> None:
         super().__init__()

@@ -59,6 +59,9 @@ class Router(Generic[C]):
 
     #: How params are turned into the route's model (strict and field-naming unless a server differs).
     framing = Framing.REQUEST
+    #: Refuse an unknown sandbox/approval/permission field instead of ignoring it. Only sound where the
+    #: params models declare every field the real client sends (the app-server's mirror Codex's schema).
+    refuse_unknown_safety_fields = True
 
     def __init__(self) -> None:
         self._routes: dict[str, Route[C]] = {}
@@ -120,7 +123,9 @@ class Router(Generic[C]):
         unknown = find_unknown_fields(route.params_model, params)
         if unknown.ignored:
             logger.debug("%s: ignoring unknown fields %s", route.method, ", ".join(unknown.ignored))
-        if unknown.refused:
+        if unknown.refused and not self.refuse_unknown_safety_fields:
+            logger.debug("%s: ignoring unknown fields %s", route.method, ", ".join(unknown.refused))
+        elif unknown.refused:
             prefix = "Invalid request: " if self.framing is Framing.REQUEST else ""
             raise InvalidParams(
                 f"{prefix}unknown field `{unknown.refused[0]}`: a sandbox, approval or permission setting "
