@@ -2,7 +2,8 @@
 
 Codex ignores unknown params fields (serde's default), and a newer client (the 0.171 TUI's
 ``mcpServerStatus/list.environmentId``, ...) relies on that. Both servers' routers therefore accept them
-on every method. The one exception is a field whose meaning could change what a command may do: ignoring
+on every method. The one exception (where the router's ``refuse_unknown_safety_fields`` is set: the
+app-server, whose models mirror Codex's schema) is a field whose meaning could change what a command may do: ignoring
 an unknown ``sandbox*`` key, say, would run the command with *more* access than the client asked for. So
 an unknown key is refused (-32602, naming it) when
 
