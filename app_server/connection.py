@@ -30,6 +30,7 @@ from pycodex.jsonrpc import (
     Violation,
 )
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
+from pycodex.jsonrpc.router import shown_method
 from pycodex.trace import recorder as trace
 from pycodex.transport.base import Outbox
 from pycodex.transport.endpoint import Endpoint
@@ -95,7 +96,8 @@ class AppConnection:
             logger.warning("could not find callback for server request id %r", msg.id)
         elif isinstance(msg, NotificationReceived):
             if msg.method != "initialized":
-                logger.info("ignoring client notification %s", msg.method)
+                # A newer client's notification: ignored, as Codex does.
+                logger.debug("ignoring client notification %s", shown_method(msg.method))
             elif self._on_initialized is not None:
                 self._on_initialized()
         elif isinstance(msg, Violation):

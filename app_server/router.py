@@ -4,11 +4,15 @@ Built on :class:`pycodex.jsonrpc.router.Router`. The order of checks follows Cod
 is reported even before ``initialize`` (a real Codex method we do not implement passes the same gates
 first); a missing ``params`` is -32600 and invalid params -32602 naming the field; then the initialize
 gate; then experimental gating (a whole method, or a field found by the route's probe). A malformed id
-or cursor found by the store becomes -32600; any other exception is logged and answered with -32603.
+or cursor found by the store becomes -32600; an OS error that describes the machine (read-only or full
+``CODEX_HOME``) is -32603 with its own words, logged on one line; any other exception is logged with its
+traceback and answered with -32603.
 """
 
 from __future__ import annotations
 
+import errno
+import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,7 +21,7 @@ from pydantic import BaseModel
 
 from app_server.store.errors import InvalidCursorError, InvalidThreadIdError, ThreadLockedError
 from pycodex.jsonrpc import router as rpc
-from pycodex.jsonrpc.errors import InvalidRequest, MethodNotFound, RpcError
+from pycodex.jsonrpc.errors import InternalError, InvalidRequest, MethodNotFound, RpcError
 
 if TYPE_CHECKING:
     from app_server.session import Session
@@ -30,6 +34,12 @@ Handler = Callable[["Session", Any], Awaitable[Any]]
 #: "thread/start.selectedCapabilityRoots", or None.
 ExperimentalProbe = Callable[[Any], str | None]
 Route = rpc.Route
+
+logger = logging.getLogger(__name__)
+
+#: OS errors that describe the machine (a read-only or full CODEX_HOME, a folder we may not write), not a bug:
+#: answered with their own words and logged on one line, without a traceback.
+ENVIRONMENT_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +108,9 @@ class Router(rpc.Router["Session"]):
                 return InvalidRequest(f"{method} requires experimentalApi capability")
             return MethodNotFound(f"method `{method}` is not supported by pycodex")
         expected = ", ".join(f"`{m}`" for m in self.methods)
-        return MethodNotFound(f"Invalid request: unknown variant `{method}`, expected one of {expected}")
+        # Clipped: Codex echoes a 1 MiB name in full.
+        shown = rpc.shown_method(method)
+        return MethodNotFound(f"Invalid request: unknown variant `{shown}`, expected one of {expected}")
 
     def parse(self, route: rpc.Route[Session], params: Any, has_params: bool) -> Any:
         """Validate params; a missing ``params`` where the method takes some is -32600, as in Codex."""
@@ -127,4 +139,8 @@ class Router(rpc.Router["Session"]):
         if isinstance(exc, InvalidThreadIdError | InvalidCursorError | ThreadLockedError):
             # Malformed client input detected below the handler: the client's fault, not ours.
             return InvalidRequest(str(exc))
+        if isinstance(exc, OSError) and exc.errno in ENVIRONMENT_ERRNOS:
+            text = f"{exc.strerror} (os error {exc.errno})" + (f": {exc.filename}" if exc.filename else "")
+            logger.info("%s failed: %s", method, text)
+            return InternalError(text)
         return super().boundary(method, exc)

@@ -4,6 +4,11 @@ from pycodex.lean_imports import skip_httpx_cli
 
 skip_httpx_cli()  # before exec_server imports httpx (its http/request method)
 
-from exec_server.cli import main  # noqa: E402
+try:
+    from exec_server.cli import main
 
-raise SystemExit(main())
+    code = main()
+except KeyboardInterrupt:  # Ctrl-C while the command is still being imported or starting: no traceback
+    code = 130
+
+raise SystemExit(code)

@@ -27,7 +27,7 @@ from exec_server.stdio_listener import serve_stdio
 from exec_server.ws_listener import WsOptions, start_ws_server
 from pycodex.logging_setup import configure_logging
 from pycodex.platform.spawn import watch_children_with_pidfds
-from pycodex.signals import stop_on_signals
+from pycodex.signals import quiet_interrupt, stop_on_signals
 
 __all__ = ["UsageError", "add_exec_server_arguments", "run_exec_server"]
 
@@ -195,4 +195,5 @@ def main(argv: list[str] | None = None) -> int:
     add_exec_server_arguments(parser)
     options = parser.parse_args(argv)
     configure_logging()  # PYCODEX_LOG, like every pycodex process
-    return asyncio.run(run_exec_server(options))
+    # A Ctrl-C before the loop handles SIGINT itself: status 130, no traceback.
+    return quiet_interrupt(lambda: asyncio.run(run_exec_server(options)))

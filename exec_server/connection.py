@@ -1,8 +1,9 @@
 """One client connection of the exec-server, independent of the transport (websocket, stdio, Noise).
 
 The edge feeds complete messages to ``handle`` and writes what ``send`` receives; ``handle`` returns
-False when Codex would drop the connection (an unknown notification, a response to an id the server
-never issued). Requests run on ``concurrent_requests`` workers in arrival order (Codex's
+False when the connection must be dropped (``initialized`` before ``initialize``, a response to an id the
+server never issued); an unknown notification is ignored and logged at debug (Codex drops the connection
+for it, which cuts a newer client off). Requests run on ``concurrent_requests`` workers in arrival order (Codex's
 ``--concurrent-requests``, default 1); lifecycle messages wait for earlier requests to finish, so their
 effects stay in order. What a request gets is the router's business (:mod:`exec_server.router`); the
 connection owns the handshake state its gate reads. ``close`` cancels running requests and detaches
@@ -24,6 +25,7 @@ from exec_server.session import Session, SessionRegistry
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc import NotificationReceived, RequestReceived, Violation
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest, RpcError
+from pycodex.jsonrpc.router import shown_method
 from pycodex.transport.base import Transport
 from pycodex.transport.endpoint import Endpoint
 
@@ -108,11 +110,15 @@ class Connection:
             return True
         if isinstance(msg, NotificationReceived):
             await self._queue.join()
-            if msg.method == Method.INITIALIZED and self._session is not None:
+            if msg.method == Method.INITIALIZED:
+                if self._session is None:
+                    log.info("dropping %s connection: initialized before initialize", self._transport)
+                    return False
                 self._initialized = True
                 return True
-            log.info("dropping %s connection: unexpected notification %s", self._transport, msg.method)
-            return False
+            # A newer client's notification: ignored. Codex drops the connection, which cuts such a client off.
+            log.debug("ignoring %s notification %s", self._transport, shown_method(msg.method))
+            return True
         # The exec-server never sends requests, so every response is to an id it never issued.
         log.info("dropping %s connection: response to an id never issued", self._transport)
         return False

@@ -37,6 +37,11 @@ class ExecRouter(rpc.Router[Handshake]):
     """The exec-server's table; one per process, shared by its connections."""
 
     framing = Framing.BARE
+    #: The exec-server's wire models (exec_client/wire) declare only what it uses of Codex's sandbox objects
+    #: (Codex sends more, e.g. ``sandbox.windowsSandboxProxySettingsMode``), so an unknown safety field here
+    #: is ignored like any other; what it enforces is checked by its own sandbox parser, which refuses what
+    #: it cannot apply (exec_server/sandbox.py).
+    refuse_unknown_safety_fields = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -47,8 +52,9 @@ class ExecRouter(rpc.Router[Handshake]):
 
     def unknown_method(self, session: Handshake, method: str) -> RpcError:
         """-32601 with Codex's exec-server wording."""
-        log.info("unimplemented method %s", method)
-        return MethodNotFound(f"exec-server stub does not implement `{method}` yet")
+        shown = rpc.shown_method(method)  # Codex echoes a 1 MiB name in full
+        log.info("unimplemented method %s", shown)
+        return MethodNotFound(f"exec-server stub does not implement `{shown}` yet")
 
     def parse(self, route: rpc.Route[Handshake], params: JsonValue, has_params: bool) -> BaseModel | None:
         """Absent params count as ``{}`` when the model requires nothing; then the base parse (lax

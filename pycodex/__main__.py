@@ -1,5 +1,10 @@
 """Allow ``python -m pycodex``."""
 
-from pycodex.cli import main
+try:
+    from pycodex.cli import main
 
-raise SystemExit(main())
+    code = main()
+except KeyboardInterrupt:  # Ctrl-C while the command is still being imported or starting: no traceback
+    code = 130
+
+raise SystemExit(code)

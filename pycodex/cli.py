@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
 from pycodex.lean_imports import skip_httpx_cli
+from pycodex.signals import quiet_interrupt
 
 if TYPE_CHECKING:  # argparse is imported by build_parser: a bare `pycodex app-server` parses nothing
     import argparse
@@ -174,6 +175,11 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``pycodex`` command: its exit status (130, without a traceback, for a Ctrl-C during start-up)."""
+    return quiet_interrupt(lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from pycodex.signals import survive_usr1
 
     survive_usr1()  # first: a SIGUSR1 during start-up must not end the process

@@ -10,14 +10,17 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import signal
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # `--version` imports this module first: asyncio costs more than the rest of it
     import asyncio
 
-__all__ = ["TermLatch", "Terminated", "stop_on_signals", "survive_usr1"]
+__all__ = ["INTERRUPTED_EXIT", "TermLatch", "Terminated", "quiet_interrupt", "stop_on_signals", "survive_usr1"]
+
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it.
+INTERRUPTED_EXIT = 128 + signal.SIGINT
 
 
 def stop_on_signals(signals: Iterable[signal.Signals] = (signal.SIGINT, signal.SIGTERM)) -> asyncio.Event:
@@ -30,6 +33,15 @@ def stop_on_signals(signals: Iterable[signal.Signals] = (signal.SIGINT, signal.S
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     return stop
+
+
+def quiet_interrupt(run: Callable[[], int]) -> int:
+    """Run a command; a Ctrl-C that reaches it as ``KeyboardInterrupt`` (during start-up, before the command
+    installs its own SIGINT handling) ends it with status 130 and no traceback."""
+    try:
+        return run()
+    except KeyboardInterrupt:
+        return INTERRUPTED_EXIT
 
 
 def survive_usr1() -> None:

@@ -44,9 +44,7 @@ async def sample_cancel(
     ctx: HandlerContext, params: p.ThreadSampleCancelParams
 ) -> rn.ThreadSampleCancelResponse:
     """pycodex serves no thread/sample, so no sample is ever in flight: like Codex for an id it does not
-    know, the answer is ``{}``. Unknown keys are refused with serde's deny_unknown_fields text."""
-    for key in params.model_extra or {}:
-        raise InvalidRequest(f"Invalid request: unknown field `{key}`, expected `requestId`")
+    know, the answer is ``{}``. Unknown keys are ignored (Codex refuses them; a newer client may send some)."""
     return rn.ThreadSampleCancelResponse()
 
 

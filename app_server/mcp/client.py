@@ -35,7 +35,7 @@ from mcp.types import (
     ServerCapabilities,
     Tool,
 )
-from pydantic import AnyUrl
+from pydantic import AnyUrl, ValidationError
 
 from app_server.config.mcp_servers import HttpTransport, McpServerConfig, StdioTransport
 from pycodex import otel
@@ -264,6 +264,13 @@ class McpConnection:
             raise self._closed(what, "") from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, httpx.HTTPError) as exc:
             raise self._closed(what, str(exc)) from None
+        except ValidationError as exc:
+            # The server answered, but not with the result the method defines (``{}`` to resources/list):
+            # this one request failed; the connection and the other servers are fine.
+            problem = exc.errors(include_url=False)[0] if exc.errors() else None
+            where = ".".join(str(p) for p in problem["loc"]) if problem else ""
+            cause = f"invalid response: {where}: {problem['msg']}" if problem else "invalid response"
+            raise McpCallError(_prefixed(what, cause)) from None
 
     def _closed(self, what: str, detail: str) -> McpCallError:
         error = f"MCP server '{self.name}' connection closed" + (f": {detail}" if detail else "")

@@ -40,7 +40,8 @@ class McpRequestError(Exception):
 
 
 class _Params(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    # Unknown keys are ignored, as Codex does: a newer client adds fields (0.171's ``environmentId``).
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
 
 class ListMcpServerStatusParams(_Params):

@@ -160,6 +160,11 @@ def from_http_status(status: int, body: str, url: str, retry_after: float | None
             return ModelError(
                 TurnErrorPayload(CONTEXT_WINDOW, "contextWindowExceeded"), RetryScope.NONE, status
             )
+        message = error.get("message")
+        if isinstance(message, str) and message:
+            # Codex 0.169 puts the whole JSON body in the message; the provider's own sentence is what a user
+            # (or an SDK showing `turn.error.message`) needs. The body stays in additionalDetails.
+            return ModelError(TurnErrorPayload(message, "other", additional_details=body), RetryScope.NONE, status)
         return ModelError(TurnErrorPayload(body, "other"), RetryScope.NONE, status)
     detail = error.get("message") if isinstance(error.get("message"), str) else body
     reason = _REASONS.get(status, "")

@@ -151,6 +151,11 @@ class FakeServer(ThreadingHTTPServer):
     """The threaded HTTP server that answers from a ``Script`` and logs each request it receives."""
 
     daemon_threads = True
+    #: The listen backlog. socketserver's default is 5: with more clients connecting at once (100 websocket
+    #: turns) the kernel's accept queue overflows, the handshake's last ACK is dropped, and the client's
+    #: request on that connection ends in a reset, which httpx reports as a bare ``ReadError`` ("stream
+    #: disconnected before completion: ReadError" with retries off).
+    request_queue_size = 1024
 
     def __init__(self, script: Script, log_path: Path | None, address: tuple[str, int] = ("127.0.0.1", 0)) -> None:
         if ":" in address[0]:

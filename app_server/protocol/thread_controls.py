@@ -50,10 +50,10 @@ class ThreadElicitationResponse(WireModel):
 
 
 class ThreadSampleCancelParams(ParamsModel):
-    """Codex rejects unknown keys here (serde ``deny_unknown_fields``); the handler reports them."""
+    """Params of `thread/sample/cancel`. Codex 0.169 refuses unknown keys here (serde ``deny_unknown_fields``);
+    pycodex ignores them, as on every other method, so a newer client is not cut off."""
 
     METHOD: ClassVar[str] = "thread/sample/cancel"
-    model_config = ConfigDict(extra="allow")
 
     request_id: RequestId
 

@@ -134,6 +134,8 @@ class _Run:
         #: Ctrl-C asked for the turn to stop (a second one ends the process at once).
         self.interrupted = False
         self._tasks: set[asyncio.Task[None]] = set()
+        #: The error lines written to stderr, so the closing error is not printed a second time.
+        self._said: set[str] = set()
 
     # -- output ------------------------------------------------------------------------------------
     def emit(self, events: list[JsonObj]) -> None:
@@ -145,6 +147,8 @@ class _Run:
 
     def say(self, text: str) -> None:
         if text and not self.args.json:
+            if text.startswith("ERROR: "):
+                self._said.add(text)
             self.err.write(text)
             self.err.flush()
 
@@ -337,8 +341,11 @@ class _Run:
 
     def _finish(self) -> int:
         outcome = self.mapper.outcome
-        if outcome.failed:  # Codex repeats the turn's error when the turn ends
-            self.say(f"ERROR: {outcome.error_message}\n")
+        closing = f"ERROR: {outcome.error_message}\n"
+        # Codex repeats the turn's error when the turn ends, so it shows twice; once is enough.
+        if outcome.failed:
+            if closing not in self._said:
+                self.say(closing)
         else:
             self.say(self.human.tokens_used(outcome.total_tokens))
             if not self.args.json and outcome.last_message is not None:

@@ -20,12 +20,22 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from pycodex.json_types import JsonValue
-from pycodex.jsonrpc.errors import InternalError, MethodNotFound, RpcError
+from pycodex.jsonrpc.errors import InternalError, InvalidParams, MethodNotFound, RpcError
+from pycodex.jsonrpc.path_fields import first_nul_path
 from pycodex.jsonrpc.serde import Framing, validate
+from pycodex.jsonrpc.unknown_fields import find_unknown_fields
 
-__all__ = ["Route", "Router"]
+__all__ = ["MAX_SHOWN_METHOD", "Route", "Router", "shown_method"]
 
 logger = logging.getLogger(__name__)
+
+#: How much of a client's method name an error or log line repeats (a 1 MiB name is not echoed whole).
+MAX_SHOWN_METHOD = 100
+
+
+def shown_method(method: str) -> str:
+    """``method`` as an error or log line may repeat it: at most :data:`MAX_SHOWN_METHOD` characters + "…"."""
+    return method if len(method) <= MAX_SHOWN_METHOD else method[:MAX_SHOWN_METHOD] + "…"
 
 #: What handlers are called with: the server's per-connection session.
 C = TypeVar("C")
@@ -49,6 +59,9 @@ class Router(Generic[C]):
 
     #: How params are turned into the route's model (strict and field-naming unless a server differs).
     framing = Framing.REQUEST
+    #: Refuse an unknown sandbox/approval/permission field instead of ignoring it. Only sound where the
+    #: params models declare every field the real client sends (the app-server's mirror Codex's schema).
+    refuse_unknown_safety_fields = True
 
     def __init__(self) -> None:
         self._routes: dict[str, Route[C]] = {}
@@ -88,14 +101,36 @@ class Router(Generic[C]):
 
     def unknown_method(self, session: C, method: str) -> RpcError:
         """The error a method missing from the table gets (-32601 with the server's wording)."""
-        return MethodNotFound(f"method `{method}` not found")
+        return MethodNotFound(f"method `{shown_method(method)}` not found")
 
     def parse(self, route: Route[C], params: JsonValue, has_params: bool) -> BaseModel | None:
         """Validate ``params`` into the route's model (``InvalidParams`` in this router's framing on failure).
         """
         if route.params_model is None:
             return None
-        return validate(route.params_model, params, self.framing)
+        parsed = validate(route.params_model, params, self.framing)
+        self.check_unknown_fields(route, params)
+        if (field := first_nul_path(params)) is not None:
+            prefix = "Invalid request: " if self.framing is Framing.REQUEST else ""
+            raise InvalidParams(f"{prefix}invalid value for `{field}`: a path may not contain a NUL byte")
+        return parsed
+
+    def check_unknown_fields(self, route: Route[C], params: JsonValue) -> None:
+        """A newer client's unknown fields are ignored (logged at debug), except a sandbox, approval or
+        permission field, refused with -32602 naming it (see :mod:`pycodex.jsonrpc.unknown_fields`)."""
+        if route.params_model is None or not isinstance(params, dict):
+            return
+        unknown = find_unknown_fields(route.params_model, params)
+        if unknown.ignored:
+            logger.debug("%s: ignoring unknown fields %s", route.method, ", ".join(unknown.ignored))
+        if unknown.refused and not self.refuse_unknown_safety_fields:
+            logger.debug("%s: ignoring unknown fields %s", route.method, ", ".join(unknown.refused))
+        elif unknown.refused:
+            prefix = "Invalid request: " if self.framing is Framing.REQUEST else ""
+            raise InvalidParams(
+                f"{prefix}unknown field `{unknown.refused[0]}`: a sandbox, approval or permission setting "
+                "this server does not know is refused rather than ignored"
+            )
 
     def gate(self, session: C, route: Route[C], params: JsonValue) -> None:
         """Refuse a request the session may not make yet (raise ``RpcError``); the default allows all."""

@@ -27,6 +27,9 @@ def read_trace(path: Path) -> list[JsonObj]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise TraceReadError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        bad_line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise TraceReadError(f"{path}:{bad_line}: not UTF-8 text, so not a trace") from None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue

@@ -71,6 +71,8 @@ class StreamTransport:
         self._keep_blank = keep_blank
         self._eof = False
         self.on_overlong: OverlongFn | None = None
+        #: Set when the write side is gone: the reader of our stdout closed it (EPIPE), so nobody can read us.
+        self.write_closed = asyncio.Event()
 
     @classmethod
     def over_streams(
@@ -100,7 +102,8 @@ class StreamTransport:
     ) -> StreamTransport:
         """Over this process's stdin/stdout; files epoll cannot watch are served by worker threads."""
         reader = await _open_reader(stdin)
-        writer = await _open_writer(stdout)
+        write_closed = asyncio.Event()
+        writer = await _open_writer(stdout, write_closed)
 
         async def read(size: int) -> bytes:
             if reader is not None:
@@ -108,18 +111,26 @@ class StreamTransport:
             return await asyncio.to_thread(os.read, stdin.fileno(), size)
 
         async def write(line: bytes) -> None:
-            if writer is None:
-                await asyncio.to_thread(_blocking_write, stdout, line)
-                return
-            writer.write(line)
-            await writer.drain()
+            try:
+                if writer is None:
+                    await asyncio.to_thread(_blocking_write, stdout, line)
+                    return
+                if writer.is_closing():
+                    raise BrokenPipeError("stdout was closed by its reader")
+                writer.write(line)
+                await writer.drain()
+            except (BrokenPipeError, ConnectionResetError):
+                write_closed.set()
+                raise
 
         async def close() -> None:
             if writer is not None:
                 with contextlib.suppress(Exception):
                     writer.close()
 
-        return cls(read, write, close, **options)
+        transport = cls(read, write, close, **options)
+        transport.write_closed = write_closed
+        return transport
 
     @property
     def buffered(self) -> bool:
@@ -183,11 +194,24 @@ async def _open_reader(stdin: BinaryIO) -> asyncio.StreamReader | None:
     return reader
 
 
-async def _open_writer(stdout: BinaryIO) -> asyncio.StreamWriter | None:
+class _WatchedPipe(asyncio.streams.FlowControlMixin):
+    """The stdout pipe's protocol: asyncio watches a pipe's write end for the reader closing it (and for a
+    failed write); either way ``closed`` is set, so the server can stop instead of serving nobody."""
+
+    def __init__(self, closed: asyncio.Event) -> None:
+        super().__init__()
+        self._closed_event = closed
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed_event.set()
+        super().connection_lost(exc)
+
+
+async def _open_writer(stdout: BinaryIO, closed: asyncio.Event) -> asyncio.StreamWriter | None:
     if not _is_streamable(stdout.fileno()):
         return None
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+    transport, protocol = await loop.connect_write_pipe(lambda: _WatchedPipe(closed), stdout)
     return asyncio.StreamWriter(transport, protocol, None, loop)
 
 
@@ -200,8 +224,9 @@ async def serve_stdio(
     stop: asyncio.Event | None = None,
     pending: bytes = b"",
 ) -> None:
-    """Serve one connection on stdin/stdout until stdin reaches EOF or ``stop`` is set; ``pending`` holds
-    bytes of stdin read before (they come first).
+    """Serve one connection on stdin/stdout until stdin reaches EOF, ``stop`` is set or stdout's reader
+    closes it (EPIPE: nobody can read the answers); ``pending`` holds bytes of stdin read before (they
+    come first).
 
     Either way the handler's ``on_close`` runs while stdout is still open, so requests already read
     get their responses.
@@ -218,7 +243,7 @@ async def serve_stdio(
     outbox.start()
     handler = make_handler(outbox)
     transport.on_overlong = handler.on_line_too_long
-    stopped = asyncio.ensure_future((stop or asyncio.Event()).wait())
+    stopped = asyncio.ensure_future(_first_of((stop or asyncio.Event()), transport.write_closed, outbox.failed))
     try:
         while not stopped.done():
             if transport.buffered:
@@ -235,12 +260,25 @@ async def serve_stdio(
                 break
             await handler.on_message(raw)
         else:
-            logger.debug("stdio transport stopped")
+            if transport.write_closed.is_set() or outbox.failed.is_set():
+                logger.info("stdout was closed by its reader: stopping")
+            else:
+                logger.debug("stdio transport stopped")
     finally:
         stopped.cancel()
         await handler.on_close()
         await outbox.close(flush_timeout=2.0)
         await transport.close()
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    """Return once any of ``events`` is set."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
 
 
 def _blocking_write(stream: BinaryIO, data: bytes) -> None:

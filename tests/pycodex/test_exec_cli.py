@@ -260,7 +260,7 @@ async def test_exit_codes_for_model_errors_usage_errors_and_git_check(make_env: 
     assert failed.types == ["thread.started", "item.completed:error", "turn.started", "error", "turn.failed"]
     assert failed.events[-1]["error"]["message"] == failed.events[-2]["message"] != ""
     human = await env.exec("--skip-git-repo-check", "x")  # the script is exhausted: HTTP 500
-    assert human.code == 1 and human.stdout == "" and human.stderr.count("ERROR: ") == 2
+    assert human.code == 1 and human.stdout == "" and human.stderr.count("ERROR: ") == 1  # Codex: 2
     usage = await env.exec("--bogus-flag", "x")
     assert usage.code == 2 and "unrecognized arguments: --bogus-flag" in usage.stderr
     bad_sandbox = await env.exec("-s", "nope", "x")
@@ -328,7 +328,13 @@ async def test_same_event_shapes_as_codex_exec_json(make_env: Any, codex_bin: Pa
     assert ours.code == theirs.code, (ours.stderr, theirs.stderr)
     assert _shape(ours.events) == _shape(theirs.events)
     if ours.code:
-        assert ours.events[-1] == theirs.events[-1]  # the same turn.failed message
+        # The same turn.failed message, except that for an HTTP 400 Codex shows the raw JSON body where
+        # pycodex shows the body's `error.message`.
+        expected = theirs.events[-1]
+        if script[0].get("status") == 400:
+            assert json.loads(expected["error"]["message"]) == script[0]["body"]
+            expected = {**expected, "error": {"message": script[0]["body"]["error"]["message"]}}
+        assert ours.events[-1] == expected
     else:
         assert [e["item"]["status"] for e in ours.events if e.get("item", {}).get("type") == "command_execution"] \
             == [e["item"]["status"] for e in theirs.events if e.get("item", {}).get("type") == "command_execution"]
@@ -452,3 +458,13 @@ async def test_ctrl_c_interrupts_the_turn_says_so_and_exits_1_as_codex(make_env:
         assert types[0] == "thread.started" and types[-1] == "turn.started", types
     rollouts = list((env.home / "sessions").rglob("rollout-*.jsonl"))
     assert len(rollouts) == 1 and '"turn_aborted"' in rollouts[0].read_text()
+
+
+async def test_an_unreachable_provider_is_reported_once(make_env: Any) -> None:
+    """Codex prints a failed turn's error twice (when it happens and when the turn ends); pycodex once."""
+    env = await make_env(None)
+    run = await env.exec("--skip-git-repo-check", "x", env={"PYCODEX_EXEC_MAX_NETWORK_WAITS": "1"})
+    assert run.code == 1
+    errors = [line for line in run.stderr.splitlines() if line.startswith("ERROR: ")]
+    assert len(errors) == 1 and "connection refused" in errors[0], run.stderr
+    assert "tokens used" not in run.stderr

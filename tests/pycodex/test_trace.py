@@ -161,6 +161,10 @@ def test_one_line_errors(tmp_path: Path) -> None:
     (tmp_path / "bad.trace").write_text("not json\n")
     bad = pycodex("trace", "html", str(tmp_path / "bad.trace"), "-o", str(tmp_path / "x.html"))
     assert bad.returncode == 2 and "bad.trace:1: not a JSON line" in bad.stderr
+    (tmp_path / "binary.trace").write_bytes(b'{"t": 0}\n\xff\xfe binary\n')
+    binary = pycodex("trace", "show", str(tmp_path / "binary.trace"))
+    assert binary.returncode == 2 and binary.stderr.count("\n") == 1, binary.stderr
+    assert "binary.trace:2: not UTF-8 text" in binary.stderr
     (tmp_path / "ok.trace").write_text(json.dumps({"t": 0, "dir": "meta", "channel": "trace", "conn": 0}) + "\n")
     spec = pycodex("trace", "replay", str(tmp_path / "ok.trace"), "--server", "nonsense")
     assert spec.returncode == 2 and spec.stderr.count("\n") == 1, spec.stderr

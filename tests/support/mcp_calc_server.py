@@ -6,6 +6,7 @@ descriptions, an enum, defaults, optional and nested-model parameters). Resource
 
     python tests/support/mcp_calc_server.py stdio
     python tests/support/mcp_calc_server.py http            # streamable HTTP on 127.0.0.1:PORT/mcp
+    python tests/support/mcp_calc_server.py stdio MARKER empty-resources   # answers resources/list with {}
 
 Over HTTP it binds a free port itself and prints it alone on stdout's first line (no port race).
 """
@@ -18,6 +19,7 @@ import sys
 from typing import Literal
 
 import uvicorn
+from mcp import types
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
@@ -79,11 +81,23 @@ async def serve_http() -> None:
     await uvicorn.Server(config).serve(sockets=[sock])
 
 
+def _answer_resources_list_with_nothing(server: FastMCP) -> None:
+    """A broken server: ``resources/list`` answers ``{}`` (no ``resources`` array)."""
+
+    async def nothing(request: types.ListResourcesRequest) -> types.ServerResult:
+        return types.ServerResult(types.EmptyResult())
+
+    server._mcp_server.request_handlers[types.ListResourcesRequest] = nothing
+
+
 def main(argv: list[str]) -> None:
     if argv and argv[0] == "http":
         asyncio.run(serve_http())
     else:
-        build().run(transport="stdio")
+        server = build()
+        if "empty-resources" in argv:
+            _answer_resources_list_with_nothing(server)
+        server.run(transport="stdio")
 
 
 if __name__ == "__main__":

@@ -261,14 +261,23 @@ async def test_http_429_usage_limit_is_usage_limit_exceeded_and_not_retried(fake
     assert len(server.requests()) == 1
 
 
-async def test_http_400_reports_the_raw_body_as_other(fake_server: Any) -> None:
+async def test_http_400_reports_the_error_message_and_keeps_the_body_in_the_details(fake_server: Any) -> None:
+    """Codex 0.169 reports the raw JSON body as the message; pycodex reports the body's ``error.message``."""
     body = {"error": {"message": "mock bad request", "type": "invalid_request_error", "code": "bad"}}
     server = fake_server([{"status": 400, "body": body}] * 2)
     async with ModelClient(provider(server, stream_max_retries=1), env={}, backoff=no_backoff) as client:
         err = await expect_error(client)
-    assert err.payload.message == json.dumps(body)
+    assert err.payload.message == "mock bad request"
+    assert err.payload.additional_details == json.dumps(body)
     assert err.payload.codex_error_info == "other"
     assert len(server.requests()) == 1
+
+
+async def test_http_400_without_an_error_message_reports_the_raw_body(fake_server: Any) -> None:
+    server = fake_server([{"status": 400, "body": "plain bad"}])
+    async with ModelClient(provider(server, stream_max_retries=1), env={}, backoff=no_backoff) as client:
+        err = await expect_error(client)
+    assert (err.payload.message, err.payload.additional_details) == ("plain bad", None)
 
 
 async def test_response_failed_is_a_stream_disconnect_with_the_server_message(fake_server: Any) -> None:
