@@ -6,9 +6,8 @@ by the provider the recording ran on (:func:`recorded_provider`):
 
 * ``scripted``, the built-in offline model: nothing to redirect, the replay runs on the same model and
   script (the one the server noted, written to the replay's CODEX_HOME; none noted: the built-in demo, so
-  a ``PYCODEX_SCRIPT`` in the replaying shell is dropped). When the config names no provider, the recording fell back to it for want of an API key, and
-  said so in a ``configWarning``: the replay takes the key variables out of the environment, so the
-  server under test falls back, and warns, the same way whatever the replaying shell holds;
+  a ``PYCODEX_SCRIPT`` in the replaying shell is dropped). A recording whose config names no provider
+  is from when that meant the scripted model (it now means ``openai``): the replay names it;
 * ``openai`` with no table of its own (selected by an API key): ``openai_base_url`` points the built-in
   provider at the playback server and a placeholder key selects it, so the threads still say ``openai``;
 * any other: its table's ``base_url`` moves to the playback server, with retries off.
@@ -71,8 +70,8 @@ def replay_setup(header: Mapping[str, object], provider_id: str | None, base_url
     env = dict(env)
     if provider_id == SCRIPTED:
         if not _names_provider(config, overrides):
-            for var in API_KEY_VARS:
-                env.pop(var, None)
+            # Recorded when no provider meant the scripted model; today it means `openai`, so name it.
+            config = {**(config or {}), "model_provider": SCRIPTED}
         if "model_script" in header:  # noted by the recording server (older traces do not say)
             config = _same_script(header["model_script"], config, env, home)
         return ReplaySetup(config, overrides, env)

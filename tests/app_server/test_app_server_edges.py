@@ -110,7 +110,8 @@ async def test_a_port_in_use_is_one_line_and_exit_1(run_cli: Run) -> None:
         ("ws://127.0.0.1", "invalid websocket --listen URL `{url}`; expected `ws://IP:PORT`"),
         ("ws://127.0.0.1:99999", "invalid websocket --listen URL `{url}`; expected `ws://IP:PORT`"),
         ("ws://::1:4500", "invalid websocket --listen URL `{url}`; expected `ws://IP:PORT`"),
-        ("http://127.0.0.1:4500", "unsupported --listen URL `{url}`; expected `stdio://` or `ws://IP:PORT`"),
+        ("http://127.0.0.1:4500", "unsupported --listen URL `{url}`; expected `stdio://`, `unix://`, `unix://PATH`, "
+         "`ws://IP:PORT`, or `off`"),
     ],
 )
 async def test_a_malformed_or_host_name_listen_url_is_one_line_and_exit_2(run_cli: Run, url: str, reason: str) -> None:

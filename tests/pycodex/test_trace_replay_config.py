@@ -21,11 +21,14 @@ def test_the_recorded_provider_is_the_noted_one_else_the_threads_else_the_config
     assert recorded_provider({"config": None}, []) is None
 
 
-def test_a_scripted_fallback_replays_without_the_shells_keys_and_on_the_noted_script(tmp_path: Path) -> None:
+def test_an_old_scripted_fallback_trace_replays_with_the_provider_named_and_on_the_noted_script(
+    tmp_path: Path,
+) -> None:
+    """Recorded when no provider meant the scripted model (it now means `openai`): the replay names it."""
     script = {"responses": [[{"type": "message", "text": "hi"}]]}
     setup = replay_setup({"config": None, "model_script": script}, "scripted", URL, SHELL, tmp_path)
-    assert setup.config is None and setup.overrides == []
-    assert "OPENAI_API_KEY" not in setup.env and "CODEX_API_KEY" not in setup.env and setup.env["HOME"] == "/h"
+    assert setup.config == {"model_provider": "scripted"} and setup.overrides == []
+    assert setup.env["HOME"] == "/h"
     assert Path(setup.env["PYCODEX_SCRIPT"]).read_text() == '{"responses": [[{"type": "message", "text": "hi"}]]}'
     demo = replay_setup({"config": None, "model_script": None}, "scripted", URL, SHELL, tmp_path)
     assert "PYCODEX_SCRIPT" not in demo.env  # the built-in demo script, as recorded

@@ -16,7 +16,6 @@ from tests.support.remote import STEP, AppServerLines, codex_env, process
 #: What the replaying shell holds and the recording did not: each would change the server's provider
 #: (a key selects `openai`) or its answers (another script).
 HOSTILE = {"OPENAI_API_KEY": "sk-replay-shell-key", "CODEX_API_KEY": "sk-replay-shell-key"}
-FALLBACK = "No model provider or API key is configured"
 FAKE_SCRIPT = {"responses": [
     [{"type": "function_call", "name": "exec_command", "arguments": {"cmd": "printf scripted-ran"}}],
     [{"type": "message", "text": "the fake model is done", "deltas": ["the fake ", "model is done"]}],
@@ -48,11 +47,12 @@ async def replay(trace: Path, env: dict[str, str]) -> tuple[int, str, str]:
 
 
 async def record_scripted_turn(tmp_path: Path, script: Path) -> Path:
-    """A turn on the scripted model playing ``script`` (no config, no key: the fallback warns)."""
+    """A turn on the scripted model playing ``script`` (named in config.toml: it runs only when asked for)."""
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     trace = tmp_path / "scripted.trace"
     (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.toml").write_text('model_provider = "scripted"\n', encoding="utf-8")
     env = codex_env(tmp_path / "home", PYCODEX_SCRIPT=str(script))
     for var in ("OPENAI_API_KEY", "PYCODEX_TRACE"):
         env.pop(var, None)
@@ -75,7 +75,6 @@ async def test_a_scripted_model_trace_replays_with_no_divergence_whatever_the_sh
     script = tmp_path / "fake_model.json"
     script.write_text(json.dumps(FAKE_SCRIPT), encoding="utf-8")
     trace = await record_scripted_turn(tmp_path, script)
-    assert any(w["params"]["summary"].startswith(FALLBACK) for w in sent(trace, "configWarning"))
     completed = [m["params"]["item"] for m in sent(trace, "item/completed")]
     assert any(i.get("aggregatedOutput") == "scripted-ran" for i in completed), completed
     script.unlink()  # the replay plays the script the trace noted, not a file that may be gone or changed
@@ -98,7 +97,6 @@ async def test_the_offline_demo_trace_replays_with_no_divergence(tmp_path: Path)
             demo.kill()
             await demo.wait()
     assert demo.returncode == 0, err.decode()[-2000:]
-    assert sent(trace, "configWarning"), "the demo's server warns that it falls back to the scripted model"
     started = json.dumps(sent(trace, "item/started"))
     assert '"processId": "' in started  # its command ran, in a workspace the demo has deleted since
     code, out, err_text = await replay(trace, codex_env(tmp_path / "unused") | HOSTILE)
