@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict, Unpack
 
+from pydantic import ValidationError
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 
@@ -37,6 +38,16 @@ ProcessEvent = p.ProcessOutput | p.ProcessExited | p.ProcessClosed
 NotificationHandler = Callable[[str, JsonValue], None]
 
 _MAX_MESSAGE = 64 * 1024 * 1024 + 1024
+
+
+class _Malformed(Exception):
+    """A process notification whose params do not validate: ``process/exited params.exitCode: Field required``."""
+
+    def __init__(self, method: str, exc: ValidationError) -> None:
+        errors = exc.errors()
+        where = ".".join(str(part) for part in errors[0]["loc"]) if errors else ""
+        detail = errors[0]["msg"] if errors else str(exc)
+        super().__init__(f"exec-server sent an invalid {method}: params.{where}: {detail}")
 
 
 class ProcessSubscription:
@@ -166,6 +177,7 @@ class ExecServerClient:
         self._subs.pop(process_id, None)
 
     async def _read_loop(self) -> None:
+        reason = "exec-server connection closed"
         try:
             while True:
                 raw = await self._transport.recv()
@@ -174,8 +186,12 @@ class ExecServerClient:
                 await self._on_message(raw)
         except (ExecServerClosed, OSError):
             return
+        except _Malformed as exc:
+            # A process event we cannot read (a field missing or renamed by a skewed build): what waits on
+            # it is told why, instead of only that the connection went away.
+            reason = str(exc)
         finally:
-            self._shutdown("exec-server connection closed")
+            self._shutdown(reason)
 
     async def _on_message(self, raw: bytes) -> None:
         trace.record("in", "exec", id(self), raw)
@@ -191,12 +207,15 @@ class ExecServerClient:
 
     async def _on_notification(self, method: str, params: JsonValue) -> None:
         event: ProcessEvent | None = None
-        if method == p.Method.PROCESS_OUTPUT:
-            event = p.ProcessOutput.model_validate(params)
-        elif method == p.Method.PROCESS_EXITED:
-            event = p.ProcessExited.model_validate(params)
-        elif method == p.Method.PROCESS_CLOSED:
-            event = p.ProcessClosed.model_validate(params)
+        try:
+            if method == p.Method.PROCESS_OUTPUT:
+                event = p.ProcessOutput.model_validate(params)
+            elif method == p.Method.PROCESS_EXITED:
+                event = p.ProcessExited.model_validate(params)
+            elif method == p.Method.PROCESS_CLOSED:
+                event = p.ProcessClosed.model_validate(params)
+        except ValidationError as exc:
+            raise _Malformed(method, exc) from None
         if event is None:
             for handler in list(self._handlers):
                 handler(method, params)

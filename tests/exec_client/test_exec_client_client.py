@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from exec_client.client import ExecServerClient, ProcessEvent, ProcessSubscription
 from exec_client.wire import protocol as p
 from exec_client.wire.errors import NOT_FOUND, SESSION_ALREADY_ATTACHED, ExecServerClosed, ExecServerError
+from pycodex.transport.memory import memory_pair
 from tests.support.execserver import STEP, ServerProc, run_ws_server, server_argv, server_env, server_params
 
 ENV = {"PATH": "/usr/bin:/bin"}
@@ -187,3 +189,19 @@ async def test_the_client_speaks_stdio_to_a_child_server(name: str, tmp_path: Pa
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_a_process_event_missing_a_field_ends_the_wait_naming_the_field() -> None:
+    """A skewed exec-server (``exitCode`` renamed): the subscriber is told which field, not only that the
+    connection went away (the in-memory pair stands in for the server: one notification is all it sends)."""
+    client_end, server_end = memory_pair()
+    client = ExecServerClient(client_end)
+    try:
+        sub = client.subscribe("p")
+        bad = {"method": "process/exited", "params": {"processId": "p", "seq": 1, "exitCodeRenamed": 0}}
+        await server_end.send(json.dumps(bad).encode())
+        with pytest.raises(ExecServerClosed) as caught:
+            await sub.next(STEP)
+        assert str(caught.value) == "exec-server sent an invalid process/exited: params.exitCode: Field required"
+    finally:
+        await client.close()
