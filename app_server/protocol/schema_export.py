@@ -36,7 +36,7 @@ from pycodex.json_types import JsonObj, JsonValue
 
 from .method_table import DECLARATIONS
 from .notifications import EXPERIMENTAL_NOTIFICATIONS
-from .schema_outputs import always_sent, with_required
+from .schema_outputs import always_sent, reachable, with_required
 from .server_messages import ALL_SERVER_REQUESTS as SERVER_REQUESTS
 from .server_messages import SERVER_NOTIFICATIONS as NOTIFICATIONS
 
@@ -202,22 +202,7 @@ def _union_documents(bundle: JsonObj) -> dict[str, JsonObj]:
 
 
 def _reachable(definitions: JsonObj, root: JsonValue) -> JsonObj:
-    prefix = _REF_TEMPLATE.format(model="")
-    found: JsonObj = {}
-    pending = [root]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, list):
-            pending.extend(node)
-        elif isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith(prefix):
-                name = ref.removeprefix(prefix)
-                if name not in found and name in definitions:
-                    found[name] = definitions[name]
-                    pending.append(definitions[name])
-            pending.extend(node.values())
-    return dict(sorted(found.items()))
+    return reachable(definitions, root, _REF_TEMPLATE.format(model=""))
 
 
 def _strip_experimental(node: JsonValue) -> JsonValue:

@@ -45,22 +45,27 @@ def model_classes(roots: Iterable[type[BaseModel]]) -> dict[str, type[BaseModel]
     return found
 
 
-def _reached(definitions: JsonObj, names: Iterable[str]) -> set[str]:
-    seen: set[str] = set()
-    pending: list[JsonValue] = [{"$ref": _REF_PREFIX + name} for name in names]
+def reachable(definitions: JsonObj, root: JsonValue, prefix: str = _REF_PREFIX) -> JsonObj:
+    """The definitions ``root`` refers to (``$ref`` of ``prefix`` + name), directly or through each other."""
+    found: JsonObj = {}
+    pending: list[JsonValue] = [root]
     while pending:
         node = pending.pop()
         if isinstance(node, list):
             pending.extend(node)
         elif isinstance(node, dict):
             ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith(_REF_PREFIX):
-                name = ref.removeprefix(_REF_PREFIX)
-                if name not in seen and name in definitions:
-                    seen.add(name)
+            if isinstance(ref, str) and ref.startswith(prefix):
+                name = ref.removeprefix(prefix)
+                if name not in found and name in definitions:
+                    found[name] = definitions[name]
                     pending.append(definitions[name])
             pending.extend(value for key, value in node.items() if key != "$ref")
-    return seen
+    return dict(sorted(found.items()))
+
+
+def _reached(definitions: JsonObj, names: Iterable[str]) -> set[str]:
+    return set(reachable(definitions, [{"$ref": _REF_PREFIX + name} for name in names]))
 
 
 def always_sent(
