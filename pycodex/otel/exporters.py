@@ -8,7 +8,7 @@ over gRPC needs ``grpcio``, which the ``otel`` extra installs; it is imported on
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
@@ -33,13 +33,8 @@ def span_exporter(exporter: Exporter, timeout: float = EXPORT_TIMEOUT_S) -> Span
     if exporter.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 
-        return GrpcSpanExporter(endpoint=exporter.endpoint, headers=dict(exporter.headers),
-                                credentials=_grpc_credentials(exporter), insecure=_insecure(exporter),
-                                timeout=timeout)
-    return OTLPSpanExporter(endpoint=exporter.endpoint, headers=dict(exporter.headers), timeout=timeout,
-                            certificate_file=exporter.ca_certificate,
-                            client_certificate_file=exporter.client_certificate,
-                            client_key_file=exporter.client_private_key)
+        return GrpcSpanExporter(**_grpc_options(exporter), timeout=timeout)
+    return OTLPSpanExporter(**_http_options(exporter), timeout=timeout)
 
 
 def metric_exporter(exporter: Exporter) -> MetricExporter:
@@ -49,13 +44,8 @@ def metric_exporter(exporter: Exporter) -> MetricExporter:
             OTLPMetricExporter as GrpcMetricExporter,
         )
 
-        return GrpcMetricExporter(endpoint=exporter.endpoint, headers=dict(exporter.headers),
-                                  credentials=_grpc_credentials(exporter), insecure=_insecure(exporter),
-                                  timeout=EXPORT_TIMEOUT_S)
-    return OTLPMetricExporter(endpoint=exporter.endpoint, headers=dict(exporter.headers), timeout=EXPORT_TIMEOUT_S,
-                              certificate_file=exporter.ca_certificate,
-                              client_certificate_file=exporter.client_certificate,
-                              client_key_file=exporter.client_private_key)
+        return GrpcMetricExporter(**_grpc_options(exporter), timeout=EXPORT_TIMEOUT_S)
+    return OTLPMetricExporter(**_http_options(exporter), timeout=EXPORT_TIMEOUT_S)
 
 
 def log_exporter(exporter: Exporter) -> LogRecordExporter:
@@ -63,13 +53,21 @@ def log_exporter(exporter: Exporter) -> LogRecordExporter:
     if exporter.protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogExporter
 
-        return GrpcLogExporter(endpoint=exporter.endpoint, headers=dict(exporter.headers),
-                               credentials=_grpc_credentials(exporter), insecure=_insecure(exporter),
-                               timeout=EXPORT_TIMEOUT_S)
-    return OTLPLogExporter(endpoint=exporter.endpoint, headers=dict(exporter.headers), timeout=EXPORT_TIMEOUT_S,
-                           certificate_file=exporter.ca_certificate,
-                           client_certificate_file=exporter.client_certificate,
-                           client_key_file=exporter.client_private_key)
+        return GrpcLogExporter(**_grpc_options(exporter), timeout=EXPORT_TIMEOUT_S)
+    return OTLPLogExporter(**_http_options(exporter), timeout=EXPORT_TIMEOUT_S)
+
+
+def _http_options(exporter: Exporter) -> dict[str, Any]:
+    """The OTLP/HTTP exporters' shared keyword arguments: where, headers and the TLS files."""
+    return {"endpoint": exporter.endpoint, "headers": dict(exporter.headers),
+            "certificate_file": exporter.ca_certificate, "client_certificate_file": exporter.client_certificate,
+            "client_key_file": exporter.client_private_key}
+
+
+def _grpc_options(exporter: Exporter) -> dict[str, Any]:
+    """The OTLP/gRPC exporters' shared keyword arguments: where, headers and the channel's security."""
+    return {"endpoint": exporter.endpoint, "headers": dict(exporter.headers),
+            "credentials": _grpc_credentials(exporter), "insecure": _insecure(exporter)}
 
 
 def _insecure(exporter: Exporter) -> bool:
