@@ -79,10 +79,6 @@ ACKNOWLEDGED: dict[tuple[str, str], list[str]] = {
 }
 # The same rule the other way: 0.168 wrote the preview of its own fork, the readers after it take the parent's.
 _FORK_PREVIEW_AFTER_0168 = 'preview "storage-fork-parent: say hello", writer had "storage-fork-child: and again"'
-ACKNOWLEDGED[("codex@0.168.0", "current")] = [
-    f"current thread/list thread <fork>: {_FORK_PREVIEW_AFTER_0168}",
-    f"current thread/read <fork> (fork): {_FORK_PREVIEW_AFTER_0168}",
-]
 #: pycodex releases from before the shared on-disk format (docs/storage_format.md): they read only their own
 #: records, and Codex cannot read theirs (this build migrates them when it opens the store). Their pairs with
 #: another format are expected to fail, strictly: one that passes must be moved out of here.
@@ -115,6 +111,11 @@ _SHARED_FORMAT_WRITERS = [
 for _writer in _SHARED_FORMAT_WRITERS:
     for _reader in ("codex@0.168.0", "codex@0.169.0", "codex@0.171.0"):
         ACKNOWLEDGED.setdefault((_writer, _reader), []).extend(_fresh_home_name(_reader))
+    # Every shared-format pycodex reads 0.168's fork as 0.169 does (the parent's preview).
+    ACKNOWLEDGED[("codex@0.168.0", _writer)] = [
+        f"{_writer} thread/list thread <fork>: {_FORK_PREVIEW_AFTER_0168}",
+        f"{_writer} thread/read <fork> (fork): {_FORK_PREVIEW_AFTER_0168}",
+    ]
 
 
 def _message(tag: str, text: str) -> JsonObj:
