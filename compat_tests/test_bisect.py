@@ -197,7 +197,7 @@ def test_bisect_finds_the_planted_commit_of_a_throwaway_history(tmp_path: Path) 
     )
     assert rc == 0, out
     assert f"first bad commit: {commits[6]} the planted break: aggregatedOutput renamed" in out, out
-    assert "cause: stdio app=pycodex@" in out and "missing field aggregatedOutput" in out, out
+    assert "cause: stdio app=pycodex@" in out and "item/completed params.item.aggregatedOutput missing" in out, out
     assert f"skipped {commits[4][:12]} pyproject.toml that cannot be parsed: cannot build: " in out, out
     assert (
         "pip install of the export failed"
