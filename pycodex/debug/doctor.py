@@ -71,8 +71,10 @@ def check_provider(config: LoadedConfig | None, env: Mapping[str, str]) -> Check
         return Check(OK, "provider", "offline scripted model (no network)")
     key = env.get(provider.env_key) if provider.env_key else None
     if provider.env_key and not key:
+        # A turn would fail the same way: say how to get a model, and how to run without one.
         return Check(FAIL, "provider", f"{provider.id}: ${provider.env_key} is not set",
-                     f"export {provider.env_key}=<your key>")
+                     f"export {provider.env_key}=<your key> (or set model_provider in config.toml; offline: "
+                     "`pycodex demo` or `--model scripted`)")
     url = f"{str(provider.base_url).rstrip('/')}/models"
     headers = {"authorization": f"Bearer {key}"} if key else {}
     try:
