@@ -7,100 +7,23 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.fake_model import FakeModel, exec_call, message, model_config
+from tests.support.exec_cli_env import (
+    METADATA_WARNING,
+    RUN_TIMEOUT_S,
+    make_env,
+    reply,
+    user_texts,
+)
+from tests.support.fake_model import exec_call, message
 from tests.support.hermetic import stop_walks_at
 from tests.support.procs import stop_process
 
-DEAD_MODEL_URL = "http://127.0.0.1:9/v1"
-#: Codex 0.169 warns at every turn on a model outside its catalog, such as the tests' mock-model.
-METADATA_WARNING = ("Model metadata for `mock-model` not found. Defaulting to fallback metadata; "
-                    "this can degrade performance and cause issues.")
-RUN_TIMEOUT_S = 60.0
-
-
-@dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.stdout.splitlines()]
-
-    @property
-    def types(self) -> list[str]:
-        return [e["type"] + (":" + e["item"]["type"] if "item" in e else "") for e in self.events]
-
-
-@dataclass
-class Env:
-    home: Path
-    work: Path
-    model: FakeModel | None = None
-
-    async def exec(self, *args: str, stdin: str | None = None, cwd: Path | None = None,
-                   env: dict[str, str] | None = None, binary: Path | None = None) -> Result:
-        """``pycodex exec ARGS`` (or ``BINARY exec ARGS``, e.g. the reference Codex)."""
-        argv = [str(binary)] if binary is not None else [sys.executable, "-m", "pycodex"]
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "PYCODEX_", "OPENAI_"))}
-        full_env.update(CODEX_HOME=str(self.home), CODEX_API_KEY="dummy", PYCODEX_FSYNC="0", **(env or {}))
-        proc = await asyncio.create_subprocess_exec(
-            *argv, "exec", *args, cwd=cwd or self.work, env=full_env,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
-        )
-        try:
-            out, err = await asyncio.wait_for(
-                proc.communicate(stdin.encode() if stdin is not None else None), RUN_TIMEOUT_S)
-        finally:
-            await stop_process(proc)
-        assert proc.returncode is not None
-        return Result(proc.returncode, out.decode(), err.decode())
-
-    def requests(self) -> list[dict[str, Any]]:
-        assert self.model is not None
-        return [r for r in self.model.requests() if r["path"].endswith("/responses")]
-
-
-@pytest.fixture
-async def make_env(tmp_path: Path) -> AsyncIterator[Any]:
-    models: list[FakeModel] = []
-    made = 0
-
-    async def make(script: list[Any] | dict[str, Any] | None) -> Env:
-        nonlocal made
-        made += 1
-        work = tmp_path / f"work{made}"
-        work.mkdir()
-        env = Env(home=tmp_path / f"home{made}", work=work)
-        if script is None:
-            model_config(env.home, DEAD_MODEL_URL)
-            return env
-        env.model = await FakeModel.start(script, tmp_path / f"model{made}")
-        models.append(env.model)
-        model_config(env.home, env.model.url)
-        return env
-
-    yield make
-    for model in models:
-        await model.stop()
-
-
-def _reply(text: str) -> dict[str, Any]:
-    return {"output": [message(text)]}
-
-
-def _user_texts(request: dict[str, Any]) -> list[str]:
-    return [c["text"] for item in request["body"]["input"] if item.get("role") == "user"
-            for c in item["content"] if c.get("type") == "input_text"]
+__all__ = ["make_env"]
 
 
 async def test_json_stream_matches_codex_field_for_field(make_env: Any) -> None:
@@ -124,7 +47,7 @@ async def test_json_stream_matches_codex_field_for_field(make_env: Any) -> None:
     # Compact JSON, as serde prints it.
     assert run.stdout.splitlines()[2] == '{"type":"turn.started"}'
     [request] = env.requests()
-    assert request["headers"]["originator"] == "codex_exec" and _user_texts(request)[-1] == "say hi"
+    assert request["headers"]["originator"] == "codex_exec" and user_texts(request)[-1] == "say hi"
     # Stored as an exec session: listed with sourceKinds exec, hidden from the default listing.
     from app_server.app import AppServer
     from pycodex.exec_cli.inproc import InProcessClient
@@ -145,7 +68,7 @@ async def test_json_stream_matches_codex_field_for_field(make_env: Any) -> None:
 
 async def test_experimental_json_alias_and_a_command_turn(make_env: Any) -> None:
     env = await make_env([{"output": [exec_call("c1", "echo hello-from-mock")]},
-                          {"output": [exec_call("c2", "echo to-stderr >&2; exit 3")]}, _reply("done")])
+                          {"output": [exec_call("c2", "echo to-stderr >&2; exit 3")]}, reply("done")])
     run = await env.exec("--experimental-json", "--skip-git-repo-check", "run it")
     assert run.code == 0, run.stderr  # a failed command does not fail the turn
     assert run.types == ["thread.started", "item.completed:error", "turn.started", "item.started:command_execution",
@@ -161,66 +84,8 @@ async def test_experimental_json_alias_and_a_command_turn(make_env: Any) -> None
     assert "to-stderr" in failed["aggregated_output"]
 
 
-async def test_resume_last_and_by_id_continue_the_thread_and_fork_copies_it(make_env: Any) -> None:
-    env = await make_env([_reply("one"), _reply("two"), _reply("three"), _reply("four")])
-    first = await env.exec("--json", "--skip-git-repo-check", "first prompt")
-    thread_id = first.events[0]["thread_id"]
-    again = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "-", stdin="second prompt\n")
-    assert again.code == 0, again.stderr
-    assert again.events[0] == {"type": "thread.started", "thread_id": thread_id}
-    assert again.events[-2]["item"]["text"] == "two"
-    # Usage is the thread's total, history included (as Codex reports it after a resume).
-    assert again.events[-1]["usage"]["input_tokens"] > first.events[-1]["usage"]["input_tokens"]
-    by_id = await env.exec("--json", "resume", thread_id, "third prompt", "--skip-git-repo-check")
-    assert by_id.code == 0, by_id.stderr
-    assert by_id.events[0]["thread_id"] == thread_id
-    fork = await env.exec("--json", "--skip-git-repo-check", "fork", thread_id, "fourth prompt")
-    assert fork.code == 0, fork.stderr
-    assert fork.events[0]["thread_id"] != thread_id
-    texts = [_user_texts(r) for r in env.requests()]
-    assert texts[1][-2:] == ["first prompt", "second prompt\n"]
-    assert texts[2][-3:] == ["first prompt", "second prompt\n", "third prompt"]
-    assert texts[3][-4:] == ["first prompt", "second prompt\n", "third prompt", "fourth prompt"]
-
-
-async def test_resume_last_with_no_session_here_starts_a_new_one_as_codex_and_unknown_ids_are_errors(
-    make_env: Any,
-) -> None:
-    """Codex 0.169 (checked on the binary): `resume --last` with no session of this directory, even when another
-    directory has one, starts a new session and exits 0; it does not resume the other directory's session."""
-    env = await make_env({"responses": [_reply("ok")], "when_exhausted": "repeat_last"})
-    other = env.work / "elsewhere"
-    other.mkdir()
-    empty = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "hi")
-    assert empty.code == 0, empty.stderr
-    assert (empty.events[0]["type"], empty.events[-1]["type"]) == ("thread.started", "turn.completed")
-    here = await env.exec("--json", "--skip-git-repo-check", "first prompt")
-    thread_id = here.events[0]["thread_id"]
-    there = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "from elsewhere", cwd=other)
-    assert there.code == 0, there.stderr
-    assert there.events[0]["thread_id"] not in (thread_id, empty.events[0]["thread_id"])
-    assert _user_texts(env.requests()[-1])[-1:] == ["from elsewhere"]  # a fresh history
-    assert "first prompt" not in json.dumps(env.requests()[-1]["body"])
-    human = await env.exec("--skip-git-repo-check", "resume", "--last", "hi", cwd=other)
-    assert human.code == 0 and "No recorded session to resume in " not in human.stderr  # it has one now
-    fresh = other / "fresh"
-    fresh.mkdir()
-    new_here = await env.exec("--skip-git-repo-check", "resume", "--last", "hi", cwd=fresh)
-    assert new_here.code == 0 and f"No recorded session to resume in {fresh}; starting a new one." in new_here.stderr
-    requests = len(env.requests())
-    unknown = str(uuid.uuid4())
-    by_id = await env.exec("--json", "--skip-git-repo-check", "resume", unknown, "hi")
-    assert by_id.code == 1 and by_id.stdout == ""
-    assert f"Error: thread/resume failed: no rollout found for thread id {unknown}" in by_id.stderr
-    named = await env.exec("--json", "--skip-git-repo-check", "resume", "no-such-name", "hi")
-    assert named.code == 1 and "no session found with id or name `no-such-name`" in named.stderr
-    fork = await env.exec("--json", "--skip-git-repo-check", "fork", unknown, "hi")
-    assert fork.code == 1 and "no rollout found" in fork.stderr
-    assert len(env.requests()) == requests  # none of the errors reached the model
-
-
 async def test_output_last_message_and_output_schema_reach_file_and_request(make_env: Any, tmp_path: Path) -> None:
-    env = await make_env([_reply('{"a":1}')])
+    env = await make_env([reply('{"a":1}')])
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
               "additionalProperties": False}
     (tmp_path / "schema.json").write_text(json.dumps(schema))
@@ -238,7 +103,7 @@ async def test_output_last_message_and_output_schema_reach_file_and_request(make
 
 
 async def test_stdin_prompt_forms(make_env: Any) -> None:
-    env = await make_env({"responses": [_reply("ok")], "when_exhausted": "repeat_last"})
+    env = await make_env({"responses": [reply("ok")], "when_exhausted": "repeat_last"})
     dash = await env.exec("--json", "--skip-git-repo-check", "-", stdin="from stdin\n")
     assert dash.code == 0, dash.stderr
     assert "Reading prompt from stdin" not in dash.stderr
@@ -246,7 +111,7 @@ async def test_stdin_prompt_forms(make_env: Any) -> None:
     assert bare.code == 0 and "Reading prompt from stdin..." in bare.stderr
     both = await env.exec("--json", "--skip-git-repo-check", "the prompt", stdin="piped data\n")
     assert both.code == 0 and "Reading additional input from stdin..." in both.stderr
-    texts = [_user_texts(r)[-1] for r in env.requests()]
+    texts = [user_texts(r)[-1] for r in env.requests()]
     assert texts == ["from stdin\n", "bare stdin", "the prompt\n\n<stdin>\npiped data\n</stdin>"]
     empty = await env.exec("--json", "--skip-git-repo-check", stdin="")
     assert empty.code == 1 and empty.stderr.strip().endswith("No prompt provided via stdin.")
@@ -275,7 +140,7 @@ async def test_exit_codes_for_model_errors_usage_errors_and_git_check(make_env: 
 
 
 async def test_cd_and_add_dir_shape_the_workspace(make_env: Any, tmp_path: Path) -> None:
-    env = await make_env([_reply("ok")])
+    env = await make_env([reply("ok")])
     (tmp_path / "repo").mkdir()
     stop_walks_at(tmp_path / "repo")  # a repository (an empty `.git` folder is none, for Codex as for us)
     extra = tmp_path / "extra"
@@ -297,17 +162,6 @@ async def test_an_unreachable_model_fails_the_turn_in_bounded_time(make_env: Any
     assert run.events[-1]["error"]["message"]
 
 
-async def test_ephemeral_runs_leave_no_session(make_env: Any) -> None:
-    env = await make_env([_reply("ok"), _reply("ok")])
-    run = await env.exec("--json", "--skip-git-repo-check", "--ephemeral", "-m", "flag-model", "x")
-    assert run.code == 0, run.stderr
-    resumed = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "y")
-    assert resumed.code == 0, resumed.stderr  # nothing to resume: a new session, as Codex
-    assert resumed.events[0]["thread_id"] != run.events[0]["thread_id"]
-    assert env.requests()[0]["body"]["model"] == "flag-model"
-    assert "x" not in _user_texts(env.requests()[1])
-
-
 def _shape(events: list[dict[str, Any]]) -> list[tuple[str, list[str], str, list[str]]]:
     """Event types and key sets, without Codex's warning about the mock model's unknown metadata."""
     kept = [e for e in events if not (e.get("item", {}).get("type") == "error"
@@ -317,7 +171,7 @@ def _shape(events: list[dict[str, Any]]) -> list[tuple[str, list[str], str, list
 
 @pytest.mark.codex
 @pytest.mark.parametrize("script", [
-    [{"output": [{"type": "reasoning", "summary": ["**Plan** x"]}, exec_call("c1", "echo hi")]}, _reply("done")],
+    [{"output": [{"type": "reasoning", "summary": ["**Plan** x"]}, exec_call("c1", "echo hi")]}, reply("done")],
     [{"status": 400, "body": {"error": {"message": "bad thing", "type": "invalid_request"}}}],
 ], ids=["command_turn", "http_400"])
 async def test_same_event_shapes_as_codex_exec_json(make_env: Any, codex_bin: Path, script: list[Any]) -> None:
@@ -348,19 +202,6 @@ async def test_a_stalled_model_stream_is_given_up_after_the_idle_bound(make_env:
     assert run.events[-1]["error"]["message"] == "no progress from the model for 1 s" == run.events[-2]["message"]
 
 
-async def test_resume_last_picks_the_most_recently_updated_session_of_the_directory(make_env: Any) -> None:
-    env = await make_env({"responses": [_reply("ok")], "when_exhausted": "repeat_last"})
-    older = (await env.exec("--json", "--skip-git-repo-check", "a")).events[0]["thread_id"]
-    newer = (await env.exec("--json", "--skip-git-repo-check", "b")).events[0]["thread_id"]
-    assert older != newer
-    elsewhere = env.work / "sub"
-    elsewhere.mkdir()
-    assert (await env.exec("--json", "--skip-git-repo-check", "c", cwd=elsewhere)).code == 0
-    assert (await env.exec("--json", "--skip-git-repo-check", "resume", older, "touch")).code == 0
-    last = await env.exec("--json", "--skip-git-repo-check", "resume", "--last", "which")
-    assert last.events[0]["thread_id"] == older
-
-
 def test_root_options_before_exec_and_subcommand_options_after_it() -> None:
     from pycodex.exec_cli.args import UsageError, parse_exec_args, split_root_args
 
@@ -389,7 +230,7 @@ def test_root_options_before_exec_and_subcommand_options_after_it() -> None:
 
 
 async def test_the_rust_wrapper_argv_shape_runs(make_env: Any, tmp_path: Path) -> None:
-    env = await make_env([_reply("one"), _reply("two")])
+    env = await make_env([reply("one"), reply("two")])
     first = await env.exec("--json", "--skip-git-repo-check", "first")
     last = tmp_path / "last.txt"
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "PYCODEX_", "OPENAI_"))}
@@ -410,7 +251,7 @@ async def test_the_rust_wrapper_argv_shape_runs(make_env: Any, tmp_path: Path) -
 
 async def test_the_transcript_goes_to_stderr_and_the_answer_to_stdout(make_env: Any) -> None:
     env = await make_env([{"output": [{"type": "reasoning", "summary": ["**Plan** x"]},
-                                      exec_call("c1", "echo hi-cmd")]}, _reply("done cmd")])
+                                      exec_call("c1", "echo hi-cmd")]}, reply("done cmd")])
     run = await env.exec("--skip-git-repo-check", "--color", "never", "run")
     assert run.code == 0, run.stderr
     assert run.stdout == "done cmd\n"
@@ -423,41 +264,6 @@ async def test_the_transcript_goes_to_stderr_and_the_answer_to_stdout(make_env: 
     positions = [err.index(part) for part in order]
     assert positions == sorted(positions), err
     assert "\x1b[" not in err
-
-
-@pytest.mark.parametrize("as_json", [False, True])
-async def test_ctrl_c_interrupts_the_turn_says_so_and_exits_1_as_codex(make_env: Any, as_json: bool) -> None:
-    """Codex 0.169 (checked by hand against a stalled mock model): "turn interrupted" on stderr and exit
-    status 1; with --json, no further event after turn.started. The stored turn is interrupted."""
-    env = await make_env([{"output": [message("never finished")], "stall_after": 1, "stall_s": 60}])
-    argv = [*(["--json"] if as_json else []), "--skip-git-repo-check", "x"]
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "PYCODEX_", "OPENAI_"))}
-    full_env.update(CODEX_HOME=str(env.home), CODEX_API_KEY="dummy", PYCODEX_FSYNC="0")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pycodex", "exec", *argv, cwd=env.work, env=full_env,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        assert proc.stderr is not None and proc.stdout is not None
-        for _ in range(2000):  # bounded: the model has the turn's request once it streams
-            if env.requests():
-                break
-            await asyncio.sleep(0.01)
-        assert env.requests(), "the turn never reached the model"
-        proc.send_signal(2)
-        out, err = await asyncio.wait_for(proc.communicate(), RUN_TIMEOUT_S)
-    finally:
-        await stop_process(proc)
-    assert proc.returncode == 1, err
-    assert "Traceback" not in err.decode()
-    if not as_json:
-        assert err.decode().splitlines()[-1] == "turn interrupted"
-    else:
-        types = [json.loads(line)["type"] for line in out.decode().splitlines()]
-        assert types[0] == "thread.started" and types[-1] == "turn.started", types
-    rollouts = list((env.home / "sessions").rglob("rollout-*.jsonl"))
-    assert len(rollouts) == 1 and '"turn_aborted"' in rollouts[0].read_text()
 
 
 async def test_an_unreachable_provider_is_reported_once(make_env: Any) -> None:
