@@ -118,7 +118,7 @@ class ThreadManager:
         turns = [dict(t) for t in thread.turns]
         active = thread.active
         if active is not None:
-            turns.append(active.wire(view="full"))
+            turns.append(active.live_wire())
         return turns
 
     # -- lookup ----------------------------------------------------------------------------------

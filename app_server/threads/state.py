@@ -77,6 +77,10 @@ class Spawn(Protocol):
 _END_EVENTS = frozenset({TurnEvent.COMPLETE, TurnEvent.ABORT, TurnEvent.FAIL})
 
 
+#: Item types whose content streams in deltas: a running turn shows them only once completed (as Codex).
+_STREAMED_TYPES = frozenset({"agentMessage", "reasoning", "plan"})
+
+
 class TurnState:
     """One turn; its status moves only through ``lifecycle.advance`` (see ``apply``)."""
 
@@ -87,6 +91,9 @@ class TurnState:
         self.started_at = int(time.time())
         self._t0 = time.monotonic()
         self.items: list[JsonObj] = []
+        #: Items announced with ``item/started`` and not completed yet, by id: a client that joins mid-turn
+        #: (thread/resume) sees them in the running turn, as Codex's active-turn snapshot shows them.
+        self.started_items: dict[str, JsonObj] = {}
         self.last_agent_message: JsonObj | None = None
         self.error: JsonObj | None = None
         self.completed_at: int | None = None
@@ -109,11 +116,33 @@ class TurnState:
         """Keep a completed item. One with the id of an earlier item of this turn replaces it in place, as the
         stored turn is rebuilt (``store.reconstruct``) and as Codex shows it; the live notifications show both."""
         item_id = item.get("id")
+        if isinstance(item_id, str):
+            self.started_items.pop(item_id, None)
         for index, earlier in enumerate(self.items):
             if item_id is not None and earlier.get("id") == item_id:
                 self.items[index] = item
                 return
         self.items.append(item)
+
+    def note_started(self, item: JsonObj) -> None:
+        """Remember a tool item announced with ``item/started`` until ``keep_item`` keeps its completed form.
+
+        Codex's active-turn snapshot shows a tool call from its begin event (a command in progress) but a
+        streamed message only once it is complete, so text that arrives in deltas is not remembered here.
+        """
+        item_id = item.get("id")
+        if item.get("type") in _STREAMED_TYPES:
+            return
+        if isinstance(item_id, str) and not any(kept.get("id") == item_id for kept in self.items):
+            self.started_items[item_id] = item
+
+    def live_wire(self) -> JsonObj:
+        """The full Turn dict with the items still in progress after the completed ones (what a client
+        joining mid-turn is shown); the stored turn (``wire(view="full")``) keeps completed items only."""
+        wire = self.wire(view="full")
+        if not self.ended:
+            wire["items"] = [*wire["items"], *self.started_items.values()]
+        return wire
 
     @property
     def ended(self) -> bool:
@@ -345,6 +374,11 @@ class ThreadRuntime:
         cannot stall the others; an unsubscribed connection that stops reading just misses the notice.
         """
         method, params = notice.method, notice.params
+        active = self.active
+        if method == "item/started" and active is not None and params.get("turnId") == active.id:
+            item = params.get("item")
+            if isinstance(item, dict):
+                active.note_started(item)
         live = [s for s in self.subscribers if not s.closed.is_set()]
         if len(live) != len(self.subscribers):
             self.subscribers.intersection_update(live)
