@@ -89,3 +89,24 @@ def test_the_fast_path_sends_every_secret_shape_to_the_redactor() -> None:
     plain = ['{"totalTokens":15}', '{"t":"task-12345678901"}', '{"method":"item/agentMessage/delta"}']
     assert [s for s in needs if not redactor.may_hold_secrets(s)] == []
     assert [s for s in plain if redactor.may_hold_secrets(s)] == []
+
+
+def test_a_long_burst_keeps_its_order_and_redacts_the_one_secret_in_it(tmp_path: Path) -> None:
+    # Over two writer chunks of clean deltas with, in the middle, a secret, an unparsable model event and
+    # JSON padded with whitespace: each of those leaves the chunk's fast path without reordering the file.
+    path = tmp_path / "t.trace"
+    tracer = Tracer(path, redactor=Redactor(["env-secret-canary"]))
+    odd = {300: b'{"method":"d","params":{"delta":"env-secret-canary"}}', 301: "{not json",
+           302: ' {"type":"padded"} '}
+    for i in range(600):
+        raw = odd.get(i, b'{"method":"d","params":{"delta":"w%d"}}' % i)
+        tracer.record("in" if i in (301, 302) else "out", "model" if i in (301, 302) else "client", 1, raw)
+    tracer.close()
+    text = path.read_text()
+    assert "env-secret-canary" not in text
+    msgs = [json.loads(line)["msg"] for line in text.splitlines()[1:]]
+    assert len(msgs) == 600
+    assert [m["params"]["delta"] for i, m in enumerate(msgs) if i not in odd] == [f"w{i}" for i in range(600)
+                                                                                  if i not in odd]
+    assert msgs[300]["params"]["delta"] == REDACTED
+    assert msgs[301] == {"unparsable_bytes": len("{not json")} and msgs[302] == {"type": "padded"}
