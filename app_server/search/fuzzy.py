@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app_server.search.score import EXACT_NAME_BONUS, score_path, subsequence_pattern
-from app_server.search.walk import Entry, walk_tree
+from app_server.search.walk import Entry, walk_lists
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
@@ -38,10 +38,12 @@ SEPARATOR = "\0"
 
 @dataclass(frozen=True)
 class RootListing:
-    """One search root's listing: its entries and their paths, lower-cased and joined by SEPARATOR."""
+    """One search root's listing: its paths, whether each is a folder, and the paths lower-cased and
+    joined by SEPARATOR."""
 
     root: str
-    entries: list[Entry]
+    paths: list[str]
+    dirs: list[bool]
     lowered: str  # for the pre-filter: one regex scan over it replaces a search per entry
 
     def candidates(self, pattern: re.Pattern[str]) -> Iterator[int]:
@@ -61,12 +63,12 @@ class RootListing:
 
 def list_root(root: str, cancelled: Callable[[], bool] = lambda: False) -> RootListing:
     """Walk ``root`` (stopping when ``cancelled`` says so) into a listing."""
-    entries = walk_tree(Path(root), cancelled)
-    joined = SEPARATOR.join(e.path for e in entries)
+    paths, dirs = walk_lists(Path(root), cancelled)
+    joined = SEPARATOR.join(paths)
     # Lowering the joined text equals joining the lowered paths for ASCII; beyond it (the final sigma
     # looks at its neighbours) lower each path on its own.
-    lowered = joined.lower() if joined.isascii() else SEPARATOR.join(e.path.lower() for e in entries)
-    return RootListing(root, entries, lowered)
+    lowered = joined.lower() if joined.isascii() else SEPARATOR.join(path.lower() for path in paths)
+    return RootListing(root, paths, dirs, lowered)
 
 
 def search_listings(query: str, listings: Sequence[RootListing], limit: int = MATCH_LIMIT) -> list[JsonObj]:
@@ -78,9 +80,9 @@ def search_listings(query: str, listings: Sequence[RootListing], limit: int = MA
     named: list[tuple[RootListing, Entry, str]] = []  # files whose own name holds the query
     others: list[tuple[RootListing, Entry, str]] = []
     for listing in listings:
-        entries = listing.entries
+        paths, dirs = listing.paths, listing.dirs
         for index in listing.candidates(pattern):
-            entry = entries[index]
+            entry = Entry(paths[index], dirs[index])
             lowered = entry.path.lower()
             in_name = not entry.is_dir and pattern.search(lowered, lowered.rfind("/") + 1) is not None
             (named if in_name else others).append((listing, entry, lowered))

@@ -14,7 +14,6 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from typing import NamedTuple
 
@@ -125,17 +124,23 @@ def _fast_match(rules: list[_Rules]) -> Callable[[str], re.Match[str] | None] | 
 def walk_tree(root: Path, cancelled: Callable[[], bool] = lambda: False) -> list[Entry]:
     """Every file and folder under `root` that the ignore rules keep (the root itself excluded); the walk
     stops early (with a partial list) once `cancelled()` is true."""
-    entries: list[Entry] = []
+    paths, dirs = walk_lists(root, cancelled)
+    return [Entry(path, is_dir) for path, is_dir in zip(paths, dirs, strict=True)]
+
+
+def walk_lists(root: Path, cancelled: Callable[[], bool] = lambda: False) -> tuple[list[str], list[bool]]:
+    """`walk_tree` as two parallel lists, paths and whether each is a folder: a search builds an Entry only
+    for the few paths its pre-filter keeps, not for all 100k."""
+    paths: list[str] = []
+    flags: list[bool] = []
     if root.is_dir():
-        _walk(root, cancelled, entries)
-    return entries
+        _walk(root, cancelled, paths, flags)
+    return paths, flags
 
 
-def _walk(root: Path, cancelled: Callable[[], bool], entries: list[Entry]) -> None:
-    # Per-folder comprehensions (no generator, no loop body per entry) and building each Entry with
-    # tuple.__new__ (no Python-level namedtuple __new__) keep the per-entry work mostly in C: a walk
-    # makes 100k of them.
-    new_entry = tuple.__new__
+def _walk(root: Path, cancelled: Callable[[], bool], paths: list[str], flags: list[bool]) -> None:
+    # Per-folder comprehensions (no generator, no loop body per entry) keep the per-entry work mostly
+    # in C: a walk lists 100k entries.
     outer = _outer_rules(root)
     # Only symlinked folders can make a loop: remember where they lead, and never enter an ancestor.
     followed: set[str] = set()
@@ -168,7 +173,12 @@ def _walk(root: Path, cancelled: Callable[[], bool], entries: list[Entry]) -> No
         else:
             kept = [i for i, (rel, is_dir) in enumerate(zip(rels, dirs, strict=True))
                     if is_dir is not None and not (rules and _ignored(rules, rel, bool(is_dir)))]
-        entries += map(new_entry, repeat(Entry), [(rels[i], dirs[i]) for i in kept])
+        if len(kept) == len(rels):  # the usual folder: nothing ignored, nothing unreadable
+            paths += rels
+            flags += dirs  # type: ignore[arg-type]  # no None when every entry was kept
+        else:
+            paths += [rels[i] for i in kept]
+            flags += [bool(dirs[i]) for i in kept]
         for i in kept:
             if not dirs[i]:
                 continue
