@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import compress
 from pathlib import Path
 from typing import NamedTuple
 
@@ -167,21 +168,30 @@ def _walk(root: Path, cancelled: Callable[[], bool], paths: list[str], flags: li
             dirs = [child.is_dir() for child in children]  # follows symlinks, as Codex's walker does
         except OSError:  # rare (a symlink's target vanished): judge child by child
             dirs = [_is_dir(child) for child in children]
+        # `drops[i]` is truthy when entry i is left out (ignored, or unreadable: dirs[i] is None).
+        # The fast rules judge every path as a file in one C-level map, then re-judge the few folders
+        # with their "/"; a folder where nothing is left out (the usual one) costs no loop per entry.
+        drops: list[object]
         if match is not None:
-            kept = [i for i, (rel, is_dir) in enumerate(zip(rels, dirs, strict=True))
-                    if is_dir is not None and match(rel + "/" if is_dir else rel) is None]
+            drops = list(map(match, rels))
+            for i in compress(range(len(rels)), dirs):
+                drops[i] = match(rels[i] + "/")
+            if None in dirs:
+                drops = [d is None or drop for d, drop in zip(dirs, drops, strict=True)]
+        elif rules:
+            drops = [d is None or _ignored(rules, rel, d) for rel, d in zip(rels, dirs, strict=True)]
         else:
-            kept = [i for i, (rel, is_dir) in enumerate(zip(rels, dirs, strict=True))
-                    if is_dir is not None and not (rules and _ignored(rules, rel, bool(is_dir)))]
-        if len(kept) == len(rels):  # the usual folder: nothing ignored, nothing unreadable
+            drops = [d is None for d in dirs]
+        if not any(drops):
             paths += rels
-            flags += dirs  # type: ignore[arg-type]  # no None when every entry was kept
+            flags += dirs  # type: ignore[arg-type]  # no None: an unreadable entry is a drop
+            folders = list(compress(range(len(rels)), dirs))
         else:
+            kept = [i for i, drop in enumerate(drops) if not drop]
             paths += [rels[i] for i in kept]
             flags += [bool(dirs[i]) for i in kept]
-        for i in kept:
-            if not dirs[i]:
-                continue
+            folders = [i for i in kept if dirs[i]]
+        for i in folders:
             child, rel = children[i], rels[i]
             real = os.path.join(real_dir, names[i])
             if child.is_symlink():
