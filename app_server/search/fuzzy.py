@@ -47,18 +47,21 @@ class RootListing:
     lowered: str  # for the pre-filter: one regex scan over it replaces a search per entry
 
     def candidates(self, pattern: re.Pattern[str]) -> Iterator[int]:
-        """The indices of the entries whose lower-cased path ``pattern`` (which never matches across
-        SEPARATOR) matches, in order."""
+        """The indices of the entries whose lower-cased path ``pattern`` matches, in order. ``pattern``
+        must never match across SEPARATOR and must run to the path's end (see ``to_path_end``), so
+        each path matches at most once and the scan skips the rest of a matched path."""
         text = self.lowered
         index = pos = 0
-        last = -1
         for found in pattern.finditer(text):
             start = found.start()
             index += text.count(SEPARATOR, pos, start)
             pos = start
-            if index != last:  # a later match may lie in the same path
-                yield index
-                last = index
+            yield index
+
+
+def to_path_end(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` extended over the rest of its path (up to SEPARATOR), for ``RootListing.candidates``."""
+    return re.compile(pattern.pattern + f"[^{re.escape(SEPARATOR)}]*")
 
 
 def list_root(root: str, cancelled: Callable[[], bool] = lambda: False) -> RootListing:
@@ -76,12 +79,13 @@ def search_listings(query: str, listings: Sequence[RootListing], limit: int = MA
     if not query or SEPARATOR in query:  # no path holds a NUL
         return []
     pattern = subsequence_pattern(query, SEPARATOR)
+    whole_path = to_path_end(pattern)
     lowered_query = query.lower()
     named: list[tuple[RootListing, Entry, str]] = []  # files whose own name holds the query
     others: list[tuple[RootListing, Entry, str]] = []
     for listing in listings:
         paths, dirs = listing.paths, listing.dirs
-        for index in listing.candidates(pattern):
+        for index in listing.candidates(whole_path):
             entry = Entry(paths[index], dirs[index])
             lowered = entry.path.lower()
             in_name = not entry.is_dir and pattern.search(lowered, lowered.rfind("/") + 1) is not None
