@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import compress
+from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,6 +24,8 @@ import pathspec
 from pycodex.git_repo import is_repository_root
 
 IGNORE_FILES = (".gitignore", ".ignore")  # lowest precedence first
+_name = attrgetter("name")
+_is_dir_or_raise = os.DirEntry.is_dir
 
 
 class Entry(NamedTuple):
@@ -154,7 +157,7 @@ def _walk(root: Path, cancelled: Callable[[], bool], paths: list[str], flags: li
                 children = list(it)
         except OSError:
             continue
-        names = [child.name for child in children]
+        names = list(map(_name, children))  # map over C callables: no bytecode per entry
         present = tuple(name for name in IGNORE_FILES if name in names)
         if present:
             spec = _read_rules(Path(directory), present)
@@ -162,10 +165,10 @@ def _walk(root: Path, cancelled: Callable[[], bool], paths: list[str], flags: li
                 rules = [*rules, _Rules.of(spec, base=rel_dir)]
         prefix = f"{rel_dir}/" if rel_dir else ""
         match = _fast_match(rules) if rules else None
-        rels = [prefix + name for name in names]
+        rels = list(map(prefix.__add__, names))
         dirs: list[bool | None]
         try:
-            dirs = [child.is_dir() for child in children]  # follows symlinks, as Codex's walker does
+            dirs = list(map(_is_dir_or_raise, children))  # follows symlinks, as Codex's walker does
         except OSError:  # rare (a symlink's target vanished): judge child by child
             dirs = [_is_dir(child) for child in children]
         # `drops[i]` is truthy when entry i is left out (ignored, or unreadable: dirs[i] is None).
