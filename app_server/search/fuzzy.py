@@ -16,13 +16,14 @@ Both are synchronous and may take a while on a big tree: a handler runs them wit
 from __future__ import annotations
 
 import heapq
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from app_server.search.score import EXACT_NAME_BONUS, score_path, subsequence_pattern
-from app_server.search.walk import Entry, walk_tree
+from app_server.search.walk import Entry, walk_lists
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
@@ -31,33 +32,62 @@ UPDATED = "fuzzyFileSearch/sessionUpdated"
 COMPLETED = "fuzzyFileSearch/sessionCompleted"
 
 
+#: Joins a listing's paths into one text: no path can hold a NUL.
+SEPARATOR = "\0"
+
+
 @dataclass(frozen=True)
 class RootListing:
-    """One search root's listing: its entries and their lower-cased paths."""
+    """One search root's listing: its paths, whether each is a folder, and the paths lower-cased and
+    joined by SEPARATOR."""
 
     root: str
-    entries: list[Entry]
-    lowered: list[str]  # entries' paths, lower-cased, for the pre-filter
+    paths: list[str]
+    dirs: list[bool]
+    lowered: str  # for the pre-filter: one regex scan over it replaces a search per entry
+
+    def candidates(self, pattern: re.Pattern[str]) -> Iterator[int]:
+        """The indices of the entries whose lower-cased path ``pattern`` matches, in order. ``pattern``
+        must never match across SEPARATOR and must run to the path's end (see ``to_path_end``), so
+        each path matches at most once and the scan skips the rest of a matched path."""
+        text = self.lowered
+        index = pos = 0
+        for found in pattern.finditer(text):
+            start = found.start()
+            index += text.count(SEPARATOR, pos, start)
+            pos = start
+            yield index
+
+
+def to_path_end(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` extended over the rest of its path (up to SEPARATOR), for ``RootListing.candidates``."""
+    return re.compile(pattern.pattern + f"[^{re.escape(SEPARATOR)}]*")
 
 
 def list_root(root: str, cancelled: Callable[[], bool] = lambda: False) -> RootListing:
     """Walk ``root`` (stopping when ``cancelled`` says so) into a listing."""
-    entries = walk_tree(Path(root), cancelled)
-    return RootListing(root, entries, [e.path.lower() for e in entries])
+    paths, dirs = walk_lists(Path(root), cancelled)
+    joined = SEPARATOR.join(paths)
+    # Lowering the joined text equals joining the lowered paths for ASCII; beyond it (the final sigma
+    # looks at its neighbours) lower each path on its own.
+    lowered = joined.lower() if joined.isascii() else SEPARATOR.join(path.lower() for path in paths)
+    return RootListing(root, paths, dirs, lowered)
 
 
 def search_listings(query: str, listings: Sequence[RootListing], limit: int = MATCH_LIMIT) -> list[JsonObj]:
     """The best `limit` matches across the listings, as FuzzyFileSearchResult objects."""
-    if not query:
+    if not query or SEPARATOR in query:  # no path holds a NUL
         return []
-    pattern = subsequence_pattern(query)
+    pattern = subsequence_pattern(query, SEPARATOR)
+    whole_path = to_path_end(pattern)
     lowered_query = query.lower()
     named: list[tuple[RootListing, Entry, str]] = []  # files whose own name holds the query
     others: list[tuple[RootListing, Entry, str]] = []
     for listing in listings:
-        for entry, lowered in zip(listing.entries, listing.lowered, strict=True):
-            if pattern.search(lowered) is None:
-                continue
+        paths, dirs = listing.paths, listing.dirs
+        for index in listing.candidates(whole_path):
+            entry = Entry(paths[index], dirs[index])
+            lowered = entry.path.lower()
             in_name = not entry.is_dir and pattern.search(lowered, lowered.rfind("/") + 1) is not None
             (named if in_name else others).append((listing, entry, lowered))
     if len(named) >= limit:

@@ -86,14 +86,15 @@ class _Bonuses:
         return value
 
 
-def subsequence_pattern(query: str) -> re.Pattern[str]:
+def subsequence_pattern(query: str, separator: str = "") -> re.Pattern[str]:
     """A regex that finds paths containing the query's characters in order (a cheap pre-filter).
 
-    `a[^b]*b` rather than `a.*?b`: a negated class cannot backtrack, so a miss costs one pass.
+    `a[^b]*b` rather than `a.*?b`: a negated class cannot backtrack, so a miss costs one pass. A match
+    never crosses `separator`, so one scan of paths joined by it finds the matching paths.
     """
     chars = query.lower()
     parts = [re.escape(chars[0])] if chars else []
-    parts += [f"[^{re.escape(ch)}]*{re.escape(ch)}" for ch in chars[1:]]
+    parts += [f"[^{re.escape(ch + separator)}]*{re.escape(ch)}" for ch in chars[1:]]
     return re.compile("".join(parts))
 
 
