@@ -125,7 +125,9 @@ async def test_a_resumed_session_streams_live_output_again(tmp_path: Path, name:
             # "one" may or may not have gone out before the first connection was noticed gone.
             assert outs[-1] == b"two\n" and set(outs) <= {b"one\n", b"two\n"}
             seqs = [e["params"]["seq"] for e in events]
-            assert seqs == sorted(seqs) and events[-1]["method"] == "process/closed"
+            assert len(set(seqs)) == len(seqs) and events[-1]["method"] == "process/closed"
+            if name == "pycodex":  # Codex 0.169 was seen sending [2, 4, 3] here: its order is not ours to pin
+                assert seqs == sorted(seqs)
 
 
 def _threads(pid: int) -> int:
