@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -23,12 +22,12 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compat_tests.support.builds import Build, BuildError, cache_dir
+from compat_tests.support.builds import Build, BuildError, cache_lock
 from compat_tests.support.processes import STOP_TIMEOUT, ProcessHandle
 from compat_tests.support.rpc import STEP, ScenarioError
 
@@ -62,17 +61,6 @@ _LOG_CONTEXT = re.compile(r'\s?\{"pid":\d+[^\n]*\}\s*$')
 PermissionPolicy = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-@contextlib.contextmanager
-def _locked(name: str) -> Iterator[Path]:
-    """An exclusive lock on ``CACHE/name.lock`` (builds.py's scheme for a build); yields ``CACHE/name``."""
-    root = cache_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # held by one installer for at most one bounded npm run
-        try:
-            yield root / name
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _installed_version(prefix: Path) -> str:
@@ -88,7 +76,7 @@ def install_adapter() -> list[str]:
     node = shutil.which("node")
     if node is None:
         raise BuildError(f"{ADAPTER_PACKAGE}@{ADAPTER_VERSION}: node is not on PATH")
-    with _locked(f"codex-acp-{ADAPTER_VERSION}") as prefix:
+    with cache_lock(f"codex-acp-{ADAPTER_VERSION}") as prefix:
         entry = prefix / "node_modules" / ADAPTER_PACKAGE / "dist" / "index.js"
         # Written last: an npm run that was killed halfway leaves no record, so it is installed again.
         record = prefix / "installed.json"

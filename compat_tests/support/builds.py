@@ -48,6 +48,7 @@ __all__ = [
     "BuildMismatch",
     "Pairing",
     "cache_dir",
+    "cache_lock",
     "commit_build",
     "find_build",
     "last_release",
@@ -196,12 +197,13 @@ def resolved_env(builds: list[Build]) -> str:
 
 
 @contextmanager
-def _locked(name: str) -> Iterator[Path]:
-    """An exclusive lock on ``CACHE/name.lock``; yields ``CACHE/name``."""
+def cache_lock(name: str) -> Iterator[Path]:
+    """An exclusive lock on ``CACHE/name.lock``; yields ``CACHE/name``: one installer or builder at a time
+    fills a cache entry (builds, the ACP adapter, the SDK clients)."""
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     with open(root / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # held by a builder for at most one bounded build
+        fcntl.flock(lock, fcntl.LOCK_EX)  # held for at most one bounded build or install
         try:
             yield root / name
         finally:
@@ -244,7 +246,7 @@ def _codex_build(spec: str, version: str) -> Build:
     repo_binary = codex_install.npm_tree_binary(REPO_ROOT)
     if _npm_version(REPO_ROOT) == version and _executable(repo_binary):
         return Build(spec, (str(repo_binary),), resolved)
-    with _locked(f"codex-{version}") as entry:
+    with cache_lock(f"codex-{version}") as entry:
         try:
             binary = codex_install.install(version, entry, _NPM_TIMEOUT)
         except codex_install.CodexInstallError as exc:
@@ -275,7 +277,7 @@ def commit_build(spec: str, ref: str, *, shared_site: tuple[Path, ...] = ()) -> 
             f"{spec}: {target!r} is not a commit of this repository ({REPO_ROOT}); releases: "
             + ", ".join(f"{v} ({c[:7]})" for v, c in known.items())
         ) from None
-    with _locked(f"pycodex-{sha[:12]}" + ("-shared" if shared_site else "")) as root:
+    with cache_lock(f"pycodex-{sha[:12]}" + ("-shared" if shared_site else "")) as root:
         try:
             _ensure_release(sha, root, shared_site)
         except BuildError as exc:

@@ -18,7 +18,6 @@ with it, as an unavailable build does).
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import os
 import shlex
@@ -26,12 +25,11 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from compat_tests.support.builds import Build, cache_dir
+from compat_tests.support.builds import Build, cache_lock
 from compat_tests.support.processes import ProcessGroup, ProcessResult
 from compat_tests.support.rpc import ScenarioError
 
@@ -65,17 +63,6 @@ class ClientUnavailable(Exception):
     """A client that cannot be had here (no npm, no tmux, a failed install); the message is the whole reason."""
 
 
-@contextmanager
-def _locked(name: str) -> Iterator[Path]:
-    """An exclusive lock on ``CACHE/name.lock``; yields ``CACHE/name``."""
-    root = cache_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # held by one installer for one bounded install
-        try:
-            yield root / name
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _install_env() -> dict[str, str]:
@@ -112,7 +99,7 @@ def python_sdk() -> Path:
     name, version = PYTHON_SDK
     expected = {"package": name, "version": version, "deps": list(PYTHON_SDK_DEPS)}
     what = f"PyPI {name}=={version}"
-    with _locked(f"{name}-{version}") as root:
+    with cache_lock(f"{name}-{version}") as root:
         python = root / "venv" / "bin" / "python"
         if python.is_file() and _record_matches(root / "client.json", expected):
             return python
@@ -141,7 +128,7 @@ def ts_sdk() -> Path:
     npm, node = shutil.which("npm"), shutil.which("node")
     if npm is None or node is None:
         raise ClientUnavailable(f"{what}: npm or node is not on PATH")
-    with _locked(f"codex-sdk-{version}") as prefix:
+    with cache_lock(f"codex-sdk-{version}") as prefix:
         package = prefix / "node_modules" / "@openai" / "codex-sdk" / "package.json"
         if package.is_file() and json.loads(package.read_text()).get("version") == version:
             return prefix
@@ -171,7 +158,7 @@ def launcher(build: Build, folder: Path) -> Path:
 
 def shared_clients(setup: Path) -> Path:
     """The ``CLIENTS_DIR`` of the shared client scripts, filled by their ``setup_clients.sh`` under the lock."""
-    with _locked("shared-clients") as folder:
+    with cache_lock("shared-clients") as folder:
         folder.mkdir(parents=True, exist_ok=True)
         # setup_clients.sh is idempotent but takes no lock of its own: parallel workers would race in it.
         _step(["env", f"CLIENTS_DIR={folder}", "bash", str(setup)], "the shared clients' setup_clients.sh", folder)
