@@ -56,6 +56,7 @@ __all__ = [
     "releases",
     "resolve_build",
     "resolved_env",
+    "run_step",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -210,10 +211,10 @@ def cache_lock(name: str) -> Iterator[Path]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _run(
+def run_step(
     argv: list[str], timeout: float, *, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> str:
-    """Run a build step and return its stdout; BuildError with its whole stderr when it fails."""
+    """Run a build or install step and return its stdout; BuildError with its whole stderr when it fails."""
     try:
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=timeout, check=False, env=env, cwd=cwd
@@ -238,7 +239,7 @@ def _npm_version(prefix: Path) -> str:
 def _codex_build(spec: str, version: str) -> Build:
     if version == "latest":
         try:
-            version = _run(["npm", "view", "@openai/codex", "version"], 60.0)
+            version = run_step(["npm", "view", "@openai/codex", "version"], 60.0)
         except BuildError as exc:
             raise BuildError(f"{spec}: cannot ask the npm registry for the latest version: {exc}") from None
     resolved = version if spec == "codex@latest" else ""
@@ -269,7 +270,7 @@ def commit_build(spec: str, ref: str, *, shared_site: tuple[Path, ...] = ()) -> 
     label = releases()[-1][0] if ref == "last" else ref
     target = known.get(label, label)
     try:
-        sha = _run(
+        sha = run_step(
             ["git", "-C", str(REPO_ROOT), "rev-parse", "--verify", "--quiet", f"{target}^{{commit}}"], 30.0
         )
     except BuildError:
@@ -338,12 +339,12 @@ def _ensure_release(sha: str, root: Path, shared_site: tuple[Path, ...]) -> None
 def _install(source: Path, venv: Path, scratch: Path, shared_site: tuple[Path, ...]) -> None:
     env = _clean_env()
     pip = ["--without-pip"] if shared_site else []  # pip comes from the shared site too
-    _run([sys.executable, "-m", "venv", "--clear", *pip, str(venv)], 120.0, env=env, cwd=scratch)
+    run_step([sys.executable, "-m", "venv", "--clear", *pip, str(venv)], 120.0, env=env, cwd=scratch)
     python = str(venv / "bin" / "python")
     if shared_site:
         # Plain paths in a .pth are appended after the venv's own site-packages, so the export wins, and
         # the shared folders' own .pth files (an editable checkout's finder) are not run.
-        purelib = _run(
+        purelib = run_step(
             [python, "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], 60.0
         )
         lines = "".join(f"{folder}\n" for folder in shared_site)
@@ -352,7 +353,7 @@ def _install(source: Path, venv: Path, scratch: Path, shared_site: tuple[Path, .
     deps = ["--no-deps"] if shared_site else []
     argv = [python, "-m", "pip", "install", "-q", "--no-cache-dir", *deps, str(source)]
     try:
-        _run(argv, _BUILD_TIMEOUT, env=env, cwd=scratch)
+        run_step(argv, _BUILD_TIMEOUT, env=env, cwd=scratch)
     except BuildError as exc:
         raise BuildError(f"pip install of the export failed: {exc}") from None
 
@@ -381,7 +382,7 @@ def _verify(source: Path, venv: Path) -> dict[str, str]:
     name, version = str(project["name"]), str(project["version"])
     python = str(venv / "bin" / "python")
     # -I: neither PYTHONPATH nor the working directory can put a checkout on sys.path.
-    out = _run([python, "-I", "-c", _PROBE, name], 60.0, env=_clean_env(), cwd=venv)
+    out = run_step([python, "-I", "-c", _PROBE, name], 60.0, env=_clean_env(), cwd=venv)
     got = json.loads(out)
     problems = []
     site = Path(got["site"]).resolve()

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from compat_tests.support.builds import Build, cache_lock
+from compat_tests.support.builds import Build, BuildError, cache_lock, run_step
 from compat_tests.support.processes import ProcessGroup, ProcessResult
 from compat_tests.support.rpc import ScenarioError
 
@@ -75,16 +75,9 @@ def _install_env() -> dict[str, str]:
 def _step(argv: list[str], what: str, cwd: Path) -> str:
     """Run one install step; its stdout, or ClientUnavailable with its whole output."""
     try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=_INSTALL_TIMEOUT, check=False,
-            env=_install_env(), cwd=cwd,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ClientUnavailable(f"{what}: {shlex.join(argv)}: {exc}") from None
-    if done.returncode != 0:
-        output = (done.stderr.strip() or done.stdout.strip() or "(no output)").replace("\n", "\n    ")
-        raise ClientUnavailable(f"{what}: {shlex.join(argv)} exited {done.returncode}:\n    {output}")
-    return done.stdout.strip()
+        return run_step(argv, _INSTALL_TIMEOUT, env=_install_env(), cwd=cwd)
+    except BuildError as exc:
+        raise ClientUnavailable(f"{what}: {exc}") from None
 
 
 def _record_matches(record: Path, expected: Json) -> bool:
