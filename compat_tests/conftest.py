@@ -16,7 +16,7 @@ import pytest
 
 from compat_tests.support.artifacts import PairLog
 from compat_tests.support.builds import Build, Pairing, find_build
-from compat_tests.support.matrix import is_slow, log_dir, pair_id, pairs
+from compat_tests.support.matrix import default_slice, is_slow, log_dir, pair_id, pairs
 from compat_tests.support.processes import ProcessGroup
 from compat_tests.support.rpc import ScenarioError
 
@@ -31,8 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``slow`` tests run with ``PYCODEX_SLOW=1`` or when a matrix was asked for (``pycodex compat --all``,
     ``--app``/``--exec``), also when ``compat_tests`` is collected without the suite's own conftest."""
-    asked = ("PYCODEX_SLOW", "PYCODEX_COMPAT_ALL", "PYCODEX_COMPAT_APPS", "PYCODEX_COMPAT_EXECS")
-    if any(os.environ.get(name) for name in asked):
+    if not default_slice():
         return
     skip = pytest.mark.skip(reason="slow test: set PYCODEX_SLOW=1 to run it")
     for item in items:

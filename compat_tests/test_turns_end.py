@@ -10,7 +10,6 @@ must not report the stored turn as still in progress. Findings: docs/turns_end_c
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from compat_tests.support.artifacts import PairLog
 from compat_tests.support.builds import Build
+from compat_tests.support.matrix import default_slice
 from compat_tests.support.processes import ProcessGroup, clean_env
 from compat_tests.support.rpc import STEP, ScenarioError
 from compat_tests.support.scenario import FAKE_MODEL
@@ -56,12 +56,6 @@ EXECUTOR_MARKER = "TURNS_END_EXECUTOR"
 Drive = Callable[[Case], Awaitable[None]]
 
 
-def _default_slice() -> bool:
-    """Running as the default suite's slice (no explicit or full matrix asked for)."""
-    asked = ("PYCODEX_COMPAT_APPS", "PYCODEX_COMPAT_EXECS", "PYCODEX_COMPAT_ALL")
-    return os.environ.get("PYCODEX_SLOW") != "1" and not any(os.environ.get(name) for name in asked)
-
-
 async def _run(
     request: pytest.FixtureRequest,
     app_spec: str,
@@ -78,7 +72,7 @@ async def _run(
     name = request.function.__name__
     reason = XFAIL.get((app_spec, name))
     if reason is not None:
-        if _default_slice():
+        if default_slice():
             # The default suite knows this outcome (docs/turns_end_codex_0169.md) and would only wait out the
             # whole bound to see it again; the matrix (`pycodex compat`, PYCODEX_SLOW=1) still checks it.
             pytest.skip(f"known, a strict xfail in the matrix: {reason}")

@@ -26,6 +26,7 @@ __all__ = [
     "SCENARIO_FILES",
     "SLOW_SCENARIOS",
     "SUPPORTED_RELEASES",
+    "default_slice",
     "full_builds",
     "is_slow",
     "log_dir",
@@ -96,6 +97,16 @@ def _specs(env: Mapping[str, str], var: str) -> list[str]:
     return env.get(var, "").split()
 
 
+def _full(env: Mapping[str, str]) -> bool:
+    return env.get("PYCODEX_COMPAT_ALL") == "1" or env.get("PYCODEX_SLOW") == "1"
+
+
+def default_slice(env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``env`` asks for no matrix (neither ``--app``/``--exec`` nor the full one): the default slice."""
+    env = os.environ if env is None else env
+    return not (_specs(env, "PYCODEX_COMPAT_APPS") or _specs(env, "PYCODEX_COMPAT_EXECS") or _full(env))
+
+
 def pairs(scenario: str, env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """The (app, exec) pairs ``scenario`` runs under ``env`` (default: this process's environment)."""
     env = os.environ if env is None else env
@@ -107,7 +118,7 @@ def pairs(scenario: str, env: Mapping[str, str] | None = None) -> list[tuple[str
         if scenario == "drift":
             return [(a, e) for a in apps for e in execs if a != e]
         return [(a, e) for a in apps for e in execs]
-    if env.get("PYCODEX_COMPAT_ALL") == "1" or env.get("PYCODEX_SLOW") == "1":
+    if _full(env):
         builds = full_builds()
         if scenario in ("stdio", "turns-end", "acp", "clients"):
             return [(b, b) for b in builds]
