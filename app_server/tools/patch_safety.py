@@ -26,7 +26,7 @@ from pathlib import Path
 
 __all__ = [
     "OUTSIDE_PROJECT_REASON", "PROTECTED_NAMES", "READ_ONLY_REASON", "Safety", "assess_patch", "is_writable",
-    "is_writable_on_disk", "writable_roots",
+    "writable_roots",
 ]
 
 READ_ONLY_REASON = "writing is blocked by read-only sandbox; rejected by user approval settings"
@@ -73,21 +73,17 @@ def is_writable(path: Path, roots: list[Path] | None) -> bool:
     return any(path.is_relative_to(root) for root in roots)
 
 
-def _as_resolved(path: Path, roots: list[Path]) -> bool:
-    """Whether ``path`` stays writable once symlinks are followed, and is not a shared (hard-linked) inode."""
+def _as_resolved(path: Path, real_roots: list[Path]) -> bool:
+    """Whether ``path`` stays writable once symlinks are followed (``real_roots``: the roots resolved), and
+    is not a shared (hard-linked) inode."""
     real = Path(os.path.realpath(path))
-    if not is_writable(real, [Path(os.path.realpath(root)) for root in roots]):
+    if not is_writable(real, real_roots):
         return False
     try:
         st = os.stat(real)
     except OSError:  # a file the patch creates
         return True
     return not stat.S_ISREG(st.st_mode) or st.st_nlink <= 1
-
-
-def is_writable_on_disk(path: Path, roots: list[Path] | None) -> bool:
-    """``is_writable`` for the path as written and for the file it reaches on this machine's filesystem."""
-    return is_writable(path, roots) and (roots is None or _as_resolved(path, roots))
 
 
 def assess_patch(
@@ -97,7 +93,11 @@ def assess_patch(
     if approval_policy == "untrusted":
         return Safety("ask")
     roots = writable_roots(sandbox_mode, cwd, extra_roots)
-    if approval_policy == "on-failure" or all(is_writable_on_disk(t, roots) for t in targets):
+    # Checked as written, then as the filesystem resolves it (the roots resolved once for every target).
+    real_roots = None if roots is None else [Path(os.path.realpath(root)) for root in roots]
+    if approval_policy == "on-failure" or all(
+        is_writable(t, roots) and (real_roots is None or _as_resolved(t, real_roots)) for t in targets
+    ):
         return Safety("auto")
     if approval_policy == "never":
         return Safety("reject", READ_ONLY_REASON if roots == [] else OUTSIDE_PROJECT_REASON)
