@@ -30,7 +30,8 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=60, check=True)
 
 
-async def _one(env: dict[str, str]) -> float:
+async def _one(env: dict[str, str], cwd: str | None = None) -> float:
+    """Spawn a proxy -> ``initialize`` answered (or, given ``cwd``, -> a ``thread/start`` there answered)."""
     ours, theirs = socket.socketpair()
     start = time.perf_counter()
     proxy = subprocess.Popen([sys.executable, "-m", "pycodex", "app-server", "proxy"], stdin=theirs.fileno(),
@@ -40,6 +41,11 @@ async def _one(env: dict[str, str]) -> float:
         async with connect("ws://localhost/", sock=ours, ping_interval=None, open_timeout=10) as ws:
             await ws.send(_INIT)
             answer = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            if cwd is not None and "result" in answer:
+                await ws.send(json.dumps({"method": "initialized"}))
+                await ws.send(json.dumps({"id": 2, "method": "thread/start", "params": {"cwd": cwd}}))
+                while "method" in (answer := json.loads(await asyncio.wait_for(ws.recv(), 30))):
+                    pass  # notifications (thread/started, ...) before the answer
             elapsed = time.perf_counter() - start
         assert "result" in answer, answer
     finally:
@@ -49,6 +55,33 @@ async def _one(env: dict[str, str]) -> float:
             proxy.kill()
             proxy.wait()
     return elapsed
+
+
+class WarmDaemon:
+    """A pycodex daemon in a temporary ``CODEX_HOME`` that has served one thread already (its thread modules
+    are imported): ``thread_start_s`` then times what a client of a running daemon waits for, spawning the
+    proxy included."""
+
+    def __init__(self, home: Path, env: dict[str, str]) -> None:
+        self.env = {**env, "CODEX_HOME": str(home), "PYCODEX_LOG": "error"}
+        self.env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH")) if p)
+        self.home = home
+        self.work = home.parent / "proxy-work"
+
+    async def __aenter__(self) -> WarmDaemon:
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.work.mkdir(parents=True, exist_ok=True)
+        _cli(self.env, "app-server", "daemon", "start")
+        await _one(self.env, str(self.work))  # warm-up: not a sample
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        _cli(self.env, "app-server", "daemon", "stop")
+
+    async def thread_start_s(self) -> float:
+        """Spawn ``proxy`` -> initialize -> the first thread/start of this connection answered, seconds."""
+        return await _one(self.env, str(self.work))
 
 
 def _bare_interpreter(env: dict[str, str]) -> float:
