@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from app_server.context import HandlerContext
 from app_server.model.auth import remove_login, store_api_key
+from app_server.protocol import catalog_params as cp
 from app_server.protocol import responses_accounts as ra
 from app_server.protocol import surface as p
 from app_server.protocol.base import WireModel
@@ -106,7 +107,7 @@ def _needs_account(what: str, result: type[R]) -> Callable[[HandlerContext, Any]
     return handler
 
 
-async def sessions_list(ctx: HandlerContext, params: p.AnyParams) -> ra.AccountSessionsResponse:
+async def sessions_list(ctx: HandlerContext, params: cp.AccountSessionsListParams) -> ra.AccountSessionsResponse:
     return ra.AccountSessionsResponse(active_session_id=None, sessions=[])
 
 

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from app_server.context import HandlerContext
 from app_server.handlers.features_0169 import BETA_TEXTS, FEATURES
+from app_server.protocol import catalog_params as cp
 from app_server.protocol import responses_misc as rm
 from app_server.protocol import surface as p
 from pycodex import __version__
@@ -58,7 +59,7 @@ def _page(rows: Sequence[T], params: p.PageParams) -> tuple[list[T], str | None]
     return list(rows[start:end]), str(end) if end < len(rows) else None
 
 
-async def feature_list(ctx: HandlerContext, params: p.PageParams) -> rm.ExperimentalFeatureListResponse:
+async def feature_list(ctx: HandlerContext, params: cp.ExperimentalFeatureListParams) -> rm.ExperimentalFeatureListResponse:
     overrides = ctx.services.surface.feature_overrides
     data = []
     for name, stage, default in FEATURES:
@@ -82,7 +83,7 @@ async def feature_enablement_set(
     return rm.ExperimentalFeatureEnablementSetResponse(enablement=applied)
 
 
-async def permission_profiles(ctx: HandlerContext, params: p.PageParams) -> rm.PermissionProfileListResponse:
+async def permission_profiles(ctx: HandlerContext, params: cp.PermissionProfileListParams) -> rm.PermissionProfileListResponse:
     ids = (":read-only", ":workspace", ":danger-full-access")
     profiles = [rm.PermissionProfileSummary(id=i, description=None, allowed=True) for i in ids]
     page, next_cursor = _page(profiles, params)
@@ -119,12 +120,12 @@ async def feedback_upload(ctx: HandlerContext, params: p.FeedbackParams) -> rm.F
                         "use feedback/save to write a local bundle")
 
 
-async def external_detect(ctx: HandlerContext, params: p.AnyParams) -> rm.ExternalAgentConfigDetectResponse:
+async def external_detect(ctx: HandlerContext, params: cp.ExternalAgentConfigDetectParams) -> rm.ExternalAgentConfigDetectResponse:
     return rm.ExternalAgentConfigDetectResponse(items=[], connectors=[])
 
 
 async def external_import(
-    ctx: HandlerContext, params: p.ExternalImportParams
+    ctx: HandlerContext, params: cp.ExternalAgentConfigImportParams
 ) -> rm.ExternalAgentConfigImportResponse:
     if params.migration_items:
         raise InvalidRequest("pycodex cannot import external agent configuration items")
@@ -238,7 +239,7 @@ async def remote_needs_chatgpt(
     raise InvalidRequest(NEEDS_CHATGPT)
 
 
-async def pairing_start(ctx: HandlerContext, params: p.AnyParams) -> rm.RemoteControlPairingStartResponse:
+async def pairing_start(ctx: HandlerContext, params: cp.RemoteControlPairingStartParams) -> rm.RemoteControlPairingStartResponse:
     raise InvalidRequest(PAIRING_DISABLED)
 
 

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from app_server.context import HandlerContext
 from app_server.handlers.marketplaces import Store, load_marketplace
+from app_server.protocol import catalog_params as cp
 from app_server.protocol import responses_plugins as rp
 from app_server.protocol import surface as p
 from app_server.protocol.base import WireModel
@@ -68,22 +69,22 @@ def _listing(
     return entries, errors
 
 
-async def plugin_list(ctx: HandlerContext, params: p.CwdsParams) -> rp.PluginListResponse:
+async def plugin_list(ctx: HandlerContext, params: cp.PluginListParams) -> rp.PluginListResponse:
     entries, errors = _listing(ctx, installed_only=False)
     return rp.PluginListResponse(marketplaces=entries, marketplace_load_errors=errors, featured_plugin_ids=[])
 
 
-async def plugin_installed(ctx: HandlerContext, params: p.CwdsParams) -> rp.PluginInstalledResponse:
+async def plugin_installed(ctx: HandlerContext, params: cp.PluginInstalledParams) -> rp.PluginInstalledResponse:
     entries, errors = _listing(ctx, installed_only=True)
     return rp.PluginInstalledResponse(marketplaces=entries, marketplace_load_errors=errors)
 
 
-def _one_source(params: p.PluginReadParams, method: str) -> None:
+def _one_source(params: cp.PluginReadParams, method: str) -> None:
     if (params.marketplace_path is None) == (params.remote_marketplace_name is None):
         raise InvalidRequest(f"{method} requires exactly one of marketplacePath or remoteMarketplaceName")
 
 
-async def plugin_read(ctx: HandlerContext, params: p.PluginReadParams) -> rp.PluginReadResponse:
+async def plugin_read(ctx: HandlerContext, params: cp.PluginReadParams) -> rp.PluginReadResponse:
     _one_source(params, "plugin/read")
     if params.remote_marketplace_name is not None:
         raise _remote("read remote plugin details")
@@ -91,7 +92,7 @@ async def plugin_read(ctx: HandlerContext, params: p.PluginReadParams) -> rp.Plu
     return rp.PluginReadResponse(plugin=_store(ctx).detail(market, market.find(params.plugin_name)))
 
 
-async def plugin_install(ctx: HandlerContext, params: p.PluginReadParams) -> rp.PluginInstallResponse:
+async def plugin_install(ctx: HandlerContext, params: cp.PluginInstallParams) -> rp.PluginInstallResponse:
     _one_source(params, "plugin/install")
     if params.remote_marketplace_name is not None:
         raise _remote("read remote plugin details before install")
@@ -114,12 +115,12 @@ async def plugin_uninstall(ctx: HandlerContext, params: p.PluginUninstallParams)
     raise _remote("resolve remote plugin before uninstall")
 
 
-async def plugin_reconcile(ctx: HandlerContext, params: p.AnyParams) -> rp.PluginReconcileResponse:
+async def plugin_reconcile(ctx: HandlerContext, params: cp.PluginReconcileParams) -> rp.PluginReconcileResponse:
     return rp.PluginReconcileResponse(
         changed_plugins=[], failed_remote_plugin_ids=[], failed_materialization_remote_plugin_ids=[])
 
 
-async def plugin_search(ctx: HandlerContext, params: p.PluginSearchParams) -> rp.PluginSearchResponse:
+async def plugin_search(ctx: HandlerContext, params: cp.PluginSearchParams) -> rp.PluginSearchResponse:
     return rp.PluginSearchResponse(data=[], next_cursor=None)
 
 
@@ -148,15 +149,15 @@ async def marketplace_upgrade(
     return rp.MarketplaceUpgradeResponse(selected_marketplaces=[], upgraded_roots=[], errors=[])
 
 
-async def app_list(ctx: HandlerContext, params: p.AnyParams) -> rp.AppsListResponse:
+async def app_list(ctx: HandlerContext, params: cp.AppsListParams) -> rp.AppsListResponse:
     return rp.AppsListResponse(data=[], next_cursor=None)
 
 
-async def app_read(ctx: HandlerContext, params: p.AppsReadParams) -> rp.AppsReadResponse:
+async def app_read(ctx: HandlerContext, params: cp.AppsReadParams) -> rp.AppsReadResponse:
     return rp.AppsReadResponse(apps=[], missing_app_ids=list(params.app_ids))
 
 
-async def app_installed(ctx: HandlerContext, params: p.AnyParams) -> rp.AppsInstalledResponse:
+async def app_installed(ctx: HandlerContext, params: cp.AppsInstalledParams) -> rp.AppsInstalledResponse:
     return rp.AppsInstalledResponse(apps=[])
 
 

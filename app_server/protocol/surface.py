@@ -177,31 +177,10 @@ class SkillsExtraRootsSetParams(ParamsModel):
     extra_roots: list[str]
 
 
-class CwdsParams(ParamsModel):
-    """Params of `plugin/list`, `plugin/installed`."""
-
-    cwds: list[str] | None = None
-
-
-class PluginReadParams(ParamsModel):
-    """Params of `plugin/read`, `plugin/install`."""
-
-    plugin_name: str
-    marketplace_path: str | None = None
-    remote_marketplace_name: str | None = None
-
-
 class PluginUninstallParams(ParamsModel):
     """Params of `plugin/uninstall`."""
 
     plugin_id: str
-
-
-class PluginSearchParams(ParamsModel):
-    """Params of `plugin/search`."""
-
-    search_term: str
-    cwds: list[str] | None = None
 
 
 class MarketplaceAddParams(ParamsModel):
@@ -222,12 +201,6 @@ class MarketplaceUpgradeParams(ParamsModel):
     """Params of `marketplace/upgrade`."""
 
     marketplace_name: str | None = None
-
-
-class AppsReadParams(ParamsModel):
-    """EXPERIMENTAL - read metadata for specific apps/connectors."""
-
-    app_ids: list[str]
 
 
 class AnyParams(ParamsModel):
@@ -253,12 +226,6 @@ class PluginSkillReadParams(ParamsModel):
     remote_marketplace_name: str
     remote_plugin_id: str
     skill_name: str
-
-
-class PluginShareSaveParams(ParamsModel):
-    """Params of `plugin/share/save`."""
-
-    plugin_path: str
 
 
 class PluginShareUpdateTargetsParams(ParamsModel):
@@ -334,13 +301,6 @@ class FeedbackSaveParams(FeedbackParams):
     save_path: str
 
 
-class ExternalImportParams(ParamsModel):
-    """Params of `externalAgentConfig/import`."""
-
-    migration_items: list[JsonValue]
-    provider_id: str | None = None
-
-
 class ExternalRecordHistoryParams(ParamsModel):
     """Params of `externalAgentConfig/import/recordHistory`."""
 
@@ -376,12 +336,6 @@ class PairingStatusParams(ParamsModel):
     manual_pairing_code: str | None = None
 
 
-class RemoteClientListParams(ParamsModel):
-    """Params of `remoteControl/client/list`."""
-
-    environment_id: str
-
-
 class RemoteClientRevokeParams(ParamsModel):
     """Params of `remoteControl/client/revoke`."""
 
@@ -401,6 +355,12 @@ class EnvironmentIdParams(ParamsModel):
     environment_id: str
 
 
+class EnvironmentSkillsParams(WireModel):
+    """The skills a client needs from an environment it adds (Codex checks the catalog names)."""
+
+    required: list[str] | None = None
+
+
 class EnvironmentAddParams(ParamsModel):
     """Params of `environment/add`."""
 
@@ -408,6 +368,10 @@ class EnvironmentAddParams(ParamsModel):
     exec_server_url: str
     auth_bearer_token: str | None = None
     connect_timeout_ms: int | None = Field(default=None, ge=0)
+    #: Codex checks these catalog names against the environment's skills; pycodex does not (yet).
+    skills: EnvironmentSkillsParams | None = None
+    #: Which websocket request of the client this came from (Codex's logs); unused here.
+    websocket_request_id: str | None = None
 
 
 class LoginParams(ParamsModel):

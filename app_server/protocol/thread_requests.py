@@ -15,6 +15,8 @@ from .base import ParamsModel, WireModel
 from .common import (
     ApprovalsReviewer,
     AskForApproval,
+    CollaborationMode,
+    MultiAgentMode,
     OptionalU32,
     ReasoningEffort,
     ReasoningSummary,
@@ -97,10 +99,10 @@ class ThreadSettingsUpdateParams(ParamsModel):
     service_tier: str | None = None
     effort: ReasoningEffort | None = None
     summary: ReasoningSummary | None = None
-    collaboration_mode: dict[str, Any] | None = None
+    collaboration_mode: CollaborationMode | None = None
     disabled_plugin_ids: list[str] | None = None
     environments: list[Any] | None = None
-    multi_agent_mode: str | None = None
+    multi_agent_mode: MultiAgentMode | None = None
     permissions: str | None = None
     personality: str | None = None
 

@@ -32,7 +32,7 @@ from .common import (
     ThreadStatus,
     TurnItemsView,
 )
-from .turns import GRANULAR_APPROVAL, Turn, TurnEnvironmentParams
+from .turns import GRANULAR_APPROVAL, ThreadResumeInitialTurnsPageParams, Turn, TurnEnvironmentParams
 
 # `SessionSource`: "cli" | "vscode" | "exec" | "appServer" | "unknown" | {"custom": ...} | {"subAgent": ...}
 SessionSource = str | JsonObj
@@ -187,7 +187,7 @@ class ThreadResumeParams(ParamsModel):
     exclude_turns: bool = False
     # experimental
     history: Annotated[list[JsonObj] | None, EXPERIMENTAL] = None
-    initial_turns_page: Annotated[JsonObj | None, EXPERIMENTAL] = None
+    initial_turns_page: Annotated[ThreadResumeInitialTurnsPageParams | None, EXPERIMENTAL] = None
     path: Annotated[str | None, EXPERIMENTAL] = None
     permissions: Annotated[str | None, EXPERIMENTAL] = None
     runtime_workspace_roots: Annotated[list[AbsolutePath] | None, EXPERIMENTAL] = None

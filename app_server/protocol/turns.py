@@ -13,11 +13,14 @@ from .common import (
     AbsolutePath,
     ApprovalsReviewer,
     AskForApproval,
+    CollaborationMode,
     MultiAgentMode,
+    OptionalU32,
     Personality,
     ReasoningEffort,
     ReasoningSummary,
     SandboxPolicy,
+    SortDirection,
     ThreadId,
     TurnError,
     TurnId,
@@ -54,6 +57,24 @@ class TurnEnvironmentParams(WireModel):
     runtime_workspace_roots: list[str] | None = None
 
 
+class TurnToolOutput(WireModel):
+    """A client-side tool's output handed back with `turn/start` (accepted as Codex types it; pycodex
+    offers the model no client-side tools, so there is never a call for it to answer)."""
+
+    name: str
+    namespace: str | None = None
+    output: str | list[JsonValue]
+    retain: bool = False
+
+
+class ThreadResumeInitialTurnsPageParams(WireModel):
+    """`thread/resume`'s request for a first page of turns in its answer (its ``limit`` and order)."""
+
+    items_view: TurnItemsView | None = None
+    limit: OptionalU32 = None
+    sort_direction: SortDirection | None = None
+
+
 class TurnStartParams(ParamsModel):
     """Params of `turn/start`."""
 
@@ -76,11 +97,11 @@ class TurnStartParams(ParamsModel):
     summary: ReasoningSummary | None = None
     personality: Personality | None = None
     output_schema: JsonValue = None
-    tool_output: JsonObj | None = None
+    tool_output: TurnToolOutput | None = None
     disabled_plugin_ids: list[str] | None = None
     # experimental
     additional_context: Annotated[JsonObj | None, EXPERIMENTAL] = None
-    collaboration_mode: Annotated[JsonObj | None, EXPERIMENTAL] = None
+    collaboration_mode: Annotated[CollaborationMode | None, EXPERIMENTAL] = None
     cyber_access_program: Annotated[CyberAccessProgram | None, EXPERIMENTAL] = None
     environments: Annotated[list[TurnEnvironmentParams] | None, EXPERIMENTAL] = None
     multi_agent_mode: Annotated[MultiAgentMode | None, EXPERIMENTAL] = None
