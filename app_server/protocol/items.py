@@ -20,6 +20,7 @@ from pycodex.json_types import JsonObj
 
 from .base import WireModel
 from .common import AbsolutePath, ItemId
+from .tool_items import McpToolCallItem, WebSearchItem
 from .user_input import (
     UNKNOWN_TAG,
     USER_INPUT_VARIANTS,
@@ -273,7 +274,9 @@ KnownThreadItem: TypeAlias = Annotated[
     | ReasoningItem
     | CommandExecutionItem
     | FileChangeItem
+    | McpToolCallItem
     | CollabAgentToolCallItem
+    | WebSearchItem
     | ImageViewItem
     | EnteredReviewModeItem
     | ExitedReviewModeItem
@@ -294,7 +297,7 @@ THREAD_ITEM_VARIANTS: tuple[str, ...] = _variant_tags(KnownThreadItem)
 
 
 class UnknownThreadItem(RawWireObject):
-    """A ThreadItem variant we do not model (mcpToolCall, webSearch, ...), kept verbatim."""
+    """A ThreadItem variant we do not model (hookPrompt, sleep, ...), kept verbatim."""
 
     KNOWN_TAGS = THREAD_ITEM_VARIANTS
 
@@ -340,7 +343,9 @@ ThreadItem: TypeAlias = Annotated[
     | Annotated[ReasoningItem, Tag("reasoning")]
     | Annotated[CommandExecutionItem, Tag("commandExecution")]
     | Annotated[FileChangeItem, Tag("fileChange")]
+    | Annotated[McpToolCallItem, Tag("mcpToolCall")]
     | Annotated[CollabAgentToolCallItem, Tag("collabAgentToolCall")]
+    | Annotated[WebSearchItem, Tag("webSearch")]
     | Annotated[ImageViewItem, Tag("imageView")]
     | Annotated[EnteredReviewModeItem, Tag("enteredReviewMode")]
     | Annotated[ExitedReviewModeItem, Tag("exitedReviewMode")]

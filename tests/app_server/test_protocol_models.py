@@ -561,9 +561,9 @@ def test_turn_start_rejects_an_unknown_input_type_but_stored_items_keep_it() -> 
 
 
 def test_unknown_thread_items_load_verbatim_but_the_strict_union_rejects_them() -> None:
-    raw = {"type": "mcpToolCall", "id": "m1", "server": "s", "tool": "t", "status": "completed", "x": None}
+    raw = {"type": "hookPrompt", "id": "m1", "fragments": [{"text": "t", "hookRunId": "h"}], "x": None}
     item = TypeAdapter(ThreadItem).validate_python(raw)
-    assert isinstance(item, UnknownThreadItem) and item.id == "m1" and item.type == "mcpToolCall"
+    assert isinstance(item, UnknownThreadItem) and item.id == "m1" and item.type == "hookPrompt"
     assert json.dumps(TypeAdapter(ThreadItem).dump_python(item, mode="json")) == json.dumps(raw)
     with pytest.raises(ValidationError):
         TypeAdapter(KnownThreadItem).validate_python(raw)
