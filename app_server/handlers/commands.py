@@ -22,6 +22,7 @@ from app_server.context import HandlerContext
 from app_server.protocol import responses_fs as rf
 from app_server.protocol import surface as p
 from app_server.protocol.base import to_wire
+from app_server.protocol.common import WorkspaceWriteSandboxPolicy
 from app_server.session import Deferred
 from app_server.surface_state import RunningProcess
 from app_server.tools.sandbox import make_sandbox
@@ -191,8 +192,10 @@ def _sandboxed(ctx: HandlerContext, params: p.CommandExecParams, argv: list[str]
         raise InvalidRequest("`permissionProfile` cannot be combined with `sandboxPolicy`")
     roots: list[str] = []
     if policy is not None:
-        mode = _SANDBOX_MODES.get(str(policy.get("type")), "read-only")
-        roots = [str(r) for r in policy.get("writableRoots") or []]
+        mode = _SANDBOX_MODES[policy.type]
+        roots = [str(r) for r in policy.writable_roots] if isinstance(policy, WorkspaceWriteSandboxPolicy) else []
+        if any(not Path(root).is_absolute() for root in roots):  # relative to what? Codex refuses them too
+            raise InvalidRequest("Invalid request: AbsolutePathBuf deserialized without a base path")
     elif params.permission_profile is not None:
         mode = {":danger-full-access": "danger-full-access", ":workspace": "workspace-write"}.get(
             params.permission_profile, "read-only")

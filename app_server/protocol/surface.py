@@ -8,9 +8,10 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from pycodex.json_types import JsonObj, JsonValue
+from pycodex.json_types import JsonValue
 
 from .base import ParamsModel, WireModel
+from .common import SandboxPolicy
 
 # ---- fs/* -------------------------------------------------------------------------------------
 
@@ -90,7 +91,7 @@ class CommandExecParams(ParamsModel):
     disable_output_cap: bool = False
     timeout_ms: int | None = Field(default=None, ge=0)
     disable_timeout: bool = False
-    sandbox_policy: JsonObj | None = None
+    sandbox_policy: SandboxPolicy | None = None
     permission_profile: str | None = None
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.appserver import AppServerClient
+from tests.support.errors import as_codex
 from tests.support.tools import skip_without_landlock
 
 Start = Callable[..., Awaitable[AppServerClient]]
@@ -103,6 +104,22 @@ async def test_sandbox_policy(app_server: Start, tmp_path: Path) -> None:
     allowed = await client.call("command/exec", {
         "command": ["touch", str(target)], "sandboxPolicy": {"type": "dangerFullAccess"}})
     assert allowed["exitCode"] == 0 and target.exists()
+
+
+async def test_a_sandbox_policy_of_an_unknown_type_or_with_a_relative_root_is_refused(
+    app_server: Start, tmp_path: Path
+) -> None:
+    """Fail closed, as Codex 0.169 does: nothing runs under a policy the server cannot read exactly."""
+    client = await app_server()
+    target = tmp_path / "ran"
+    unknown = await client.request("command/exec", {
+        "command": ["touch", str(target)], "sandboxPolicy": {"type": "bogus"}})
+    assert unknown["error"]["code"] == -32602 and "unknown variant `bogus`" in unknown["error"]["message"]
+    relative = await client.request("command/exec", {
+        "command": ["touch", str(target)], "sandboxPolicy": {"type": "workspaceWrite", "writableRoots": ["rel"]}})
+    assert as_codex(relative["error"]) == {"code": -32600,
+                                 "message": "Invalid request: AbsolutePathBuf deserialized without a base path"}
+    assert not target.exists()
 
 
 async def test_process_spawn_family(app_server: Start, tmp_path: Path) -> None:
