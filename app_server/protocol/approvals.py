@@ -11,6 +11,8 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field
 
+from pycodex.json_types import JsonObj
+
 from .base import OMIT_IF_NONE, OmittingWireModel, WireModel
 from .common import ItemId, ThreadId, TurnId
 from .items import CommandAction
@@ -66,6 +68,28 @@ CommandExecutionApprovalDecision: TypeAlias = Annotated[
 FileChangeApprovalDecision: TypeAlias = SimpleApprovalDecision
 
 
+class AdditionalFileSystemPermissions(WireModel):
+    """File-system access a command asks for beyond the sandbox's (Codex's partial overlay)."""
+
+    entries: list[JsonObj] | None = None
+    glob_scan_max_depth: int | None = Field(default=None, ge=1)
+    read: list[str] | None = None
+    write: list[str] | None = None
+
+
+class AdditionalNetworkPermissions(WireModel):
+    """Network access a command asks for beyond the sandbox's."""
+
+    enabled: bool | None = None
+
+
+class AdditionalPermissionProfile(WireModel):
+    """The extra permissions of one command approval (pycodex's commands never ask for any yet)."""
+
+    file_system: AdditionalFileSystemPermissions | None = None
+    network: AdditionalNetworkPermissions | None = None
+
+
 class CommandExecutionRequestApprovalParams(OmittingWireModel):
     """Unset optional keys are left out (Codex sends no `reason` key when there is none)."""
 
@@ -81,7 +105,7 @@ class CommandExecutionRequestApprovalParams(OmittingWireModel):
     command: Annotated[str | None, OMIT_IF_NONE] = None
     cwd: Annotated[str | None, OMIT_IF_NONE] = None
     command_actions: Annotated[list[CommandAction] | None, OMIT_IF_NONE] = None
-    additional_permissions: Annotated[dict[str, object] | None, OMIT_IF_NONE] = None
+    additional_permissions: Annotated[AdditionalPermissionProfile | None, OMIT_IF_NONE] = None
     proposed_execpolicy_amendment: Annotated[list[str] | None, OMIT_IF_NONE] = None
     proposed_network_policy_amendments: Annotated[list[NetworkPolicyAmendment] | None, OMIT_IF_NONE] = None
     available_decisions: Annotated[list[CommandExecutionApprovalDecision] | None, OMIT_IF_NONE] = None
