@@ -1,14 +1,15 @@
 """The real Codex TUI (`codex --remote ws://...`) driven in tmux against pycodex's app-server, and, with the
 same steps, against Codex's own of the same release (which proves the steps). Each test runs with the 0.169 TUI
 (the reference binary) and the 0.171 one (from the compat build cache, installed with npm on first use); the
-0.171 variants of the compaction and permissions tests, and the Codex-server variants, run with PYCODEX_SLOW=1.
-Skips when tmux or the Codex binary is absent.
+0.171 variants of the compaction and permissions tests, the 0.169 one of the /mcp test, and the Codex-server
+variants run with PYCODEX_SLOW=1. Skips when tmux or the Codex binary is absent.
 
-* It starts, runs a prompt with an approval, shows no error line, and resumes the session through
-  `resume <id>` and through the /resume picker, with the earlier turns on screen.
+* It starts, runs a prompt with an approval, shows no error line, shows the generated title in the status line,
+  and resumes the session through `resume <id>` and through the /resume picker (which lists it by that title),
+  with the earlier turns on screen.
 * It compacts (a real compaction turn through the fake model: the next turn's request carries the summary), forks
   (the fork shows the earlier turns; the /resume picker lists it beside its source, neither marked unread), lists
-  Codex's whole model catalog in /model, and exits with /quit, printing the `resume` hint for the fork.
+  the server's whole model catalog in /model, and exits with /quit, printing the `resume` hint for the fork.
 * /permissions -> Read Only is announced (/status says Read Only), the next prompt runs (it is not held under
   "Queued follow-up inputs") and its write is refused: the file is not created and the command fails.
 * /mcp verbose lists the configured MCP server as connected, with its tools and resources.
