@@ -1,31 +1,43 @@
-"""The real Codex 0.169 TUI (`codex --remote ws://...`) driven in tmux against pycodex's app-server, and, with the
-same steps, against Codex's own (which proves the steps). Skips when tmux or the Codex binary is absent.
+"""The real Codex TUI (`codex --remote ws://...`) driven in tmux against pycodex's app-server, and, with the
+same steps, against Codex's own of the same release (which proves the steps). Each test runs with the 0.169 TUI
+(the reference binary) and the 0.171 one (from the compat build cache, installed with npm on first use); the
+0.171 variants of the compaction and permissions tests, the 0.169 one of the /mcp test, and the Codex-server
+variants run with PYCODEX_SLOW=1. Skips when tmux or the Codex binary is absent.
 
-* It starts, runs a prompt with an approval, shows no error line, and resumes the session through
-  `resume <id>` and through the /resume picker, with the earlier turns on screen.
+* It starts, runs a prompt with an approval, shows no error line, shows the generated title in the status line,
+  and resumes the session through `resume <id>` and through the /resume picker (which lists it by that title),
+  with the earlier turns on screen.
 * It compacts (a real compaction turn through the fake model: the next turn's request carries the summary), forks
   (the fork shows the earlier turns; the /resume picker lists it beside its source, neither marked unread), lists
-  Codex's whole model catalog in /model, and exits with /quit, printing the `resume` hint for the fork.
+  the server's whole model catalog in /model, and exits with /quit, printing the `resume` hint for the fork.
 * /permissions -> Read Only is announced (/status says Read Only), the next prompt runs (it is not held under
   "Queued follow-up inputs") and its write is refused: the file is not created and the command fails.
+* /mcp verbose lists the configured MCP server as connected, with its tools and resources.
 * pycodex answers no request with -32601 (method not found): its `--trace` record shows every answer.
 
 The TUI starts an ephemeral title thread after each prompt of an untitled thread; its model request follows the
 main turn's first request (it needs three round trips more), so the scripts put the title answer second. Once
-the title shows in the status line the thread is titled and no more title requests come.
+the title shows in the status line the thread is titled and no more title requests come. The title thread is
+the client's: neither Codex's app-server (0.169 or 0.171) nor pycodex's asks the model for a title itself. The
+0.171 TUI starts it with `permissions: ":read-only"` (0.169: `sandbox: "read-only"`) and gives up unless the
+answer's sandbox is read-only: it then names the thread after the first prompt (the footer and the /resume picker
+show the prompt, not the title).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.fake_model import exec_call, message, model_config
+from tests.support.mcp_servers import CALC_SERVER
 from tests.support.tools import require_tmux
 from tests.support.tui import (
     Remote,
@@ -33,6 +45,7 @@ from tests.support.tui import (
     catalog_rows,
     error_lines,
     remote_app_server,
+    tui_binary,
     unsupported_answers,
 )
 
@@ -66,11 +79,26 @@ PERMISSIONS_SCRIPT = [
     {"output": [exec_call("w1", "printf hi > out.txt")]},
     {"output": [message("after the write")]},
 ]
-# A row of the /model picker: "› 1. GPT-6.1-Sol    Latest workhorse model ..." (› marks the selection).
-MODEL_ROW = re.compile(r"^\s*(›)?\s*(\d+)\.\s+(\S.*?)\s{2,}(\S.*?)\s*$")
+# The selected row of the /model picker: "› 1. GPT-6.1-Sol    Latest workhorse model ..." (rows after the ninth
+# have no number: "›     GPT-5.6-Luna  Legacy fast model ...").
+MODEL_PICKER = "Select Model and Effort"
+MODEL_ROW = re.compile(r"^\s*›\s+(?:(\d+)\.\s+)?(\S.*?)\s{2,}(\S.*?)\s*$")
 # A row of the /resume picker: "  › 20s ago     Write file" (a ● before the name marks unread activity).
 SESSION_ROW = re.compile(r"^\s+(?:›\s+)?(\d+[smhd] ago|now|just now)\s{2,}(\S.*?)\s*$")
+# The status line of a thread titled "Write file" (the title comes last, after the cwd).
+TITLED = re.compile(re.escape(READY) + r".* · Write file$", re.M)
 RESUME_HINT = re.compile(r"codex --remote \S+ resume ([0-9a-f-]{36})")
+# The calc MCP server (tests/support/mcp_calc_server.py) over stdio, configured on the app-server's side, and what
+# /mcp verbose shows of it (Codex's app-server shows the same: the Codex-server variant proves the lines).
+MCP_CONFIG = (f"[mcp_servers.calc]\ncommand = {json.dumps(sys.executable)}\n"
+              f"args = [{json.dumps(str(CALC_SERVER))}, \"stdio\"]\n")
+MCP_HEADING = "MCP Tools"
+MCP_LINES = ("• calc: connected (5 tools)", "• Tools: add, describe, echo, fail, slow",
+             "• Resources: greeting (calc://greeting)")
+# The TUI releases a test runs with; SLOW_0171 and SLOW_0169 leave one of them to PYCODEX_SLOW=1 runs.
+BOTH = ["0.169.0", "0.171.0"]
+SLOW_0171 = ["0.169.0", pytest.param("0.171.0", marks=pytest.mark.slow)]
+SLOW_0169 = [pytest.param("0.169.0", marks=pytest.mark.slow), "0.171.0"]
 
 
 @pytest.fixture
@@ -79,6 +107,12 @@ def tui(tmp_path: Path) -> Any:
     session = Tui(f"pycodex-tui-{os.getpid()}", tmp_path)
     yield session
     session.close()
+
+
+@pytest.fixture
+def tui_bin(request: pytest.FixtureRequest) -> Path:
+    """The Codex binary of the TUI release the test is parametrized with; a Codex server runs the same one."""
+    return tui_binary(request)
 
 
 # The TUI against Codex's own app-server proves the scripted steps and screens (the test's expectations), not
@@ -154,37 +188,42 @@ def _session_rows(screen: str) -> list[str]:
 
 
 async def _model_rows(tui: Tui, limit: int = 40) -> list[tuple[str, str]]:
-    """Every row of the open /model picker: it shows eight at a time, so walk the selection down through the
-    list (it wraps back to the first row at the end) and collect the rows seen on the way."""
-    rows: dict[int, tuple[str, str]] = {}
+    """Every row of the open /model picker, in order: it shows eight at a time and numbers only the first nine,
+    so walk the selection down through the list (it wraps back to row 1 at the end) and collect the selected
+    rows on the way."""
 
-    def read(screen: str) -> int:
-        selected = 0
-        for line in screen.splitlines():
+    def selected(screen: str) -> tuple[str, tuple[str, str]] | None:
+        picker = screen.split(MODEL_PICKER)[-1] if MODEL_PICKER in screen else ""
+        for line in picker.splitlines():
             if m := MODEL_ROW.match(line):
-                rows[int(m.group(2))] = (m.group(3), m.group(4))
-                selected = int(m.group(2)) if m.group(1) else selected
-        return selected
+                return m.group(1) or "", (m.group(2), m.group(3))
+        return None
 
-    current = read(await tui.wait_until("the /model picker", lambda s: read(s) == 1))
+    first = selected(await tui.wait_until("row 1 selected", lambda s: (selected(s) or ("",))[0] == "1"))
+    assert first is not None
+    rows = [first[1]]
 
     def moved(screen: str) -> bool:
-        return read(screen) not in (0, current)
+        now = selected(screen)
+        return now is not None and now[1] != rows[-1]
 
     for _ in range(limit):
         tui.key("Down")
-        current = read(await tui.wait_until("the next picker row", moved))
-        if current == 1:
-            return [rows[n] for n in sorted(rows)]
+        now = selected(await tui.wait_until("the next picker row", moved))
+        assert now is not None
+        if now == first:
+            return rows
+        rows.append(now[1])
     raise AssertionError(f"the /model picker did not wrap within {limit} rows:\n{tui.screen()}")
 
 
+@pytest.mark.parametrize("tui_bin", BOTH, indirect=True)
 async def test_tui_runs_an_approved_command_and_resumes_the_session(
-    tui: Tui, server_kind: str, codex_bin: Path, tmp_path: Path
+    tui: Tui, server_kind: str, tui_bin: Path, tmp_path: Path
 ) -> None:
-    async with remote_app_server(server_kind, APPROVAL_SCRIPT, codex_bin, tmp_path) as remote:
+    async with remote_app_server(server_kind, APPROVAL_SCRIPT, tui_bin, tmp_path) as remote:
         env, cwd = _client(remote, tmp_path)
-        tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
+        tui.start([str(tui_bin), "--remote", remote.url], env, cwd)
         await _ready(tui)
         await tui.submit("write the file")
         try:
@@ -198,11 +237,13 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
         await _model_requests(remote, 2)
         await _approve(tui)
         _no_errors(await tui.wait_for("done writing"))
+        # The generated title, at the end of the status line (0.169 shows the cwd there as ~/..., 0.171 in full).
+        await tui.wait_until("the title in the status line", lambda s: bool(TITLED.search(s)))
 
         # `resume <id>`: a new TUI process shows the earlier turn.
         thread_id = _thread_id(remote)
         tui.close()
-        tui.start([str(codex_bin), "--remote", remote.url, "resume", thread_id], env, cwd)
+        tui.start([str(tui_bin), "--remote", remote.url, "resume", thread_id], env, cwd)
         screen = await tui.wait_for("done writing")
         assert "write the file" in screen and "printf hi > out.txt" in screen, screen
         _no_errors(await _ready(tui))
@@ -210,7 +251,7 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
         # The /resume picker of a fresh TUI lists the titled session (only it: the fresh TUI's own empty
         # thread is not a session yet) and choosing it shows the earlier turn.
         tui.close()
-        tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
+        tui.start([str(tui_bin), "--remote", remote.url], env, cwd)
         await _ready(tui)
         await tui.submit("/resume")
         screen = await tui.wait_until("a session in the /resume picker", lambda s: bool(_session_rows(s)))
@@ -223,12 +264,13 @@ async def test_tui_runs_an_approved_command_and_resumes_the_session(
     _no_unsupported_methods(remote)  # the server has stopped: its trace is complete, from startup on
 
 
+@pytest.mark.parametrize("tui_bin", SLOW_0171, indirect=True)
 async def test_tui_compacts_forks_lists_the_models_and_exits(
-    tui: Tui, server_kind: str, codex_bin: Path, tmp_path: Path
+    tui: Tui, server_kind: str, tui_bin: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    async with remote_app_server(server_kind, COMPACT_SCRIPT, codex_bin, tmp_path) as remote:
+    async with remote_app_server(server_kind, COMPACT_SCRIPT, tui_bin, tmp_path) as remote:
         env, cwd = _client(remote, tmp_path)
-        tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
+        tui.start([str(tui_bin), "--remote", remote.url], env, cwd)
         await _ready(tui)
         await tui.submit("first prompt")
         await tui.wait_for("first answer")
@@ -263,10 +305,11 @@ async def test_tui_compacts_forks_lists_the_models_and_exits(
         tui.key("Escape")
         await _ready(tui)
 
-        # /model: every model of Codex's catalog, in its order, whichever server answers model/list.
+        # /model: every model of the server's catalog, in its order: Codex's own, or for pycodex Codex 0.169's.
         await tui.submit("/model")
         await tui.wait_for("Select Model and Effort")
-        assert await _model_rows(tui) == catalog_rows(codex_bin)
+        catalog = tui_bin if server_kind == "codex" else Path(request.getfixturevalue("codex_bin"))
+        assert await _model_rows(tui) == catalog_rows(catalog)
         tui.key("Escape")
         await _ready(tui)
 
@@ -282,12 +325,13 @@ async def test_tui_compacts_forks_lists_the_models_and_exits(
     _no_unsupported_methods(remote)
 
 
+@pytest.mark.parametrize("tui_bin", SLOW_0171, indirect=True)
 async def test_tui_read_only_permissions_refuse_the_next_write(
-    tui: Tui, server_kind: str, codex_bin: Path, tmp_path: Path
+    tui: Tui, server_kind: str, tui_bin: Path, tmp_path: Path
 ) -> None:
-    async with remote_app_server(server_kind, PERMISSIONS_SCRIPT, codex_bin, tmp_path) as remote:
+    async with remote_app_server(server_kind, PERMISSIONS_SCRIPT, tui_bin, tmp_path) as remote:
         env, cwd = _client(remote, tmp_path)
-        tui.start([str(codex_bin), "--remote", remote.url], env, cwd)
+        tui.start([str(tui_bin), "--remote", remote.url], env, cwd)
         await _ready(tui)
         await tui.submit("first prompt")
         await tui.wait_for("first answer")
@@ -315,4 +359,27 @@ async def test_tui_read_only_permissions_refuse_the_next_write(
                    if i.get("type") == "function_call_output" and i.get("call_id") == "w1"]
         assert outputs and "Process exited with code 1" in outputs[-1], outputs
         assert "out.txt" in outputs[-1], outputs  # the shell's refusal names the file
+    _no_unsupported_methods(remote)
+
+
+@pytest.mark.parametrize("tui_bin", SLOW_0169, indirect=True)
+async def test_tui_mcp_lists_the_configured_server_with_its_tools(
+    tui: Tui, server_kind: str, tui_bin: Path, tmp_path: Path
+) -> None:
+    script = {"responses": [{"output": [message("unused")]}], "when_exhausted": "repeat_last"}
+    async with remote_app_server(server_kind, script, tui_bin, tmp_path, config_extra=MCP_CONFIG) as remote:
+        env, cwd = _client(remote, tmp_path)
+        tui.start([str(tui_bin), "--remote", remote.url], env, cwd)
+        await _ready(tui)
+        # /mcp shows the inventory of the moment: asked while the server is still starting it shows it starting,
+        # so ask again (a bounded number of times) until it is connected. Each answer is a new "MCP Tools" block.
+        for asked in range(1, 6):
+            await tui.submit("/mcp verbose")
+            screen = await tui.wait_until(f"/mcp answer {asked}", lambda s, n=asked: s.count(MCP_HEADING) >= n)
+            inventory = screen.split(MCP_HEADING)[-1]
+            if MCP_LINES[0] in inventory:
+                break
+        for line in MCP_LINES:
+            assert line in inventory, (line, screen)
+        _no_errors(screen)
     _no_unsupported_methods(remote)

@@ -1,6 +1,6 @@
 """The real Codex TUI (`codex --remote unix://PATH`) against `pycodex app-server --listen unix://PATH`: it starts,
-runs a prompt with an approval and shows the answer, with no error line, with the 0.169 TUI and (from the compat
-build cache, else skipped) the 0.171 one. Skips without tmux or the Codex binary."""
+runs a prompt with an approval and shows the answer, with no error line, with the 0.169 TUI and the 0.171 one (from
+the compat build cache, installed with npm on first use, else skipped). Skips without tmux or the Codex binary."""
 
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ from tests.app_server.test_tui_remote import PROMPT, READY
 from tests.support.appserver_process import ServerProcess, app_server_env
 from tests.support.fake_model import FakeModel, exec_call, message, model_config
 from tests.support.tools import require_tmux
-from tests.support.tui import Tui, error_lines
+from tests.support.tui import Tui, error_lines, tui_binary
 
 pytestmark = [pytest.mark.codex, pytest.mark.timeout(240)]
 
-#: The escalated command, then "done writing" for every later request: whether a title request comes second
-#: (0.169) or not at all (0.171 against pycodex today), the main turn's follow-up gets the same answer.
+#: The escalated command, then "done writing" for every later request: the TUI's title request (second, or
+#: later under load) gets the same answer as the main turn's follow-up (not a title, so the TUI names the thread
+#: after the prompt; tests/app_server/test_tui_remote.py checks the generated title).
 SCRIPT = {
     "responses": [
         {"output": [exec_call("c1", "printf hi > out.txt", sandbox_permissions="require_escalated",
@@ -33,19 +34,10 @@ SCRIPT = {
 }
 
 
-#: The 0.171 TUI from the compat build cache (PYCODEX_COMPAT_CACHE), where one was fetched.
-_CACHE = Path(os.environ.get("PYCODEX_COMPAT_CACHE", "/nonexistent"))
-
-
 @pytest.fixture(params=["0.169.0", "0.171.0"])
-def tui_bin(request: pytest.FixtureRequest, codex_bin: Path) -> Path:
-    """The Codex TUI to drive: the npm 0.169 binary, and 0.171 from the compat cache when it is there."""
-    if request.param == "0.169.0":
-        return codex_bin
-    cached = _CACHE / f"codex-{request.param}" / "bin" / "codex"
-    if not cached.is_file():
-        pytest.skip(f"no Codex {request.param} in PYCODEX_COMPAT_CACHE ({_CACHE})")
-    return cached
+def tui_bin(request: pytest.FixtureRequest) -> Path:
+    """The Codex TUI to drive: the reference 0.169 binary, and 0.171 from the compat build cache."""
+    return tui_binary(request)
 
 
 @pytest.fixture

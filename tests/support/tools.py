@@ -1,9 +1,9 @@
 """One skip reason per missing tool.
 
-Every test that needs something outside the Python environment (the reference Codex binary, tmux,
-chromium, the shared real-client scripts, the installed console script, the kernel's Landlock) asks here, so each missing tool
-skips with one fixed text and the summary at the end of a run (tests/conftest.py) shows one line per
-missing tool with its count.
+Every test that needs something outside the Python environment (the reference Codex binary, another Codex
+release, tmux, chromium, the shared real-client scripts, the installed console script, the kernel's Landlock)
+asks here, so each missing tool skips with one fixed text and the summary at the end of a run
+(tests/conftest.py) shows one line per missing tool with its count.
 
 ``require_*()`` skips the calling test (or fixture) when the tool is absent and returns it otherwise;
 ``skip_without_codex`` is the same check as a mark, for ``pytestmark`` and ``pytest.param(marks=...)``.
@@ -11,12 +11,14 @@ missing tool with its count.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from compat_tests.support import builds
 from tests.support.paths import SHARED
 from tests.support.schema import find_codex_bin
 
@@ -28,7 +30,15 @@ CONSOLE_SCRIPT_REASON = "the pycodex console script is not installed (pip instal
 LANDLOCK_REASON = "this kernel has no Landlock"
 LANDLOCK_TCP_REASON = "this kernel's Landlock has no TCP rules (ABI < 4)"
 TSC_REASON = "TypeScript's tsc not installed (npm install: package.json pins typescript)"
+CODEX_RELEASE_REASON = ("Codex {version} is not in the compat build cache and npm could not install it there "
+                        "(offline?): set PYCODEX_COMPAT_CACHE to a cache that holds it")
 GRPC_REASON = "grpcio (the `otel` extra's gRPC exporter) is not installed (pip install -e '.[test]')"
+
+#: The compat build cache as the run found it: tests run with an empty $HOME (tests/conftest.py), under which
+#: the default cache (~/.cache/pycodex-compat) would be an empty folder, so the path is fixed at import.
+_COMPAT_CACHE = builds.cache_dir()
+#: Releases looked up this session: each is installed (or found missing) once, not once per test.
+_RELEASES: dict[str, Path | None] = {}
 
 #: The Codex check as a mark; evaluated once, at import.
 skip_without_codex = pytest.mark.skipif(find_codex_bin() is None, reason=CODEX_REASON)
@@ -54,6 +64,20 @@ def require_codex() -> Path:
     found = find_codex_bin()
     if found is None:
         pytest.skip(CODEX_REASON)
+    return found
+
+
+def require_codex_release(version: str) -> Path:
+    """Codex ``version`` (``@openai/codex`` from npm) as the compat matrix has it: from the compat build cache,
+    installed there with npm on first use (compat_tests/support/builds.py); skips when it cannot be had."""
+    if version not in _RELEASES:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("PYCODEX_COMPAT_CACHE", str(_COMPAT_CACHE))
+            build, _reason = builds.find_build(f"codex@{version}")
+        _RELEASES[version] = Path(build.argv[0]) if build is not None else None
+    found = _RELEASES[version]
+    if found is None or not os.access(found, os.X_OK):
+        pytest.skip(CODEX_RELEASE_REASON.format(version=version))
     return found
 
 

@@ -22,18 +22,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .appserver_process import ServerProcess, app_server_env, free_port
 from .fake_model import FakeModel, model_config
 from .http_probe import wait_ready
+from .tools import require_codex_release
 
 __all__ = [
     "ERROR_PATTERNS",
+    "REFERENCE_RELEASE",
     "TMUX",
     "Remote",
     "Tui",
     "catalog_rows",
     "error_lines",
     "remote_app_server",
+    "tui_binary",
     "unsupported_answers",
 ]
 
@@ -42,6 +47,19 @@ TMUX = shutil.which("tmux")
 ERROR_PATTERNS = re.compile(r"Failed to|failed to|■|Connection failed|not supported|error", re.IGNORECASE)
 # JSON-RPC "method not found": the server does not implement a method the TUI called.
 METHOD_NOT_FOUND = -32601
+
+
+#: The Codex release pycodex is wire-compatible with: its TUI is the reference binary (the `codex_bin` fixture).
+REFERENCE_RELEASE = "0.169.0"
+
+
+def tui_binary(request: pytest.FixtureRequest) -> Path:
+    """The Codex binary of the release a parametrized fixture's `request.param` names: the reference binary for
+    0.169, another release from the compat build cache (skipped when it cannot be had)."""
+    version = str(request.param)
+    if version == REFERENCE_RELEASE:
+        return Path(request.getfixturevalue("codex_bin"))
+    return require_codex_release(version)
 
 
 def error_lines(screen: str) -> list[str]:
@@ -130,11 +148,14 @@ class Remote:
 
 
 @asynccontextmanager
-async def remote_app_server(kind: str, script: list[Any], codex_bin: Path, tmp: Path) -> AsyncIterator[Remote]:
-    """`kind` ("pycodex" or "codex") app-server listening on loopback, its model the scripted fake."""
+async def remote_app_server(
+    kind: str, script: list[Any] | dict[str, Any], codex_bin: Path, tmp: Path, *, config_extra: str = ""
+) -> AsyncIterator[Remote]:
+    """`kind` ("pycodex" or "codex") app-server listening on loopback, its model the scripted fake;
+    `config_extra` is more top-level config.toml text (an `[mcp_servers.NAME]` table, say)."""
     model = await FakeModel.start(script, tmp / "model")
     home = tmp / "server_home"
-    model_config(home, model.url, approval_policy="on-request")
+    model_config(home, model.url, approval_policy="on-request", extra=config_extra)
     port = free_port()
     listen = ["--listen", f"ws://127.0.0.1:{port}"]
     trace = tmp / "trace.jsonl" if kind == "pycodex" else None
