@@ -35,6 +35,12 @@ from app_server.protocol.items import (
     UnknownThreadItem,
     UserMessageItem,
 )
+from app_server.protocol.tool_items import (
+    McpToolCallItem,
+    McpToolCallResult,
+    SearchWebSearchAction,
+    WebSearchItem,
+)
 from pycodex import demo
 from pycodex.debug import threads as threads_cli
 from pycodex.debug.render import item_summary, thread_markdown
@@ -187,6 +193,9 @@ def _samples() -> list[JsonObj]:
         EnteredReviewModeItem(id="e", review="the diff"),
         ExitedReviewModeItem(id="x", review="looks good"),
         ContextCompactionItem(id="k"),
+        McpToolCallItem(id="m", server="docs", tool="lookup", status="completed", arguments={"q": "x"},
+                        result=McpToolCallResult(content=[{"type": "text", "text": "found"}])),
+        WebSearchItem(id="w", query="pydantic", action=SearchWebSearchAction(query="pydantic")),
     ]
     return [to_wire(model) for model in models]
 
