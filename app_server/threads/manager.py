@@ -256,6 +256,7 @@ class ThreadManager:
         self.loaded.pop(thread.id, None)
         await thread.services.exec_sessions.close_all()
         await thread.services.code_cells.close_all()
+        await thread.services.environment.close()  # a provided environment's box goes with its thread
         if thread.services.mcp is not None:
             await thread.services.mcp.close()
         await asyncio.to_thread(self.store.close_writer, thread.id)
