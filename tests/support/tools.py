@@ -11,7 +11,10 @@ missing tool with its count.
 
 from __future__ import annotations
 
+import functools
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +32,8 @@ LANDLOCK_REASON = "this kernel has no Landlock"
 LANDLOCK_TCP_REASON = "this kernel's Landlock has no TCP rules (ABI < 4)"
 TSC_REASON = "TypeScript's tsc not installed (npm install: package.json pins typescript)"
 GRPC_REASON = "grpcio (the `otel` extra's gRPC exporter) is not installed (pip install -e '.[test]')"
+PODMAN_REASON = "podman not installed or cannot run a container (.ci/run installs Debian's podman and runc)"
+KUBERNETES_REASON = "no Kubernetes cluster reachable (KUBECONFIG) or the kubernetes client not installed"
 
 #: The Codex check as a mark; evaluated once, at import.
 skip_without_codex = pytest.mark.skipif(find_codex_bin() is None, reason=CODEX_REASON)
@@ -103,3 +108,56 @@ def require_grpc() -> None:
 
     if importlib.util.find_spec("grpc") is None:
         pytest.skip(GRPC_REASON)
+
+
+@functools.cache
+def _podman_image() -> str | None:
+    """The local box image, built if needed, once a container of it ran; None when podman cannot."""
+    from app_server.providers import image
+    from app_server.providers.podman import PodmanSettings
+
+    binary = shutil.which("podman")
+    if binary is None:
+        return None
+    settings = PodmanSettings()
+    runtime = image.host_runtime()
+    tag = f"{image.IMAGE_REPOSITORY}:{image.image_key(runtime)}"
+    try:
+        if subprocess.run([binary, "image", "exists", tag], capture_output=True, timeout=60).returncode != 0:
+            tar = Path(os.environ.get("TMPDIR", "/tmp")) / f"pycodex-rootfs-{os.getpid()}.tar"
+            try:
+                image.build_rootfs_tar(runtime, tar)
+                subprocess.run([binary, "import", str(tar), tag], capture_output=True, timeout=300, check=True)
+            finally:
+                tar.unlink(missing_ok=True)
+        limits = [arg for u in settings.ulimits for arg in ("--ulimit", u)]
+        ran = subprocess.run(
+            [binary, "run", "--rm", "--runtime", str(settings.runtime), *limits, "--network", "host", tag, "true"],
+            capture_output=True, timeout=120,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return tag if ran.returncode == 0 else None
+
+
+def require_podman() -> str:
+    """The local box image's tag once podman ran a container of it; skips when podman is missing or cannot."""
+    tag = _podman_image()
+    if tag is None:
+        pytest.skip(PODMAN_REASON)
+    return tag
+
+
+def require_kubernetes() -> None:
+    """Skips unless the kubernetes client is installed and KUBECONFIG names a cluster that answers."""
+    import importlib.util
+
+    if importlib.util.find_spec("kubernetes") is None or not os.environ.get("KUBECONFIG"):
+        pytest.skip(KUBERNETES_REASON)
+    probe = "from kubernetes import client, config; config.load_kube_config(); client.CoreApi().get_api_versions()"
+    try:
+        ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=20).returncode == 0
+    except subprocess.SubprocessError:
+        ok = False
+    if not ok:
+        pytest.skip(KUBERNETES_REASON)
