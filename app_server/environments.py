@@ -152,7 +152,8 @@ class EnvironmentHub:
     async def lease(self, thread: ThreadEnvironment) -> Lease:
         """A ready box for ``thread`` (a provided environment); raises ``ProviderError`` saying why not."""
         assert self.pool is not None
-        return await self.pool.acquire(thread.thread_id, thread, thread.cwd)
+        read_only = thread.sandbox_mode == "read-only"
+        return await self.pool.acquire(thread.thread_id, thread, thread.cwd, read_only=read_only)
 
     async def get(self) -> tuple[EnvironmentSpawner | None, str | None]:
         """The spawner to use now, or None with the reason the environment is unusable."""
@@ -209,10 +210,11 @@ class ThreadEnvironment:
     """
 
     def __init__(self, hub: EnvironmentHub, *, snapshot: ShellSnapshot | None, thread_id: str = "",
-                 cwd: Path | None = None) -> None:
+                 cwd: Path | None = None, sandbox_mode: str = "workspace-write") -> None:
         self._hub = hub
-        #: The thread and workspace a provided environment's box is for (its label, its mount).
-        self.thread_id, self.cwd = thread_id, cwd
+        #: The thread, workspace and sandbox a provided environment's box is made for (its label, its
+        #: workspace mount: read-only under the ``read-only`` sandbox).
+        self.thread_id, self.cwd, self.sandbox_mode = thread_id, cwd, sandbox_mode
         self._lease: Lease | None = None
         self.id = hub.environment_id or "local"
         #: False when the server runs with no environment at all (``CODEX_EXEC_SERVER_URL=none``).

@@ -67,6 +67,8 @@ class BoxRequest:
     env: tuple[tuple[str, str], ...] = ()
     #: The thread's workspace, mounted read-write at the same path (None: the box has none).
     workspace: Path | None = None
+    #: The thread's sandbox is read-only: its workspace is mounted read-only.
+    workspace_read_only: bool = False
     #: "host": share the host's network (reaches a loopback relay); "none": no network beyond the relay.
     network: str = "host"
 

@@ -96,8 +96,9 @@ class PodmanProvider(BoxProvider):
             proc.kill()
             await proc.wait()
             raise ProviderError(f"`{self.engine} {args[0]}` did not finish within {timeout:.0f}s") from None
-        if proc.returncode != 0:
-            raise ProviderError(f"`{self.engine} {args[0]}` failed: {err.decode(errors='replace').strip()}")
+        if proc.returncode != 0:  # the engine's last line says it best ("Error: unable to connect ...")
+            lines = [line for line in err.decode(errors="replace").splitlines() if line.strip()]
+            raise ProviderError(f"`{self.engine} {args[0]}` failed: {lines[-1].strip() if lines else proc.returncode}")
         return out.decode(errors="replace")
 
     async def check(self) -> None:
@@ -157,7 +158,8 @@ class PodmanProvider(BoxProvider):
         for mount in mounts:
             args += ["-v", f"{mount.source}:{mount.target}:{'ro' if mount.read_only else 'rw'}"]
         if request.workspace is not None:
-            args += ["-v", f"{request.workspace}:{request.workspace}:rw", "-w", str(request.workspace)]
+            mode = "ro" if request.workspace_read_only else "rw"
+            args += ["-v", f"{request.workspace}:{request.workspace}:{mode}", "-w", str(request.workspace)]
         env = {"PYTHONPATH": str(runtime.source), "HOME": "/root", "PATH": "/usr/local/bin:/usr/bin:/bin"}
         env.update(dict(request.env))
         for key, value in env.items():

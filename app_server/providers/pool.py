@@ -136,20 +136,22 @@ class BoxPool:
         await self.relay.close()
 
     # -- leases -----------------------------------------------------------------------------------
-    async def acquire(self, thread_id: str, owner: object, cwd: Path | None) -> Lease:
-        """A ready box for ``thread_id``: a warm one when it covers ``cwd``, else a new one."""
+    async def acquire(self, thread_id: str, owner: object, cwd: Path | None, *, read_only: bool = False) -> Lease:
+        """A ready box for ``thread_id``: a warm one when it sees ``cwd`` as the thread may (read-write
+        unless ``read_only``), else a new one with ``cwd`` mounted so."""
         self.start()
         await self.check()
         lease: Lease | None = None
-        while self._warm and self._covers(cwd):
+        while self._warm and self._covers(cwd) and not read_only:
             candidate = self._warm.pop(0)
             if not candidate.dead:
                 lease = candidate
                 break
             await self.release(candidate)
         if lease is None:
-            workspace = None if self._covers(cwd) else cwd
-            lease = await self._new_lease(replace(self.request, workspace=workspace), thread_id)
+            workspace = None if self._covers(cwd) and not read_only else cwd
+            request = replace(self.request, workspace=workspace, workspace_read_only=read_only)
+            lease = await self._new_lease(request, thread_id)
         lease.thread_id, lease.owner = thread_id, weakref.ref(owner)
         self._refill()
         return lease

@@ -169,3 +169,23 @@ async def test_a_box_whose_thread_is_gone_is_reaped(
     client.app.environments.pool.start()
     await wait_containers(owners[0], 0)
     await stop_server(client, owners)
+
+
+async def test_a_read_only_sandbox_mounts_the_workspace_read_only(
+    app_server, fake_model, codex_home: Path, workspace: Path, owners: list[str]
+) -> None:
+    model = await fake_model([
+        {"output": [exec_call("c1", "cat seen.txt; touch written.txt", workdir=str(workspace))]},
+        {"output": [message("done")]},
+    ])
+    model_config(codex_home, model.url, sandbox_mode="read-only")
+    write_environments(codex_home, reap_interval_s=1)
+    (workspace / "seen.txt").write_text("from the host\n")
+    client = await start_server(app_server, owners)
+    thread = (await client.call("thread/start", {"cwd": str(workspace)}, timeout=STEP))["thread"]["id"]
+    await run_turn(client, thread, "go", timeout=STEP)
+    [item] = command_items(client)
+    assert item["aggregatedOutput"].startswith("from the host\n")
+    assert "Read-only file system" in item["aggregatedOutput"] and item["exitCode"] != 0
+    assert not (workspace / "written.txt").exists()
+    await stop_server(client, owners)
