@@ -7,6 +7,7 @@ checking that no container of its pool is left.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from app_server.providers import make_pool
 from tests.providers.podman_support import (
     STEP,
     command_items,
@@ -27,6 +29,10 @@ from tests.support.fake_model import exec_call, message, model_config, run_turn
 from tests.support.tools import require_podman
 
 PROBE = "hostname; test -e {marker} && echo host-file-visible || echo host-file-hidden; echo in-box > /tmp/box-only"
+
+
+class Thread:
+    """Stands for the thread environment a lease follows (its life, by weak reference)."""
 
 
 @pytest.fixture
@@ -189,3 +195,17 @@ async def test_a_read_only_sandbox_mounts_the_workspace_read_only(
     assert "Read-only file system" in item["aggregatedOutput"] and item["exitCode"] != 0
     assert not (workspace / "written.txt").exists()
     await stop_server(client, owners)
+
+
+async def test_a_box_ends_by_itself_when_its_app_server_lets_go_of_its_stdin(owners: list[str]) -> None:
+    # What an app-server killed with SIGKILL leaves behind: the `podman run` client, whose stdin then ends.
+    pool = make_pool("box", {"provider": "podman", "reap_interval_s": 3600}, {})
+    owners.append(pool.owner)
+    thread = Thread()  # the lease follows this object's life, as a thread's environment's
+    lease = await pool.acquire("thread-x", thread, None)
+    [running] = await containers(pool.owner)
+    assert running["box"] == lease.box.box_id
+    lease.box.handle.stdin.close()
+    await asyncio.wait_for(lease.box.exited.wait(), STEP)
+    await wait_containers(pool.owner, 0)
+    await pool.close()
