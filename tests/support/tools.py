@@ -111,7 +111,7 @@ def require_grpc() -> None:
 
 
 @functools.cache
-def _podman_image() -> str | None:
+def podman_image() -> str | None:
     """The local box image, built if needed, once a container of it ran; None when podman cannot."""
     from app_server.providers import image
     from app_server.providers.podman import PodmanSettings
@@ -142,7 +142,7 @@ def _podman_image() -> str | None:
 
 def require_podman() -> str:
     """The local box image's tag once podman ran a container of it; skips when podman is missing or cannot."""
-    tag = _podman_image()
+    tag = podman_image()
     if tag is None:
         pytest.skip(PODMAN_REASON)
     return tag
