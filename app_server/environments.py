@@ -232,7 +232,7 @@ class ThreadEnvironment:
         self.disabled, self.available, self._spawner = True, False, None
         if self._lease is not None and self._hub.pool is not None:  # its box serves no one now
             lease, self._lease = self._lease, None
-            asyncio.get_running_loop().create_task(self._hub.pool.release(lease))
+            self._hub.pool.release_soon(lease)
 
     async def refresh(self) -> None:
         """Ask the hub again for the environment's spawner (it may have reconnected).

@@ -89,6 +89,7 @@ class KubernetesProvider(BoxProvider):
         self.namespace = namespace
         self.image = image
         self._api: Any = None
+        self._watchers: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
     def _core(self) -> Any:
         if self._api is not None:
@@ -140,7 +141,9 @@ class KubernetesProvider(BoxProvider):
                 await self._call("delete_namespaced_secret", name, self.namespace)
             raise ProviderError(f"kubernetes: could not create pod {name}: {exc}") from None
         box = Box(launch.environment_id, launch, handle=name)
-        asyncio.get_running_loop().create_task(self._watch(box, name), name=f"pod-watch-{name}")
+        watcher = asyncio.get_running_loop().create_task(self._watch(box, name), name=f"pod-watch-{name}")
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
         return box
 
     async def _watch(self, box: Box, name: str) -> None:

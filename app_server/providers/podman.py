@@ -72,6 +72,7 @@ class PodmanProvider(BoxProvider):
         self.engine = Path(self.settings.engine).name
         self._image_lock = asyncio.Lock()
         self._built: str | None = None
+        self._watchers: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
     # -- the engine CLI ---------------------------------------------------------------------------
     def _base(self) -> list[str]:
@@ -183,7 +184,9 @@ class PodmanProvider(BoxProvider):
         with contextlib.suppress(ConnectionError):
             await proc.stdin.drain()
         box = Box(box_id, launch, handle=proc)
-        asyncio.get_running_loop().create_task(self._watch(box, proc), name=f"box-watch-{box_id}")
+        watcher = asyncio.get_running_loop().create_task(self._watch(box, proc), name=f"box-watch-{box_id}")
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
         return box
 
     async def _watch(self, box: Box, proc: asyncio.subprocess.Process) -> None:

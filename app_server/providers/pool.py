@@ -108,6 +108,7 @@ class BoxPool:
         self._warmed = asyncio.Event()
         self._checked = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self._releasing: set[asyncio.Task[None]] = set()  # never cancelled: a half-done release leaks a box
         self._reaper: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -131,7 +132,7 @@ class BoxPool:
             self._reaper.cancel()
         for task in list(self._tasks):
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._releasing, return_exceptions=True)
         await asyncio.gather(*(self.release(lease) for lease in list(self._leases.values())), return_exceptions=True)
         await self.relay.close()
 
@@ -193,6 +194,12 @@ class BoxPool:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(lease.environment.close(), 5)  # commands in flight end as lost now
 
+    def release_soon(self, lease: Lease) -> None:
+        """``release`` in the background (for callers that cannot wait); ``close`` waits for it."""
+        task = asyncio.get_running_loop().create_task(self.release(lease), name=f"release-{lease.box.box_id}")
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
+
     async def release(self, lease: Lease) -> None:
         """Stop the lease's box and forget it (idempotent)."""
         if lease.released:
@@ -202,11 +209,13 @@ class BoxPool:
         with contextlib.suppress(ValueError):
             self._warm.remove(lease)
         self.relay.revoke(lease.box.box_id)
+        # The box first: stopping begins before the first await (its stdin closes), so even a release
+        # cancelled halfway leaves a box that is ending by itself.
+        await self.provider.stop(lease.box)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(lease.environment.close(), 5)
         with contextlib.suppress(Exception):
             await lease.connector.aclose()
-        await self.provider.stop(lease.box)
 
     # -- the warm pool ----------------------------------------------------------------------------
     def _refill(self) -> None:
