@@ -37,7 +37,8 @@ __all__ = [
 def make_provider(config: ProviderConfig) -> BoxProvider:
     """The engine ``config.provider`` names, set up as the table says."""
     if config.provider == "kubernetes":
-        return KubernetesProvider(namespace=config.namespace, image=config.request.image)
+        return KubernetesProvider(namespace=config.namespace, image=config.request.image,
+                                  relay_forward=config.relay_forward)
     settings = PodmanSettings(engine=config.engine or config.provider, url=config.url, runtime=config.runtime,
                               ulimits=config.ulimits)
     return PodmanProvider(settings)

@@ -17,7 +17,8 @@ In ``CODEX_HOME/environments.toml``, beside the ``url = "ws://…"`` environment
     start_timeout_s = 60
 
 Podman/Docker also take ``engine``, ``url`` (a remote engine socket), ``runtime`` and ``ulimits``; Kubernetes
-takes ``namespace``, ``relay_url`` and ``relay_token_env`` (a cluster needs a relay it can reach).
+takes ``namespace``, ``relay_url``, ``relay_token_env`` (a cluster needs a relay it can reach) and
+``relay_forward`` (docs/kubernetes.md).
 Every mistake is a ``ProviderConfigError`` naming the key.
 """
 
@@ -38,7 +39,7 @@ PROVIDERS = ("podman", "docker", "kubernetes")
 _KNOWN = {
     "provider", "image", "cpus", "memory", "pids_limit", "mounts", "env", "pool_size", "reap_interval_s",
     "start_timeout_s", "network", "engine", "url", "runtime", "ulimits", "namespace", "relay_url",
-    "relay_token_env", "id",
+    "relay_token_env", "relay_forward", "id",
 }  # fmt: skip
 
 
@@ -60,6 +61,8 @@ class ProviderConfig:
     ulimits: tuple[str, ...] = ("nofile=1024:1024", "nproc=1024:1024")
     namespace: str = "default"
     relay: ExternalRelay | None = None
+    #: Kubernetes: ``LOCAL=HOST:PORT`` forwards a sidecar in each pod makes (the relay's Service on loopback).
+    relay_forward: tuple[str, ...] = ()
 
 
 def _mount(name: str, value: object) -> Mount:
@@ -145,6 +148,11 @@ def parse_provider_table(name: str, table: Mapping[str, object], environ: Mappin
         relay = ExternalRelay(relay_url, token)
     elif provider == "kubernetes":
         raise ProviderConfigError(f"environment `{name}`: the kubernetes provider needs relay_url (a relay the pods reach)")
+    forwards = _strings(name, table, "relay_forward") or ()
+    for spec in forwards:
+        local, sep, target = spec.partition("=")
+        if not sep or not local.isdigit() or ":" not in target:
+            raise ProviderConfigError(f"environment `{name}`: relay_forward {spec!r} is not LOCALPORT=HOST:PORT")
     ulimits = _strings(name, table, "ulimits")
     runtime = table.get("runtime", "runc")
     if runtime is not None and not isinstance(runtime, str):
@@ -153,5 +161,5 @@ def parse_provider_table(name: str, table: Mapping[str, object], environ: Mappin
         name=name, provider=str(provider), request=request, pool=pool, engine=_text(name, table, "engine"),
         url=_text(name, table, "url"), runtime=runtime or None,
         ulimits=ulimits if ulimits is not None else ProviderConfig.ulimits,
-        namespace=_text(name, table, "namespace") or "default", relay=relay,
+        namespace=_text(name, table, "namespace") or "default", relay=relay, relay_forward=forwards,
     )  # fmt: skip

@@ -35,6 +35,8 @@ logger = logging.getLogger(__name__)
 
 POLL_S = 2.0
 _NAME_PREFIX = "pycodex-"
+#: The sidecar that makes the relay's Service look local (deploy/kubernetes/README: why loopback).
+FORWARD_IMAGE = "docker.io/alpine/socat:1.8.0.0"
 
 
 def _label_value(value: str) -> str:
@@ -47,8 +49,20 @@ def _owner_from_label(value: str) -> str:
     return ":".join(parts) if len(parts) == 3 else value
 
 
-def pod_manifest(request: BoxRequest, launch: BoxLaunch, image: str) -> dict[str, Any]:
-    """The pod of one box (a plain dict, the client's and ``kubectl apply``'s shape)."""
+def _forwarder(forwards: tuple[str, ...]) -> dict[str, Any]:
+    """A sidecar listening on 127.0.0.1:LOCAL for each ``LOCAL=HOST:PORT``, forwarding to HOST:PORT."""
+    script = " & ".join(
+        f"socat TCP-LISTEN:{local},bind=127.0.0.1,fork,reuseaddr TCP:{target}"
+        for local, _, target in (spec.partition("=") for spec in forwards)
+    )
+    return {"name": "relay-forward", "image": FORWARD_IMAGE, "command": ["/bin/sh", "-c", f"{script} & wait"],
+            "resources": {"limits": {"cpu": "100m", "memory": "32Mi"}},
+            "securityContext": {"allowPrivilegeEscalation": False, "runAsNonRoot": True, "runAsUser": 65534}}
+
+
+def pod_manifest(request: BoxRequest, launch: BoxLaunch, image: str, forwards: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The pod of one box (a plain dict, the client's and ``kubectl apply``'s shape); ``forwards``
+    (``LOCAL=HOST:PORT``) adds the relay-forward sidecar."""
     name = _NAME_PREFIX + launch.environment_id
     resources: dict[str, dict[str, str]] = {}
     if request.cpus is not None:
@@ -75,7 +89,7 @@ def pod_manifest(request: BoxRequest, launch: BoxLaunch, image: str) -> dict[str
                 "env": env,
                 "resources": resources,
                 "securityContext": {"allowPrivilegeEscalation": False},
-            }],
+            }, *([_forwarder(forwards)] if forwards else [])],
         },
     }  # fmt: skip
 
@@ -85,9 +99,11 @@ class KubernetesProvider(BoxProvider):
 
     engine = "kubernetes"
 
-    def __init__(self, *, namespace: str = "default", image: str | None = None) -> None:
+    def __init__(self, *, namespace: str = "default", image: str | None = None,
+                 relay_forward: tuple[str, ...] = ()) -> None:
         self.namespace = namespace
         self.image = image
+        self.relay_forward = relay_forward
         self._api: Any = None
         self._watchers: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
@@ -133,7 +149,7 @@ class KubernetesProvider(BoxProvider):
             "stringData": {"token": launch.token}}  # fmt: skip
         try:
             await self._call("create_namespaced_secret", self.namespace, secret)
-            await self._call("create_namespaced_pod", self.namespace, pod_manifest(request, launch, image))
+            await self._call("create_namespaced_pod", self.namespace, pod_manifest(request, launch, image, self.relay_forward))
         except EngineUnavailable:
             raise
         except Exception as exc:
