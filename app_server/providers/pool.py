@@ -166,7 +166,7 @@ class BoxPool:
     async def _new_lease(self, request: BoxRequest, thread_id: str) -> Lease:
         box_id = f"box-{secrets.token_hex(6)}"
         url = await self.relay.registry_url()
-        launch = BoxLaunch(url, box_id, self.relay.grant(box_id), self.name, self.owner, thread_id)
+        launch = BoxLaunch(url, box_id, await self.relay.grant(box_id), self.name, self.owner, thread_id)
         self._pending.add(box_id)
         try:
             box = await self.provider.start(request, launch)
@@ -175,8 +175,8 @@ class BoxPool:
                 environment, connector = await asyncio.wait_for(
                     self.relay.connect(box_id), self.settings.start_timeout_s)
             except BaseException as exc:
-                self.relay.revoke(box_id)
                 await self.provider.stop(box)
+                await self.relay.revoke(box_id)
                 if isinstance(exc, ProviderError | asyncio.CancelledError):
                     raise
                 raise ProviderError(f"the box could not be reached through the relay: {exc}") from exc
@@ -208,10 +208,10 @@ class BoxPool:
         self._leases.pop(lease.box.box_id, None)
         with contextlib.suppress(ValueError):
             self._warm.remove(lease)
-        self.relay.revoke(lease.box.box_id)
         # The box first: stopping begins before the first await (its stdin closes), so even a release
         # cancelled halfway leaves a box that is ending by itself.
         await self.provider.stop(lease.box)
+        await self.relay.revoke(lease.box.box_id)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(lease.environment.close(), 5)
         with contextlib.suppress(Exception):

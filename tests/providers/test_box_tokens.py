@@ -1,13 +1,18 @@
-"""Per-box registry tokens (``DevRegistry.grant``): one environment's register and validate, nothing else."""
+"""Per-box registry tokens (``DevRegistry.grant``): one environment's register and validate, nothing else;
+and the relay child's control channel (``--control-stdin``) that hands them to the app-server."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 from typing import Any
 
 import httpx
 
 from exec_client.wire.noise import SECURITY_PROFILE, HybridStaticKey
 from relay.server import RunningRelay
+from tests.support.procs import spawn, stop_process
 from tests.support.remote import STEP, running_relay
 
 
@@ -36,3 +41,32 @@ async def test_revoking_withdraws_the_token_and_the_registration() -> None:
         relay.registry.revoke("box-a")
         assert relay.registry.registration("box-a") is None
         assert (await post(relay, "box-a", "register", token)).status_code == 401
+
+
+async def test_the_relay_child_answers_its_control_commands_and_stops_at_end_of_input() -> None:
+    proc = await spawn(sys.executable, "-m", "relay", "--listen", "127.0.0.1:0", "--control-stdin",
+                       env=dict(os.environ, PYCODEX_RELAY_TOKEN="harness"), stdin=asyncio.subprocess.PIPE,
+                       stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        url = (await asyncio.wait_for(proc.stdout.readline(), STEP)).decode().strip()
+        await asyncio.wait_for(proc.stdout.readline(), STEP)
+
+        async def ask(line: str) -> str:
+            proc.stdin.write(line.encode() + b"\n")
+            return (await asyncio.wait_for(proc.stdout.readline(), STEP)).decode().strip()
+
+        token = await ask("grant box-a")
+        key = HybridStaticKey.generate().public_key.to_json()
+        async with httpx.AsyncClient(timeout=STEP, trust_env=False) as http:
+            registered = await http.post(f"{url}/cloud/environment/box-a/register",
+                                         json={"security_profile": SECURITY_PROFILE, "executor_public_key": key},
+                                         headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+        assert registered.status_code == 200
+        assert await ask("connected box-a") == "no"  # registered, but no executor dialled the rendezvous
+        assert await ask("revoke box-a") == "ok"
+        assert await ask("launch box-a") == "error: unknown command 'launch'"
+        proc.stdin.close()
+        assert await asyncio.wait_for(proc.wait(), STEP) == 0
+    finally:
+        await stop_process(proc)
