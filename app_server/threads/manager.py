@@ -151,8 +151,10 @@ class ThreadManager:
             "baseInstructions": settings.base_instructions, "developerInstructions": settings.developer_instructions,
         }
         meta.update(overrides or {})
-        writer = await asyncio.to_thread(self.store.create_thread, meta)
+        # Services first: a thread whose environment cannot be had (a provider's engine is down) is refused
+        # before anything of it is stored.
         services = await self._services(thread_id, settings)
+        writer = await asyncio.to_thread(self.store.create_thread, meta)
         thread = ThreadRuntime(thread_id=thread_id, meta=meta, settings=settings, writer=writer, services=services)
         await self._register(thread, session)
         return thread

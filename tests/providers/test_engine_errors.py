@@ -21,8 +21,9 @@ async def test_a_missing_engine_binary_fails_thread_start_with_the_reason(
         "code": -32600,
         "message": "environment `box` is unavailable: podman is not installed: no `/nonexistent/podman` on PATH",
     }
-    # Nothing was loaded: the next request is served normally.
+    # Nothing was loaded or stored: the next requests are served normally.
     assert (await client.call("thread/loaded/list", {}))["data"] == []
+    assert (await client.call("thread/list", {}))["data"] == []
 
 
 async def test_a_podman_service_that_is_not_running_fails_thread_start_with_the_reason(
