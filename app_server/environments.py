@@ -216,6 +216,7 @@ class ThreadEnvironment:
         #: workspace mount: read-only under the ``read-only`` sandbox).
         self.thread_id, self.cwd, self.sandbox_mode = thread_id, cwd, sandbox_mode
         self._lease: Lease | None = None
+        self._box_lock = asyncio.Lock()  # parallel tool calls after a box died start one new box, not two
         self.id = hub.environment_id or "local"
         #: False when the server runs with no environment at all (``CODEX_EXEC_SERVER_URL=none``).
         self.available = hub.choice.kind != "none"
@@ -249,18 +250,22 @@ class ThreadEnvironment:
             raise InvalidRequest(f"environment `{self.id}` is unavailable: {exc}") from None
 
     async def _new_box(self) -> None:
-        await self.close()
-        self._lease = await self._hub.lease(self)
-        self._spawner, self.error = EnvironmentSpawner(self._lease.environment), None
+        async with self._box_lock:
+            if self._lease is not None and not self._lease.dead and self._spawner is not None:
+                return  # another call got one while this one waited
+            await self.close()
+            self._lease = await self._hub.lease(self)
+            self._spawner, self.error = EnvironmentSpawner(self._lease.environment), None
 
     async def spawner(self) -> EnvironmentSpawner | None:
         """The spawner to run a command with now (reconnecting if needed), or None when there is none."""
-        if self._hub.pool is not None and self.available and (self._lease is None or self._lease.dead):
-            try:  # the box died (or was never had): the thread gets a new one
-                await self._new_box()
-            except providers.ProviderError as exc:
-                logger.warning("environment %s: no box for thread %s: %s", self.id, self.thread_id, exc)
-                self._spawner, self.error = None, str(exc)
+        if self._hub.pool is not None and self.available:
+            if self._lease is None or self._lease.dead:
+                try:  # the box died (or was never had): the thread gets a new one
+                    await self._new_box()
+                except providers.ProviderError as exc:
+                    logger.warning("environment %s: no box for thread %s: %s", self.id, self.thread_id, exc)
+                    self._spawner, self.error = None, str(exc)
             return self._spawner
         if self._spawner is None and self.available:
             await self.refresh()

@@ -5,12 +5,14 @@ the host with the shared libraries they and the interpreter need); the interpret
 the pycodex source tree are bind-mounted read-only at their host paths (``runtime_mounts``), so the box
 runs ``python -m pycodex exec-server --remote ...`` with exactly the code of the app-server that started it.
 
-The image is tagged by a content key (the recipe, the host files it copies, the interpreter it needs
-libraries for), so it is built once per host and reused until one of those changes.
+The image is tagged by a content key (the recipe, the tools it copies, the interpreter, its extension
+modules and the venv's installed distributions), so it is built once per host and reused until one of
+those changes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -28,7 +30,7 @@ __all__ = ["IMAGE_REPOSITORY", "HostRuntime", "build_rootfs_tar", "host_runtime"
 
 IMAGE_REPOSITORY = "localhost/pycodex-box"
 #: Bump when the recipe changes: it is part of the content key.
-RECIPE_VERSION = "1"
+RECIPE_VERSION = "2"
 #: The tools a command in the box can count on (each copied with its libraries when the host has it).
 TOOLS = (
     "bash", "sh", "dash", "cat", "ls", "cp", "mv", "rm", "mkdir", "rmdir", "touch", "ln", "chmod", "echo",
@@ -95,10 +97,20 @@ def _shared_objects(runtime: HostRuntime) -> list[Path]:
     return sorted(set(objects))
 
 
+def _key_files(runtime: HostRuntime) -> list[Path]:
+    """What the image depends on, cheaply: the tools, the interpreter, its extension modules, and the
+    venv's installed distributions (an install or upgrade renames a ``*.dist-info``, so it shows here)."""
+    files = [*_tool_paths(), Path(os.path.realpath(sys.executable))]
+    for folder in (*runtime.python_home.glob("lib/python3*/lib-dynload"), *runtime.venv.glob("lib/python3*/site-packages")):
+        with contextlib.suppress(OSError):
+            files += sorted(folder.iterdir())
+    return files
+
+
 def image_key(runtime: HostRuntime) -> str:
-    """The content key of the image for ``runtime``: recipe, tools and loadable objects (path, size, mtime)."""
+    """The content key of the image for ``runtime``: the recipe and what it copies (path, size, mtime)."""
     digest = hashlib.sha256(f"recipe {RECIPE_VERSION}\n{runtime.python_home}\n".encode())
-    for path in [*_tool_paths(), *_shared_objects(runtime)]:
+    for path in _key_files(runtime):
         try:
             st = path.stat()
         except OSError:
