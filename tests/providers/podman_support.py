@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,23 @@ async def remove_owned(owner: str) -> list[str]:
     for row in left:
         await podman("rm", "-f", "-t", "0", row["name"])
     return [row["name"] for row in left]
+
+
+def relay_children() -> list[int]:
+    """Live children of this process that are a boxes' relay (``python -m relay --control-stdin``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if fields[0] != "Z" and int(fields[1]) == os.getpid() and b"--control-stdin" in cmdline:
+            found.append(int(entry.name))
+    return found
 
 
 def command_items(client: Any) -> list[dict[str, Any]]:

@@ -16,11 +16,13 @@ from typing import Any
 import pytest
 
 from app_server.providers import make_pool
+from tests.app_server.tools.test_patch_tool import outputs
 from tests.providers.podman_support import (
     STEP,
     command_items,
     containers,
     podman,
+    relay_children,
     remove_owned,
     wait_containers,
     write_environments,
@@ -55,9 +57,10 @@ async def start_server(app_server: Any, owners: list[str]) -> Any:
 
 
 async def stop_server(client: Any, owners: list[str]) -> None:
-    """Close the server (its boxes go with it) and check at once that none of its containers is left."""
+    """Close the server (its boxes and relay go with it) and check at once that none of them is left."""
     await client.close()
     assert await containers(owners[-1]) == []
+    assert relay_children() == []
 
 
 async def test_a_turn_runs_its_command_inside_a_fresh_container(
@@ -132,6 +135,8 @@ async def test_a_container_killed_mid_command_ends_the_turn_and_the_next_turn_ge
     assert done["params"]["turn"]["status"] == "completed"
     [lost] = command_items(client)
     assert lost["status"] == "failed" and lost["exitCode"] is None
+    told = outputs(model)["c1"]  # the model learnt that the command's box went away
+    assert told.startswith("exec_command failed: ") and "started" in told, told
     turn = await run_turn(client, thread, "again", timeout=STEP)
     assert turn["status"] == "completed"
     hostname = command_items(client)[1]["aggregatedOutput"].strip()
@@ -209,3 +214,4 @@ async def test_a_box_ends_by_itself_when_its_app_server_lets_go_of_its_stdin(own
     await asyncio.wait_for(lease.box.exited.wait(), STEP)
     await wait_containers(pool.owner, 0)
     await pool.close()
+    assert relay_children() == []
