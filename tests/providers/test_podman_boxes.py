@@ -8,6 +8,7 @@ checking that no container of its pool is left.
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -215,3 +216,29 @@ async def test_a_box_ends_by_itself_when_its_app_server_lets_go_of_its_stdin(own
     await wait_containers(pool.owner, 0)
     await pool.close()
     assert relay_children() == []
+
+
+async def test_a_killed_app_server_leaves_no_container_behind(
+    app_server, fake_model, codex_home: Path, workspace: Path
+) -> None:
+    # A real `pycodex app-server` process, SIGKILLed: no teardown of its own runs. Its boxes' `podman run`
+    # clients survive it, see their stdin end, and their boxes stop (box_main's dead man's switch).
+    require_podman()
+    model = await fake_model([{"output": [message("ok")]}])
+    model_config(codex_home, model.url)
+    write_environments(codex_home, reap_interval_s=3600)  # no reaper pass can be what removes it
+    client = await app_server(subprocess=True)
+    thread = (await client.call("thread/start", {"cwd": str(workspace)}, timeout=STEP))["thread"]["id"]
+    label = f"label=pycodex.thread={thread}"
+    [name] = (await podman("ps", "--filter", label, "--format", "{{.Names}}")).split()
+    client.process.proc.kill()  # our own child, by PID (not its group: the podman clients live on)
+    assert await client.wait_exit(10) == -signal.SIGKILL
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + STEP
+    while (left := (await podman("ps", "-a", "--filter", label, "--format", "{{.Names}}")).split()) and (
+        loop.time() < deadline
+    ):
+        await asyncio.sleep(0.2)
+    if left:  # teardown: never leave it, then fail
+        await podman("rm", "-f", "-t", "0", name)
+    assert left == []
