@@ -104,6 +104,7 @@ class KubernetesProvider(BoxProvider):
         self.namespace = namespace
         self.image = image
         self.relay_forward = relay_forward
+        self.poll_s = POLL_S  # how often a pod's phase is read
         self._api: Any = None
         self._watchers: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
@@ -174,7 +175,7 @@ class KubernetesProvider(BoxProvider):
                 box.exited.set()
                 return
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(box.exited.wait(), POLL_S)
+                await asyncio.wait_for(box.exited.wait(), self.poll_s)
 
     async def stop(self, box: Box) -> None:
         """Delete the box's pod and Secret at once."""

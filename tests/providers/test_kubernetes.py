@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from types import SimpleNamespace
 from typing import Any
 
 import yaml
@@ -72,3 +73,60 @@ async def test_a_reachable_cluster_runs_lists_and_removes_a_box_pod() -> None:
         await asyncio.sleep(1)
     else:
         raise AssertionError("the box pod was not deleted")
+
+
+class FakeCoreApi:
+    """The few CoreV1Api calls the provider makes, on an in-memory namespace (no cluster)."""
+
+    def __init__(self) -> None:
+        self.pods: dict[str, dict[str, Any]] = {}
+        self.secrets: dict[str, dict[str, Any]] = {}
+        self.phase = "Running"
+
+    def create_namespaced_secret(self, namespace: str, body: dict[str, Any]) -> None:
+        self.secrets[body["metadata"]["name"]] = body
+
+    def create_namespaced_pod(self, namespace: str, body: dict[str, Any]) -> None:
+        self.pods[body["metadata"]["name"]] = body
+
+    def read_namespaced_pod(self, name: str, namespace: str) -> Any:
+        if name not in self.pods:
+            raise NotFound()
+        return SimpleNamespace(status=SimpleNamespace(phase=self.phase))
+
+    def list_namespaced_pod(self, namespace: str, label_selector: str = "", limit: int = 0) -> Any:
+        items = [SimpleNamespace(metadata=SimpleNamespace(name=n, labels=p["metadata"]["labels"]))
+                 for n, p in self.pods.items() if label_selector in p["metadata"]["labels"]]  # fmt: skip
+        return SimpleNamespace(items=items)
+
+    def delete_namespaced_pod(self, name: str, namespace: str, grace_period_seconds: int = 30) -> None:
+        if self.pods.pop(name, None) is None:
+            raise NotFound()
+
+    def delete_namespaced_secret(self, name: str, namespace: str, grace_period_seconds: int = 30) -> None:
+        if self.secrets.pop(name, None) is None:
+            raise NotFound()
+
+
+class NotFound(Exception):
+    status = 404
+
+
+async def test_the_provider_creates_watches_lists_and_deletes_a_box_through_the_client_api() -> None:
+    api = FakeCoreApi()
+    provider = KubernetesProvider(namespace="pycodex", image="localhost/pycodex:latest", relay_forward=FORWARDS)
+    provider._api = api  # the client stands in for `kubernetes.client.CoreV1Api()`
+    provider.poll_s = 0.05
+    await provider.check()
+    launch = BoxLaunch("http://127.0.0.1:8080", "box-aaaaaaaaaaaa", "s3cr3t", "cluster", "host:42:ab", "thread-1")
+    box = await provider.start(BoxRequest(), launch)
+    assert api.secrets["pycodex-box-aaaaaaaaaaaa"]["stringData"] == {"token": "s3cr3t"}  # the token: only here
+    assert "s3cr3t" not in repr(api.pods)
+    [listed] = await provider.list_boxes()
+    assert listed.labels[LABEL_OWNER] == "host:42:ab" and listed.labels[LABEL_BOX] == launch.environment_id
+    api.phase = "Failed"  # the pod ended (OOM, evicted): the watcher notices within its poll
+    await asyncio.wait_for(box.exited.wait(), 10)
+    assert box.why == "pod pycodex-box-aaaaaaaaaaaa ended (Failed)"
+    await provider.stop(box)
+    await provider.remove("pycodex-box-aaaaaaaaaaaa")  # gone already: no error
+    assert api.pods == {} and api.secrets == {}
