@@ -3,7 +3,9 @@
 Order: the Noise relay variables (``CODEX_EXEC_SERVER_NOISE_REGISTRY_URL`` with ``_ENVIRONMENT_ID`` and
 ``_AUTH_TOKEN``) select a remote executor behind the relay; else ``CODEX_HOME/environments.toml`` when
 present; else ``CODEX_EXEC_SERVER_URL``: unset or empty = the in-process local environment, ``none`` =
-no environment, ``ws://…`` = an exec-server over WebSocket (environment id ``remote``).
+no environment, ``ws://…`` = an exec-server over WebSocket (environment id ``remote``). An
+environments.toml table with a ``provider`` (``[environments.NAME] provider = "podman"``) gives every thread
+a box of its own (``app_server.providers``): obtained at thread start, released when the thread unloads.
 
 A remote environment that cannot be reached does not stop a thread or a turn: the model is told the
 environment failed and ``exec_command`` answers that no environment is usable. The connection is
@@ -13,6 +15,7 @@ retried on the next use.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import tomllib
 from collections.abc import Mapping
@@ -28,14 +31,18 @@ from app_server.tools.shell_snapshot import ShellSnapshot
 from exec_client.environment import ExecServerEnvironment, ExecutionEnvironment
 from exec_client.local_environment import LocalEnvironment
 from pycodex.json_types import JsonObj
+from pycodex.jsonrpc.errors import InvalidRequest
 
 if TYPE_CHECKING:
+    from app_server import providers
+    from app_server.providers import BoxPool, Lease
     from exec_client import client as exec_client_client
     from exec_client import remote as exec_client_remote
     from exec_client.remote import RemoteEnvironmentConnector
 else:
     exec_client_client = LazyModule("exec_client.client")
     exec_client_remote = LazyModule("exec_client.remote")
+    providers = LazyModule("app_server.providers")
 
 __all__ = ["EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "ThreadEnvironment", "choose_environment"]
 
@@ -56,9 +63,11 @@ class EnvironmentsConfigError(Exception):
 class EnvironmentChoice:
     """Which default execution environment the process uses (local, none, or a remote exec-server)."""
 
-    kind: str  # local | none | websocket | noise
+    kind: str  # local | none | websocket | noise | provider
     environment_id: str | None
     url: str | None = None
+    #: A provided environment's ``[environments.NAME]`` table (kind ``provider``).
+    table: JsonObj | None = None
 
 
 def _from_toml(path: Path) -> EnvironmentChoice:
@@ -80,6 +89,8 @@ def _from_toml(path: Path) -> EnvironmentChoice:
     spec = envs.get(str(default))
     if spec is None:
         raise EnvironmentsConfigError(f"{path}: default environment `{default}` is not defined")
+    if "provider" in spec:
+        return EnvironmentChoice("provider", str(default), table=spec)
     url = spec.get("url")
     if not isinstance(url, str) or not url:
         raise EnvironmentsConfigError(f"{path}: environment `{default}`: url cannot be empty")
@@ -112,9 +123,20 @@ class EnvironmentHub:
         self._lock = asyncio.Lock()
         #: One Noise connector per process: a stable key, resumable sessions.
         self._connector: RemoteEnvironmentConnector | None = None
+        #: A provided environment's boxes, one per thread (kind ``provider``).
+        self.pool: BoxPool | None = None
         if choice.kind == "local":
             self._environment = LocalEnvironment()
             self._spawner = EnvironmentSpawner(self._environment)
+        if choice.kind == "provider":
+            assert choice.table is not None and choice.environment_id is not None
+            try:
+                self.pool = providers.make_pool(choice.environment_id, choice.table, env)
+            except providers.ProviderConfigError as exc:
+                raise EnvironmentsConfigError(f"environments.toml: {exc}") from None
+            with contextlib.suppress(RuntimeError):  # no loop yet: the first thread starts the pool
+                asyncio.get_running_loop()
+                self.pool.start()  # warm boxes get ready while the server waits for its first thread
 
     @property
     def environment_id(self) -> str | None:
@@ -126,6 +148,12 @@ class EnvironmentHub:
         if isinstance(environment, ExecServerEnvironment):
             return not environment.client.closed.is_set()
         return environment is not None
+
+    async def lease(self, thread: ThreadEnvironment) -> Lease:
+        """A ready box for ``thread`` (a provided environment); raises ``ProviderError`` saying why not."""
+        assert self.pool is not None
+        read_only = thread.sandbox_mode == "read-only"
+        return await self.pool.acquire(thread.thread_id, thread, thread.cwd, read_only=read_only)
 
     async def get(self) -> tuple[EnvironmentSpawner | None, str | None]:
         """The spawner to use now, or None with the reason the environment is unusable."""
@@ -158,7 +186,9 @@ class EnvironmentHub:
         return ExecServerEnvironment(remote_client)
 
     async def close(self) -> None:
-        """Close the remote connection and the environment (the process is stopping)."""
+        """Close the remote connection and the environment, release every box (the process is stopping)."""
+        if self.pool is not None:
+            await self.pool.close()
         if self._connector is not None:
             try:
                 await asyncio.wait_for(self._connector.aclose(), 2)
@@ -179,8 +209,14 @@ class ThreadEnvironment:
     login-shell snapshot; a remote executor applies its own policy, so neither applies there.
     """
 
-    def __init__(self, hub: EnvironmentHub, *, snapshot: ShellSnapshot | None) -> None:
+    def __init__(self, hub: EnvironmentHub, *, snapshot: ShellSnapshot | None, thread_id: str = "",
+                 cwd: Path | None = None, sandbox_mode: str = "workspace-write") -> None:
         self._hub = hub
+        #: The thread, workspace and sandbox a provided environment's box is made for (its label, its
+        #: workspace mount: read-only under the ``read-only`` sandbox).
+        self.thread_id, self.cwd, self.sandbox_mode = thread_id, cwd, sandbox_mode
+        self._lease: Lease | None = None
+        self._box_lock = asyncio.Lock()  # parallel tool calls after a box died start one new box, not two
         self.id = hub.environment_id or "local"
         #: False when the server runs with no environment at all (``CODEX_EXEC_SERVER_URL=none``).
         self.available = hub.choice.kind != "none"
@@ -195,16 +231,51 @@ class ThreadEnvironment:
     def disable(self) -> None:
         """Give the thread no environment at all, whatever the server's default is."""
         self.disabled, self.available, self._spawner = True, False, None
+        if self._lease is not None and self._hub.pool is not None:  # its box serves no one now
+            lease, self._lease = self._lease, None
+            self._hub.pool.release_soon(lease)
 
     async def refresh(self) -> None:
-        """Ask the hub again for the environment's spawner (it may have reconnected)."""
-        self._spawner, self.error = await self._hub.get()
+        """Ask the hub again for the environment's spawner (it may have reconnected).
+
+        A provided environment gets its box here, at thread start: a box that cannot be had (the engine
+        is not running, the image is missing) fails the request with the reason.
+        """
+        if self._hub.pool is None:
+            self._spawner, self.error = await self._hub.get()
+            return
+        try:
+            await self._new_box()
+        except providers.ProviderError as exc:
+            raise InvalidRequest(f"environment `{self.id}` is unavailable: {exc}") from None
+
+    async def _new_box(self) -> None:
+        async with self._box_lock:
+            if self._lease is not None and not self._lease.dead and self._spawner is not None:
+                return  # another call got one while this one waited
+            await self.close()
+            self._lease = await self._hub.lease(self)
+            self._spawner, self.error = EnvironmentSpawner(self._lease.environment), None
 
     async def spawner(self) -> EnvironmentSpawner | None:
         """The spawner to run a command with now (reconnecting if needed), or None when there is none."""
+        if self._hub.pool is not None and self.available:
+            if self._lease is None or self._lease.dead:
+                try:  # the box died (or was never had): the thread gets a new one
+                    await self._new_box()
+                except providers.ProviderError as exc:
+                    logger.warning("environment %s: no box for thread %s: %s", self.id, self.thread_id, exc)
+                    self._spawner, self.error = None, str(exc)
+            return self._spawner
         if self._spawner is None and self.available:
             await self.refresh()
         return self._spawner
+
+    async def close(self) -> None:
+        """Release the thread's box, if it has one (the thread unloads, or its box died)."""
+        lease, self._lease, self._spawner = self._lease, None, None
+        if lease is not None and self._hub.pool is not None:
+            await self._hub.pool.release(lease)
 
     @property
     def execution_environment(self) -> ExecutionEnvironment | None:

@@ -157,6 +157,7 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'app_server.model.provider_write': Deferred(ON_FIRST_USE, 'model provider setup'),
     'exec_client.client': Deferred(ON_FIRST_USE, 'a remote exec-server environment'),
     'exec_client.remote': Deferred(ON_FIRST_USE, 'the Noise relay environment'),
+    'app_server.providers': Deferred(ON_FIRST_USE, 'environments with a provider: a box per thread'),
     'app_server.tools.image_codec': Deferred(ON_FIRST_USE, 'image preparation, for the first image a model is sent'),
     'PIL.Image': Deferred(ON_FIRST_USE, 'Pillow, to decode and re-encode images'),
 }

@@ -1,4 +1,4 @@
-"""``python -m bench [app|fanout|exec|relay|agent|search|trace|tools|all]``: run the benchmarks, print pycodex/Codex ratios."""
+"""``python -m bench [app|fanout|exec|relay|agent|search|trace|tools|providers|all]``: run the benchmarks, print pycodex/Codex ratios."""
 
 from __future__ import annotations
 
@@ -71,12 +71,17 @@ async def _main(which: str) -> None:
         from bench.trace_bench import run as run_trace
 
         await run_trace()
+    if which in ("providers", "all"):
+        from bench.provider_bench import run as run_providers
+
+        await run_providers()
 
 
 def main() -> int:
     which = sys.argv[1] if len(sys.argv) > 1 else "all"
-    if which not in ("app", "exec", "relay", "agent", "search", "trace", "tools", "fanout", "all"):
-        print("usage: python -m bench [app|fanout|exec|relay|agent|search|trace|tools|all]", file=sys.stderr)
+    if which not in ("app", "exec", "relay", "agent", "search", "trace", "tools", "fanout", "providers", "all"):
+        print("usage: python -m bench [app|fanout|exec|relay|agent|search|trace|tools|providers|all]",
+              file=sys.stderr)
         return 2
     asyncio.run(_main(which))
     return 0

@@ -4,6 +4,12 @@ Prints the registry URL (``http://127.0.0.1:PORT``, what ``exec-server --remote`
 ``CODEX_EXEC_SERVER_NOISE_REGISTRY_URL`` take) as the first stdout line and the rendezvous URL as the
 second, then serves until SIGINT/SIGTERM. Bearer tokens come from ``PYCODEX_RELAY_TOKEN`` and/or
 ``--token-file`` (one token per line); they are never printed or logged.
+
+``--control-stdin`` is for a process that owns the relay (an app-server whose environments start their own
+boxes, ``app_server/providers/relay_link.py``): it reads one command a line from stdin and answers one line
+on stdout, and end of file stops the relay (its owner is gone). Commands: ``grant ENV`` (answer: a new token
+for that environment's register and validate only, ``DevRegistry.grant``), ``revoke ENV`` (``ok``),
+``connected ENV`` (``yes``/``no``: is its executor on the rendezvous).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from pathlib import Path
 
 from pycodex.signals import stop_on_signals
 from relay.registry import AuthorizationDecision, fixed_policy
-from relay.server import start_relay
+from relay.server import RunningRelay, start_relay
 
 __all__ = ["DESCRIPTION", "TOKEN_ENV_VAR", "add_relay_arguments", "run_relay"]
 
@@ -57,6 +63,11 @@ def add_relay_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--capture", default=None, metavar="FILE", help="append every relayed frame to FILE as JSON lines"
+    )
+    parser.add_argument(
+        "--control-stdin",
+        action="store_true",
+        help="take grant/revoke/connected commands on stdin, one a line; stop at end of file",
     )
     parser.add_argument(
         "--validate-decision",
@@ -123,11 +134,41 @@ async def run_relay(args: argparse.Namespace) -> int:
         flush=True,
     )
     stop = stop_on_signals()
+    control = asyncio.create_task(_control(relay, stop)) if getattr(args, "control_stdin", False) else None
     try:
         await stop.wait()
     finally:
+        if control is not None:
+            control.cancel()
         await relay.close()
     return 0
+
+
+def _answer(relay: RunningRelay, line: str) -> str:
+    command, _, environment_id = line.strip().partition(" ")
+    if not environment_id:
+        return "error: expected COMMAND ENVIRONMENT_ID"
+    if command == "grant":
+        return relay.registry.grant(environment_id)
+    if command == "revoke":
+        relay.registry.revoke(environment_id)
+        relay.rendezvous.drop_environment(environment_id)
+        return "ok"
+    if command == "connected":
+        return "yes" if relay.rendezvous.executor_connected(environment_id) else "no"
+    return f"error: unknown command {command!r}"
+
+
+async def _control(relay: RunningRelay, stop: asyncio.Event) -> None:
+    """Serve ``--control-stdin`` until end of file, then stop the relay."""
+    reader = asyncio.StreamReader()
+    loop = asyncio.get_running_loop()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    try:
+        while line := await reader.readline():
+            print(_answer(relay, line.decode(errors="replace")), flush=True)
+    finally:
+        stop.set()
 
 
 def main(argv: list[str] | None = None) -> int:

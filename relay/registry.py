@@ -109,6 +109,9 @@ class DevRegistry:
         self._secret = secrets.token_bytes(32)
         self._registrations: dict[str, Registration] = {}
         self._harness_tickets: dict[str, tuple[str, float]] = {}
+        #: Per-environment executor tokens (digest -> environment id), minted for one box each: they let
+        #: that box ``register`` and ``validate`` as its own environment and nothing else.
+        self._scoped: dict[bytes, str] = {}
         #: Recent requests (method, path, stream id header) without credentials, for tests and logs.
         self.request_log: list[tuple[str, str, str | None]] = []
 
@@ -131,6 +134,17 @@ class DevRegistry:
         env, expires = entry
         return env == environment_id and self._clock() < expires
 
+    def grant(self, environment_id: str) -> str:
+        """A new bearer token accepted only for ``environment_id``'s register and validate routes."""
+        token = secrets.token_urlsafe(32)
+        self._scoped[hashlib.sha256(token.encode()).digest()] = environment_id
+        return token
+
+    def revoke(self, environment_id: str) -> None:
+        """Withdraw the environment's granted tokens and forget its registration (its box is gone)."""
+        self._scoped = {d: env for d, env in self._scoped.items() if env != environment_id}
+        self._registrations.pop(environment_id, None)
+
     # -- HTTP ---------------------------------------------------------------------------------------
 
     async def handle(self, request: HttpRequest) -> HttpResponse:
@@ -144,7 +158,8 @@ class DevRegistry:
             return json_error(405, "method_not_allowed", f"{action} takes POST")
         self.request_log.append((request.method, request.path, request.headers.get(STREAM_ID_HEADER)))
         del self.request_log[:-256]
-        if not self._authorized(request.headers.get("authorization", "")):
+        header = request.headers.get("authorization", "")
+        if not (self._authorized(header) or self._granted(header, environment_id, action)):
             return json_error(401, "unauthorized", "missing or invalid bearer token")
         try:
             body = json.loads(request.body)
@@ -165,6 +180,12 @@ class DevRegistry:
         digest = hashlib.sha256(token.strip().encode()).digest()
         # Compare against every digest so timing does not tell which token is close.
         return sum(hmac.compare_digest(digest, known) for known in self._token_digests) > 0
+
+    def _granted(self, header: str, environment_id: str, action: str) -> bool:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip() or action == "connect":
+            return False  # a box's token never opens harness streams
+        return self._scoped.get(hashlib.sha256(token.strip().encode()).digest()) == environment_id
 
     def _register(self, environment_id: str, body: JsonObj) -> HttpResponse:
         if body.get("security_profile") != SECURITY_PROFILE:

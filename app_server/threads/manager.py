@@ -151,8 +151,10 @@ class ThreadManager:
             "baseInstructions": settings.base_instructions, "developerInstructions": settings.developer_instructions,
         }
         meta.update(overrides or {})
-        writer = await asyncio.to_thread(self.store.create_thread, meta)
+        # Services first: a thread whose environment cannot be had (a provider's engine is down) is refused
+        # before anything of it is stored.
         services = await self._services(thread_id, settings)
+        writer = await asyncio.to_thread(self.store.create_thread, meta)
         thread = ThreadRuntime(thread_id=thread_id, meta=meta, settings=settings, writer=writer, services=services)
         await self._register(thread, session)
         return thread
@@ -256,6 +258,7 @@ class ThreadManager:
         self.loaded.pop(thread.id, None)
         await thread.services.exec_sessions.close_all()
         await thread.services.code_cells.close_all()
+        await thread.services.environment.close()  # a provided environment's box goes with its thread
         if thread.services.mcp is not None:
             await thread.services.mcp.close()
         await asyncio.to_thread(self.store.close_writer, thread.id)

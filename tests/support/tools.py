@@ -11,8 +11,10 @@ asks here, so each missing tool skips with one fixed text and the summary at the
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -33,6 +35,8 @@ TSC_REASON = "TypeScript's tsc not installed (npm install: package.json pins typ
 CODEX_RELEASE_REASON = ("Codex {version} is not in the compat build cache and npm could not install it there "
                         "(offline?): set PYCODEX_COMPAT_CACHE to a cache that holds it")
 GRPC_REASON = "grpcio (the `otel` extra's gRPC exporter) is not installed (pip install -e '.[test]')"
+PODMAN_REASON = "podman not installed or cannot run a container (.ci/run installs Debian's podman and runc)"
+KUBERNETES_REASON = "no Kubernetes cluster reachable (KUBECONFIG) or the kubernetes client not installed"
 
 #: The compat build cache as the run found it: tests run with an empty $HOME (tests/conftest.py), under which
 #: the default cache (~/.cache/pycodex-compat) would be an empty folder, so the path is fixed at import.
@@ -127,3 +131,56 @@ def require_grpc() -> None:
 
     if importlib.util.find_spec("grpc") is None:
         pytest.skip(GRPC_REASON)
+
+
+@functools.cache
+def podman_image() -> str | None:
+    """The local box image, built if needed, once a container of it ran; None when podman cannot."""
+    from app_server.providers import image
+    from app_server.providers.podman import PodmanSettings
+
+    binary = shutil.which("podman")
+    if binary is None:
+        return None
+    settings = PodmanSettings()
+    runtime = image.host_runtime()
+    tag = f"{image.IMAGE_REPOSITORY}:{image.image_key(runtime)}"
+    try:
+        if subprocess.run([binary, "image", "exists", tag], capture_output=True, timeout=60).returncode != 0:
+            tar = Path(os.environ.get("TMPDIR", "/tmp")) / f"pycodex-rootfs-{os.getpid()}.tar"
+            try:
+                image.build_rootfs_tar(runtime, tar)
+                subprocess.run([binary, "import", str(tar), tag], capture_output=True, timeout=300, check=True)
+            finally:
+                tar.unlink(missing_ok=True)
+        limits = [arg for u in settings.ulimits for arg in ("--ulimit", u)]
+        ran = subprocess.run(
+            [binary, "run", "--rm", "--runtime", str(settings.runtime), *limits, "--network", "host", tag, "true"],
+            capture_output=True, timeout=120,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return tag if ran.returncode == 0 else None
+
+
+def require_podman() -> str:
+    """The local box image's tag once podman ran a container of it; skips when podman is missing or cannot."""
+    tag = podman_image()
+    if tag is None:
+        pytest.skip(PODMAN_REASON)
+    return tag
+
+
+def require_kubernetes() -> None:
+    """Skips unless the kubernetes client is installed and KUBECONFIG names a cluster that answers."""
+    import importlib.util
+
+    if importlib.util.find_spec("kubernetes") is None or not os.environ.get("KUBECONFIG"):
+        pytest.skip(KUBERNETES_REASON)
+    probe = "from kubernetes import client, config; config.load_kube_config(); client.CoreApi().get_api_versions()"
+    try:
+        ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=20).returncode == 0
+    except subprocess.SubprocessError:
+        ok = False
+    if not ok:
+        pytest.skip(KUBERNETES_REASON)
