@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.errors import as_codex
-from tests.support.fake_model import message, model_config, run_turn
+from tests.support.fake_model import exec_call, message, model_config, run_turn
 
 MISSING = "00000000-0000-7000-8000-000000000000"
 
@@ -192,3 +192,64 @@ async def test_realtime_with_an_api_key_names_the_missing_voice_client(
     assert await client.call("thread/realtime/start", {"threadId": tid, "outputModality": "audio"}) == {}
     note = await client.wait_notification("thread/realtime/error")
     assert "no client for OpenAI's realtime voice service" in note["params"]["message"]
+
+
+WAIT_FOR_GO = "for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done; echo ran"
+
+
+async def running_turn(client: Any, workspace: Path) -> tuple[str, str]:
+    """A thread whose turn is running a command that waits for ``workspace/go`` (bounded: 10 s)."""
+    tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    turn = (await client.call("turn/start", {"threadId": tid, "input": [{"type": "text", "text": "go"}]}))["turn"]
+    await client.wait_notification("item/started", lambda p: p["item"]["type"] == "commandExecution", timeout=15)
+    return tid, turn["id"]
+
+
+def step_script() -> dict[str, Any]:
+    """A model that runs the waiting command, then answers: two requests in one turn."""
+    return {"responses": [{"output": [exec_call("c1", WAIT_FOR_GO)]}, {"output": [message("done")]}]}
+
+
+def catalog_model_config(home: Path, url: str) -> None:
+    """``home``'s config: a model the catalog knows (gpt-5.5), with step_model_switching on."""
+    model_config(home, url, extra="[features]\nstep_model_switching = true\n")
+    path = home / "config.toml"
+    path.write_text(path.read_text().replace('model = "mock-model"', 'model = "gpt-5.5"'))
+
+
+async def test_turn_settings_update_applies_to_the_running_turns_later_requests(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model(step_script())
+    catalog_model_config(codex_home, model.url)
+    client = await app_server(experimental=True, codex_home=codex_home)
+    tid, turn_id = await running_turn(client, workspace)
+    update = "turn/settings/update"
+    assert await _error(client, update, {"threadId": tid, "turnId": turn_id, "model": "no-such-model"}) == _invalid(
+        "the destination model has only fallback metadata")
+    assert await _error(client, update, {"threadId": tid, "turnId": turn_id, "approvalsReviewer": "user"}) == \
+        _invalid("turn settings updates of approvalsReviewer or environments are not supported by pycodex yet: "
+                 "the running turn keeps its reviewer and environments")
+    assert await client.call(update, {"threadId": tid, "turnId": turn_id, "effort": "high",
+                                      "summary": "concise"}) == {"status": "applied"}
+    assert await client.call(update, {"threadId": tid, "turnId": MISSING}) == {"status": "targetUnavailable"}
+    (workspace / "go").touch()
+    await client.wait_notification("turn/completed", timeout=20)
+    first, second = (request["body"]["reasoning"] for request in model.requests())
+    assert first.get("effort") != "high" and first["summary"] == "auto"  # sent before the update
+    assert second == {"effort": "high", "summary": "concise"}
+    read = (await client.call("thread/read", {"threadId": tid}))["thread"]
+    assert read["reasoningEffort"] is None  # the thread's own settings (and later turns) are unchanged
+
+
+async def test_turn_settings_update_on_a_model_without_metadata_is_refused(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model(step_script())
+    model_config(codex_home, model.url, extra="[features]\nstep_model_switching = true\n")
+    client = await app_server(experimental=True, codex_home=codex_home)
+    tid, turn_id = await running_turn(client, workspace)
+    assert await _error(client, "turn/settings/update", {"threadId": tid, "turnId": turn_id}) == _invalid(
+        "the active model has only fallback metadata")
+    (workspace / "go").touch()
+    await client.wait_notification("turn/completed", timeout=20)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.app_server.test_experimental_methods import catalog_model_config, running_turn, step_script
 from tests.support.errors import as_codex
 from tests.support.fake_model import message, model_config, run_turn
 
@@ -121,3 +122,29 @@ async def test_experimental_methods_answer_as_codex(
     assert [label for label, _ in ours] == [label for label, _ in theirs]
     differing = {label: (mine, codex) for (label, mine), (_, codex) in zip(ours, theirs, strict=True) if mine != codex}
     assert not differing, differing
+
+
+async def test_turn_settings_update_of_a_running_turn_answers_as_codex(
+    app_server: Any, fake_model: Any, codex_bin: Path, tmp_path: Path
+) -> None:
+    """A running turn on a catalog model (gpt-5.5) with step_model_switching on: the refusals, the "applied"
+    effort change and what the turn's next model request carries match Codex 0.169's."""
+    results: dict[str, list[Any]] = {}
+    for name, argv in (("pycodex", None), ("codex", [str(codex_bin), "app-server"])):
+        model = await fake_model(step_script(), name=f"model_{name}")
+        home, workspace = tmp_path / f"home_{name}", tmp_path / f"work_{name}"
+        workspace.mkdir()
+        catalog_model_config(home, model.url)
+        client = await app_server(argv=argv, codex_home=home, experimental=True)
+        tid, turn_id = await running_turn(client, workspace)
+        answers: list[Any] = []
+        for extra in ({"model": "no-such-model"}, {"effort": "high"}, {"turnId": NIL}):
+            response = await client.request("turn/settings/update", {"threadId": tid, "turnId": turn_id, **extra})
+            answers.append(as_codex(response["error"]) if "error" in response else response["result"])
+        (workspace / "go").touch()
+        done = await client.wait_notification("turn/completed", timeout=20)
+        answers.append(done["params"]["turn"]["status"])
+        answers.append([request["body"]["reasoning"].get("effort") for request in model.requests()][1:])
+        answers.append([request["body"]["model"] for request in model.requests()])
+        results[name] = answers
+    assert results["pycodex"] == results["codex"]
