@@ -6,6 +6,7 @@ camelCase turn markers Codex's own schema gets wrong (it says snake_case)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,13 @@ async def _error(client: Any, method: str, params: dict[str, Any]) -> dict[str, 
     response = await client.request(method, params)
     assert "error" in response, response
     return as_codex(response["error"])
+
+
+async def model_requests(model: Any, count: int, timeout: float = 10.0) -> None:
+    """Wait (bounded) until the fake model has received ``count`` requests."""
+    async with asyncio.timeout(timeout):
+        while len(model.requests()) < count:
+            await asyncio.sleep(0.02)
 
 
 def _invalid(message: str) -> dict[str, Any]:
@@ -253,3 +261,23 @@ async def test_turn_settings_update_on_a_model_without_metadata_is_refused(
         "the active model has only fallback metadata")
     (workspace / "go").touch()
     await client.wait_notification("turn/completed", timeout=20)
+
+
+async def test_sample_cancel_stops_an_in_flight_sample(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    model = await fake_model({"responses": [{"output": [message("reply")]},
+                                            {"output": [message("slow")], "stall_after": 1, "stall_s": 10},
+                                            {"output": [message("after")]}]})
+    model_config(codex_home, model.url)
+    client = await app_server(experimental=True, codex_home=codex_home)
+    tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    turn = await run_turn(client, tid, "hello")
+    params = {"threadId": tid, "expectedTurnId": turn["id"], "prompt": "p"}
+    await client.send({"id": "s1", "method": "thread/sample", "params": params})
+    await model_requests(model, 2)  # the sample is streaming (and stalled) before it is cancelled
+    assert await client.call("thread/sample/cancel", {"requestId": "s1"}) == {}
+    answer = await client.wait_response("s1", timeout=15)
+    assert as_codex(answer["error"]) == {"code": -32603, "message": "sample canceled"}
+    assert await client.call("thread/sample/cancel", {"requestId": "s1"}) == {}  # nothing in flight: still {}
+    assert (await client.call("thread/sample", params))["text"] == "after"

@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
-from tests.app_server.test_experimental_methods import catalog_model_config, running_turn, step_script
+from tests.app_server.test_experimental_methods import (
+    catalog_model_config,
+    model_requests,
+    running_turn,
+    step_script,
+)
 from tests.support.errors import as_codex
 from tests.support.fake_model import message, model_config, run_turn
 
@@ -146,5 +151,31 @@ async def test_turn_settings_update_of_a_running_turn_answers_as_codex(
         answers.append(done["params"]["turn"]["status"])
         answers.append([request["body"]["reasoning"].get("effort") for request in model.requests()][1:])
         answers.append([request["body"]["model"] for request in model.requests()])
+        results[name] = answers
+    assert results["pycodex"] == results["codex"]
+
+
+async def test_sample_cancel_answers_as_codex(
+    app_server: Any, fake_model: Any, codex_bin: Path, tmp_path: Path, workspace: Path
+) -> None:
+    """A sample stalled in the model, then cancelled: the cancel, the sample's own answer, a second cancel
+    and a later sample are answered as Codex 0.169 answers them."""
+    results: dict[str, list[Any]] = {}
+    for name, argv in (("pycodex", None), ("codex", [str(codex_bin), "app-server"])):
+        model = await fake_model({"responses": [{"output": [message("reply")]},
+                                                {"output": [message("slow")], "stall_after": 1, "stall_s": 10},
+                                                {"output": [message("after")]}]}, name=f"model_{name}")
+        home = tmp_path / f"home_{name}"
+        model_config(home, model.url)
+        client = await app_server(argv=argv, codex_home=home, experimental=True)
+        tid = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+        turn = await run_turn(client, tid, "hello")
+        params = {"threadId": tid, "expectedTurnId": turn["id"], "prompt": "p"}
+        await client.send({"id": "s1", "method": "thread/sample", "params": params})
+        await model_requests(model, 2)
+        answers: list[Any] = [await client.call("thread/sample/cancel", {"requestId": "s1"})]
+        answers.append(as_codex((await client.wait_response("s1", timeout=15))["error"]))
+        answers.append(await client.call("thread/sample/cancel", {"requestId": "s1"}))
+        answers.append((await client.call("thread/sample", params))["text"])
         results[name] = answers
     assert results["pycodex"] == results["codex"]
