@@ -7,7 +7,9 @@ sample then answers -32603 "sample canceled". The answer is the response's id, i
 the model called a tool or said nothing) and its token usage. The source must be loaded ("thread/sample
 requires a loaded source") and ``expectedTurnId`` must be its latest turn, finished unless
 ``allowInProgressTurn``. ``effort`` is not applied: Codex applies it only where the provider keeps the
-prompt cache across an effort change, which pycodex does not know of any provider.
+prompt cache across an effort change, which pycodex does not know of any provider. ``disableMcp``,
+``interruptOnCancel``, ``responsesapiClientMetadata``, ``threadSource`` and ``turnTrigger`` change nothing here
+either: the request is the one a step of the thread's turn would send (the runner builds it).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ async def _no_retry_notice(notice: RetryNotice) -> None:
 async def _sample(runner: TurnRunner, prompt: str) -> tuple[str | None, str | None, ev.Usage | None]:
     """(response id, assistant text or None, usage) of one request over the thread's context and ``prompt``."""
     thread = runner.thread
-    body = runner._body()
+    body = runner._body()  # the runner's own request shape: a sample asks what the thread's next step would
     body["input"] = [*body["input"], user_message_item([prompt])]
     mapper = SampleMapper(thread.id, runner.turn.id)
     stream = runner.services.model.stream(thread.settings.model_provider, body, runner._request_context(),
