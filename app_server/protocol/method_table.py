@@ -177,6 +177,7 @@ DECLARATIONS: tuple[M, ...] = (
       f"{_X}:ThreadPrepareApprovedPlanParams", f"{_X}:ThreadPrepareApprovedPlanResponse", stability=_EXP),
     M("turn/settings/update", "thread_plan:turn_settings_update",
       f"{_X}:TurnSettingsUpdateParams", f"{_X}:TurnSettingsUpdateResponse", stability=_EXP),
+    M("rollout/compress", "rollouts:rollout_compress", None, f"{_X}:RolloutCompressResponse", stability=_EXP),
     # -- thread_realtime: no voice service in pycodex, answered as Codex answers without one ------------------
     M("thread/realtime/start", "thread_realtime:realtime_start",
       f"{_RT}:ThreadRealtimeStartParams", f"{_RT}:ThreadRealtimeStartResponse", stability=_EXP),

@@ -1,5 +1,5 @@
-"""Params and responses of four experimental Codex 0.169 methods: thread/timeline/list,
-thread/prepareApprovedPlan, thread/sample and turn/settings/update. Field order is Codex's (its
+"""Params and responses of five experimental Codex 0.169 methods: thread/timeline/list,
+thread/prepareApprovedPlan, thread/sample, turn/settings/update and rollout/compress. Field order is Codex's (its
 `--experimental` schema); a timeline entry is a plain object, already in Codex's wire shape."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from .common import ApprovalsReviewer, OptionalU32, ReasoningEffort, ReasoningSu
 from .turns import TurnEnvironmentParams
 
 __all__ = [
+    "RolloutCompressResponse",
     "ThreadPrepareApprovedPlanParams",
     "ThreadPrepareApprovedPlanResponse",
     "ThreadSampleParams",
@@ -106,3 +107,7 @@ class TurnSettingsUpdateResponse(WireModel):
     """The result of `turn/settings/update`."""
 
     status: Literal["applied", "targetUnavailable"]
+
+
+class RolloutCompressResponse(WireModel):
+    """The result of `rollout/compress`: ``{}``, the background pass was asked for (not that it ran)."""
