@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
+import zstandard
+
 from pycodex.json_types import JsonObj
 
 from . import codex_format as fmt
@@ -148,11 +150,11 @@ def with_history_base(
         return records
     try:
         parent_path = find(parent_id)
-        data = parent_path.read_bytes() if parent_path is not None else b""
+        data = compression.read_bytes(parent_path) if parent_path is not None else b""
         if parent_path is None or head_problem(data) is not None:
             raise OSError(f"no readable rollout of thread {parent_id}")
         parent = with_history_base(list(iter_records(data, parent_path)), find, depth + 1)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, zstandard.ZstdError) as exc:
         log.warning("fork %s: its parent's history cannot be read: %s", records[0].payload.get("id"), exc)
         return records
     inherited = [rec for rec in parent[1:] if rec.ordinal < end]

@@ -323,6 +323,7 @@ class ThreadStore:
         lock = WriterLock.acquire(self.codex_home, thread_id)  # never delete what another program writes
         try:
             path.unlink(missing_ok=True)
+            compression.compressed_path(path).unlink(missing_ok=True)  # a copy Codex's compression left
         finally:
             lock.release()
         self._sync.deleted(thread_id)
