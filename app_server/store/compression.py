@@ -5,7 +5,8 @@
 source): under the non-blocking maintenance lock ``.tmp/rollout-maintenance.lock``, it claims the run marker
 ``.tmp/rollout-compression.lock`` (created exclusively; a marker younger than 6 hours means a pass ran or runs,
 so the pass is skipped, and a completed pass leaves it there as the cooldown), then compresses every rollout
-of ``archived_sessions/`` and ``sessions/`` last written 7 days ago or more. A rollout whose thread has a writer
+of ``archived_sessions/`` and ``sessions/`` last written 7 days ago or more (after removing the temp files a
+dead pass left there 6 hours ago or more). A rollout whose thread has a writer
 (here or in Codex: the writer lock) or that changes while it is compressed is left as it is.
 
 Reading: ``read_bytes`` reads either form. ``restore`` turns a compressed rollout back into the plain file
@@ -126,6 +127,7 @@ def compress_cold(codex_home: Path, *, now: float | None = None) -> CompressionS
 def _compress_all(codex_home: Path, now: float, stats: CompressionStats) -> None:
     # Archived first, as Codex: those are the coldest.
     roots = (codex_home / ARCHIVED_DIR, codex_home / SESSIONS_DIR)
+    _remove_stale_temps(roots, now)
     files = sorted(iter_rollout_files(codex_home), key=lambda item: not item[1])
     for path, _archived in files:
         if is_compressed(path) or not any(root in path.parents for root in roots):
@@ -181,6 +183,16 @@ def _compress_one(codex_home: Path, path: Path, now: float) -> bool:
     finally:
         temp.unlink(missing_ok=True)
     return True
+
+
+def _remove_stale_temps(roots: tuple[Path, ...], now: float) -> None:
+    """Temp files a pass or a restore left behind when its process died (older than the marker's 6 hours)."""
+    for pattern in (f"{TEMP_PREFIX}*.tmp", f"*/*/*/{TEMP_PREFIX}*.tmp"):
+        for root in roots:
+            for temp in root.glob(pattern):
+                with contextlib.suppress(OSError):
+                    if now - temp.stat().st_mtime >= MARKER_STALE_S:
+                        temp.unlink()
 
 
 def _verify(path: Path) -> None:

@@ -58,8 +58,13 @@ async def test_compress_pass_compresses_cold_rollouts_only_and_keeps_a_cooldown(
     _age(cold, EIGHT_DAYS)
     mtime = cold.stat().st_mtime_ns
 
+    stale, fresh = cold.with_name("rollout-compress-dead.tmp"), cold.with_name("rollout-compress-live.tmp")
+    stale.write_bytes(b"x")
+    fresh.write_bytes(b"x")
+    _age(stale, 7 * 3600)
     stats = compress_cold(home)
     assert (stats.ran, stats.compressed, stats.skipped) == (True, 1, 1)
+    assert (stale.exists(), fresh.exists()) == (False, True)  # a dead pass's temp file goes after 6 hours
     packed = cold.with_name(cold.name + ".zst")
     assert not cold.exists() and warm.exists() and packed.stat().st_mtime_ns == mtime
     with packed.open("rb") as f:
