@@ -84,7 +84,7 @@ AT_STARTUP: Final = frozenset({
     "app_server.store.codex_item_fields", "app_server.store.codex_items",
     "app_server.store.codex_schema", "app_server.store.codex_state", "app_server.store.git_info", "pycodex.git_repo",
     "app_server.store.index_sync", "app_server.store.migrate", "app_server.store.rollout_file",
-    "app_server.store.session_index", "app_server.store.writer_lock",
+    "app_server.store.session_index", "app_server.store.writer_lock", "app_server.store.compression",
     "app_server.threads", "app_server.threads.contracts", "app_server.threads.lifecycle",
     "app_server.threads.manager", "app_server.threads.prompt", "app_server.threads.services",
     "app_server.threads.state", "app_server.tools", "app_server.tools.code_mode", "app_server.tools.code_mode.cells",

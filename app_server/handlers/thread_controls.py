@@ -1,5 +1,6 @@
-"""Small thread controls of Codex 0.169: the out-of-band elicitation counter, thread/sample/cancel,
-thread/prediction/request and thread/realtime/listVoices.
+"""Small thread controls of Codex 0.169: the out-of-band elicitation counter, thread/sample/cancel (and the
+registry of in-flight thread/sample requests it cancels), thread/prediction/request and
+thread/realtime/listVoices.
 
 The elicitation counter belongs to a loaded thread (Codex: "thread not found" for one that is not loaded);
 external helpers raise it while a user approval is pending outside the app-server's own requests, and the
@@ -9,15 +10,23 @@ post-exit deadlines; pycodex keeps and reports the count, but its exec deadlines
 
 from __future__ import annotations
 
+import asyncio
+import weakref
+from typing import Any
+
 from app_server.context import HandlerContext
 from app_server.protocol import responses_named as rn
 from app_server.protocol import thread_controls as p
+from app_server.session import Session
 from pycodex.jsonrpc.errors import InvalidRequest, MethodNotFound
 
 __all__ = [
-    "decrement_elicitation", "increment_elicitation", "prediction_request", "realtime_list_voices",
+    "SAMPLES", "decrement_elicitation", "increment_elicitation", "prediction_request", "realtime_list_voices",
     "sample_cancel",
 ]
+
+#: The thread/sample requests still waiting on the model, per connection, by JSON-RPC request id.
+SAMPLES: weakref.WeakKeyDictionary[Session, dict[int | str, asyncio.Task[Any]]] = weakref.WeakKeyDictionary()
 
 
 async def increment_elicitation(
@@ -43,8 +52,12 @@ async def decrement_elicitation(
 async def sample_cancel(
     ctx: HandlerContext, params: p.ThreadSampleCancelParams
 ) -> rn.ThreadSampleCancelResponse:
-    """pycodex serves no thread/sample, so no sample is ever in flight: like Codex for an id it does not
-    know, the answer is ``{}``. Unknown keys are ignored (Codex refuses them; a newer client may send some)."""
+    """Cancel the connection's thread/sample request ``requestId`` (it then answers -32603 "sample canceled");
+    ``{}`` whether or not one was in flight, as Codex. Unknown keys are ignored (Codex refuses them; a newer
+    client may send some)."""
+    task = SAMPLES.get(ctx.session, {}).get(params.request_id)
+    if task is not None:
+        task.cancel()
     return rn.ThreadSampleCancelResponse()
 
 

@@ -25,6 +25,8 @@ _H = "protocol.thread_history"
 _SI = "protocol.server_info"
 _SET = "protocol.settings"
 _TC = "protocol.thread_controls"
+_RT = "protocol.thread_realtime"
+_X = "protocol.thread_experimental"
 _NM = "protocol.responses_named"  # Codex's names for shared result shapes
 _TU = "protocol.turns"
 _MCP = "mcp.params"
@@ -167,6 +169,27 @@ DECLARATIONS: tuple[M, ...] = (
       f"{_TC}:ThreadPredictionRequestParams", f"{_NM}:ThreadPredictionRequestResponse", stability=_EXP),
     M("thread/realtime/listVoices", "thread_controls:realtime_list_voices",
       None, f"{_TC}:ThreadRealtimeListVoicesResponse", stability=_EXP),
+    # -- thread_timeline, thread_sample, thread_plan ----------------------------------------------------------
+    M("thread/timeline/list", "thread_timeline:timeline_list",
+      f"{_X}:ThreadTimelineListParams", f"{_X}:ThreadTimelineListResponse", stability=_EXP),
+    M("thread/sample", "thread_sample:thread_sample",
+      f"{_X}:ThreadSampleParams", f"{_X}:ThreadSampleResponse", stability=_EXP),
+    M("thread/prepareApprovedPlan", "thread_plan:prepare_approved_plan",
+      f"{_X}:ThreadPrepareApprovedPlanParams", f"{_X}:ThreadPrepareApprovedPlanResponse", stability=_EXP),
+    M("turn/settings/update", "thread_plan:turn_settings_update",
+      f"{_X}:TurnSettingsUpdateParams", f"{_X}:TurnSettingsUpdateResponse", stability=_EXP),
+    M("rollout/compress", "rollouts:rollout_compress", None, f"{_X}:RolloutCompressResponse", stability=_EXP),
+    # -- thread_realtime: no voice service in pycodex, answered as Codex answers without one ------------------
+    M("thread/realtime/start", "thread_realtime:realtime_start",
+      f"{_RT}:ThreadRealtimeStartParams", f"{_RT}:ThreadRealtimeStartResponse", stability=_EXP),
+    M("thread/realtime/appendAudio", "thread_realtime:append_audio",
+      f"{_RT}:ThreadRealtimeAppendAudioParams", f"{_RT}:ThreadRealtimeAppendAudioResponse", stability=_EXP),
+    M("thread/realtime/appendText", "thread_realtime:append_text",
+      f"{_RT}:ThreadRealtimeAppendTextParams", f"{_RT}:ThreadRealtimeAppendTextResponse", stability=_EXP),
+    M("thread/realtime/appendSpeech", "thread_realtime:append_speech",
+      f"{_RT}:ThreadRealtimeAppendSpeechParams", f"{_RT}:ThreadRealtimeAppendSpeechResponse", stability=_EXP),
+    M("thread/realtime/stop", "thread_realtime:realtime_stop",
+      f"{_RT}:ThreadRealtimeStopParams", f"{_RT}:ThreadRealtimeStopResponse", stability=_EXP),
     # -- thread_guardian -------------------------------------------------------------------------------------
     M("thread/guardianReview", "thread_guardian:guardian_review",
       f"{_TC}:ThreadGuardianReviewParams", f"{_TC}:ThreadGuardianReviewResponse", stability=_EXP),

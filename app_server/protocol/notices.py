@@ -40,6 +40,8 @@ __all__ = [
     "thread_goal_updated",
     "thread_name_updated",
     "thread_read_state_changed",
+    "thread_realtime_closed",
+    "thread_realtime_error",
     "thread_search_partial",
     "thread_section_changed",
     "thread_started",
@@ -70,6 +72,8 @@ NoticeMethod = Literal[
     "thread/reverted",
     "thread/section/changed",
     "thread/search/partial",
+    "thread/realtime/error",
+    "thread/realtime/closed",
     "thread/tokenUsage/updated",
     "turn/started",
     "turn/completed",
@@ -92,7 +96,9 @@ NoticeMethod = Literal[
 
 
 #: Sent only to connections that negotiated ``experimentalApi`` (Codex 0.169.0 withholds it from others).
-EXPERIMENTAL: frozenset[NoticeMethod] = frozenset({"thread/readState/changed"})
+EXPERIMENTAL: frozenset[NoticeMethod] = frozenset({
+    "thread/readState/changed", "thread/realtime/error", "thread/realtime/closed",
+})
 #: A thread's lifecycle and metadata changes, which Codex 0.169.0 sends to every initialized connection,
 #: subscribed to the thread or not (turn, item, usage and settings notifications go to subscribers only).
 BROADCAST: frozenset[NoticeMethod] = frozenset({
@@ -197,6 +203,16 @@ def thread_section_changed(thread_id: str, section_id: str | None) -> Notice:
 def thread_search_partial(request_id: int | str | None, data: list[JsonObj]) -> Notice:
     """The `thread/search/partial` notification."""
     return Notice("thread/search/partial", {"requestId": request_id, "data": data})
+
+
+def thread_realtime_error(thread_id: str, message: str) -> Notice:
+    """The `thread/realtime/error` notification (experimental): the realtime session could not go on."""
+    return Notice("thread/realtime/error", {"threadId": thread_id, "message": message})
+
+
+def thread_realtime_closed(thread_id: str, reason: str | None) -> Notice:
+    """The `thread/realtime/closed` notification (experimental): the realtime transport closed."""
+    return Notice("thread/realtime/closed", {"threadId": thread_id, "reason": reason})
 
 
 def token_usage_updated(thread_id: str, turn_id: str, usage: JsonObj) -> Notice:

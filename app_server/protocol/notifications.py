@@ -98,6 +98,20 @@ class ThreadDeletedNotification(ThreadIdNotification):
     pass
 
 
+class ThreadRealtimeErrorNotification(WireModel):
+    """Params of the `thread/realtime/error` notification (experimental)."""
+
+    thread_id: str
+    message: str
+
+
+class ThreadRealtimeClosedNotification(WireModel):
+    """Params of the `thread/realtime/closed` notification (experimental)."""
+
+    thread_id: str
+    reason: str | None = None
+
+
 class ThreadGoalUpdatedNotification(WireModel):
     """Params of the `thread/goal/updated` notification."""
 
@@ -350,6 +364,8 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
         "thread/goal/cleared": ThreadGoalClearedNotification,
         "thread/goal/updated": ThreadGoalUpdatedNotification,
         "thread/deleted": ThreadDeletedNotification,
+        "thread/realtime/error": ThreadRealtimeErrorNotification,
+        "thread/realtime/closed": ThreadRealtimeClosedNotification,
         "thread/section/changed": ThreadSectionChangedNotification,
         "thread/search/partial": ThreadSearchPartialNotification,
         "thread/settings/updated": ThreadSettingsUpdatedNotification,
@@ -384,7 +400,7 @@ NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
 # Sent only to connections that negotiated `experimentalApi` (both observed on Codex 0.169.0: a
 # non-experimental client got neither during the same turn).
 EXPERIMENTAL_NOTIFICATIONS: frozenset[str] = frozenset(
-    {"thread/readState/changed", "thread/settings/updated"}
+    {"thread/readState/changed", "thread/settings/updated", "thread/realtime/error", "thread/realtime/closed"}
 )
 
 

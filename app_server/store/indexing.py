@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import zstandard
+
 from pycodex.json_types import JsonObj
 
-from . import session_index
+from . import compression, session_index
 from .errors import StoreError
 from .index import IndexRow, ThreadIndex, source_kind
 from .layout import find_rollout_file, iter_rollout_files, thread_id_of
@@ -67,8 +69,9 @@ def row_from_file(codex_home: Path, path: Path, archived: bool) -> IndexRow | No
     A Codex fork's row is that of its whole history (its preview is its parent's first message)."""
     try:
         records = with_history_base(read_records(path), lambda tid: find_rollout_file(codex_home, tid))
-        loaded = reconstruct(records, path=path, archived=archived)
-    except (OSError, StoreError) as exc:
+        # A compressed rollout is listed under its plain path, as Codex lists it (find_rollout restores it).
+        loaded = reconstruct(records, path=compression.plain_path(path), archived=archived)
+    except (OSError, StoreError, zstandard.ZstdError) as exc:
         log.warning("not indexing rollout %s: %s", path, exc)
         return None
     if thread_id_of(path) != loaded.thread_id:
@@ -105,7 +108,7 @@ def reconcile(index: ThreadIndex, codex_home: Path) -> None:
         if thread_id is None or thread_id in seen:
             continue
         seen.add(thread_id)
-        if known.get(thread_id) == str(path):
+        if known.get(thread_id) == str(compression.plain_path(path)):  # a compressed one is indexed so
             continue
         migrate_if_legacy(codex_home, path)
         if names is None:

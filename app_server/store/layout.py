@@ -14,7 +14,7 @@ INDEX_FILE = "state_pycodex.sqlite"
 
 _NAME_RE = re.compile(
     r"^rollout-(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})T\d{2}-\d{2}-\d{2}-"
-    r"(?P<id>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$"
+    r"(?P<id>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl(?:\.zst)?$"  # .zst: compressed (store.compression)
 )
 
 

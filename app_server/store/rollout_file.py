@@ -9,9 +9,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
+import zstandard
+
 from pycodex.json_types import JsonObj
 
 from . import codex_format as fmt
+from . import compression
 from . import records as r
 
 log = logging.getLogger(__name__)
@@ -60,9 +63,7 @@ def read_records(path: Path) -> list[r.Record]:
     An unterminated last line is a write cut off by a crash (or one still in progress in another process) and
     is dropped silently. A damaged line in the middle is skipped with a warning: the rest is still the truth.
     """
-    with path.open("rb") as f:
-        data = f.read()
-    return list(iter_records(data, path))
+    return list(iter_records(compression.read_bytes(path), path))
 
 
 def iter_lines(data: bytes, origin: Path | str = "<bytes>") -> Iterator[r.Record]:
@@ -115,7 +116,10 @@ def head_problem(data: bytes) -> tuple[int | None, str] | None:
 
 
 def read_session_meta(path: Path, max_bytes: int = MAX_META_BYTES) -> JsonObj | None:
-    """The session_meta (store shape) from the first line, without reading the whole file."""
+    """The session_meta (store shape) from the first line, without reading the whole file (a compressed one
+    is read whole)."""
+    if compression.is_compressed(path):
+        return read_session_meta_bytes(compression.read_bytes(path))
     with path.open("rb") as f:
         first = f.readline(max_bytes)
     return read_session_meta_bytes(first)
@@ -146,11 +150,11 @@ def with_history_base(
         return records
     try:
         parent_path = find(parent_id)
-        data = parent_path.read_bytes() if parent_path is not None else b""
+        data = compression.read_bytes(parent_path) if parent_path is not None else b""
         if parent_path is None or head_problem(data) is not None:
             raise OSError(f"no readable rollout of thread {parent_id}")
         parent = with_history_base(list(iter_records(data, parent_path)), find, depth + 1)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, zstandard.ZstdError) as exc:
         log.warning("fork %s: its parent's history cannot be read: %s", records[0].payload.get("id"), exc)
         return records
     inherited = [rec for rec in parent[1:] if rec.ordinal < end]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pycodex.json_types import JsonObj
 
-from . import indexing, rollout_file, session_index
+from . import compression, indexing, rollout_file, session_index
 from . import records as r
 from .codex_history import CodexHistory
 from .codex_state import CodexState
@@ -174,6 +174,8 @@ class ThreadStore:
         if row is not None and os.path.exists(row.rollout_path):
             return Path(row.rollout_path)
         path = find_rollout_file(self.codex_home, thread_id)
+        if path is not None and compression.is_compressed(path):
+            path = compression.restore(path)  # as Codex on resume: pycodex reads and appends plain files only
         if path is None:
             if row is not None:
                 self._sync.safely(lambda index: index.delete(thread_id))
@@ -321,6 +323,7 @@ class ThreadStore:
         lock = WriterLock.acquire(self.codex_home, thread_id)  # never delete what another program writes
         try:
             path.unlink(missing_ok=True)
+            compression.compressed_path(path).unlink(missing_ok=True)  # a copy Codex's compression left
         finally:
             lock.release()
         self._sync.deleted(thread_id)

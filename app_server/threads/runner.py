@@ -299,15 +299,17 @@ class TurnRunner:
     # -- one model request -------------------------------------------------------------------------
     def _body(self) -> JsonObj:
         thread, turn = self.thread, self.turn
-        settings = thread.settings
+        settings, step = thread.settings, turn.step_settings  # step: a turn/settings/update of this turn
+        model = step.get("model") or settings.model
+        effort = step["effort"] if "effort" in step else settings.effort
         reasoning: JsonObj = {}
-        if settings.effort:
-            reasoning["effort"] = settings.effort
-        reasoning["summary"] = settings.summary or "auto"
+        if effort:
+            reasoning["effort"] = effort
+        reasoning["summary"] = step.get("summary") or settings.summary or "auto"
         body: JsonObj = {
-            "model": settings.model,
+            "model": model,
             "stream": True,
-            "input": request_input(model_input(thread.history, settings.model), self.services.additional_tools),
+            "input": request_input(model_input(thread.history, model), self.services.additional_tools),
             "tools": [*self.services.tool_specs, *self._late_tools],
             "tool_choice": "auto",
             "parallel_tool_calls": True,
@@ -332,7 +334,8 @@ class TurnRunner:
             "session_id": self._session_id, "thread_id": thread.id, "turn_id": turn.id,
             "window_id": f"{thread.id}:0",
             "request_kind": "turn", "history_initialization": thread.history_initialization,
-            "sandbox_mode": thread.settings.sandbox_mode, "model": thread.settings.model,
+            "sandbox_mode": thread.settings.sandbox_mode,
+            "model": turn.step_settings.get("model") or thread.settings.model,
         }
         spawned = isinstance(thread.meta.get("source"), dict) and thread.meta.get("parentThreadId")
         return RequestContext(thread_id=thread.id, turn_id=turn.id, originator=client.originator,

@@ -111,6 +111,8 @@ class TurnState:
         self.output_schema: JsonObj | None = None
         #: The client's id for the opening user message (``clientId`` of its item), e.g. a queued submission's.
         self.client_message_id: str | None = None
+        #: turn/settings/update: model, effort, summary and serviceTier for this turn's later requests only.
+        self.step_settings: dict[str, str | None] = {}
 
     def keep_item(self, item: JsonObj) -> None:
         """Keep a completed item. One with the id of an earlier item of this turn replaces it in place, as the

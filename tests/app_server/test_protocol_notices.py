@@ -94,6 +94,8 @@ def _cases() -> list[notices.Notice]:
             notices.deprecation_notice("hydration is deprecated"),
             notices.thread_deleted(TID),
             notices.thread_goal_cleared(TID),
+            notices.thread_realtime_error(TID, "realtime conversation requires API key auth"),
+            notices.thread_realtime_closed(TID, "requested"),
             notices.thread_queue_changed(TID),
             notices.thread_reverted(TID),
             notices.thread_settings_updated(TID, SETTINGS),

@@ -5,7 +5,9 @@ against Codex's (experimental) schema by the client; the test prints how many an
 in this family. thread/timeline/list is left out: Codex's own answer fails its schema.
 Methods that would start turns or need an account (compact, shellCommand, revert,
 queue/add, sample, realtime, memory/reset, prepareApprovedPlan) are left out of the shared run; compact,
-shellCommand, queue/add and memory/reset have their own behaviour tests (tests/app_server/threads/test_thread_compact.py...)."""
+shellCommand, queue/add and memory/reset have their own behaviour tests (tests/app_server/threads/test_thread_compact.py...);
+timeline/list, sample, realtime and prepareApprovedPlan are compared with Codex in
+tests/app_server/test_experimental_methods_codex.py."""
 
 from __future__ import annotations
 
