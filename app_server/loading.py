@@ -81,7 +81,7 @@ AT_STARTUP: Final = frozenset({
     "app_server.store.thread_shape", "app_server.store.writer", "app_server.surface_state",
     "app_server.shell_words", "app_server.store.codex_db", "app_server.store.codex_format",
     "app_server.store.codex_history",
-    "app_server.store.codex_item_fields", "app_server.store.codex_items",
+    "app_server.store.codex_item_fields", "app_server.store.codex_items", "app_server.store.intact",
     "app_server.store.codex_schema", "app_server.store.codex_state", "app_server.store.git_info", "pycodex.git_repo",
     "app_server.store.index_sync", "app_server.store.migrate", "app_server.store.rollout_file",
     "app_server.store.session_index", "app_server.store.writer_lock", "app_server.store.compression",

@@ -18,11 +18,11 @@ from pathlib import Path
 
 from pycodex.json_types import JsonObj
 
-from . import compression, indexing, rollout_file, session_index
+from . import compression, indexing, intact, rollout_file, session_index
 from . import records as r
 from .codex_history import CodexHistory
 from .codex_state import CodexState
-from .errors import RolloutCorruptError, ThreadArchivedStateError, ThreadLockedError, ThreadNotFoundError
+from .errors import ThreadArchivedStateError, ThreadLockedError, ThreadNotFoundError
 from .ids import new_uuid7, parse_thread_id
 from .index import IndexRow, ListQuery, ThreadIndex
 from .index_sync import IndexSync
@@ -143,7 +143,7 @@ class ThreadStore:
             if current is not None and not current.closed:
                 return current
         path = self._require_rollout(thread_id)
-        _check_head(thread_id, path)  # never append to a rollout no reader could use
+        intact.check_head(thread_id, path)  # never append to a rollout no reader could use
         migrate_if_legacy(self.codex_home, path)  # appends go in Codex's format, so the whole file must be
         lock = WriterLock.acquire(self.codex_home, thread_id)
         writer = RolloutWriter.reopen(thread_id, path, fsync=self.fsync, hook=self._on_append, writer_lock=lock)
@@ -190,8 +190,8 @@ class ThreadStore:
         RolloutCorruptError (a rollout that cannot be read as a thread); neither touches the file."""
         thread_id = parse_thread_id(thread_id)
         path = self._require_rollout(thread_id)
-        records = self._with_history_base(_read_intact(thread_id, path))
-        loaded = _rebuild(thread_id, path, records, is_archived_path(self.codex_home, path))
+        records = self._with_history_base(intact.read_intact(thread_id, path))
+        loaded = intact.rebuild(thread_id, path, records, is_archived_path(self.codex_home, path))
         names = session_index.read_names(self.codex_home)
         if thread_id in names:  # Codex renames a thread there only; it is the latest word on the name
             loaded.name = names[thread_id]
@@ -255,8 +255,8 @@ class ThreadStore:
         thread with forkedFromId set. Returns the new thread's open writer and its reconstruction."""
         source_id = parse_thread_id(source_id)
         source_path = self._require_rollout(source_id)
-        source_records = self._with_history_base(_read_intact(source_id, source_path))
-        source = _rebuild(source_id, source_path, source_records, archived=False)
+        source_records = self._with_history_base(intact.read_intact(source_id, source_path))
+        source = intact.rebuild(source_id, source_path, source_records, archived=False)
         keep = {k: v for k, v in source.meta.items() if k not in ("id", "sessionId", "createdAtMs")}
         meta = {
             **keep,
@@ -288,7 +288,7 @@ class ThreadStore:
             session_index.append_name(self.codex_home, thread_id, name, now_ms())
             return
         path = self._require_rollout(thread_id)
-        _check_head(thread_id, path)
+        intact.check_head(thread_id, path)
         # Like Codex, a rename goes to session_index.jsonl even while another program writes the thread.
         session_index.append_name(self.codex_home, thread_id, name, now_ms())
         try:
@@ -380,42 +380,6 @@ class ThreadStore:
         if path is None:
             raise ThreadNotFoundError(thread_id)
         return path
-
-
-def _head_error(thread_id: str, path: Path, data: bytes) -> RolloutCorruptError | None:
-    problem = rollout_file.head_problem(data)
-    if problem is None:
-        head = rollout_file.read_session_meta_bytes(data)
-        if head is not None and head.get("id") != thread_id:
-            return RolloutCorruptError(thread_id, str(path), f"its session_meta record names thread {head.get('id')}", 1)
-        return None
-    line, cause = problem
-    return RolloutCorruptError(thread_id, str(path), cause, line)
-
-
-def _check_head(thread_id: str, path: Path) -> None:
-    """Raise RolloutCorruptError unless the rollout starts with this thread's session_meta record."""
-    with path.open("rb") as f:
-        first = f.readline(rollout_file.MAX_META_BYTES)
-    error = _head_error(thread_id, path, first)
-    if error is not None:
-        raise error
-
-
-def _read_intact(thread_id: str, path: Path) -> list[r.Record]:
-    """All records of a rollout whose head is intact (later damaged lines are skipped with a warning)."""
-    data = path.read_bytes()
-    error = _head_error(thread_id, path, data)
-    if error is not None:
-        raise error
-    return list(rollout_file.iter_records(data, path))
-
-
-def _rebuild(thread_id: str, path: Path, records: list[r.Record], archived: bool) -> LoadedThread:
-    try:
-        return reconstruct(records, path=path, archived=archived)
-    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # records of a shape no writer makes
-        raise RolloutCorruptError(thread_id, str(path), f"cannot rebuild the thread ({exc!r})") from exc
 
 
 def thread_from_row(row: IndexRow) -> JsonObj:
