@@ -1,0 +1,189 @@
+"""project/list, read, create, import, update, move, delete (Codex 0.169's experimental projects).
+
+Projects live in Codex's state database (``app_server/store/projects.py``); the checks here, their order and
+their texts are Codex's, as are the notifications: `project/changed` after every change and
+`thread/project/updated` for each thread that joined (import) or left (delete) a project, sent before the
+response to every connection that negotiated the experimental API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import TypeVar
+
+from app_server.context import HandlerContext
+from app_server.handlers.fs import NOT_ABSOLUTE
+from app_server.protocol import projects as p
+from app_server.session import Session
+from app_server.store.projects import ProjectError, ProjectsUnavailable, ProjectStore
+from app_server.threads.state import fan_out
+from pycodex.json_types import JsonObj
+from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest, MethodNotFound
+
+__all__ = [
+    "project_create", "project_delete", "project_import", "project_list", "project_move", "project_read",
+    "project_update",
+]
+
+_DEFAULT_LIMIT = 25  # Codex's thread-list page size, which project/list shares
+_MAX_LIMIT = 100
+_MAX_KEY_BYTES = 512
+T = TypeVar("T")
+
+
+async def project_list(ctx: HandlerContext, params: p.ProjectListParams) -> p.ProjectListResponse:
+    if params.sort_key is None and params.sort_direction is not None:
+        raise InvalidParams("sortDirection requires sortKey")
+    key = params.sort_key or "position"
+    direction = params.sort_direction or ("asc" if key == "position" else "desc")
+    limit = min(max(_DEFAULT_LIMIT if params.limit is None else params.limit, 1), _MAX_LIMIT)
+    store = _store(ctx)
+    data, cursor = await _run(p.ProjectListParams.METHOD, lambda: store.list(params.cursor, limit, key, direction))
+    return p.ProjectListResponse.model_validate({"data": data, "nextCursor": cursor})
+
+
+async def project_read(ctx: HandlerContext, params: p.ProjectReadParams) -> p.ProjectReadResponse:
+    store = _store(ctx)
+    project = await _run(params.METHOD, lambda: store.read(params.project_id))
+    if project is None:
+        raise InvalidParams(f"project not found: {params.project_id}")
+    return p.ProjectReadResponse.model_validate({"project": project})
+
+
+async def project_create(ctx: HandlerContext, params: p.ProjectCreateParams) -> p.ProjectCreateResponse:
+    project, _ = await _create(ctx, params.METHOD, params.name, params.roots, params.metadata, [],
+                               params.idempotency_key)  # fmt: skip
+    return p.ProjectCreateResponse.model_validate({"project": project})
+
+
+async def project_import(ctx: HandlerContext, params: p.ProjectImportParams) -> p.ProjectImportResponse:
+    threads = params.threads or []
+    project, created = await _create(ctx, params.METHOD, params.name, params.roots, params.metadata, threads,
+                                     params.idempotency_key)  # fmt: skip
+    if created:
+        for thread_id in threads:
+            await _thread_project_updated(ctx, thread_id, str(project["id"]))
+    return p.ProjectImportResponse.model_validate({"project": project})
+
+
+async def project_update(ctx: HandlerContext, params: p.ProjectUpdateParams) -> p.ProjectUpdateResponse:
+    _absolute(params.roots or [])
+    name = None if params.name is None else _name(params.name)
+    roots = None if params.roots is None else _roots(params.roots)
+    store = _store(ctx)
+    outcome = await _run(params.METHOD, lambda: store.update(params.project_id, name, roots, params.metadata))
+    if outcome is None:
+        raise InvalidParams(f"project not found: {params.project_id}")
+    project, changed = outcome
+    if changed:
+        await _project_changed(ctx, params.project_id, "updated")
+    return p.ProjectUpdateResponse.model_validate({"project": project})
+
+
+async def project_move(ctx: HandlerContext, params: p.ProjectMoveParams) -> p.ProjectMoveResponse:
+    store = _store(ctx)
+    moved = await _run(params.METHOD, lambda: store.move(params.project_id, params.before_project_id))
+    if moved is None:
+        raise InvalidParams(f"project not found: {params.project_id}")
+    if moved:
+        await _project_changed(ctx, params.project_id, "updated")
+    return p.ProjectMoveResponse()
+
+
+async def project_delete(ctx: HandlerContext, params: p.ProjectDeleteParams) -> p.ProjectDeleteResponse:
+    store = _store(ctx)
+    left = await _run(params.METHOD, lambda: store.delete(params.project_id))
+    if left is None:
+        raise InvalidParams(f"project not found: {params.project_id}")
+    await _project_changed(ctx, params.project_id, "deleted")
+    for thread_id in left:  # archived members leave too, but Codex tells only about the active ones
+        await _thread_project_updated(ctx, thread_id, None)
+    return p.ProjectDeleteResponse()
+
+
+# -- helpers ---------------------------------------------------------------------------------------------------
+async def _create(ctx: HandlerContext, method: str, name: str, roots: list[p.ProjectRoot],
+                  metadata: dict[str, str] | None, threads: list[str], key: str) -> tuple[JsonObj, bool]:
+    _absolute(roots)
+    if not key.strip():
+        raise InvalidParams("idempotencyKey must not be empty")
+    if len(key.encode()) > _MAX_KEY_BYTES:
+        raise InvalidParams(f"idempotencyKey must be at most {_MAX_KEY_BYTES} bytes")
+    seen: set[str] = set()
+    for thread_id in threads:
+        if thread_id in seen:
+            raise InvalidParams(f"duplicate thread id: {thread_id}")
+        seen.add(thread_id)
+    clean = _name(name)
+    paths = _roots(roots)
+    store = _store(ctx)
+    project, created = await _run(method, lambda: store.create(clean, paths, metadata or {}, threads, key))
+    if created:
+        await _project_changed(ctx, str(project["id"]), "created")
+    return project, created
+
+
+def _name(name: str) -> str:
+    clean = name.strip()
+    if not clean:
+        raise InvalidParams("project name must not be empty")
+    return clean
+
+
+def _absolute(roots: list[p.ProjectRoot]) -> None:
+    """A relative root is refused before any other check: Codex fails to parse the params themselves."""
+    if any(not os.path.isabs(root.path) for root in roots):
+        raise InvalidRequest(NOT_ABSOLUTE)
+
+
+def _roots(roots: list[p.ProjectRoot]) -> list[str]:
+    """The roots as Codex stores them: normalized, each once (also once resolved)."""
+    logical: set[str] = set()
+    resolved: set[str] = set()
+    paths = []
+    for root in roots:
+        path = os.path.normpath(root.path)
+        if path.startswith("//"):  # POSIX keeps a leading "//"; Codex's normalization does not
+            path = "/" + path.lstrip("/")
+        if path in logical:
+            raise InvalidParams(f"duplicate project root: {path}")
+        logical.add(path)
+        if os.path.exists(path):
+            real = os.path.realpath(path)
+            if real in resolved:
+                raise InvalidParams(f"duplicate resolved project root: {path}")
+            resolved.add(real)
+        paths.append(path)
+    return paths
+
+
+def _store(ctx: HandlerContext) -> ProjectStore:
+    return ProjectStore(ctx.services.codex_home)
+
+
+async def _run(method: str, call: Callable[[], T]) -> T:
+    try:
+        return await asyncio.to_thread(call)
+    except ProjectsUnavailable:
+        # Codex's answer when its thread store has no sqlite state (pycodex never creates Codex's database).
+        raise MethodNotFound(f"{method} is unavailable without sqlite state") from None
+    except ProjectError as exc:
+        raise InvalidParams(str(exc)) from None
+
+
+async def _broadcast(ctx: HandlerContext, method: str, params: JsonObj) -> None:
+    # Both notifications are experimental in Codex 0.169: every connection that negotiated the API gets them.
+    audience = [s for s in ctx.services.threads.connections() if isinstance(s, Session) and s.experimental_api]
+    await fan_out(audience, method, params)
+
+
+async def _project_changed(ctx: HandlerContext, project_id: str, change: p.ProjectChangeType) -> None:
+    note = p.ProjectChangedNotification(project_id=project_id, change_type=change)
+    await _broadcast(ctx, "project/changed", note.model_dump(mode="json", by_alias=True))
+
+
+async def _thread_project_updated(ctx: HandlerContext, thread_id: str, project_id: str | None) -> None:
+    note = p.ThreadProjectUpdatedNotification(thread_id=thread_id, project_id=project_id)
+    await _broadcast(ctx, "thread/project/updated", note.model_dump(mode="json", by_alias=True))
