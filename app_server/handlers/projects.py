@@ -17,7 +17,7 @@ from app_server.context import HandlerContext
 from app_server.handlers.fs import NOT_ABSOLUTE
 from app_server.protocol import projects as p
 from app_server.session import Session
-from app_server.store.projects import ProjectError, ProjectsUnavailable, ProjectStore
+from app_server.store.projects import ProjectError, ProjectStore, ProjectsUnavailable
 from app_server.threads.state import fan_out
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest, MethodNotFound
@@ -40,7 +40,7 @@ async def project_list(ctx: HandlerContext, params: p.ProjectListParams) -> p.Pr
     direction = params.sort_direction or ("asc" if key == "position" else "desc")
     limit = min(max(_DEFAULT_LIMIT if params.limit is None else params.limit, 1), _MAX_LIMIT)
     store = _store(ctx)
-    data, cursor = await _run(p.ProjectListParams.METHOD, lambda: store.list(params.cursor, limit, key, direction))
+    data, cursor = await _run(p.ProjectListParams.METHOD, lambda: store.page(params.cursor, limit, key, direction))
     return p.ProjectListResponse.model_validate({"data": data, "nextCursor": cursor})
 
 

@@ -75,7 +75,7 @@ class ProjectStore:
             conn.close()
 
     # -- reads -----------------------------------------------------------------------------------------------
-    def list(self, cursor: str | None, limit: int, sort_key: SortKey,
+    def page(self, cursor: str | None, limit: int, sort_key: SortKey,
              direction: Direction) -> tuple[list[JsonObj], str | None]:
         """One page of projects in ``sort_key`` order and the cursor of the next page (None: the last)."""
         column = "position" if sort_key == "position" else "recency_at_ms"
