@@ -23,7 +23,7 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest, MethodNotFound
 
 __all__ = [
-    "project_create", "project_delete", "project_import", "project_list", "project_move", "project_read",
+    "assign_thread", "current_project", "project_create", "project_delete", "project_import", "project_list", "project_move", "project_read",
     "project_update",
 ]
 
@@ -101,6 +101,31 @@ async def project_delete(ctx: HandlerContext, params: p.ProjectDeleteParams) -> 
     for thread_id in left:  # archived members leave too, but Codex tells only about the active ones
         await _thread_project_updated(ctx, thread_id, None)
     return p.ProjectDeleteResponse()
+
+
+async def assign_thread(ctx: HandlerContext, thread_id: str, project_id: str) -> str | None:
+    """thread/metadata/update's ``projectId`` ("" clears it): the thread's project afterwards. Every
+    experimental client is told when it changed."""
+    target = project_id or None
+    store = _store(ctx)
+    try:
+        before = await asyncio.to_thread(store.set_thread_project, thread_id, target)
+    except ProjectsUnavailable:
+        raise InvalidRequest("projectId is unavailable without sqlite state") from None
+    except ProjectError as exc:
+        raise InvalidRequest(str(exc)) from None
+    if before != target:
+        await _thread_project_updated(ctx, thread_id, target)
+    return target
+
+
+async def current_project(ctx: HandlerContext, thread_id: str) -> str | None:
+    """The project a thread is in; None also where Codex's state database is missing."""
+    store = _store(ctx)
+    try:
+        return await asyncio.to_thread(store.thread_project, thread_id)
+    except ProjectsUnavailable:
+        return None
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------

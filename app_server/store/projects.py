@@ -189,6 +189,28 @@ class ProjectStore:
             conn.execute("DELETE FROM projects WHERE id = ?", (project_id,))
             return active
 
+    # -- thread membership -----------------------------------------------------------------------------------
+    def thread_project(self, thread_id: str) -> str | None:
+        """The project the thread is in (None: none, or no row for it)."""
+        with self._tx() as conn:
+            row = conn.execute("SELECT project_id FROM threads WHERE id = ?", (thread_id,)).fetchone()
+            return None if row is None or row[0] is None else str(row[0])
+
+    def set_thread_project(self, thread_id: str, project_id: str | None) -> str | None:
+        """Put the thread into ``project_id`` (None: into no project); returns the project it was in.
+
+        Raises ProjectError for an unknown project, and for a thread Codex's index has no row for.
+        """
+        with self._tx(write=True) as conn:
+            if project_id is not None and _read(conn, project_id) is None:
+                raise ProjectError(f"project not found: {project_id}")
+            row = conn.execute("SELECT project_id FROM threads WHERE id = ?", (thread_id,)).fetchone()
+            if row is None:
+                raise ProjectError(f"thread not found: {thread_id}")
+            if row[0] != project_id:
+                conn.execute("UPDATE threads SET project_id = ? WHERE id = ?", (project_id, thread_id))
+            return None if row[0] is None else str(row[0])
+
 
 def _read(conn: sqlite3.Connection, project_id: str) -> JsonObj | None:
     row = conn.execute(f"{_SELECT} WHERE id = ?", (project_id,)).fetchone()

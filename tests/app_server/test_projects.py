@@ -191,3 +191,35 @@ async def test_project_methods_need_the_experimental_capability(app_server: Any,
     client = await app_server()
     error = await _error(client, "project/list", {})
     assert error == {"code": -32600, "message": "project/list requires experimentalApi capability"}
+
+
+async def test_metadata_update_moves_a_thread_between_projects(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    codex_state_db(codex_home)
+    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
+    model_config(codex_home, model.url)
+    client = await app_server(experimental=True)
+    thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+    await run_turn(client, thread_id, "hi")
+    project = await _create(client, "k", "P")
+
+    async def assign(project_id: str | None) -> Any:
+        params = {"threadId": thread_id} if project_id is None else {"threadId": thread_id, "projectId": project_id}
+        return (await client.call("thread/metadata/update", params))["thread"]["projectId"]
+
+    def told() -> list[Any]:
+        return [n["params"] for n in client.notifications("thread/project/updated")]
+
+    assert await assign(project["id"]) == project["id"]
+    assert told() == [{"threadId": thread_id, "projectId": project["id"]}]
+    assert await assign(project["id"]) == project["id"] and len(told()) == 1  # unchanged: no notification
+    assert (await client.call("project/read", {"projectId": project["id"]}))["project"]["recencyAt"] is not None
+    unknown = await _error(client, "thread/metadata/update", {"threadId": thread_id, "projectId": "nope"})
+    assert unknown == {"code": -32600, "message": "project not found: nope"}
+    git = await client.call("thread/metadata/update", {"threadId": thread_id, "gitInfo": {"branch": "b"}})
+    assert git["thread"]["projectId"] == project["id"]  # shown, and kept, when not given
+    assert await assign("") is None
+    assert told()[-1] == {"threadId": thread_id, "projectId": None}
+    empty = await _error(client, "thread/metadata/update", {"threadId": thread_id, "projectId": None})
+    assert empty == {"code": -32600, "message": "thread metadata update must include at least one field"}

@@ -61,7 +61,10 @@ async def _script(client: Any, workspace: Path) -> list[Any]:
     async def step(method: str, params: dict[str, Any]) -> Any:
         nonlocal seen
         answer = await client.request(method, params)
-        out.append((method, answer.get("result"), as_codex(answer["error"]) if "error" in answer else None))
+        result = answer.get("result")
+        if method == "thread/metadata/update" and result:  # the project is what this script is about
+            result = result["thread"]["projectId"]
+        out.append((method, result, as_codex(answer["error"]) if "error" in answer else None))
         notes = [n for n in client.notifications() if n["method"] in ("project/changed", "thread/project/updated")]
         out.extend((n["method"], n["params"]) for n in notes[seen:])
         seen = len(notes)
@@ -93,6 +96,11 @@ async def _script(client: Any, workspace: Path) -> list[Any]:
         ("project/create", {"idempotencyKey": "d", "name": "D", "roots": [{"path": "relative"}]}),
         ("project/create", {"idempotencyKey": "d", "name": "D", "roots": [{"path": str(workspace)},
                                                                           {"path": f"{workspace}/."}]}),
+        ("thread/metadata/update", {"threadId": thread_id, "projectId": b}),
+        ("thread/metadata/update", {"threadId": thread_id, "projectId": b}),
+        ("thread/metadata/update", {"threadId": thread_id, "projectId": "nope"}),
+        ("project/read", {"projectId": b}), ("thread/metadata/update", {"threadId": thread_id, "projectId": ""}),
+        ("thread/metadata/update", {"threadId": thread_id, "projectId": c}),
         ("project/delete", {"projectId": c}), ("project/delete", {"projectId": c}),
         ("project/create", {"idempotencyKey": "c", "name": "C", "roots": []}),
         ("project/list", {}),
