@@ -23,8 +23,8 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest, MethodNotFound
 
 __all__ = [
-    "assign_thread", "current_project", "project_create", "project_delete", "project_import", "project_list", "project_move", "project_read",
-    "project_update",
+    "assign_thread", "current_project", "list_filter", "project_create", "project_delete", "project_import", "project_list", "project_move", "project_read",
+    "project_update", "with_projects",
 ]
 
 _DEFAULT_LIMIT = 25  # Codex's thread-list page size, which project/list shares
@@ -126,6 +126,27 @@ async def current_project(ctx: HandlerContext, thread_id: str) -> str | None:
         return await asyncio.to_thread(store.thread_project, thread_id)
     except ProjectsUnavailable:
         return None
+
+
+async def with_projects(ctx: HandlerContext, wires: list[JsonObj]) -> list[JsonObj]:
+    """Thread wires with the ``projectId`` Codex's state database gives each (unchanged without one)."""
+    store = _store(ctx)
+    try:
+        found = await asyncio.to_thread(store.projects_of, [str(w["id"]) for w in wires])
+    except ProjectsUnavailable:
+        return wires
+    return [dict(w, projectId=found.get(str(w["id"]), w.get("projectId"))) for w in wires]
+
+
+async def list_filter(ctx: HandlerContext, project_id: str | None) -> tuple[list[str] | None, list[str]]:
+    """thread/list's ``projectId`` as (only these ids or None for any, also leave out these): a project's
+    threads, or (None) the threads in no project."""
+    store = _store(ctx)
+    try:
+        ids = await asyncio.to_thread(store.assigned, project_id)
+    except ProjectsUnavailable:
+        ids = []  # no database: no thread is in any project
+    return (None, ids) if project_id is None else (ids, [])
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------

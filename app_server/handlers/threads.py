@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from app_server.context import HandlerContext
+from app_server.handlers import projects
 from app_server.handlers.announce import announce
 from app_server.protocol import notices
 from app_server.protocol import threads as p
@@ -243,6 +244,7 @@ async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> p.Thre
         services.thread_state.read_state, wire["id"], default_turn=last)
     if params.include_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_READ))
+    (wire,) = await projects.with_projects(ctx, [wire])
     return p.ThreadReadResponse(thread=wire, read_state=state)
 
 
@@ -254,14 +256,20 @@ async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> p.Th
         listing = await section_listing(threads, services.thread_state, params.section_id)
         return p.ThreadListResponse(data=listing["data"], read_states=listing["readStates"],
                                     next_cursor=listing["nextCursor"], backwards_cursor=listing["backwardsCursor"])
+    included = params.included_thread_ids if speaks_0171(ctx.session.client_version) else None
+    excluded = list(params.excluded_thread_ids or [])
+    if "project_id" in params.model_fields_set:  # omitted: every project; null: threads in none
+        members, outside = await projects.list_filter(ctx, params.project_id)
+        excluded += outside
+        if members is not None:
+            included = members if included is None else [t for t in included if t in set(members)]
     try:
         page = await asyncio.to_thread(
             threads.store.list_threads, cursor=params.cursor, limit=params.limit,
             sort_key=params.sort_key or "created_at", sort_direction=params.sort_direction or "desc",
             archived=bool(params.archived), cwd=cwd, search_term=params.search_term,
             source_kinds=params.source_kinds, model_providers=params.model_providers,
-            excluded_ids=params.excluded_thread_ids,
-            included_ids=params.included_thread_ids if speaks_0171(ctx.session.client_version) else None,
+            excluded_ids=excluded, included_ids=included,
         )
     except InvalidCursorError:
         raise InvalidRequest(f"invalid cursor: {params.cursor}") from None  # Codex's wording
@@ -271,6 +279,7 @@ async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> p.Th
         if live is not None and not live.turns and live.active is None:
             continue  # Codex lists a thread only once it has a user message
         data.append(threads.listed_wire(wire))
+    data = await projects.with_projects(ctx, data)
     read_states = await asyncio.to_thread(services.thread_state.read_states,
                                           {t["id"]: None for t in data if not _sub_agent(t)})
     return p.ThreadListResponse(data=data, read_states=read_states, next_cursor=page.next_cursor,

@@ -196,6 +196,26 @@ class ProjectStore:
             row = conn.execute("SELECT project_id FROM threads WHERE id = ?", (thread_id,)).fetchone()
             return None if row is None or row[0] is None else str(row[0])
 
+    def projects_of(self, thread_ids: list[str]) -> dict[str, str]:
+        """thread id -> its project, for those of ``thread_ids`` that are in one."""
+        with self._tx() as conn:
+            found: dict[str, str] = {}
+            for start in range(0, len(thread_ids), 500):  # under SQLite's bound-variable limit
+                chunk = thread_ids[start:start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                found.update(conn.execute(f"SELECT id, project_id FROM threads WHERE project_id IS NOT NULL "
+                                          f"AND id IN ({marks})", chunk).fetchall())
+            return found
+
+    def assigned(self, project_id: str | None) -> list[str]:
+        """The threads in ``project_id``, or (None) every thread in any project."""
+        with self._tx() as conn:
+            if project_id is None:
+                rows = conn.execute("SELECT id FROM threads WHERE project_id IS NOT NULL")
+            else:
+                rows = conn.execute("SELECT id FROM threads WHERE project_id = ?", (project_id,))
+            return [str(r[0]) for r in rows.fetchall()]
+
     def set_thread_project(self, thread_id: str, project_id: str | None) -> str | None:
         """Put the thread into ``project_id`` (None: into no project); returns the project it was in.
 

@@ -223,3 +223,30 @@ async def test_metadata_update_moves_a_thread_between_projects(
     assert told()[-1] == {"threadId": thread_id, "projectId": None}
     empty = await _error(client, "thread/metadata/update", {"threadId": thread_id, "projectId": None})
     assert empty == {"code": -32600, "message": "thread metadata update must include at least one field"}
+
+
+async def test_thread_read_and_list_show_and_filter_by_project(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    codex_state_db(codex_home)
+    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
+    model_config(codex_home, model.url)
+    client = await app_server(experimental=True)
+    ids = []
+    for text in ("one", "two"):
+        thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
+        await run_turn(client, thread_id, text)
+        ids.append(thread_id)
+    inside, outside = ids
+    project = (await client.call("project/import", {"idempotencyKey": "k", "name": "P", "roots": [],
+                                                    "threads": [inside]}))["project"]  # fmt: skip
+
+    async def listed(**filters: Any) -> list[tuple[str, Any]]:
+        return [(t["id"], t["projectId"]) for t in (await client.call("thread/list", filters))["data"]]
+
+    assert sorted(await listed()) == sorted([(inside, project["id"]), (outside, None)])
+    assert await listed(projectId=project["id"]) == [(inside, project["id"])]
+    assert await listed(projectId=None) == [(outside, None)]
+    assert await listed(projectId="nope") == []
+    read = await client.call("thread/read", {"threadId": inside})
+    assert read["thread"]["projectId"] == project["id"]

@@ -62,8 +62,10 @@ async def _script(client: Any, workspace: Path) -> list[Any]:
         nonlocal seen
         answer = await client.request(method, params)
         result = answer.get("result")
-        if method == "thread/metadata/update" and result:  # the project is what this script is about
+        if method in ("thread/metadata/update", "thread/read") and result:  # the project is what matters here
             result = result["thread"]["projectId"]
+        elif method == "thread/list" and result:
+            result = [(t["id"], t["projectId"]) for t in result["data"]]
         out.append((method, result, as_codex(answer["error"]) if "error" in answer else None))
         notes = [n for n in client.notifications() if n["method"] in ("project/changed", "thread/project/updated")]
         out.extend((n["method"], n["params"]) for n in notes[seen:])
@@ -101,7 +103,10 @@ async def _script(client: Any, workspace: Path) -> list[Any]:
         ("thread/metadata/update", {"threadId": thread_id, "projectId": "nope"}),
         ("project/read", {"projectId": b}), ("thread/metadata/update", {"threadId": thread_id, "projectId": ""}),
         ("thread/metadata/update", {"threadId": thread_id, "projectId": c}),
+        ("thread/list", {"projectId": c}), ("thread/list", {"projectId": None}), ("thread/list", {"projectId": b}),
+        ("thread/read", {"threadId": thread_id}),
         ("project/delete", {"projectId": c}), ("project/delete", {"projectId": c}),
+        ("thread/read", {"threadId": thread_id}), ("thread/list", {"projectId": None}),
         ("project/create", {"idempotencyKey": "c", "name": "C", "roots": []}),
         ("project/list", {}),
     ):
