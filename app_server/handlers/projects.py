@@ -23,8 +23,19 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidParams, InvalidRequest, MethodNotFound
 
 __all__ = [
-    "assign_thread", "current_project", "list_filter", "project_create", "project_delete", "project_import", "project_list", "project_move", "project_read",
-    "project_update", "with_projects",
+    "assign_thread",
+    "current_project",
+    "list_filter",
+    "place_new_thread",
+    "project_create",
+    "project_delete",
+    "project_import",
+    "project_list",
+    "project_move",
+    "project_read",
+    "project_update",
+    "require_project",
+    "with_projects",
 ]
 
 _DEFAULT_LIMIT = 25  # Codex's thread-list page size, which project/list shares
@@ -126,6 +137,26 @@ async def current_project(ctx: HandlerContext, thread_id: str) -> str | None:
         return await asyncio.to_thread(store.thread_project, thread_id)
     except ProjectsUnavailable:
         return None
+
+
+async def require_project(ctx: HandlerContext, project_id: str) -> None:
+    """thread/start's ``projectId`` must name a project (checked before the thread is made)."""
+    store = _store(ctx)
+    try:
+        found = await asyncio.to_thread(store.read, project_id)
+    except ProjectsUnavailable:
+        raise InvalidRequest("projectId is unavailable without sqlite state") from None
+    if found is None:
+        raise InvalidRequest(f"project not found: {project_id}")
+
+
+async def place_new_thread(ctx: HandlerContext, thread_id: str, project_id: str) -> None:
+    """Store a new durable thread's project (Codex sends no notification for a thread/start)."""
+    store = _store(ctx)
+    try:
+        await asyncio.to_thread(store.set_thread_project, thread_id, project_id)
+    except (ProjectsUnavailable, ProjectError) as exc:  # checked just before; a concurrent delete lands here
+        raise InvalidRequest(str(exc)) from None
 
 
 async def with_projects(ctx: HandlerContext, wires: list[JsonObj]) -> list[JsonObj]:

@@ -127,19 +127,24 @@ async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> p.Th
     settings = apply_thread_overrides(services.thread_defaults(params.config, cwd=cwd), params)
     services.check_model(settings.model_provider)
     ThreadSkills.parse_roots(params.selected_capability_roots)  # reject bad roots before creating
+    if params.project_id is not None:
+        await projects.require_project(ctx, params.project_id)
     thread = await threads.start(ctx.session, settings, ephemeral=bool(params.ephemeral),
                                  thread_source=params.thread_source)
+    if params.project_id is not None and not params.ephemeral:  # an ephemeral one shows it in answers only
+        await projects.place_new_thread(ctx, thread.id, params.project_id)
     apply_start_params(thread, params.environments, params.config)
     await thread.services.skills.select_roots(thread, params.selected_capability_roots)
     explicit_null = params.service_tier is None and "service_tier" in params.model_fields_set
     tier = "default" if explicit_null else thread.settings.service_tier  # Codex's answer to an explicit null
     response = _started(p.ThreadStartResponse, threads, thread, include_turns=False, service_tier=tier)
+    response.thread.project_id = params.project_id
 
     # what the config this thread was just built from draws (deprecated keys, ignored settings)
     config_notices = thread_config_notices(services.config.raw, services.config.warnings, thread.id)
 
     async def started() -> None:
-        await thread.emit(notices.thread_started(threads.thread_wire(thread)))
+        await thread.emit(notices.thread_started(dict(threads.thread_wire(thread), projectId=params.project_id)))
         for notice in config_notices:
             await notices.send(ctx.session, notice)
 
@@ -169,6 +174,7 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> p.
         multi_agent_mode="explicitRequestOnly", initial_turns_page=None,
         turns_backwards_cursor=cursors["turnsBackwardsCursor"], items_backwards_cursor=cursors["itemsBackwardsCursor"],
     )
+    response.thread.project_id = await projects.current_project(ctx, thread.id)
     if not params.exclude_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
     if cold:  # loading the thread: its config's notices, then its status, before the answer (as Codex)

@@ -33,9 +33,11 @@ Direction = Literal["asc", "desc"]
 _BUSY_TIMEOUT_S: Final = 5.0  # Codex holds its write transactions for milliseconds
 _TABLES: Final = frozenset({"projects", "project_roots", "project_idempotency_keys"})
 _COLUMNS: Final = "id, name, metadata, position, created_at_ms, updated_at_ms"
-#: Codex's projection: each project with the newest recency of its non-archived member threads.
+#: Codex's projection: each project with the newest recency of its non-archived member threads. Codex
+#: has a thread's row only from its first user message on; pycodex writes it at thread/start, so a row
+#: without a preview yet (no message) is left out, as Codex would not have it.
 _SELECT: Final = (f"SELECT {_COLUMNS}, (SELECT MAX(recency_at_ms) FROM threads WHERE project_id = projects.id "
-                  "AND archived = 0) AS recency_at_ms FROM projects")  # fmt: skip
+                  "AND archived = 0 AND preview != '') AS recency_at_ms FROM projects")  # fmt: skip
 _BAD_CURSOR: Final = "invalid project cursor: malformed or mismatched sort anchor"
 
 

@@ -250,3 +250,28 @@ async def test_thread_read_and_list_show_and_filter_by_project(
     assert await listed(projectId="nope") == []
     read = await client.call("thread/read", {"threadId": inside})
     assert read["thread"]["projectId"] == project["id"]
+
+
+async def test_thread_start_puts_the_new_thread_in_a_project(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path
+) -> None:
+    codex_state_db(codex_home)
+    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
+    model_config(codex_home, model.url)
+    client = await app_server(experimental=True)
+    unknown = await _error(client, "thread/start", {"cwd": str(workspace), "projectId": "nope"})
+    assert unknown == {"code": -32600, "message": "project not found: nope"}
+    assert (await client.call("thread/loaded/list", {}))["data"] == []  # refused before a thread was made
+    project = await _create(client, "k", "P")
+    started = await client.call("thread/start", {"cwd": str(workspace), "projectId": project["id"]})
+    thread_id = started["thread"]["id"]
+    assert started["thread"]["projectId"] == project["id"]
+    await run_turn(client, thread_id, "hi")
+    started_note = client.notifications("thread/started")[-1]["params"]["thread"]
+    assert started_note["projectId"] == project["id"]
+    assert [t["id"] for t in (await client.call("thread/list", {"projectId": project["id"]}))["data"]] == [thread_id]
+    assert (await client.call("thread/resume", {"threadId": thread_id}))["thread"]["projectId"] == project["id"]
+    ephemeral = await client.call("thread/start", {"cwd": str(workspace), "projectId": project["id"],
+                                                   "ephemeral": True})  # fmt: skip
+    assert ephemeral["thread"]["projectId"] == project["id"]  # shown live, stored nowhere
+    assert client.notifications("thread/project/updated") == []  # Codex sends none for a thread/start

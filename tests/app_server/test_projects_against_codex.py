@@ -62,7 +62,7 @@ async def _script(client: Any, workspace: Path) -> list[Any]:
         nonlocal seen
         answer = await client.request(method, params)
         result = answer.get("result")
-        if method in ("thread/metadata/update", "thread/read") and result:  # the project is what matters here
+        if method in ("thread/metadata/update", "thread/read", "thread/start") and result:  # the project is what matters here
             result = result["thread"]["projectId"]
         elif method == "thread/list" and result:
             result = [(t["id"], t["projectId"]) for t in result["data"]]
@@ -74,6 +74,8 @@ async def _script(client: Any, workspace: Path) -> list[Any]:
 
     thread_id = (await client.call("thread/start", {"cwd": str(workspace)}))["thread"]["id"]
     await run_turn(client, thread_id, "hi", timeout=60)
+    early = (await step("project/create", {"idempotencyKey": "e", "name": "E", "roots": []}))["project"]["id"]
+    await step("thread/start", {"cwd": str(workspace), "projectId": early})
     a = (await step("project/create", {"idempotencyKey": "a", "name": " A ", "metadata": {"k": "v"},
                                        "roots": [{"path": f"{workspace}/"}]}))["project"]["id"]  # fmt: skip
     await step("project/create", {"idempotencyKey": "a", "name": "again", "roots": []})
@@ -105,6 +107,7 @@ async def _script(client: Any, workspace: Path) -> list[Any]:
         ("thread/metadata/update", {"threadId": thread_id, "projectId": c}),
         ("thread/list", {"projectId": c}), ("thread/list", {"projectId": None}), ("thread/list", {"projectId": b}),
         ("thread/read", {"threadId": thread_id}),
+        ("thread/start", {"cwd": str(workspace), "projectId": "nope"}),
         ("project/delete", {"projectId": c}), ("project/delete", {"projectId": c}),
         ("thread/read", {"threadId": thread_id}), ("thread/list", {"projectId": None}),
         ("project/create", {"idempotencyKey": "c", "name": "C", "roots": []}),
@@ -124,7 +127,7 @@ async def test_the_same_script_gets_the_same_answers(
         client = await app_server(argv=_argv(program), codex_home=home, experimental=True)
         runs[program] = _Ids()(await _script(client, workspace))
         await client.close()
-    assert sum(1 for entry in runs["codex"] if entry[0] == "project/changed") == 7  # the script did run
+    assert sum(1 for entry in runs["codex"] if entry[0] == "project/changed") == 8  # the script did run
     for step, (theirs, ours) in enumerate(zip(runs["codex"], runs["pycodex"], strict=True)):
         assert ours == theirs, step
 
