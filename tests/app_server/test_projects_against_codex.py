@@ -162,3 +162,33 @@ async def test_each_reads_the_projects_the_other_wrote(
 
     again = await app_server(argv=_argv(writer), experimental=True)
     assert [p["id"] for p in (await again.call("project/list", {}))["data"]] == [one["id"]]
+
+
+@pytest.mark.parametrize("program", ["codex", "pycodex"])
+async def test_every_experimental_connection_is_told_and_only_those(
+    program: str, app_server: Any, app_server_ws: Any, codex_schemas: Any, fake_model: Any, codex_home: Path
+) -> None:
+    from tests.support.appserver_ws import WsAppServerClient
+
+    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
+    await _home(app_server, model.url, codex_home)
+    caller = await app_server_ws(argv=_argv(program), experimental=True)
+    assert caller.process is not None
+    others = []
+    for label, experimental in (("watcher", True), ("stable", False)):
+        other = await WsAppServerClient.connect(caller.process.argv[-1], codex_schemas, label=label)
+        await other.initialize(name=label, experimental=experimental)
+        others.append(other)
+    watcher, stable = others
+    try:
+        made = (await caller.call("project/create", {"idempotencyKey": "k", "name": "P", "roots": []}))["project"]
+        expected = {"projectId": made["id"], "changeType": "created"}
+        for client in (caller, watcher):
+            assert (await client.wait_notification("project/changed"))["params"] == expected
+        # The change was sent before the caller's answer: one round trip on the stable connection after it
+        # would have brought it there too.
+        await stable.call("thread/loaded/list", {})
+        assert stable.notifications("project/changed") == []
+    finally:
+        for client in others:
+            await client.close()
