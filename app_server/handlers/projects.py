@@ -3,7 +3,8 @@
 Projects live in Codex's state database (``app_server/store/projects.py``); the checks here, their order and
 their texts are Codex's, as are the notifications: `project/changed` after every change and
 `thread/project/updated` for each thread that joined (import) or left (delete) a project, sent before the
-response to every connection that negotiated the experimental API.
+response to every connection that negotiated the experimental API. The thread side (a thread's ``projectId``
+in thread/start, thread/read, thread/list, thread/resume and thread/metadata/update) calls the helpers below.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ T = TypeVar("T")
 
 
 async def project_list(ctx: HandlerContext, params: p.ProjectListParams) -> p.ProjectListResponse:
+    """One page of projects, in position order unless ``sortKey`` says otherwise."""
     if params.sort_key is None and params.sort_direction is not None:
         raise InvalidParams("sortDirection requires sortKey")
     key = params.sort_key or "position"
@@ -56,6 +58,7 @@ async def project_list(ctx: HandlerContext, params: p.ProjectListParams) -> p.Pr
 
 
 async def project_read(ctx: HandlerContext, params: p.ProjectReadParams) -> p.ProjectReadResponse:
+    """One project by id."""
     store = _store(ctx)
     project = await _run(params.METHOD, lambda: store.read(params.project_id))
     if project is None:
@@ -64,12 +67,14 @@ async def project_read(ctx: HandlerContext, params: p.ProjectReadParams) -> p.Pr
 
 
 async def project_create(ctx: HandlerContext, params: p.ProjectCreateParams) -> p.ProjectCreateResponse:
+    """Create a project (or, for a known idempotency key, answer the one it made)."""
     project, _ = await _create(ctx, params.METHOD, params.name, params.roots, params.metadata, [],
                                params.idempotency_key)  # fmt: skip
     return p.ProjectCreateResponse.model_validate({"project": project})
 
 
 async def project_import(ctx: HandlerContext, params: p.ProjectImportParams) -> p.ProjectImportResponse:
+    """Create a project holding existing threads; each is told it joined."""
     threads = params.threads or []
     project, created = await _create(ctx, params.METHOD, params.name, params.roots, params.metadata, threads,
                                      params.idempotency_key)  # fmt: skip
@@ -80,6 +85,7 @@ async def project_import(ctx: HandlerContext, params: p.ProjectImportParams) -> 
 
 
 async def project_update(ctx: HandlerContext, params: p.ProjectUpdateParams) -> p.ProjectUpdateResponse:
+    """Replace a project's name, roots or metadata."""
     _absolute(params.roots or [])
     name = None if params.name is None else _name(params.name)
     roots = None if params.roots is None else _roots(params.roots)
@@ -94,6 +100,7 @@ async def project_update(ctx: HandlerContext, params: p.ProjectUpdateParams) -> 
 
 
 async def project_move(ctx: HandlerContext, params: p.ProjectMoveParams) -> p.ProjectMoveResponse:
+    """Move a project before another, or to the end."""
     store = _store(ctx)
     moved = await _run(params.METHOD, lambda: store.move(params.project_id, params.before_project_id))
     if moved is None:
@@ -104,6 +111,7 @@ async def project_move(ctx: HandlerContext, params: p.ProjectMoveParams) -> p.Pr
 
 
 async def project_delete(ctx: HandlerContext, params: p.ProjectDeleteParams) -> p.ProjectDeleteResponse:
+    """Delete a project; its threads stay, in no project."""
     store = _store(ctx)
     left = await _run(params.METHOD, lambda: store.delete(params.project_id))
     if left is None:
