@@ -211,6 +211,10 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> p.Thre
                                     overrides=lambda s: apply_thread_overrides(s, params))
     response = _started(p.ThreadForkResponse, threads, thread, include_turns=not params.exclude_turns,
                         service_tier=thread.settings.service_tier)
+    project = await projects.current_project(ctx, params.thread_id)  # Codex: a fork stays in its project
+    if project is not None and not params.ephemeral:
+        await projects.place_new_thread(ctx, thread.id, project)
+    response.thread.project_id = project
     if not params.exclude_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
     for notice in thread_config_notices(services.config.raw, services.config.warnings, thread.id):

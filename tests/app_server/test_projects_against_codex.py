@@ -62,7 +62,7 @@ async def _script(client: Any, workspace: Path) -> list[Any]:
         nonlocal seen
         answer = await client.request(method, params)
         result = answer.get("result")
-        if method in ("thread/metadata/update", "thread/read", "thread/start") and result:  # the project is what matters here
+        if method in ("thread/metadata/update", "thread/read", "thread/start", "thread/fork") and result:  # the project is what matters here
             result = result["thread"]["projectId"]
         elif method == "thread/list" and result:
             result = [(t["id"], t["projectId"]) for t in result["data"]]
@@ -105,6 +105,7 @@ async def _script(client: Any, workspace: Path) -> list[Any]:
         ("thread/metadata/update", {"threadId": thread_id, "projectId": "nope"}),
         ("project/read", {"projectId": b}), ("thread/metadata/update", {"threadId": thread_id, "projectId": ""}),
         ("thread/metadata/update", {"threadId": thread_id, "projectId": c}),
+        ("thread/fork", {"threadId": thread_id}),
         ("thread/list", {"projectId": c}), ("thread/list", {"projectId": None}), ("thread/list", {"projectId": b}),
         ("thread/read", {"threadId": thread_id}),
         ("thread/start", {"cwd": str(workspace), "projectId": "nope"}),
