@@ -250,6 +250,8 @@ async def test_thread_read_and_list_show_and_filter_by_project(
     assert await listed(projectId="nope") == []
     read = await client.call("thread/read", {"threadId": inside})
     assert read["thread"]["projectId"] == project["id"]
+    found = (await client.call("thread/search", {"searchTerm": "one"}))["data"]
+    assert [(r["thread"]["id"], r["thread"]["projectId"]) for r in found] == [(inside, project["id"])]
 
 
 async def test_thread_start_puts_the_new_thread_in_a_project(
