@@ -225,7 +225,7 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> p.Thre
         if usage is not None and not params.exclude_turns:  # as Codex: a fork without its turns gets none
             usage_notice = notices.token_usage_updated(thread.id, _last_turn_id(thread), usage)
             await notices.send(ctx.session, usage_notice)
-        await thread.emit(notices.thread_started(threads.thread_wire(thread)))
+        await thread.emit(notices.thread_started(dict(threads.thread_wire(thread), projectId=project)))
 
     ctx.session.after_response(after)
     return response

@@ -275,6 +275,8 @@ async def test_thread_start_puts_the_new_thread_in_a_project(
     assert (await client.call("thread/resume", {"threadId": thread_id}))["thread"]["projectId"] == project["id"]
     fork = (await client.call("thread/fork", {"threadId": thread_id}))["thread"]
     assert fork["projectId"] == project["id"]  # a fork stays in its source's project, as in Codex
+    announced = await client.wait_notification("thread/started", lambda p: p["thread"]["id"] == fork["id"])
+    assert announced["params"]["thread"]["projectId"] == project["id"]
     members = (await client.call("thread/list", {"projectId": project["id"]}))["data"]
     assert sorted(t["id"] for t in members) == sorted([thread_id, fork["id"]])
     ephemeral = await client.call("thread/start", {"cwd": str(workspace), "projectId": project["id"],
