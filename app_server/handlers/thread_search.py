@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable
 
 from app_server.context import HandlerContext
+from app_server.handlers import projects
 from app_server.protocol import notices
 from app_server.protocol import thread_sections as p
 from app_server.protocol.base import EmptyObject
@@ -47,7 +48,9 @@ async def _search(ctx: HandlerContext, params: p.ThreadSearchParams, term: str,
     found = await asyncio.to_thread(
         search.search_threads, threads.store, term, archived=bool(params.archived),
         source_kinds=params.source_kinds, direction=params.sort_direction or "desc", on_match=on_match)
-    return _listed(ctx, found)
+    listed = _listed(ctx, found)
+    wires = await projects.with_projects(ctx, [result["thread"] for result in listed])
+    return [dict(result, thread=wire) for result, wire in zip(listed, wires, strict=True)]
 
 
 def _listed(ctx: HandlerContext, results: list[JsonObj]) -> list[JsonObj]:

@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from app_server.context import HandlerContext
+from app_server.handlers import projects
 from app_server.handlers.announce import announce
 from app_server.protocol import notices
 from app_server.protocol import responses_named as rn
@@ -112,7 +113,7 @@ async def metadata_update(
 ) -> p.ThreadMetadataUpdateResponse:
     services = ctx.services
     thread_id = parse_thread_id(params.thread_id)
-    if params.git_info is None and params.daybreak_enabled is None:
+    if params.git_info is None and params.daybreak_enabled is None and params.project_id is None:
         raise InvalidRequest("thread metadata update must include at least one field")
     loaded = services.threads.loaded.get(thread_id)
     try:
@@ -120,9 +121,12 @@ async def metadata_update(
                 else await asyncio.to_thread(services.threads.store.read_thread, thread_id))
     except ThreadNotFoundError:
         raise InvalidRequest(f"no rollout found for thread id {thread_id}") from None
+    # the project first: an unknown one refuses the whole update, as in Codex
+    project = (await projects.current_project(ctx, thread_id) if params.project_id is None
+               else await projects.assign_thread(ctx, thread_id, params.project_id))
     patch = params.git_info.model_dump(by_alias=True, exclude_unset=True) if params.git_info else None
     await asyncio.to_thread(services.thread_state.update_metadata, thread_id, patch, params.daybreak_enabled,
                             wire.get("gitInfo"))
     thread = await asyncio.to_thread(overlay, wire, services.thread_state)
-    updated = Thread.model_validate(dict(thread, canAcceptDirectInput=None))
+    updated = Thread.model_validate(dict(thread, canAcceptDirectInput=None, projectId=project))
     return p.ThreadMetadataUpdateResponse(thread=updated)

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from app_server.context import HandlerContext
+from app_server.handlers import projects
 from app_server.handlers.announce import announce
 from app_server.protocol import notices
 from app_server.protocol import threads as p
@@ -126,19 +127,24 @@ async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> p.Th
     settings = apply_thread_overrides(services.thread_defaults(params.config, cwd=cwd), params)
     services.check_model(settings.model_provider)
     ThreadSkills.parse_roots(params.selected_capability_roots)  # reject bad roots before creating
+    if params.project_id is not None:
+        await projects.require_project(ctx, params.project_id)
     thread = await threads.start(ctx.session, settings, ephemeral=bool(params.ephemeral),
                                  thread_source=params.thread_source)
+    if params.project_id is not None and not params.ephemeral:  # an ephemeral one shows it in answers only
+        await projects.place_new_thread(ctx, thread.id, params.project_id)
     apply_start_params(thread, params.environments, params.config)
     await thread.services.skills.select_roots(thread, params.selected_capability_roots)
     explicit_null = params.service_tier is None and "service_tier" in params.model_fields_set
     tier = "default" if explicit_null else thread.settings.service_tier  # Codex's answer to an explicit null
     response = _started(p.ThreadStartResponse, threads, thread, include_turns=False, service_tier=tier)
+    response.thread.project_id = params.project_id
 
     # what the config this thread was just built from draws (deprecated keys, ignored settings)
     config_notices = thread_config_notices(services.config.raw, services.config.warnings, thread.id)
 
     async def started() -> None:
-        await thread.emit(notices.thread_started(threads.thread_wire(thread)))
+        await thread.emit(notices.thread_started(dict(threads.thread_wire(thread), projectId=params.project_id)))
         for notice in config_notices:
             await notices.send(ctx.session, notice)
 
@@ -168,6 +174,7 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> p.
         multi_agent_mode="explicitRequestOnly", initial_turns_page=None,
         turns_backwards_cursor=cursors["turnsBackwardsCursor"], items_backwards_cursor=cursors["itemsBackwardsCursor"],
     )
+    response.thread.project_id = await projects.current_project(ctx, thread.id)
     if not params.exclude_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
     if cold:  # loading the thread: its config's notices, then its status, before the answer (as Codex)
@@ -204,6 +211,10 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> p.Thre
                                     overrides=lambda s: apply_thread_overrides(s, params))
     response = _started(p.ThreadForkResponse, threads, thread, include_turns=not params.exclude_turns,
                         service_tier=thread.settings.service_tier)
+    project = await projects.current_project(ctx, params.thread_id)  # Codex: a fork stays in its project
+    if project is not None and not params.ephemeral:
+        await projects.place_new_thread(ctx, thread.id, project)
+    response.thread.project_id = project
     if not params.exclude_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_RESUME))
     for notice in thread_config_notices(services.config.raw, services.config.warnings, thread.id):
@@ -214,7 +225,7 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> p.Thre
         if usage is not None and not params.exclude_turns:  # as Codex: a fork without its turns gets none
             usage_notice = notices.token_usage_updated(thread.id, _last_turn_id(thread), usage)
             await notices.send(ctx.session, usage_notice)
-        await thread.emit(notices.thread_started(threads.thread_wire(thread)))
+        await thread.emit(notices.thread_started(dict(threads.thread_wire(thread), projectId=project)))
 
     ctx.session.after_response(after)
     return response
@@ -243,6 +254,7 @@ async def thread_read(ctx: HandlerContext, params: p.ThreadReadParams) -> p.Thre
         services.thread_state.read_state, wire["id"], default_turn=last)
     if params.include_turns:
         await notices.send(ctx.session, notices.deprecation_notice(history.HYDRATION_READ))
+    (wire,) = await projects.with_projects(ctx, [wire])
     return p.ThreadReadResponse(thread=wire, read_state=state)
 
 
@@ -254,14 +266,20 @@ async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> p.Th
         listing = await section_listing(threads, services.thread_state, params.section_id)
         return p.ThreadListResponse(data=listing["data"], read_states=listing["readStates"],
                                     next_cursor=listing["nextCursor"], backwards_cursor=listing["backwardsCursor"])
+    included = params.included_thread_ids if speaks_0171(ctx.session.client_version) else None
+    excluded = list(params.excluded_thread_ids or [])
+    if "project_id" in params.model_fields_set:  # omitted: every project; null: threads in none
+        members, outside = await projects.list_filter(ctx, params.project_id)
+        excluded += outside
+        if members is not None:
+            included = members if included is None else [t for t in included if t in set(members)]
     try:
         page = await asyncio.to_thread(
             threads.store.list_threads, cursor=params.cursor, limit=params.limit,
             sort_key=params.sort_key or "created_at", sort_direction=params.sort_direction or "desc",
             archived=bool(params.archived), cwd=cwd, search_term=params.search_term,
             source_kinds=params.source_kinds, model_providers=params.model_providers,
-            excluded_ids=params.excluded_thread_ids,
-            included_ids=params.included_thread_ids if speaks_0171(ctx.session.client_version) else None,
+            excluded_ids=excluded, included_ids=included,
         )
     except InvalidCursorError:
         raise InvalidRequest(f"invalid cursor: {params.cursor}") from None  # Codex's wording
@@ -271,6 +289,7 @@ async def thread_list(ctx: HandlerContext, params: ThreadListParams0171) -> p.Th
         if live is not None and not live.turns and live.active is None:
             continue  # Codex lists a thread only once it has a user message
         data.append(threads.listed_wire(wire))
+    data = await projects.with_projects(ctx, data)
     read_states = await asyncio.to_thread(services.thread_state.read_states,
                                           {t["id"]: None for t in data if not _sub_agent(t)})
     return p.ThreadListResponse(data=data, read_states=read_states, next_cursor=page.next_cursor,

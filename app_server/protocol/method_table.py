@@ -31,6 +31,7 @@ _NM = "protocol.responses_named"  # Codex's names for shared result shapes
 _TU = "protocol.turns"
 _MCP = "mcp.params"
 _TR = "protocol.thread_requests"
+_PRJ = "protocol.projects"
 _EXP: Final = "experimental"
 
 DECLARATIONS: tuple[M, ...] = (
@@ -106,6 +107,21 @@ DECLARATIONS: tuple[M, ...] = (
       f"{_SEC}:ThreadSearchCancelParams", "protocol.base:EmptyObject"),
     M("thread/search/stream/cancel", "thread_search:search_cancel",
       f"{_SEC}:ThreadSearchCancelParams", "protocol.base:EmptyObject"),
+    # -- projects --------------------------------------------------------------------------------------------
+    M("project/list", "projects:project_list", f"{_PRJ}:ProjectListParams", f"{_PRJ}:ProjectListResponse",
+      stability=_EXP),
+    M("project/read", "projects:project_read", f"{_PRJ}:ProjectReadParams", f"{_PRJ}:ProjectReadResponse",
+      stability=_EXP),
+    M("project/create", "projects:project_create",
+      f"{_PRJ}:ProjectCreateParams", f"{_PRJ}:ProjectCreateResponse", stability=_EXP),
+    M("project/import", "projects:project_import",
+      f"{_PRJ}:ProjectImportParams", f"{_PRJ}:ProjectImportResponse", stability=_EXP),
+    M("project/update", "projects:project_update",
+      f"{_PRJ}:ProjectUpdateParams", f"{_PRJ}:ProjectUpdateResponse", stability=_EXP),
+    M("project/move", "projects:project_move", f"{_PRJ}:ProjectMoveParams", f"{_PRJ}:ProjectMoveResponse",
+      stability=_EXP),
+    M("project/delete", "projects:project_delete",
+      f"{_PRJ}:ProjectDeleteParams", f"{_PRJ}:ProjectDeleteResponse", stability=_EXP),
     # -- thread_memory ---------------------------------------------------------------------------------------
     M("thread/memoryMode/set", "thread_memory:memory_mode_set",
       f"{_SEC}:ThreadMemoryModeSetParams", f"{_NM}:ThreadMemoryModeSetResponse", stability=_EXP),

@@ -22,6 +22,7 @@ from .approvals import SERVER_REQUESTS
 from .base import WireModel
 from .common import ThreadId
 from .notifications import NOTIFICATIONS
+from .projects import ProjectChangedNotification, ThreadProjectUpdatedNotification
 
 __all__ = [
     "ALL_SERVER_REQUESTS",
@@ -145,6 +146,8 @@ SERVER_NOTIFICATIONS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
     "fs/changed": FsChangedNotification,
     "skills/changed": SkillsChangedNotification,
     "windowsSandbox/setupCompleted": WindowsSandboxSetupCompletedNotification,
+    "project/changed": ProjectChangedNotification,
+    "thread/project/updated": ThreadProjectUpdatedNotification,
 })
 
 #: Every server request pycodex sends, method -> (params model, response model).

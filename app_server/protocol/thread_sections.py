@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pycodex.json_types import JsonValue
 
-from .base import ParamsModel, WireModel
+from .base import EXPERIMENTAL, ParamsModel, WireModel
 from .common import OptionalU32, ThreadId
 from .threads import Thread
 
@@ -109,6 +109,8 @@ class ThreadMetadataUpdateParams(ParamsModel):
     thread_id: ThreadId
     git_info: GitInfoPatch | None = None
     daybreak_enabled: bool | None = None
+    #: Omit to leave the project unchanged, "" to clear it, or an existing project's id to assign it.
+    project_id: Annotated[str | None, EXPERIMENTAL] = None
 
 
 class ThreadMetadataUpdateResponse(WireModel):

@@ -267,7 +267,7 @@ ROWS: list[Row] = [
     ),
     Row(
         "known Codex method pycodex lacks, before initialize",
-        req(38, "project/list", {}),
+        req(38, "thread/realtime/start", {}),
         38,
         err(-32600, "Not initialized", {"appErrorCode": "not_initialized"}),
         fresh=True,
@@ -275,10 +275,10 @@ ROWS: list[Row] = [
     Row(
         # pycodex serves every stable method; those it lacks are experimental, so the gate answers first.
         "known Codex method pycodex lacks",
-        req(39, "project/list", {}),
+        req(39, "thread/realtime/start", {}),
         39,
-        err(-32600, "project/list requires experimentalApi capability",
-            {"appErrorCode": "experimental_api_required", "feature": "project/list"}),
+        err(-32600, "thread/realtime/start requires experimentalApi capability",
+            {"appErrorCode": "experimental_api_required", "feature": "thread/realtime/start"}),
     ),
     Row(
         "another experimental method without the capability",
@@ -469,6 +469,7 @@ def test_the_table_covers_at_least_25_distinct_inputs() -> None:
 
 async def test_known_method_pycodex_lacks_with_the_capability(app_server: Any) -> None:
     client = await app_server(experimental=True)
-    answer = await client.request("project/list", {})
-    assert answer["error"] == {"code": -32601, "data": {"appErrorCode": "method_not_supported", "method": "project/list"},
-                               "message": "method `project/list` is not supported by pycodex"}
+    answer = await client.request("thread/realtime/start", {})
+    assert answer["error"] == {"code": -32601,
+                               "data": {"appErrorCode": "method_not_supported", "method": "thread/realtime/start"},
+                               "message": "method `thread/realtime/start` is not supported by pycodex"}
