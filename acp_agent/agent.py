@@ -58,6 +58,8 @@ logger = logging.getLogger(__name__)
 #: The one auth method: an OpenAI API key from the agent's environment, stored as `account/login/start` does.
 API_KEY_METHOD = "openai-api-key"
 _API_KEY_VARS = ("OPENAI_API_KEY", "CODEX_API_KEY")
+#: What session/list shows: every interactive source (exec runs are left out, as thread/list leaves them out).
+_SOURCE_KINDS = ["cli", "vscode", "appServer"]
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -201,7 +203,7 @@ class PycodexAgent:
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
         """The stored threads (of ``cwd`` when given), newest first."""
-        query: JsonObj = {"sortKey": "updated_at", "limit": 50}
+        query: JsonObj = {"sortKey": "updated_at", "limit": 50, "sourceKinds": _SOURCE_KINDS}
         if cwd:
             query["cwd"] = cwd
         if cursor:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Mapping
 
 __all__ = ["add_acp_arguments", "run_acp"]
 
@@ -22,8 +23,8 @@ def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
 def _default_environment(raw: object, flag: str | None) -> str:
     if flag is not None:
         return flag
-    table = raw.get("acp") if isinstance(raw, dict) else None
-    value = table.get("environment") if isinstance(table, dict) else None
+    table = raw.get("acp") if isinstance(raw, Mapping) else None
+    value = table.get("environment") if isinstance(table, Mapping) else None
     return str(value) if value in ("local", "editor") else "local"
 
 

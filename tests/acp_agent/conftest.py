@@ -165,9 +165,9 @@ def capabilities(editor: bool) -> ClientCapabilities:
 
 @contextlib.asynccontextmanager
 async def run_agent(codex_home: Path, cwd: Path, client: EditorClient, *, editor: bool = False,
-                    args: tuple[str, ...] = ()) -> AsyncIterator[Agent]:
+                    args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> AsyncIterator[Agent]:
     """``pycodex acp`` in ``cwd`` on ``codex_home``, initialized; stopped (its process group killed) after."""
-    env = app_server_env(codex_home)
+    env = app_server_env(codex_home, env)
     proc = await spawn(sys.executable, "-m", "pycodex", "acp", *args, cwd=cwd, env=env,
                        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                        limit=1 << 24)

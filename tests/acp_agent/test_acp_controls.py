@@ -1,0 +1,79 @@
+"""Session controls of ``pycodex acp``: modes, the model picker, slash commands, session/list, authenticate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import acp
+import pytest
+from acp import text_block
+
+from tests.acp_agent.conftest import STEP, EditorClient, run_agent
+from tests.support.appserver_memory import MemoryAppServerClient
+from tests.support.fake_model import message, model_config
+
+
+async def test_mode_and_model_apply_to_the_next_turn(fake_model: Any, home: Path, workspace: Path) -> None:
+    model = await fake_model({"responses": [{"output": [message("ok")]}], "when_exhausted": "repeat_last"})
+    model_config(home, model.url)
+    client = EditorClient()
+    async with run_agent(home, workspace, client) as agent:
+        session = await asyncio.wait_for(agent.conn.new_session(cwd=str(workspace), mcp_servers=[]), STEP)
+        sid = session.session_id
+        await asyncio.wait_for(agent.conn.set_session_mode(session_id=sid, mode_id="read-only"), STEP)
+        picked = await asyncio.wait_for(
+            agent.conn.set_config_option(config_id="model", session_id=sid, value="other-model"), STEP)
+        await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=[text_block("hi")]), STEP)
+        with pytest.raises(acp.RequestError) as caught:
+            await asyncio.wait_for(agent.conn.set_session_mode(session_id=sid, mode_id="nope"), STEP)
+    assert caught.value.code == -32602
+    assert [u.current_mode_id for u in client.of_kind("current_mode_update")] == ["read-only"]
+    [model_option] = [o for o in picked.config_options if o.id == "model"]
+    assert model_option.current_value == "other-model"
+    body = model.requests()[-1]["body"]
+    assert body["model"] == "other-model"
+    assert "The sandbox is read-only" in json.dumps(body)
+
+
+async def test_rename_command_and_session_list(fake_model: Any, home: Path, workspace: Path) -> None:
+    model = await fake_model([{"output": [message("unused")]}])
+    model_config(home, model.url)
+    client = EditorClient()
+    async with run_agent(home, workspace, client) as agent:
+        session = await asyncio.wait_for(agent.conn.new_session(cwd=str(workspace), mcp_servers=[]), STEP)
+        [commands] = client.of_kind("available_commands_update")
+        assert {"compact", "rename", "review"} <= {c.name for c in commands.available_commands}
+        # A thread is stored (and listed) from its first turn on.
+        await asyncio.wait_for(agent.conn.prompt(session_id=session.session_id, prompt=[text_block("hello")]), STEP)
+        answer = await asyncio.wait_for(
+            agent.conn.prompt(session_id=session.session_id, prompt=[text_block("/rename acp named")]), STEP)
+        listed = await asyncio.wait_for(agent.conn.list_sessions(cwd=str(workspace)), STEP)
+    assert answer.stop_reason == "end_turn"
+    assert len(model.requests()) == 1  # the command is not a turn
+    assert [(s.session_id, s.title) for s in listed.sessions] == [(session.session_id, "acp named")]
+    server = await MemoryAppServerClient.spawn(None, codex_home=home, cwd=workspace)
+    try:
+        await server.initialize()
+        read = await server.call("thread/read", {"threadId": session.session_id})
+    finally:
+        await server.close()
+    assert read["thread"]["name"] == "acp named"
+
+
+async def test_authenticate_with_an_api_key(fake_model: Any, home: Path, workspace: Path) -> None:
+    model = await fake_model([{"output": [message("unused")]}])
+    model_config(home, model.url)
+    async with run_agent(home, workspace, EditorClient()) as agent:
+        with pytest.raises(acp.RequestError) as missing:
+            await asyncio.wait_for(agent.conn.authenticate(method_id="openai-api-key"), STEP)
+        with pytest.raises(acp.RequestError) as unknown:
+            await asyncio.wait_for(agent.conn.authenticate(method_id="chatgpt"), STEP)
+    assert missing.value.code == -32000 and "OPENAI_API_KEY" in json.dumps(missing.value.data)
+    assert unknown.value.code == -32602
+    async with run_agent(home, workspace, EditorClient(), env={"OPENAI_API_KEY": "sk-acp-test"}) as agent:
+        await asyncio.wait_for(agent.conn.authenticate(method_id="openai-api-key"), STEP)
+    stored = json.loads((home / "auth.json").read_text())
+    assert stored["OPENAI_API_KEY"] == "sk-acp-test"
