@@ -8,6 +8,7 @@ editor drives one ``pycodex acp``), ``session/load`` is ``thread/resume`` with t
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -65,8 +66,6 @@ _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 def _toml(value: Any) -> str:
     """A TOML value for a `-c` override (JSON strings and lists are TOML; objects become inline tables)."""
-    import json
-
     if isinstance(value, dict):
         return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
@@ -75,17 +74,21 @@ def _toml(value: Any) -> str:
 
 
 def mcp_override(server: object) -> str:
-    """The `-c mcp_servers.NAME=...` override for one ACP MCP server (stdio or streamable HTTP)."""
+    """The `-c mcp_servers.NAME=...` override for one ACP MCP server (stdio or streamable HTTP).
+
+    ``required``: a turn waits for the server to be ready (or failed) instead of leaving it out after the
+    short grace Codex gives the servers of config.toml; the client asked for it for this session.
+    """
     name = str(getattr(server, "name", ""))
     if not _SERVER_NAME.match(name):
         raise RequestError.invalid_params({"message": f"MCP server name `{name}` must be letters, digits, _ or -"})
     table: JsonObj
     if isinstance(server, McpServerStdio):
-        table = {"command": server.command, "args": list(server.args)}
+        table = {"command": server.command, "args": list(server.args), "required": True}
         if server.env:
             table["env"] = {e.name: e.value for e in server.env}
     elif isinstance(server, HttpMcpServer):
-        table = {"url": server.url}
+        table = {"url": server.url, "required": True}
         if server.headers:
             table["http_headers"] = {h.name: h.value for h in server.headers}
     else:
@@ -325,15 +328,20 @@ class PycodexAgent:
 
     # -- the app-server's questions -------------------------------------------------------------------
     async def _on_server_request(self, method: str, params: JsonObj) -> JsonObj:
-        if method not in permissions.APPROVAL_METHODS:
+        if not permissions.is_approval(method, params):
             raise BridgeError(method, f"`{method}` cannot be answered by an ACP client")
         thread_id = str(params.get("threadId", ""))
         session = self.sessions.get(thread_id)
         changes = session.changes.get(str(params.get("itemId"))) if session is not None else None
+        if method == permissions.MCP_APPROVAL:  # names no item: it is about the session's running MCP call
+            params = {**params, "itemId": session.mcp_call if session is not None else ""}
         answer = await self.client.request_permission(
             options=permissions.options_for(method, params), session_id=thread_id,
             tool_call=permissions.tool_call_for(method, params, changes))
-        return {"decision": permissions.decision_for(answer)}
+        decision = permissions.decision_for(answer)
+        if method == permissions.MCP_APPROVAL:
+            return permissions.elicitation_answer(decision)
+        return {"decision": decision}
 
     async def close(self) -> None:
         """Stop the app-server connection."""

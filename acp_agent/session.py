@@ -90,6 +90,8 @@ class Session:
     turn_id: str | None = None
     #: fileChange items started in the running turn (their approval shows their diffs).
     changes: dict[str, list[JsonObj]] = field(default_factory=dict)
+    #: The MCP tool call running now (its approval elicitation names no item).
+    mcp_call: str = ""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def run_turn(self, bridge: AppServerBridge, client: Client, inputs: list[JsonObj]) -> StopReason:
@@ -128,6 +130,8 @@ class Session:
                 item = obj(params.get("item"))
                 if method == "item/started" and item.get("type") == "fileChange":
                     self.changes[str(item.get("id"))] = [c for c in item.get("changes") or [] if isinstance(c, dict)]
+                if method == "item/started" and item.get("type") == "mcpToolCall":
+                    self.mcp_call = str(item.get("id"))
                 for update in stream.feed(method, params):
                     await client.session_update(self.id, update)
                 turn = obj(params.get("turn"))

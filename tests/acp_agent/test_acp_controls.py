@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +78,26 @@ async def test_authenticate_with_an_api_key(fake_model: Any, home: Path, workspa
         await asyncio.wait_for(agent.conn.authenticate(method_id="openai-api-key"), STEP)
     stored = json.loads((home / "auth.json").read_text())
     assert stored["OPENAI_API_KEY"] == "sk-acp-test"
+
+
+async def test_the_clients_mcp_servers_serve_the_session(fake_model: Any, home: Path, workspace: Path) -> None:
+    from acp.schema import McpServerStdio
+
+    from tests.support.mcp_servers import CALC_SERVER
+
+    call = {"type": "function_call", "namespace": "mcp__calc", "name": "echo", "call_id": "call-mcp",
+            "arguments": json.dumps({"text": "echoed-through-mcp"})}
+    model = await fake_model([{"output": [call]}, {"output": [message("done")]}])
+    model_config(home, model.url, approval_policy="on-request")
+    client = EditorClient(permission="allow_once")
+    server = McpServerStdio(name="calc", command=sys.executable, args=[str(CALC_SERVER), "stdio"], env=[])
+    async with run_agent(home, workspace, client) as agent:
+        session = await asyncio.wait_for(agent.conn.new_session(cwd=str(workspace), mcp_servers=[server]), STEP)
+        answer = await asyncio.wait_for(
+            agent.conn.prompt(session_id=session.session_id, prompt=[text_block("echo")]), STEP)
+    assert answer.stop_reason == "end_turn"
+    [start] = [u for u in client.of_kind("tool_call") if u.tool_call_id == "call-mcp"]
+    assert start.title == "calc.echo"
+    [asked] = client.permissions  # the tool's approval, asked on the tool call
+    assert (asked.tool_call_id, asked.title) == ("call-mcp", "calc.echo")
+    assert "echoed-through-mcp" in json.dumps(model.requests()[-1]["body"]["input"][-1])
