@@ -101,3 +101,18 @@ async def test_the_clients_mcp_servers_serve_the_session(fake_model: Any, home: 
     [asked] = client.permissions  # the tool's approval, asked on the tool call
     assert (asked.tool_call_id, asked.title) == ("call-mcp", "calc.echo")
     assert "echoed-through-mcp" in json.dumps(model.requests()[-1]["body"]["input"][-1])
+
+
+async def test_compact_command_runs_a_compaction_turn(fake_model: Any, home: Path, workspace: Path) -> None:
+    model = await fake_model({"responses": [{"output": [message("first")]}, {"output": [message("the summary")]}],
+                              "when_exhausted": "error"})
+    model_config(home, model.url)
+    async with run_agent(home, workspace, EditorClient()) as agent:
+        session = await asyncio.wait_for(agent.conn.new_session(cwd=str(workspace), mcp_servers=[]), STEP)
+        await asyncio.wait_for(agent.conn.prompt(session_id=session.session_id, prompt=[text_block("hello")]), STEP)
+        answer = await asyncio.wait_for(
+            agent.conn.prompt(session_id=session.session_id, prompt=[text_block("/compact")]), STEP)
+    assert answer.stop_reason == "end_turn"
+    first, compaction = model.requests()
+    assert compaction["body"]["tools"] == [] and "hello" in json.dumps(compaction["body"]["input"])
+    assert "first" in json.dumps(compaction["body"]["input"])  # the history it summarizes

@@ -18,6 +18,7 @@ from acp import text_block
 
 from tests.acp_agent.conftest import STEP, EditorClient, run_agent
 from tests.support.fake_model import exec_call, message, model_config
+from tests.support.tools import require_landlock
 
 EDITOR = {"environment": "editor"}
 PATCH = ("*** Begin Patch\n*** Add File: new.txt\n+hello editor\n*** Update File: notes.txt\n@@\n-unsaved line\n"
@@ -72,3 +73,20 @@ async def test_config_makes_the_editor_the_default(fake_model: Any, home: Path, 
         await asyncio.wait_for(agent.conn.prompt(session_id=session.session_id, prompt=[text_block("add")]), STEP)
     assert client.writes == [(str(workspace / "by-config.txt"), "x\n")]
     assert not (workspace / "by-config.txt").exists()
+
+
+async def test_the_sandbox_still_wraps_editor_commands(fake_model: Any, home: Path, workspace: Path) -> None:
+    require_landlock()
+    model = await fake_model([
+        {"output": [exec_call("call-write", "echo x > blocked.txt")]},
+        {"output": [message("tried")]},
+    ])
+    model_config(home, model.url, sandbox_mode="read-only")
+    client = EditorClient()
+    async with run_agent(home, workspace, client, editor=True) as agent:
+        session = await asyncio.wait_for(
+            agent.conn.new_session(cwd=str(workspace), mcp_servers=[], pycodex=EDITOR), STEP)
+        await asyncio.wait_for(agent.conn.prompt(session_id=session.session_id, prompt=[text_block("write")]), STEP)
+    [argv] = client.commands
+    assert argv[-1] == "echo x > blocked.txt" and "--" in argv and argv.index("--") > 0  # the Landlock launcher
+    assert not (workspace / "blocked.txt").exists()
