@@ -113,6 +113,6 @@ async def test_compact_command_runs_a_compaction_turn(fake_model: Any, home: Pat
         answer = await asyncio.wait_for(
             agent.conn.prompt(session_id=session.session_id, prompt=[text_block("/compact")]), STEP)
     assert answer.stop_reason == "end_turn"
-    first, compaction = model.requests()
+    _turn, compaction = model.requests()
     assert compaction["body"]["tools"] == [] and "hello" in json.dumps(compaction["body"]["input"])
     assert "first" in json.dumps(compaction["body"]["input"])  # the history it summarizes
