@@ -9,7 +9,6 @@ editor drives one ``pycodex acp``), ``session/load`` is ``thread/resume`` with t
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 from typing import TYPE_CHECKING, Any
@@ -54,13 +53,13 @@ if TYPE_CHECKING:
 
 __all__ = ["API_KEY_METHOD", "PycodexAgent"]
 
-logger = logging.getLogger(__name__)
-
 #: The one auth method: an OpenAI API key from the agent's environment, stored as `account/login/start` does.
 API_KEY_METHOD = "openai-api-key"
 _API_KEY_VARS = ("OPENAI_API_KEY", "CODEX_API_KEY")
 #: What session/list shows: every interactive source (exec runs are left out, as thread/list leaves them out).
 _SOURCE_KINDS = ["cli", "vscode", "appServer"]
+#: How the app-server says a thread does not exist (session/load of an unknown id: "Resource not found").
+_NOT_FOUND = ("no rollout found", "thread not found")
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -122,6 +121,8 @@ class PycodexAgent:
         try:
             return await self.bridge.request(method, params)
         except BridgeError as exc:
+            if exc.message.startswith(_NOT_FOUND):
+                raise RequestError(-32002, exc.message, {"method": method}) from None
             raise RequestError(-32603 if exc.code == -32603 else -32602, exc.message, {"method": method}) from None
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -317,14 +318,10 @@ class PycodexAgent:
         return "end_turn"
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        """Interrupt the session's running turn (its prompt then answers ``cancelled``)."""
+        """Interrupt the session's running prompt (it then answers ``cancelled``); nothing when none runs."""
         session = self.sessions.get(session_id)
-        if session is None or session.turn_id is None:
-            return
-        try:
-            await self.bridge.request("turn/interrupt", {"threadId": session_id, "turnId": session.turn_id})
-        except BridgeError as exc:  # the turn ended meanwhile
-            logger.info("session/cancel: %s", exc.message)
+        if session is not None and session.lock.locked():
+            await session.interrupt(self.bridge)
 
     # -- the app-server's questions -------------------------------------------------------------------
     async def _on_server_request(self, method: str, params: JsonObj) -> JsonObj:

@@ -11,6 +11,7 @@ message is the turn's.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -25,12 +26,14 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from acp_agent.bridge import AppServerBridge, Notice
+from acp_agent.bridge import AppServerBridge, BridgeError, Notice
 from acp_agent.modes import Mode
 from acp_agent.updates import TurnStream, obj
 from pycodex.json_types import JsonObj
 
 __all__ = ["PromptBlock", "Session", "StopReason", "stop_reason", "to_inputs"]
+
+logger = logging.getLogger(__name__)
 
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 PromptBlock = (
@@ -90,6 +93,8 @@ class Session:
     turn_id: str | None = None
     #: fileChange items started in the running turn (their approval shows their diffs).
     changes: dict[str, list[JsonObj]] = field(default_factory=dict)
+    #: ``session/cancel`` came while the turn was starting (no turn id yet): interrupt it once it has one.
+    cancel_pending: bool = False
     #: The MCP tool call running now (its approval elicitation names no item).
     mcp_call: str = ""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -98,20 +103,22 @@ class Session:
         """One prompt: turn/start with ``inputs`` and the pending settings, streamed until it completes."""
         params: JsonObj = {"threadId": self.id, "input": inputs, **self.pending}
         self.pending = {}
+        self.cancel_pending = False
         turn = (await bridge.request("turn/start", params))["turn"]
-        return await self.follow(client, str(turn["id"]))
+        return await self.follow(bridge, client, str(turn["id"]))
 
     async def run_command(self, bridge: AppServerBridge, client: Client, method: str, params: JsonObj) -> StopReason:
         """A slash command that starts a turn of its own (compaction, review): follow that turn."""
         self.turn_id = None
+        self.cancel_pending = False
         answer = await bridge.request(method, {"threadId": self.id, **params})
         turn = answer.get("turn")
         if isinstance(turn, dict):
-            return await self.follow(client, str(turn["id"]))
+            return await self.follow(bridge, client, str(turn["id"]))
         while True:  # thread/compact/start answers {}: its turn shows in turn/started
             notice = await self._next()
             if notice[0] == "turn/started":
-                return await self.follow(client, str((notice[1].get("turn") or {}).get("id")))
+                return await self.follow(bridge, client, str(obj(notice[1].get("turn")).get("id")))
 
     async def _next(self) -> tuple[str, JsonObj]:
         notice = await self.queue.get()
@@ -120,9 +127,21 @@ class Session:
             raise RequestError.internal_error({"message": "the app-server stopped"})
         return notice
 
-    async def follow(self, client: Client, turn_id: str) -> StopReason:
+    async def interrupt(self, bridge: AppServerBridge) -> None:
+        """``turn/interrupt`` the running turn, or have it interrupted as soon as it has an id."""
+        if self.turn_id is None:
+            self.cancel_pending = True
+            return
+        try:
+            await bridge.request("turn/interrupt", {"threadId": self.id, "turnId": self.turn_id})
+        except BridgeError as exc:  # the turn ended meanwhile
+            logger.info("session/cancel: %s", exc.message)
+
+    async def follow(self, bridge: AppServerBridge, client: Client, turn_id: str) -> StopReason:
         """Send the turn's updates in order until its ``turn/completed``; its stop reason."""
         self.turn_id = turn_id
+        if self.cancel_pending:
+            await self.interrupt(bridge)
         stream = TurnStream(turn_id)
         try:
             while True:

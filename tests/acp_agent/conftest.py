@@ -168,9 +168,10 @@ async def run_agent(codex_home: Path, cwd: Path, client: EditorClient, *, editor
                     args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> AsyncIterator[Agent]:
     """``pycodex acp`` in ``cwd`` on ``codex_home``, initialized; stopped (its process group killed) after."""
     env = app_server_env(codex_home, env)
-    proc = await spawn(sys.executable, "-m", "pycodex", "acp", *args, cwd=cwd, env=env,
-                       stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                       limit=1 << 24)
+    with (codex_home.parent / "acp-agent.stderr.log").open("ab") as stderr:  # read by nobody: never a full pipe
+        proc = await spawn(sys.executable, "-m", "pycodex", "acp", *args, cwd=cwd, env=env,
+                           stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
+                           limit=1 << 24)
     assert proc.stdin is not None and proc.stdout is not None
     conn = acp.connect_to_agent(client, proc.stdin, proc.stdout)
     try:

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import acp
+import pytest
 from acp import text_block
 
 from tests.acp_agent.conftest import STEP, EditorClient, run_agent
@@ -141,3 +143,16 @@ async def test_load_replays_the_session(fake_model: Any, home: Path, workspace: 
     assert "first answer" in _texts(client, "agent_message_chunk")
     last = json.dumps(model.requests()[-1]["body"])
     assert "first question" in last and "first-output" in last and "first answer" in last
+
+
+async def test_load_of_an_unknown_session_is_not_found(fake_model: Any, home: Path, workspace: Path) -> None:
+    model = await fake_model([{"output": [message("unused")]}])
+    model_config(home, model.url)
+    async with run_agent(home, workspace, EditorClient()) as agent:
+        with pytest.raises(acp.RequestError) as caught:
+            await asyncio.wait_for(agent.conn.load_session(
+                cwd=str(workspace), session_id="01a23bb3-7d59-7606-ab2e-973d80f77fc0", mcp_servers=[]), STEP)
+        with pytest.raises(acp.RequestError) as unknown:
+            await asyncio.wait_for(agent.conn.prompt(session_id="nope", prompt=[text_block("x")]), STEP)
+    assert caught.value.code == -32002 and "01a23bb3-7d59-7606-ab2e-973d80f77fc0" in str(caught.value)
+    assert unknown.value.code == -32602
