@@ -156,3 +156,36 @@ async def test_load_of_an_unknown_session_is_not_found(fake_model: Any, home: Pa
             await asyncio.wait_for(agent.conn.prompt(session_id="nope", prompt=[text_block("x")]), STEP)
     assert caught.value.code == -32002 and "01a23bb3-7d59-7606-ab2e-973d80f77fc0" in str(caught.value)
     assert unknown.value.code == -32602
+
+
+async def test_a_patch_that_needs_approval_asks_with_its_diff(fake_model: Any, home: Path, workspace: Path) -> None:
+    patch = "*** Begin Patch\n*** Add File: asked.txt\n+approved content\n*** End Patch\n"
+    model = await fake_model([
+        {"output": [{"type": "custom_tool_call", "name": "apply_patch", "call_id": "call-ask", "input": patch}]},
+        {"output": [message("added")]},
+    ])
+    model_config(home, model.url, approval_policy="on-request", sandbox_mode="read-only")
+    client = EditorClient(permission="allow_once")
+    async with run_agent(home, workspace, client) as agent:
+        session = await asyncio.wait_for(agent.conn.new_session(cwd=str(workspace), mcp_servers=[]), STEP)
+        assert session.modes.current_mode_id == "read-only"
+        assert await _prompt(agent, session.session_id, "add it") == "end_turn"
+    [asked] = client.permissions
+    assert asked.tool_call_id == "call-ask" and asked.kind == "edit"
+    [diff] = asked.content
+    assert (diff.path, diff.old_text, diff.new_text) == (str(workspace / "asked.txt"), None, "approved content\n")
+    assert (workspace / "asked.txt").read_text() == "approved content\n"
+
+
+async def test_a_cancelled_permission_cancels_the_prompt(fake_model: Any, home: Path, workspace: Path) -> None:
+    model = await fake_model([
+        {"output": [exec_call("call-cancel", "echo never > never.txt", **ESCALATED)]},
+        {"output": [message("unused")]},
+    ])
+    model_config(home, model.url, approval_policy="on-request")
+    client = EditorClient(permission=None)  # the user cancelled while the question was open
+    async with run_agent(home, workspace, client) as agent:
+        session = await asyncio.wait_for(agent.conn.new_session(cwd=str(workspace), mcp_servers=[]), STEP)
+        assert await _prompt(agent, session.session_id, "try") == "cancelled"
+    assert [p.tool_call_id for p in client.permissions] == ["call-cancel"]
+    assert not (workspace / "never.txt").exists()
