@@ -60,6 +60,8 @@ _API_KEY_VARS = ("OPENAI_API_KEY", "CODEX_API_KEY")
 _SOURCE_KINDS = ["cli", "vscode", "appServer"]
 #: How the app-server says a thread does not exist (session/load of an unknown id: "Resource not found").
 _NOT_FOUND = ("no rollout found", "thread not found")
+#: How far up a sub-agent's thread is followed to the session that spawned it.
+_MAX_DEPTH = 8
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -327,8 +329,8 @@ class PycodexAgent:
     async def _on_server_request(self, method: str, params: JsonObj) -> JsonObj:
         if not permissions.is_approval(method, params):
             raise BridgeError(method, f"`{method}` cannot be answered by an ACP client")
-        thread_id = str(params.get("threadId", ""))
-        session = self.sessions.get(thread_id)
+        session = await self._session_of(str(params.get("threadId", "")))
+        thread_id = session.id if session is not None else str(params.get("threadId", ""))
         changes = session.changes.get(str(params.get("itemId"))) if session is not None else None
         if method == permissions.MCP_APPROVAL:  # names no item: it is about the session's running MCP call
             params = {**params, "itemId": session.mcp_call if session is not None else ""}
@@ -339,6 +341,22 @@ class PycodexAgent:
         if method == permissions.MCP_APPROVAL:
             return permissions.elicitation_answer(decision)
         return {"decision": decision}
+
+    async def _session_of(self, thread_id: str) -> Session | None:
+        """The session a thread belongs to: its own, or (a sub-agent's thread) its nearest ancestor's."""
+        for _ in range(_MAX_DEPTH):
+            session = self.sessions.get(thread_id)
+            if session is not None:
+                return session
+            try:
+                thread = (await self.bridge.request("thread/read", {"threadId": thread_id})).get("thread")
+            except BridgeError:
+                return None
+            parent = thread.get("parentThreadId") if isinstance(thread, dict) else None
+            if not isinstance(parent, str):
+                return None
+            thread_id = parent
+        return None
 
     async def close(self) -> None:
         """Stop the app-server connection."""
