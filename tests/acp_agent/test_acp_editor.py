@@ -60,15 +60,19 @@ async def test_the_editor_needs_the_client_capabilities(fake_model: Any, home: P
     assert "fs.readTextFile, fs.writeTextFile and terminal" in json.dumps(caught.value.data)
 
 
-async def test_config_makes_the_editor_the_default(fake_model: Any, home: Path, workspace: Path) -> None:
+@pytest.mark.parametrize("chosen_by", ["config", "flag"])
+async def test_config_or_flag_makes_the_editor_the_default(
+    chosen_by: str, fake_model: Any, home: Path, workspace: Path
+) -> None:
     model = await fake_model([
         {"output": [{"type": "custom_tool_call", "name": "apply_patch", "call_id": "call-add",
                      "input": "*** Begin Patch\n*** Add File: by-config.txt\n+x\n*** End Patch\n"}]},
         {"output": [message("done")]},
     ])
-    model_config(home, model.url, extra='\n[acp]\nenvironment = "editor"\n')
+    model_config(home, model.url, extra='\n[acp]\nenvironment = "editor"\n' if chosen_by == "config" else "")
     client = EditorClient()
-    async with run_agent(home, workspace, client, editor=True) as agent:
+    args = ("--environment", "editor") if chosen_by == "flag" else ()
+    async with run_agent(home, workspace, client, editor=True, args=args) as agent:
         session = await asyncio.wait_for(agent.conn.new_session(cwd=str(workspace), mcp_servers=[]), STEP)
         await asyncio.wait_for(agent.conn.prompt(session_id=session.session_id, prompt=[text_block("add")]), STEP)
     assert client.writes == [(str(workspace / "by-config.txt"), "x\n")]
