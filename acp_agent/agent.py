@@ -35,6 +35,7 @@ from acp.schema import (
     ResumeSessionResponse,
     SessionCapabilities,
     SessionInfo,
+    SessionInfoUpdate,
     SessionListCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
@@ -316,6 +317,8 @@ class PycodexAgent:
         if not argument:
             raise RequestError.invalid_params({"message": "/rename needs a name"})
         await self._v2("thread/name/set", {"threadId": session.id, "name": argument})
+        await self.client.session_update(session.id, SessionInfoUpdate(session_update="session_info_update",
+                                                                       title=argument))
         await self.client.session_update(session.id, helpers.update_agent_message_text(f"Renamed to {argument}."))
         return "end_turn"
 

@@ -53,6 +53,7 @@ async def test_rename_command_and_session_list(fake_model: Any, home: Path, work
             agent.conn.prompt(session_id=session.session_id, prompt=[text_block("/rename acp named")]), STEP)
         listed = await asyncio.wait_for(agent.conn.list_sessions(cwd=str(workspace)), STEP)
     assert answer.stop_reason == "end_turn"
+    assert [u.title for u in client.of_kind("session_info_update")] == ["acp named"]
     assert len(model.requests()) == 1  # the command is not a turn
     assert [(s.session_id, s.title) for s in listed.sessions] == [(session.session_id, "acp named")]
     server = await MemoryAppServerClient.spawn(None, codex_home=home, cwd=workspace)
