@@ -117,3 +117,19 @@ async def test_compact_command_runs_a_compaction_turn(fake_model: Any, home: Pat
     _turn, compaction = model.requests()
     assert compaction["body"]["tools"] == [] and "hello" in json.dumps(compaction["body"]["input"])
     assert "first" in json.dumps(compaction["body"]["input"])  # the history it summarizes
+
+
+async def test_review_command_reviews_in_the_session(fake_model: Any, home: Path, workspace: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True, timeout=30)
+    model = await fake_model({"responses": [{"output": [message("looks fine")]}], "when_exhausted": "repeat_last"})
+    model_config(home, model.url)
+    client = EditorClient()
+    async with run_agent(home, workspace, client) as agent:
+        session = await asyncio.wait_for(agent.conn.new_session(cwd=str(workspace), mcp_servers=[]), STEP)
+        answer = await asyncio.wait_for(
+            agent.conn.prompt(session_id=session.session_id, prompt=[text_block("/review")]), STEP)
+    assert answer.stop_reason == "end_turn"
+    assert "looks fine" in json.dumps([u.content.text for u in client.of_kind("agent_message_chunk")])
+    assert "git diff" in json.dumps(model.requests()[0]["body"]["input"])  # the uncommitted-changes review prompt
