@@ -245,6 +245,7 @@ class PycodexAgent:
         """Forget the session here and unsubscribe from its thread (it stays stored)."""
         self._session(session_id)
         self.sessions.pop(session_id, None)
+        self.bridge.unsubscribe(session_id)
         await self._v2("thread/unsubscribe", {"threadId": session_id})
         return CloseSessionResponse()
 

@@ -71,6 +71,10 @@ class AppServerBridge:
         """The queue the notifications of ``thread_id`` go to from now on (one per thread)."""
         return self._queues.setdefault(thread_id, asyncio.Queue())
 
+    def unsubscribe(self, thread_id: str) -> None:
+        """Stop routing the thread's notifications (its session closed)."""
+        self._queues.pop(thread_id, None)
+
     async def _read_loop(self) -> None:
         try:
             while (raw := await self._client.recv()) is not None:

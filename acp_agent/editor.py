@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import errno
 import logging
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,17 @@ OUTPUT_BYTE_LIMIT = 1 << 20
 ENVIRONMENTS = ("editor", "local")
 
 
+def _signal_code(name: str | None) -> int:
+    """128+N for a terminal ended by signal ``name`` (``SIGKILL`` or ``KILL``), as local processes report it."""
+    if not name:
+        return 1
+    key = name.upper() if name.upper().startswith("SIG") else f"SIG{name.upper()}"
+    try:
+        return 128 + signal.Signals[key].value
+    except KeyError:
+        return 128 + signal.SIGKILL.value
+
+
 class _Terminal(ExecProcess):
     """One ``terminal/create`` terminal as an ``ExecProcess``: its output polled, then its exit."""
 
@@ -82,7 +94,7 @@ class _Terminal(ExecProcess):
                 if exit_task.done():
                     break
             status = exit_task.result()
-            code = status.exit_code if status.exit_code is not None else 128 + 9 if status.signal else 1
+            code = status.exit_code if status.exit_code is not None else _signal_code(status.signal)
             self._running = False
             await self._events.put(ProcessExit(code))
         except Exception as exc:  # the editor failed the terminal: the command ends as failed

@@ -111,3 +111,9 @@ def test_mcp_servers_become_config_overrides() -> None:
     assert mcp_override(http) == 'mcp_servers.web={"url" = "http://127.0.0.1:1/mcp", "required" = true, "http_headers" = {"A" = "b"}}'
     with pytest.raises(RequestError):
         mcp_override(McpServerStdio(name="bad name", command="x", args=[], env=[]))
+
+
+def test_a_terminal_killed_by_a_signal_exits_128_plus_n() -> None:
+    from acp_agent.editor import _signal_code
+
+    assert (_signal_code("SIGTERM"), _signal_code("KILL"), _signal_code(None), _signal_code("odd")) == (143, 137, 1, 137)
