@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -149,6 +149,9 @@ class AppServer:
             self.environments = EnvironmentHub(choose_environment(self.environ, codex_home), self.environ)
         except EnvironmentsConfigError as exc:
             raise StartupError(str(exc)) from None
+        #: Another environment for a thread about to load, or None for the default (``pycodex acp`` hands its
+        #: editor threads the ACP client's fs/terminal this way); the thread's tool checks stay as they are.
+        self.environment_for_thread: Callable[[str], EnvironmentHub | None] | None = None
         self.store = ThreadStore(codex_home, fsync=self.environ.get("PYCODEX_FSYNC", "1") != "0")
         self.threads = ThreadManager(self.store, services=self.thread_services, connections=self._connections)
         self._skill_root_markers = self.config.project_root_markers
@@ -378,7 +381,9 @@ class AppServer:
         """A thread's environment (connected if it can be), skills and exec sessions."""
         await self.turn_machinery()
         snapshot = None
-        if self.environments.choice.kind == "local":
+        chosen = self.environment_for_thread(thread_id) if self.environment_for_thread is not None else None
+        hub = chosen or self.environments
+        if chosen is None and hub.choice.kind == "local":
             snapshot = ShellSnapshot(self.codex_home / "shell_snapshots" / f"{thread_id}.sh")
             captured = None
             ahead = self._login_env_ahead
@@ -387,7 +392,7 @@ class AppServer:
             task = snapshot.start(settings.cwd, captured)
             self._tasks.add(task)  # cancelled at shutdown, which kills a shell still capturing
             task.add_done_callback(self._tasks.discard)
-        environment = ThreadEnvironment(self.environments, snapshot=snapshot, thread_id=thread_id, cwd=settings.cwd,
+        environment = ThreadEnvironment(hub, snapshot=snapshot, thread_id=thread_id, cwd=settings.cwd,
                                         sandbox_mode=settings.sandbox_mode)
         await environment.refresh()
         return ThreadServices(environment=environment, skills=threads_skills_glue.ThreadSkills(self.skills_catalog),

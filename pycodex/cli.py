@@ -99,6 +99,12 @@ def _add_mcp_server_arguments(parser: argparse.ArgumentParser) -> None:
     add_mcp_server_arguments(parser)
 
 
+def _add_acp_arguments(parser: argparse.ArgumentParser) -> None:
+    from acp_agent.main import add_acp_arguments
+
+    add_acp_arguments(parser)
+
+
 def _add_mock_model_arguments(parser: argparse.ArgumentParser) -> None:
     from app_server.model.mock_server import add_mock_model_arguments
 
@@ -131,6 +137,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = 
             _add_mcp_arguments),
     "mcp-server": ("serve pycodex sessions as MCP tools `codex` and `codex-reply` over stdio",
                    _add_mcp_server_arguments),
+    "acp": ("serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim...); see docs/acp.md",
+            _add_acp_arguments),
     "trace": ("read a protocol trace (app-server --trace): show, html, replay, export", _add_trace_arguments),
 }
 
@@ -262,6 +270,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from pycodex.trace.cli import run_trace
 
         return run_trace(args)
+    if args.command == "acp":
+        from acp_agent.main import run_acp
+
+        return run_acp(args)
     if args.command == "demo":
         from pycodex.demo import run_demo
 
@@ -270,7 +282,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 #: The commands that read CODEX_HOME: a set CODEX_HOME that is not a folder stops them, as it stops Codex.
-_HOME_COMMANDS = frozenset({"app-server", "exec", "mcp", "mcp-server", "threads", "config", "doctor"})
+_HOME_COMMANDS = frozenset({"acp", "app-server", "exec", "mcp", "mcp-server", "threads", "config", "doctor"})
 
 
 def _codex_home_problem(arguments: Sequence[str]) -> str | None:

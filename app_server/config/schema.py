@@ -37,6 +37,9 @@ KNOWN_TOP_LEVEL = frozenset(
     experimental_realtime_ws_startup_context include_environment_context_time auto_review""".split()
 )
 
+# pycodex's own top-level tables, read by one of its commands (`[acp]`: `pycodex acp`, docs/acp.md): no warning.
+PYCODEX_TOP_LEVEL = frozenset({"acp"})
+
 # Keys of one `model_providers.<id>` table in Codex 0.169, plus pycodex's `script` (scripted provider).
 KNOWN_PROVIDER_KEYS = frozenset(
     """name base_url model_catalog_url env_key env_key_instructions experimental_bearer_token auth
@@ -196,7 +199,7 @@ def unknown_keys(table: Mapping[str, object]) -> list[str]:
     """Dotted names of keys Codex would ignore (top level and inside provider tables), sorted."""
     found: list[str] = []
     for key, value in table.items():
-        if key not in KNOWN_TOP_LEVEL:
+        if key not in KNOWN_TOP_LEVEL and key not in PYCODEX_TOP_LEVEL:
             found.append(key)
         elif key == "model_providers" and isinstance(value, Mapping):
             for provider_id, provider in value.items():

@@ -46,7 +46,7 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                            "pycodex.logging_setup", "pycodex.exec_cli.run", "app_server.protocol.schema_export",
                            "app_server.protocol.typescript_export",
                            "asyncio", "pycodex.demo", "pycodex.debug.doctor", "app_server.app",
-                           "pycodex.codex_home", "app_server.daemon",
+                           "pycodex.codex_home", "app_server.daemon", "acp_agent.main",
                        })),
     "pycodex/trace/cli.py": ("each `pycodex trace` verb loads its own reader or renderer (rich only for `show`, "
                              "the OpenTelemetry SDK only for `export`)",

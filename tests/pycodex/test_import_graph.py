@@ -24,12 +24,14 @@ from pathlib import Path
 
 from tests.support.paths import REPO_ROOT
 
-PACKAGES = ("pycodex", "exec_client", "exec_server", "relay", "app_server", "agent_api", "compat_tests")
+PACKAGES = ("pycodex", "exec_client", "exec_server", "relay", "app_server", "agent_api", "acp_agent", "compat_tests")
 
 # Modules of the `pycodex` package that sit on top of everything (they wire the products together).
 ENTRY_MODULES = frozenset({"pycodex.cli", "pycodex.__main__", "pycodex.demo", "pycodex.demo_remote"})
 # Subcommand packages of the CLI that drive a product in-process (`pycodex exec` runs an app-server).
 ENTRY_PACKAGES = ("pycodex.exec_cli", "pycodex.debug", "pycodex.mcp_cli")
+# Top-level packages that are a CLI subcommand (`pycodex acp` runs an app-server and hands it the editor).
+ENTRY_TOP_PACKAGES = frozenset({"acp_agent"})
 
 # layer -> the layers it may import (besides itself).
 ALLOWED: dict[str, frozenset[str]] = {
@@ -188,6 +190,8 @@ def type_edges() -> dict[str, frozenset[str]]:
 
 def layer(name: str) -> str:
     top = name.split(".")[0]
+    if top in ENTRY_TOP_PACKAGES:
+        return "entry"
     if top == "pycodex":
         is_entry = name in ENTRY_MODULES or any(name == p or name.startswith(p + ".") for p in ENTRY_PACKAGES)
         return "entry" if is_entry else "core"
