@@ -697,7 +697,8 @@ def test_unknown_method_list_reproduces_the_codex_error_text() -> None:
     assert len(CODEX_CLIENT_METHODS) == 184
     assert {"mock/experimentalMethod", "collaborationMode/list"} <= EXPERIMENTAL_METHODS
     assert "thread/start" not in EXPERIMENTAL_METHODS
-    assert EXPERIMENTAL_NOTIFICATIONS == {"thread/readState/changed", "thread/settings/updated"}
+    assert EXPERIMENTAL_NOTIFICATIONS == {"thread/readState/changed", "thread/settings/updated",
+                                          "thread/realtime/closed", "thread/realtime/error"}
 
 
 def test_stable_method_list_matches_the_codex_schema(codex_schema: SchemaValidator) -> None:
