@@ -53,6 +53,8 @@ URL_ENV_VAR = "CODEX_EXEC_SERVER_URL"
 #: The client name Codex's app-server gives its exec-server sessions.
 CLIENT_NAME = "codex-environment"
 CONNECT_TIMEOUT_S = 5.0
+#: How long a lost box's connection waits for the engine to report the container's exit (and why).
+BOX_EXIT_WAIT_S = 5.0
 
 
 class EnvironmentsConfigError(Exception):
@@ -270,6 +272,22 @@ class ThreadEnvironment:
         if self._spawner is None and self.available:
             await self.refresh()
         return self._spawner
+
+    async def lost_error(self) -> JsonObj | None:
+        """The ``TurnError`` ending a turn whose command the thread's box took with it, or None.
+
+        Only a provided environment's box counts (a local or plain exec-server loss is told to the model
+        and the turn goes on). The connection may close a moment before the engine reports the exit: that
+        is waited for, briefly. The next command gets a new box (``spawner``).
+        """
+        lease = self._lease
+        if lease is None or lease.released or not lease.dead:
+            return None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(lease.box.exited.wait(), BOX_EXIT_WAIT_S)
+        why = lease.box.why if lease.box.exited.is_set() else "its connection through the relay closed"
+        return {"message": f"environment `{self.id}` was lost mid-command: {why}", "codexErrorInfo": "other",
+                "additionalDetails": None, "misalignment": None}
 
     async def close(self) -> None:
         """Release the thread's box, if it has one (the thread unloads, or its box died)."""
