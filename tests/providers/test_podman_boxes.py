@@ -160,7 +160,8 @@ async def test_a_warm_pool_hands_a_thread_a_box_already_running(
 ) -> None:
     model = await fake_model([{"output": [exec_call("c1", "hostname", workdir=str(workspace))]},
                               {"output": [message("done")]}])  # fmt: skip
-    model_config(codex_home, model.url, sandbox_mode="danger-full-access")
+    # Warm boxes are made for the default sandbox (workspace-write, no network): this thread's.
+    model_config(codex_home, model.url, sandbox_mode="workspace-write")
     write_environments(codex_home, pool_size=1, reap_interval_s=1, mounts=[f"{workspace}:{workspace}:rw"])
     client = await start_server(app_server, owners)
     pool = client.app.environments.pool
