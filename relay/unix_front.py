@@ -42,9 +42,14 @@ class UnixFront:
         self._registry_port = registry_port
         self._rendezvous_port = rendezvous_port
         self._server: asyncio.AbstractServer | None = None
+        self._made_dir = False
 
     async def start(self) -> None:
-        """Bind the socket (a stale file of an earlier relay is replaced)."""
+        """Bind the socket (a stale file of an earlier relay is replaced). A missing parent directory is
+        made private (0700) and removed again at ``close``: it goes even when the relay's owner was killed."""
+        if not self.path.parent.exists():
+            self.path.parent.mkdir(mode=0o700)
+            self._made_dir = True
         self.path.unlink(missing_ok=True)
         self._server = await asyncio.start_unix_server(self._serve, path=str(self.path), limit=_MAX_LINE)
 
@@ -75,6 +80,9 @@ class UnixFront:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._server.wait_closed(), 5)
         self.path.unlink(missing_ok=True)
+        if self._made_dir:
+            with contextlib.suppress(OSError):
+                self.path.parent.rmdir()
 
 
 async def start_unix_front(path: Path, host: str, registry_port: int, rendezvous_port: int) -> UnixFront:

@@ -82,8 +82,9 @@ class RelayLink:
 
     async def _start(self) -> str:
         env = dict(os.environ, PYCODEX_RELAY_TOKEN=self._harness_token)
-        if self.socket_dir is None:  # one directory for the pool's life: mounted boxes see a restarted relay
-            self.socket_dir = Path(tempfile.mkdtemp(prefix="pycodex-relay-"))
+        # A new private directory per relay (boxes of a relay that died could not register again anyway):
+        # the relay makes it (0700) and removes it when it ends, even after this process was killed.
+        self.socket_dir = Path(tempfile.gettempdir()) / f"pycodex-relay-{secrets.token_hex(8)}"
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "relay", "--listen", "127.0.0.1:0", "--control-stdin",
             "--listen-unix", str(self.socket_dir / SOCKET_NAME), env=env,
