@@ -178,7 +178,8 @@ class PodmanProvider(BoxProvider):
         """Run the container attached, hand it its token on stdin, and watch it until it exits."""
         if request.network == "none" and launch.relay_dir is None:
             raise ProviderError(f"a box without a network cannot reach the relay at {launch.registry_url} "
-                                "(give the environment network = \"host\" or use the local relay)")
+                                "(the thread's sandbox gives no network access; the local relay, without "
+                                "relay_url, is reached through its unix socket)")
         image = request.image or await self.ensure_image()
         box_id = launch.environment_id
         argv = [*self._base(), *self._run_args(request, launch, box_id, image)]

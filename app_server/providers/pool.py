@@ -3,7 +3,9 @@
 A thread's lease is its box plus the exec-server environment connected to it. ``acquire`` hands back a
 lease whose exec-server is already registered and initialized, so the thread's first command runs at once.
 When the box dies, the lease's environment is closed at once (a command in flight ends as lost, not at
-the model's yield time) and the next ``acquire`` starts a new box. The reaper runs every
+the model's yield time) and the next ``acquire`` starts a new box. A box's network follows the thread's
+sandbox policy (``network_for``); a box that no longer fits a changed policy is replaced (``fits``), and
+warm boxes are made for the network the last thread asked for. The reaper runs every
 ``reap_interval_s``: it releases leases whose thread object is gone, and removes containers labelled as
 ours that no lease knows, and those of app-servers on this host that are no longer running.
 """

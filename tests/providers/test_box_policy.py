@@ -12,9 +12,13 @@ import pytest
 from app_server.providers.base import BOX_RELAY_DIR, Box, BoxLaunch, BoxRequest, Mount, ProviderError
 from app_server.providers.podman import PodmanProvider
 from app_server.providers.pool import BoxPool, Lease, PoolSettings
-from tests.providers.test_reaper import FakeEngine
+from tests.providers.test_reaper import FakeConnector, FakeEngine, FakeEnvironment
 
 WORK = Path("/srv/work")
+
+
+class Thread:
+    """Stands for the thread environment a lease follows (by weak reference)."""
 
 
 def lease(request: BoxRequest) -> Lease:
@@ -57,3 +61,33 @@ async def test_a_box_without_network_and_a_relay_elsewhere_is_refused_saying_why
     with pytest.raises(ProviderError) as raised:
         await PodmanProvider().start(BoxRequest(network="none"), launch)
     assert str(raised.value).startswith("a box without a network cannot reach the relay at https://relay.example")
+
+
+async def test_warm_boxes_follow_the_network_of_the_last_thread_that_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = FakeEngine([])
+    pool = BoxPool("box", engine, BoxRequest(network="host"), PoolSettings(size=1, reap_interval_s=3600))
+    made: list[BoxRequest] = []
+
+    async def new_lease(request: BoxRequest, thread_id: str) -> Lease:  # no engine, no relay: the lease only
+        made.append(request)
+        box_id = f"box-{len(made)}"
+        started = Lease(Box(box_id, BoxLaunch("unix:///x", box_id, "t", "box", pool.owner, thread_id)),
+                        FakeEnvironment(), FakeConnector(), request)  # type: ignore[arg-type]
+        pool._leases[box_id] = started
+        return started
+
+    monkeypatch.setattr(pool, "_new_lease", new_lease)
+    try:
+        pool.start()
+        await pool.wait_warm(10)
+        assert [r.network for r in made] == ["none"]  # at first: the default sandbox's (no network)
+        owner = Thread()
+        full = await pool.acquire("t1", owner, None, network=True)  # a thread with network access
+        assert full.request.network == "host" and full.box.box_id == "box-2"  # cold: no warm box fitted
+        await pool.wait_warm(10)
+        assert [r.network for r in made] == ["none", "host", "host"]  # the warm box is one of its kind now
+        assert engine.stopped == ["box-1"]  # and the one made for no network went
+        again = await pool.acquire("t2", owner, None, network=True)
+        assert again.box.box_id == "box-3"  # warm
+    finally:
+        await pool.close()
