@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 
+from app_server.environments import EnvironmentChoice, EnvironmentHub, ThreadEnvironment
+from app_server.protocol.turns import TurnStartParams
 from app_server.providers.base import BOX_RELAY_DIR, Box, BoxLaunch, BoxRequest, Mount, ProviderError
 from app_server.providers.podman import PodmanProvider
 from app_server.providers.pool import BoxPool, Lease, PoolSettings
+from app_server.threads.contracts import ThreadSettings
+from app_server.threads.overrides import apply_turn_overrides
 from tests.providers.test_reaper import FakeConnector, FakeEngine, FakeEnvironment
 
 WORK = Path("/srv/work")
@@ -91,3 +95,20 @@ async def test_warm_boxes_follow_the_network_of_the_last_thread_that_asked(monke
         assert again.box.box_id == "box-3"  # warm
     finally:
         await pool.close()
+
+
+@pytest.mark.parametrize(("policy", "mode", "allowed"), [
+    ({"type": "workspaceWrite", "networkAccess": True}, "workspace-write", True),
+    ({"type": "workspaceWrite"}, "workspace-write", False),
+    ({"type": "readOnly", "networkAccess": True}, "read-only", False),  # read-only: never a network
+    ({"type": "dangerFullAccess"}, "danger-full-access", True),
+])  # fmt: skip
+def test_a_turns_sandbox_policy_decides_whether_the_threads_box_has_a_network(
+    policy: dict[str, Any], mode: str, allowed: bool
+) -> None:
+    settings = ThreadSettings(model="m", model_provider="p", cwd=WORK, network_access=not allowed)
+    params = TurnStartParams.model_validate({"threadId": "t", "input": [], "sandboxPolicy": policy})
+    apply_turn_overrides(settings, params)
+    environment = ThreadEnvironment(EnvironmentHub(EnvironmentChoice("none", None), {}), snapshot=None,
+                                    settings=settings)  # fmt: skip
+    assert (settings.sandbox_mode, environment.network_allowed) == (mode, allowed)
