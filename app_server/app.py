@@ -392,8 +392,7 @@ class AppServer:
             task = snapshot.start(settings.cwd, captured)
             self._tasks.add(task)  # cancelled at shutdown, which kills a shell still capturing
             task.add_done_callback(self._tasks.discard)
-        environment = ThreadEnvironment(hub, snapshot=snapshot, thread_id=thread_id, cwd=settings.cwd,
-                                        sandbox_mode=settings.sandbox_mode)
+        environment = ThreadEnvironment(hub, snapshot=snapshot, thread_id=thread_id, settings=settings)
         await environment.refresh()
         return ThreadServices(environment=environment, skills=threads_skills_glue.ThreadSkills(self.skills_catalog),
                               exec_sessions=tools_unified_exec.UnifiedExec(),

@@ -21,7 +21,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from app_server.lazy import LazyModule
 from app_server.threads.prompt import EnvironmentStatus
@@ -44,7 +44,7 @@ else:
     exec_client_remote = LazyModule("exec_client.remote")
     providers = LazyModule("app_server.providers")
 
-__all__ = ["EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "ThreadEnvironment", "choose_environment"]
+__all__ = ["BoxPolicy", "EnvironmentChoice", "EnvironmentHub", "EnvironmentsConfigError", "ThreadEnvironment", "choose_environment"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +53,16 @@ URL_ENV_VAR = "CODEX_EXEC_SERVER_URL"
 #: The client name Codex's app-server gives its exec-server sessions.
 CLIENT_NAME = "codex-environment"
 CONNECT_TIMEOUT_S = 5.0
+#: How long a lost box's connection waits for the engine to report the container's exit (and why).
+BOX_EXIT_WAIT_S = 5.0
+
+
+class BoxPolicy(Protocol):
+    """What of a thread's settings decides its box (``threads.contracts.ThreadSettings`` is one)."""
+
+    cwd: Path
+    sandbox_mode: str
+    network_access: bool
 
 
 class EnvironmentsConfigError(Exception):
@@ -153,7 +163,14 @@ class EnvironmentHub:
         """A ready box for ``thread`` (a provided environment); raises ``ProviderError`` saying why not."""
         assert self.pool is not None
         read_only = thread.sandbox_mode == "read-only"
-        return await self.pool.acquire(thread.thread_id, thread, thread.cwd, read_only=read_only)
+        return await self.pool.acquire(thread.thread_id, thread, thread.cwd, read_only=read_only,
+                                       network=thread.network_allowed)
+
+    def fits(self, thread: ThreadEnvironment, lease: Lease) -> bool:
+        """Whether ``thread``'s box still suits its policy and workspace (a turn may have changed them)."""
+        assert self.pool is not None
+        return self.pool.fits(lease, thread.cwd, read_only=thread.sandbox_mode == "read-only",
+                              network=thread.network_allowed)
 
     async def get(self) -> tuple[EnvironmentSpawner | None, str | None]:
         """The spawner to use now, or None with the reason the environment is unusable."""
@@ -210,11 +227,11 @@ class ThreadEnvironment:
     """
 
     def __init__(self, hub: EnvironmentHub, *, snapshot: ShellSnapshot | None, thread_id: str = "",
-                 cwd: Path | None = None, sandbox_mode: str = "workspace-write") -> None:
+                 settings: BoxPolicy | None = None) -> None:
         self._hub = hub
-        #: The thread, workspace and sandbox a provided environment's box is made for (its label, its
-        #: workspace mount: read-only under the ``read-only`` sandbox).
-        self.thread_id, self.cwd, self.sandbox_mode = thread_id, cwd, sandbox_mode
+        #: The thread and its live settings a provided environment's box is made for (its label; its
+        #: workspace mount, read-only under the ``read-only`` sandbox; its network, see ``network_allowed``).
+        self.thread_id, self._settings = thread_id, settings
         self._lease: Lease | None = None
         self._box_lock = asyncio.Lock()  # parallel tool calls after a box died start one new box, not two
         self.id = hub.environment_id or "local"
@@ -227,6 +244,24 @@ class ThreadEnvironment:
         self.error: str | None = None
         #: thread/start asked for no environment (``environments: []``, the TUI's title threads): no tools.
         self.disabled = False
+
+    @property
+    def cwd(self) -> Path | None:
+        """The thread's working directory now (a provided environment's box mounts it)."""
+        return self._settings.cwd if self._settings is not None else None
+
+    @property
+    def sandbox_mode(self) -> str:
+        """The thread's sandbox mode now."""
+        return self._settings.sandbox_mode if self._settings is not None else "workspace-write"
+
+    @property
+    def network_allowed(self) -> bool:
+        """Whether the thread's policy gives its commands the network: full access, or workspace-write
+        with network access; read-only and plain workspace-write do not."""
+        mode = self.sandbox_mode
+        return mode == "danger-full-access" or (
+            mode == "workspace-write" and self._settings is not None and self._settings.network_access)
 
     def disable(self) -> None:
         """Give the thread no environment at all, whatever the server's default is."""
@@ -251,7 +286,8 @@ class ThreadEnvironment:
 
     async def _new_box(self) -> None:
         async with self._box_lock:
-            if self._lease is not None and not self._lease.dead and self._spawner is not None:
+            lease = self._lease
+            if lease is not None and not lease.dead and self._spawner is not None and self._hub.fits(self, lease):
                 return  # another call got one while this one waited
             await self.close()
             self._lease = await self._hub.lease(self)
@@ -260,8 +296,8 @@ class ThreadEnvironment:
     async def spawner(self) -> EnvironmentSpawner | None:
         """The spawner to run a command with now (reconnecting if needed), or None when there is none."""
         if self._hub.pool is not None and self.available:
-            if self._lease is None or self._lease.dead:
-                try:  # the box died (or was never had): the thread gets a new one
+            if self._lease is None or self._lease.dead or not self._hub.fits(self, self._lease):
+                try:  # the box died, was never had, or a turn changed the policy: the thread gets a new one
                     await self._new_box()
                 except providers.ProviderError as exc:
                     logger.warning("environment %s: no box for thread %s: %s", self.id, self.thread_id, exc)
@@ -270,6 +306,22 @@ class ThreadEnvironment:
         if self._spawner is None and self.available:
             await self.refresh()
         return self._spawner
+
+    async def lost_error(self) -> JsonObj | None:
+        """The ``TurnError`` ending a turn whose command the thread's box took with it, or None.
+
+        Only a provided environment's box counts (a local or plain exec-server loss is told to the model
+        and the turn goes on). The connection may close a moment before the engine reports the exit: that
+        is waited for, briefly. The next command gets a new box (``spawner``).
+        """
+        lease = self._lease
+        if lease is None or lease.released or not lease.dead:
+            return None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(lease.box.exited.wait(), BOX_EXIT_WAIT_S)
+        why = lease.box.why if lease.box.exited.is_set() else "its connection through the relay closed"
+        return {"message": f"environment `{self.id}` was lost mid-command: {why}", "codexErrorInfo": "other",
+                "additionalDetails": None, "misalignment": None}
 
     async def close(self) -> None:
         """Release the thread's box, if it has one (the thread unloads, or its box died)."""

@@ -10,6 +10,9 @@ boxes, ``app_server/providers/relay_link.py``): it reads one command a line from
 on stdout, and end of file stops the relay (its owner is gone). Commands: ``grant ENV`` (answer: a new token
 for that environment's register and validate only, ``DevRegistry.grant``), ``revoke ENV`` (``ok``),
 ``connected ENV`` (``yes``/``no``: is its executor on the rendezvous).
+
+``--listen-unix PATH`` also serves both endpoints on a unix socket (``relay/unix_front.py``): an executor
+in a box without a network registers with ``--remote unix://PATH``.
 """
 
 from __future__ import annotations
@@ -63,6 +66,12 @@ def add_relay_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--capture", default=None, metavar="FILE", help="append every relayed frame to FILE as JSON lines"
+    )
+    parser.add_argument(
+        "--listen-unix",
+        default=None,
+        metavar="PATH",
+        help="also serve registry and rendezvous on this unix socket (for executors without a network)",
     )
     parser.add_argument(
         "--control-stdin",
@@ -120,10 +129,12 @@ async def run_relay(args: argparse.Namespace) -> int:
     capture = Path(args.capture) if args.capture else None
     try:
         relay = await start_relay(
-            tokens, host=host, port=port, rendezvous_port=ws_port, capture=capture, policy=policy
+            tokens, host=host, port=port, rendezvous_port=ws_port, capture=capture, policy=policy,
+            unix_path=Path(args.listen_unix) if getattr(args, "listen_unix", None) else None,
         )
     except OSError as exc:
-        print(f"error: cannot listen on {host}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{host} / {args.listen_unix}" if getattr(args, "listen_unix", None) else host
+        print(f"error: cannot listen on {where}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(relay.registry_url, flush=True)
     print(relay.rendezvous_url, flush=True)

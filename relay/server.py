@@ -14,6 +14,7 @@ from relay.capture import FrameCapture
 from relay.http import HttpRequest, HttpResponse, start_http_server
 from relay.registry import AuthorizationPolicy, DevRegistry
 from relay.rendezvous import Rendezvous
+from relay.unix_front import UnixFront, start_unix_front
 
 __all__ = ["RunningRelay", "start_relay"]
 
@@ -34,9 +35,13 @@ class RunningRelay:
     _http: asyncio.Server
     _ws: Server
     _capture: FrameCapture | None
+    #: The unix socket in front of both (``unix_path``), for boxes without a network.
+    unix: UnixFront | None = None
 
     async def close(self) -> None:
-        """Stop both listeners and wait (bounded) for them to close."""
+        """Stop the listeners and wait (bounded) for them to close."""
+        if self.unix is not None:
+            await self.unix.close()
         self._http.close()
         self._ws.close()
         with contextlib.suppress(TimeoutError):
@@ -55,8 +60,10 @@ async def start_relay(
     rendezvous_port: int = 0,
     capture: Path | None = None,
     policy: AuthorizationPolicy | None = None,
+    unix_path: Path | None = None,
 ) -> RunningRelay:
-    """Bind the rendezvous first (the registry hands out its URL), then the registry."""
+    """Bind the rendezvous first (the registry hands out its URL), then the registry, then (with
+    ``unix_path``) the unix socket in front of both (``relay.unix_front``)."""
     registry = DevRegistry(tokens, policy=policy)
     frame_capture = FrameCapture(capture) if capture is not None else None
     rendezvous = Rendezvous(registry, frame_capture)
@@ -80,6 +87,14 @@ async def start_relay(
         ws_server.close()
         raise
     http_port = http_server.sockets[0].getsockname()[1]
+    unix: UnixFront | None = None
+    if unix_path is not None:
+        try:
+            unix = await start_unix_front(unix_path, host, http_port, ws_port)
+        except OSError:
+            http_server.close()
+            ws_server.close()
+            raise
     return RunningRelay(
         registry=registry,
         rendezvous=rendezvous,
@@ -88,4 +103,5 @@ async def start_relay(
         _http=http_server,
         _ws=ws_server,
         _capture=frame_capture,
+        unix=unix,
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
+    "BOX_RELAY_DIR",
     "LABEL_BOX",
     "LABEL_ENVIRONMENT",
     "LABEL_OWNER",
@@ -36,6 +37,8 @@ LABEL_OWNER = "pycodex.owner"  # "<host>:<pid>" of the app-server that started i
 LABEL_THREAD = "pycodex.thread"
 LABEL_ENVIRONMENT = "pycodex.environment"  # the configured environment name (`[environments.NAME]`)
 LABEL_BOX = "pycodex.box"  # the box's own id, which is also its relay environment id
+#: Where a box sees the directory of the relay's unix socket (``BoxLaunch.relay_dir``), read-only.
+BOX_RELAY_DIR = Path("/run/pycodex-relay")
 
 
 class ProviderError(Exception):
@@ -69,7 +72,8 @@ class BoxRequest:
     workspace: Path | None = None
     #: The thread's sandbox is read-only: its workspace is mounted read-only.
     workspace_read_only: bool = False
-    #: "host": share the host's network (reaches a loopback relay); "none": no network beyond the relay.
+    #: "host": share the host's network; "bridge": the engine's own network; "none": no network at all
+    #: (the relay's unix socket is still mounted). The pool picks it from the thread's sandbox policy.
     network: str = "host"
 
 
@@ -84,6 +88,10 @@ class BoxLaunch:
     owner: str
     #: The thread a cold box is started for ("" for a warm-pool box).
     thread_id: str = ""
+    #: The host directory holding the relay's unix socket, mounted at ``BOX_RELAY_DIR`` (``registry_url``
+    #: is then ``unix://…`` inside it): how a box without a network reaches the relay. None: a relay
+    #: elsewhere, reached over the box's network.
+    relay_dir: Path | None = None
 
 
 @dataclass

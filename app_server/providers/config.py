@@ -12,6 +12,7 @@ In ``CODEX_HOME/environments.toml``, beside the ``url = "ws://…"`` environment
     pids_limit = 512
     mounts = ["/data:/data:ro"]  # "SRC:DST[:ro|rw]", read-only unless ":rw"
     env = { LANG = "C.UTF-8" }
+    network = "host"             # a thread with network access: "host" or "bridge"; "none": never any
     pool_size = 2                # boxes kept warm for fast thread start
     reap_interval_s = 30
     start_timeout_s = 60

@@ -1,4 +1,4 @@
-"""Boxes as Kubernetes pods, through the official ``kubernetes`` client (``pip install kubernetes``).
+"""Boxes as Kubernetes pods, through the official ``kubernetes`` client (an optional extra: ``kubernetes``).
 
 Each box is one pod (``restartPolicy: Never``) running ``python -m pycodex exec-server --remote`` from an
 image that has pycodex installed (``image`` in the table; deploy/kubernetes/ shows one), with its
@@ -29,7 +29,11 @@ from app_server.providers.base import (
     ProviderError,
 )
 
-__all__ = ["KubernetesProvider", "pod_manifest"]
+__all__ = ["KUBERNETES_MISSING", "KubernetesProvider", "pod_manifest"]
+
+#: What a thread start says where the client is missing: the extra that brings it.
+KUBERNETES_MISSING = ("the kubernetes client is not installed: install the pycodex[kubernetes] extra "
+                      "(pip install 'pycodex[kubernetes]')")
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +119,7 @@ class KubernetesProvider(BoxProvider):
             client = importlib.import_module("kubernetes.client")
             config = importlib.import_module("kubernetes.config")
         except ImportError:
-            raise EngineUnavailable("the kubernetes client is not installed (pip install kubernetes)") from None
+            raise EngineUnavailable(KUBERNETES_MISSING) from None
         try:
             config.load_kube_config()
         except Exception:

@@ -1,8 +1,9 @@
 """Boxes as Podman (or Docker) containers, driven through the engine's own CLI.
 
 Each box is ``<engine> run -i --rm`` of the local image (``app_server.providers.image``) or a configured
-one, labelled with pycodex's labels, on the host network (a loopback relay is reachable) but with a
-hostname, filesystem, PID and IPC namespace of its own. The interpreter, virtualenv and source tree are
+one, labelled with pycodex's labels, with a hostname, filesystem, PID and IPC namespace of its own, and
+the network its thread's sandbox policy allows (``none``, or the configured ``host``/``bridge``); it
+reaches the relay through the relay's unix socket, mounted read-only. The interpreter, virtualenv and source tree are
 mounted read-only, the thread's workspace read-write at its own path. The attached ``run`` process is kept:
 its stdin carries the registration token and then stays open as the box's dead man's switch
 (``box_main``), and its exit is how the provider learns that the container died.
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from app_server.providers import image as box_image
 from app_server.providers.base import (
+    BOX_RELAY_DIR,
     LABEL_BOX,
     LABEL_ENVIRONMENT,
     LABEL_OWNER,
@@ -158,6 +160,8 @@ class PodmanProvider(BoxProvider):
         mounts = list(runtime.mounts()) + list(request.mounts)
         for mount in mounts:
             args += ["-v", f"{mount.source}:{mount.target}:{'ro' if mount.read_only else 'rw'}"]
+        if launch.relay_dir is not None:  # the relay's unix socket: reachable with no network at all
+            args += ["-v", f"{launch.relay_dir}:{BOX_RELAY_DIR}:ro"]
         if request.workspace is not None:
             mode = "ro" if request.workspace_read_only else "rw"
             args += ["-v", f"{request.workspace}:{request.workspace}:{mode}", "-w", str(request.workspace)]
@@ -172,6 +176,10 @@ class PodmanProvider(BoxProvider):
 
     async def start(self, request: BoxRequest, launch: BoxLaunch) -> Box:
         """Run the container attached, hand it its token on stdin, and watch it until it exits."""
+        if request.network == "none" and launch.relay_dir is None:
+            raise ProviderError(f"a box without a network cannot reach the relay at {launch.registry_url} "
+                                "(the thread's sandbox gives no network access; the local relay, without "
+                                "relay_url, is reached through its unix socket)")
         image = request.image or await self.ensure_image()
         box_id = launch.environment_id
         argv = [*self._base(), *self._run_args(request, launch, box_id, image)]

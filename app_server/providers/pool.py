@@ -3,7 +3,9 @@
 A thread's lease is its box plus the exec-server environment connected to it. ``acquire`` hands back a
 lease whose exec-server is already registered and initialized, so the thread's first command runs at once.
 When the box dies, the lease's environment is closed at once (a command in flight ends as lost, not at
-the model's yield time) and the next ``acquire`` starts a new box. The reaper runs every
+the model's yield time) and the next ``acquire`` starts a new box. A box's network follows the thread's
+sandbox policy (``network_for``); a box that no longer fits a changed policy is replaced (``fits``), and
+warm boxes are made for the network the last thread asked for. The reaper runs every
 ``reap_interval_s``: it releases leases whose thread object is gone, and removes containers labelled as
 ours that no lease knows, and those of app-servers on this host that are no longer running.
 """
@@ -78,6 +80,8 @@ class Lease:
     box: Box
     environment: ExecServerEnvironment
     connector: RemoteEnvironmentConnector
+    #: What the box was started with (its workspace mount and network): ``BoxPool.fits`` compares it.
+    request: BoxRequest = field(default_factory=BoxRequest)
     thread_id: str = ""
     #: The object whose life the lease follows (the thread's environment); gone = reap.
     owner: weakref.ref[object] | None = None
@@ -101,6 +105,8 @@ class BoxPool:
         self.relay = relay or RelayLink()
         self.owner = owner_label()
         self._warm: list[Lease] = []
+        #: The network warm boxes get: the last thread's (at first none, the default sandbox's).
+        self._warm_network = "none"
         self._leases: dict[str, Lease] = {}  # box id -> lease (warm ones included)
         self._starting = 0
         #: Boxes started but not registered yet: the reaper must not take them for leftovers.
@@ -137,11 +143,32 @@ class BoxPool:
         await self.relay.close()
 
     # -- leases -----------------------------------------------------------------------------------
-    async def acquire(self, thread_id: str, owner: object, cwd: Path | None, *, read_only: bool = False) -> Lease:
+    def network_for(self, allowed: bool) -> str:
+        """The box network of a thread whose sandbox policy allows the network (or not): ``none`` without
+        it, the configured one (``host`` unless said) with it; ``network = "none"`` never gives one."""
+        return self.request.network if allowed else "none"
+
+    def fits(self, lease: Lease, cwd: Path | None, *, read_only: bool = False, network: bool = False) -> bool:
+        """Whether ``lease``'s box still suits the thread's policy (after a turn changed it: a new box)."""
+        made = lease.request
+        if made.network != self.network_for(network) or made.workspace_read_only != read_only:
+            return False
+        if cwd is None or (made.workspace is not None and cwd.is_relative_to(made.workspace)):
+            return True
+        return not read_only and self._covers(cwd)
+
+    async def acquire(self, thread_id: str, owner: object, cwd: Path | None, *, read_only: bool = False,
+                      network: bool = False) -> Lease:
         """A ready box for ``thread_id``: a warm one when it sees ``cwd`` as the thread may (read-write
-        unless ``read_only``), else a new one with ``cwd`` mounted so."""
+        unless ``read_only``) on the network its policy gives (``network_for``), else a new one so."""
         self.start()
         await self.check()
+        wanted = self.network_for(network)
+        if wanted != self._warm_network:  # warm boxes follow the last thread's policy
+            self._warm_network = wanted
+            for stale in [w for w in self._warm if w.request.network != wanted]:
+                self._warm.remove(stale)
+                self.release_soon(stale)
         lease: Lease | None = None
         while self._warm and self._covers(cwd) and not read_only:
             candidate = self._warm.pop(0)
@@ -151,7 +178,7 @@ class BoxPool:
             await self.release(candidate)
         if lease is None:
             workspace = None if self._covers(cwd) and not read_only else cwd
-            request = replace(self.request, workspace=workspace, workspace_read_only=read_only)
+            request = replace(self.request, workspace=workspace, workspace_read_only=read_only, network=wanted)
             lease = await self._new_lease(request, thread_id)
         lease.thread_id, lease.owner = thread_id, weakref.ref(owner)
         self._refill()
@@ -165,8 +192,9 @@ class BoxPool:
 
     async def _new_lease(self, request: BoxRequest, thread_id: str) -> Lease:
         box_id = f"box-{secrets.token_hex(6)}"
-        url = await self.relay.registry_url()
-        launch = BoxLaunch(url, box_id, await self.relay.grant(box_id), self.name, self.owner, thread_id)
+        await self.relay.registry_url()  # the child relay runs (and has its socket) before a box dials it
+        launch = BoxLaunch(self.relay.box_registry_url, box_id, await self.relay.grant(box_id), self.name,
+                           self.owner, thread_id, relay_dir=self.relay.socket_dir)
         self._pending.add(box_id)
         try:
             box = await self.provider.start(request, launch)
@@ -182,7 +210,7 @@ class BoxPool:
                 raise ProviderError(f"the box could not be reached through the relay: {exc}") from exc
         finally:
             self._pending.discard(box_id)
-        lease = Lease(box, environment, connector)
+        lease = Lease(box, environment, connector, request)
         self._leases[box_id] = lease
         self._spawn(self._on_exit(lease), f"box-exit-{box_id}")
         return lease
@@ -227,14 +255,15 @@ class BoxPool:
     async def _warm_one(self) -> None:
         try:
             await self.check()
-            lease = await self._new_lease(self.request, "")
+            lease = await self._new_lease(replace(self.request, network=self._warm_network), "")
         except ProviderError as exc:
             logger.warning("environment %s: warming a box failed: %s", self.name, exc)
             return
         finally:
             self._starting -= 1
-        if self._closed:
+        if self._closed or lease.request.network != self._warm_network:  # closed, or made for a past policy
             await self.release(lease)
+            self._refill()
         else:
             self._warm.append(lease)
             self._warmed.set()

@@ -3,9 +3,10 @@
 By default the app-server starts ``python -m relay --control-stdin`` on 127.0.0.1 with a harness token only
 it knows, and asks it over that control channel for one token per box (``grant``): the token lets that box
 register and validate as its own environment id and nothing else, and is withdrawn (``revoke``) when the box
-is released. The relay ends when the app-server does: its control stdin reaches end of file. A relay
-elsewhere (``relay_url``: a cluster's relay Service) takes one configured token for both sides, since
-minting needs the relay's own process.
+is released. Boxes reach it through its unix socket (``--listen-unix``), in a private directory each box
+mounts read-only, so a box with no network at all still registers. The relay ends when the app-server
+does: its control stdin reaches end of file. A relay elsewhere (``relay_url``: a cluster's relay Service)
+takes one configured token for both sides, since minting needs the relay's own process.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ import asyncio
 import contextlib
 import os
 import secrets
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app_server.lazy import LazyModule
-from app_server.providers.base import Box, ProviderError
+from app_server.providers.base import BOX_RELAY_DIR, Box, ProviderError
 from exec_client.environment import ExecServerEnvironment
 
 if TYPE_CHECKING:
@@ -35,6 +39,8 @@ CLIENT_NAME = "codex-environment"
 _POLL_S = 0.05
 START_TIMEOUT_S = 30.0
 ANSWER_TIMEOUT_S = 10.0
+#: The child relay's unix socket, in its private directory (``RelayLink.socket_dir``).
+SOCKET_NAME = "relay.sock"
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,8 @@ class RelayLink:
         self._harness_token = external.token if external is not None else secrets.token_urlsafe(32)
         self._proc: asyncio.subprocess.Process | None = None
         self._url: str | None = None
+        #: The child relay's private directory (mode 0700) holding its unix socket; boxes mount it.
+        self.socket_dir: Path | None = None
         self._start_lock = asyncio.Lock()
         self._ask_lock = asyncio.Lock()  # one command at a time: answers come back in order
 
@@ -65,10 +73,21 @@ class RelayLink:
                 self._url = await self._start()
             return self._url
 
+    @property
+    def box_registry_url(self) -> str:
+        """The registry URL as a box dials it: the unix socket in ``BOX_RELAY_DIR``, or the relay elsewhere."""
+        if self._external is not None:
+            return self._external.registry_url
+        return f"unix://{BOX_RELAY_DIR / SOCKET_NAME}"
+
     async def _start(self) -> str:
         env = dict(os.environ, PYCODEX_RELAY_TOKEN=self._harness_token)
+        # A new private directory per relay (boxes of a relay that died could not register again anyway):
+        # the relay makes it (0700) and removes it when it ends, even after this process was killed.
+        self.socket_dir = Path(tempfile.gettempdir()) / f"pycodex-relay-{secrets.token_hex(8)}"
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "relay", "--listen", "127.0.0.1:0", "--control-stdin", env=env,
+            sys.executable, "-m", "relay", "--listen", "127.0.0.1:0", "--control-stdin",
+            "--listen-unix", str(self.socket_dir / SOCKET_NAME), env=env,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         assert proc.stdout is not None
@@ -147,6 +166,9 @@ class RelayLink:
         proc, self._proc, self._url = self._proc, None, None
         if proc is not None:
             await _stop(proc)
+        folder, self.socket_dir = self.socket_dir, None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> None:

@@ -134,4 +134,6 @@ def apply_turn_overrides(s: ThreadSettings, params: TurnOverrides) -> bool:
         roots = getattr(policy, "writable_roots", None)
         if kind == "workspaceWrite" and roots is not None:
             s.writable_roots = [str(r) for r in roots]
+        # The policy's network access (workspace-write's; read-only has none, full access has it anyway).
+        s.network_access = kind == "workspaceWrite" and getattr(policy, "network_access", False) is True
     return s.to_record() != before or s.permission_profile != profile_before

@@ -35,7 +35,7 @@ from pycodex import otel
 from pycodex.json_types import JsonObj
 from pycodex.log_context import bind_turn
 
-__all__ = ["TurnCancelled", "TurnRunner"]
+__all__ = ["TurnCancelled", "TurnFailed", "TurnRunner"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +79,14 @@ def _tagged_text(item: JsonObj, tag: str) -> str | None:
 
 class TurnCancelled(Exception):
     """The user cancelled from an approval prompt: the turn ends as interrupted."""
+
+
+class TurnFailed(Exception):
+    """A tool ended the turn as failed (its environment was lost): ``error`` is the ``TurnError``."""
+
+    def __init__(self, error: JsonObj) -> None:
+        super().__init__(error.get("message"))
+        self.error = error
 
 
 class TurnRunner:
@@ -150,6 +158,8 @@ class TurnRunner:
             outcome = TurnEvent.ABORT
         except ModelError as exc:
             outcome, error = TurnEvent.FAIL, exc.payload.to_wire()
+        except TurnFailed as exc:
+            outcome, error = TurnEvent.FAIL, exc.error
         except Exception as exc:  # a bug must still end the turn exactly once
             logger.exception("turn %s crashed", turn.id)
             outcome, error = TurnEvent.FAIL, {"message": f"internal error: {exc}", "codexErrorInfo": "other",
@@ -400,6 +410,8 @@ class TurnRunner:
                         self._unanswered.pop(action.call_id, None)
                         if outcome.end_turn:
                             raise TurnCancelled()
+                        if outcome.turn_error is not None:
+                            raise TurnFailed(outcome.turn_error)
                     elif isinstance(action, Completed):
                         await self._usage(action.usage)
                         await self._record_history(await self._goal.response_done(mid_work=called_tools))

@@ -35,6 +35,9 @@ class ToolOutcome:
     end_turn: bool = False
     #: More items answering the same call, recorded after ``output`` (code mode's ``notify`` texts).
     extra: tuple[JsonObj, ...] = ()
+    #: The call's environment was lost under it (a provided environment's box exited): after recording
+    #: ``output`` the turn ends as failed with this ``TurnError``.
+    turn_error: JsonObj | None = None
 
 
 class ToolThread(Protocol):

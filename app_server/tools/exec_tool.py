@@ -69,7 +69,7 @@ async def _run(ctx: ToolContext, call: ToolCall) -> str | ToolOutcome:
     if call.name == "exec_command":
         return await _exec_command(ctx, call, args)
     if call.name == "write_stdin":
-        return await _write_stdin(ctx, args)
+        return await _write_stdin(ctx, call, args)
     return f"unsupported call: {call.name}"
 
 
@@ -171,7 +171,19 @@ async def _exec_command(ctx: ToolContext, call: ToolCall, args: JsonObj) -> str 
         # completes it when the process exits, whichever turn is running by then.
         sessions.watch(session, _complete_on_exit(ctx, session, item, t0),
                        name=f"exec-item-{call.call_id}")
-    return _result_text("exec_command", result, args)
+    return await _lost_ends_turn(ctx, call, result, _result_text("exec_command", result, args))
+
+
+async def _lost_ends_turn(ctx: ToolContext, call: ToolCall, result: CollectResult, text: str) -> str | ToolOutcome:
+    """``text``; or, when the process went with its environment's box, the outcome that fails the turn.
+
+    Only a provided environment says so (``ThreadEnvironment.lost_error``): a local or plain exec-server
+    loss is told to the model and the turn goes on.
+    """
+    if result.lost is None:
+        return text
+    error = await ctx.thread.services.environment.lost_error()
+    return text if error is None else ToolOutcome(call_output(call, text), turn_error=error)
 
 
 def _result_text(tool: str, result: CollectResult, args: JsonObj) -> str:
@@ -229,7 +241,7 @@ async def _allowed_by_rules(thread: ToolThread, argv: list[str]) -> bool:
     return execpolicy.matches_prefix(argv, prefixes)
 
 
-async def _write_stdin(ctx: ToolContext, args: JsonObj) -> str:
+async def _write_stdin(ctx: ToolContext, call: ToolCall, args: JsonObj) -> str | ToolOutcome:
     session_id = _int_arg(args, "session_id")
     if session_id is None:
         return "failed to parse function arguments: missing field `session_id`"
@@ -246,7 +258,7 @@ async def _write_stdin(ctx: ToolContext, args: JsonObj) -> str:
         return f"write_stdin failed: {exc}"
     default = DEFAULT_WRITE_YIELD_MS if chars else DEFAULT_POLL_YIELD_MS
     result = await sessions.collect(session, clamp_yield_ms(args.get("yield_time_ms"), default), t0)
-    return _result_text("write_stdin", result, args)
+    return await _lost_ends_turn(ctx, call, result, _result_text("write_stdin", result, args))
 
 
 async def _ask(ctx: ToolContext, item: JsonObj, argv: list[str], cmd: str, args: JsonObj) -> approvals.Decision:

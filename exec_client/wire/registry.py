@@ -59,9 +59,14 @@ def _phrase(status: int) -> str:
         return ""
 
 
-def new_http_client() -> httpx.AsyncClient:
-    """The HTTP client for registry calls: bounded timeout, no redirects, no proxy settings, no user agent."""
-    client = httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S, follow_redirects=False, trust_env=False)
+def new_http_client(uds: str | None = None) -> httpx.AsyncClient:
+    """The HTTP client for registry calls: bounded timeout, no redirects, no proxy settings, no user agent.
+
+    ``uds``: every request goes over that unix socket (a relay's ``--listen-unix``), whatever the URL's host.
+    """
+    transport = httpx.AsyncHTTPTransport(uds=uds) if uds is not None else None
+    client = httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S, follow_redirects=False, trust_env=False,
+                               transport=transport)
     client.headers.pop("user-agent", None)  # Codex sends none
     return client
 

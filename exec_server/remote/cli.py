@@ -3,6 +3,8 @@
 Bearer for the registry: ``CODEX_API_KEY``, or one line read from stdin with
 ``--registration-bearer-stdin``. Registration failure exits 1 (no retry), as Codex 0.169.0 does.
 ``--name`` is accepted for compatibility; 0.169.0 does not send it to the registry either.
+``--remote unix:///PATH`` (pycodex's own) reaches a relay's ``--listen-unix`` socket: registry calls and the
+rendezvous websocket both go over it, so an executor in a box without a network can still serve.
 """
 
 from __future__ import annotations
@@ -32,14 +34,19 @@ class _UsageError(Exception):
     pass
 
 
+#: The base URL registry calls name when they go over a unix socket (the socket is what routes them).
+UNIX_BASE_URL = "http://localhost"
+
+
 def _check(args: argparse.Namespace) -> tuple[str, str]:
     remote = getattr(args, "remote", None)
     environment_id = getattr(args, "environment_id", None)
     if not remote:
         raise _UsageError("--remote URL is required for remote mode")
     parts = urlsplit(remote)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise _UsageError(f"--remote must be an http(s) URL, got {remote!r}")
+    unix = parts.scheme == "unix" and parts.path.startswith("/") and not parts.netloc
+    if not unix and (parts.scheme not in ("http", "https") or not parts.hostname):
+        raise _UsageError(f"--remote must be an http(s) URL or unix:///PATH, got {remote!r}")
     if not environment_id:
         raise _UsageError("--remote requires --environment-id")
     if getattr(args, "remote_transport", "noise") != "noise":
@@ -71,8 +78,10 @@ async def run_remote_executor(args: argparse.Namespace, make_session: SessionFac
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    async with new_http_client() as http:
-        executor = RemoteExecutor(RegistryClient(http, remote, environment_id, token), make_session)
+    socket_path = urlsplit(remote).path if remote.startswith("unix:") else None
+    async with new_http_client(uds=socket_path) as http:
+        registry = RegistryClient(http, UNIX_BASE_URL if socket_path else remote, environment_id, token)
+        executor = RemoteExecutor(registry, make_session, unix_socket=socket_path)
         try:
             registration = await executor.register()
         except (RegistryError, RegistryResponseError) as exc:

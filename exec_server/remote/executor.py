@@ -10,13 +10,14 @@ the connection is dropped when no Pong came 60 s after a Ping.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from exec_client.wire.backoff import Backoff
@@ -59,8 +60,11 @@ class RemoteExecutor:
         backoff: Backoff | None = None,
         keepalive: Keepalive | None = None,
         open_timeout: float = 30.0,
+        unix_socket: str | None = None,
     ) -> None:
         self._registry = registry
+        #: Dial the rendezvous over this unix socket (a relay's ``--listen-unix``) instead of its URL's host.
+        self._unix_socket = unix_socket
         self._make_session = make_session
         self.static_key = static_key or HybridStaticKey.generate()
         self._backoff = backoff or Backoff()
@@ -108,7 +112,9 @@ class RemoteExecutor:
 
     async def _dial(self, url: str) -> ClientConnection:
         log.info("dialing rendezvous %s", _redacted(url))
-        return await connect(
+        # A relay's unix socket (``--remote unix://PATH``) carries the same websocket as its TCP listener.
+        dial = connect if self._unix_socket is None else functools.partial(unix_connect, self._unix_socket)
+        return await dial(
             url,
             additional_headers={"X-Request-ID": f"req_{uuid.uuid4().hex}"},
             compression=None,

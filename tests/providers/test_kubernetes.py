@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import sys
+import tomllib
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 import yaml
 
-from app_server.providers.base import LABEL_BOX, LABEL_OWNER, BoxLaunch, BoxRequest
+from app_server.providers.base import LABEL_BOX, LABEL_OWNER, BoxLaunch, BoxRequest, EngineUnavailable
 from app_server.providers.kubernetes import KubernetesProvider, pod_manifest
 from app_server.providers.pool import owner_label
 from tests.support.paths import REPO_ROOT
@@ -130,3 +133,20 @@ async def test_the_provider_creates_watches_lists_and_deletes_a_box_through_the_
     await provider.stop(box)
     await provider.remove("pycodex-box-aaaaaaaaaaaa")  # gone already: no error
     assert api.pods == {} and api.secrets == {}
+
+
+async def test_without_the_client_the_engine_check_names_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # None in sys.modules makes `import kubernetes` raise ImportError, installed or not.
+    monkeypatch.setitem(sys.modules, "kubernetes", None)
+    monkeypatch.setitem(sys.modules, "kubernetes.client", None)
+    with pytest.raises(EngineUnavailable) as raised:
+        await KubernetesProvider(image="localhost/pycodex:latest").check()
+    assert str(raised.value) == (
+        "the kubernetes client is not installed: install the pycodex[kubernetes] extra "
+        "(pip install 'pycodex[kubernetes]')"
+    )
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    [requirement] = pyproject["project"]["optional-dependencies"]["kubernetes"]
+    assert requirement.startswith("kubernetes>=")

@@ -115,12 +115,11 @@ async def test_two_threads_get_two_containers_and_archive_releases_one(
     await stop_server(client, owners)
 
 
-async def test_a_container_killed_mid_command_ends_the_turn_and_the_next_turn_gets_a_new_box(
+async def test_a_container_killed_mid_command_fails_the_turn_and_the_next_turn_gets_a_new_box(
     app_server, fake_model, codex_home: Path, workspace: Path, owners: list[str]
 ) -> None:
     model = await fake_model([
         {"output": [exec_call("c1", "echo started; exec sleep 120", workdir=str(workspace), yield_time_ms=30_000)]},
-        {"output": [message("the box died")]},
         {"output": [exec_call("c2", "hostname", workdir=str(workspace))]},
         {"output": [message("done")]},
     ])
@@ -133,13 +132,22 @@ async def test_a_container_killed_mid_command_ends_the_turn_and_the_next_turn_ge
     await client.wait_notification("item/commandExecution/outputDelta", lambda p: "started" in p["delta"], timeout=STEP)
     await podman("kill", first["name"])
     done = await client.wait_notification("turn/completed", timeout=STEP)
-    assert done["params"]["turn"]["status"] == "completed"
+    turn_error = done["params"]["turn"]["error"]
+    assert done["params"]["turn"]["status"] == "failed", done
+    assert turn_error["message"].startswith(
+        f"environment `box` was lost mid-command: the podman container {first['name']} exited (137)"), turn_error
+    [error] = client.notifications("error")  # as for a model stream that failed: one error, no retry
+    assert error["params"]["error"] == turn_error and error["params"]["willRetry"] is False
     [lost] = command_items(client)
     assert lost["status"] == "failed" and lost["exitCode"] is None
-    told = outputs(model)["c1"]  # the model learnt that the command's box went away
-    assert told.startswith("exec_command failed: ") and "started" in told, told
+    # Exactly one turn/completed (a thread/read round trip lets any second one arrive first).
+    await client.call("thread/read", {"threadId": thread, "includeTurns": True})
+    assert len(client.notifications("turn/completed")) == 1
+    assert len(model.requests()) == 1  # the turn ended there: the model was not asked again
     turn = await run_turn(client, thread, "again", timeout=STEP)
     assert turn["status"] == "completed"
+    told = outputs(model)["c1"]  # the next request still answers the lost call, saying what happened
+    assert told.startswith("exec_command failed: ") and "started" in told, told
     hostname = command_items(client)[1]["aggregatedOutput"].strip()
     assert hostname.startswith("box-") and hostname != first["box"]
     [second] = await wait_containers(owners[0], 1)
@@ -152,7 +160,8 @@ async def test_a_warm_pool_hands_a_thread_a_box_already_running(
 ) -> None:
     model = await fake_model([{"output": [exec_call("c1", "hostname", workdir=str(workspace))]},
                               {"output": [message("done")]}])  # fmt: skip
-    model_config(codex_home, model.url, sandbox_mode="danger-full-access")
+    # Warm boxes are made for the default sandbox (workspace-write, no network): this thread's.
+    model_config(codex_home, model.url, sandbox_mode="workspace-write")
     write_environments(codex_home, pool_size=1, reap_interval_s=1, mounts=[f"{workspace}:{workspace}:rw"])
     client = await start_server(app_server, owners)
     pool = client.app.environments.pool

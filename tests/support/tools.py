@@ -36,6 +36,7 @@ CODEX_RELEASE_REASON = ("Codex {version} is not in the compat build cache and np
                         "(offline?): set PYCODEX_COMPAT_CACHE to a cache that holds it")
 GRPC_REASON = "grpcio (the `otel` extra's gRPC exporter) is not installed (pip install -e '.[test]')"
 PODMAN_REASON = "podman not installed or cannot run a container (.ci/run installs Debian's podman and runc)"
+DOCKER_REASON = "the docker CLI is not on PATH"
 KUBERNETES_REASON = "no Kubernetes cluster reachable (KUBECONFIG) or the kubernetes client not installed"
 
 #: The compat build cache as the run found it: tests run with an empty $HOME (tests/conftest.py), under which
@@ -169,6 +170,14 @@ def require_podman() -> str:
     if tag is None:
         pytest.skip(PODMAN_REASON)
     return tag
+
+
+def require_docker_cli() -> str:
+    """The docker CLI's path (a daemon is not needed); skips when there is none."""
+    binary = shutil.which("docker")
+    if binary is None:
+        pytest.skip(DOCKER_REASON)
+    return binary
 
 
 def require_kubernetes() -> None:
