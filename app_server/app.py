@@ -394,7 +394,7 @@ class AppServer:
             task.add_done_callback(self._tasks.discard)
         environment = ThreadEnvironment(hub, snapshot=snapshot, thread_id=thread_id, settings=settings)
         await environment.refresh()
-        return ThreadServices(environment=environment, skills=threads_skills_glue.ThreadSkills(self.skills_catalog),
+        return ThreadServices(environment=environment, skills=threads_skills_glue.ThreadSkills(lambda: self.skills_catalog),
                               exec_sessions=tools_unified_exec.UnifiedExec(),
                               mcp=self.mcp.open_thread(thread_id, lambda: settings.approval_policy),
                               read_states=self.thread_state, agents=self.agents)

@@ -154,7 +154,13 @@ class ThreadManager:
         # Services first: a thread whose environment cannot be had (a provider's engine is down) is refused
         # before anything of it is stored.
         services = await self._services(thread_id, settings)
-        writer = await asyncio.to_thread(self.store.create_thread, meta)
+        try:
+            writer = await asyncio.to_thread(self.store.create_thread, meta)
+        except BaseException:
+            await services.environment.close()  # a provided environment's box is not left for the reaper
+            if services.mcp is not None:
+                await services.mcp.close()
+            raise
         thread = ThreadRuntime(thread_id=thread_id, meta=meta, settings=settings, writer=writer, services=services)
         await self._register(thread, session)
         return thread

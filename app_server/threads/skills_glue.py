@@ -7,7 +7,7 @@ A thread is seen through ``SkillsThread`` (its cwd and its environment) rather t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -62,7 +62,10 @@ class SkillsThread(Protocol):
 class ThreadSkills:
     """Per-thread skills state, kept in ``ThreadRuntime.services.skills``."""
 
-    def __init__(self, catalog: SkillsCatalog) -> None:
+    def __init__(self, catalog: Callable[[], SkillsCatalog]) -> None:
+        # A callable: the server's catalog (which copies pycodex's system skills into CODEX_HOME) is built at
+        # the first turn's refresh, not at thread/start, so a thread/start that fails (a read-only home) says
+        # only why it failed.
         self._catalog = catalog
         self.local: tuple[Skill, ...] = ()
         self.selected = SelectedSkills()
@@ -100,7 +103,7 @@ class ThreadSkills:
 
     async def refresh(self, thread: SkillsThread) -> None:
         """Re-read the local skills for the thread's cwd (a SKILL.md may have changed)."""
-        skill_set = await self._catalog.skills_for_cwd(str(thread.settings.cwd), force_reload=True)
+        skill_set = await self._catalog().skills_for_cwd(str(thread.settings.cwd), force_reload=True)
         self.local = tuple(s for s in skill_set.skills if s.enabled)  # disabled ones never reach the model
 
     def sections(self) -> list[str]:
