@@ -35,9 +35,9 @@ from exec_client.environment import (
     ExecutionEnvironment,
     FileMetadata,
     OutputChunk,
-    ProcessEvent,
     ProcessExit,
     ProcessSpec,
+    QueuedProcess,
 )
 from exec_client.local_environment import LocalEnvironment
 
@@ -63,21 +63,15 @@ def _signal_code(name: str | None) -> int:
         return 128 + signal.SIGKILL.value
 
 
-class _Terminal(ExecProcess):
+class _Terminal(QueuedProcess):
     """One ``terminal/create`` terminal as an ``ExecProcess``: its output polled, then its exit."""
 
     def __init__(self, client: Client, session_id: str, terminal_id: str) -> None:
-        self.process_id = terminal_id
+        super().__init__(terminal_id)
         self._client = client
         self._session = session_id
-        self._events: asyncio.Queue[ProcessEvent | None] = asyncio.Queue()
-        self._closed = False
         self._running = True
         self._task = asyncio.get_running_loop().create_task(self._run())
-
-    @property
-    def is_closed(self) -> bool:
-        return self._closed
 
     async def _run(self) -> None:
         seen = ""
@@ -107,19 +101,6 @@ class _Terminal(ExecProcess):
             await self._events.put(None)
             with contextlib.suppress(Exception):
                 await self._client.release_terminal(session_id=self._session, terminal_id=self.process_id)
-
-    async def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
-        if self._closed:
-            return None
-        try:
-            event = await asyncio.wait_for(self._events.get(), timeout)
-        except TimeoutError:
-            return None
-        if event is None:
-            self._closed = True
-        elif isinstance(event, ProcessExit):
-            self.exit_code = event.exit_code
-        return event
 
     async def write_stdin(self, data: bytes) -> bool:
         return False  # ACP terminals take no input

@@ -34,6 +34,7 @@ __all__ = [
     "ProcessEvent",
     "ProcessExit",
     "ProcessSpec",
+    "QueuedProcess",
 ]
 
 
@@ -179,6 +180,34 @@ def _not_found_as_oserror(exc: ExecServerError, path: Path) -> Exception:
     if exc.code == NOT_FOUND:
         return FileNotFoundError(errno.ENOENT, exc.message, str(path))
     return exc
+
+
+class QueuedProcess(ExecProcess):
+    """An ``ExecProcess`` whose producer puts its events on a queue (``None`` last): ``next_event`` and
+    ``is_closed`` for every home that pumps output itself (the local one, an editor's terminal)."""
+
+    def __init__(self, process_id: str, *, maxsize: int = 0) -> None:
+        self.process_id = process_id
+        #: Bounded (``maxsize``) where the producer should feel backpressure.
+        self._events: asyncio.Queue[ProcessEvent | None] = asyncio.Queue(maxsize)
+        self._closed = False
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    async def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
+        if self._closed:
+            return None
+        try:
+            event = await asyncio.wait_for(self._events.get(), timeout)
+        except TimeoutError:
+            return None
+        if event is None:
+            self._closed = True
+        elif isinstance(event, ProcessExit):
+            self.exit_code = event.exit_code
+        return event
 
 
 @dataclass

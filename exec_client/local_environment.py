@@ -19,9 +19,9 @@ from exec_client.environment import (
     ExecutionEnvironment,
     FileMetadata,
     OutputChunk,
-    ProcessEvent,
     ProcessExit,
     ProcessSpec,
+    QueuedProcess,
 )
 from exec_client.wire import MAX_CHUNK_BYTES
 from pycodex.platform.spawn import SpawnedProcess, SpawnError, SpawnRequest, spawn
@@ -29,17 +29,11 @@ from pycodex.platform.spawn import SpawnedProcess, SpawnError, SpawnRequest, spa
 __all__ = ["LocalEnvironment", "remove_path"]
 
 
-class _LocalProcess(ExecProcess):
+class _LocalProcess(QueuedProcess):
     def __init__(self, process_id: str, spawned: SpawnedProcess) -> None:
-        self.process_id = process_id
+        super().__init__(process_id, maxsize=64)  # bounded: the pumps feel backpressure
         self._spawned = spawned
-        self._events: asyncio.Queue[ProcessEvent | None] = asyncio.Queue(64)  # bounded: backpressure
-        self._closed = False
         self._task = asyncio.create_task(self._run())
-
-    @property
-    def is_closed(self) -> bool:
-        return self._closed
 
     async def _pump(self, stream: str) -> None:
         while data := await self._spawned.read_chunk(stream, MAX_CHUNK_BYTES):
@@ -58,19 +52,6 @@ class _LocalProcess(ExecProcess):
                 pump.cancel()
             self._spawned.close_pty()
             await self._events.put(None)
-
-    async def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
-        if self._closed:
-            return None
-        try:
-            event = await asyncio.wait_for(self._events.get(), timeout)
-        except TimeoutError:
-            return None
-        if event is None:
-            self._closed = True
-        elif isinstance(event, ProcessExit):
-            self.exit_code = event.exit_code
-        return event
 
     async def write_stdin(self, data: bytes) -> bool:
         return await self._spawned.write_stdin(data)
