@@ -194,9 +194,11 @@ class QueuedProcess(ExecProcess):
 
     @property
     def is_closed(self) -> bool:
+        """The producer's ``None`` was taken: every event was delivered."""
         return self._closed
 
     async def next_event(self, timeout: float | None = None) -> ProcessEvent | None:
+        """The next queued event (an exit sets ``exit_code``); None after ``timeout`` or once closed."""
         if self._closed:
             return None
         try:
