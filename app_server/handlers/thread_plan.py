@@ -58,7 +58,7 @@ async def turn_settings_update(
         raise InvalidRequest("turn settings updates of approvalsReviewer or environments are not supported by "
                              "pycodex yet: the running turn keeps its reviewer and environments")
     # Codex checks model metadata for every other update, the empty one included (seen on the 0.169 binary).
-    current = active.step_settings.get("model") or thread.settings.model
+    current = active.model(thread.settings.model)
     if not has_model_metadata(current):
         raise InvalidRequest("the active model has only fallback metadata")
     if params.model is not None and not has_model_metadata(params.model):

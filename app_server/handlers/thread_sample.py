@@ -55,10 +55,10 @@ async def _no_retry_notice(notice: RetryNotice) -> None:
 async def _sample(runner: TurnRunner, prompt: str) -> tuple[str | None, str | None, ev.Usage | None]:
     """(response id, assistant text or None, usage) of one request over the thread's context and ``prompt``."""
     thread = runner.thread
-    body = runner._body()  # the runner's own request shape: a sample asks what the thread's next step would
+    body = runner.request_body()  # the runner's own request shape: a sample asks what the thread's next step would
     body["input"] = [*body["input"], user_message_item([prompt])]
     mapper = SampleMapper(thread.id, runner.turn.id)
-    stream = runner.services.model.stream(thread.settings.model_provider, body, runner._request_context(),
+    stream = runner.services.model.stream(thread.settings.model_provider, body, runner.request_context(),
                                           _no_retry_notice)
     response_id: str | None = None
     text: str | None = None

@@ -97,11 +97,11 @@ class CompactionRunner(TurnRunner):
     async def _summarize(self) -> str:
         """One tool-less request over the whole history plus the summary request; its last message text."""
         thread, turn = self.thread, self.turn
-        body = self._body()
+        body = self.request_body()
         body["input"] = [*thread.history, user_message_item([SUMMARY_REQUEST])]
         body["tools"] = []
         mapper = SampleMapper(thread.id, turn.id)
-        stream = self.services.model.stream(thread.settings.model_provider, body, self._request_context(),
+        stream = self.services.model.stream(thread.settings.model_provider, body, self.request_context(),
                                             self._on_retry)
         summary = ""
         try:

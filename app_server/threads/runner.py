@@ -307,10 +307,11 @@ class TurnRunner:
         ))
 
     # -- one model request -------------------------------------------------------------------------
-    def _body(self) -> JsonObj:
+    def request_body(self) -> JsonObj:
+        """The Responses request of this turn's next step (thread/sample sends the same, plus its prompt)."""
         thread, turn = self.thread, self.turn
         settings, step = thread.settings, turn.step_settings  # step: a turn/settings/update of this turn
-        model = step.get("model") or settings.model
+        model = turn.model(settings.model)
         effort = step["effort"] if "effort" in step else settings.effort
         reasoning: JsonObj = {}
         if effort:
@@ -338,14 +339,15 @@ class TurnRunner:
                                        "name": "codex_output_schema"}}
         return body
 
-    def _request_context(self) -> RequestContext:
+    def request_context(self) -> RequestContext:
+        """Who asks, for the model client: ids, client identity and the turn's request metadata."""
         thread, turn, client = self.thread, self.turn, self.services.client
         metadata = {
             "session_id": self._session_id, "thread_id": thread.id, "turn_id": turn.id,
             "window_id": f"{thread.id}:0",
             "request_kind": "turn", "history_initialization": thread.history_initialization,
             "sandbox_mode": thread.settings.sandbox_mode,
-            "model": turn.step_settings.get("model") or thread.settings.model,
+            "model": turn.model(thread.settings.model),
         }
         spawned = isinstance(thread.meta.get("source"), dict) and thread.meta.get("parentThreadId")
         return RequestContext(thread_id=thread.id, turn_id=turn.id, originator=client.originator,
@@ -374,7 +376,7 @@ class TurnRunner:
         thread, turn = self.thread, self.turn
         self._mapper = mapper = SampleMapper(thread.id, turn.id)
         self._restart = False
-        stream = self.services.model.stream(thread.settings.model_provider, self._body(), self._request_context(),
+        stream = self.services.model.stream(thread.settings.model_provider, self.request_body(), self.request_context(),
                                             self._on_retry)
         stream = otel.model_stream(stream, model=thread.settings.model, provider=thread.settings.model_provider)
         self._consume_task = task = asyncio.get_running_loop().create_task(self._consume(mapper, stream))

@@ -114,6 +114,10 @@ class TurnState:
         #: turn/settings/update: model, effort, summary and serviceTier for this turn's later requests only.
         self.step_settings: dict[str, str | None] = {}
 
+    def model(self, thread_model: str) -> str:
+        """The model this turn's next request uses: a turn/settings/update's, else the thread's."""
+        return self.step_settings.get("model") or thread_model
+
     def keep_item(self, item: JsonObj) -> None:
         """Keep a completed item. One with the id of an earlier item of this turn replaces it in place, as the
         stored turn is rebuilt (``store.reconstruct``) and as Codex shows it; the live notifications show both."""
