@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from app_server.context import HandlerContext
 from app_server.handlers.fs import NOT_ABSOLUTE
+from app_server.handlers.paging import page_size
 from app_server.protocol import projects as p
 from app_server.session import Session
 from app_server.store.projects import ProjectError, ProjectStore, ProjectsUnavailable
@@ -39,8 +40,6 @@ __all__ = [
     "with_projects",
 ]
 
-_DEFAULT_LIMIT = 25  # Codex's thread-list page size, which project/list shares
-_MAX_LIMIT = 100
 _MAX_KEY_BYTES = 512
 T = TypeVar("T")
 
@@ -51,7 +50,7 @@ async def project_list(ctx: HandlerContext, params: p.ProjectListParams) -> p.Pr
         raise InvalidParams("sortDirection requires sortKey")
     key = params.sort_key or "position"
     direction = params.sort_direction or ("asc" if key == "position" else "desc")
-    limit = min(max(_DEFAULT_LIMIT if params.limit is None else params.limit, 1), _MAX_LIMIT)
+    limit = page_size(params.limit)
     store = _store(ctx)
     data, cursor = await _run(p.ProjectListParams.METHOD, lambda: store.page(params.cursor, limit, key, direction))
     return p.ProjectListResponse.model_validate({"data": data, "nextCursor": cursor})

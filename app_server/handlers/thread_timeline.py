@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from app_server.context import HandlerContext
+from app_server.handlers.paging import page_size
 from app_server.protocol import thread_experimental as p
 from app_server.store import parse_thread_id
 from app_server.store import records as r
@@ -27,8 +28,6 @@ from pycodex.jsonrpc.errors import InvalidRequest, MethodNotFound
 
 __all__ = ["timeline_list"]
 
-DEFAULT_PAGE = 25
-MAX_PAGE = 100
 Key = tuple[int, int, str]
 _KIND = {"turnStarted": 0, "item": 1, "realtime": 2, "turnCompleted": 3}
 
@@ -101,7 +100,7 @@ def _cursor_key(thread_id: str, cursor: str) -> Key:
 
 def page(thread_id: str, entries: list[JsonObj], cursor: str | None, limit: int | None) -> p.ThreadTimelineListResponse:
     """The page of ``entries`` before ``cursor`` (all of them without one), at most ``limit`` long."""
-    size = min(max(limit if limit is not None else DEFAULT_PAGE, 1), MAX_PAGE)
+    size = page_size(limit)
     if cursor is not None:
         bound = _cursor_key(thread_id, cursor)
         entries = [e for e in entries if _key(e) < bound]
