@@ -171,16 +171,28 @@ class PycodexAgent:
             self.app.config_overrides = [o for o in self.app.config_overrides if not o.startswith(prefix)]
             self.app.config_overrides.append(override)
 
-    async def _open(self, started: JsonObj, cwd: str) -> tuple[Session, list[Any]]:
+    async def _open(self, method: str, params: JsonObj, mcp_servers: list[Any] | None,
+                    meta: Any) -> tuple[Session, JsonObj, list[Any]]:
+        """Open a thread (``thread/start``, ``/resume`` or ``/fork``) in the environment ``meta`` picks, as a session.
+
+        Its session, the app-server's answer and the session's (mode state, config options).
+        """
+        self._add_mcp_servers(mcp_servers)
+        async with self.editor.choosing(meta):
+            started = await self._v2(method, params)
         thread = started["thread"]
         mode_state = modes.mode_state(started)
         mode = modes.mode_for(mode_state.current_mode_id) or modes.MODES[1]
+        cwd = str(params["cwd"])
         session = Session(id=str(thread["id"]), cwd=cwd, queue=self.bridge.subscribe(str(thread["id"])), mode=mode,
                           model=str(started.get("model") or ""))
         self.sessions[session.id] = session
+        return session, started, [mode_state, await self._config_options(session)]
+
+    async def _config_options(self, session: Session) -> list[Any]:
+        """The session's mode and model pickers (the models as ``model/list`` gives them now)."""
         models = (await self._v2("model/list", {})).get("data") or []
-        options = modes.config_options([m for m in models if isinstance(m, dict)], session.model, mode.id)
-        return session, [mode_state, options]
+        return modes.config_options([m for m in models if isinstance(m, dict)], session.model, session.mode.id)
 
     async def _announce(self, session: Session) -> None:
         await self.client.session_update(session.id, helpers.update_available_commands(modes.COMMANDS))
@@ -188,20 +200,16 @@ class PycodexAgent:
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         """A new thread in ``cwd``; ``_meta.pycodex.environment`` (``editor``/``local``) picks where it runs."""
-        self._add_mcp_servers(mcp_servers)
-        async with self.editor.choosing(kwargs.get("pycodex")):
-            started = await self._v2("thread/start", {"cwd": cwd})
-        session, (mode_state, options) = await self._open(started, cwd)
+        session, _, (mode_state, options) = await self._open(
+            "thread/start", {"cwd": cwd}, mcp_servers, kwargs.get("pycodex"))
         await self._announce(session)
         return NewSessionResponse(session_id=session.id, modes=mode_state, config_options=options)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
         """Resume the stored thread and replay its turns as updates before answering."""
-        self._add_mcp_servers(mcp_servers)
-        async with self.editor.choosing(kwargs.get("pycodex")):
-            started = await self._v2("thread/resume", {"threadId": session_id, "cwd": cwd})
-        session, (mode_state, options) = await self._open(started, cwd)
+        session, started, (mode_state, options) = await self._open(
+            "thread/resume", {"threadId": session_id, "cwd": cwd}, mcp_servers, kwargs.get("pycodex"))
         for update in history_updates(started["thread"].get("turns") or []):
             await self.client.session_update(session.id, update)
         await self._announce(session)
@@ -224,20 +232,16 @@ class PycodexAgent:
     async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
                              mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
         """Like ``session/load`` without the replay (the client kept the history)."""
-        self._add_mcp_servers(mcp_servers)
-        async with self.editor.choosing(kwargs.get("pycodex")):
-            started = await self._v2("thread/resume", {"threadId": session_id, "cwd": cwd})
-        session, (mode_state, options) = await self._open(started, cwd)
+        session, _, (mode_state, options) = await self._open(
+            "thread/resume", {"threadId": session_id, "cwd": cwd}, mcp_servers, kwargs.get("pycodex"))
         await self._announce(session)
         return ResumeSessionResponse(modes=mode_state, config_options=options)
 
     async def fork_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
                            mcp_servers: list[Any] | None = None, **kwargs: Any) -> ForkSessionResponse:
         """A new session whose thread is a copy of ``session_id``'s (``thread/fork``)."""
-        self._add_mcp_servers(mcp_servers)
-        async with self.editor.choosing(kwargs.get("pycodex")):
-            started = await self._v2("thread/fork", {"threadId": session_id, "cwd": cwd})
-        session, (mode_state, options) = await self._open(started, cwd)
+        session, _, (mode_state, options) = await self._open(
+            "thread/fork", {"threadId": session_id, "cwd": cwd}, mcp_servers, kwargs.get("pycodex"))
         await self._announce(session)
         return ForkSessionResponse(session_id=session.id, modes=mode_state, config_options=options)
 
@@ -287,9 +291,7 @@ class PycodexAgent:
             session.pending["model"] = session.model
         else:
             raise RequestError.invalid_params({"message": f"unknown config option `{config_id}`"})
-        models = (await self._v2("model/list", {})).get("data") or []
-        options = modes.config_options([m for m in models if isinstance(m, dict)], session.model, session.mode.id)
-        return SetSessionConfigOptionResponse(config_options=options)
+        return SetSessionConfigOptionResponse(config_options=await self._config_options(session))
 
     # -- turns ----------------------------------------------------------------------------------------
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
