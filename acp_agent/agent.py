@@ -42,11 +42,12 @@ from acp.schema import (
 )
 
 from acp_agent import modes, permissions
-from acp_agent.bridge import AppServerBridge, BridgeError
+from acp_agent.bridge import AppServerBridge
 from acp_agent.editor import EditorChoice
 from acp_agent.session import PromptBlock, Session, to_inputs
 from acp_agent.updates import history_updates
 from pycodex import __version__
+from pycodex.exec_cli.inproc import RequestFailed
 from pycodex.json_types import JsonObj
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class PycodexAgent:
     async def _v2(self, method: str, params: JsonObj) -> JsonObj:
         try:
             return await self.bridge.request(method, params)
-        except BridgeError as exc:
+        except RequestFailed as exc:
             if exc.message.startswith(_NOT_FOUND):
                 raise RequestError(-32002, exc.message, {"method": method}) from None
             raise RequestError(-32603 if exc.code == -32603 else -32602, exc.message, {"method": method}) from None
@@ -307,7 +308,7 @@ class PycodexAgent:
                     reason = await session.run_turn(self.bridge, self.client, to_inputs(prompt))
                 else:
                     reason = await self._command(session, *command)
-            except BridgeError as exc:
+            except RequestFailed as exc:
                 raise RequestError(-32603, exc.message, {"method": exc.method}) from None
         return PromptResponse(stop_reason=reason)
 
@@ -334,7 +335,7 @@ class PycodexAgent:
     # -- the app-server's questions -------------------------------------------------------------------
     async def _on_server_request(self, method: str, params: JsonObj) -> JsonObj:
         if not permissions.is_approval(method, params):
-            raise BridgeError(method, f"`{method}` cannot be answered by an ACP client")
+            raise RequestFailed(method, f"`{method}` cannot be answered by an ACP client")
         session = await self._session_of(str(params.get("threadId", "")))
         thread_id = session.id if session is not None else str(params.get("threadId", ""))
         changes = session.changes.get(str(params.get("itemId"))) if session is not None else None
@@ -356,7 +357,7 @@ class PycodexAgent:
                 return session
             try:
                 thread = (await self.bridge.request("thread/read", {"threadId": thread_id})).get("thread")
-            except BridgeError:
+            except RequestFailed:
                 return None
             parent = thread.get("parentThreadId") if isinstance(thread, dict) else None
             if not isinstance(parent, str):

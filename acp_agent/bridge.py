@@ -1,7 +1,7 @@
 """A v2 JSON-RPC client of an ``AppServer`` in this process, with the server's requests handed to a callback.
 
-Unlike ``pycodex exec``'s client (which declines every approval), server requests are answered by
-``on_request`` in a task of their own, so an approval waiting for the editor's user never stalls the stream.
+It is ``pycodex exec``'s in-process client (``pycodex/exec_cli/inproc.py``), except that server requests are
+answered by ``on_request`` in a task of their own, so an approval waiting for the editor's user never stalls the stream.
 Notifications are routed by their ``threadId`` to the queue the thread's session subscribed (others dropped).
 """
 
@@ -13,59 +13,35 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from pycodex.exec_cli.inproc import InProcessClient, RequestFailed
 from pycodex.json_types import JsonObj
-from pycodex.jsonrpc import NotificationReceived, RequestReceived, RpcError
+from pycodex.jsonrpc import RequestReceived, RpcError
 from pycodex.jsonrpc.errors import INTERNAL_ERROR
-from pycodex.transport.base import MessageHandler, Outbox, serve_transport
-from pycodex.transport.endpoint import Endpoint, EndpointClosed
-from pycodex.transport.memory import memory_pair
 
 if TYPE_CHECKING:
     from app_server.app import AppServer
 
-__all__ = ["AppServerBridge", "BridgeError", "Notice", "ServerRequestHandler"]
+__all__ = ["AppServerBridge", "Notice", "ServerRequestHandler"]
 
 logger = logging.getLogger(__name__)
 
 #: One notification of the app-server: (method, params); ``None`` once the connection ended.
 Notice = tuple[str, JsonObj] | None
-#: Answers one server request (method, params) with its result; raising ``BridgeError`` sends an error.
+#: Answers one server request (method, params) with its result; raising ``RequestFailed`` sends an error.
 ServerRequestHandler = Callable[[str, JsonObj], Awaitable[JsonObj]]
 #: Bound on a request that is not a turn (thread/start may start MCP servers and a shell snapshot).
 REQUEST_TIMEOUT_S = 120.0
-CLOSE_TIMEOUT_S = 5.0
 
 
-class BridgeError(Exception):
-    """The app-server answered a request with an error (or the connection ended first)."""
-
-    def __init__(self, method: str, message: str, code: int = INTERNAL_ERROR) -> None:
-        super().__init__(message)
-        self.method = method
-        self.message = message
-        self.code = code
-
-
-class AppServerBridge:
-    """One connection to ``app``: requests, per-thread notification queues, server requests to ``on_request``."""
+class AppServerBridge(InProcessClient):
+    """``pycodex exec``'s in-process client, with server requests answered by ``on_request`` (each in a task of
+    its own) and notifications routed to per-thread queues."""
 
     def __init__(self, app: AppServer, on_request: ServerRequestHandler) -> None:
-        self.app = app
-        self._on_request = on_request
-        self._client, self._server = memory_pair()
-        self._endpoint = Endpoint(self._client.send)
+        super().__init__(app, session_source=None)
+        self._answer_request = on_request
         self._queues: dict[str, asyncio.Queue[Notice]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._main: list[asyncio.Task[None]] = []
-
-    async def start(self) -> None:
-        """Serve the connection and read the server's messages."""
-        loop = asyncio.get_running_loop()
-        self._main = [loop.create_task(serve_transport(self._connection, self._server), name="acp-app-server"),
-                      loop.create_task(self._read_loop(), name="acp-app-server-reader")]
-
-    def _connection(self, outbox: Outbox) -> MessageHandler:
-        return self.app.connection(outbox)
+        self._answers: set[asyncio.Task[None]] = set()
 
     def subscribe(self, thread_id: str) -> asyncio.Queue[Notice]:
         """The queue the notifications of ``thread_id`` go to from now on (one per thread)."""
@@ -75,30 +51,29 @@ class AppServerBridge:
         """Stop routing the thread's notifications (its session closed)."""
         self._queues.pop(thread_id, None)
 
-    async def _read_loop(self) -> None:
-        try:
-            while (raw := await self._client.recv()) is not None:
-                msg = self._endpoint.receive(raw)
-                if isinstance(msg, RequestReceived):
-                    task = asyncio.get_running_loop().create_task(self._answer(msg))
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
-                elif isinstance(msg, NotificationReceived):
-                    params = dict(msg.params) if isinstance(msg.params, dict) else {}
-                    queue = self._queues.get(str(params.get("threadId", "")))
-                    if queue is not None:
-                        queue.put_nowait((msg.method, params))
-        finally:
-            self._endpoint.close("the app-server closed the connection")
-            for queue in self._queues.values():
-                queue.put_nowait(None)
+    async def on_request(self, msg: RequestReceived) -> None:
+        """Answered in a task of its own: an approval waiting for the editor's user never stalls the stream."""
+        task = asyncio.get_running_loop().create_task(self._answer(msg))
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
+
+    async def on_notification(self, method: str, params: JsonObj) -> None:
+        """To the queue of the thread it names; one of no subscribed thread is dropped."""
+        queue = self._queues.get(str(params.get("threadId", "")))
+        if queue is not None:
+            queue.put_nowait((method, params))
+
+    def on_closed(self) -> None:
+        """Every subscribed session learns that the connection ended."""
+        for queue in self._queues.values():
+            queue.put_nowait(None)
 
     async def _answer(self, msg: RequestReceived) -> None:
         params = dict(msg.params) if isinstance(msg.params, dict) else {}
         peer = self._endpoint.peer
         try:
-            data = peer.respond(msg.id, await self._on_request(msg.method, params))
-        except BridgeError as exc:
+            data = peer.respond(msg.id, await self._answer_request(msg.method, params))
+        except RequestFailed as exc:
             data = peer.respond_error(msg.id, RpcError(exc.message, code=exc.code))
         except Exception as exc:  # the editor went away mid-question: the server must still get its one answer
             logger.warning("answering %s failed: %s", msg.method, exc)
@@ -108,24 +83,10 @@ class AppServerBridge:
 
     async def request(self, method: str, params: JsonObj, *, timeout: float | None = REQUEST_TIMEOUT_S) -> JsonObj:
         """Send a request and wait (``timeout``; None for a turn's own lifetime) for its result."""
-        try:
-            result = await self._endpoint.request(method, params, timeout=timeout)
-        except RpcError as exc:
-            raise BridgeError(method, exc.message, exc.wire_code) from None
-        except EndpointClosed as exc:
-            raise BridgeError(method, str(exc)) from None
-        return dict(result) if isinstance(result, dict) else {}
-
-    async def notify(self, method: str) -> None:
-        """Send a notification without params."""
-        await self._endpoint.notify(method, None)
+        return await super().request(method, params, timeout=timeout)
 
     async def close(self) -> None:
-        """End the connection; the server answers what it had read, then both sides stop."""
-        await self._client.close()
-        for task in list(self._tasks):
+        """End the connection (questions still waiting for the editor are dropped with it)."""
+        for task in list(self._answers):
             task.cancel()
-        _done, pending = await asyncio.wait(self._main, timeout=CLOSE_TIMEOUT_S) if self._main else (set(), set())
-        for task in pending:
-            task.cancel()
-        self._endpoint.close("closed")
+        await super().close()

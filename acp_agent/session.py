@@ -26,9 +26,10 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from acp_agent.bridge import AppServerBridge, BridgeError, Notice
+from acp_agent.bridge import AppServerBridge, Notice
 from acp_agent.modes import Mode
 from acp_agent.updates import TurnStream, obj
+from pycodex.exec_cli.inproc import RequestFailed
 from pycodex.json_types import JsonObj
 
 __all__ = ["PromptBlock", "Session", "StopReason", "stop_reason", "to_inputs"]
@@ -134,7 +135,7 @@ class Session:
             return
         try:
             await bridge.request("turn/interrupt", {"threadId": self.id, "turnId": self.turn_id})
-        except BridgeError as exc:  # the turn ended meanwhile
+        except RequestFailed as exc:  # the turn ended meanwhile
             logger.info("session/cancel: %s", exc.message)
 
     async def follow(self, bridge: AppServerBridge, client: Client, turn_id: str) -> StopReason:

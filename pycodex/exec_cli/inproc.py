@@ -4,7 +4,8 @@
 ``turn/start``...), but over the in-memory edge (:func:`pycodex.transport.memory.memory_pair`) instead
 of a pipe, with the same ``Endpoint`` every other client uses. Server-to-client requests (approvals) are declined, as a
 non-interactive run cannot ask anybody. :class:`TransportClient` is the same client over any message transport
-(``exec --remote`` puts it on a WebSocket).
+(``exec --remote`` puts it on a WebSocket). A client that answers server requests or routes notifications
+itself (``pycodex acp``'s bridge) overrides ``on_request``, ``on_notification`` and ``on_closed``.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ CLOSE_TIMEOUT_S = 5.0
 
 
 class RequestFailed(Exception):
-    """The server answered a request with a JSON-RPC error."""
+    """The server answered a request with a JSON-RPC error (or the connection ended first)."""
 
-    def __init__(self, method: str, message: str, code: int) -> None:
+    def __init__(self, method: str, message: str, code: int = INTERNAL_ERROR) -> None:
         super().__init__(message)
         self.method = method
         self.message = message
@@ -66,18 +67,31 @@ class TransportClient:
         try:
             while (raw := await self._client.recv()) is not None:
                 msg = self._endpoint.receive(raw)
-                if isinstance(msg, RequestReceived):  # a server request: nobody can answer it in exec
-                    await self._endpoint.send(self._endpoint.peer.respond(msg.id, _decline(msg.method)))
+                if isinstance(msg, RequestReceived):
+                    await self.on_request(msg)
                 elif isinstance(msg, NotificationReceived):
                     params = msg.params if isinstance(msg.params, dict) else {}
-                    await self.notifications.put((msg.method, dict(params)))
+                    await self.on_notification(msg.method, dict(params))
         except ConnectionError:
             pass  # closed while answering a server request
         finally:
             self._endpoint.close("the app-server closed the connection")
+            self.on_closed()
 
-    async def request(self, method: str, params: JsonObj, *, timeout: float = REQUEST_TIMEOUT_S) -> JsonObj:
-        """Send a request and wait (bounded by ``timeout``) for its result; `RequestFailed` on an error."""
+    async def on_request(self, msg: RequestReceived) -> None:
+        """A server request: nobody can answer it in exec, so an approval is declined."""
+        await self._endpoint.send(self._endpoint.peer.respond(msg.id, _decline(msg.method)))
+
+    async def on_notification(self, method: str, params: JsonObj) -> None:
+        """A server notification: queued on ``notifications``."""
+        await self.notifications.put((method, params))
+
+    def on_closed(self) -> None:
+        """The server closed the connection (or the client did): nothing more will be read."""
+
+    async def request(self, method: str, params: JsonObj, *, timeout: float | None = REQUEST_TIMEOUT_S) -> JsonObj:
+        """Send a request and wait (bounded by ``timeout``; None: as long as it takes) for its result;
+        `RequestFailed` on an error."""
         try:
             result = await self._endpoint.request(method, params, timeout=timeout)
         except RpcError as exc:
@@ -95,7 +109,7 @@ class TransportClient:
 class InProcessClient(TransportClient):
     """A JSON-RPC client of an app-server in this process, over an in-memory transport."""
 
-    def __init__(self, app: AppServer, *, session_source: str = "exec") -> None:
+    def __init__(self, app: AppServer, *, session_source: str | None = "exec") -> None:
         client, self._server = memory_pair()
         super().__init__(client)
         self._app = app
@@ -109,7 +123,8 @@ class InProcessClient(TransportClient):
 
     def _connection(self, outbox: Outbox) -> MessageHandler:
         connection = self._app.connection(outbox)
-        connection.session.session_source = self._session_source
+        if self._session_source is not None:  # None: the connection's own (an IDE's)
+            connection.session.session_source = self._session_source
         return connection
 
 
