@@ -162,14 +162,13 @@ class EnvironmentHub:
     async def lease(self, thread: ThreadEnvironment) -> Lease:
         """A ready box for ``thread`` (a provided environment); raises ``ProviderError`` saying why not."""
         assert self.pool is not None
-        read_only = thread.sandbox_mode == "read-only"
-        return await self.pool.acquire(thread.thread_id, thread, thread.cwd, read_only=read_only,
+        return await self.pool.acquire(thread.thread_id, thread, thread.cwd, read_only=thread.workspace_read_only,
                                        network=thread.network_allowed)
 
     def fits(self, thread: ThreadEnvironment, lease: Lease) -> bool:
         """Whether ``thread``'s box still suits its policy and workspace (a turn may have changed them)."""
         assert self.pool is not None
-        return self.pool.fits(lease, thread.cwd, read_only=thread.sandbox_mode == "read-only",
+        return self.pool.fits(lease, thread.cwd, read_only=thread.workspace_read_only,
                               network=thread.network_allowed)
 
     async def get(self) -> tuple[EnvironmentSpawner | None, str | None]:
@@ -254,6 +253,11 @@ class ThreadEnvironment:
     def sandbox_mode(self) -> str:
         """The thread's sandbox mode now."""
         return self._settings.sandbox_mode if self._settings is not None else "workspace-write"
+
+    @property
+    def workspace_read_only(self) -> bool:
+        """Whether the thread's box mounts its workspace read-only (the ``read-only`` sandbox)."""
+        return self.sandbox_mode == "read-only"
 
     @property
     def network_allowed(self) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,6 +125,15 @@ class BoxProvider(ABC):
 
     #: Shown in messages ("podman", "docker", "kubernetes").
     engine: str = "engine"
+
+    def __init__(self) -> None:
+        self._watchers: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
+
+    def _watch_in_background(self, watch: Coroutine[object, object, None], name: str) -> None:
+        """Run a box's watcher (which sets its ``exited``) as a task the provider holds until it ends."""
+        watcher = asyncio.get_running_loop().create_task(watch, name=name)
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
 
     @abstractmethod
     async def check(self) -> None:

@@ -105,12 +105,12 @@ class KubernetesProvider(BoxProvider):
 
     def __init__(self, *, namespace: str = "default", image: str | None = None,
                  relay_forward: tuple[str, ...] = ()) -> None:
+        super().__init__()
         self.namespace = namespace
         self.image = image
         self.relay_forward = relay_forward
         self.poll_s = POLL_S  # how often a pod's phase is read
         self._api: Any = None
-        self._watchers: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
     def _core(self) -> Any:
         if self._api is not None:
@@ -162,9 +162,7 @@ class KubernetesProvider(BoxProvider):
                 await self._call("delete_namespaced_secret", name, self.namespace)
             raise ProviderError(f"kubernetes: could not create pod {name}: {exc}") from None
         box = Box(launch.environment_id, launch, handle=name)
-        watcher = asyncio.get_running_loop().create_task(self._watch(box, name), name=f"pod-watch-{name}")
-        self._watchers.add(watcher)
-        watcher.add_done_callback(self._watchers.discard)
+        self._watch_in_background(self._watch(box, name), f"pod-watch-{name}")
         return box
 
     async def _watch(self, box: Box, name: str) -> None:

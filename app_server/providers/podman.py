@@ -70,11 +70,11 @@ class PodmanProvider(BoxProvider):
     """Starts, watches, lists and removes pycodex's containers."""
 
     def __init__(self, settings: PodmanSettings | None = None) -> None:
+        super().__init__()
         self.settings = settings or PodmanSettings()
         self.engine = Path(self.settings.engine).name
         self._image_lock = asyncio.Lock()
         self._built: str | None = None
-        self._watchers: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
     # -- the engine CLI ---------------------------------------------------------------------------
     def _base(self) -> list[str]:
@@ -192,9 +192,7 @@ class PodmanProvider(BoxProvider):
         with contextlib.suppress(ConnectionError):
             await proc.stdin.drain()
         box = Box(box_id, launch, handle=proc)
-        watcher = asyncio.get_running_loop().create_task(self._watch(box, proc), name=f"box-watch-{box_id}")
-        self._watchers.add(watcher)
-        watcher.add_done_callback(self._watchers.discard)
+        self._watch_in_background(self._watch(box, proc), f"box-watch-{box_id}")
         return box
 
     async def _watch(self, box: Box, proc: asyncio.subprocess.Process) -> None:

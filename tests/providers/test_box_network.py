@@ -89,6 +89,23 @@ async def assert_cannot_dial(client: Any, thread: str, box: dict[str, Any], acce
     assert accepted == []
 
 
+async def a_restricted_box_that_cannot_dial(
+    app_server: Any, fake_model: Any, codex_home: Path, workspace: Path, host_server: tuple[int, list[bool]]
+) -> tuple[Any, str, dict[str, Any], Path]:
+    """A server whose model dials the host's server in each of two turns, and a workspace-write thread
+    without network access whose first turn could not: the client, the thread, its box, the relay's socket
+    directory."""
+    require_podman()
+    port, accepted = host_server
+    model = await fake_model(dialing_model(DIAL.format(python=PYTHON, port=port), workspace, 2))
+    model_config(codex_home, model.url, sandbox_mode="workspace-write")
+    write_environments(codex_home, reap_interval_s=1)
+    client = await app_server()
+    thread, box, socket_dir = await start_restricted(client, workspace)
+    await assert_cannot_dial(client, thread, box, accepted)
+    return client, thread, box, socket_dir
+
+
 async def assert_nothing_left(client: Any, socket_dir: Path) -> None:
     owner = client.app.environments.pool.owner
     await client.close()
@@ -100,14 +117,10 @@ async def assert_nothing_left(client: Any, socket_dir: Path) -> None:
 async def test_a_box_without_network_access_cannot_reach_the_host_but_still_serves_commands(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path, host_server: tuple[int, list[bool]]
 ) -> None:
-    require_podman()
-    port, accepted = host_server
-    model = await fake_model(dialing_model(DIAL.format(python=PYTHON, port=port), workspace, 2))
-    model_config(codex_home, model.url, sandbox_mode="workspace-write")
-    write_environments(codex_home, reap_interval_s=1)
-    client = await app_server()
-    thread, box, socket_dir = await start_restricted(client, workspace)
-    await assert_cannot_dial(client, thread, box, accepted)
+    client, _thread, _box, socket_dir = await a_restricted_box_that_cannot_dial(
+        app_server, fake_model, codex_home, workspace, host_server
+    )
+    accepted = host_server[1]
     # A danger-full-access thread of the same server: the same command reaches the host's server.
     full = (await client.call("thread/start", {"cwd": str(workspace), "sandbox": "danger-full-access"},
                               timeout=STEP))["thread"]["id"]  # fmt: skip
@@ -124,14 +137,10 @@ async def test_a_box_without_network_access_cannot_reach_the_host_but_still_serv
 async def test_a_turn_that_turns_network_access_on_runs_in_a_new_box_with_the_network(
     app_server: Any, fake_model: Any, codex_home: Path, workspace: Path, host_server: tuple[int, list[bool]]
 ) -> None:
-    require_podman()
-    port, accepted = host_server
-    model = await fake_model(dialing_model(DIAL.format(python=PYTHON, port=port), workspace, 2))
-    model_config(codex_home, model.url, sandbox_mode="workspace-write")
-    write_environments(codex_home, reap_interval_s=1)
-    client = await app_server()
-    thread, box, socket_dir = await start_restricted(client, workspace)
-    await assert_cannot_dial(client, thread, box, accepted)
+    client, thread, box, socket_dir = await a_restricted_box_that_cannot_dial(
+        app_server, fake_model, codex_home, workspace, host_server
+    )
+    accepted = host_server[1]
     policy = {"type": "workspaceWrite", "networkAccess": True}
     turn = await run_turn(client, thread, "dial", timeout=STEP, sandboxPolicy=policy)
     assert turn["status"] == "completed"
