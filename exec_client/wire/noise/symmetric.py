@@ -92,11 +92,11 @@ class CipherState:
         self._advance()
         return ciphertext
 
-    def decrypt_with_ad(self, ad: bytes, ciphertext: bytes) -> bytes:
+    def decrypt_with_ad(self, ad: bytes, ciphertext: bytes | memoryview) -> bytes:
         """Decrypt with associated data ``ad`` and the next nonce; a failure poisons the state."""
         self._check_usable()
         if self._aead is None:
-            return ciphertext
+            return bytes(ciphertext)
         if len(ciphertext) < RECORD_TAG_LEN:
             self._failed = "ciphertext shorter than the authentication tag"
             raise NoiseDecryptError(f"ciphertext of {len(ciphertext)} bytes is shorter than the 16-byte tag")
