@@ -4,7 +4,8 @@ Topology: one ``pycodex relay`` (current checkout, a subprocess) as registry and
 implementation's ``exec-server --remote`` registered with it under its own environment id, and the
 same harness client for both (ours: ``exec_client.remote`` over Noise, then ``exec_client``). Only the
 executor differs between the columns, so the ratio is the executor's share of the cost. Rounds
-alternate between the executors so that background load affects both alike.
+alternate between the executors so that background load affects both alike. The last row,
+``bench.relay_client_bench``, turns it round: one executor (Codex's) and the two app-servers as clients.
 """
 
 from __future__ import annotations
