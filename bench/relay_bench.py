@@ -4,7 +4,8 @@ Topology: one ``pycodex relay`` (current checkout, a subprocess) as registry and
 implementation's ``exec-server --remote`` registered with it under its own environment id, and the
 same harness client for both (ours: ``exec_client.remote`` over Noise, then ``exec_client``). Only the
 executor differs between the columns, so the ratio is the executor's share of the cost. Rounds
-alternate between the executors so that background load affects both alike.
+alternate between the executors so that background load affects both alike. The last row,
+``bench.relay_client_bench``, turns it round: one executor (Codex's) and the two app-servers as clients.
 """
 
 from __future__ import annotations
@@ -180,7 +181,11 @@ async def measure_all(impls: list[Impl]) -> list[_Side]:
 
 
 async def run() -> None:
-    sides = await measure_all(implementations())
+    from bench import relay_client_bench
+
+    impls = implementations()
+    sides = await measure_all(impls)
+    client = await relay_client_bench.measure(impls)
     latency = {side.impl.name: median(side.latency) for side in sides}
     throughput = {side.impl.name: median(side.rates) for side in sides}
     print_table("exec-server through the Noise relay", [
@@ -190,7 +195,10 @@ async def run() -> None:
          {side.impl.name: median(side.multi_rates) for side in sides}, "higher", 1.5),
         (f"executor CPU per 100 MB, {STREAMS} streams", "s",
          {side.impl.name: median(side.multi_cpu) for side in sides}, "lower", 1.0),
+        *relay_client_bench.rows(client),
     ])  # fmt: skip
+    for line in relay_client_bench.notes(client):
+        print(line)
     for side in sides:
         print(f"  {side.impl.name}: 1 stream MB/s {spread(side.rates)}; {STREAMS} streams MB/s "
               f"{spread(side.multi_rates)}")  # fmt: skip

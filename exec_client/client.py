@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, InvalidStatus, InvalidURI
 
+from exec_client.output_fast import output_params
 from exec_client.wire import protocol as p
 from exec_client.wire.errors import ExecServerClosed, ExecServerError
 from pycodex import otel
@@ -195,6 +196,10 @@ class ExecServerClient:
 
     async def _on_message(self, raw: bytes) -> None:
         trace.record("in", "exec", id(self), raw)
+        params = output_params(raw)  # most messages are process output: skip the general codec for them
+        if params is not None:
+            await self._on_notification(p.Method.PROCESS_OUTPUT, params)
+            return
         msg = self._endpoint.receive(raw)
         if isinstance(msg, ResponseReceived | ErrorReceived):
             return  # an answer nobody waits for any more (its deadline passed)

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from collections import deque
 
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
@@ -35,7 +36,9 @@ from exec_client.wire.relay_frames import (
     RelayMessageFrame,
     RelayReset,
     RelayResume,
+    data_frame_head,
     data_frames,
+    decode_data_frame,
     decode_frame,
     encode_frame,
 )
@@ -117,7 +120,8 @@ class HarnessStream:
         self.stream_id = stream_id
         self._ws = ws
         self._transport = transport
-        self._inbox: list[bytes] = []
+        self._inbox: deque[bytes] = deque()
+        self._data_head = data_frame_head(stream_id)
         self._send_lock = asyncio.Lock()
         self._recv_lock = asyncio.Lock()
         #: Why the stream ended (None while open).
@@ -144,10 +148,12 @@ class HarnessStream:
 
     async def recv(self) -> bytes | None:
         """The next decrypted message, or None once the stream ended."""
+        if self._inbox and not self._recv_lock.locked():
+            return self._inbox.popleft()  # a record carries several messages: most calls find one waiting
         async with self._recv_lock:
             while not self._inbox and self.end_reason is None:
                 await self._pump_one()
-            return self._inbox.pop(0) if self._inbox else None
+            return self._inbox.popleft() if self._inbox else None
 
     async def _pump_one(self) -> None:
         try:
@@ -157,6 +163,10 @@ class HarnessStream:
             return
         if isinstance(raw, str):
             await self._fail("rendezvous sent a text frame")
+            return
+        data = decode_data_frame(raw, self._data_head)  # the output stream's frames, without the general codec
+        if data is not None:
+            await self._open_record(*data)
             return
         try:
             frame = decode_frame(raw)
@@ -170,12 +180,15 @@ class HarnessStream:
         if isinstance(body, RelayReset):
             self._end(f"reset by peer: {body.reason}")
         elif isinstance(body, RelayData):
-            try:
-                self._inbox += self._transport.open_record(body.seq, body.payload)
-            except NoiseError as exc:
-                await self._fail(f"bad record seq {body.seq}: {exc}")
+            await self._open_record(body.seq, body.payload)
         elif isinstance(body, RelayHandshake):
             await self._fail("handshake frame on an established stream")
+
+    async def _open_record(self, seq: int, payload: bytes | memoryview) -> None:
+        try:
+            self._inbox += self._transport.open_record(seq, payload)
+        except NoiseError as exc:
+            await self._fail(f"bad record seq {seq}: {exc}")
 
     async def _fail(self, reason: str) -> None:
         log.warning("remote exec-server stream %s failed: %s", self.stream_id, reason)

@@ -19,6 +19,7 @@ from typing import Final, Protocol
 
 from .relay_wire import (
     LEN,
+    U32_MAX,
     DropReason,
     RelayFrameDecodeError,
     as_bytes,
@@ -30,6 +31,7 @@ from .relay_wire import (
     put_key,
     put_uint,
     put_varint,
+    read_varint,
 )
 
 __all__ = [
@@ -46,7 +48,9 @@ __all__ = [
     "RelayMessageFrame",
     "RelayReset",
     "RelayResume",
+    "data_frame_head",
     "data_frames",
+    "decode_data_frame",
     "decode_frame",
     "encode_frame",
     "validate_frame",
@@ -274,6 +278,49 @@ def decode_frame(data: bytes, *, validate: bool = True) -> RelayMessageFrame:
     if validate:
         validate_frame(frame)
     return frame
+
+
+def data_frame_head(stream_id: str) -> bytes:
+    """The bytes every ``Data`` frame of ``stream_id`` starts with, as prost writes it (version 1, no
+    acks), up to the body's length: what :func:`decode_data_frame` recognises."""
+    head = bytearray()
+    put_uint(head, _Field.VERSION, RELAY_FRAME_VERSION)
+    put_bytes(head, _Field.STREAM_ID, stream_id.encode("utf-8"))
+    put_key(head, _Field.BODY_DATA, LEN)
+    return bytes(head)
+
+
+_ONE_SEGMENT: Final = bytes([_Field.DATA_SEGMENT_COUNT << 3, 1])  # segment_count = 1; index 0 is omitted
+_SEQ_KEY: Final = _Field.DATA_SEQ << 3
+_PAYLOAD_KEY: Final = _Field.DATA_PAYLOAD << 3 | LEN
+
+
+def decode_data_frame(data: bytes, head: bytes) -> tuple[int, memoryview] | None:
+    """``(seq, payload)`` of a valid unsegmented ``Data`` frame laid out exactly as prost writes it for
+    the stream whose :func:`data_frame_head` is ``head``, the payload a view of ``data``; None for any
+    other frame, which :func:`decode_frame` then decodes and judges.
+
+    Output streams as one such frame per ~60 KB record: this reads one in a few slices instead of
+    splitting it into fields twice and copying the payload.
+    """
+    if not data.startswith(head):
+        return None
+    view = memoryview(data)
+    try:
+        body_length, pos = read_varint(view, len(head))
+        if pos + body_length != len(data):
+            return None  # a field after the body (merged or replacing it in prost): the general path
+        seq = 0
+        if data[pos] == _SEQ_KEY:
+            seq, pos = read_varint(view, pos + 1)
+        if seq > U32_MAX or data[pos : pos + 2] != _ONE_SEGMENT or data[pos + 2] != _PAYLOAD_KEY:
+            return None
+        length, pos = read_varint(view, pos + 3)
+    except (IndexError, RelayFrameDecodeError):
+        return None
+    if not length or pos + length != len(data):
+        return None
+    return seq, view[pos:]
 
 
 def _decode_body(body_field: int, data: memoryview) -> RelayBody:

@@ -134,7 +134,14 @@ def fields(data: memoryview) -> list[tuple[int, int, int | memoryview]]:
 
 def read_varint(data: memoryview, pos: int) -> tuple[int, int]:
     """Read a varint at ``pos``; returns the value and the position after it."""
-    if pos < len(data) and data[pos] < 0x80:  # one byte: keys and small values, the common case
+    if pos + 1 < len(data):  # one or two bytes: keys, small values, and lengths up to 16 KiB
+        first = data[pos]
+        if first < 0x80:
+            return first, pos + 1
+        second = data[pos + 1]
+        if second < 0x80:
+            return (first & 0x7F) | second << 7, pos + 2
+    elif pos < len(data) and data[pos] < 0x80:
         return data[pos], pos + 1
     value = 0
     for shift in range(0, 70, 7):

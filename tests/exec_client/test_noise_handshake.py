@@ -519,7 +519,7 @@ def test_public_api_names_are_pinned() -> None:
     assert all(hasattr(noise_pkg, name) for name in noise_pkg.__all__)
     assert set(frames.__all__) == {
         "MAX_RELAY_MESSAGE_BYTES", "RELAY_FRAME_VERSION", "RELAY_RESET_REASON_PROTOCOL_ERROR", "DropReason",
-        "RelayAck", "RelayBody", "data_frames",
+        "RelayAck", "RelayBody", "data_frame_head", "data_frames", "decode_data_frame",
         "RelayData", "RelayFrameDecodeError", "RelayHandshake", "RelayHeartbeat", "RelayMessageFrame",
         "RelayReset", "RelayResume", "decode_frame", "encode_frame", "validate_frame",
     }  # fmt: skip

@@ -85,22 +85,29 @@ class MessageReassembler:
         """
         if len(record) > RECORD_PLAINTEXT_MAX:
             raise NoiseFramingError(f"record plaintext of {len(record)} bytes exceeds {RECORD_PLAINTEXT_MAX}")
-        self._buffer += record
+        if self._buffer:
+            self._buffer += record
+            data: bytes | bytearray = self._buffer
+        else:
+            data = record  # nothing held over (the common case): slice the messages out of the record itself
         messages: list[bytes] = []
         start = 0
-        while len(self._buffer) - start >= LENGTH_PREFIX_BYTES:
-            length = int.from_bytes(self._buffer[start : start + LENGTH_PREFIX_BYTES], "big")
-            # Checked before the body arrives, so a bad peer cannot make us buffer up to 4 GiB.
-            if length == 0 or length > JSON_MESSAGE_MAX_BYTES:
-                raise NoiseFramingError(
-                    f"message length prefix {length} is outside 1..{JSON_MESSAGE_MAX_BYTES}"
-                )
-            end = start + LENGTH_PREFIX_BYTES + length
-            if len(self._buffer) < end:
-                break
-            messages.append(bytes(self._buffer[start + LENGTH_PREFIX_BYTES : end]))
-            start = end
-        if start:
+        with memoryview(data) as view:  # one copy a message (bytes of a view), none for a bytearray slice
+            while len(data) - start >= LENGTH_PREFIX_BYTES:
+                length = int.from_bytes(view[start : start + LENGTH_PREFIX_BYTES], "big")
+                # Checked before the body arrives, so a bad peer cannot make us buffer up to 4 GiB.
+                if length == 0 or length > JSON_MESSAGE_MAX_BYTES:
+                    raise NoiseFramingError(
+                        f"message length prefix {length} is outside 1..{JSON_MESSAGE_MAX_BYTES}"
+                    )
+                end = start + LENGTH_PREFIX_BYTES + length
+                if len(data) < end:
+                    break
+                messages.append(bytes(view[start + LENGTH_PREFIX_BYTES : end]))
+                start = end
+            if data is not self._buffer:
+                self._buffer += view[start:]  # the start of a message the next record completes
+        if data is self._buffer and start:
             del self._buffer[:start]
         return messages
 
@@ -115,7 +122,7 @@ class ReorderBuffer:
 
     def __init__(self) -> None:
         self.next_seq = 0
-        self._pending: dict[int, bytes] = {}
+        self._pending: dict[int, bytes | memoryview] = {}
         self._pending_bytes = 0
         self.duplicates = 0
 
@@ -124,7 +131,7 @@ class ReorderBuffer:
         """Records held back waiting for an earlier sequence number."""
         return len(self._pending)
 
-    def push(self, seq: int, ciphertext: bytes) -> list[bytes]:
+    def push(self, seq: int, ciphertext: bytes | memoryview) -> list[bytes | memoryview]:
         """Accept one record; return the ciphertexts that are now contiguous, in order.
 
         Raises:

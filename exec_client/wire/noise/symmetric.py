@@ -42,9 +42,12 @@ def hkdf(chaining_key: bytes, input_key_material: bytes, outputs: int) -> tuple[
     return tuple(result)
 
 
+_NONCE_PAD = bytes(4)
+
+
 def nonce_bytes(counter: int) -> bytes:
     """The AESGCM nonce Noise specifies: 32 zero bits, then the counter as u64 big-endian."""
-    return b"\x00\x00\x00\x00" + counter.to_bytes(8, "big")
+    return _NONCE_PAD + counter.to_bytes(8, "big")
 
 
 class CipherState:
@@ -92,20 +95,23 @@ class CipherState:
         self._advance()
         return ciphertext
 
-    def decrypt_with_ad(self, ad: bytes, ciphertext: bytes) -> bytes:
+    def decrypt_with_ad(self, ad: bytes, ciphertext: bytes | memoryview) -> bytes:
         """Decrypt with associated data ``ad`` and the next nonce; a failure poisons the state."""
         self._check_usable()
         if self._aead is None:
-            return ciphertext
+            return bytes(ciphertext)
         if len(ciphertext) < RECORD_TAG_LEN:
             self._failed = "ciphertext shorter than the authentication tag"
             raise NoiseDecryptError(f"ciphertext of {len(ciphertext)} bytes is shorter than the 16-byte tag")
-        try:
-            plaintext = self._aead.decrypt(nonce_bytes(self.nonce), ciphertext, ad)
+        nonce = self.nonce
+        try:  # the nonce built in place: this runs once per received record
+            plaintext = self._aead.decrypt(_NONCE_PAD + nonce.to_bytes(8, "big"), ciphertext, ad)
         except InvalidTag:
-            self._failed = f"decryption failed at nonce {self.nonce}"
-            raise NoiseDecryptError(f"AES-GCM authentication failed at nonce {self.nonce}") from None
-        self._advance()
+            self._failed = f"decryption failed at nonce {nonce}"
+            raise NoiseDecryptError(f"AES-GCM authentication failed at nonce {nonce}") from None
+        self.nonce = nonce = nonce + 1
+        if nonce >= _MAX_NONCE:
+            self._failed = "nonce space exhausted"
         return plaintext
 
     def fail(self, reason: str) -> None:

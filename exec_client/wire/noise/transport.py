@@ -99,7 +99,7 @@ class NoiseTransport:
             self._next_send_seq += 1
         return records
 
-    def open_record(self, seq: int, ciphertext: bytes) -> list[bytes]:
+    def open_record(self, seq: int, ciphertext: bytes | memoryview) -> list[bytes]:
         """Accept one received record; return the messages it (and any records it unblocks) complete.
 
         Duplicates are ignored. Raises a ``NoiseProtocolError`` subclass on tampering, oversize records,
