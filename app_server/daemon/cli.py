@@ -1,8 +1,9 @@
 """The ``app-server daemon`` commands: arguments, JSON output, exit status.
 
 Like Codex, every daemon command prints exactly one JSON object on stdout on success; errors are one
-``Error: ...`` line on stderr and exit status 1. The arguments are parsed by hand, by the parser of
-``app-server proxy`` (:mod:`app_server.daemon.proxy`, the whole proxy), which argparse would slow down.
+``Error: ...`` line on stderr and exit status 1. The arguments are parsed by hand, with the parser of
+``app-server proxy`` (:func:`app_server.daemon.proxy.options`): clients spawn a proxy for every connection,
+and argparse alone would cost it more than its whole pipe set-up.
 """
 
 from __future__ import annotations
