@@ -76,3 +76,20 @@ def test_the_pipe_carries_both_ways_and_passes_each_eof_on() -> None:
     finally:
         for fd in (stdin_r, stdout_r, stdout_w):
             os.close(fd)
+
+
+def test_the_proxy_refuses_what_the_cli_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "typo"
+    monkeypatch.setenv("CODEX_HOME", str(missing))
+    assert proxy.run_proxy([]) == 1
+    assert capsys.readouterr().err == f'Error: CODEX_HOME points to "{missing}", but that path does not exist\n'
+    assert not missing.exists()
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    assert proxy.run_proxy(["--sock"]) == 2
+    assert capsys.readouterr().err == "error: a value is required for '--sock'\n"
+    assert proxy.run_proxy(["extra"]) == 2
+    assert capsys.readouterr().err == "error: unexpected argument 'extra'\n"
+    assert proxy.run_proxy(["--sock", str(tmp_path / "none.sock")]) == 1
+    assert capsys.readouterr().err.startswith(f"Error: failed to connect to {tmp_path / 'none.sock'}: ")
