@@ -81,6 +81,7 @@ def test_the_pipe_carries_both_ways_and_passes_each_eof_on() -> None:
 def test_the_proxy_refuses_what_the_cli_refuses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    monkeypatch.setattr(proxy, "_survive_usr1", lambda: None)  # not in pytest's own process
     missing = tmp_path / "typo"
     monkeypatch.setenv("CODEX_HOME", str(missing))
     assert proxy.run_proxy([]) == 1
