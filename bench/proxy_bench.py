@@ -3,6 +3,9 @@
 The goal is absolute: at most 0.1 s (median over the runs). The client speaks WebSocket through the proxy's
 stdio (a socketpair is both its stdin and stdout), as a client of Codex's proxy does; its own imports are
 paid before the clock starts. The daemon runs in a temporary ``CODEX_HOME`` and is stopped at the end.
+
+The proxy is spawned as clients spawn it: the installed ``pycodex`` command next to this interpreter (its
+console script), not ``python -m pycodex``, which would add runpy; ``-m`` only where no script is installed.
 """
 
 from __future__ import annotations
@@ -25,6 +28,13 @@ GOAL_S = 0.1
 _INIT = json.dumps({"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "bench", "version": "1"}}})
 
 
+def proxy_argv() -> list[str]:
+    """``pycodex app-server proxy`` as a client runs it: the installed command, else ``python -m pycodex``."""
+    script = Path(sys.executable).with_name("pycodex")
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "pycodex"]
+    return [*command, "app-server", "proxy"]
+
+
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pycodex", *args], env=env, capture_output=True, text=True,
                           timeout=60, check=True)
@@ -34,8 +44,7 @@ async def _one(env: dict[str, str], cwd: str | None = None) -> float:
     """Spawn a proxy -> ``initialize`` answered (or, given ``cwd``, -> a ``thread/start`` there answered)."""
     ours, theirs = socket.socketpair()
     start = time.perf_counter()
-    proxy = subprocess.Popen([sys.executable, "-m", "pycodex", "app-server", "proxy"], stdin=theirs.fileno(),
-                             stdout=theirs.fileno(), env=env)
+    proxy = subprocess.Popen(proxy_argv(), stdin=theirs.fileno(), stdout=theirs.fileno(), env=env)
     theirs.close()
     try:
         async with connect("ws://localhost/", sock=ours, ping_interval=None, open_timeout=10) as ws:

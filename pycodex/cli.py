@@ -3,21 +3,22 @@
 Subcommands import their package lazily: a product's argument builder lives next to its server code, so the
 parser only fills in the subcommand being run. ``pycodex --version`` and ``pycodex --help`` import no server
 code (tests/pycodex/test_cli_imports.py keeps it that way).
+
+``pycodex app-server proxy`` is handed over before anything else: clients spawn it for every connection,
+so this module imports nothing at the top but ``sys`` and the version numbers (tests/pycodex/test_cli_imports.py
+pins what a proxy loads).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pycodex import COMPATIBLE_CODEX_VERSION, __version__
-from pycodex.lean_imports import skip_httpx_cli
-from pycodex.signals import quiet_interrupt
 
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs the proxy more than its own module (mypy reads both alike)
 if TYPE_CHECKING:  # argparse is imported by build_parser: a bare `pycodex app-server` parses nothing
     import argparse
+    from collections.abc import Callable, Collection, Sequence
 
 __all__ = ["build_parser", "main"]
 
@@ -43,7 +44,7 @@ def _add_app_server_arguments(app: argparse.ArgumentParser) -> None:
     schema = app_sub.add_parser("generate-json-schema", help="write the JSON Schema of the protocol models")
     schema.add_argument("--out", required=True, metavar="DIR")
     schema.add_argument("--experimental", action="store_true", help="include experimental fields and methods")
-    # Parsed by app_server.daemon.cli (main() hands them over before argparse); listed here for --help.
+    # Parsed by app_server.daemon.cli and .proxy (main() hands them over before argparse); listed for --help.
     app_sub.add_parser("daemon", help="manage the local app-server daemon: start, stop, restart, status, version")
     app_sub.add_parser("proxy", help="proxy stdio bytes to the running app-server control socket [--sock PATH]")
     ts = app_sub.add_parser("generate-ts", help="write TypeScript types of the protocol (from the JSON Schema)")
@@ -184,15 +185,24 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``pycodex`` command: its exit status (130, without a traceback, for a Ctrl-C during start-up)."""
-    return quiet_interrupt(lambda: _main(argv))
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:2] == ["app-server", "proxy"]:
+        # Spawned per connection: the proxy module is the whole proxy, with its own SIGUSR1, CODEX_HOME and
+        # Ctrl-C handling (what _main sets up costs more than the proxy itself).
+        from app_server.daemon.proxy import run_proxy
+
+        return run_proxy(arguments[2:])
+    from pycodex.signals import quiet_interrupt
+
+    return quiet_interrupt(lambda: _main(arguments))
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _main(arguments: list[str]) -> int:
+    from pycodex.lean_imports import skip_httpx_cli
     from pycodex.signals import survive_usr1
 
     survive_usr1()  # first: a SIGUSR1 during start-up must not end the process
     skip_httpx_cli()
-    arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments == ["--version"]:  # what argparse's version action prints, without building the parser
         print(VERSION_LINE)
         return 0
@@ -206,12 +216,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from app_server.main import run_app_server
 
         return run_app_server(listen="stdio://")
-    if arguments[:2] in (["app-server", "daemon"], ["app-server", "proxy"]):
-        # The proxy is spawned per connection: no parser, no logging set-up, straight to the pipe.
-        from app_server.daemon import cli as daemon_cli
+    if arguments[:2] == ["app-server", "daemon"]:  # parsed by hand: no parser, no logging set-up
+        from app_server.daemon.cli import run_daemon_command
 
-        command = daemon_cli.run_proxy if arguments[1] == "proxy" else daemon_cli.run_daemon_command
-        return command(arguments[2:])
+        return run_daemon_command(arguments[2:])
     if arguments[:1] == ["compat"]:
         from pycodex.compat_command import run_compat
 
@@ -240,6 +248,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
     configure_logging()
     if args.command == "app-server":
+        from pathlib import Path
+
         if args.app_command == "generate-json-schema":
             from app_server.protocol.schema_export import write_json_schema
 

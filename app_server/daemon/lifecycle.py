@@ -40,13 +40,13 @@ class DaemonError(Exception):
 class Layout:
     """The daemon's files under one ``CODEX_HOME``."""
 
-    def __init__(self, codex_home: Path) -> None:
-        self.codex_home = codex_home
-        self.dir = codex_home / DAEMON_DIR
+    def __init__(self, codex_home: Path | str) -> None:
+        self.codex_home = Path(codex_home)
+        self.dir = self.codex_home / DAEMON_DIR
         self.lock = self.dir / "daemon.lock"
         self.pid_file = self.dir / "daemon.pid"
         self.log = self.dir / "daemon.stderr.log"
-        self.socket = default_socket_path(codex_home)
+        self.socket = default_socket_path(self.codex_home)
 
     def base(self, state: str) -> Report:
         """The fields every report carries (Codex's names; pycodex has no managed package to report)."""

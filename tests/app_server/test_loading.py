@@ -30,14 +30,15 @@ LOCAL_IMPORTS: dict[tuple[str, str], str] = {
     ("app_server/main.py", "pathlib"): "stdlib, only for a unix:// listener's path (not before the answer)",
     ("app_server/app.py", "app_server.config.trust"): "project trust, read when a thread's defaults are made",
     ("app_server/daemon/cli.py", "app_server.daemon"): "each daemon verb loads only its own part (lifecycle)",
-    ("app_server/daemon/cli.py", "app_server.daemon.proxy"): "`proxy` and the control-socket probe only",
-    ("app_server/daemon/cli.py", "pycodex.transport.unix_paths"): "the default socket path, for `proxy` only",
+    ("app_server/daemon/proxy.py", "app_server.daemon"): "the lifecycle, only when no daemon answers the proxy",
+    ("app_server/daemon/proxy.py", "pycodex.codex_home"): "the wording of a refused CODEX_HOME, only when refused",
 }
 
 #: Outside app_server, the imports inside functions per file, and why they stay there.
 OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
     "pycodex/cli.py": ("the subcommand table: each subcommand imports its own product when it is chosen, so "
-                       "`pycodex --version` and `pycodex app-server` pay for no other (tests/pycodex/test_cli_imports.py)",
+                       "`pycodex --version` and `pycodex app-server` pay for no other, and `app-server proxy` for "
+                       "nothing but itself (tests/pycodex/test_cli_imports.py)",
                        frozenset({
                            "pycodex.transport.ws_auth", "exec_server.cli", "relay.cli", "pycodex.trace.cli",
                            "pycodex.debug.threads", "pycodex.debug.config_show", "pycodex.mcp_cli.manage",
@@ -46,7 +47,8 @@ OTHER_LOCAL_IMPORTS: dict[str, tuple[str, frozenset[str]]] = {
                            "pycodex.logging_setup", "pycodex.exec_cli.run", "app_server.protocol.schema_export",
                            "app_server.protocol.typescript_export",
                            "asyncio", "pycodex.demo", "pycodex.debug.doctor", "app_server.app",
-                           "pycodex.codex_home", "app_server.daemon", "acp_agent.main",
+                           "pycodex.codex_home", "app_server.daemon.cli", "acp_agent.main",
+                           "app_server.daemon.proxy", "pycodex.lean_imports", "pathlib",
                        })),
     "pycodex/trace/cli.py": ("each `pycodex trace` verb loads its own reader or renderer (rich only for `show`, "
                              "the OpenTelemetry SDK only for `export`)",

@@ -5,12 +5,15 @@ Each case runs the real entry point under ``python -X importtime`` and reads whi
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from pycodex.cli import build_parser, chosen_subcommand
+from tests.support.paths import REPO_ROOT
 
 # Top-level packages that only a subcommand's own run may pull in.
 SERVER_SIDE = frozenset({"app_server", "exec_server", "exec_client", "relay", "pydantic", "websockets", "httpx"})
@@ -69,3 +72,29 @@ def test_the_full_parser_still_knows_every_subcommand_flag() -> None:
     assert args.command == "demo" and args.json and args.local
     args = build_parser().parse_args(["app-server", "generate-json-schema", "--out", "d", "--experimental"])
     assert args.app_command == "generate-json-schema" and args.experimental
+
+
+#: What `python -m pycodex app-server proxy` may import beyond `python -m` itself (runpy): clients spawn one
+#: per connection and wait for it (bench/proxy_bench.py), so it stays the CLI's entry, the proxy module and
+#: three C modules; no typing, pathlib, json, socket (its enums, selectors) or hashlib (OpenSSL).
+PROXY_MODULES = frozenset({"__future__", "pycodex", "pycodex.cli", "app_server", "app_server.daemon",
+                           "app_server.daemon.proxy", "_socket", "select", "faulthandler"})
+
+
+def _imports_without_site(*args: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """The modules `python -S -X importtime ARGS` imports. Without `site`, whatever a .pth file loads first (an
+    editable install's finder brings pathlib and re) cannot hide what the command itself imports."""
+    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", *args], capture_output=True, text=True,
+                          timeout=60, env=env)
+    return proc, {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+                  if line.startswith("import time:") and line.count("|") == 2} - {"package"}
+
+
+def test_the_proxy_imports_only_itself(tmp_path: Path) -> None:
+    env = {**os.environ, "CODEX_HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT)}
+    _, baseline = _imports_without_site("-c", "import runpy", env=env)
+    proc, names = _imports_without_site("-m", "pycodex", "app-server", "proxy", "--sock", str(tmp_path / "none.sock"),
+                                        env=env)
+    assert proc.returncode == 1 and "Error: failed to connect to" in proc.stderr, proc.stderr[-2000:]
+    assert "app_server.daemon.proxy" in names
+    assert sorted(names - baseline - PROXY_MODULES) == []
