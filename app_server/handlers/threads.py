@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from app_server.context import HandlerContext
-from app_server.handlers import projects
 from app_server.handlers.announce import announce
+from app_server.lazy import LazyModule
 from app_server.protocol import notices
 from app_server.protocol import threads as p
 from app_server.protocol.codex_0171 import ThreadListParams0171, speaks_0171
@@ -35,7 +35,10 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
 if TYPE_CHECKING:
+    from app_server.handlers import projects
     from app_server.threads.manager import ThreadManager
+else:
+    projects = LazyModule("app_server.handlers.projects")
 
 __all__ = [
     "archive", "loaded_list", "name_set", "thread_fork", "thread_list", "thread_read", "thread_resume",
