@@ -62,6 +62,16 @@ class ModelClients:
             self._clients[provider_id] = client = fresh
         return client
 
+    def check(self, provider_id: str) -> None:
+        """Raise what building the client of ``provider_id`` would (``ScriptError`` for an unusable script,
+        ValueError for a provider no HTTP client can serve), without building an HTTP client: a thread checks
+        its provider when it starts, and its first turn builds the client (httpx, the CA bundle)."""
+        provider = self.provider(provider_id)
+        if provider.is_scripted:
+            self.client(provider_id)  # loading the script is its check
+        else:
+            provider.checked_responses_url()
+
     def stream(
         self, provider_id: str, body: JsonObj, ctx: RequestContext,
         on_retry: Callable[[RetryNotice], Awaitable[None]],

@@ -70,6 +70,13 @@ class ProviderConfig:
             raise ValueError(f"model provider `{self.id}` has no base_url")
         return self.base_url.rstrip("/") + "/responses"
 
+    def checked_responses_url(self) -> str:
+        """The URL an HTTP client of this provider posts to; raises ValueError when no HTTP client can serve
+        the provider (a wire API other than Responses, no base_url)."""
+        if self.wire_api != "responses":
+            raise ValueError(f"model provider `{self.id}`: unsupported wire_api `{self.wire_api}`")
+        return self.responses_url()
+
 
 @dataclass(frozen=True)
 class RequestContext:
