@@ -150,6 +150,7 @@ async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> p.Th
         await thread.emit(notices.thread_started(dict(threads.thread_wire(thread), projectId=params.project_id)))
         for notice in config_notices:
             await notices.send(ctx.session, notice)
+        services.prewarm_turns()  # the client composes its first prompt now
 
     ctx.session.after_response(started)
     return response
@@ -200,6 +201,7 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> p.
         if active is not None:  # a client that joins may answer open approvals
             for pending in list(active.open_requests.values()):
                 pending.offer(ctx.session)
+        services.prewarm_turns()
 
     ctx.session.after_response(after)
     return response
@@ -229,6 +231,7 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> p.Thre
             usage_notice = notices.token_usage_updated(thread.id, _last_turn_id(thread), usage)
             await notices.send(ctx.session, usage_notice)
         await thread.emit(notices.thread_started(dict(threads.thread_wire(thread), projectId=project)))
+        services.prewarm_turns()
 
     ctx.session.after_response(after)
     return response
