@@ -137,11 +137,11 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'app_server.mcp.service': Deferred(AFTER_HANDSHAKE, "a thread's MCP servers (no SDK)"),
     'app_server.threads.skills_glue': Deferred(AFTER_HANDSHAKE, "a thread's skills"),
     'app_server.threads.agents': Deferred(AFTER_HANDSHAKE, "the server's sub-agents"),
-    'app_server.threads.runner': Deferred(AFTER_HANDSHAKE, 'the turn runner (the sub-agents import it)'),
     'app_server.threads.tool_policy': Deferred(AFTER_HANDSHAKE, 'which tools a turn gets'),
     'app_server.tools.unified_exec': Deferred(AFTER_HANDSHAKE, "a thread's exec sessions"),
     # -- after the first thread: what a first turn imports besides, once a thread is handed out
     'app_server.handlers.turns': Deferred(AFTER_FIRST_THREAD, 'the turn/start family'),
+    'app_server.threads.runner': Deferred(AFTER_FIRST_THREAD, 'the turn runner'),
     'app_server.handlers.info': Deferred(AFTER_FIRST_THREAD, 'model/list and the other requests a client sends at once'),
     'app_server.tools.exec_tool': Deferred(AFTER_FIRST_THREAD, 'exec_command, the first tool call'),
     'app_server.tools.router': Deferred(AFTER_FIRST_THREAD, 'tool-call routing'),
