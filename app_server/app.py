@@ -28,7 +28,7 @@ from app_server.handlers import register_all
 from app_server.lazy import LazyModule
 from app_server.loading import AFTER_FIRST_THREAD, prewarm
 from app_server.model.auth import stored_api_key
-from app_server.model.script import ScriptError
+from app_server.model.provider import ScriptError
 from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.router import Router

@@ -71,15 +71,14 @@ BEFORE_ANSWER: Final = frozenset({
 #: What it has imported besides once the server is built and has served that ``initialize``: the server,
 #: config, stores, the method table and the ``initialize`` family (no other family, no turn machinery).
 #: Measured with no config and no API key: the provider is the built-in `openai` one (the offline `scripted`
-#: model, and its script check, load only when it is the provider).
+#: model, and its script check, load only when it is the provider; the stream events only with a turn).
 AT_STARTUP: Final = frozenset({
     "app_server.app", "app_server.config", "app_server.config.errors", "app_server.config.loader",
     "app_server.config.mcp_servers", "app_server.config.providers", "app_server.config.schema",
     "app_server.config.tables", "app_server.connection", "app_server.context", "app_server.environments",
     "app_server.errors",
     "app_server.handlers", "app_server.loading", "app_server.model", "app_server.model.auth",
-    "app_server.model.events", "app_server.model.provider", "app_server.model.script",
-    "app_server.model.sse", "app_server.protocol", "app_server.protocol.base",
+    "app_server.model.provider", "app_server.protocol", "app_server.protocol.base",
     "app_server.protocol.declarations", "app_server.protocol.initialize", "app_server.protocol.method_names",
     "app_server.protocol.method_table", "app_server.protocol.method_table_surface", "app_server.protocol.notices",
     "app_server.router",

@@ -19,6 +19,12 @@ DEFAULT_STREAM_IDLE_TIMEOUT_MS = 300_000
 BETA_FEATURES = "remote_compaction_v2"
 
 
+class ScriptError(ValueError):
+    """A model script (of the ``scripted`` provider) that does not follow the format; the message names the
+    file and the position. Defined here, beside the provider, so checking a provider at start-up needs
+    neither the script parser nor the stream events (``app_server/model/script.py`` raises it)."""
+
+
 def _empty() -> Mapping[str, str]:
     return MappingProxyType({})
 
