@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app_server.model.events import ResponseEvent, Usage, event_from_json, parse_usage
-from app_server.model.provider import ScriptError
+from app_server.model.provider import ScriptError as ScriptError  # re-exported: the parser raises it
 from pycodex.json_types import JsonObj
 
 ITEM_TYPES = ("message", "reasoning", "function_call", "custom_tool_call", "web_search_call")
