@@ -26,9 +26,9 @@ from app_server.environments import (
 )
 from app_server.handlers import register_all
 from app_server.lazy import LazyModule
-from app_server.loading import prewarm
+from app_server.loading import AFTER_FIRST_THREAD, prewarm
 from app_server.model.auth import stored_api_key
-from app_server.model.script import ScriptError
+from app_server.model.provider import ScriptError
 from app_server.protocol import notices
 from app_server.protocol.method_names import CODEX_CLIENT_METHODS, EXPERIMENTAL_METHODS
 from app_server.router import Router
@@ -142,6 +142,7 @@ class AppServer:
         self.experimental_notifications: frozenset[str] = frozenset(notices.EXPERIMENTAL)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._prewarm: asyncio.Task[None] | None = None
+        self._prewarm_turns: asyncio.Task[None] | None = None
         #: The login-shell environment of the server's own directory, captured ahead for the first thread
         #: started there (its first command would otherwise wait for that shell): (cwd, capture).
         self._login_env_ahead: tuple[Path, asyncio.Task[bytes | None]] | None = None
@@ -235,9 +236,9 @@ class AppServer:
                 await notices.send(session, notice)
 
     def prewarm(self) -> None:
-        """Once a client has finished its handshake, import what its first turn needs in a worker thread
+        """Once a client has finished its handshake, import what its first thread needs in a worker thread
         while it is idle (and begin the login-shell capture its first thread will want): `initialize`
-        stays fast and the first turn does not pay for the imports."""
+        stays fast and the first thread does not pay for the imports."""
         if self._prewarm is None:
             self._prewarm = self.spawn(asyncio.to_thread(prewarm, _prewarm_failed), name="prewarm")
             if self.environments.choice.kind == "local":
@@ -245,13 +246,34 @@ class AppServer:
                 capture = capture_login_env(DEFAULT_SHELL, cwd)
                 self._login_env_ahead = (cwd, self.spawn(capture, name="login-env"))
 
-    async def turn_machinery(self) -> None:
-        """Wait until the prewarm has imported the turn machinery: a thread is handed out ready to run
-        turns, so its first turn (often started at once) neither waits on import locks nor shares the GIL
-        with the importing thread."""
+    def prewarm_turns(self) -> None:
+        """Once a thread has been handed out, import what its first turn needs besides (the turn family,
+        the HTTP client, the tools) in a worker thread, after the first prewarm: the client is composing
+        its first prompt, and `thread/start` was not kept waiting for these."""
+        if self._prewarm_turns is None:
+            self.prewarm()
+            first = self._prewarm
+            assert first is not None
+
+            async def after_the_thread_modules() -> None:
+                await asyncio.wait({first})
+                await asyncio.to_thread(prewarm, _prewarm_failed, AFTER_FIRST_THREAD)
+
+            self._prewarm_turns = self.spawn(after_the_thread_modules(), name="prewarm-turns")
+
+    async def thread_machinery(self) -> None:
+        """Wait until the prewarm has imported what a thread's services need, so building them neither
+        waits on import locks nor shares the GIL with the importing thread."""
         self.prewarm()
         assert self._prewarm is not None
-        await asyncio.wait({self._prewarm})  # its failures are logged there; the turn reports its own
+        await asyncio.wait({self._prewarm})  # its failures are logged there; the thread reports its own
+
+    async def turn_machinery(self) -> None:
+        """Wait until both prewarms have imported the turn machinery, so a first turn (often started at
+        once) neither waits on import locks nor shares the GIL with the importing thread."""
+        self.prewarm_turns()
+        assert self._prewarm_turns is not None
+        await asyncio.wait({self._prewarm_turns})  # its failures are logged there; the turn reports its own
 
     def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
         """Start a background task owned by the server (cancelled at shutdown)."""
@@ -372,14 +394,14 @@ class AppServer:
         if provider_id not in self.config.model_providers:
             raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: Model provider `{provider_id}` not found")
         try:
-            self.models.client(provider_id)
+            self.models.check(provider_id)
         except ScriptError as exc:
             raise InvalidRequest(f"{CONFIG_LOAD_FAILED}: {exc}") from None
 
     # -- threads and turns: their services are built here and nowhere else ----------------------------
     async def thread_services(self, thread_id: str, settings: ThreadSettings) -> ThreadServices:
         """A thread's environment (connected if it can be), skills and exec sessions."""
-        await self.turn_machinery()
+        await self.thread_machinery()
         snapshot = None
         chosen = self.environment_for_thread(thread_id) if self.environment_for_thread is not None else None
         hub = chosen or self.environments
@@ -401,6 +423,7 @@ class AppServer:
 
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
+        await self.turn_machinery()
         skills = thread.services.skills
         await skills.refresh(thread)
         name = session.client_name or "pycodex"

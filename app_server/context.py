@@ -103,6 +103,9 @@ class Services(Protocol):
     def check_model(self, provider_id: str) -> None:
         """Raise InvalidRequest unless a thread on ``provider_id`` can reach its model."""
 
+    def prewarm_turns(self) -> None:
+        """A thread has been handed out: begin importing what its first turn needs (in the background)."""
+
     async def turn_services(self, thread: ThreadRuntime, session: Session) -> TurnServices:
         """What a new turn of ``thread``, started by ``session``, runs with."""
 

@@ -1,15 +1,20 @@
 """What the app-server loads at start-up and what it defers: the one place that says so.
 
 Serving ``initialize`` must stay cheap (Codex clients time the handshake), so the server's modules load in
-four steps, each declared here:
+five steps, each declared here:
 
 1. **Before the answer** (:data:`BEFORE_ANSWER`): ``pycodex app-server`` on stdio answers ``initialize`` from
    ``app_server/startup.py``, which needs only the standard library and the JSON-RPC codec.
 2. **At start-up** (:data:`AT_STARTUP`, group :data:`AFTER_ANSWER`): the server itself, its config, stores
    and the ``initialize`` family, built once the answer is written.
-3. **After the handshake** (group :data:`AFTER_HANDSHAKE`): what the first thread and turn need, imported by
-   :func:`prewarm` in a worker thread once a client sends ``initialized``, while it is idle.
-4. **On first use** (group :data:`ON_FIRST_USE`): what only some sessions need (the MCP SDK, fuzzy search,
+3. **After the handshake** (group :data:`AFTER_HANDSHAKE`): what the first thread needs, imported by
+   :func:`prewarm` in a worker thread once a client sends ``initialized``, while it is idle; ``thread/start``
+   waits for it, so the thread's services find their modules loaded.
+4. **After the first thread** (group :data:`AFTER_FIRST_THREAD`): what a first turn needs besides (the
+   turn family, the HTTP client, the tools), imported the same way once a thread has been handed out (while
+   the client composes its first prompt); ``turn/start`` waits for it, so the first turn does not pay for
+   the imports, and ``thread/start`` is not kept waiting for them.
+5. **On first use** (group :data:`ON_FIRST_USE`): what only some sessions need (the MCP SDK, fuzzy search,
    config writes, remote environments), imported by the first call that needs it.
 
 A deferred module is a :class:`~app_server.lazy.LazyModule` handle, declared by the code that uses it beside
@@ -17,10 +22,10 @@ the real import its type checker reads (``app_server/lazy.py`` shows the form); 
 the first attribute read. This module imports none of them, so it is a leaf of the import graph: it only
 says, in :data:`DEFERRED`, each deferred module's group and why. Request handler families are deferred by
 the method table (``app_server/protocol/method_table.py``), one family on its first request; the families a
-first turn uses are in the prewarm group.
+first thread and turn use are in the two prewarm groups.
 
 ``tests/app_server/test_app_server_startup_imports.py`` pins the start-up sets against a real
-``pycodex app-server``, ``tests/app_server/test_loading.py`` pins the prewarm group against a first turn and
+``pycodex app-server``, ``tests/app_server/test_loading.py`` pins the prewarm groups against a first thread and turn and
 lists the few imports inside functions that remain in ``app_server`` (each with its reason) and checks that
 every ``LazyModule("x")`` in the code names a module declared here.
 
@@ -35,6 +40,7 @@ from typing import Final, Literal
 
 __all__ = [
     "AFTER_ANSWER",
+    "AFTER_FIRST_THREAD",
     "AFTER_HANDSHAKE",
     "AT_STARTUP",
     "BEFORE_ANSWER",
@@ -47,9 +53,10 @@ __all__ = [
     "prewarm_modules",
 ]
 
-Group = Literal["after-answer", "after-handshake", "on-first-use"]
+Group = Literal["after-answer", "after-handshake", "after-first-thread", "on-first-use"]
 AFTER_ANSWER: Final = "after-answer"
 AFTER_HANDSHAKE: Final = "after-handshake"
+AFTER_FIRST_THREAD: Final = "after-first-thread"
 ON_FIRST_USE: Final = "on-first-use"
 
 #: The product modules ``pycodex app-server`` (stdio, no flags) has imported when its ``initialize`` answer
@@ -64,15 +71,14 @@ BEFORE_ANSWER: Final = frozenset({
 #: What it has imported besides once the server is built and has served that ``initialize``: the server,
 #: config, stores, the method table and the ``initialize`` family (no other family, no turn machinery).
 #: Measured with no config and no API key: the provider is the built-in `openai` one (the offline `scripted`
-#: model, and its script check, load only when it is the provider).
+#: model, and its script check, load only when it is the provider; the stream events only with a turn).
 AT_STARTUP: Final = frozenset({
     "app_server.app", "app_server.config", "app_server.config.errors", "app_server.config.loader",
     "app_server.config.mcp_servers", "app_server.config.providers", "app_server.config.schema",
     "app_server.config.tables", "app_server.connection", "app_server.context", "app_server.environments",
     "app_server.errors",
     "app_server.handlers", "app_server.loading", "app_server.model", "app_server.model.auth",
-    "app_server.model.events", "app_server.model.provider", "app_server.model.script",
-    "app_server.model.sse", "app_server.protocol", "app_server.protocol.base",
+    "app_server.model.provider", "app_server.protocol", "app_server.protocol.base",
     "app_server.protocol.declarations", "app_server.protocol.initialize", "app_server.protocol.method_names",
     "app_server.protocol.method_table", "app_server.protocol.method_table_surface", "app_server.protocol.notices",
     "app_server.router",
@@ -119,21 +125,11 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'pycodex.transport.stdio': Deferred(AFTER_ANSWER, 'the stdio transport'),
     'app_server.protocol.base': Deferred(AFTER_ANSWER, "to_wire, for a family's answers"),
     'pydantic': Deferred(AFTER_ANSWER, 'BaseModel, to tell a model result from a dict'),
-    # -- after the handshake: what a first thread and turn import (the prewarm); some of these no code reads
-    # through a handle (a handler family the method table loads, a library module imported deep inside another)
+    # -- after the handshake: what a first thread imports (the prewarm); some of these no code reads through a
+    # handle (a handler family the method table loads, a module imported deep inside another)
     'app_server.handlers.threads': Deferred(AFTER_HANDSHAKE, 'the thread/start family'),
-    'app_server.handlers.turns': Deferred(AFTER_HANDSHAKE, 'the turn/start family'),
-    'app_server.handlers.info': Deferred(AFTER_HANDSHAKE, 'model/list and the other requests a client sends at once'),
-    'app_server.protocol.notifications': Deferred(AFTER_HANDSHAKE, 'the notifications of a thread and a turn'),
-    'app_server.threads.runner': Deferred(AFTER_HANDSHAKE, 'the turn runner'),
-    'app_server.tools.exec_tool': Deferred(AFTER_HANDSHAKE, 'exec_command, the first tool call'),
-    'app_server.prompts': Deferred(AFTER_HANDSHAKE, 'the base instructions, read through importlib.resources'),
-    'exec_client.wire.sandbox_context': Deferred(AFTER_HANDSHAKE, 'the sandbox context is built per command'),
-    'anyio._backends._asyncio': Deferred(AFTER_HANDSHAKE, 'httpx picks its anyio backend on the first request'),
-    'anyio._core._sockets': Deferred(AFTER_HANDSHAKE, 'httpx opens its first connection through it'),
     'app_server.protocol.methods': Deferred(AFTER_HANDSHAKE, "every method's wire models and the experimental-field gate"),
-    'app_server.model.clients': Deferred(AFTER_HANDSHAKE, 'the model clients, per provider'),
-    'app_server.model.client': Deferred(AFTER_HANDSHAKE, 'the HTTP Responses client (httpx)'),
+    'app_server.model.clients': Deferred(AFTER_HANDSHAKE, "the model clients, per provider (thread/start checks its provider)"),
     'app_server.skills': Deferred(AFTER_HANDSHAKE, 'the skills catalog'),
     'app_server.skills.bundled': Deferred(AFTER_HANDSHAKE, "pycodex's system skills"),
     'app_server.store.thread_state': Deferred(AFTER_HANDSHAKE, 'read states and goals (sqlite), opened for the first thread'),
@@ -142,7 +138,17 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'app_server.threads.agents': Deferred(AFTER_HANDSHAKE, "the server's sub-agents"),
     'app_server.threads.tool_policy': Deferred(AFTER_HANDSHAKE, 'which tools a turn gets'),
     'app_server.tools.unified_exec': Deferred(AFTER_HANDSHAKE, "a thread's exec sessions"),
-    'app_server.tools.router': Deferred(AFTER_HANDSHAKE, 'tool-call routing'),
+    # -- after the first thread: what a first turn imports besides, once a thread is handed out
+    'app_server.handlers.turns': Deferred(AFTER_FIRST_THREAD, 'the turn/start family'),
+    'app_server.threads.runner': Deferred(AFTER_FIRST_THREAD, 'the turn runner'),
+    'app_server.handlers.info': Deferred(AFTER_FIRST_THREAD, 'model/list and the other requests a client sends at once'),
+    'app_server.tools.exec_tool': Deferred(AFTER_FIRST_THREAD, 'exec_command, the first tool call'),
+    'app_server.tools.router': Deferred(AFTER_FIRST_THREAD, 'tool-call routing'),
+    'app_server.prompts': Deferred(AFTER_FIRST_THREAD, 'the base instructions, read through importlib.resources'),
+    'exec_client.wire.sandbox_context': Deferred(AFTER_FIRST_THREAD, 'the sandbox context is built per command'),
+    'app_server.model.client': Deferred(AFTER_FIRST_THREAD, 'the HTTP Responses client (httpx), built for the first turn'),
+    'anyio._backends._asyncio': Deferred(AFTER_FIRST_THREAD, 'httpx picks its anyio backend on the first request'),
+    'anyio._core._sockets': Deferred(AFTER_FIRST_THREAD, 'httpx opens its first connection through it'),
     # -- on first use: what only some sessions need
     'pycodex.transport.websocket': Deferred(ON_FIRST_USE, 'websockets, only for a ws:// listener'),
     'pycodex.transport.unix': Deferred(ON_FIRST_USE, 'websockets over a unix socket, only for a unix:// listener'),
@@ -153,6 +159,7 @@ DEFERRED: Final[Mapping[str, Deferred]] = {
     'app_server.mcp.wire': Deferred(ON_FIRST_USE, "MCP answers in the app-server's wire shapes"),
     'app_server.tools.mcp_tool': Deferred(ON_FIRST_USE, 'a call of an MCP tool'),
     'app_server.notify': Deferred(ON_FIRST_USE, 'the `notify` program, when config sets one'),
+    'app_server.handlers.projects': Deferred(ON_FIRST_USE, "projects, for a thread/* request that names or reports a project (the fs family's models and watcher with them)"),
     'app_server.search.fuzzy': Deferred(ON_FIRST_USE, 'fuzzyFileSearch'),
     'app_server.config.write': Deferred(ON_FIRST_USE, 'config/value/write and friends'),
     'app_server.model.provider_write': Deferred(ON_FIRST_USE, 'model provider setup'),
@@ -169,16 +176,17 @@ def declared(group: Group | None = None) -> tuple[str, ...]:
     return tuple(name for name, d in DEFERRED.items() if group is None or d.group == group)
 
 
-def prewarm_modules() -> tuple[str, ...]:
-    """What :func:`prewarm` imports: the after-handshake group."""
-    return declared(AFTER_HANDSHAKE)
+def prewarm_modules(group: Group = AFTER_HANDSHAKE) -> tuple[str, ...]:
+    """What :func:`prewarm` imports for ``group``: the after-handshake group, or the after-first-thread one."""
+    return declared(group)
 
 
-def prewarm(on_error: Callable[[str], None]) -> None:
-    """Import the after-handshake group (run in a worker thread once a client has finished its handshake);
-    ``on_error(name)`` is called inside the ``except`` of a module that failed (the turn that needs it
-    reports the failure properly)."""
-    for name in prewarm_modules():
+def prewarm(on_error: Callable[[str], None], group: Group = AFTER_HANDSHAKE) -> None:
+    """Import a prewarm group (run in a worker thread: the after-handshake group once a client has finished
+    its handshake, the after-first-thread group once a thread has been handed out); ``on_error(name)`` is
+    called inside the ``except`` of a module that failed (the turn that needs it reports the failure
+    properly)."""
+    for name in prewarm_modules(group):
         try:
             __import__(name)
         except Exception:

@@ -37,7 +37,8 @@ HTTP_ONLY = ("bearer_token_env_var", "bearer_token", "http_headers", "env_http_h
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    # Built on first use: most configs name no MCP server, and start-up should not pay for these schemas.
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
 
 
 class McpToolConfig(_Strict):

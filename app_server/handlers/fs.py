@@ -22,6 +22,7 @@ import watchfiles
 from app_server.context import HandlerContext
 from app_server.protocol import responses_fs as rf
 from app_server.protocol import surface as p
+from app_server.protocol.base import NOT_ABSOLUTE
 from app_server.session import Session
 from exec_client.local_environment import remove_path
 from exec_client.wire.fs_paths import denial_error, entry_path, policy_for, real_path
@@ -37,8 +38,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-#: serde's text when a relative path reaches an AbsolutePathBuf field (Codex 0.169.0).
-NOT_ABSOLUTE = "Invalid request: AbsolutePathBuf deserialized without a base path"
 
 
 def _abs(raw: str) -> Path:

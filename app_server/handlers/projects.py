@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from app_server.context import HandlerContext
-from app_server.handlers.fs import NOT_ABSOLUTE
 from app_server.handlers.paging import page_size
 from app_server.protocol import projects as p
+from app_server.protocol.base import NOT_ABSOLUTE
 from app_server.session import Session
 from app_server.store.projects import ProjectError, ProjectStore, ProjectsUnavailable
 from app_server.threads.state import fan_out

@@ -15,28 +15,10 @@ from app_server.handlers.announce import announce
 from app_server.protocol import notices
 from app_server.protocol import responses_named as rn
 from app_server.protocol.thread_requests import ThreadSettingsUpdateParams
-from app_server.threads.manager import active_profile_wire, sandbox_policy_wire
+from app_server.threads.manager import settings_wire
 from app_server.threads.overrides import apply_turn_overrides
-from app_server.threads.state import ThreadSettings
-from pycodex.json_types import JsonObj
 
-__all__ = ["ThreadSettingsUpdateParams", "settings_update", "settings_wire"]
-
-
-def settings_wire(s: ThreadSettings) -> JsonObj:
-    """Codex's ``ThreadSettings``, in its key order."""
-    cwd = str(s.cwd)
-    return {
-        "disabledPluginIds": [], "cwd": cwd,
-        "environments": [{"environmentId": "local", "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}],
-        "approvalPolicy": s.approval_policy, "approvalsReviewer": s.approvals_reviewer,
-        "sandboxPolicy": sandbox_policy_wire(s), "activePermissionProfile": active_profile_wire(s),
-        "model": s.model, "modelProvider": s.model_provider, "serviceTier": s.service_tier, "effort": s.effort,
-        "summary": s.summary,
-        "collaborationMode": {"mode": "default", "settings": {"model": s.model, "reasoning_effort": s.effort,
-                                                              "developer_instructions": None}},
-        "multiAgentMode": "explicitRequestOnly", "personality": None,
-    }
+__all__ = ["ThreadSettingsUpdateParams", "settings_update"]
 
 
 async def settings_update(

@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from app_server.context import HandlerContext
-from app_server.handlers import projects
 from app_server.handlers.announce import announce
+from app_server.lazy import LazyModule
 from app_server.protocol import notices
 from app_server.protocol import threads as p
 from app_server.protocol.codex_0171 import ThreadListParams0171, speaks_0171
@@ -35,7 +35,10 @@ from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InternalError, InvalidRequest
 
 if TYPE_CHECKING:
+    from app_server.handlers import projects
     from app_server.threads.manager import ThreadManager
+else:
+    projects = LazyModule("app_server.handlers.projects")
 
 __all__ = [
     "archive", "loaded_list", "name_set", "thread_fork", "thread_list", "thread_read", "thread_resume",
@@ -147,6 +150,7 @@ async def thread_start(ctx: HandlerContext, params: p.ThreadStartParams) -> p.Th
         await thread.emit(notices.thread_started(dict(threads.thread_wire(thread), projectId=params.project_id)))
         for notice in config_notices:
             await notices.send(ctx.session, notice)
+        services.prewarm_turns()  # the client composes its first prompt now
 
     ctx.session.after_response(started)
     return response
@@ -197,6 +201,7 @@ async def thread_resume(ctx: HandlerContext, params: p.ThreadResumeParams) -> p.
         if active is not None:  # a client that joins may answer open approvals
             for pending in list(active.open_requests.values()):
                 pending.offer(ctx.session)
+        services.prewarm_turns()
 
     ctx.session.after_response(after)
     return response
@@ -226,6 +231,7 @@ async def thread_fork(ctx: HandlerContext, params: p.ThreadForkParams) -> p.Thre
             usage_notice = notices.token_usage_updated(thread.id, _last_turn_id(thread), usage)
             await notices.send(ctx.session, usage_notice)
         await thread.emit(notices.thread_started(dict(threads.thread_wire(thread), projectId=project)))
+        services.prewarm_turns()
 
     ctx.session.after_response(after)
     return response

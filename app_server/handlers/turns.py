@@ -7,11 +7,11 @@ import asyncio
 from app_server.context import HandlerContext
 from app_server.handlers.announce import announce
 from app_server.handlers.goal_continuation import arm_goal_loop
-from app_server.handlers.thread_settings import settings_wire
 from app_server.protocol import notices
 from app_server.protocol import turns as p
 from app_server.protocol.base import to_wire
 from app_server.store import new_uuid7
+from app_server.threads.manager import settings_wire
 from app_server.threads.overrides import apply_turn_overrides
 from app_server.threads.runner import TurnRunner
 from app_server.threads.state import TurnState

@@ -124,10 +124,8 @@ class ModelClient:
         sleep: Sleep = asyncio.sleep,
         stored_key: Callable[[], str | None] | None = None,
     ) -> None:
-        if provider.wire_api != "responses":
-            raise ValueError(f"model provider `{provider.id}`: unsupported wire_api `{provider.wire_api}`")
+        self._url = provider.checked_responses_url()
         self._provider = provider
-        self._url = provider.responses_url()
         self._base_url = provider.base_url or ""
         self._owns_http = http is None
         self._http = http or httpx.AsyncClient(

@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from app_server.lazy import LazyModule
 from app_server.model.errors import ModelError, RetryNotice, RetryScope, TurnErrorPayload
-from app_server.model.events import ResponseEvent
-from app_server.model.provider import ProviderConfig, RequestContext
-from app_server.model.script import ScriptError
+from app_server.model.provider import ProviderConfig, RequestContext, ScriptError
 from pycodex.json_types import JsonObj
 from pycodex.jsonrpc.errors import InvalidRequest
 
@@ -21,6 +19,7 @@ if TYPE_CHECKING:  # the HTTP client (httpx) is imported when the first turn nee
     from app_server.model import client as model_client
     from app_server.model import scripted as model_scripted
     from app_server.model.client import ModelClient
+    from app_server.model.events import ResponseEvent
     from app_server.model.scripted import ScriptedModelClient
 else:
     model_client = LazyModule("app_server.model.client")
@@ -61,6 +60,16 @@ class ModelClients:
                 self._retired.append(client)
             self._clients[provider_id] = client = fresh
         return client
+
+    def check(self, provider_id: str) -> None:
+        """Raise what building the client of ``provider_id`` would (``ScriptError`` for an unusable script,
+        ValueError for a provider no HTTP client can serve), without building an HTTP client: a thread checks
+        its provider when it starts, and its first turn builds the client (httpx, the CA bundle)."""
+        provider = self.provider(provider_id)
+        if provider.is_scripted:
+            self.client(provider_id)  # loading the script is its check
+        else:
+            provider.checked_responses_url()
 
     def stream(
         self, provider_id: str, body: JsonObj, ctx: RequestContext,

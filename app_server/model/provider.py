@@ -19,6 +19,12 @@ DEFAULT_STREAM_IDLE_TIMEOUT_MS = 300_000
 BETA_FEATURES = "remote_compaction_v2"
 
 
+class ScriptError(ValueError):
+    """A model script (of the ``scripted`` provider) that does not follow the format; the message names the
+    file and the position. Defined here, beside the provider, so checking a provider at start-up needs
+    neither the script parser nor the stream events (``app_server/model/script.py`` raises it)."""
+
+
 def _empty() -> Mapping[str, str]:
     return MappingProxyType({})
 
@@ -69,6 +75,13 @@ class ProviderConfig:
         if not self.base_url:
             raise ValueError(f"model provider `{self.id}` has no base_url")
         return self.base_url.rstrip("/") + "/responses"
+
+    def checked_responses_url(self) -> str:
+        """The URL an HTTP client of this provider posts to; raises ValueError when no HTTP client can serve
+        the provider (a wire API other than Responses, no base_url)."""
+        if self.wire_api != "responses":
+            raise ValueError(f"model provider `{self.id}`: unsupported wire_api `{self.wire_api}`")
+        return self.responses_url()
 
 
 @dataclass(frozen=True)

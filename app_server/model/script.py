@@ -32,15 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app_server.model.events import ResponseEvent, Usage, event_from_json, parse_usage
+from app_server.model.provider import ScriptError as ScriptError  # re-exported: the parser raises it
 from pycodex.json_types import JsonObj
 
 ITEM_TYPES = ("message", "reasoning", "function_call", "custom_tool_call", "web_search_call")
 FAULT_TYPES = ("failed", "http_error", "truncate", "stall")
 DEFAULT_USAGE = Usage(input_tokens=10, output_tokens=5, total_tokens=15)
-
-
-class ScriptError(ValueError):
-    """A model script that does not follow the format; the message names the file and the position."""
 
 
 @dataclass(frozen=True)

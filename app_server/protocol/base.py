@@ -35,6 +35,7 @@ from pycodex.jsonrpc.serde import (
 
 __all__ = [
     "EXPERIMENTAL",
+    "NOT_ABSOLUTE",
     "OMIT_IF_NONE",
     "EmptyObject",
     "Experimental",
@@ -87,6 +88,8 @@ class OmitIfNone:
 
 EXPERIMENTAL = Experimental()
 OMIT_IF_NONE = OmitIfNone()
+#: serde's text when a relative path reaches an AbsolutePathBuf field (Codex 0.169.0).
+NOT_ABSOLUTE = "Invalid request: AbsolutePathBuf deserialized without a base path"
 
 
 class WireModel(BaseModel):

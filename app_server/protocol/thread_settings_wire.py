@@ -1,6 +1,6 @@
 """Codex's ``ThreadSettings``: a loaded thread's effective settings, as `thread/settings/updated` carries them.
 
-The handler (``app_server/handlers/thread_settings.py``, ``settings_wire``) builds the same keys in the same
+``settings_wire`` (``app_server/threads/manager.py``) builds the same keys in the same
 order; this model is what the schema (and generate-ts) describe.
 """
 

@@ -1,7 +1,7 @@
 """Turn and the turn/* methods: turn/start, turn/steer, turn/interrupt (params and responses)."""
 
-from __future__ import annotations
-
+# Annotations are evaluated as the classes are made (no `from __future__ import annotations`): pydantic
+# would otherwise compile each string annotation again, ~15% of this module's import on the thread/start path.
 from typing import Annotated, ClassVar, Literal, TypeAlias
 
 from pydantic import Field

@@ -25,7 +25,9 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
+from app_server.lazy import LazyModule
 from app_server.session import Session
 from app_server.store import new_uuid7
 from app_server.threads.agent_contracts import (
@@ -38,11 +40,15 @@ from app_server.threads.agent_contracts import (
 from app_server.threads.lifecycle import TurnStatus
 from app_server.threads.manager import ThreadManager
 from app_server.threads.prompt import user_message_item
-from app_server.threads.runner import TurnRunner
 from app_server.threads.services import TurnServices
 from app_server.threads.state import Spawn, ThreadRuntime, TurnState
 from pycodex.json_types import JsonObj, JsonValue
 from pycodex.jsonrpc.errors import InvalidRequest
+
+if TYPE_CHECKING:
+    from app_server.threads import runner as threads_runner
+else:  # a first thread builds its AgentControl; only a child's first turn needs the runner
+    threads_runner = LazyModule("app_server.threads.runner")
 
 __all__ = ["AgentControl"]
 
@@ -201,7 +207,7 @@ class AgentControl:
     async def _start_turn(self, agent: _Agent, thread: ThreadRuntime, inputs: list[JsonObj],
                           session: Session) -> None:
         turn = TurnState(new_uuid7(), inputs=inputs)
-        runner = TurnRunner(thread=thread, turn=turn, services=await self._turn_services(thread, session))
+        runner = threads_runner.TurnRunner(thread=thread, turn=turn, services=await self._turn_services(thread, session))
         runner.reports_read_state = False  # Codex keeps no read state for a sub-agent's thread
         agent.turn = turn
         await thread.start_turn(turn, runner, self._spawn)()

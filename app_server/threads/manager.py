@@ -32,7 +32,7 @@ from pycodex.jsonrpc.errors import InvalidRequest
 if TYPE_CHECKING:
     from app_server.threads.services import ThreadServices
 
-__all__ = ["Defaults", "MakeServices", "ThreadManager", "active_profile_wire", "sandbox_policy_wire"]
+__all__ = ["Defaults", "MakeServices", "ThreadManager", "active_profile_wire", "sandbox_policy_wire", "settings_wire"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +70,22 @@ def active_profile_wire(settings: ThreadSettings) -> JsonObj | None:
     if settings.permission_profile is None:
         return None
     return {"id": settings.permission_profile, "extends": None}
+
+
+def settings_wire(s: ThreadSettings) -> JsonObj:
+    """Codex's ``ThreadSettings``, in its key order."""
+    cwd = str(s.cwd)
+    return {
+        "disabledPluginIds": [], "cwd": cwd,
+        "environments": [{"environmentId": "local", "cwd": cwd, "runtimeWorkspaceRoots": [cwd]}],
+        "approvalPolicy": s.approval_policy, "approvalsReviewer": s.approvals_reviewer,
+        "sandboxPolicy": sandbox_policy_wire(s), "activePermissionProfile": active_profile_wire(s),
+        "model": s.model, "modelProvider": s.model_provider, "serviceTier": s.service_tier, "effort": s.effort,
+        "summary": s.summary,
+        "collaborationMode": {"mode": "default", "settings": {"model": s.model, "reasoning_effort": s.effort,
+                                                              "developer_instructions": None}},
+        "multiAgentMode": "explicitRequestOnly", "personality": None,
+    }
 
 
 class ThreadManager:

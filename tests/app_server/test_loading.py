@@ -6,8 +6,9 @@
 - The groups agree with the start-up sets (which tests/app_server/test_app_server_startup_imports.py pins
   against a real ``pycodex app-server``): what is deferred is not loaded at start-up, and what is said to
   load after the answer is.
-- The prewarm group is what a first turn needs: once it has run, a first thread and turn import nothing
-  more from ``app_server`` (checked in a fresh interpreter on the in-memory harness).
+- The prewarm groups are what a first thread and a first turn need: once the after-handshake group has run,
+  a first thread/start imports nothing more from ``app_server``, and once the after-first-thread group has
+  too, neither does a first turn (checked in a fresh interpreter on the in-memory harness).
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ def test_every_handle_is_declared_and_typed_as_the_module_it_loads() -> None:
         assert module in loading.DEFERRED, f"{rel}: {handle} loads {module}, which app_server/loading.py does not declare"
         assert typed == module, f"{rel}: {handle} is typed as {typed} but loads {module}"
     groups = {loading.DEFERRED[module].group for _rel, _handle, module, _typed in handles}
-    assert groups == {loading.AFTER_ANSWER, loading.AFTER_HANDSHAKE, loading.ON_FIRST_USE}
+    assert groups == {loading.AFTER_ANSWER, loading.AFTER_HANDSHAKE, loading.AFTER_FIRST_THREAD, loading.ON_FIRST_USE}
 
 
 def test_every_deferred_module_exists() -> None:
@@ -158,16 +159,20 @@ def test_the_groups_agree_with_the_start_up_sets() -> None:
     assert loading.BEFORE_ANSWER.isdisjoint(loading.AT_STARTUP)
     after_answer = {m for m in loading.declared(loading.AFTER_ANSWER) if m.split(".")[0] == "app_server"}
     assert after_answer <= loading.AT_STARTUP, sorted(after_answer - loading.AT_STARTUP)
-    later = {*loading.declared(loading.AFTER_HANDSHAKE), *loading.declared(loading.ON_FIRST_USE)}
+    later = {*loading.declared(loading.AFTER_HANDSHAKE), *loading.declared(loading.AFTER_FIRST_THREAD),
+             *loading.declared(loading.ON_FIRST_USE)}
     assert sorted(later & at_startup) == [], "declared deferred but loaded at start-up"
     assert "app_server.lazy" in loading.BEFORE_ANSWER  # stdlib-only, and main declares its handles with it
 
 
-def test_the_prewarm_list_is_the_after_handshake_group() -> None:
-    group = tuple(name for name, d in loading.DEFERRED.items() if d.group == loading.AFTER_HANDSHAKE)
-    assert loading.prewarm_modules() == group
-    assert {"app_server.handlers.threads", "app_server.handlers.turns", "app_server.model.clients"} <= set(
-        loading.prewarm_modules()
+def test_the_prewarm_lists_are_the_after_handshake_and_after_first_thread_groups() -> None:
+    for group in (loading.AFTER_HANDSHAKE, loading.AFTER_FIRST_THREAD):
+        names = tuple(name for name, d in loading.DEFERRED.items() if d.group == group)
+        assert loading.prewarm_modules(group) == names
+    assert loading.prewarm_modules() == loading.prewarm_modules(loading.AFTER_HANDSHAKE)
+    assert {"app_server.handlers.threads", "app_server.model.clients"} <= set(loading.prewarm_modules())
+    assert {"app_server.handlers.turns", "app_server.model.client"} <= set(
+        loading.prewarm_modules(loading.AFTER_FIRST_THREAD)
     )
 
 
@@ -190,21 +195,26 @@ async def main() -> None:
     (tmp / "home" / "config.toml").write_text('model_provider = "scripted"')  # offline, asked for by name
     client = await MemoryAppServerClient.spawn(None, codex_home=tmp / "home", cwd=tmp)
     await client.initialize()
-    await client.app.turn_machinery()  # what thread/start waits for anyway
+    client.app.prewarm_turns = lambda: None  # the thread alone: the turn's prewarm waits (see below)
+    await client.app.thread_machinery()  # what thread/start waits for anyway
     before = set(sys.modules)
     thread_id = (await client.call("thread/start", {"cwd": str(tmp)}))["thread"]["id"]
+    thread_new = sorted(name for name in set(sys.modules) - before if name.split(".")[0] == "app_server")
+    del client.app.prewarm_turns
+    await client.app.turn_machinery()  # what turn/start waits for anyway
+    before = set(sys.modules)
     await client.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": "hi"}]})
     done = await client.wait_notification("turn/completed", timeout=30)
-    new = sorted(name for name in set(sys.modules) - before if name.split(".")[0] == "app_server")
+    turn_new = sorted(name for name in set(sys.modules) - before if name.split(".")[0] == "app_server")
     await client.close()
-    print(json.dumps({"status": done["params"]["turn"]["status"], "new": new}))
+    print(json.dumps({"status": done["params"]["turn"]["status"], "thread": thread_new, "turn": turn_new}))
 
 
 asyncio.run(main())
 """
 
 
-def test_after_the_prewarm_a_first_turn_imports_nothing_more_from_app_server(tmp_path: Path) -> None:
+def test_after_the_prewarms_a_first_thread_and_turn_import_nothing_more_from_app_server(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", FIRST_TURN], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT), "PYCODEX_LOG": "error"},
@@ -212,4 +222,5 @@ def test_after_the_prewarm_a_first_turn_imports_nothing_more_from_app_server(tmp
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.splitlines()[-1])
     assert result["status"] == "completed"
-    assert result["new"] == [], "add these to the after-handshake group in app_server/loading.py"
+    assert result["thread"] == [], "add these to the after-handshake group in app_server/loading.py"
+    assert result["turn"] == [], "add these to the after-first-thread group in app_server/loading.py"
