@@ -59,12 +59,18 @@ class AppConnection:
         early_answer: bytes | None = None,
         telemetry: Telemetry | None = None,
     ) -> None:
-        send = outbox.send
+        send, offer = outbox.send, outbox.offer
         if trace.active_tracer() is not None:  # record what goes out; no cost when no trace is written
 
             async def send(data: bytes) -> None:
                 trace.record("out", "client", self.session.id, data)
                 await outbox.send(data)
+
+            def offer(data: bytes) -> bool:
+                if not outbox.offer(data):
+                    return False  # not sent yet: recorded by the send that follows
+                trace.record("out", "client", self.session.id, data)
+                return True
 
         # error_wire: every error this connection answers with carries its code in `error.data`.
         self._endpoint = Endpoint(send, max_queued_requests=max_queued_requests, closed_error=ConnectionClosedError,
@@ -72,7 +78,7 @@ class AppConnection:
         self._peer = self._endpoint.peer
         self._router = router
         self.session = Session(self._endpoint, experimental_notifications=experimental_notifications,
-                               has_room=outbox.has_room)
+                               offer=offer)
         self._queue = self._endpoint.requests
         self._on_initialized = on_initialized
         #: The stdio fast path already wrote this answer to the initialize that comes first (app_server/

@@ -57,12 +57,12 @@ class Session:
         endpoint: Endpoint,
         *,
         experimental_notifications: Iterable[str] = (),
-        has_room: Callable[[int], bool] | None = None,
+        offer: Callable[[bytes], bool] | None = None,
     ) -> None:
         self.id = next(_connection_ids)
         self._endpoint = endpoint
-        #: Whether a write of that many bytes goes out without waiting (the outbox's ``has_room``).
-        self._has_room = has_room
+        #: Queues encoded bytes without waiting, or says a write would wait (the outbox's ``offer``).
+        self._offer = offer
         self._experimental_notifications = frozenset(experimental_notifications)
         self.initialized = False
         self.client_name = ""
@@ -124,12 +124,18 @@ class Session:
         """The wire bytes of a notification stamped now: what ``broadcast`` hands every connection."""
         return self._endpoint.peer.notify(method, params, emitted_at_ms=now_ms())
 
+    def offer(self, data: bytes) -> bool:
+        """Queue already encoded bytes at once if the outbox has room; False when a write would wait (then
+        ``send_within``). A closed connection takes (drops) everything."""
+        if self.closed.is_set():
+            return True
+        return self._offer is not None and self._offer(data)
+
     async def send_within(self, data: bytes, timeout: float) -> bool:
         """Write already encoded bytes, giving up after ``timeout`` seconds of a full outbox; False if so."""
         if self.closed.is_set():
             return True
-        if self._has_room is not None and self._has_room(len(data)):  # the usual case: no timer at all
-            await self._endpoint.send(data)
+        if self.offer(data):  # the usual case: no timer at all
             return True
         try:
             # asyncio.timeout, not wait_for: no task per write (3.11's wait_for wraps the write in one and

@@ -131,6 +131,10 @@ class ModelClient:
         self._http = http or httpx.AsyncClient(
             timeout=httpx.Timeout(connect=CONNECT_TIMEOUT_S, read=None, write=30.0, pool=30.0),
             verify=verifying_tls_context(),
+            # No cap on open connections (Codex's reqwest pool has none): with httpx's default of 100, the
+            # 101st concurrent turn waits for a slot, and every pool change scans each waiting request
+            # against each connection, which made 500 concurrent turns' CPU superlinear.
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=20),
         )
         self._env: Mapping[str, str] = os.environ if env is None else env
         self._stored_key = stored_key

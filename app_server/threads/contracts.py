@@ -52,6 +52,9 @@ class Subscriber(Protocol):
     def encode_notification(self, method: str, params: JsonValue) -> bytes:
         """The notification's wire bytes, stamped now (a broadcast encodes once for every connection)."""
 
+    def offer(self, data: bytes) -> bool:
+        """Queue encoded bytes at once if there is room; False when a write would have to wait."""
+
     async def send_within(self, data: bytes, timeout: float) -> bool:
         """Write encoded bytes unless the queue stays full for ``timeout`` seconds; False when it did."""
 

@@ -197,11 +197,14 @@ async def fan_out(sessions: Iterable[Subscriber], method: str, params: JsonObj) 
     It is encoded once and the same bytes object goes to every connection that wants it: the wire has no
     per-connection part (no jsonrpc field, and one ``emittedAtMs`` for the one event).
     """
-    audience = [s for s in sessions if not s.closed.is_set() and s.wants(method)]
-    if not audience:
-        return []
-    data = audience[0].encode_notification(method, params)
-    return [s for s in audience if not await s.send_within(data, SLOW_SUBSCRIBER_S)]
+    data: bytes | None = None
+    waiting: list[Subscriber] = []
+    for session in sessions:
+        if not session.closed.is_set() and session.wants(method):
+            data = data or session.encode_notification(method, params)
+            if not session.offer(data):  # where there is room it is queued at once: no coroutine per connection
+                waiting.append(session)  # a full outbox is waited on once every other connection has it
+    return [s for s in waiting if not await s.send_within(data, SLOW_SUBSCRIBER_S)] if data else []
 
 
 class ThreadRuntime:

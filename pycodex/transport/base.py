@@ -102,6 +102,23 @@ class Outbox:
             return True
         return not self._queue.full() and (not self._queued_bytes or self._queued_bytes + size <= self._max_bytes)
 
+    def offer(self, data: bytes) -> bool:
+        """Queue ``data`` now if there is room (True), or say that ``send`` would have to wait (False).
+
+        Dropped (True) once the outbox is closed, as ``send`` drops it. A broadcast offers the same bytes
+        to every connection: done synchronously, that is a check and an append per connection instead of
+        a chain of coroutines, which at hundreds of connections was most of a status change's cost.
+        """
+        if self._closed or self.failed.is_set():
+            return True
+        queue = self._queue
+        size = len(data)
+        if queue.full() or (self._queued_bytes and self._queued_bytes + size > self._max_bytes):
+            return False
+        self._queued_bytes += size
+        queue.put_nowait(data)
+        return True
+
     async def send(self, data: bytes) -> None:
         """Queue ``data`` for the writer, waiting while the queue is full; dropped once the outbox is closed.
         """

@@ -57,6 +57,11 @@ class StandInSession:
     def encode_notification(self, method: str, params: Any) -> bytes:
         return json.dumps({"method": method, "params": params}).encode()
 
+    def offer(self, data: bytes) -> bool:
+        msg = json.loads(data)
+        self.sent.append((msg["method"], msg["params"]))
+        return True
+
     async def send_within(self, data: bytes, timeout: float) -> bool:
         msg = json.loads(data)
         self.sent.append((msg["method"], msg["params"]))

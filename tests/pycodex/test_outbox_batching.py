@@ -43,3 +43,21 @@ async def test_has_room_says_whether_a_send_would_wait() -> None:
     assert not outbox.has_room(10)
     await outbox.close(flush_timeout=0.1)
     assert outbox.has_room(10)  # closed: a send is dropped, never waits
+
+
+async def test_offer_queues_without_waiting_or_says_it_would_wait() -> None:
+    written: list[bytes] = []
+    done = asyncio.Event()
+
+    async def write(data: bytes) -> None:
+        written.append(data)
+        done.set()
+
+    outbox = Outbox(write, max_queued=1)
+    assert outbox.offer(b"x")
+    assert not outbox.offer(b"y")  # full: the caller must wait with send
+    outbox.start()
+    await asyncio.wait_for(done.wait(), WAIT)
+    await outbox.close(flush_timeout=WAIT)
+    assert outbox.offer(b"z")  # closed: taken and dropped, as send drops it
+    assert written == [b"x"]
