@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.harness import Impl, cpu_seconds, implementations, median, print_table, spread, temp_dirs
+from bench.relay_processes import TOKEN, WAIT, start_executor, start_relay
 from exec_client.environment import ExecServerEnvironment, OutputChunk, ProcessSpec
 from exec_client.remote import NoiseRemoteConfig, RemoteEnvironmentConnector
 from tests.support.procs import stop_process
@@ -29,38 +29,6 @@ THROUGHPUT_RUNS = int(os.environ.get("BENCH_RUNS", "5"))  # one run through two 
 STREAMS = 8  # concurrent processes on one harness connection, 50 MB between them
 LATENCY_ROUNDS = 5
 ENVIRONMENT_ID = "bench-relay"
-TOKEN = "bench-relay-token"
-WAIT = 60.0
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "OPENAI_"))}
-    return env | {"CODEX_HOME": str(home), "RUST_LOG": "error", "PYCODEX_LOG": "error"} | extra
-
-
-async def _start_relay(home: Path) -> tuple[asyncio.subprocess.Process, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pycodex", "relay", env=_env(home, PYCODEX_RELAY_TOKEN=TOKEN),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)  # fmt: skip
-    assert proc.stdout is not None
-    try:
-        url = (await asyncio.wait_for(proc.stdout.readline(), WAIT)).decode().strip()
-    except TimeoutError:
-        await stop_process(proc)
-        raise
-    if not url.startswith("http://"):
-        await stop_process(proc)
-        raise RuntimeError(f"pycodex relay did not print its registry URL (got {url!r})")
-    return proc, url
-
-
-async def _start_executor(
-    impl: Impl, home: Path, registry_url: str, environment_id: str
-) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *impl.argv, "exec-server", "--remote", registry_url, "--environment-id", environment_id,
-        env=_env(home, CODEX_API_KEY=TOKEN), cwd=home, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)  # fmt: skip
 
 
 async def _run_one(env: ExecServerEnvironment, argv: list[str], cwd: Path) -> int:
@@ -149,14 +117,14 @@ async def measure_all(impls: list[Impl]) -> list[_Side]:
     tmp, home, work = temp_dirs()
     with tmp:
         home.mkdir(parents=True, exist_ok=True)
-        relay, registry_url = await _start_relay(home)
+        relay, registry_url = await start_relay(home)
         sides: list[_Side] = []
         try:
             for impl in impls:
                 environment_id = f"{ENVIRONMENT_ID}-{impl.name}"
                 exec_home = home / impl.name
                 exec_home.mkdir()
-                proc = await _start_executor(impl, exec_home, registry_url, environment_id)
+                proc = await start_executor(impl, exec_home, registry_url, environment_id)
                 config = NoiseRemoteConfig(registry_url, environment_id, TOKEN)
                 sides.append(_Side(impl, proc, RemoteEnvironmentConnector(config)))
             for side in sides:

@@ -33,7 +33,7 @@ from bench.harness import (
     temp_dirs,
     write_config,
 )
-from bench.relay_bench import TOKEN, _start_executor, _start_relay
+from bench.relay_processes import TOKEN, start_executor, start_relay
 from tests.support.procs import stop_process
 
 OUTPUT_BYTES = int(os.environ.get("BENCH_RELAY_CLIENT_MB", "100")) * 1_000_000
@@ -113,9 +113,9 @@ async def measure(impls: list[Impl]) -> dict[str, _Samples]:
     tmp, home, work = temp_dirs()
     with tmp:
         home.mkdir(parents=True, exist_ok=True)
-        relay, registry_url = await _start_relay(home)
+        relay, registry_url = await start_relay(home)
         (home / "executor").mkdir()
-        executor = await _start_executor(codex, home / "executor", registry_url, ENVIRONMENT_ID)
+        executor = await start_executor(codex, home / "executor", registry_url, ENVIRONMENT_ID)
         noise = {"CODEX_EXEC_SERVER_NOISE_REGISTRY_URL": registry_url,
                  "CODEX_EXEC_SERVER_NOISE_ENVIRONMENT_ID": ENVIRONMENT_ID,
                  "CODEX_EXEC_SERVER_NOISE_AUTH_TOKEN": TOKEN}  # fmt: skip

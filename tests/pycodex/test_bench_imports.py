@@ -9,7 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 MODULES = ("__main__", "harness", "app_server_bench", "startup_bench", "exec_server_bench", "relay_bench",
-           "relay_client_bench",
+           "relay_client_bench", "relay_processes",
            "agent_api_bench", "search_bench", "trace_bench", "tools_bench", "fanout_bench")
 
 
