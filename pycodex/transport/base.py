@@ -109,14 +109,12 @@ class Outbox:
         to every connection: done synchronously, that is a check and an append per connection instead of
         a chain of coroutines, which at hundreds of connections was most of a status change's cost.
         """
-        if self._closed or self.failed.is_set():
+        if self.closed:
             return True
-        queue = self._queue
-        size = len(data)
-        if queue.full() or (self._queued_bytes and self._queued_bytes + size > self._max_bytes):
+        if not self.has_room(len(data)):
             return False
-        self._queued_bytes += size
-        queue.put_nowait(data)
+        self._queued_bytes += len(data)
+        self._queue.put_nowait(data)
         return True
 
     async def send(self, data: bytes) -> None:
