@@ -103,15 +103,12 @@ class CipherState:
         if len(ciphertext) < RECORD_TAG_LEN:
             self._failed = "ciphertext shorter than the authentication tag"
             raise NoiseDecryptError(f"ciphertext of {len(ciphertext)} bytes is shorter than the 16-byte tag")
-        nonce = self.nonce
-        try:  # the nonce built in place: this runs once per received record
-            plaintext = self._aead.decrypt(_NONCE_PAD + nonce.to_bytes(8, "big"), ciphertext, ad)
+        try:
+            plaintext = self._aead.decrypt(nonce_bytes(self.nonce), ciphertext, ad)
         except InvalidTag:
-            self._failed = f"decryption failed at nonce {nonce}"
-            raise NoiseDecryptError(f"AES-GCM authentication failed at nonce {nonce}") from None
-        self.nonce = nonce = nonce + 1
-        if nonce >= _MAX_NONCE:
-            self._failed = "nonce space exhausted"
+            self._failed = f"decryption failed at nonce {self.nonce}"
+            raise NoiseDecryptError(f"AES-GCM authentication failed at nonce {self.nonce}") from None
+        self._advance()
         return plaintext
 
     def fail(self, reason: str) -> None:
