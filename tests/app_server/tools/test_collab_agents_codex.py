@@ -52,6 +52,8 @@ async def _run(app_server: Any, fake_model: Any, root: Path, script: list[Any], 
     items = [(m["method"], {k: v for k, v in m["params"]["item"].items() if k not in stamps})
              for m in client.notifications() if m["method"] in ("item/started", "item/completed")
              and m["params"]["item"]["type"] == "collabAgentToolCall"]
+    if argv is not None:
+        items = [(method, _settled_spawn_states(item)) for method, item in items]
     child_seen = {c: [(m["method"], (m["params"].get("item") or {}).get("type"), m["params"].get("status"))
                       for m in client.notifications() if m["params"].get("threadId") == c
                       and not m["method"].endswith("/outputDelta") and m["method"] != "warning"] for c in children}
@@ -67,6 +69,19 @@ async def _run(app_server: Any, fake_model: Any, root: Path, script: list[Any], 
     return norm({"status": final["status"], "outputs": texts, "items": items, "child": child_seen,
                  "history": history,
                  "started": [m["params"]["thread"]["id"] for m in client.notifications("thread/started")]})
+
+
+def _settled_spawn_states(item: dict[str, Any]) -> dict[str, Any]:
+    """Codex's completed spawnAgent item with each new child's ``running`` read as ``pendingInit``.
+
+    Codex reads the child's status after spawning it, racing the child's first turn: on a quiet machine the
+    turn has sometimes started (``running``), under load it has not. pycodex reports the state the spawn
+    left the child in, ``pendingInit``, every time (``test_collab_agents.py`` pins it)."""
+    if item.get("tool") != "spawnAgent" or item.get("status") != "completed" or not item.get("agentsStates"):
+        return item
+    states = {child: dict(state, status="pendingInit") if state.get("status") == "running" else state
+              for child, state in item["agentsStates"].items()}
+    return dict(item, agentsStates=states)
 
 
 _RAW_BODY = json.dumps({"error": {"message": "bad child request", "type": "invalid_request_error"}})
