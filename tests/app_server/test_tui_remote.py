@@ -341,8 +341,8 @@ async def test_tui_read_only_permissions_refuse_the_next_write(
         await tui.wait_for("Update Model Permissions")
         # The footer is drawn once the list takes keys: a key sent before that is lost under load.
         await tui.wait_for("enter select")
-        tui.key("Up")  # from the current "1. Ask for approval" the selection wraps to the last row
-        await tui.wait_until("Read Only selected", lambda s: bool(re.search(r"›\s*4\. Read Only", s)))
+        screen = await tui.select_row(4)  # from the current "1. Ask for approval"
+        assert re.search(r"›\s*4\. Read Only", screen), screen
         tui.key("Enter")
         await tui.wait_for("Permission selection requested: Read Only")
         await _ready(tui)

@@ -8,6 +8,7 @@ same config and fake model, so one test body proves itself against Codex and che
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -28,6 +29,9 @@ from .appserver_process import ServerProcess, app_server_env, free_port
 from .fake_model import FakeModel, model_config
 from .http_probe import wait_ready
 from .tools import require_codex_release
+
+#: A list popup's selected row: `› 4. Read Only`.
+_SELECTED_ROW = re.compile(r"›\s*(\d+)\.\s")
 
 __all__ = [
     "ERROR_PATTERNS",
@@ -108,6 +112,33 @@ class Tui:
 
     async def wait_for(self, text: str, timeout: float = 60.0) -> str:
         return await self.wait_until(repr(text), lambda screen: text in screen, timeout)
+
+    async def select_row(self, number: int, timeout: float = 60.0) -> str:
+        """Move a list popup's selection (``› N.``) to row ``number`` with Down and Up, judged by the screen.
+
+        A key sent while the TUI redraws can be lost under load, so each press waits a bounded while for the
+        selection to move and then reads the screen afresh: a lost key is pressed again, a late one that
+        overshot is walked back."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+
+        def selected(screen: str) -> int | None:
+            found = _SELECTED_ROW.search(screen)
+            return int(found.group(1)) if found else None
+
+        while True:
+            screen = self.screen()
+            current = selected(screen)
+            if current == number:
+                return screen
+            if loop.time() >= deadline:
+                raise AssertionError(f"row {number} not selected on the TUI screen within {timeout} s:\n{screen}")
+            if current is None:
+                await asyncio.sleep(0.2)
+                continue
+            self.key("Down" if number > current else "Up")
+            with contextlib.suppress(AssertionError):  # not moved yet: look again, press again
+                await self.wait_until("the selection to move", lambda s, was=current: selected(s) != was, timeout=3.0)
 
     def type(self, text: str) -> None:
         self._run("send-keys", "-t", "tui", "-l", text)
