@@ -123,6 +123,48 @@ def test_every_server_message_in_the_codex_transcripts_validates(codex_schemas: 
     assert counts["skipped (request method unknown)"] < 10
 
 
+def _mutants(value: Any) -> list[Any]:
+    """``value`` with one thing wrong (or not) at a time: each key dropped, each value of another JSON type,
+    recursively into objects and the first element of arrays."""
+    others: list[Any] = [None, True, 7, -1, 2**64, 1.5, "x", [], {}, [None]]
+    out: list[Any] = []
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            out.append({k: v for k, v in value.items() if k != key})
+            out.extend(dict(value, **{key: other}) for other in others if other != inner)
+            out.extend(dict(value, **{key: mutant}) for mutant in _mutants(inner))
+    elif isinstance(value, list) and value:
+        out.extend([mutant, *value[1:]] for mutant in _mutants(value[0]))
+    return out
+
+
+def test_the_rust_precheck_accepts_exactly_what_the_python_validator_accepts(
+    codex_schemas: SchemaPair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SchemaValidator takes a message the Rust pre-check accepts without asking the Python validator: on
+    every transcript message and thousands of one-fault variants of them, the two give the same verdict."""
+    seen: dict[tuple[int, str, str], tuple[SchemaValidator, str, Any]] = {}
+    original = SchemaValidator.violations
+
+    def recording(self: SchemaValidator, definition: str, instance: object) -> list[Any]:
+        seen.setdefault((id(self), definition, json.dumps(instance, sort_keys=True)), (self, definition, instance))
+        return original(self, definition, instance)
+
+    monkeypatch.setattr(SchemaValidator, "violations", recording)
+    for path in _transcript_files()[:5]:
+        _validate_transcript(path, codex_schemas, Counter())
+    monkeypatch.undo()
+    verdicts: Counter[tuple[bool, bool]] = Counter()
+    for validator, definition, instance in seen.values():
+        for candidate in [instance, *_mutants(instance)[:25]]:
+            fast = validator.accepted_by_precheck(definition, candidate)
+            full = not validator.python_violations(definition, candidate)
+            assert fast == full, (definition, json.dumps(candidate)[:800])
+            verdicts[fast, full] += 1
+    print(dict(verdicts))
+    assert verdicts[True, True] > 100 and verdicts[False, False] > 500
+
+
 BROKEN: list[tuple[str, dict[str, Any], dict[int | str, str], str]] = [
     (
         "response missing a required field",
