@@ -223,9 +223,13 @@ class SchemaValidator:
             self._prechecks[pointer] = found
         return found
 
+    def _resolve(self, definition: str) -> str:
+        """A definition name as its JSON pointer; a pointer (or "", no params) as it is."""
+        return definition if not definition or definition.startswith("#") else self._pointer(definition)
+
     def accepted_by_precheck(self, definition: str, instance: object) -> bool:
         """Whether the Rust pre-check accepts `instance` (False also when it cannot read the instance)."""
-        pointer = definition if not definition or definition.startswith("#") else self._pointer(definition)
+        pointer = self._resolve(definition)
         try:
             return bool(self._precheck(pointer).is_valid(instance))
         except (ValueError, TypeError, OverflowError):
@@ -233,14 +237,14 @@ class SchemaValidator:
 
     def violations(self, definition: str, instance: object) -> list[Violation]:
         """All violations of `instance` against a definition name (or a `#/...` pointer), most relevant first."""
-        pointer = definition if definition.startswith("#") else self._pointer(definition)
+        pointer = self._resolve(definition)
         if self.accepted_by_precheck(pointer, instance):
             return []
         return self.python_violations(pointer, instance)
 
     def python_violations(self, definition: str, instance: object) -> list[Violation]:
         """:meth:`violations` by the Python validator alone (no pre-check)."""
-        pointer = definition if definition.startswith("#") else self._pointer(definition)
+        pointer = self._resolve(definition)
         errors = list(self._validator(pointer).iter_errors(instance))
         if not errors:
             return []
